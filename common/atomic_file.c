@@ -1,0 +1,66 @@
+#include "atomic_file.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+volatile int ae_interrupted = 0;
+
+/* A fixed table rather than a list: the signal handler may only touch memory that is never
+ * reallocated, and unlink() is async-signal-safe. */
+static char tmp_names[AE_TMP_MAX][AE_PATH_MAX];
+static volatile sig_atomic_t tmp_used[AE_TMP_MAX];
+
+int ae_tmp_begin(const char *final_path, char *tmp, size_t cap, ae_error *err) {
+    int n = snprintf(tmp, cap, "%s.tmp-%ld", final_path, (long)getpid());
+    if (n < 0 || (size_t)n >= cap || (size_t)n >= AE_PATH_MAX)
+        return ae_fail(err, "%s: path too long", final_path);
+    for (int i = 0; i < AE_TMP_MAX; i++) {
+        if (!tmp_used[i]) {
+            memcpy(tmp_names[i], tmp, (size_t)n + 1);
+            tmp_used[i] = 1;
+            return 0;
+        }
+    }
+    return ae_fail(err, "%s: too many temporary files open at once", final_path);
+}
+
+static void tmp_unregister(const char *tmp) {
+    for (int i = 0; i < AE_TMP_MAX; i++)
+        if (tmp_used[i] && strcmp(tmp_names[i], tmp) == 0) tmp_used[i] = 0;
+}
+
+int ae_tmp_commit(const char *tmp, const char *final_path, ae_error *err) {
+    if (rename(tmp, final_path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        tmp_unregister(tmp);
+        return ae_fail(err, "%s: cannot rename from temporary file: %s", final_path, strerror(e));
+    }
+    tmp_unregister(tmp);
+    return 0;
+}
+
+void ae_tmp_abort(const char *tmp) {
+    unlink(tmp);
+    tmp_unregister(tmp);
+}
+
+static void on_signal(int sig) {
+    ae_interrupted = 1;
+    for (int i = 0; i < AE_TMP_MAX; i++)
+        if (tmp_used[i]) unlink(tmp_names[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void ae_tmp_install_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}

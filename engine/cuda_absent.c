@@ -1,0 +1,11 @@
+/* cuda_absent.c — the CUDA backend's entry points in a build without CUDA. */
+#include "forward.h"
+
+int andrea_cuda_available(void) { return 0; }
+
+andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err) {
+    (void)max_B;
+    (void)max_T;
+    ae_fail(err, "%s: this andrea was built without CUDA", m->path);
+    return NULL;
+}

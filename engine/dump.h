@@ -1,0 +1,60 @@
+/* dump.h — the HDF5 dump: writer (engine side) and checked reader (analyzer and reports side).
+ *
+ * Layout (SPEC.md section 5, documented in docs/dump-format.md):
+ *   / attributes: andrea_version, checkpoint_path, checkpoint_sha256, config (JSON string) and
+ *                 n_layer, n_head, d_model, head_dim, vocab_size, max_seq_len (int), maps_dtype
+ *                 ("fp16"|"fp32"), contrib ("none"|"norm"|"full"), suites (comma list), engine
+ *   /<suite>/ attributes: seed, source
+ *     tokens        int32   [n_seq, T]   (0 beyond lengths)
+ *     lengths       int32   [n_seq]
+ *     targets       int32   [n_pairs, 3] rows (seq, query, key), sorted
+ *     entities      int32   [n_spans, 3] rows (seq, start, end) (entity items only; may be empty)
+ *     attention     fp16|fp32 [n_seq, L, H, T, T]  chunk [1, 1, 1, T, T]
+ *     head_out_norm float32 [n_seq, L, H, T]
+ *     head_dla      float32 [n_seq, L, H, T]
+ *     head_out      float32 [n_seq, L, H, T, C]     only with --contrib full (or --heads chosen,
+ *                                                   then heads not chosen are zero, attribute
+ *                                                   "heads" lists the chosen ones)
+ * T is the suite's longest item. Invariant: written under "<out>.tmp-<pid>", renamed when complete.
+ * Failure contract: the reader refuses a file that is not an andrea dump or whose datasets
+ * disagree with the root config, with "FILE: problem".
+ */
+#ifndef ANDREA_DUMP_H
+#define ANDREA_DUMP_H
+
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "../probes/probe.h"
+#include "model.h"
+
+/* ---------- reader ---------- */
+typedef struct andrea_dump andrea_dump;
+
+typedef struct {
+    char name[64];
+    int n_seq, T;
+    uint64_t seed;
+} andrea_dump_suite_info;
+
+andrea_dump *andrea_dump_open(const char *path, ae_error *err);
+void andrea_dump_close(andrea_dump *d);
+
+const andrea_config *andrea_dump_config(const andrea_dump *d);
+const char *andrea_dump_checkpoint_path(const andrea_dump *d);
+const char *andrea_dump_checkpoint_sha256(const andrea_dump *d);
+const char *andrea_dump_maps_dtype(const andrea_dump *d);
+int andrea_dump_n_suites(const andrea_dump *d);
+const andrea_dump_suite_info *andrea_dump_suite(const andrea_dump *d, int i);
+
+/* Reads one suite's items back (tokens, lengths, targets, entities) into a probe_suite. */
+int andrea_dump_read_items(andrea_dump *d, int suite, probe_suite *out, ae_error *err);
+/* Reads one attention map [T, T] (fp32, converted from fp16 if needed) of (seq, layer, head). */
+int andrea_dump_read_map(andrea_dump *d, int suite, int seq, int layer, int head, float *out,
+                         ae_error *err);
+/* Reads [L, H, T] per-head per-position values for one sequence: which = "head_out_norm" or
+ * "head_dla". */
+int andrea_dump_read_head_values(andrea_dump *d, int suite, int seq, const char *which, float *out,
+                                 ae_error *err);
+
+#endif

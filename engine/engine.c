@@ -1,0 +1,27 @@
+#include "forward.h"
+
+#include <stddef.h>
+
+andrea_engine *andrea_engine_open(const andrea_model *m, andrea_device dev, int max_B, int max_T,
+                                  ae_error *err) {
+    if (dev == ANDREA_DEVICE_CUDA) {
+        if (!andrea_cuda_available()) {
+            ae_fail(err, "%s: --device cuda asked for, but no CUDA device is usable", m->path);
+            return NULL;
+        }
+        return andrea_cuda_engine_open(m, max_B, max_T, err);
+    }
+    if (dev == ANDREA_DEVICE_AUTO && andrea_cuda_available())
+        return andrea_cuda_engine_open(m, max_B, max_T, err);
+    return andrea_cpu_engine_open(m, max_B, max_T, err);
+}
+
+int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_error *err) {
+    return e->forward(e, io, err);
+}
+
+const char *andrea_engine_name(const andrea_engine *e) { return e->name; }
+
+void andrea_engine_close(andrea_engine *e) {
+    if (e) e->close(e);
+}

@@ -1,0 +1,75 @@
+/* forward.h — the instrumented forward pass, the same interface for every backend.
+ *
+ * Job: run an ANDREA model on a batch of token sequences and hand back, only when asked, what
+ * interpretability needs: per-head attention probabilities, per-head W_O contributions, their
+ * L2 norms and direct logit attributions, logits; optionally with heads ablated.
+ * Every output pointer is a host buffer owned by the caller; NULL means "not requested" and costs
+ * nothing in the forward (an uninstrumented pass does no extra work or memory traffic).
+ *
+ * Shapes (all row-major, fp32):
+ *   tokens        [B, T]            ids < vocab_size; positions >= lengths[b] are padding
+ *   attn          [B, L, H, T, T]   softmax probabilities, query × key; 0 above the diagonal
+ *   head_out      [B, L, H, T, C]   contribution of head h = o_h · W_O[h*hd:(h+1)*hd, :]
+ *                                   (no bias: sum_h head_out + attprojb == attention output)
+ *   head_out_norm [B, L, H, T]      ||head_out|| over C
+ *   head_dla      [B, L, H, T]      direct logit attribution toward tokens[b, t+1] (see below);
+ *                                   NaN where t + 1 >= lengths[b]
+ *   logits        [B, T, V]         V = vocab_size (padding rows of wte excluded)
+ *   ablate        [L * H]           nonzero = drop that head's contribution from the residual
+ *
+ * Direct logit attribution (SPEC.md section 5) of a contribution c at position t, toward the
+ * actual next token y = tokens[b, t+1], with x the final residual at t and
+ * sigma = sqrt(var(x) + 1e-5) the final LayerNorm's scale:
+ *   dla = sum_i (c_i - mean(c)) / sigma * lnfw_i * (wte[y, i] - mean_v wte[v, i])
+ * i.e. the contribution pushed through the final LayerNorm as a linear map (frozen scale) and
+ * dotted with the unembedding row of y, centred across the vocabulary.
+ *
+ * Padding: sequences are causal, so padding after lengths[b] never changes earlier positions;
+ * outputs at padded positions are unspecified (dumps store zeros there).
+ */
+#ifndef ANDREA_FORWARD_H
+#define ANDREA_FORWARD_H
+
+#include "../common/error.h"
+#include "model.h"
+
+typedef struct {
+    int B, T;              /* batch size, padded length (T <= max_seq_len) */
+    const int *tokens;     /* [B, T] */
+    const int *lengths;    /* [B], or NULL = every sequence is T long */
+    const unsigned char *ablate; /* [L*H] or NULL */
+    float *attn;           /* [B, L, H, T, T] or NULL */
+    float *head_out;       /* [B, L, H, T, C] or NULL */
+    float *head_out_norm;  /* [B, L, H, T] or NULL */
+    float *head_dla;       /* [B, L, H, T] or NULL */
+    float *logits;         /* [B, T, V] or NULL */
+} andrea_forward_io;
+
+/* A backend with scratch memory sized for at most max_B sequences of max_T tokens. */
+typedef struct andrea_engine andrea_engine;
+
+typedef enum { ANDREA_DEVICE_AUTO = 0, ANDREA_DEVICE_CPU = 1, ANDREA_DEVICE_CUDA = 2 } andrea_device;
+
+/* Opens a backend for model m (which must outlive the engine). AUTO picks CUDA when a GPU is
+ * present and the CUDA backend was built, else the CPU. */
+andrea_engine *andrea_engine_open(const andrea_model *m, andrea_device dev, int max_B, int max_T,
+                                  ae_error *err);
+int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_error *err);
+/* "cpu" or "cuda" */
+const char *andrea_engine_name(const andrea_engine *e);
+void andrea_engine_close(andrea_engine *e);
+
+/* Backend entry points (engine.c dispatches to them). The CUDA ones exist only when built with
+ * CUDA; andrea_cuda_available() returns 0 otherwise. */
+andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err);
+int andrea_cuda_available(void);
+andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err);
+
+/* Every backend's engine starts with this so engine.c can dispatch. */
+struct andrea_engine {
+    const char *name;
+    int (*forward)(andrea_engine *e, const andrea_forward_io *io, ae_error *err);
+    void (*close)(andrea_engine *e);
+};
+
+#endif

@@ -1,0 +1,110 @@
+/* model.c — sizes, allocation and sanity checks of the in-memory model (see model.h). */
+#include "model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/checked_size.h"
+
+const char *const andrea_param_names[ANDREA_N_PARAM_TENSORS] = {
+    "wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
+    "ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb", "lnfw", "lnfb"};
+
+/* Limits far above any real GPT-2-family model, low enough that sizes cannot overflow and a
+ * hostile header cannot make us allocate terabytes before the file-length check refuses it. */
+#define MAX_LAYERS 1024
+#define MAX_HEADS 1024
+#define MAX_DMODEL 65536
+#define MAX_VOCAB (1 << 24)
+#define MAX_SEQ (1 << 20)
+
+int andrea_param_sizes(const andrea_config *c, size_t sizes[ANDREA_N_PARAM_TENSORS], size_t *total,
+                       ae_error *err) {
+    if (c->n_layer <= 0 || c->n_layer > MAX_LAYERS)
+        return ae_fail(err, "n_layer %d out of range 1..%d", c->n_layer, MAX_LAYERS);
+    if (c->n_head <= 0 || c->n_head > MAX_HEADS)
+        return ae_fail(err, "n_head %d out of range 1..%d", c->n_head, MAX_HEADS);
+    if (c->d_model <= 0 || c->d_model > MAX_DMODEL)
+        return ae_fail(err, "d_model %d out of range 1..%d", c->d_model, MAX_DMODEL);
+    if (c->d_model % c->n_head != 0)
+        return ae_fail(err, "d_model %d is not divisible by n_head %d", c->d_model, c->n_head);
+    if (c->vocab_size <= 0 || c->vocab_size > MAX_VOCAB)
+        return ae_fail(err, "vocab_size %d out of range 1..%d", c->vocab_size, MAX_VOCAB);
+    if (c->padded_vocab_size < c->vocab_size || c->padded_vocab_size > MAX_VOCAB)
+        return ae_fail(err, "padded_vocab_size %d is smaller than vocab_size %d or too large",
+                       c->padded_vocab_size, c->vocab_size);
+    if (c->max_seq_len <= 0 || c->max_seq_len > MAX_SEQ)
+        return ae_fail(err, "max_seq_len %d out of range 1..%d", c->max_seq_len, MAX_SEQ);
+    if (c->head_dim != c->d_model / c->n_head)
+        return ae_fail(err, "head_dim %d != d_model / n_head", c->head_dim);
+
+    size_t L = (size_t)c->n_layer, C = (size_t)c->d_model, Vp = (size_t)c->padded_vocab_size,
+           T = (size_t)c->max_seq_len;
+    /* With the limits above every product fits in 64 bits; the checks keep that true if the
+     * limits ever move. */
+    const long long dims[ANDREA_N_PARAM_TENSORS][3] = {
+        {(long long)Vp, (long long)C, 1},     {(long long)T, (long long)C, 1},
+        {(long long)L, (long long)C, 1},      {(long long)L, (long long)C, 1},
+        {(long long)L, 3 * (long long)C, (long long)C}, {(long long)L, 3 * (long long)C, 1},
+        {(long long)L, (long long)C, (long long)C},     {(long long)L, (long long)C, 1},
+        {(long long)L, (long long)C, 1},      {(long long)L, (long long)C, 1},
+        {(long long)L, 4 * (long long)C, (long long)C}, {(long long)L, 4 * (long long)C, 1},
+        {(long long)L, (long long)C, 4 * (long long)C}, {(long long)L, (long long)C, 1},
+        {(long long)C, 1, 1},                 {(long long)C, 1, 1}};
+    size_t sum = 0;
+    for (int i = 0; i < ANDREA_N_PARAM_TENSORS; i++) {
+        if (ae_mul_dims(dims[i], 3, &sizes[i]) || ae_add(sum, sizes[i], &sum))
+            return ae_fail(err, "parameter sizes overflow");
+    }
+    *total = sum;
+    return 0;
+}
+
+int andrea_model_alloc(andrea_model *m, const andrea_config *cfg, ae_error *err) {
+    size_t sizes[ANDREA_N_PARAM_TENSORS], total, bytes;
+    if (andrea_param_sizes(cfg, sizes, &total, err)) return -1;
+    if (ae_mul(total, sizeof(float), &bytes)) return ae_fail(err, "parameter bytes overflow");
+    float *mem = malloc(bytes);
+    if (!mem) return ae_fail(err, "cannot allocate %zu bytes for parameters", bytes);
+    m->cfg = *cfg;
+    m->memory = mem;
+    m->n_floats = total;
+    float **ptrs[ANDREA_N_PARAM_TENSORS] = {
+        &m->p.wte,  &m->p.wpe,  &m->p.ln1w, &m->p.ln1b, &m->p.qkvw,    &m->p.qkvb,
+        &m->p.attprojw, &m->p.attprojb, &m->p.ln2w, &m->p.ln2b, &m->p.fcw, &m->p.fcb,
+        &m->p.fcprojw, &m->p.fcprojb, &m->p.lnfw, &m->p.lnfb};
+    float *p = mem;
+    for (int i = 0; i < ANDREA_N_PARAM_TENSORS; i++) {
+        *ptrs[i] = p;
+        p += sizes[i];
+    }
+    return 0;
+}
+
+void andrea_model_free(andrea_model *m) {
+    if (!m) return;
+    free(m->memory);
+    memset(m, 0, sizeof *m);
+}
+
+int andrea_model_check_finite(const andrea_model *m, ae_error *err) {
+    size_t sizes[ANDREA_N_PARAM_TENSORS], total;
+    if (andrea_param_sizes(&m->cfg, sizes, &total, err)) return -1;
+    const float *p = m->memory;
+    for (int i = 0; i < ANDREA_N_PARAM_TENSORS; i++) {
+        for (size_t j = 0; j < sizes[i]; j++) {
+            if (!isfinite(p[j]))
+                return ae_fail(err, "%s: tensor %s holds a non-finite value (%s at element %zu)", m->path,
+                               andrea_param_names[i], isnan(p[j]) ? "NaN" : "Inf", j);
+        }
+        p += sizes[i];
+    }
+    return 0;
+}
+
+const char *andrea_family_name(const andrea_config *c) {
+    if (c->n_layer == 12 && c->n_head == 12 && c->d_model == 768) return "ANDREA-120M";
+    if (c->n_layer == 6 && c->n_head == 12 && c->d_model == 384) return "ANDREA-12M";
+    return NULL;
+}

@@ -1,0 +1,42 @@
+/* tokenizer.h — text ↔ token ids for ANDREA models.
+ *
+ * Two kinds, chosen from the model's vocab_size (SPEC.md section 2):
+ *   - byte-level: vocab 256, or 257 where id 256 is BOS; token i is byte i;
+ *   - GPT-2 byte-level BPE: vocab.json + merges.txt beside the checkpoint (or in the folder given
+ *     by --tokenizer), with GPT-2's pre-tokenization regex run by PCRE2; BOS is <|endoftext|>.
+ * Invariants: every id produced is < vocab_size; offsets[i] is the byte offset in the input text
+ * where token i starts (a token covers [offsets[i], offsets[i+1]) ), so character spans (brackets,
+ * entity names) map to token spans.
+ * Failure contract: open fails with "PATH: problem" when no tokenizer fits the model (no vocab
+ * files, malformed JSON, a merges line that is not two tokens, a vocab id out of range).
+ */
+#ifndef ANDREA_TOKENIZER_H
+#define ANDREA_TOKENIZER_H
+
+#include <stddef.h>
+
+#include "../common/error.h"
+
+typedef struct andrea_tokenizer andrea_tokenizer;
+
+/* Picks the tokenizer for a model of vocab_size whose checkpoint lives in folder model_dir.
+ * tok_dir (may be NULL) overrides where vocab.json + merges.txt are looked for. */
+andrea_tokenizer *andrea_tokenizer_open(int vocab_size, const char *model_dir, const char *tok_dir,
+                                        ae_error *err);
+void andrea_tokenizer_free(andrea_tokenizer *t);
+
+/* Encodes len bytes of UTF-8 text. *ids (and *offsets when offsets != NULL) are malloc'd arrays
+ * of *n entries that the caller frees. */
+int andrea_tokenizer_encode(const andrea_tokenizer *t, const char *text, size_t len, int **ids,
+                            int **offsets, int *n, ae_error *err);
+
+/* The bytes of one token (for BPE: the decoded bytes, not the byte-to-unicode form). Returns the
+ * number of bytes written to buf (at most cap), or -1 for an unknown id. */
+int andrea_tokenizer_token_bytes(const andrea_tokenizer *t, int id, char *buf, size_t cap);
+
+/* BOS id, or -1 when the vocabulary has none (plain 256-byte vocab). */
+int andrea_tokenizer_bos(const andrea_tokenizer *t);
+/* "byte" or "gpt2-bpe" */
+const char *andrea_tokenizer_kind(const andrea_tokenizer *t);
+
+#endif

@@ -1,0 +1,66 @@
+/* probe.h — probe suites: token sequences plus, per query position, the keys a head of the class
+ * under test should attend to (SPEC.md section 4).
+ *
+ * Job: build the built-in suites (seeded, deterministic) and parse user JSON Lines probe files.
+ * Invariants of a probe_suite: name is one of the class names or a user suite name (it selects the
+ * class); every item has 1 <= n_tokens <= T_max, every id < vocab_size; targets are (query, key)
+ * pairs sorted by query then key with 0 <= key <= query < n_tokens, no duplicates. A query with no
+ * pair is not eligible for scoring.
+ * Failure contract: a malformed probe-file line fails the whole load with
+ * "FILE:LINE: problem"; nothing is returned half-built.
+ */
+#ifndef ANDREA_PROBE_H
+#define ANDREA_PROBE_H
+
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "../engine/tokenizer.h"
+
+typedef struct {
+    int query, key;
+} probe_target;
+
+typedef struct {
+    int *tokens;
+    int n_tokens;
+    probe_target *targets;
+    int n_targets;
+    int *entities;   /* [n_entities, 2] token spans [start, end), entity items only (else NULL) */
+    int n_entities;
+} probe_item;
+
+typedef struct {
+    char name[64];      /* suite = class name */
+    char source[256];   /* "builtin" or the probe file path */
+    uint64_t seed;      /* generator seed (0 for files) */
+    probe_item *items;
+    int n_items;
+    int max_len;        /* longest item */
+} probe_suite;
+
+/* The built-in suite names, NULL-terminated: prev_token, induction, duplicate, bracket, entity, bos */
+extern const char *const probe_builtin_names[];
+
+typedef struct {
+    int n_items;        /* sequences to generate (0 = the suite's default) */
+    int seq_len;        /* target length in tokens (0 = default, clipped to the model's max) */
+    uint64_t seed;      /* 0 = default seed */
+} probe_options;
+
+/* Builds a built-in suite for a model with this tokenizer and vocab/max length. */
+int probe_suite_builtin(const char *name, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+                        const probe_options *opt, probe_suite *out, ae_error *err);
+
+/* Loads a JSON Lines probe file; items are grouped into one suite per "suite" value, in order of
+ * first appearance. Texts are tokenized with tok (NULL: only "tokens" items are accepted). */
+int probe_file_load(const char *path, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+                    probe_suite **suites, int *n_suites, ae_error *err);
+
+/* Fills the built-in target rule of suite `name` for an item whose tokens are set (used when a
+ * probe-file item has no explicit "targets"). Unknown class names leave the item without targets. */
+int probe_default_targets(const char *name, probe_item *item, const andrea_tokenizer *tok, ae_error *err);
+
+void probe_suite_free(probe_suite *s);
+
+#endif

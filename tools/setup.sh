@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# setup.sh — install what is missing (Debian packages), then configure and build andrea in
+# build/ (or $ANDREA_BUILD_DIR). Safe to run again: it installs nothing that is already there.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${ANDREA_BUILD_DIR:-$here/build}
+
+missing=()
+while read -r pkg; do
+  [[ -z $pkg || $pkg == \#* ]] && continue
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done < "$here/tools/debian-packages.txt"
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# CUDA is optional; nvcc is usually not on PATH by default.
+if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${ANDREA_CMAKE_ARGS:-} >/dev/null
+cmake --build "$build" -j"$(nproc)"
