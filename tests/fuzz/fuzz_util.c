@@ -1,0 +1,44 @@
+#include "fuzz_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *fuzz_dir(void) {
+    static char dir[256];
+    if (!dir[0]) {
+        const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+        snprintf(dir, sizeof dir, "%s/andrea-fuzz-XXXXXX", base);
+        if (!mkdtemp(dir)) abort();
+    }
+    return dir;
+}
+
+const char *fuzz_write(const char *name, const uint8_t *data, size_t size) {
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", fuzz_dir(), name);
+    FILE *f = fopen(path, "wb");
+    if (!f) abort();
+    if (size && fwrite(data, 1, size, f) != size) abort();
+    if (fclose(f) != 0) abort();
+    return path;
+}
+
+void fuzz_split(const uint8_t *data, size_t size, const uint8_t **a, size_t *na, const uint8_t **b,
+                size_t *nb) {
+    static const uint8_t sep[4] = {'\n', '-', '-', '\n'};
+    for (size_t i = 0; i + 4 <= size; i++) {
+        if (memcmp(data + i, sep, 4) == 0) {
+            *a = data;
+            *na = i;
+            *b = data + i + 4;
+            *nb = size - i - 4;
+            return;
+        }
+    }
+    *a = data;
+    *na = size;
+    *b = data + size;
+    *nb = 0;
+}
