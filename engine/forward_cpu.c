@@ -1,0 +1,403 @@
+/* forward_cpu.c — the CPU backend of the instrumented forward pass (interface: forward.h).
+ *
+ * Job: run an ANDREA (GPT-2) model on a batch with CBLAS matmuls and OpenMP loops, and fill the
+ * instrumentation buffers the caller asked for (attention maps, per-head W_O contributions,
+ * their norms, direct logit attributions, logits), honouring head ablation.
+ *
+ * Per layer (SPEC.md section 1): LayerNorm → ONE fused QKV sgemm into qkv [B*T, 3C] → causal
+ * softmax attention per (batch, head), OpenMP over B×H, reading head h of qkv through strides
+ * (q of head h at column h*hd, k at C + h*hd, v at 2C + h*hd: no per-head buffer or matmul) →
+ * concat o [B*T, C] → ONE W_O sgemm (+ bias) into the residual → LayerNorm → MLP (GELU tanh) →
+ * residual. Final LayerNorm; logits only when asked.
+ *
+ * Invariants:
+ *   - every sgemm is called outside OpenMP regions, so OpenBLAS's own threads and OpenMP's never
+ *     nest (nested pools on few cores thrash);
+ *   - scratch is sized once at open for max_B × max_T with overflow-checked sizes; a forward
+ *     allocates nothing;
+ *   - instrumentation costs nothing when its pointer is NULL: the per-head W_O products, norms and
+ *     DLA run only when head_out, head_out_norm or head_dla is set, and attention rows are written
+ *     straight from the softmax only when attn is set;
+ *   - an ablated head's o_h slice is zeroed before the W_O matmul, so it adds nothing to the
+ *     residual; its head_out / norm / DLA are reported as 0 (its contribution to this run), which
+ *     keeps sum_h head_out + attprojb == attention output true for ablated runs too; its attention
+ *     map is still reported (the head still computes it);
+ *   - DLA uses the final LayerNorm scale sigma of this run's own final residual (forward.h).
+ *   - padded positions (t >= lengths[b]) are embedded as token 0 (their ids are not read) and never
+ *     influence earlier positions (causal mask); their attention rows, head_out rows and norms are
+ *     written as 0 and their DLA as NaN.
+ * Failure contract: open and forward return NULL / -1 with "MODEL: problem" for B, T or token ids
+ * out of range and for allocation failures; nothing is written to io on a refused call.
+ */
+#include "forward.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/checked_size.h"
+
+typedef struct {
+    andrea_engine base;
+    const andrea_model *m;
+    int max_B, max_T, n_threads;
+    float *wte_mean; /* [C] mean over the real vocabulary rows of wte (DLA centring) */
+    float *x;        /* [BT, C] residual stream */
+    float *ln;       /* [BT, C] LayerNorm output */
+    float *big;      /* [BT, 4C]: qkv [BT, 3C] during attention, MLP hidden [BT, 4C] after */
+    float *o;        /* [BT, C] concatenated head outputs, head h at columns h*hd.. */
+    float *contrib;  /* [T, C] one (batch, head)'s W_O contribution when head_out is NULL */
+    float *gdir;     /* [BT, C] centred, lnfw-scaled unembedding direction of the next token */
+    float *sigma;    /* [BT] final LayerNorm scale */
+    float *rowbuf;   /* [n_threads, T] scores of one query row, per thread */
+} cpu_engine;
+
+static float *alloc_floats(size_t a, size_t b, const char *path, const char *what, ae_error *err) {
+    size_t n, bytes;
+    if (ae_mul(a, b, &n) || ae_mul(n, sizeof(float), &bytes)) {
+        ae_fail(err, "%s: CPU engine scratch size for %s overflows", path, what);
+        return NULL;
+    }
+    float *p = malloc(bytes ? bytes : 1);
+    if (!p) ae_fail(err, "%s: cannot allocate %zu bytes of CPU engine scratch for %s", path, bytes, what);
+    return p;
+}
+
+static void cpu_close(andrea_engine *base) {
+    cpu_engine *e = (cpu_engine *)base;
+    if (!e) return;
+    free(e->wte_mean);
+    free(e->x);
+    free(e->ln);
+    free(e->big);
+    free(e->o);
+    free(e->contrib);
+    free(e->gdir);
+    free(e->sigma);
+    free(e->rowbuf);
+    free(e);
+}
+
+/* ---- elementwise ops (OpenMP over rows) ---- */
+
+/* out[r, :] = (in[r, :] - mean) / sqrt(var + 1e-5) * w + b; sigma[r] = sqrt(var + 1e-5) when
+ * sigma is non-NULL. Mean and variance accumulate in double: cheap, and it keeps the CPU engine
+ * close to the double-precision reference. */
+static void layernorm(float *out, const float *in, const float *w, const float *b, size_t rows, int C,
+                      float *sigma) {
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = in + r * C;
+        float *yr = out + r * C;
+        double s = 0, ss = 0;
+        for (int i = 0; i < C; i++) s += xr[i];
+        double mean = s / C;
+        for (int i = 0; i < C; i++) {
+            double d = xr[i] - mean;
+            ss += d * d;
+        }
+        double sd = sqrt(ss / C + 1e-5);
+        float rs = (float)(1.0 / sd), mf = (float)mean;
+        for (int i = 0; i < C; i++) yr[i] = (xr[i] - mf) * rs * w[i] + b[i];
+        if (sigma) sigma[r] = (float)sd;
+    }
+}
+
+/* y[r, :] = bias (the sgemm that follows accumulates with beta = 1). */
+static void fill_rows(float *y, const float *bias, size_t rows, int n) {
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < rows; r++) memcpy(y + r * n, bias, (size_t)n * sizeof(float));
+}
+
+/* y[r, :] += bias */
+static void add_rows(float *y, const float *bias, size_t rows, int n) {
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < rows; r++) {
+        float *yr = y + r * n;
+        for (int i = 0; i < n; i++) yr[i] += bias[i];
+    }
+}
+
+/* GELU, tanh approximation (GPT-2's). */
+static void gelu(float *y, size_t n) {
+    const float k = 0.7978845608028654f; /* sqrt(2/pi) */
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        float v = y[i];
+        y[i] = 0.5f * v * (1.0f + tanhf(k * (v + 0.044715f * v * v * v)));
+    }
+}
+
+/* out[M, N] (+)= a[M, K] · w[N, K]ᵀ: every Linear layer, weights in [out, in] layout. */
+static void linear(float *out, int ldo, const float *a, int lda, const float *w, int ldw, int M, int N,
+                   int K, float beta) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, lda, w, ldw, beta, out, ldo);
+}
+
+/* ---- attention ---- */
+
+/* Causal softmax attention of layer l for every (batch, head), reading qkv [B*T, 3C] through head
+ * strides and writing o [B*T, C]; probabilities go straight to io->attn when requested. */
+static void attention(cpu_engine *e, const andrea_forward_io *io, int l) {
+    const andrea_config *c = &e->m->cfg;
+    const int B = io->B, T = io->T, H = c->n_head, hd = c->head_dim, C = c->d_model, L = c->n_layer;
+    const size_t C3 = 3 * (size_t)C;
+    const float scale = 1.0f / sqrtf((float)hd);
+    const float *qkv = e->big;
+    float *o = e->o;
+
+#pragma omp parallel for schedule(dynamic, 1) num_threads(e->n_threads)
+    for (int bh = 0; bh < B * H; bh++) {
+        const int b = bh / H, h = bh % H;
+        const int len = io->lengths ? io->lengths[b] : T;
+        float *s = e->rowbuf + (size_t)omp_get_thread_num() * e->max_T;
+        for (int t = 0; t < T; t++) {
+            /* q, k_j, v_j of head h: [hd] slices of row b*T+t (resp. b*T+j) of qkv */
+            const float *q = qkv + ((size_t)b * T + t) * C3 + (size_t)h * hd;
+            float mx = -INFINITY;
+            for (int j = 0; j <= t; j++) {
+                const float *k = qkv + ((size_t)b * T + j) * C3 + C + (size_t)h * hd;
+                float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+                for (int d = 0; d < hd; d++) dot += q[d] * k[d];
+                s[j] = dot * scale;
+                if (s[j] > mx) mx = s[j];
+            }
+            float sum = 0.0f;
+            for (int j = 0; j <= t; j++) {
+                s[j] = expf(s[j] - mx);
+                sum += s[j];
+            }
+            const float inv = 1.0f / sum;
+            float *ot = o + ((size_t)b * T + t) * C + (size_t)h * hd; /* [hd] */
+            for (int d = 0; d < hd; d++) ot[d] = 0.0f;
+            for (int j = 0; j <= t; j++) {
+                const float p = s[j] * inv;
+                s[j] = p;
+                const float *v = qkv + ((size_t)b * T + j) * C3 + 2 * (size_t)C + (size_t)h * hd;
+#pragma omp simd
+                for (int d = 0; d < hd; d++) ot[d] += p * v[d];
+            }
+            if (io->attn) {
+                /* attn [B, L, H, T, T]: row t of map (b, l, h) */
+                float *row = io->attn + ((((size_t)b * L + l) * H + h) * T + t) * T;
+                if (t < len) {
+                    memcpy(row, s, (size_t)(t + 1) * sizeof(float));
+                    memset(row + t + 1, 0, (size_t)(T - t - 1) * sizeof(float));
+                } else {
+                    memset(row, 0, (size_t)T * sizeof(float));
+                }
+            }
+        }
+    }
+}
+
+/* Per-head W_O contributions of layer l (before ablation zeroes o): for each (b, h) one sgemm
+ * contrib[T, C] = o[b, :, h*hd:(h+1)*hd] · attprojw[:, h*hd:(h+1)*hd]ᵀ (no bias), then norms and
+ * the un-normalised DLA (c · gdir; divided by the final sigma at the end of the forward). */
+static void head_contributions(cpu_engine *e, const andrea_forward_io *io, int l) {
+    const andrea_config *c = &e->m->cfg;
+    const int B = io->B, T = io->T, H = c->n_head, hd = c->head_dim, C = c->d_model, L = c->n_layer;
+    const float *wo = e->m->p.attprojw + (size_t)l * C * C; /* [C out, C in] */
+    for (int b = 0; b < B; b++) {
+        const int len = io->lengths ? io->lengths[b] : T;
+        for (int h = 0; h < H; h++) {
+            const size_t map = ((size_t)b * L + l) * H + h; /* index of (b, l, h) */
+            float *dst = io->head_out ? io->head_out + map * T * C : e->contrib; /* [T, C] */
+            const int ablated = io->ablate && io->ablate[(size_t)l * H + h];
+            if (ablated) {
+                if (io->head_out) memset(dst, 0, (size_t)T * C * sizeof(float));
+            } else {
+                linear(dst, C, e->o + (size_t)b * T * C + (size_t)h * hd, C, wo + (size_t)h * hd, C, T, C,
+                       hd, 0.0f);
+            }
+#pragma omp parallel for schedule(static)
+            for (int t = 0; t < T; t++) {
+                float *ct = dst + (size_t)t * C;
+                if (t >= len || ablated) {
+                    if (t >= len && io->head_out && !ablated) memset(ct, 0, (size_t)C * sizeof(float));
+                    if (io->head_out_norm) io->head_out_norm[map * T + t] = 0.0f;
+                    if (io->head_dla) io->head_dla[map * T + t] = 0.0f;
+                    continue;
+                }
+                if (io->head_out_norm) {
+                    double ss = 0;
+                    for (int i = 0; i < C; i++) ss += (double)ct[i] * ct[i];
+                    io->head_out_norm[map * T + t] = (float)sqrt(ss);
+                }
+                if (io->head_dla) {
+                    const float *g = e->gdir + ((size_t)b * T + t) * C;
+                    double dot = 0;
+                    for (int i = 0; i < C; i++) dot += (double)ct[i] * g[i];
+                    io->head_dla[map * T + t] = (float)dot;
+                }
+            }
+        }
+    }
+}
+
+/* gdir[b, t, :] = lnfw ⊙ (wte[y] - mean_v wte[v]) with its mean over C removed, y = tokens[b, t+1].
+ * Then dla = c · gdir / sigma equals forward.h's sum_i (c_i - mean c)/sigma * lnfw_i * u_i, because
+ * sum_i (c_i - mean c) g_i = sum_i c_i (g_i - mean g). Zero where there is no next token. */
+static void dla_directions(cpu_engine *e, const andrea_forward_io *io) {
+    const andrea_model *m = e->m;
+    const int B = io->B, T = io->T, C = m->cfg.d_model;
+#pragma omp parallel for schedule(static)
+    for (int bt = 0; bt < B * T; bt++) {
+        const int b = bt / T, t = bt % T;
+        const int len = io->lengths ? io->lengths[b] : T;
+        float *g = e->gdir + (size_t)bt * C;
+        if (t + 1 >= len) {
+            memset(g, 0, (size_t)C * sizeof(float));
+            continue;
+        }
+        const float *u = m->p.wte + (size_t)io->tokens[(size_t)b * T + t + 1] * C;
+        double s = 0;
+        for (int i = 0; i < C; i++) {
+            g[i] = m->p.lnfw[i] * (u[i] - e->wte_mean[i]);
+            s += g[i];
+        }
+        const float mg = (float)(s / C);
+        for (int i = 0; i < C; i++) g[i] -= mg;
+    }
+}
+
+static int check_io(const cpu_engine *e, const andrea_forward_io *io, ae_error *err) {
+    const andrea_model *m = e->m;
+    if (!io->tokens) return ae_fail(err, "%s: forward called without tokens", m->path);
+    if (io->B <= 0 || io->B > e->max_B)
+        return ae_fail(err, "%s: batch size %d outside 1..%d (the engine was opened for %d)", m->path, io->B,
+                       e->max_B, e->max_B);
+    if (io->T <= 0 || io->T > e->max_T || io->T > m->cfg.max_seq_len)
+        return ae_fail(err, "%s: sequence length %d outside 1..%d (engine max_T %d, model max_seq_len %d)",
+                       m->path, io->T, e->max_T < m->cfg.max_seq_len ? e->max_T : m->cfg.max_seq_len,
+                       e->max_T, m->cfg.max_seq_len);
+    for (int b = 0; b < io->B; b++) {
+        const int len = io->lengths ? io->lengths[b] : io->T;
+        if (len < 1 || len > io->T)
+            return ae_fail(err, "%s: length %d of sequence %d outside 1..%d", m->path, len, b, io->T);
+        for (int t = 0; t < len; t++) {
+            const int id = io->tokens[(size_t)b * io->T + t];
+            if (id < 0 || id >= m->cfg.vocab_size)
+                return ae_fail(err, "%s: token id %d at sequence %d position %d is outside the vocabulary 0..%d",
+                               m->path, id, b, t, m->cfg.vocab_size - 1);
+        }
+    }
+    return 0;
+}
+
+static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_error *err) {
+    cpu_engine *e = (cpu_engine *)base;
+    const andrea_model *m = e->m;
+    const andrea_params *p = &m->p;
+    if (check_io(e, io, err)) return -1;
+    const int B = io->B, T = io->T, C = m->cfg.d_model, L = m->cfg.n_layer, H = m->cfg.n_head,
+              hd = m->cfg.head_dim, V = m->cfg.vocab_size;
+    const size_t BT = (size_t)B * T, C3 = 3 * (size_t)C, C4 = 4 * (size_t)C;
+    const int per_head = io->head_out || io->head_out_norm || io->head_dla;
+
+    /* x[b, t, :] = wte[token] + wpe[t]; padding embeds token 0 (its id may be anything). */
+#pragma omp parallel for schedule(static)
+    for (size_t bt = 0; bt < BT; bt++) {
+        const int b = (int)(bt / T), t = (int)(bt % T);
+        const int len = io->lengths ? io->lengths[b] : T;
+        const int id = t < len ? io->tokens[bt] : 0;
+        const float *te = p->wte + (size_t)id * C, *pe = p->wpe + (size_t)t * C;
+        float *xr = e->x + bt * C;
+        for (int i = 0; i < C; i++) xr[i] = te[i] + pe[i];
+    }
+    if (io->head_dla) dla_directions(e, io);
+
+    for (int l = 0; l < L; l++) {
+        layernorm(e->ln, e->x, p->ln1w + (size_t)l * C, p->ln1b + (size_t)l * C, BT, C, NULL);
+        /* qkv [BT, 3C] = ln · qkvwᵀ + qkvb: one sgemm for Q, K and V of every head */
+        fill_rows(e->big, p->qkvb + (size_t)l * C3, BT, (int)C3);
+        linear(e->big, (int)C3, e->ln, C, p->qkvw + (size_t)l * C3 * C, C, (int)BT, (int)C3, C, 1.0f);
+        attention(e, io, l);
+        if (per_head) head_contributions(e, io, l);
+        if (io->ablate) {
+            for (int h = 0; h < H; h++) {
+                if (!io->ablate[(size_t)l * H + h]) continue;
+                for (size_t bt = 0; bt < BT; bt++) memset(e->o + bt * C + (size_t)h * hd, 0, (size_t)hd * sizeof(float));
+            }
+        }
+        /* x += o · attprojwᵀ + attprojb: one W_O sgemm accumulating into the residual */
+        add_rows(e->x, p->attprojb + (size_t)l * C, BT, C);
+        linear(e->x, C, e->o, C, p->attprojw + (size_t)l * C * C, C, (int)BT, C, C, 1.0f);
+
+        layernorm(e->ln, e->x, p->ln2w + (size_t)l * C, p->ln2b + (size_t)l * C, BT, C, NULL);
+        fill_rows(e->big, p->fcb + (size_t)l * C4, BT, (int)C4);
+        linear(e->big, (int)C4, e->ln, C, p->fcw + (size_t)l * C4 * C, C, (int)BT, (int)C4, C, 1.0f);
+        gelu(e->big, BT * C4);
+        add_rows(e->x, p->fcprojb + (size_t)l * C, BT, C);
+        linear(e->x, C, e->big, (int)C4, p->fcprojw + (size_t)l * C * C4, (int)C4, (int)BT, C, (int)C4, 1.0f);
+    }
+
+    if (io->logits || io->head_dla) layernorm(e->ln, e->x, p->lnfw, p->lnfb, BT, C, e->sigma);
+    if (io->head_dla) {
+        /* head_dla holds c · gdir per (b, l, h, t); divide by the final sigma, NaN without a next token */
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < (size_t)B * L * H; i++) {
+            const int b = (int)(i / ((size_t)L * H));
+            const int len = io->lengths ? io->lengths[b] : T;
+            float *d = io->head_dla + i * T;
+            for (int t = 0; t < T; t++) d[t] = t + 1 < len ? d[t] / e->sigma[(size_t)b * T + t] : NAN;
+        }
+    }
+    /* logits [BT, V] = lnf · wte[0:V]ᵀ (tied unembedding; padded vocab rows excluded) */
+    if (io->logits) linear(io->logits, V, e->ln, C, p->wte, C, (int)BT, V, C, 0.0f);
+    return 0;
+}
+
+andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err) {
+    const andrea_config *c = &m->cfg;
+    if (max_B <= 0 || max_T <= 0) {
+        ae_fail(err, "%s: CPU engine needs max_B and max_T >= 1 (got %d, %d)", m->path, max_B, max_T);
+        return NULL;
+    }
+    if (max_T > c->max_seq_len) {
+        ae_fail(err, "%s: max_T %d exceeds the model's max_seq_len %d", m->path, max_T, c->max_seq_len);
+        return NULL;
+    }
+    cpu_engine *e = calloc(1, sizeof *e);
+    if (!e) {
+        ae_fail(err, "%s: out of memory opening the CPU engine", m->path);
+        return NULL;
+    }
+    e->base.name = "cpu";
+    e->base.forward = cpu_forward;
+    e->base.close = cpu_close;
+    e->m = m;
+    e->max_B = max_B;
+    e->max_T = max_T;
+    e->n_threads = omp_get_max_threads();
+    const size_t BT = (size_t)max_B * max_T, C = (size_t)c->d_model;
+    if (!(e->wte_mean = alloc_floats(C, 1, m->path, "wte mean", err)) ||
+        !(e->x = alloc_floats(BT, C, m->path, "residual", err)) ||
+        !(e->ln = alloc_floats(BT, C, m->path, "layernorm", err)) ||
+        !(e->big = alloc_floats(BT, 4 * C, m->path, "qkv/mlp", err)) ||
+        !(e->o = alloc_floats(BT, C, m->path, "head outputs", err)) ||
+        !(e->contrib = alloc_floats((size_t)max_T, C, m->path, "head contribution", err)) ||
+        !(e->gdir = alloc_floats(BT, C, m->path, "DLA directions", err)) ||
+        !(e->sigma = alloc_floats(BT, 1, m->path, "final sigma", err)) ||
+        !(e->rowbuf = alloc_floats((size_t)e->n_threads, (size_t)max_T, m->path, "attention rows", err))) {
+        cpu_close(&e->base);
+        return NULL;
+    }
+    /* mean over the real vocabulary of the unembedding rows, for centring DLA across the vocab */
+    double *acc = calloc(C, sizeof(double));
+    if (!acc) {
+        ae_fail(err, "%s: out of memory opening the CPU engine", m->path);
+        cpu_close(&e->base);
+        return NULL;
+    }
+    for (int v = 0; v < c->vocab_size; v++) { /* row by row: wte is [Vp, C] */
+        const float *row = m->p.wte + (size_t)v * C;
+        for (size_t i = 0; i < C; i++) acc[i] += row[i];
+    }
+    for (size_t i = 0; i < C; i++) e->wte_mean[i] = (float)(acc[i] / c->vocab_size);
+    free(acc);
+    return &e->base;
+}

@@ -1,0 +1,576 @@
+/* test_forward_cpu.c — the CPU forward engine against an independent naive reference.
+ *
+ * The reference below is written from SPEC.md section 1 alone: plain loops, double precision, and
+ * explicit per-head matrices W_Q^h, W_K^h, W_V^h [C, hd] and W_O^h [hd, C] copied out of the fused
+ * tensors, so a stride or layout mistake in the engine cannot be mirrored here.
+ * Tolerances: attention probabilities 1e-5 and logits 1e-4 absolute (fp32 engine vs double
+ * reference on a tiny model: the fp32 rounding of a few dozen-term dot products is ~1e-6); sums of
+ * contributions 1e-5 relative (the identity is exact up to fp32 rounding of the W_O products).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "engine/forward.h"
+#include "engine/model.h"
+
+/* ---- a tiny random model (deterministic) ---- */
+
+static uint64_t rng_state;
+static double urand(void) { /* uniform in [-1, 1) */
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(rng_state >> 11) / (double)(1ULL << 52) - 1.0;
+}
+
+static void fill(float *p, size_t n, double centre, double spread) {
+    for (size_t i = 0; i < n; i++) p[i] = (float)(centre + spread * urand());
+}
+
+/* Weights large enough that attention is far from uniform (so a wrong mask or stride shows). */
+static void make_model(andrea_model *m, int L, int H, int C, int V, int Vp, int maxT, uint64_t seed) {
+    andrea_config c = {.max_seq_len = maxT, .vocab_size = V, .padded_vocab_size = Vp, .n_layer = L,
+                       .n_head = H, .d_model = C, .head_dim = C / H};
+    ae_error err = {{0}};
+    memset(m, 0, sizeof *m);
+    if (andrea_model_alloc(m, &c, &err)) {
+        fprintf(stderr, "alloc: %s\n", err.msg);
+        exit(2);
+    }
+    snprintf(m->path, sizeof m->path, "random-test-model");
+    rng_state = seed;
+    size_t LC = (size_t)L * C, CC = (size_t)C * C;
+    fill(m->p.wte, (size_t)Vp * C, 0, 0.5);
+    fill(m->p.wpe, (size_t)maxT * C, 0, 0.3);
+    fill(m->p.ln1w, LC, 1, 0.2);
+    fill(m->p.ln1b, LC, 0, 0.1);
+    fill(m->p.qkvw, 3 * CC * L, 0, 1.5 / sqrt(C));
+    fill(m->p.qkvb, 3 * LC, 0, 0.1);
+    fill(m->p.attprojw, CC * L, 0, 1.0 / sqrt(C));
+    fill(m->p.attprojb, LC, 0, 0.1);
+    fill(m->p.ln2w, LC, 1, 0.2);
+    fill(m->p.ln2b, LC, 0, 0.1);
+    fill(m->p.fcw, 4 * CC * L, 0, 1.0 / sqrt(C));
+    fill(m->p.fcb, 4 * LC, 0, 0.1);
+    fill(m->p.fcprojw, 4 * CC * L, 0, 0.5 / sqrt(C));
+    fill(m->p.fcprojb, LC, 0, 0.1);
+    fill(m->p.lnfw, C, 1, 0.2);
+    fill(m->p.lnfb, C, 0, 0.1);
+}
+
+static void random_tokens(int *tok, size_t n, int V) {
+    for (size_t i = 0; i < n; i++) tok[i] = (int)((urand() + 1.0) * 0.5 * V) % V;
+}
+
+/* ---- the naive double-precision reference, one sequence of length T ---- */
+
+typedef struct {
+    double *attn;    /* [L, H, T, T] */
+    double *contrib; /* [L, H, T, C] */
+    double *attnout; /* [L, T, C] attention output incl. bias, ablated heads dropped */
+    double *logits;  /* [T, V] */
+    double *sigma;   /* [T] final LayerNorm scale */
+} ref_out;
+
+static void ref_layernorm(double *out, const double *x, const float *w, const float *b, int T, int C,
+                          double *sigma) {
+    for (int t = 0; t < T; t++) {
+        double mean = 0, var = 0;
+        for (int i = 0; i < C; i++) mean += x[t * C + i];
+        mean /= C;
+        for (int i = 0; i < C; i++) var += (x[t * C + i] - mean) * (x[t * C + i] - mean);
+        var /= C;
+        double sd = sqrt(var + 1e-5);
+        if (sigma) sigma[t] = sd;
+        for (int i = 0; i < C; i++) out[t * C + i] = (x[t * C + i] - mean) / sd * w[i] + b[i];
+    }
+}
+
+static void ref_forward(const andrea_model *m, const int *tok, int T, const unsigned char *ablate, ref_out *r) {
+    const int L = m->cfg.n_layer, H = m->cfg.n_head, C = m->cfg.d_model, hd = m->cfg.head_dim,
+              V = m->cfg.vocab_size;
+    const andrea_params *p = &m->p;
+    double *x = calloc((size_t)T * C, sizeof(double)), *ln = calloc((size_t)T * C, sizeof(double));
+    double *q = calloc((size_t)T * hd, sizeof(double)), *k = calloc((size_t)T * hd, sizeof(double)),
+           *v = calloc((size_t)T * hd, sizeof(double)), *oh = calloc((size_t)T * hd, sizeof(double));
+    double *wq = calloc((size_t)C * hd, sizeof(double)), *wk = calloc((size_t)C * hd, sizeof(double)),
+           *wv = calloc((size_t)C * hd, sizeof(double)), *wo = calloc((size_t)hd * C, sizeof(double));
+    double *hid = calloc((size_t)T * 4 * C, sizeof(double));
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < C; i++) x[t * C + i] = (double)p->wte[(size_t)tok[t] * C + i] + p->wpe[(size_t)t * C + i];
+    for (int l = 0; l < L; l++) {
+        const float *qkvw = p->qkvw + (size_t)l * 3 * C * C, *qkvb = p->qkvb + (size_t)l * 3 * C;
+        const float *ow = p->attprojw + (size_t)l * C * C, *ob = p->attprojb + (size_t)l * C;
+        ref_layernorm(ln, x, p->ln1w + l * C, p->ln1b + l * C, T, C, NULL);
+        double *aout = r->attnout + (size_t)l * T * C;
+        for (int t = 0; t < T; t++)
+            for (int i = 0; i < C; i++) aout[t * C + i] = ob[i];
+        for (int h = 0; h < H; h++) {
+            /* explicit per-head matrices: W_Q^h[i][d] is row h*hd+d, column i of the Q block */
+            for (int i = 0; i < C; i++)
+                for (int d = 0; d < hd; d++) {
+                    wq[i * hd + d] = qkvw[(size_t)(h * hd + d) * C + i];
+                    wk[i * hd + d] = qkvw[(size_t)(C + h * hd + d) * C + i];
+                    wv[i * hd + d] = qkvw[(size_t)(2 * C + h * hd + d) * C + i];
+                }
+            /* W_O^h[d][j]: input column h*hd+d of attprojw [C out, C in] */
+            for (int d = 0; d < hd; d++)
+                for (int j = 0; j < C; j++) wo[d * C + j] = ow[(size_t)j * C + h * hd + d];
+            for (int t = 0; t < T; t++)
+                for (int d = 0; d < hd; d++) {
+                    double sq = qkvb[h * hd + d], sk = qkvb[C + h * hd + d], sv = qkvb[2 * C + h * hd + d];
+                    for (int i = 0; i < C; i++) {
+                        sq += ln[t * C + i] * wq[i * hd + d];
+                        sk += ln[t * C + i] * wk[i * hd + d];
+                        sv += ln[t * C + i] * wv[i * hd + d];
+                    }
+                    q[t * hd + d] = sq;
+                    k[t * hd + d] = sk;
+                    v[t * hd + d] = sv;
+                }
+            double *A = r->attn + ((size_t)l * H + h) * T * T;
+            for (int t = 0; t < T; t++) {
+                double mx = -1e300;
+                for (int j = 0; j < T; j++) {
+                    double s = 0;
+                    for (int d = 0; d < hd; d++) s += q[t * hd + d] * k[j * hd + d];
+                    A[t * T + j] = j <= t ? s / sqrt((double)hd) : -INFINITY;
+                    if (j <= t && A[t * T + j] > mx) mx = A[t * T + j];
+                }
+                double sum = 0;
+                for (int j = 0; j < T; j++) {
+                    A[t * T + j] = j <= t ? exp(A[t * T + j] - mx) : 0.0;
+                    sum += A[t * T + j];
+                }
+                for (int j = 0; j < T; j++) A[t * T + j] /= sum;
+                for (int d = 0; d < hd; d++) {
+                    double s = 0;
+                    for (int j = 0; j < T; j++) s += A[t * T + j] * v[j * hd + d];
+                    oh[t * hd + d] = s;
+                }
+            }
+            double *ch = r->contrib + ((size_t)l * H + h) * T * C;
+            int dropped = ablate && ablate[l * H + h];
+            for (int t = 0; t < T; t++)
+                for (int j = 0; j < C; j++) {
+                    double s = 0;
+                    for (int d = 0; d < hd; d++) s += oh[t * hd + d] * wo[d * C + j];
+                    ch[t * C + j] = s;
+                    if (!dropped) aout[t * C + j] += s;
+                }
+        }
+        for (int i = 0; i < T * C; i++) x[i] += aout[i];
+        ref_layernorm(ln, x, p->ln2w + l * C, p->ln2b + l * C, T, C, NULL);
+        const float *fw = p->fcw + (size_t)l * 4 * C * C, *fb = p->fcb + (size_t)l * 4 * C;
+        const float *pw = p->fcprojw + (size_t)l * 4 * C * C, *pb = p->fcprojb + (size_t)l * C;
+        for (int t = 0; t < T; t++)
+            for (int o = 0; o < 4 * C; o++) {
+                double s = fb[o];
+                for (int i = 0; i < C; i++) s += ln[t * C + i] * fw[(size_t)o * C + i];
+                hid[(size_t)t * 4 * C + o] = 0.5 * s * (1 + tanh(sqrt(2 / M_PI) * (s + 0.044715 * s * s * s)));
+            }
+        for (int t = 0; t < T; t++)
+            for (int o = 0; o < C; o++) {
+                double s = pb[o];
+                for (int i = 0; i < 4 * C; i++) s += hid[(size_t)t * 4 * C + i] * pw[(size_t)o * 4 * C + i];
+                x[t * C + o] += s;
+            }
+    }
+    ref_layernorm(ln, x, p->lnfw, p->lnfb, T, C, r->sigma);
+    for (int t = 0; t < T; t++)
+        for (int vv = 0; vv < V; vv++) {
+            double s = 0;
+            for (int i = 0; i < C; i++) s += ln[t * C + i] * p->wte[(size_t)vv * C + i];
+            r->logits[(size_t)t * V + vv] = s;
+        }
+    free(x), free(ln), free(q), free(k), free(v), free(oh), free(wq), free(wk), free(wv), free(wo), free(hid);
+}
+
+static void ref_alloc(ref_out *r, const andrea_config *c, int T) {
+    size_t LH = (size_t)c->n_layer * c->n_head;
+    r->attn = calloc(LH * T * T, sizeof(double));
+    r->contrib = calloc(LH * T * c->d_model, sizeof(double));
+    r->attnout = calloc((size_t)c->n_layer * T * c->d_model, sizeof(double));
+    r->logits = calloc((size_t)T * c->vocab_size, sizeof(double));
+    r->sigma = calloc(T, sizeof(double));
+}
+static void ref_free(ref_out *r) { free(r->attn), free(r->contrib), free(r->attnout), free(r->logits), free(r->sigma); }
+
+/* ---- engine outputs for a batch ---- */
+
+typedef struct {
+    float *attn, *head_out, *norm, *dla, *logits;
+} eng_out;
+
+static void eng_alloc(eng_out *o, const andrea_config *c, int B, int T) {
+    size_t LH = (size_t)c->n_layer * c->n_head;
+    o->attn = calloc((size_t)B * LH * T * T, sizeof(float));
+    o->head_out = calloc((size_t)B * LH * T * c->d_model, sizeof(float));
+    o->norm = calloc((size_t)B * LH * T, sizeof(float));
+    o->dla = calloc((size_t)B * LH * T, sizeof(float));
+    o->logits = calloc((size_t)B * T * c->vocab_size, sizeof(float));
+}
+static void eng_free(eng_out *o) { free(o->attn), free(o->head_out), free(o->norm), free(o->dla), free(o->logits); }
+
+/* Runs the CPU engine with everything instrumented. Returns 0 on success. */
+static int run_engine(const andrea_model *m, int B, int T, const int *tok, const int *lengths,
+                      const unsigned char *ablate, eng_out *o) {
+    ae_error err = {{0}};
+    andrea_engine *e = andrea_cpu_engine_open(m, B, T, &err);
+    if (!e) {
+        fprintf(stderr, "open: %s\n", err.msg);
+        return -1;
+    }
+    andrea_forward_io io = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .ablate = ablate,
+                            .attn = o->attn, .head_out = o->head_out, .head_out_norm = o->norm,
+                            .head_dla = o->dla, .logits = o->logits};
+    int rc = andrea_engine_forward(e, &io, &err);
+    if (rc) fprintf(stderr, "forward: %s\n", err.msg);
+    andrea_engine_close(e);
+    return rc;
+}
+
+/* ---- tests ---- */
+
+enum { TL = 2, TH = 4, TC = 32, TV = 50, TVP = 64, TMAXT = 16 };
+
+/* Compares engine (batch B, full length T) against the reference for every sequence. */
+static void compare_with_reference(const andrea_model *m, int B, int T, double *max_attn, double *max_logit,
+                                   double *max_contrib) {
+    const andrea_config *c = &m->cfg;
+    const int L = c->n_layer, H = c->n_head, C = c->d_model, V = c->vocab_size;
+    int *tok = malloc(sizeof(int) * B * T);
+    random_tokens(tok, (size_t)B * T, V);
+    eng_out o;
+    eng_alloc(&o, c, B, T);
+    *max_attn = *max_logit = *max_contrib = INFINITY;
+    if (run_engine(m, B, T, tok, NULL, NULL, &o) == 0) {
+        *max_attn = *max_logit = *max_contrib = 0;
+        ref_out r;
+        ref_alloc(&r, c, T);
+        for (int b = 0; b < B; b++) {
+            ref_forward(m, tok + b * T, T, NULL, &r);
+            for (size_t i = 0; i < (size_t)L * H * T * T; i++)
+                *max_attn = fmax(*max_attn, fabs(o.attn[(size_t)b * L * H * T * T + i] - r.attn[i]));
+            for (size_t i = 0; i < (size_t)T * V; i++)
+                *max_logit = fmax(*max_logit, fabs(o.logits[(size_t)b * T * V + i] - r.logits[i]));
+            for (size_t i = 0; i < (size_t)L * H * T * C; i++)
+                *max_contrib = fmax(*max_contrib, fabs(o.head_out[(size_t)b * L * H * T * C + i] - r.contrib[i]));
+        }
+        ref_free(&r);
+    }
+    eng_free(&o);
+    free(tok);
+}
+
+static void test_forward_matches_naive_double_reference(void) {
+    andrea_model m;
+    make_model(&m, TL, TH, TC, TV, TVP, TMAXT, 1);
+    double ea, el, ec;
+    compare_with_reference(&m, 3, 12, &ea, &el, &ec);
+    fprintf(stderr, "  max abs err: attn %.2g, logits %.2g, head_out %.2g\n", ea, el, ec);
+    CHECK_MSG(ea <= 1e-5, "attn max abs err %g", ea);
+    CHECK_MSG(el <= 1e-4, "logits max abs err %g", el);
+    CHECK_MSG(ec <= 1e-5, "head_out max abs err %g", ec);
+    andrea_model_free(&m);
+}
+
+static void test_head_dim_72_shape_matches_reference(void) {
+    andrea_model m;
+    make_model(&m, 2, 2, 144, 40, 40, 8, 2);
+    double ea, el, ec;
+    compare_with_reference(&m, 2, 7, &ea, &el, &ec);
+    fprintf(stderr, "  max abs err: attn %.2g, logits %.2g, head_out %.2g\n", ea, el, ec);
+    CHECK_MSG(ea <= 1e-5, "attn max abs err %g", ea);
+    CHECK_MSG(el <= 1e-4, "logits max abs err %g", el);
+    CHECK_MSG(ec <= 1e-5, "head_out max abs err %g", ec);
+    andrea_model_free(&m);
+}
+
+static void test_attention_rows_sum_to_one_over_the_causal_prefix(void) {
+    andrea_model m;
+    make_model(&m, TL, TH, TC, TV, TVP, TMAXT, 3);
+    const int B = 2, T = 10;
+    int tok[20];
+    random_tokens(tok, 20, TV);
+    eng_out o;
+    eng_alloc(&o, &m.cfg, B, T);
+    CHECK(run_engine(&m, B, T, tok, NULL, NULL, &o) == 0);
+    double worst_sum = 0, worst_above = 0;
+    for (size_t map = 0; map < (size_t)B * TL * TH; map++)
+        for (int t = 0; t < T; t++) {
+            const float *row = o.attn + (map * T + t) * T;
+            double s = 0;
+            for (int j = 0; j <= t; j++) s += row[j];
+            worst_sum = fmax(worst_sum, fabs(s - 1.0));
+            for (int j = t + 1; j < T; j++) worst_above = fmax(worst_above, fabs(row[j]));
+        }
+    CHECK_MSG(worst_sum <= 1e-5, "row sum off by %g", worst_sum);
+    CHECK_MSG(worst_above == 0, "mass above the diagonal %g", worst_above);
+    eng_free(&o);
+    andrea_model_free(&m);
+}
+
+static void test_padding_does_not_change_earlier_positions(void) {
+    andrea_model m;
+    make_model(&m, TL, TH, TC, TV, TVP, TMAXT, 4);
+    const int T = 9, len = 5, V = TV, C = TC;
+    /* sequence 0 full; sequence 1 = its first 5 tokens followed by junk padding (even invalid ids) */
+    int tok[2 * 9], lengths[2] = {T, len};
+    random_tokens(tok, T, V);
+    for (int t = 0; t < T; t++) tok[T + t] = t < len ? tok[t] : -7;
+    eng_out o;
+    eng_alloc(&o, &m.cfg, 2, T);
+    CHECK(run_engine(&m, 2, T, tok, lengths, NULL, &o) == 0);
+    double e_logit = 0, e_attn = 0, e_out = 0;
+    for (int t = 0; t < len; t++) {
+        for (int v = 0; v < V; v++)
+            e_logit = fmax(e_logit, fabs(o.logits[(size_t)t * V + v] - o.logits[(size_t)(T + t) * V + v]));
+        for (size_t map = 0; map < TL * TH; map++) {
+            for (int j = 0; j < T; j++)
+                e_attn = fmax(e_attn, fabs(o.attn[(map * T + t) * T + j] -
+                                           o.attn[((TL * TH + map) * T + t) * T + j]));
+            for (int i = 0; i < C; i++)
+                e_out = fmax(e_out, fabs(o.head_out[(map * T + t) * C + i] -
+                                         o.head_out[((TL * TH + map) * T + t) * C + i]));
+        }
+    }
+    CHECK_MSG(e_logit <= 1e-5, "logits differ by %g", e_logit);
+    CHECK_MSG(e_attn <= 1e-6, "attention differs by %g", e_attn);
+    CHECK_MSG(e_out <= 1e-5, "head_out differs by %g", e_out);
+    /* DLA of the last real position has no next token */
+    CHECK(isnan(o.dla[(size_t)TL * TH * T + len - 1]));
+    CHECK(!isnan(o.dla[(size_t)TL * TH * T + len - 2]));
+    eng_free(&o);
+    andrea_model_free(&m);
+}
+
+static void test_head_contributions_sum_to_attention_output(void) {
+    andrea_model m;
+    make_model(&m, TL, TH, TC, TV, TVP, TMAXT, 5);
+    const int T = 8, C = TC;
+    int tok[8];
+    random_tokens(tok, T, TV);
+    eng_out o;
+    eng_alloc(&o, &m.cfg, 1, T);
+    CHECK(run_engine(&m, 1, T, tok, NULL, NULL, &o) == 0);
+    ref_out r;
+    ref_alloc(&r, &m.cfg, T);
+    ref_forward(&m, tok, T, NULL, &r);
+    double worst = 0;
+    for (int l = 0; l < TL; l++)
+        for (int t = 0; t < T; t++) {
+            double num = 0, den = 0;
+            for (int i = 0; i < C; i++) {
+                double s = m.p.attprojb[l * C + i];
+                for (int h = 0; h < TH; h++) s += o.head_out[(((size_t)l * TH + h) * T + t) * C + i];
+                double ref = r.attnout[((size_t)l * T + t) * C + i];
+                num += (s - ref) * (s - ref);
+                den += ref * ref;
+            }
+            worst = fmax(worst, sqrt(num / den));
+        }
+    CHECK_MSG(worst <= 1e-5, "relative error %g", worst);
+    ref_free(&r);
+    eng_free(&o);
+    andrea_model_free(&m);
+}
+
+static void test_norms_are_the_l2_norms_of_head_out(void) {
+    andrea_model m;
+    make_model(&m, TL, TH, TC, TV, TVP, TMAXT, 6);
+    const int T = 6, C = TC;
+    int tok[6];
+    random_tokens(tok, T, TV);
+    eng_out o;
+    eng_alloc(&o, &m.cfg, 1, T);
+    CHECK(run_engine(&m, 1, T, tok, NULL, NULL, &o) == 0);
+    double worst = 0;
+    for (size_t i = 0; i < (size_t)TL * TH * T; i++) {
+        double s = 0;
+        for (int k = 0; k < C; k++) s += (double)o.head_out[i * C + k] * o.head_out[i * C + k];
+        worst = fmax(worst, fabs(sqrt(s) - o.norm[i]) / fmax(1e-30, sqrt(s)));
+    }
+    CHECK_MSG(worst <= 1e-5, "relative norm error %g", worst);
+    eng_free(&o);
+    andrea_model_free(&m);
+}
+
+static void test_dla_matches_naive_double_recomputation(void) {
+    andrea_model m;
+    make_model(&m, TL, TH, TC, TV, TVP, TMAXT, 7);
+    const int T = 8, C = TC, V = TV;
+    int tok[8];
+    random_tokens(tok, T, V);
+    eng_out o;
+    eng_alloc(&o, &m.cfg, 1, T);
+    CHECK(run_engine(&m, 1, T, tok, NULL, NULL, &o) == 0);
+    ref_out r;
+    ref_alloc(&r, &m.cfg, T);
+    ref_forward(&m, tok, T, NULL, &r);
+    double wmean[TC] = {0};
+    for (int v = 0; v < V; v++)
+        for (int i = 0; i < C; i++) wmean[i] += m.p.wte[(size_t)v * C + i] / V;
+    double worst = 0, biggest = 0;
+    for (int lh = 0; lh < TL * TH; lh++)
+        for (int t = 0; t + 1 < T; t++) {
+            const double *c = r.contrib + ((size_t)lh * T + t) * C;
+            double mc = 0;
+            for (int i = 0; i < C; i++) mc += c[i] / C;
+            const int y = tok[t + 1];
+            double dla = 0;
+            for (int i = 0; i < C; i++)
+                dla += (c[i] - mc) / r.sigma[t] * m.p.lnfw[i] * (m.p.wte[(size_t)y * C + i] - wmean[i]);
+            worst = fmax(worst, fabs(dla - o.dla[(size_t)lh * T + t]));
+            biggest = fmax(biggest, fabs(dla));
+        }
+    CHECK_MSG(worst <= 1e-5 * fmax(1.0, biggest), "DLA max abs err %g (largest |dla| %g)", worst, biggest);
+    CHECK(biggest > 1e-3); /* the comparison is not vacuous */
+    CHECK(isnan(o.dla[T - 1]));
+    ref_free(&r);
+    eng_free(&o);
+    andrea_model_free(&m);
+}
+
+static void test_ablating_a_head_equals_zeroing_its_wo_columns(void) {
+    andrea_model m, z;
+    make_model(&m, TL, TH, TC, TV, TVP, TMAXT, 8);
+    make_model(&z, TL, TH, TC, TV, TVP, TMAXT, 8);
+    const int T = 10, C = TC, V = TV, hd = TC / TH, al = 0, ah = 2;
+    /* copy z: W_O input columns of head (al, ah) zeroed */
+    for (int j = 0; j < C; j++)
+        for (int d = 0; d < hd; d++) z.p.attprojw[(size_t)al * C * C + (size_t)j * C + ah * hd + d] = 0.0f;
+    int tok[10];
+    random_tokens(tok, T, V);
+    unsigned char ablate[TL * TH] = {0};
+    ablate[al * TH + ah] = 1;
+    eng_out oa, oz, on;
+    eng_alloc(&oa, &m.cfg, 1, T);
+    eng_alloc(&oz, &m.cfg, 1, T);
+    eng_alloc(&on, &m.cfg, 1, T);
+    CHECK(run_engine(&m, 1, T, tok, NULL, ablate, &oa) == 0);
+    CHECK(run_engine(&z, 1, T, tok, NULL, NULL, &oz) == 0);
+    CHECK(run_engine(&m, 1, T, tok, NULL, NULL, &on) == 0);
+    double diff = 0, change = 0;
+    for (size_t i = 0; i < (size_t)T * V; i++) {
+        diff = fmax(diff, fabs(oa.logits[i] - oz.logits[i]));
+        change = fmax(change, fabs(oa.logits[i] - on.logits[i]));
+    }
+    CHECK_MSG(diff <= 1e-5, "ablated vs zeroed-W_O logits differ by %g", diff);
+    CHECK_MSG(change > 1e-3, "ablation changed logits by only %g", change);
+    /* the ablated head contributes nothing; its attention map is still reported */
+    double ho = 0;
+    for (size_t i = 0; i < (size_t)T * C; i++) ho = fmax(ho, fabs(oa.head_out[((size_t)al * TH + ah) * T * C + i]));
+    CHECK(ho == 0);
+    CHECK(oa.attn[((size_t)al * TH + ah) * T * T] > 0.99f);
+    eng_free(&oa), eng_free(&oz), eng_free(&on);
+    andrea_model_free(&m);
+    andrea_model_free(&z);
+}
+
+static void test_uninstrumented_run_gives_the_same_logits(void) {
+    andrea_model m;
+    make_model(&m, TL, TH, TC, TV, TVP, TMAXT, 9);
+    const int B = 2, T = 11, V = TV;
+    int tok[22];
+    random_tokens(tok, 22, V);
+    eng_out o;
+    eng_alloc(&o, &m.cfg, B, T);
+    CHECK(run_engine(&m, B, T, tok, NULL, NULL, &o) == 0);
+    float *plain = calloc((size_t)B * T * V, sizeof(float));
+    ae_error err = {{0}};
+    andrea_engine *e = andrea_cpu_engine_open(&m, B, T, &err);
+    CHECK(e != NULL);
+    andrea_forward_io io = {.B = B, .T = T, .tokens = tok, .logits = plain};
+    CHECK(e && andrea_engine_forward(e, &io, &err) == 0);
+    double diff = 0;
+    for (size_t i = 0; i < (size_t)B * T * V; i++) diff = fmax(diff, fabs(plain[i] - o.logits[i]));
+    CHECK_MSG(diff == 0, "logits differ by %g", diff);
+    andrea_engine_close(e);
+    free(plain);
+    eng_free(&o);
+    andrea_model_free(&m);
+}
+
+/* Opens an engine for B=2, T=8 on the tiny model and runs io, returning the forward's rc. */
+static int forward_tiny(andrea_forward_io *io, ae_error *err) {
+    andrea_model m;
+    make_model(&m, TL, TH, TC, TV, TVP, TMAXT, 10);
+    andrea_engine *e = andrea_cpu_engine_open(&m, 2, 8, err);
+    int rc = e ? andrea_engine_forward(e, io, err) : -2;
+    andrea_engine_close(e);
+    andrea_model_free(&m);
+    return rc;
+}
+
+static void test_sequence_longer_than_max_T_is_refused(void) {
+    int tok[9] = {0};
+    ae_error err = {{0}};
+    andrea_forward_io io = {.B = 1, .T = 9, .tokens = tok};
+    CHECK(forward_tiny(&io, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "random-test-model: sequence length 9") != NULL, "%s", err.msg);
+}
+
+static void test_batch_larger_than_max_B_is_refused(void) {
+    int tok[24] = {0};
+    ae_error err = {{0}};
+    andrea_forward_io io = {.B = 3, .T = 8, .tokens = tok};
+    CHECK(forward_tiny(&io, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "batch size 3") != NULL, "%s", err.msg);
+}
+
+static void test_token_id_outside_vocabulary_is_refused(void) {
+    int tok[4] = {1, 2, TV, 3};
+    float logits[4 * TV];
+    ae_error err = {{0}};
+    andrea_forward_io io = {.B = 1, .T = 4, .tokens = tok, .logits = logits};
+    CHECK(forward_tiny(&io, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "token id 50 at sequence 0 position 2") != NULL, "%s", err.msg);
+}
+
+static void test_negative_token_id_is_refused(void) {
+    int tok[4] = {1, -1, 2, 3};
+    ae_error err = {{0}};
+    andrea_forward_io io = {.B = 1, .T = 4, .tokens = tok};
+    CHECK(forward_tiny(&io, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "token id -1") != NULL, "%s", err.msg);
+}
+
+static void test_length_beyond_T_is_refused(void) {
+    int tok[4] = {1, 2, 3, 4}, lengths[1] = {5};
+    ae_error err = {{0}};
+    andrea_forward_io io = {.B = 1, .T = 4, .tokens = tok, .lengths = lengths};
+    CHECK(forward_tiny(&io, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "length 5 of sequence 0") != NULL, "%s", err.msg);
+}
+
+static void test_engine_max_T_beyond_model_context_is_refused(void) {
+    andrea_model m;
+    make_model(&m, TL, TH, TC, TV, TVP, TMAXT, 11);
+    ae_error err = {{0}};
+    andrea_engine *e = andrea_cpu_engine_open(&m, 1, TMAXT + 1, &err);
+    CHECK(e == NULL);
+    CHECK_MSG(strstr(err.msg, "max_seq_len 16") != NULL, "%s", err.msg);
+    andrea_engine_close(e);
+    andrea_model_free(&m);
+}
+
+int main(void) {
+    RUN(test_forward_matches_naive_double_reference);
+    RUN(test_head_dim_72_shape_matches_reference);
+    RUN(test_attention_rows_sum_to_one_over_the_causal_prefix);
+    RUN(test_padding_does_not_change_earlier_positions);
+    RUN(test_head_contributions_sum_to_attention_output);
+    RUN(test_norms_are_the_l2_norms_of_head_out);
+    RUN(test_dla_matches_naive_double_recomputation);
+    RUN(test_ablating_a_head_equals_zeroing_its_wo_columns);
+    RUN(test_uninstrumented_run_gives_the_same_logits);
+    RUN(test_sequence_longer_than_max_T_is_refused);
+    RUN(test_batch_larger_than_max_B_is_refused);
+    RUN(test_token_id_outside_vocabulary_is_refused);
+    RUN(test_negative_token_id_is_refused);
+    RUN(test_length_beyond_T_is_refused);
+    RUN(test_engine_max_T_beyond_model_context_is_refused);
+    return check_summary("test_forward_cpu");
+}
