@@ -1,0 +1,122 @@
+/* tokenizer.c — picks the tokenizer for a model (tokenizer.h) and dispatches to its kind.
+ * Rule (SPEC.md section 2): vocab_size 256 or 257 is byte-level; anything else needs GPT-2 BPE
+ * files, vocab.json + merges.txt, in tok_dir when given, else in the checkpoint's folder.
+ * Failure contract: "PATH: problem", naming the folder that lacks the files or the file at fault. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../common/checked_size.h"
+#include "tokenizer_impl.h"
+
+int tok_alloc_output(size_t len, int **ids, int **offsets, ae_error *err) {
+    size_t count = len ? len : 1, bytes;
+    if (ae_mul(count, sizeof(int), &bytes)) return ae_fail(err, "text of %zu bytes is too long", len);
+    *ids = malloc(bytes);
+    if (offsets) *offsets = malloc(bytes);
+    if (!*ids || (offsets && !*offsets)) {
+        free(*ids);
+        *ids = NULL;
+        if (offsets) {
+            free(*offsets);
+            *offsets = NULL;
+        }
+        return ae_fail(err, "cannot allocate %zu bytes for token ids", bytes);
+    }
+    return 0;
+}
+
+static int is_file(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+andrea_tokenizer *andrea_tokenizer_open(int vocab_size, const char *model_dir, const char *tok_dir,
+                                        ae_error *err) {
+    if (vocab_size <= 0) {
+        ae_fail(err, "%s: vocab_size %d is not a vocabulary size", model_dir ? model_dir : "(model)",
+                vocab_size);
+        return NULL;
+    }
+    andrea_tokenizer *t = calloc(1, sizeof *t);
+    if (!t) {
+        ae_fail(err, "cannot allocate a tokenizer");
+        return NULL;
+    }
+    t->vocab_size = vocab_size;
+    t->bos = -1;
+    if (vocab_size == 256 || vocab_size == 257) {
+        t->kind = TOK_BYTE;
+        t->bos = vocab_size == 257 ? 256 : -1;
+        return t;
+    }
+
+    const char *dir = tok_dir ? tok_dir : (model_dir && *model_dir ? model_dir : ".");
+    char vocab_path[4096], merges_path[4096];
+    int a = snprintf(vocab_path, sizeof vocab_path, "%s/vocab.json", dir);
+    int b = snprintf(merges_path, sizeof merges_path, "%s/merges.txt", dir);
+    if (a < 0 || (size_t)a >= sizeof vocab_path || b < 0 || (size_t)b >= sizeof merges_path) {
+        ae_fail(err, "%.200s...: path too long", dir);
+        free(t);
+        return NULL;
+    }
+    int have_vocab = is_file(vocab_path), have_merges = is_file(merges_path);
+    if (!have_vocab || !have_merges) {
+        ae_fail(err, "%s: no GPT-2 tokenizer here (%s%s%s missing); a model of vocab_size %d needs "
+                     "vocab.json + merges.txt beside the checkpoint or in the folder --tokenizer names",
+                dir, have_vocab ? "" : "vocab.json", !have_vocab && !have_merges ? " and " : "",
+                have_merges ? "" : "merges.txt", vocab_size);
+        free(t);
+        return NULL;
+    }
+    t->kind = TOK_BPE;
+    t->bpe = tok_bpe_load(vocab_path, merges_path, vocab_size, &t->bos, err);
+    if (!t->bpe) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void andrea_tokenizer_free(andrea_tokenizer *t) {
+    if (!t) return;
+    tok_bpe_free(t->bpe);
+    free(t);
+}
+
+int andrea_tokenizer_encode(const andrea_tokenizer *t, const char *text, size_t len, int **ids,
+                            int **offsets, int *n, ae_error *err) {
+    *ids = NULL;
+    if (offsets) *offsets = NULL;
+    *n = 0;
+    /* ids and offsets are int: a text longer than INT_MAX bytes could overflow them. */
+    if (len > (size_t)INT_MAX) return ae_fail(err, "text of %zu bytes is too long to tokenize", len);
+    if (tok_alloc_output(len, ids, offsets, err)) return -1;
+    int rc = t->kind == TOK_BYTE
+                 ? tok_byte_encode(t, text, len, *ids, offsets ? *offsets : NULL, n)
+                 : tok_bpe_encode(t->bpe, text, len, *ids, offsets ? *offsets : NULL, n, err);
+    if (rc) {
+        free(*ids);
+        *ids = NULL;
+        if (offsets) {
+            free(*offsets);
+            *offsets = NULL;
+        }
+        *n = 0;
+    }
+    return rc;
+}
+
+int andrea_tokenizer_token_bytes(const andrea_tokenizer *t, int id, char *buf, size_t cap) {
+    return t->kind == TOK_BYTE ? tok_byte_token_bytes(t, id, buf, cap)
+                               : tok_bpe_token_bytes(t->bpe, id, buf, cap);
+}
+
+int andrea_tokenizer_bos(const andrea_tokenizer *t) { return t->bos; }
+
+const char *andrea_tokenizer_kind(const andrea_tokenizer *t) {
+    return t->kind == TOK_BYTE ? "byte" : "gpt2-bpe";
+}
