@@ -1,11 +1,155 @@
-/* cmd_generate.c — `andrea generate`. Placeholder until its issue lands: says so and fails. */
+/* cmd_generate.c — `andrea generate CKPT`: the sanity check a user expects from a model.
+ * Encodes the prompt (BOS first when the vocabulary has one), runs the forward engine once per new
+ * token over the whole (sliding) context, picks the next token greedily or by seeded sampling
+ * (engine/sample.h) and prints the prompt followed by the continuation as it is produced.
+ * Stops after -n tokens or when the model produces BOS/<|endoftext|>. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../engine/forward.h"
+#include "../engine/model.h"
+#include "../engine/sample.h"
+#include "../engine/tokenizer.h"
 #include "cli.h"
 
+static void usage(FILE *f) {
+    fprintf(f, "usage: andrea generate CKPT [--prompt TEXT] [-n N] [--temperature X] [--seed S]\n"
+               "                       [--tokenizer DIR] [--device auto|cpu|cuda]\n\n"
+               "Prints TEXT followed by N tokens the model continues it with.\n\n"
+               "  --prompt TEXT      text to continue (default: empty; needs a vocabulary with BOS)\n"
+               "  -n N               tokens to generate (default 64)\n"
+               "  --temperature X    0 = greedy (most likely token); > 0 samples from softmax(logits/X)\n"
+               "                     (default 1)\n"
+               "  --seed S           seed of the sampler (default 1337): same seed, same text\n"
+               "  --tokenizer DIR    folder with vocab.json + merges.txt (default: beside CKPT)\n"
+               "  --device D         auto (CUDA when available), cpu or cuda (default auto)\n\n"
+               "The context starts with BOS (<|endoftext|> for GPT-2 BPE, id 256 for a 257-byte\n"
+               "vocabulary) when the vocabulary has one; generation stops early if the model emits it.\n");
+}
+
+/* Parses a whole-string number; returns -1 on junk, overflow or a value outside [lo, hi]. */
+static int parse_long(const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
 int cmd_generate(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "andrea generate: not built yet\n");
-    return 2;
+    static const struct option opts[] = {{"prompt", required_argument, NULL, 'p'},
+                                         {"temperature", required_argument, NULL, 't'},
+                                         {"seed", required_argument, NULL, 's'},
+                                         {"tokenizer", required_argument, NULL, 'k'},
+                                         {"device", required_argument, NULL, 'd'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *prompt = "", *tok_dir = NULL;
+    long n_new = 64;
+    double temperature = 1.0;
+    unsigned long long seed = 1337;
+    andrea_device dev = ANDREA_DEVICE_AUTO;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'p': prompt = optarg; break;
+        case 'n':
+            if (parse_long(optarg, 0, 1000000, &n_new))
+                return cli_usage_error("generate", "-n wants a token count 0..1000000, not '%s'", optarg);
+            break;
+        case 't':
+            errno = 0;
+            temperature = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !isfinite(temperature) || temperature < 0)
+                return cli_usage_error("generate", "--temperature wants a number >= 0, not '%s'", optarg);
+            break;
+        case 's':
+            errno = 0;
+            seed = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-')
+                return cli_usage_error("generate", "--seed wants a non-negative integer, not '%s'", optarg);
+            break;
+        case 'k': tok_dir = optarg; break;
+        case 'd':
+            if (!strcmp(optarg, "auto")) dev = ANDREA_DEVICE_AUTO;
+            else if (!strcmp(optarg, "cpu")) dev = ANDREA_DEVICE_CPU;
+            else if (!strcmp(optarg, "cuda")) dev = ANDREA_DEVICE_CUDA;
+            else return cli_usage_error("generate", "--device wants auto, cpu or cuda, not '%s'", optarg);
+            break;
+        case 'h': usage(stdout); return 0;
+        default: return cli_usage_error("generate", "unknown option");
+        }
+    }
+    if (argc - optind != 1) return cli_usage_error("generate", "expects exactly one checkpoint");
+
+    ae_error err = {{0}};
+    andrea_model m;
+    andrea_tokenizer *tok = NULL;
+    andrea_engine *eng = NULL;
+    int *ids = NULL, *ctx = NULL, n_ids = 0, rc = 1;
+    float *logits = NULL;
+    if (andrea_model_load(&m, argv[optind], &err)) return cli_fail(&err);
+    const int V = m.cfg.vocab_size, maxT = m.cfg.max_seq_len;
+    if (!(tok = andrea_tokenizer_open(V, m.dir, tok_dir, &err))) goto fail;
+    if (andrea_tokenizer_encode(tok, prompt, strlen(prompt), &ids, NULL, &n_ids, &err)) goto fail;
+    const int bos = andrea_tokenizer_bos(tok);
+    /* context: [BOS] prompt generated...; at most n_prompt + n_new tokens */
+    const size_t n_ctx_max = (size_t)n_ids + 1 + (size_t)n_new;
+    if (!(ctx = malloc(n_ctx_max * sizeof(int)))) {
+        ae_fail(&err, "%s: out of memory for %zu context tokens", argv[optind], n_ctx_max);
+        goto fail;
+    }
+    size_t n_ctx = 0;
+    if (bos >= 0) ctx[n_ctx++] = bos;
+    memcpy(ctx + n_ctx, ids, (size_t)n_ids * sizeof(int));
+    n_ctx += (size_t)n_ids;
+    if (n_ctx == 0) {
+        rc = cli_usage_error("generate", "%s: this vocabulary has no BOS token, so give a non-empty --prompt",
+                             argv[optind]);
+        goto out;
+    }
+
+    /* the engine sees at most max_seq_len tokens: a sliding window over the context */
+    const int window = n_ctx_max < (size_t)maxT ? (int)n_ctx_max : maxT;
+    if (!(eng = andrea_engine_open(&m, dev, 1, window, &err))) goto fail;
+    if (!(logits = malloc((size_t)window * V * sizeof(float)))) {
+        ae_fail(&err, "%s: out of memory for logits of %d x %d", argv[optind], window, V);
+        goto fail;
+    }
+    andrea_rng rng;
+    andrea_rng_seed(&rng, seed);
+    fputs(prompt, stdout);
+    fflush(stdout);
+    char piece[1024];
+    for (long i = 0; i < n_new; i++) {
+        const int T = n_ctx < (size_t)window ? (int)n_ctx : window;
+        andrea_forward_io io = {.B = 1, .T = T, .tokens = ctx + n_ctx - T, .logits = logits};
+        if (andrea_engine_forward(eng, &io, &err)) goto fail;
+        const int next = andrea_sample(logits + (size_t)(T - 1) * V, V, (float)temperature, &rng);
+        if (next == bos) break;
+        ctx[n_ctx++] = next;
+        const int nb = andrea_tokenizer_token_bytes(tok, next, piece, sizeof piece);
+        if (nb > 0) fwrite(piece, 1, (size_t)nb, stdout);
+        fflush(stdout);
+    }
+    fputc('\n', stdout);
+    rc = 0;
+    goto out;
+fail:
+    rc = cli_fail(&err);
+out:
+    free(logits);
+    andrea_engine_close(eng);
+    free(ctx);
+    free(ids);
+    andrea_tokenizer_free(tok);
+    andrea_model_free(&m);
+    return rc;
 }
