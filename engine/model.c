@@ -94,9 +94,15 @@ int andrea_model_check_finite(const andrea_model *m, ae_error *err) {
     const float *p = m->memory;
     for (int i = 0; i < ANDREA_N_PARAM_TENSORS; i++) {
         for (size_t j = 0; j < sizes[i]; j++) {
-            if (!isfinite(p[j]))
-                return ae_fail(err, "%s: tensor %s holds a non-finite value (%s at element %zu)", m->path,
-                               andrea_param_names[i], isnan(p[j]) ? "NaN" : "Inf", j);
+            if (isfinite(p[j])) continue;
+            /* tensors 2..13 are stacked per layer: name the layer too */
+            if (i >= 2 && i <= 13) {
+                size_t per = sizes[i] / (size_t)m->cfg.n_layer;
+                return ae_fail(err, "%s: tensor %s, layer %zu, holds a non-finite value (%s at element %zu)",
+                               m->path, andrea_param_names[i], j / per, isnan(p[j]) ? "NaN" : "Inf", j % per);
+            }
+            return ae_fail(err, "%s: tensor %s holds a non-finite value (%s at element %zu)", m->path,
+                           andrea_param_names[i], isnan(p[j]) ? "NaN" : "Inf", j);
         }
         p += sizes[i];
     }

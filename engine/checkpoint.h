@@ -1,0 +1,60 @@
+/* checkpoint.h — the checkpoint readers behind andrea_model_load (model.h), and what they share.
+ *
+ * Job: turn a file into an andrea_model. andrea_model_load (checkpoint.c) picks the reader:
+ *   - a folder holding model.safetensors + config.json            -> safetensors reader
+ *   - a *.safetensors file with config.json beside it             -> safetensors reader
+ *   - anything else                                                -> ANDREA .bin reader (llm.c layout)
+ * Invariants: a reader validates every size the file claims (config limits in andrea_param_sizes,
+ * exact file length, in-file offsets) BEFORE it allocates anything the file's sizes drive; reads
+ * use bounded scratch memory (fp16/bf16 are converted in chunks); the result satisfies model.h's
+ * invariants, non-finite values included (the loader runs andrea_model_check_finite).
+ * Failure contract: -1 with a one-line "FILE: problem" (the tensor named where one is at fault)
+ * and the model left zeroed; nothing is printed.
+ * Byte order: all formats are little-endian; andrea runs on little-endian hosts only (checked at
+ * compile time in checkpoint.c).
+ */
+#ifndef ANDREA_CHECKPOINT_H
+#define ANDREA_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+#define ANDREA_BIN_MAGIC 20240326
+#define ANDREA_BIN_HEADER_INTS 256
+/* llm.c's training-state files (state_*.bin) carry this magic; refused with a pointed message. */
+#define ANDREA_LLMC_STATE_MAGIC 20240527
+/* A safetensors JSON header larger than this is refused before it is read. */
+#define ANDREA_SAFETENSORS_MAX_HEADER (100u * 1000u * 1000u)
+/* config.json larger than this is refused before it is read. */
+#define ANDREA_CONFIG_JSON_MAX (4u * 1024u * 1024u)
+
+/* Readers (checkpoint_bin.c, checkpoint_safetensors.c). Each fills cfg, parameters, format and
+ * stored_dtype; andrea_model_load fills path/dir and runs the finite check. */
+int andrea_load_bin(andrea_model *m, const char *path, ae_error *err);
+int andrea_load_safetensors(andrea_model *m, const char *st_path, const char *config_path, ae_error *err);
+
+/* Parses a Hugging Face GPT-2 config.json into cfg (Vp = V). Refuses missing or non-integer
+ * sizes and settings andrea does not implement (layer_norm_epsilon != 1e-5, an activation other
+ * than the tanh GELU, n_inner != 4*n_embd, scale_attn_by_inverse_layer_idx, ...). */
+int andrea_config_json_read(const char *path, andrea_config *cfg, ae_error *err);
+
+/* The file whose bytes identify the checkpoint (the .bin, or the model.safetensors inside a
+ * folder), written into out (capacity cap). */
+int andrea_checkpoint_weights_file(const andrea_model *m, char *out, size_t cap, ae_error *err);
+/* sha256 (lowercase hex) of that file. */
+int andrea_checkpoint_sha256(const andrea_model *m, char hex[65], ae_error *err);
+
+/* Number conversions shared by readers and writers. bf16/fp16 -> fp32 are exact; fp32 -> bf16 and
+ * fp32 -> fp16 round to nearest even (NaN stays NaN, overflow becomes Inf). */
+static inline float andrea_bf16_to_f32(uint16_t h) {
+    union { uint32_t u; float f; } v;
+    v.u = (uint32_t)h << 16;
+    return v.f;
+}
+float andrea_f16_to_f32(uint16_t h);
+uint16_t andrea_f32_to_bf16(float f);
+uint16_t andrea_f32_to_f16(float f);
+
+#endif

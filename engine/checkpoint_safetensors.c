@@ -1,0 +1,412 @@
+/* checkpoint_safetensors.c — the Hugging Face GPT-2 safetensors reader (SPEC.md section 2).
+ *
+ * File: 8-byte little-endian header length N, N bytes of JSON {name: {dtype, shape,
+ * data_offsets: [begin, end]}, "__metadata__": {...}}, then the data section; offsets are relative
+ * to the data section. The config (sizes) comes from config.json beside the file.
+ * Invariants, in the order they are established:
+ *   1. N <= the file and N <= ANDREA_SAFETENSORS_MAX_HEADER before the header is read;
+ *   2. every entry's dtype is F32/F16/BF16, its byte size equals prod(shape) * dtype size, its
+ *      offsets lie inside the data section, and no two entries overlap;
+ *   3. every GPT-2 parameter is present exactly once (with or without the `transformer.` prefix)
+ *      with the shape config.json implies; unknown tensors are refused (a different architecture
+ *      must not load as a wrong GPT-2); causal-mask buffers (h.N.attn.bias, h.N.attn.masked_bias)
+ *      are ignored; lm_head.weight, when present, must equal wte (andrea ties the unembedding);
+ *   4. only then is the parameter buffer allocated; tensors are converted to fp32 through a
+ *      bounded scratch buffer, Conv1D weights [in, out] transposed to Linear [out, in].
+ * Failure contract: one line "FILE: tensor NAME: problem" (or "FILE: problem"), model zeroed.
+ */
+#include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/checked_size.h"
+#include "checkpoint.h"
+
+#define SCRATCH_BYTES ((size_t)4 << 20)
+#define MAX_DIMS 8
+
+enum { DT_F32, DT_F16, DT_BF16 };
+static const char *const dtype_names[] = {"F32", "F16", "BF16"};
+static const size_t dtype_bytes[] = {4, 2, 2};
+
+typedef struct {
+    const char *name; /* as in the file (points into the cJSON tree) */
+    int dtype;
+    int ndim;
+    long long shape[MAX_DIMS];
+    size_t begin, end; /* relative to the data section */
+} st_entry;
+
+/* Where a GPT-2 tensor goes: llm.c tensor index, its layer (-1 global), expected shape as stored
+ * (Conv1D: [in, out]) and whether it is transposed on load. */
+typedef struct {
+    int tensor, layer, transpose, ndim;
+    long long shape[2];
+} st_target;
+
+static int pread_all(int fd, void *buf, size_t n, size_t off, const char *path, ae_error *err) {
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return ae_fail(err, "%s: read error: %s", path, strerror(errno));
+        if (r == 0) return ae_fail(err, "%s: file ended early (it shrank while being read?)", path);
+        p += r;
+        n -= (size_t)r;
+        off += (size_t)r;
+    }
+    return 0;
+}
+
+/* A JSON number that is a non-negative integer representable exactly in a double. */
+static int json_size(const cJSON *v, long long *out) {
+    if (!cJSON_IsNumber(v)) return -1;
+    double d = v->valuedouble;
+    if (d < 0 || d > 9007199254740992.0 || d != (double)(long long)d) return -1;
+    *out = (long long)d;
+    return 0;
+}
+
+static int parse_entry(const cJSON *item, st_entry *e, size_t data_bytes, const char *path, ae_error *err) {
+    e->name = item->string;
+    if (!cJSON_IsObject(item)) return ae_fail(err, "%s: tensor %s: header entry is not an object", path, e->name);
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(item, "dtype");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
+    const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
+    if (!cJSON_IsString(dt)) return ae_fail(err, "%s: tensor %s: no dtype", path, e->name);
+    e->dtype = -1;
+    for (int i = 0; i < 3; i++)
+        if (strcmp(dt->valuestring, dtype_names[i]) == 0) e->dtype = i;
+    if (e->dtype < 0)
+        return ae_fail(err, "%s: tensor %s: dtype %.32s not supported (F32, F16, BF16)", path, e->name,
+                       dt->valuestring);
+    if (!cJSON_IsArray(shape)) return ae_fail(err, "%s: tensor %s: no shape", path, e->name);
+    e->ndim = cJSON_GetArraySize(shape);
+    if (e->ndim > MAX_DIMS) return ae_fail(err, "%s: tensor %s: %d dimensions", path, e->name, e->ndim);
+    for (int i = 0; i < e->ndim; i++)
+        if (json_size(cJSON_GetArrayItem(shape, i), &e->shape[i]))
+            return ae_fail(err, "%s: tensor %s: shape holds a non-integer or negative size", path, e->name);
+    long long b, en;
+    if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 || json_size(cJSON_GetArrayItem(offs, 0), &b) ||
+        json_size(cJSON_GetArrayItem(offs, 1), &en) || en < b)
+        return ae_fail(err, "%s: tensor %s: data_offsets is not [begin, end] with begin <= end", path, e->name);
+    e->begin = (size_t)b;
+    e->end = (size_t)en;
+    size_t n, nbytes;
+    if (ae_mul_dims(e->shape, e->ndim, &n) || ae_mul(n, dtype_bytes[e->dtype], &nbytes))
+        return ae_fail(err, "%s: tensor %s: shape overflows", path, e->name);
+    if (e->end > data_bytes)
+        return ae_fail(err, "%s: tensor %s: data_offsets [%zu, %zu] lie outside the data section (%zu bytes)",
+                       path, e->name, e->begin, e->end, data_bytes);
+    if (e->end - e->begin != nbytes)
+        return ae_fail(err, "%s: tensor %s: data_offsets span %zu bytes, shape and dtype need %zu", path,
+                       e->name, e->end - e->begin, nbytes);
+    return 0;
+}
+
+static int by_begin(const void *a, const void *b) {
+    const st_entry *x = *(st_entry *const *)a, *y = *(st_entry *const *)b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+/* Parses "h.<layer>.<rest>"; returns the layer or -1. No sign, no leading zeros. */
+static int parse_layer(const char *name, const char **rest) {
+    if (strncmp(name, "h.", 2) != 0) return -1;
+    const char *p = name + 2;
+    if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] >= '0' && p[1] <= '9')) return -1;
+    long v = 0;
+    while (*p >= '0' && *p <= '9') {
+        v = v * 10 + (*p++ - '0');
+        if (v > 1000000) return -1;
+    }
+    if (*p != '.') return -1;
+    *rest = p + 1;
+    return (int)v;
+}
+
+/* Maps a (prefix-stripped) name to its target; 1 = parameter, 0 = ignored buffer, 2 = lm_head,
+ * -1 = unknown. */
+static int classify(const char *name, const andrea_config *c, st_target *t) {
+    long long C = c->d_model, V = c->vocab_size, T = c->max_seq_len;
+    static const struct { const char *suffix; int tensor, transpose, ndim, a, b; } layer_map[] = {
+        /* a, b: shape in units of C (0 = no second dim) */
+        {"ln_1.weight", 2, 0, 1, 1, 0},        {"ln_1.bias", 3, 0, 1, 1, 0},
+        {"attn.c_attn.weight", 4, 1, 2, 1, 3}, {"attn.c_attn.bias", 5, 0, 1, 3, 0},
+        {"attn.c_proj.weight", 6, 1, 2, 1, 1}, {"attn.c_proj.bias", 7, 0, 1, 1, 0},
+        {"ln_2.weight", 8, 0, 1, 1, 0},        {"ln_2.bias", 9, 0, 1, 1, 0},
+        {"mlp.c_fc.weight", 10, 1, 2, 1, 4},   {"mlp.c_fc.bias", 11, 0, 1, 4, 0},
+        {"mlp.c_proj.weight", 12, 1, 2, 4, 1}, {"mlp.c_proj.bias", 13, 0, 1, 1, 0},
+    };
+    memset(t, 0, sizeof *t);
+    t->layer = -1;
+    if (!strcmp(name, "wte.weight")) { *t = (st_target){0, -1, 0, 2, {V, C}}; return 1; }
+    if (!strcmp(name, "wpe.weight")) { *t = (st_target){1, -1, 0, 2, {T, C}}; return 1; }
+    if (!strcmp(name, "ln_f.weight")) { *t = (st_target){14, -1, 0, 1, {C, 0}}; return 1; }
+    if (!strcmp(name, "ln_f.bias")) { *t = (st_target){15, -1, 0, 1, {C, 0}}; return 1; }
+    if (!strcmp(name, "lm_head.weight")) { *t = (st_target){0, -1, 0, 2, {V, C}}; return 2; }
+    const char *rest;
+    int layer = parse_layer(name, &rest);
+    if (layer < 0) return -1;
+    if (!strcmp(rest, "attn.bias") || !strcmp(rest, "attn.masked_bias")) return 0;
+    for (size_t i = 0; i < sizeof layer_map / sizeof layer_map[0]; i++) {
+        if (strcmp(rest, layer_map[i].suffix)) continue;
+        *t = (st_target){layer_map[i].tensor, layer, layer_map[i].transpose, layer_map[i].ndim,
+                         {layer_map[i].a * C, layer_map[i].b * C}};
+        return layer < c->n_layer ? 1 : -1;
+    }
+    return -1;
+}
+
+static void shape_str(char *buf, size_t cap, const long long *s, int n) {
+    size_t k = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < n && k < cap; i++) k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? ", " : "", s[i]);
+    if (k < cap) snprintf(buf + k, cap - k, "]");
+}
+
+/* Converts n values of dtype from src into dst. */
+static void convert(float *dst, const void *src, size_t n, int dtype) {
+    if (dtype == DT_F32) {
+        memcpy(dst, src, n * sizeof(float));
+    } else {
+        const uint16_t *h = src;
+        if (dtype == DT_BF16)
+            for (size_t i = 0; i < n; i++) dst[i] = andrea_bf16_to_f32(h[i]);
+        else
+            for (size_t i = 0; i < n; i++) dst[i] = andrea_f16_to_f32(h[i]);
+    }
+}
+
+/* Reads entry e (stored [rows, cols]) into dst as fp32, transposed to [cols, rows] if asked.
+ * When `compare` is set, dst is not written: the values are compared with it instead and a
+ * mismatch returns 1. */
+static int load_tensor(int fd, size_t data_start, const st_entry *e, const st_target *t, float *dst,
+                       int compare, void *scratch, float *fscratch, const char *path, ae_error *err) {
+    size_t rows = (size_t)t->shape[0], cols = t->ndim == 2 ? (size_t)t->shape[1] : 1;
+    size_t es = dtype_bytes[e->dtype], row_bytes = cols * es;
+    size_t rows_per = SCRATCH_BYTES / row_bytes; /* row_bytes <= 4*C*4 <= 1 MB: rows_per >= 4 */
+    for (size_t r0 = 0; r0 < rows; r0 += rows_per) {
+        size_t nr = rows - r0 < rows_per ? rows - r0 : rows_per;
+        if (pread_all(fd, scratch, nr * row_bytes, data_start + e->begin + r0 * row_bytes, path, err))
+            return -1;
+        if (compare) {
+            convert(fscratch, scratch, nr * cols, e->dtype);
+            if (memcmp(fscratch, dst + r0 * cols, nr * cols * sizeof(float)) != 0) return 1;
+        } else if (!t->transpose) {
+            convert(dst + r0 * cols, scratch, nr * cols, e->dtype);
+        } else {
+            /* src chunk: [nr, cols] rows r0.. of the [in=rows, out=cols] Conv1D weight;
+             * dst: [out=cols, in=rows] */
+            convert(fscratch, scratch, nr * cols, e->dtype);
+            for (size_t i = 0; i < nr; i++)
+                for (size_t o = 0; o < cols; o++) dst[o * rows + r0 + i] = fscratch[i * cols + o];
+        }
+    }
+    return 0;
+}
+
+int andrea_load_safetensors(andrea_model *m, const char *path, const char *config_path, ae_error *err) {
+    andrea_config cfg;
+    size_t sizes[ANDREA_N_PARAM_TENSORS], total;
+    if (andrea_config_json_read(config_path, &cfg, err)) return -1;
+    if (andrea_param_sizes(&cfg, sizes, &total, err)) return ae_prefix(err, "%s", config_path);
+
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    int rc = -1;
+    char *hjson = NULL;
+    cJSON *root = NULL;
+    st_entry *entries = NULL, **sorted = NULL;
+    int *slot_of = NULL;
+    void *scratch = NULL;
+    float *fscratch = NULL;
+
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
+        goto done;
+    }
+    size_t file_bytes = (size_t)st.st_size;
+    uint64_t n_hdr;
+    if (file_bytes < 8) {
+        ae_fail(err, "%s: truncated: %zu bytes, shorter than the 8-byte header length", path, file_bytes);
+        goto done;
+    }
+    if (pread_all(fd, &n_hdr, 8, 0, path, err)) goto done;
+    if (n_hdr > file_bytes - 8) {
+        ae_fail(err, "%s: header length %llu is larger than the file (%zu bytes)", path,
+                (unsigned long long)n_hdr, file_bytes);
+        goto done;
+    }
+    if (n_hdr > ANDREA_SAFETENSORS_MAX_HEADER) {
+        ae_fail(err, "%s: header length %llu exceeds the %u-byte limit", path, (unsigned long long)n_hdr,
+                ANDREA_SAFETENSORS_MAX_HEADER);
+        goto done;
+    }
+    if (!(hjson = malloc((size_t)n_hdr + 1))) {
+        ae_fail(err, "%s: out of memory", path);
+        goto done;
+    }
+    if (pread_all(fd, hjson, (size_t)n_hdr, 8, path, err)) goto done;
+    hjson[n_hdr] = '\0';
+    root = cJSON_ParseWithLength(hjson, (size_t)n_hdr);
+    if (!root || !cJSON_IsObject(root)) {
+        ae_fail(err, "%s: header is not a valid JSON object", path);
+        goto done;
+    }
+    size_t data_start = 8 + (size_t)n_hdr, data_bytes = file_bytes - data_start;
+
+    /* 2. every entry on its own */
+    int n_items = cJSON_GetArraySize(root), n = 0;
+    entries = calloc((size_t)n_items + 1, sizeof *entries);
+    sorted = calloc((size_t)n_items + 1, sizeof *sorted);
+    if (!entries || !sorted) {
+        ae_fail(err, "%s: out of memory", path);
+        goto done;
+    }
+    for (const cJSON *it = root->child; it; it = it->next) {
+        if (!strcmp(it->string, "__metadata__")) continue;
+        if (parse_entry(it, &entries[n], data_bytes, path, err)) goto done;
+        sorted[n] = &entries[n];
+        n++;
+    }
+    /* ... and against each other */
+    qsort(sorted, (size_t)n, sizeof *sorted, by_begin);
+    const st_entry *reach = NULL; /* the non-empty entry reaching furthest so far */
+    for (int i = 0; i < n; i++) {
+        const st_entry *e = sorted[i];
+        if (e->begin == e->end) continue; /* empty tensors occupy no bytes */
+        if (reach && e->begin < reach->end) {
+            ae_fail(err, "%s: tensor %s: data_offsets [%zu, %zu] overlap tensor %s [%zu, %zu]", path,
+                    e->name, e->begin, e->end, reach->name, reach->begin, reach->end);
+            goto done;
+        }
+        if (!reach || e->end > reach->end) reach = e;
+    }
+
+    /* 3. map to GPT-2 parameters. Slots: 0 wte, 1 wpe, 14 ln_f.w, 15 ln_f.b (global) and
+     * 16 + layer*16 + tensor for per-layer tensors; slot_of[slot] = entry index or -1. */
+    size_t n_slots = 16 + (size_t)cfg.n_layer * 16;
+    slot_of = malloc(n_slots * sizeof *slot_of);
+    if (!slot_of) {
+        ae_fail(err, "%s: out of memory", path);
+        goto done;
+    }
+    for (size_t s = 0; s < n_slots; s++) slot_of[s] = -1;
+    int lm_head = -1;
+    for (int i = 0; i < n; i++) {
+        const char *name = entries[i].name;
+        if (!strncmp(name, "transformer.", 12)) name += 12;
+        st_target t;
+        int kind = classify(name, &cfg, &t);
+        if (kind < 0) {
+            ae_fail(err, "%s: tensor %s: not a GPT-2 parameter for a %d-layer model (unexpected tensor)",
+                    path, entries[i].name, cfg.n_layer);
+            goto done;
+        }
+        if (kind == 0) continue;
+        char want[64], have[128];
+        shape_str(want, sizeof want, t.shape, t.ndim);
+        shape_str(have, sizeof have, entries[i].shape, entries[i].ndim);
+        if (entries[i].ndim != t.ndim || entries[i].shape[0] != t.shape[0] ||
+            (t.ndim == 2 && entries[i].shape[1] != t.shape[1])) {
+            ae_fail(err, "%s: tensor %s: shape %s, but %s implies %s", path, entries[i].name, have,
+                    config_path, want);
+            goto done;
+        }
+        if (kind == 2) {
+            lm_head = i;
+            continue;
+        }
+        size_t slot = t.layer < 0 ? (size_t)t.tensor : 16 + (size_t)t.layer * 16 + (size_t)t.tensor;
+        if (slot_of[slot] >= 0) {
+            ae_fail(err, "%s: tensor %s: appears twice (also as %s)", path, entries[i].name,
+                    entries[slot_of[slot]].name);
+            goto done;
+        }
+        slot_of[slot] = i;
+    }
+    static const char *const global_names[16] = {[0] = "wte.weight", [1] = "wpe.weight",
+                                                  [14] = "ln_f.weight", [15] = "ln_f.bias"};
+    static const char *const layer_names[16] = {
+        [2] = "ln_1.weight",  [3] = "ln_1.bias",   [4] = "attn.c_attn.weight", [5] = "attn.c_attn.bias",
+        [6] = "attn.c_proj.weight", [7] = "attn.c_proj.bias", [8] = "ln_2.weight", [9] = "ln_2.bias",
+        [10] = "mlp.c_fc.weight", [11] = "mlp.c_fc.bias", [12] = "mlp.c_proj.weight",
+        [13] = "mlp.c_proj.bias"};
+    for (size_t s = 0; s < n_slots; s++) {
+        int layer = s < 16 ? -1 : (int)((s - 16) / 16), tensor = (int)(s % 16);
+        const char *nm = layer < 0 ? global_names[tensor] : layer_names[tensor];
+        if (!nm || slot_of[s] >= 0) continue;
+        if (layer < 0)
+            ae_fail(err, "%s: tensor %s: missing", path, nm);
+        else
+            ae_fail(err, "%s: tensor h.%d.%s: missing", path, layer, nm);
+        goto done;
+    }
+
+    /* 4. allocate and convert */
+    if (andrea_model_alloc(m, &cfg, err)) {
+        ae_prefix(err, "%s", path);
+        goto done;
+    }
+    scratch = malloc(SCRATCH_BYTES);
+    fscratch = malloc(SCRATCH_BYTES * 2); /* fp32 of a chunk of 2-byte values */
+    if (!scratch || !fscratch) {
+        ae_fail(err, "%s: out of memory", path);
+        goto done;
+    }
+    float *base[ANDREA_N_PARAM_TENSORS];
+    base[0] = m->memory;
+    for (int i = 1; i < ANDREA_N_PARAM_TENSORS; i++) base[i] = base[i - 1] + sizes[i - 1];
+    for (size_t s = 0; s < n_slots; s++) {
+        if (slot_of[s] < 0) continue;
+        const st_entry *e = &entries[slot_of[s]];
+        const char *name = e->name;
+        if (!strncmp(name, "transformer.", 12)) name += 12;
+        st_target t;
+        classify(name, &cfg, &t);
+        size_t per_layer = t.layer < 0 ? 0 : sizes[t.tensor] / (size_t)cfg.n_layer;
+        float *dst = base[t.tensor] + (t.layer < 0 ? 0 : (size_t)t.layer * per_layer);
+        if (load_tensor(fd, data_start, e, &t, dst, 0, scratch, fscratch, path, err)) goto done;
+        /* checked here, not only by andrea_model_load, so the message names the file's tensor */
+        size_t count = (size_t)t.shape[0] * (t.ndim == 2 ? (size_t)t.shape[1] : 1);
+        for (size_t j = 0; j < count; j++) {
+            if (isfinite(dst[j])) continue;
+            ae_fail(err, "%s: tensor %s holds a non-finite value (%s at element %zu)", path, e->name,
+                    isnan(dst[j]) ? "NaN" : "Inf", j);
+            goto done;
+        }
+    }
+    if (lm_head >= 0) {
+        st_target t = {0, -1, 0, 2, {cfg.vocab_size, cfg.d_model}};
+        int r = load_tensor(fd, data_start, &entries[lm_head], &t, m->p.wte, 1, scratch, fscratch, path, err);
+        if (r < 0) goto done;
+        if (r > 0) {
+            ae_fail(err, "%s: tensor %s: differs from wte.weight (andrea needs the unembedding tied "
+                         "to the token embedding)", path, entries[lm_head].name);
+            goto done;
+        }
+    }
+    int dt = entries[slot_of[0]].dtype;
+    for (size_t s = 0; s < n_slots; s++)
+        if (slot_of[s] >= 0 && entries[slot_of[s]].dtype != dt) dt = -1;
+    m->format = ANDREA_FMT_SAFETENSORS;
+    snprintf(m->stored_dtype, sizeof m->stored_dtype, "%s",
+             dt == DT_F32 ? "fp32" : dt == DT_F16 ? "fp16" : dt == DT_BF16 ? "bf16" : "mixed");
+    rc = 0;
+done:
+    free(fscratch);
+    free(scratch);
+    free(slot_of);
+    free(sorted);
+    free(entries);
+    cJSON_Delete(root);
+    free(hjson);
+    close(fd);
+    return rc;
+}
