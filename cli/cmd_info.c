@@ -96,7 +96,9 @@ int cmd_info(int argc, char **argv) {
     printf("vocab          %s\n", commas((size_t)cf->vocab_size, n1, sizeof n1));
     printf("padded vocab   %s\n", commas((size_t)cf->padded_vocab_size, n2, sizeof n2));
     printf("max_seq_len    %s\n", commas((size_t)cf->max_seq_len, n1, sizeof n1));
-    printf("\nparameters%*s%12s %14s\n", 27, "", "per layer", "total");
+    char all[32];
+    snprintf(all, sizeof all, "all %d layers", cf->n_layer);
+    printf("\nparameters%*s%12s %14s\n", 27, "", "per layer", all);
     row("attention projections, weights", &b.attn_w_layer, b.attn_w);
     row("attention projections, biases", &b.attn_b_layer, b.attn_b);
     row("MLP weights", &b.mlp_w_layer, b.mlp_w);

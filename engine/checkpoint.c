@@ -70,6 +70,11 @@ int andrea_model_load(andrea_model *m, const char *path, ae_error *err) {
     }
     snprintf(m->path, sizeof m->path, "%s", path);
     snprintf(m->dir, sizeof m->dir, "%s", dir);
+    /* Padding rows of wte are ignored (llm.c trainers may leave anything there); zeroing them
+     * keeps an engine that computes logits over all Vp rows from meeting garbage or NaN. */
+    size_t C = (size_t)m->cfg.d_model;
+    memset(m->p.wte + (size_t)m->cfg.vocab_size * C, 0,
+           (size_t)(m->cfg.padded_vocab_size - m->cfg.vocab_size) * C * sizeof(float));
     if (andrea_model_check_finite(m, err)) {
         andrea_model_free(m);
         return -1;

@@ -7,7 +7,8 @@
  * Invariants: a reader validates every size the file claims (config limits in andrea_param_sizes,
  * exact file length, in-file offsets) BEFORE it allocates anything the file's sizes drive; reads
  * use bounded scratch memory (fp16/bf16 are converted in chunks); the result satisfies model.h's
- * invariants, non-finite values included (the loader runs andrea_model_check_finite).
+ * invariants, non-finite values included (the loader runs andrea_model_check_finite); wte's
+ * padding rows (V..Vp-1) are ignored by that check and set to zero.
  * Failure contract: -1 with a one-line "FILE: problem" (the tensor named where one is at fault)
  * and the model left zeroed; nothing is printed.
  * Byte order: all formats are little-endian; andrea runs on little-endian hosts only (checked at

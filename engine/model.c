@@ -93,7 +93,9 @@ int andrea_model_check_finite(const andrea_model *m, ae_error *err) {
     if (andrea_param_sizes(&m->cfg, sizes, &total, err)) return -1;
     const float *p = m->memory;
     for (int i = 0; i < ANDREA_N_PARAM_TENSORS; i++) {
-        for (size_t j = 0; j < sizes[i]; j++) {
+        /* wte's padding rows (vocab_size..padded_vocab_size-1) are never used: not checked */
+        size_t n = i == 0 ? (size_t)m->cfg.vocab_size * (size_t)m->cfg.d_model : sizes[i];
+        for (size_t j = 0; j < n; j++) {
             if (isfinite(p[j])) continue;
             /* tensors 2..13 are stacked per layer: name the layer too */
             if (i >= 2 && i <= 13) {

@@ -245,6 +245,26 @@ static void test_bin_with_zero_padded_vocab_is_refused_when_length_disagrees(voi
     free(buf);
 }
 
+/* Padding rows are ignored: a NaN there (llm.c does not promise what they hold) loads, as zeros. */
+static void test_bin_padding_rows_are_ignored_and_zeroed(void) {
+    andrea_config cfg = fx_tiny_config();
+    const char *path = fx_path(check_tmpdir(), "pad-nan.bin");
+    andrea_model want = fx_make_bin(path, &cfg, 3), got;
+    size_t len;
+    unsigned char *buf = fx_read(path, &len);
+    float nan = NAN, big = 7.0f;
+    memcpy(buf + 1024 + 4 * (13 * 8 + 2), &nan, 4); /* row 13 = first padding row */
+    memcpy(buf + 1024 + 4 * (15 * 8 + 7), &big, 4); /* last padding row */
+    fx_write(path, buf, len);
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_model_load(&got, path, &err) == 0, "%s", err.msg);
+    CHECK(got.p.wte[13 * 8 + 2] == 0.0f && got.p.wte[15 * 8 + 7] == 0.0f);
+    CHECK(mismatches(&want, &got, keep) == 0);
+    andrea_model_free(&got);
+    andrea_model_free(&want);
+    free(buf);
+}
+
 static void test_random_init_is_deterministic_and_gpt2_like(void) {
     andrea_config cfg = fx_tiny_config();
     andrea_model a, b, c;
@@ -299,6 +319,7 @@ int main(void) {
     RUN(test_safetensors_untied_lm_head_is_refused);
     RUN(test_bin_with_zero_padded_vocab_loads_when_length_agrees);
     RUN(test_bin_with_zero_padded_vocab_is_refused_when_length_disagrees);
+    RUN(test_bin_padding_rows_are_ignored_and_zeroed);
     RUN(test_random_init_is_deterministic_and_gpt2_like);
     RUN(test_half_conversions_round_to_nearest_even);
     return check_summary("test_checkpoint_roundtrip");
