@@ -48,6 +48,34 @@ typedef struct {
     uint64_t seed;      /* 0 = default seed */
 } probe_options;
 
+/* Defaults (docs/probes.md): 32 items of 128 tokens per suite keep `andrea analyze` of a small
+ * byte-level model well under a minute on 2 CPU cores. */
+#define PROBE_DEFAULT_N_ITEMS 32
+#define PROBE_DEFAULT_SEQ_LEN 128
+#define PROBE_DEFAULT_SEED 1729u
+#define PROBE_MAX_ITEMS 1000000
+/* Longest probe-file line accepted (bytes, without the newline). */
+#define PROBE_FILE_MAX_LINE (1 << 20)
+
+/* 1 when name is one of probe_builtin_names. */
+int probe_is_builtin(const char *name);
+
+/* Folder holding prose.txt, people.txt, places.txt: $ANDREA_PROBE_DATA, else
+ * <source tree>/probes/data. */
+const char *probe_data_dir(void);
+
+/* Builds every suite named in a comma list ("all" or NULL = every built-in suite); *suites is
+ * malloc'd. On failure nothing is returned. */
+int probe_suites_builtin_list(const char *names, const andrea_tokenizer *tok, int vocab_size,
+                              int max_seq_len, const probe_options *opt, probe_suite **suites,
+                              int *n_suites, ae_error *err);
+
+/* Frees an array of n suites (each with probe_suite_free) and the array itself. */
+void probe_suites_free(probe_suite *suites, int n);
+
+/* Sorts targets by (query, key) and drops duplicates; returns the new count. */
+int probe_targets_normalize(probe_target *t, int n);
+
 /* Builds a built-in suite for a model with this tokenizer and vocab/max length. */
 int probe_suite_builtin(const char *name, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
                         const probe_options *opt, probe_suite *out, ae_error *err);

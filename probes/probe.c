@@ -1,0 +1,370 @@
+/* probe.c — shared probe machinery: PRNG, tokenized text with offsets, the target rules, suite
+ * lifetime and probe_default_targets (see probe.h, probe_internal.h, docs/probes.md).
+ * Invariant: every target array leaving this module is normalized (sorted by query then key,
+ * no duplicates, 0 <= key <= query < n_tokens). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/checked_size.h"
+#include "probe_internal.h"
+
+const char *const probe_builtin_names[] = {"prev_token", "induction", "duplicate", "bracket",
+                                           "entity",     "bos",       NULL};
+
+int probe_is_builtin(const char *name) {
+    for (int i = 0; probe_builtin_names[i]; i++)
+        if (!strcmp(name, probe_builtin_names[i])) return 1;
+    return 0;
+}
+
+const char *probe_data_dir(void) {
+    const char *env = getenv("ANDREA_PROBE_DATA");
+    if (env && *env) return env;
+    return ANDREA_SOURCE_DIR "/probes/data";
+}
+
+/* ---------------- PRNG ---------------- */
+
+void probe_rng_seed(probe_rng *r, uint64_t seed, const char *stream) {
+    /* FNV-1a of the stream name, mixed into the seed, so each suite has its own sequence. */
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = stream; c && *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    r->s = seed ^ h;
+}
+
+uint64_t probe_rng_next(probe_rng *r) {
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint32_t probe_rng_below(probe_rng *r, uint32_t n) {
+    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    uint64_t x;
+    do x = probe_rng_next(r);
+    while (x >= limit);
+    return (uint32_t)(x % n);
+}
+
+/* ---------------- pbuf ---------------- */
+
+int pbuf_add(pbuf *b, const char *s, size_t n, ae_error *err) {
+    size_t need;
+    if (ae_add(b->len, n, &need) || ae_add(need, 1, &need)) return ae_fail(err, "probe text too large");
+    if (need > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < need) {
+            if (ae_mul(cap, 2, &cap)) return ae_fail(err, "probe text too large");
+        }
+        char *p = realloc(b->p, cap);
+        if (!p) return ae_fail(err, "out of memory building probe text");
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+    return 0;
+}
+
+int pbuf_adds(pbuf *b, const char *s, ae_error *err) { return pbuf_add(b, s, strlen(s), err); }
+
+void pbuf_free(pbuf *b) {
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---------------- tokenized text ---------------- */
+
+void ptext_free(ptext *tt) {
+    free(tt->ids);
+    free(tt->start);
+    free(tt->end);
+    memset(tt, 0, sizeof *tt);
+}
+
+static int ptext_alloc(ptext *tt, int n, ae_error *err) {
+    size_t bi, bs;
+    if (n < 0 || ae_mul((size_t)n + 1, sizeof(int), &bi) || ae_mul((size_t)n + 1, sizeof(size_t), &bs))
+        return ae_fail(err, "probe item too long");
+    tt->ids = malloc(bi);
+    tt->start = malloc(bs);
+    tt->end = malloc(bs);
+    if (!tt->ids || !tt->start || !tt->end) {
+        ptext_free(tt);
+        return ae_fail(err, "out of memory tokenizing a probe");
+    }
+    tt->n = 0;
+    tt->first = 0;
+    return 0;
+}
+
+int ptext_encode(const andrea_tokenizer *tok, int bos, const char *text, size_t len,
+                    int max_tokens, ptext *tt, ae_error *err) {
+    memset(tt, 0, sizeof *tt);
+    int *ids = NULL, *offs = NULL, n = 0;
+    if (andrea_tokenizer_encode(tok, text, len, &ids, &offs, &n, err)) return -1;
+    int first = bos >= 0 ? 1 : 0;
+    int keep = n + first;
+    if (keep > max_tokens) keep = max_tokens;
+    if (keep < 0) keep = 0;
+    if (ptext_alloc(tt, keep, err)) {
+        free(ids);
+        free(offs);
+        return -1;
+    }
+    tt->first = first;
+    int k = 0;
+    if (first && keep > 0) {
+        tt->ids[0] = bos;
+        tt->start[0] = tt->end[0] = 0;
+        k = 1;
+    }
+    for (int i = 0; k < keep; i++, k++) {
+        tt->ids[k] = ids[i];
+        tt->start[k] = (size_t)offs[i];
+        tt->end[k] = i + 1 < n ? (size_t)offs[i + 1] : len;
+    }
+    tt->n = keep;
+    free(ids);
+    free(offs);
+    return 0;
+}
+
+int ptext_decode(const andrea_tokenizer *tok, const int *ids, int n, ptext *tt, char **text,
+                    size_t *text_len, ae_error *err) {
+    memset(tt, 0, sizeof *tt);
+    *text = NULL;
+    if (ptext_alloc(tt, n, err)) return -1;
+    pbuf b = {0};
+    int bos = andrea_tokenizer_bos(tok);
+    char piece[256];
+    for (int i = 0; i < n; i++) {
+        tt->ids[i] = ids[i];
+        if (i == 0 && ids[0] == bos && bos >= 0) {
+            tt->first = 1;
+            tt->start[0] = tt->end[0] = 0;
+            continue;
+        }
+        int m = andrea_tokenizer_token_bytes(tok, ids[i], piece, sizeof piece);
+        if (m < 0) m = 0; /* unknown ids (specials) cover no text */
+        tt->start[i] = b.len;
+        if (m > 0 && pbuf_add(&b, piece, (size_t)m, err)) {
+            pbuf_free(&b);
+            ptext_free(tt);
+            return -1;
+        }
+        tt->end[i] = b.len;
+    }
+    tt->n = n;
+    if (!b.p && pbuf_add(&b, "", 0, err)) {
+        ptext_free(tt);
+        return -1;
+    }
+    *text = b.p;
+    *text_len = b.len;
+    return 0;
+}
+
+int ptext_token_at(const ptext *tt, size_t p) {
+    /* Binary search for the last text token starting at or before p. */
+    int lo = tt->first, hi = tt->n - 1, found = -1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (tt->start[mid] <= p) {
+            found = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if (found < 0 || p >= tt->end[found]) {
+        /* Zero-width tokens can sit between; walk back to one that covers p. */
+        while (found >= tt->first && found >= 0 && !(tt->start[found] <= p && p < tt->end[found])) found--;
+        if (found < tt->first) return -1;
+    }
+    return found;
+}
+
+int ptext_span(const ptext *tt, size_t cs, size_t ce, int *t0, int *t1) {
+    if (ce <= cs) return -1;
+    int a = ptext_token_at(tt, cs), b = ptext_token_at(tt, ce - 1);
+    if (a < 0 || b < 0) return -1;
+    *t0 = a;
+    *t1 = b + 1;
+    return 0;
+}
+
+/* ---------------- targets ---------------- */
+
+int probe_targets_push(probe_target **t, int *n, int *cap, int query, int key, ae_error *err) {
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 64;
+        size_t bytes;
+        if (nc < *cap || ae_mul((size_t)nc, sizeof **t, &bytes)) return ae_fail(err, "too many targets");
+        probe_target *p = realloc(*t, bytes);
+        if (!p) return ae_fail(err, "out of memory for probe targets");
+        *t = p;
+        *cap = nc;
+    }
+    (*t)[*n].query = query;
+    (*t)[*n].key = key;
+    (*n)++;
+    return 0;
+}
+
+static int cmp_target(const void *a, const void *b) {
+    const probe_target *x = a, *y = b;
+    if (x->query != y->query) return x->query < y->query ? -1 : 1;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return 0;
+}
+
+int probe_targets_normalize(probe_target *t, int n) {
+    if (n <= 1) return n;
+    qsort(t, (size_t)n, sizeof *t, cmp_target);
+    int m = 1;
+    for (int i = 1; i < n; i++)
+        if (cmp_target(&t[i], &t[m - 1])) t[m++] = t[i];
+    return m;
+}
+
+static char closing_for(char c) { return c == '(' ? ')' : c == '[' ? ']' : c == '{' ? '}' : 0; }
+
+int probe_bracket_targets(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
+                    ae_error *err) {
+    *out = NULL;
+    *n = 0;
+    int cap = 0;
+    size_t depth = 0, scap = 0;
+    size_t *stack = NULL;
+    for (size_t p = 0; p < len; p++) {
+        char c = text[p];
+        if (closing_for(c)) { /* an opener */
+            if (depth == scap) {
+                size_t nc = scap ? scap * 2 : 64, bytes;
+                if (ae_mul(nc, sizeof *stack, &bytes)) goto oom;
+                size_t *s = realloc(stack, bytes);
+                if (!s) goto oom;
+                stack = s;
+                scap = nc;
+            }
+            stack[depth++] = p;
+        } else if (c == ')' || c == ']' || c == '}') {
+            if (depth == 0 || closing_for(text[stack[depth - 1]]) != c) continue; /* unmatched: ignored */
+            size_t open = stack[--depth];
+            int q = ptext_token_at(tt, p), k = ptext_token_at(tt, open);
+            if (q < 0) break; /* beyond the kept tokens: no later closer can be kept either */
+            if (k >= 0 && k < q && probe_targets_push(out, n, &cap, q, k, err)) goto fail;
+        }
+    }
+    free(stack);
+    *n = probe_targets_normalize(*out, *n);
+    return 0;
+oom:
+    ae_fail(err, "out of memory matching brackets");
+fail:
+    free(stack);
+    free(*out);
+    *out = NULL;
+    *n = 0;
+    return -1;
+}
+
+int probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_target **out, int *n,
+                   ae_error *err) {
+    *out = NULL;
+    *n = 0;
+    int cap = 0;
+    /* For each query, the most recent span = among spans with end <= i, the one with the
+     * largest start (spans need not be sorted by end, so scan them all: items are short). */
+    for (int i = 0; i < n_tokens; i++) {
+        int best = -1;
+        for (int s = 0; s < n_spans; s++) {
+            if (spans[2 * s + 1] <= i && (best < 0 || spans[2 * s] > spans[2 * best])) best = s;
+        }
+        if (best < 0) continue;
+        for (int k = spans[2 * best]; k < spans[2 * best + 1]; k++) {
+            if (probe_targets_push(out, n, &cap, i, k, err)) {
+                free(*out);
+                *out = NULL;
+                *n = 0;
+                return -1;
+            }
+        }
+    }
+    *n = probe_targets_normalize(*out, *n);
+    return 0;
+}
+
+/* ---------------- default targets ---------------- */
+
+/* induction / duplicate on arbitrary tokens: the nearest earlier occurrence j of tokens[i]
+ * gives key j + 1 (induction) or j (duplicate). */
+static int repeat_targets(probe_item *it, int shift, ae_error *err) {
+    int cap = 0;
+    for (int i = 1; i < it->n_tokens; i++) {
+        for (int j = i - 1; j >= 0; j--) {
+            if (it->tokens[j] == it->tokens[i]) {
+                if (probe_targets_push(&it->targets, &it->n_targets, &cap, i, j + shift, err)) return -1;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+int probe_default_targets(const char *name, probe_item *it, const andrea_tokenizer *tok, ae_error *err) {
+    free(it->targets);
+    it->targets = NULL;
+    it->n_targets = 0;
+    int cap = 0, rc = 0;
+    if (!strcmp(name, "prev_token") || !strcmp(name, "bos")) {
+        int prev = !strcmp(name, "prev_token");
+        for (int i = 1; i < it->n_tokens && !rc; i++)
+            rc = probe_targets_push(&it->targets, &it->n_targets, &cap, i, prev ? i - 1 : 0, err);
+    } else if (!strcmp(name, "induction")) {
+        rc = repeat_targets(it, 1, err);
+    } else if (!strcmp(name, "duplicate")) {
+        rc = repeat_targets(it, 0, err);
+    } else if (!strcmp(name, "entity")) {
+        rc = probe_entity_targets(it->entities, it->n_entities, it->n_tokens, &it->targets, &it->n_targets, err);
+    } else if (!strcmp(name, "bracket")) {
+        if (!tok) return ae_fail(err, "a bracket item without \"targets\" needs a tokenizer to find its brackets");
+        ptext tt;
+        char *text;
+        size_t len;
+        if (ptext_decode(tok, it->tokens, it->n_tokens, &tt, &text, &len, err)) return -1;
+        rc = probe_bracket_targets(text, len, &tt, &it->targets, &it->n_targets, err);
+        free(text);
+        ptext_free(&tt);
+    }
+    if (rc) {
+        free(it->targets);
+        it->targets = NULL;
+        it->n_targets = 0;
+        return -1;
+    }
+    it->n_targets = probe_targets_normalize(it->targets, it->n_targets);
+    return 0;
+}
+
+/* ---------------- lifetime ---------------- */
+
+void probe_suite_free(probe_suite *s) {
+    if (!s) return;
+    for (int i = 0; i < s->n_items; i++) {
+        free(s->items[i].tokens);
+        free(s->items[i].targets);
+        free(s->items[i].entities);
+    }
+    free(s->items);
+    memset(s, 0, sizeof *s);
+}
+
+void probe_suites_free(probe_suite *suites, int n) {
+    if (!suites) return;
+    for (int i = 0; i < n; i++) probe_suite_free(&suites[i]);
+    free(suites);
+}

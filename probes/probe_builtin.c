@@ -1,0 +1,543 @@
+/* probe_builtin.c — the six built-in suites of SPEC.md section 4.
+ *
+ * Job: generate each suite's items, seeded and deterministic, for any tokenizer. Text suites
+ * (prev_token, bracket, entity, bos) are generated as text and tokenized, and their targets are
+ * computed on the tokens through the tokenizer's byte offsets (docs/probes.md defines the
+ * mapping); induction and duplicate draw token ids directly, so both copies are identical
+ * token for token.
+ * Invariants: same (name, seed, n_items, seq_len, tokenizer) -> same items; every item is
+ * 1..seq_len tokens; induction and duplicate share one random stream, so their sequences are the
+ * same and only the target rule differs.
+ * Failure contract: -1 with "PATH: problem" (missing or empty data files) or "suite: problem";
+ * *out is left empty.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/checked_size.h"
+#include "probe_internal.h"
+
+/* ---------------- data files ---------------- */
+
+#define DATA_MAX_BYTES (16u << 20)
+
+static int read_data_file(const char *name, char **out, size_t *len, ae_error *err) {
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/%s", probe_data_dir(), name);
+    if (n < 0 || (size_t)n >= sizeof path) return ae_fail(err, "%s: probe data path too long", name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return ae_fail(err, "%s: cannot open probe data (set ANDREA_PROBE_DATA to the probes/data folder)", path);
+    char *buf = malloc(DATA_MAX_BYTES + 1);
+    if (!buf) {
+        fclose(f);
+        return ae_fail(err, "%s: out of memory", path);
+    }
+    size_t got = fread(buf, 1, DATA_MAX_BYTES + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || got > DATA_MAX_BYTES || got == 0) {
+        free(buf);
+        return ae_fail(err, "%s: %s", path, bad ? "read error" : got ? "larger than 16 MiB" : "empty");
+    }
+    buf[got] = 0;
+    *out = buf;
+    *len = got;
+    return 0;
+}
+
+/* One name per line; blank lines and lines starting with '#' are skipped; whitespace trimmed.
+ * The names point into *store, which the caller frees together with *names. */
+static int read_name_list(const char *file, char **store, char ***names, int *n, ae_error *err) {
+    size_t len;
+    if (read_data_file(file, store, &len, err)) return -1;
+    int cap = 0;
+    *names = NULL;
+    *n = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(*store, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        while (*line && isspace((unsigned char)*line)) line++;
+        char *end = line + strlen(line);
+        while (end > line && isspace((unsigned char)end[-1])) *--end = 0;
+        if (!*line || *line == '#') continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **p = realloc(*names, (size_t)cap * sizeof *p);
+            if (!p) goto oom;
+            *names = p;
+        }
+        (*names)[(*n)++] = line;
+    }
+    if (*n < 3) {
+        ae_fail(err, "%s/%s: needs at least 3 names, found %d", probe_data_dir(), file, *n);
+        goto fail;
+    }
+    return 0;
+oom:
+    ae_fail(err, "%s: out of memory", file);
+fail:
+    free(*names);
+    free(*store);
+    *names = NULL;
+    *store = NULL;
+    return -1;
+}
+
+/* ---------------- item helpers ---------------- */
+
+static int item_from_tok_text(probe_item *it, const ptext *tt, ae_error *err) {
+    memset(it, 0, sizeof *it);
+    it->tokens = malloc((size_t)(tt->n > 0 ? tt->n : 1) * sizeof(int));
+    if (!it->tokens) return ae_fail(err, "out of memory for probe tokens");
+    memcpy(it->tokens, tt->ids, (size_t)tt->n * sizeof(int));
+    it->n_tokens = tt->n;
+    return 0;
+}
+
+/* Tokenizes text; when it yields fewer than want tokens the caller should grow the text. */
+static int encode_window(const andrea_tokenizer *tok, int bos, const pbuf *text, int want, ptext *tt,
+                         ae_error *err) {
+    return ptext_encode(tok, bos, text->p, text->len, want, tt, err);
+}
+
+/* ---------------- prev_token and bos: natural-text windows ---------------- */
+
+/* A window of prose starting at a random word boundary, long enough for `want` tokens of any
+ * tokenizer (tokens never cover less than one byte, English BPE averages ~4.5 bytes). */
+static int prose_window(const char *corpus, size_t clen, probe_rng *r, size_t bytes, pbuf *out, ae_error *err) {
+    size_t p = probe_rng_below(r, (uint32_t)clen);
+    while (p < clen && !isspace((unsigned char)corpus[p])) p++; /* to the next word start */
+    while (p < clen && isspace((unsigned char)corpus[p])) p++;
+    if (p >= clen) p = 0;
+    out->len = 0;
+    while (out->len < bytes) {
+        size_t take = clen - p;
+        if (take > bytes - out->len) take = bytes - out->len;
+        if (pbuf_add(out, corpus + p, take, err)) return -1;
+        p = 0; /* wrap around to the start of the corpus, separated by whitespace */
+        if (out->len < bytes && !isspace((unsigned char)corpus[clen - 1]) && pbuf_add(out, " ", 1, err)) return -1;
+    }
+    return 0;
+}
+
+static int gen_text_suite(const char *name, const andrea_tokenizer *tok, int seq_len, probe_rng *r,
+                          probe_suite *s, ae_error *err) {
+    char *corpus;
+    size_t clen;
+    if (read_data_file("prose.txt", &corpus, &clen, err)) return -1;
+    int bos = !strcmp(name, "bos") ? andrea_tokenizer_bos(tok) : -1;
+    pbuf text = {0};
+    int rc = 0;
+    for (int i = 0; i < s->n_items && !rc; i++) {
+        size_t bytes = (size_t)seq_len * 8 + 16;
+        ptext tt;
+        rc = prose_window(corpus, clen, r, bytes, &text, err) ||
+             encode_window(tok, bos, &text, seq_len, &tt, err);
+        if (rc) break;
+        rc = item_from_tok_text(&s->items[i], &tt, err) ||
+             probe_default_targets(name, &s->items[i], tok, err);
+        ptext_free(&tt);
+    }
+    pbuf_free(&text);
+    free(corpus);
+    return rc ? -1 : 0;
+}
+
+/* ---------------- induction and duplicate ---------------- */
+
+static int gen_repeat_suite(const char *name, const andrea_tokenizer *tok, int vocab_size, int seq_len,
+                            probe_rng *r, probe_suite *s, ae_error *err) {
+    int bos = andrea_tokenizer_bos(tok);
+    int first = bos >= 0 ? 1 : 0;
+    int byte_level = !strcmp(andrea_tokenizer_kind(tok), "byte");
+    static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    /* The pool: printable ASCII letters for byte-level models, every non-special id for BPE.
+     * Tokens within one copy are distinct (drawn without replacement), so the earlier
+     * occurrence of each second-copy token is unique and the targets are unambiguous. */
+    int pool = byte_level ? (int)(sizeof letters - 1) : vocab_size - (bos >= 0 ? 1 : 0);
+    int n = (seq_len - first) / 2;
+    if (n > pool) n = pool;
+    if (n < 2) return ae_fail(err, "%s: needs at least %d tokens per item, got %d", name, 4 + first, seq_len);
+    int *chosen = malloc((size_t)n * sizeof *chosen);
+    if (!chosen) return ae_fail(err, "%s: out of memory", name);
+    int is_induction = !strcmp(name, "induction");
+    char piece[64];
+    for (int it = 0; it < s->n_items; it++) {
+        for (int k = 0; k < n; k++) {
+            int id, dup;
+            do {
+                if (byte_level) {
+                    id = (unsigned char)letters[probe_rng_below(r, (uint32_t)pool)];
+                } else {
+                    id = (int)probe_rng_below(r, (uint32_t)vocab_size);
+                    /* specials: BOS, and ids the tokenizer cannot spell */
+                    if (id == bos || andrea_tokenizer_token_bytes(tok, id, piece, sizeof piece) <= 0) {
+                        dup = 1;
+                        continue;
+                    }
+                }
+                dup = 0;
+                for (int j = 0; j < k && !dup; j++) dup = chosen[j] == id;
+            } while (dup);
+            chosen[k] = id;
+        }
+        probe_item *item = &s->items[it];
+        memset(item, 0, sizeof *item);
+        item->n_tokens = first + 2 * n;
+        item->tokens = malloc((size_t)item->n_tokens * sizeof(int));
+        item->targets = malloc((size_t)n * sizeof(probe_target));
+        if (!item->tokens || !item->targets) {
+            free(chosen);
+            return ae_fail(err, "%s: out of memory", name);
+        }
+        if (first) item->tokens[0] = bos;
+        for (int k = 0; k < n; k++) item->tokens[first + k] = item->tokens[first + n + k] = chosen[k];
+        /* second-copy position i: induction -> i - n + 1, duplicate -> i - n */
+        for (int k = 0; k < n; k++) {
+            int i = first + n + k;
+            item->targets[k].query = i;
+            item->targets[k].key = is_induction ? i - n + 1 : i - n;
+        }
+        item->n_targets = n;
+    }
+    free(chosen);
+    return 0;
+}
+
+/* ---------------- bracket: code-like text ---------------- */
+
+static const char *const idents[] = {"f", "g", "x", "y", "i", "j", "n", "a", "b", "buf", "key",
+                                     "val", "len", "node", "item", "data", "cfg", "out", "tmp",
+                                     "count", "map", "list", "args", "self", "ctx", "row"};
+#define N_IDENTS (int)(sizeof idents / sizeof idents[0])
+static const char *const binops[] = {"+", "-", "*", "/", "==", "<", ">", "&&", "||", "%"};
+#define N_BINOPS (int)(sizeof binops / sizeof binops[0])
+
+static int put(pbuf *b, const char *s, ae_error *err) { return pbuf_adds(b, s, err); }
+
+static int put_atom(pbuf *b, probe_rng *r, ae_error *err) {
+    if (probe_rng_below(r, 4) == 0) {
+        char num[16];
+        snprintf(num, sizeof num, "%u", probe_rng_below(r, 100));
+        return put(b, num, err);
+    }
+    return put(b, idents[probe_rng_below(r, N_IDENTS)], err);
+}
+
+/* An expression with nested groups. Groups hold several members, so a closer often follows an
+ * inner group that already closed: its matching opener is then not the most recent opener. */
+static int put_expr(pbuf *b, probe_rng *r, int depth, ae_error *err) {
+    if (depth >= 4) return put_atom(b, r, err);
+    uint32_t kind = probe_rng_below(r, depth == 0 ? 6 : 8);
+    int n, rc = 0;
+    switch (kind) {
+    case 0: /* call: f(a, b[i], ...) */
+        n = 1 + (int)probe_rng_below(r, 3);
+        rc = put(b, idents[probe_rng_below(r, N_IDENTS)], err) || put(b, "(", err);
+        for (int k = 0; k < n && !rc; k++) rc = (k && put(b, ", ", err)) || put_expr(b, r, depth + 1, err);
+        return rc || put(b, ")", err);
+    case 1: /* index: a[expr] or a[expr][expr] */
+        rc = put(b, idents[probe_rng_below(r, N_IDENTS)], err) || put(b, "[", err) || put_expr(b, r, depth + 1, err) ||
+             put(b, "]", err);
+        if (!rc && probe_rng_below(r, 3) == 0)
+            rc = put(b, "[", err) || put_atom(b, r, err) || put(b, "]", err);
+        return rc;
+    case 2: /* dict: {k: expr, k: expr} */
+        n = 1 + (int)probe_rng_below(r, 3);
+        rc = put(b, "{", err);
+        for (int k = 0; k < n && !rc; k++)
+            rc = (k && put(b, ", ", err)) || put(b, idents[probe_rng_below(r, N_IDENTS)], err) || put(b, ": ", err) ||
+                 put_expr(b, r, depth + 1, err);
+        return rc || put(b, "}", err);
+    case 3: /* parenthesized binary: (expr op expr) */
+        return put(b, "(", err) || put_expr(b, r, depth + 1, err) || put(b, " ", err) ||
+               put(b, binops[probe_rng_below(r, N_BINOPS)], err) || put(b, " ", err) || put_expr(b, r, depth + 1, err) ||
+               put(b, ")", err);
+    case 4: /* list: [expr, expr] */
+        n = 2 + (int)probe_rng_below(r, 2);
+        rc = put(b, "[", err);
+        for (int k = 0; k < n && !rc; k++) rc = (k && put(b, ", ", err)) || put_expr(b, r, depth + 1, err);
+        return rc || put(b, "]", err);
+    case 5: /* method chain: a.f(expr).g[expr] */
+        return put(b, idents[probe_rng_below(r, N_IDENTS)], err) || put(b, ".", err) ||
+               put(b, idents[probe_rng_below(r, N_IDENTS)], err) || put(b, "(", err) || put_expr(b, r, depth + 1, err) ||
+               put(b, ")", err);
+    default:
+        return put_atom(b, r, err);
+    }
+}
+
+static int put_statement(pbuf *b, probe_rng *r, int depth, ae_error *err) {
+    uint32_t kind = probe_rng_below(r, depth >= 2 ? 3 : 5);
+    switch (kind) {
+    case 0:
+        return put(b, idents[probe_rng_below(r, N_IDENTS)], err) || put(b, " = ", err) || put_expr(b, r, 0, err) ||
+               put(b, ";\n", err);
+    case 1:
+        return put(b, "return ", err) || put_expr(b, r, 0, err) || put(b, ";\n", err);
+    case 2:
+        return put_expr(b, r, 0, err) || put(b, ";\n", err);
+    case 3:
+        return put(b, "if (", err) || put_expr(b, r, 1, err) || put(b, ") {\n", err) ||
+               put_statement(b, r, depth + 1, err) || put_statement(b, r, depth + 1, err) || put(b, "}\n", err);
+    default:
+        return put(b, "for (i = 0; i < ", err) || put_expr(b, r, 2, err) || put(b, "; i++) {\n", err) ||
+               put_statement(b, r, depth + 1, err) || put(b, "}\n", err);
+    }
+}
+
+static int gen_bracket_suite(const andrea_tokenizer *tok, int seq_len, probe_rng *r, probe_suite *s, ae_error *err) {
+    pbuf text = {0};
+    int rc = 0;
+    for (int i = 0; i < s->n_items && !rc; i++) {
+        text.len = 0;
+        ptext tt = {0};
+        /* Grow the code until it tokenizes to at least seq_len tokens (or a hard byte cap). */
+        size_t want = (size_t)seq_len * 2;
+        for (;;) {
+            while (!rc && text.len < want) rc = put_statement(&text, r, 0, err);
+            if (rc) break;
+            ptext_free(&tt);
+            if ((rc = encode_window(tok, -1, &text, seq_len, &tt, err))) break;
+            if (tt.n >= seq_len || text.len > (size_t)seq_len * 64) break;
+            want = text.len * 2;
+        }
+        if (!rc) rc = item_from_tok_text(&s->items[i], &tt, err);
+        if (!rc)
+            rc = probe_bracket_targets(text.p, text.len, &tt, &s->items[i].targets, &s->items[i].n_targets, err);
+        ptext_free(&tt);
+    }
+    pbuf_free(&text);
+    return rc ? -1 : 0;
+}
+
+/* ---------------- entity: people and places ---------------- */
+
+/* P = a person of the item's cast, Q = another person of the cast, L = a place of the cast. */
+static const char *const entity_templates[] = {
+    "P was born in L. ",
+    "P moved to L with Q. ",
+    "In L, P met Q. ",
+    "P wrote a long letter to Q. ",
+    "Years later, P returned to L. ",
+    "P and Q walked through L together. ",
+    "L was where P kept the old books. ",
+    "P told Q about the winter in L. ",
+    "The train from L was late, so P waited. ",
+    "Q thanked P for the map of L. ",
+};
+#define N_ENTITY_TEMPLATES (int)(sizeof entity_templates / sizeof entity_templates[0])
+
+typedef struct {
+    size_t start, end;
+} char_span;
+
+/* Appends one sentence, recording the character span of every name it mentions. */
+static int put_entity_sentence(pbuf *text, probe_rng *r, char **people, const int cast_p[3], char **places,
+                               const int cast_l[2], char_span **spans, int *n_spans, int *span_cap,
+                               ae_error *err) {
+    const char *tpl = entity_templates[probe_rng_below(r, N_ENTITY_TEMPLATES)];
+    int p = (int)probe_rng_below(r, 3), q = (p + 1 + (int)probe_rng_below(r, 2)) % 3;
+    for (const char *c = tpl; *c; c++) {
+        const char *name = NULL;
+        if (*c == 'P') name = people[cast_p[p]];
+        else if (*c == 'Q') name = people[cast_p[q]];
+        else if (*c == 'L') name = places[cast_l[probe_rng_below(r, 2)]];
+        if (!name) {
+            if (pbuf_add(text, c, 1, err)) return -1;
+            continue;
+        }
+        if (*n_spans == *span_cap) {
+            int nc = *span_cap ? *span_cap * 2 : 64;
+            char_span *ns = realloc(*spans, (size_t)nc * sizeof *ns);
+            if (!ns) return ae_fail(err, "entity: out of memory");
+            *spans = ns;
+            *span_cap = nc;
+        }
+        (*spans)[*n_spans].start = text->len;
+        if (pbuf_adds(text, name, err)) return -1;
+        (*spans)[(*n_spans)++].end = text->len;
+    }
+    return 0;
+}
+
+static int gen_entity_suite(const andrea_tokenizer *tok, int seq_len, probe_rng *r, probe_suite *s, ae_error *err) {
+    char *pstore = NULL, *lstore = NULL;
+    char **people = NULL, **places = NULL;
+    int n_people, n_places;
+    if (read_name_list("people.txt", &pstore, &people, &n_people, err)) return -1;
+    if (read_name_list("places.txt", &lstore, &places, &n_places, err)) {
+        free(people);
+        free(pstore);
+        return -1;
+    }
+    pbuf text = {0};
+    char_span *spans = NULL;
+    int *tspans = NULL;
+    int span_cap = 0, rc = 0;
+    for (int i = 0; i < s->n_items && !rc; i++) {
+        /* A small cast per item (3 people, 2 places) so that names are re-mentioned. */
+        int cast_p[3], cast_l[2];
+        for (int k = 0; k < 3; k++) {
+            int dup;
+            do {
+                cast_p[k] = (int)probe_rng_below(r, (uint32_t)n_people);
+                dup = 0;
+                for (int j = 0; j < k; j++) dup |= cast_p[j] == cast_p[k];
+            } while (dup);
+        }
+        cast_l[0] = (int)probe_rng_below(r, (uint32_t)n_places);
+        do cast_l[1] = (int)probe_rng_below(r, (uint32_t)n_places);
+        while (cast_l[1] == cast_l[0]);
+
+        text.len = 0;
+        int n_spans = 0;
+        ptext tt = {0};
+        size_t want = (size_t)seq_len * 2;
+        for (;;) {
+            while (!rc && text.len < want)
+                rc = put_entity_sentence(&text, r, people, cast_p, places, cast_l, &spans, &n_spans, &span_cap, err);
+            if (rc) break;
+            ptext_free(&tt);
+            if ((rc = encode_window(tok, -1, &text, seq_len, &tt, err))) break;
+            if (tt.n >= seq_len || text.len > (size_t)seq_len * 64) break;
+            want = text.len * 2; /* not enough tokens yet: more sentences, re-tokenize */
+        }
+        if (rc) {
+            ptext_free(&tt);
+            break;
+        }
+        probe_item *it = &s->items[i];
+        if ((rc = item_from_tok_text(it, &tt, err))) {
+            ptext_free(&tt);
+            break;
+        }
+        /* Map character spans to token spans; mentions cut off by the length limit are dropped. */
+        free(tspans);
+        tspans = malloc((size_t)(n_spans > 0 ? n_spans : 1) * 2 * sizeof(int));
+        if (!tspans) {
+            rc = ae_fail(err, "entity: out of memory");
+            ptext_free(&tt);
+            break;
+        }
+        int m = 0;
+        for (int k = 0; k < n_spans; k++) {
+            int t0, t1;
+            if (ptext_span(&tt, spans[k].start, spans[k].end, &t0, &t1)) continue;
+            tspans[2 * m] = t0;
+            tspans[2 * m + 1] = t1;
+            m++;
+        }
+        it->entities = malloc((size_t)(m > 0 ? m : 1) * 2 * sizeof(int));
+        if (!it->entities) {
+            rc = ae_fail(err, "entity: out of memory");
+            ptext_free(&tt);
+            break;
+        }
+        memcpy(it->entities, tspans, (size_t)m * 2 * sizeof(int));
+        it->n_entities = m;
+        rc = probe_entity_targets(it->entities, m, it->n_tokens, &it->targets, &it->n_targets, err);
+        ptext_free(&tt);
+    }
+    free(tspans);
+    free(spans);
+    pbuf_free(&text);
+    free(people);
+    free(places);
+    free(pstore);
+    free(lstore);
+    return rc ? -1 : 0;
+}
+
+/* ---------------- dispatch ---------------- */
+
+int probe_suite_builtin(const char *name, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+                        const probe_options *opt, probe_suite *out, ae_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!probe_is_builtin(name)) return ae_fail(err, "%s: not a built-in probe suite (built-in: prev_token, "
+                                                     "induction, duplicate, bracket, entity, bos)", name);
+    if (!tok) return ae_fail(err, "%s: built-in suites need a tokenizer", name);
+    int n_items = opt && opt->n_items > 0 ? opt->n_items : PROBE_DEFAULT_N_ITEMS;
+    int seq_len = opt && opt->seq_len > 0 ? opt->seq_len : PROBE_DEFAULT_SEQ_LEN;
+    uint64_t seed = opt && opt->seed ? opt->seed : PROBE_DEFAULT_SEED;
+    if (n_items > PROBE_MAX_ITEMS) return ae_fail(err, "%s: %d items asked for, at most %d", name, n_items, PROBE_MAX_ITEMS);
+    if (seq_len > max_seq_len) seq_len = max_seq_len;
+    if (seq_len < 5) return ae_fail(err, "%s: items need at least 5 tokens, the model allows %d", name, seq_len);
+
+    snprintf(out->name, sizeof out->name, "%s", name);
+    snprintf(out->source, sizeof out->source, "builtin");
+    out->seed = seed;
+    out->items = calloc((size_t)n_items, sizeof *out->items);
+    if (!out->items) return ae_fail(err, "%s: out of memory for %d items", name, n_items);
+    out->n_items = n_items;
+
+    probe_rng r;
+    /* duplicate shares induction's stream: "same sequences", different target rule */
+    probe_rng_seed(&r, seed, !strcmp(name, "duplicate") ? "induction" : name);
+    int rc;
+    if (!strcmp(name, "induction") || !strcmp(name, "duplicate"))
+        rc = gen_repeat_suite(name, tok, vocab_size, seq_len, &r, out, err);
+    else if (!strcmp(name, "bracket"))
+        rc = gen_bracket_suite(tok, seq_len, &r, out, err);
+    else if (!strcmp(name, "entity"))
+        rc = gen_entity_suite(tok, seq_len, &r, out, err);
+    else
+        rc = gen_text_suite(name, tok, seq_len, &r, out, err);
+    if (rc) {
+        probe_suite_free(out);
+        return -1;
+    }
+    for (int i = 0; i < out->n_items; i++) {
+        if (out->items[i].n_tokens > out->max_len) out->max_len = out->items[i].n_tokens;
+        if (out->items[i].n_tokens < 1) {
+            probe_suite_free(out);
+            return ae_fail(err, "%s: generated an empty item (tokenizer produced no tokens)", name);
+        }
+    }
+    return 0;
+}
+
+int probe_suites_builtin_list(const char *names, const andrea_tokenizer *tok, int vocab_size,
+                              int max_seq_len, const probe_options *opt, probe_suite **suites,
+                              int *n_suites, ae_error *err) {
+    *suites = NULL;
+    *n_suites = 0;
+    char list[1024];
+    if (!names || !*names || !strcmp(names, "all")) {
+        list[0] = 0;
+        for (int i = 0; probe_builtin_names[i]; i++) {
+            strcat(list, i ? "," : "");
+            strcat(list, probe_builtin_names[i]);
+        }
+    } else {
+        if (strlen(names) >= sizeof list) return ae_fail(err, "suite list too long");
+        strcpy(list, names);
+    }
+    int cap = 1;
+    for (const char *c = list; *c; c++) cap += *c == ',';
+    probe_suite *arr = calloc((size_t)cap, sizeof *arr);
+    if (!arr) return ae_fail(err, "out of memory");
+    int n = 0;
+    char *save = NULL;
+    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        for (int j = 0; j < n; j++) {
+            if (!strcmp(arr[j].name, name)) {
+                probe_suites_free(arr, n);
+                return ae_fail(err, "%s: suite named twice", name);
+            }
+        }
+        if (probe_suite_builtin(name, tok, vocab_size, max_seq_len, opt, &arr[n], err)) {
+            probe_suites_free(arr, n);
+            return -1;
+        }
+        n++;
+    }
+    if (n == 0) {
+        free(arr);
+        return ae_fail(err, "empty suite list");
+    }
+    *suites = arr;
+    *n_suites = n;
+    return 0;
+}

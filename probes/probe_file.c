@@ -1,0 +1,307 @@
+/* probe_file.c — user probe files: JSON Lines, one item a line (SPEC.md section 4).
+ *
+ * Job: parse {"suite", "text"|"tokens", "targets"?, "entities"?} lines with cJSON, tokenize
+ * texts, validate everything against the model (ids < vocab_size, 1 <= length <= max_seq_len,
+ * key <= query < length, 0 <= start < end <= length), fill the suite's built-in target rule where
+ * a line has no "targets", and group items by suite in order of first appearance.
+ * Invariants: a line is at most PROBE_FILE_MAX_LINE bytes (read with a bounded buffer, never
+ * slurped); suite names are [A-Za-z0-9_-]{1,63} because they become HDF5 group names.
+ * Failure contract: every malformed line is reported in the one error message as
+ * "FILE:LINE: problem; FILE:LINE: problem; ..." (as many as fit, then a count); nothing is
+ * returned when any line is bad.
+ */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/checked_size.h"
+#include "probe_internal.h"
+
+typedef struct {
+    probe_suite *arr;
+    int n, cap;
+} suite_list;
+
+/* Collects the problems of every bad line into one message. */
+typedef struct {
+    char msg[AE_ERROR_MAX];
+    size_t len;
+    int n_bad;
+    int truncated;
+} problems;
+
+static void problem_add(problems *p, const char *path, long line, const char *what) {
+    p->n_bad++;
+    if (p->truncated) return;
+    char one[AE_ERROR_MAX];
+    snprintf(one, sizeof one, "%s%s:%ld: %s", p->len ? "; " : "", path, line, what);
+    size_t n = strlen(one);
+    /* keep room for the closing "(N malformed lines)" */
+    if (p->len + n + 48 >= sizeof p->msg) {
+        p->truncated = 1;
+        if (p->len == 0) { /* the first problem is always reported, shortened if need be */
+            n = sizeof p->msg - 48;
+            one[n] = 0;
+        } else {
+            return;
+        }
+    }
+    memcpy(p->msg + p->len, one, n + 1);
+    p->len += n;
+}
+
+static int valid_suite_name(const char *s) {
+    size_t n = strlen(s);
+    if (n == 0 || n > 63) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-') return 0;
+    return 1;
+}
+
+/* An integer-valued JSON number within [lo, hi]. */
+static int json_int(const cJSON *v, long lo, long hi, int *out) {
+    if (!cJSON_IsNumber(v)) return -1;
+    double d = v->valuedouble;
+    if (!isfinite(d) || d != floor(d) || d < (double)lo || d > (double)hi) return -1;
+    *out = (int)d;
+    return 0;
+}
+
+static probe_suite *suite_for(suite_list *L, const char *name, const char *path, ae_error *err) {
+    for (int i = 0; i < L->n; i++)
+        if (!strcmp(L->arr[i].name, name)) return &L->arr[i];
+    if (L->n == L->cap) {
+        int nc = L->cap ? L->cap * 2 : 8;
+        probe_suite *p = realloc(L->arr, (size_t)nc * sizeof *p);
+        if (!p) {
+            ae_fail(err, "%s: out of memory", path);
+            return NULL;
+        }
+        L->arr = p;
+        L->cap = nc;
+    }
+    probe_suite *s = &L->arr[L->n++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    snprintf(s->source, sizeof s->source, "%s", path);
+    return s;
+}
+
+static int suite_append(probe_suite *s, probe_item *it, ae_error *err) {
+    if (s->n_items >= PROBE_MAX_ITEMS) return ae_fail(err, "more than %d items in suite %s", PROBE_MAX_ITEMS, s->name);
+    probe_item *p = realloc(s->items, (size_t)(s->n_items + 1) * sizeof *p);
+    if (!p) return ae_fail(err, "out of memory");
+    s->items = p;
+    s->items[s->n_items++] = *it;
+    if (it->n_tokens > s->max_len) s->max_len = it->n_tokens;
+    return 0;
+}
+
+static void item_clear(probe_item *it) {
+    free(it->tokens);
+    free(it->targets);
+    free(it->entities);
+    memset(it, 0, sizeof *it);
+}
+
+/* Parses one line into *it and its suite name. Returns 0, or -1 with why in `why`. */
+static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok, int vocab_size,
+                      int max_seq_len, char suite[64], probe_item *it, char *why, size_t why_cap) {
+    memset(it, 0, sizeof *it);
+    cJSON *j = cJSON_ParseWithLength(line, len);
+    int rc = -1;
+    ae_error e;
+#define BAD(...)                                  \
+    do {                                          \
+        snprintf(why, why_cap, __VA_ARGS__);      \
+        goto done;                                \
+    } while (0)
+    if (!j) BAD("not valid JSON");
+    if (!cJSON_IsObject(j)) BAD("not a JSON object");
+    for (const cJSON *k = j->child; k; k = k->next) {
+        if (strcmp(k->string, "suite") && strcmp(k->string, "text") && strcmp(k->string, "tokens") &&
+            strcmp(k->string, "targets") && strcmp(k->string, "entities"))
+            BAD("unknown key \"%.40s\" (allowed: suite, text, tokens, targets, entities)", k->string);
+    }
+    const cJSON *js = cJSON_GetObjectItemCaseSensitive(j, "suite");
+    const cJSON *jtext = cJSON_GetObjectItemCaseSensitive(j, "text");
+    const cJSON *jtok = cJSON_GetObjectItemCaseSensitive(j, "tokens");
+    const cJSON *jtar = cJSON_GetObjectItemCaseSensitive(j, "targets");
+    const cJSON *jent = cJSON_GetObjectItemCaseSensitive(j, "entities");
+    if (!js) BAD("missing \"suite\"");
+    if (!cJSON_IsString(js) || !valid_suite_name(js->valuestring))
+        BAD("\"suite\" must be a name of 1-63 letters, digits, '_' or '-'");
+    snprintf(suite, 64, "%s", js->valuestring);
+    if (!!jtext == !!jtok) BAD("needs exactly one of \"text\" and \"tokens\"");
+
+    if (jtok) {
+        if (!cJSON_IsArray(jtok)) BAD("\"tokens\" must be an array of token ids");
+        int n = cJSON_GetArraySize(jtok);
+        if (n < 1) BAD("\"tokens\" is empty");
+        if (n > max_seq_len) BAD("%d tokens, more than the model's max_seq_len %d", n, max_seq_len);
+        it->tokens = malloc((size_t)n * sizeof(int));
+        if (!it->tokens) BAD("out of memory");
+        int i = 0;
+        for (const cJSON *v = jtok->child; v; v = v->next, i++) {
+            if (json_int(v, 0, vocab_size - 1, &it->tokens[i]))
+                BAD("\"tokens\"[%d] is not a token id in 0..%d", i, vocab_size - 1);
+        }
+        it->n_tokens = n;
+    } else {
+        if (!cJSON_IsString(jtext)) BAD("\"text\" must be a string");
+        if (!tok) BAD("a \"text\" item needs a tokenizer (none was found for this model; use \"tokens\" or --tokenizer DIR)");
+        size_t tl = strlen(jtext->valuestring);
+        if (tl == 0) BAD("\"text\" is empty");
+        int *ids = NULL, *offs = NULL, n = 0;
+        if (andrea_tokenizer_encode(tok, jtext->valuestring, tl, &ids, &offs, &n, &e)) BAD("%.500s", e.msg);
+        free(offs);
+        if (n < 1) {
+            free(ids);
+            BAD("\"text\" tokenizes to nothing");
+        }
+        if (n > max_seq_len) {
+            free(ids);
+            BAD("\"text\" is %d tokens, more than the model's max_seq_len %d", n, max_seq_len);
+        }
+        it->tokens = ids;
+        it->n_tokens = n;
+    }
+    int T = it->n_tokens;
+
+    if (jent) {
+        if (!cJSON_IsArray(jent)) BAD("\"entities\" must be an array of [start, end] token spans");
+        int n = cJSON_GetArraySize(jent);
+        it->entities = malloc((size_t)(n > 0 ? n : 1) * 2 * sizeof(int));
+        if (!it->entities) BAD("out of memory");
+        int i = 0;
+        for (const cJSON *sp = jent->child; sp; sp = sp->next, i++) {
+            int a, b;
+            if (!cJSON_IsArray(sp) || cJSON_GetArraySize(sp) != 2 || json_int(sp->child, 0, T, &a) ||
+                json_int(sp->child->next, 0, T, &b) || a >= b)
+                BAD("\"entities\"[%d] must be [start, end] with 0 <= start < end <= %d", i, T);
+            if (i > 0 && a < it->entities[2 * (i - 1)])
+                BAD("\"entities\"[%d] starts before the span before it (spans must be in order)", i);
+            it->entities[2 * i] = a;
+            it->entities[2 * i + 1] = b;
+        }
+        it->n_entities = n;
+    }
+
+    if (jtar) {
+        if (!cJSON_IsArray(jtar)) BAD("\"targets\" must be an array of [query, [key, ...]]");
+        int cap = 0, i = 0;
+        for (const cJSON *tq = jtar->child; tq; tq = tq->next, i++) {
+            int q;
+            if (!cJSON_IsArray(tq) || cJSON_GetArraySize(tq) != 2 || !cJSON_IsArray(tq->child->next))
+                BAD("\"targets\"[%d] must be [query, [key, ...]]", i);
+            if (json_int(tq->child, 0, T - 1, &q)) BAD("\"targets\"[%d]: query must be a position in 0..%d", i, T - 1);
+            int kidx = 0;
+            for (const cJSON *kv = tq->child->next->child; kv; kv = kv->next, kidx++) {
+                int k;
+                if (json_int(kv, 0, q, &k))
+                    BAD("\"targets\"[%d]: key %d must be a position in 0..%d (keys precede their query)", i, kidx, q);
+                if (probe_targets_push(&it->targets, &it->n_targets, &cap, q, k, &e)) BAD("%.500s", e.msg);
+            }
+        }
+        it->n_targets = probe_targets_normalize(it->targets, it->n_targets);
+    } else {
+        if (probe_default_targets(suite, it, tok, &e)) BAD("%.500s", e.msg);
+    }
+    rc = 0;
+done:
+#undef BAD
+    cJSON_Delete(j);
+    if (rc) item_clear(it);
+    return rc;
+}
+
+int probe_file_load(const char *path, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+                    probe_suite **suites, int *n_suites, ae_error *err) {
+    *suites = NULL;
+    *n_suites = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return ae_fail(err, "%s: cannot open probe file: %s", path, strerror(errno));
+    char *buf = malloc((size_t)PROBE_FILE_MAX_LINE + 1);
+    if (!buf) {
+        fclose(f);
+        return ae_fail(err, "%s: out of memory", path);
+    }
+    suite_list L = {0};
+    problems P = {0};
+    long line = 0;
+    int fatal = 0, n_items = 0;
+    char why[512];
+    for (;;) {
+        /* Read one line into buf, at most PROBE_FILE_MAX_LINE bytes kept. */
+        size_t len = 0;
+        int c, saw_nul = 0, too_long = 0;
+        while ((c = getc(f)) != EOF && c != '\n') {
+            if (c == 0) saw_nul = 1;
+            if (len < PROBE_FILE_MAX_LINE) buf[len++] = (char)c;
+            else too_long = 1;
+        }
+        if (c == EOF && len == 0 && !too_long) break;
+        buf[len] = 0;
+        line++;
+        if (too_long) {
+            snprintf(why, sizeof why, "line longer than %d bytes", PROBE_FILE_MAX_LINE);
+            problem_add(&P, path, line, why);
+            continue;
+        }
+        if (saw_nul) {
+            problem_add(&P, path, line, "contains a NUL byte");
+            continue;
+        }
+        while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r')) buf[--len] = 0;
+        size_t k = 0;
+        while (k < len && isspace((unsigned char)buf[k])) k++;
+        if (k == len) continue; /* blank lines are allowed */
+        char suite[64];
+        probe_item it;
+        if (parse_line(buf, len, tok, vocab_size, max_seq_len, suite, &it, why, sizeof why)) {
+            problem_add(&P, path, line, why);
+            continue;
+        }
+        if (P.n_bad) { /* already failing: only keep checking the remaining lines */
+            item_clear(&it);
+            continue;
+        }
+        probe_suite *s = suite_for(&L, suite, path, err);
+        if (!s || suite_append(s, &it, err)) {
+            item_clear(&it);
+            fatal = 1;
+            break;
+        }
+        n_items++;
+    }
+    int read_error = ferror(f);
+    fclose(f);
+    free(buf);
+    if (!fatal && read_error) {
+        ae_fail(err, "%s: read error", path);
+        fatal = 1;
+    }
+    if (!fatal && P.n_bad) {
+        if (P.truncated || P.n_bad > 1)
+            ae_fail(err, "%s (%d malformed line%s)", P.msg, P.n_bad, P.n_bad > 1 ? "s" : "");
+        else
+            ae_fail(err, "%s", P.msg);
+        fatal = 1;
+    }
+    if (!fatal && n_items == 0) {
+        ae_fail(err, "%s: no probe items (one JSON object per line expected)", path);
+        fatal = 1;
+    }
+    if (fatal) {
+        probe_suites_free(L.arr, L.n);
+        return -1;
+    }
+    *suites = L.arr;
+    *n_suites = L.n;
+    return 0;
+}

@@ -1,0 +1,74 @@
+/* probe_internal.h — helpers shared by the probe modules (not a public interface).
+ *
+ * Job: a seeded PRNG, a growable text buffer, tokenized text with byte offsets (so character
+ * positions map to token positions), and the two text-driven target rules (brackets, entity
+ * spans) that both the built-in generators and probe_default_targets use.
+ * Invariant of ptext: tokens [first, n) partition the text bytes [0, text_len') in order,
+ * where text_len' <= text_len is where the kept tokens end; token `first - 1` (when first == 1)
+ * is BOS and covers no bytes.
+ */
+#ifndef ANDREA_PROBE_INTERNAL_H
+#define ANDREA_PROBE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probe.h"
+
+/* ---- PRNG: splitmix64, seeded from (seed, stream name) so suites draw independent streams ---- */
+typedef struct {
+    uint64_t s;
+} probe_rng;
+
+void probe_rng_seed(probe_rng *r, uint64_t seed, const char *stream);
+uint64_t probe_rng_next(probe_rng *r);
+/* Uniform in [0, n), n > 0 (rejection sampling, no modulo bias). */
+uint32_t probe_rng_below(probe_rng *r, uint32_t n);
+
+/* ---- growable byte buffer ---- */
+typedef struct {
+    char *p;
+    size_t len, cap;
+} pbuf;
+
+int pbuf_add(pbuf *b, const char *s, size_t n, ae_error *err);
+int pbuf_adds(pbuf *b, const char *s, ae_error *err);
+void pbuf_free(pbuf *b);
+
+/* ---- tokenized text ---- */
+typedef struct {
+    int *ids;      /* [n] */
+    size_t *start; /* [n] byte where token i starts (BOS: 0) */
+    size_t *end;   /* [n] byte where token i ends, exclusive (BOS: 0) */
+    int n;
+    int first;     /* 1 when ids[0] is BOS, else 0 */
+} ptext;
+
+/* Encodes text, prepends BOS when bos >= 0, keeps at most max_tokens tokens. */
+int ptext_encode(const andrea_tokenizer *tok, int bos, const char *text, size_t len,
+                    int max_tokens, ptext *tt, ae_error *err);
+/* Builds a ptext from token ids by decoding each token's bytes; *text gets the decoded
+ * bytes (malloc'd, NUL-terminated), BOS (when ids[0] == bos) covers no bytes. */
+int ptext_decode(const andrea_tokenizer *tok, const int *ids, int n, ptext *tt, char **text,
+                    size_t *text_len, ae_error *err);
+void ptext_free(ptext *tt);
+/* Token holding byte p, or -1 when p lies beyond the kept tokens. */
+int ptext_token_at(const ptext *tt, size_t p);
+/* Tokens overlapping bytes [cs, ce): *t0 .. *t1 exclusive. -1 when any of it is cut off. */
+int ptext_span(const ptext *tt, size_t cs, size_t ce, int *t0, int *t1);
+
+/* ---- target rules ---- */
+/* Bracket rule (docs/probes.md): brackets ()[]{} are matched with a stack over the text; a
+ * closer that does not match the innermost open bracket is ignored. For each matched pair whose
+ * closer lies in kept token q and opener in token k < q, (q, k) is a target. */
+int probe_bracket_targets(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
+                    ae_error *err);
+/* Entity rule: spans [n_spans, 2] token spans sorted by start; query i gets every token of the
+ * most recent span that ends at or before i. */
+int probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_target **out, int *n,
+                   ae_error *err);
+
+/* Appends a target, growing the array. */
+int probe_targets_push(probe_target **t, int *n, int *cap, int query, int key, ae_error *err);
+
+#endif
