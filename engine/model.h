@@ -88,4 +88,11 @@ int andrea_model_check_finite(const andrea_model *m, ae_error *err);
 /* Name of the family whose shape matches SPEC.md's table ("ANDREA-120M"), or NULL. */
 const char *andrea_family_name(const andrea_config *c);
 
+/* Reads only a checkpoint's config (the .bin header, or config.json for safetensors) and the
+ * folder its tokenizer files would sit in, without loading weights: for commands that need the
+ * vocabulary size alone (`andrea tokenize`). The config is validated as the loaders do and a .bin
+ * must have the length its header implies; weights are not checked. engine/checkpoint_peek.c. */
+int andrea_checkpoint_peek_config(const char *path, andrea_config *cfg, char *dir, size_t dircap,
+                                  ae_error *err);
+
 #endif
