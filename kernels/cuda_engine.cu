@@ -1,0 +1,538 @@
+/* cuda_engine.cu — the CUDA backend of engine/forward.h.
+ *
+ * Job: the same instrumented forward as the CPU engine, on the GPU. Weights are uploaded once at
+ * open; scratch is sized for max_B x max_T at open (per-layer attention staging, per-head
+ * contributions and logits are allocated on first use, still bounded by the batch).
+ * Per layer: LayerNorm; ONE cuBLAS call for Q, K and V of all heads ([B*T, C] x [C, 3C]); a
+ * split-heads kernel (adds the bias, [B,T,3C] -> q, k, v [B,H,T,hd]); ONE attention kernel for
+ * all heads (kernels/attention.h); concatenation back to [B,T,C] (ablated heads zeroed); one W_O
+ * matmul; bias + residual; LayerNorm; MLP (two matmuls, bias+GELU); bias + residual.
+ * Instrumentation, only when asked: probabilities written by the attention kernel; per-head
+ * W_O contributions by ONE cublasSgemmStridedBatched over heads, their norms and DLA reduced on
+ * the GPU (DLA's final-LayerNorm scale applied after the last layer).
+ * Precision: TF32 tensor cores for matmuls and attention by default; ANDREA_CUDA_FP32=1 at open
+ * selects full fp32 matmuls and the exact fp32 attention kernel (v1).
+ * Failure contract: every CUDA / cuBLAS call is checked (cuda_check.h); errors come back in
+ * ae_error, nothing exits, open frees what it allocated.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "../common/error.h"
+#include "../engine/forward.h"
+#include "cuda_engine.h"
+}
+#include "attention.h"
+#include "cuda_check.h"
+
+typedef struct {
+    andrea_engine base; /* first: engine.c dispatches through it */
+    const andrea_model *m;
+    int max_B, max_T, fp32;
+    cudaStream_t st;
+    cublasHandle_t blas;
+    float *w;            /* all parameters, the model's single buffer */
+    float *wte_mean;     /* [C] mean over the real vocabulary of wte rows */
+    float *x, *ln, *qkv, *q, *k, *v, *y, *ycat, *att, *fc; /* activations, N = max_B*max_T rows */
+    float *rstd;         /* [N] final LayerNorm 1/sigma */
+    int *tok, *len;      /* [N], [max_B] */
+    unsigned char *abl;  /* [L*H] */
+    int *h_tok;          /* [N] host scratch: tokens with padding ids made safe */
+    float *contrib;      /* [H, N, C], on first use */
+    float *stage;        /* [max_B, H, T, T] per-layer probabilities, on first use */
+    float *norm, *dla;   /* [max_B, L, H, max_T], on first use */
+    float *logits;       /* [N, V], on first use */
+} cuda_engine;
+
+static const float *dev_param(const cuda_engine *e, const float *host) {
+    return e->w + (host - e->m->memory);
+}
+
+/* ---------- small kernels ---------- */
+
+__global__ void embed_kernel(float *x, const int *tok, const float *wte, const float *wpe, int N, int T,
+                             int C) {
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (size_t)N * C) return;
+    int n = (int)(idx / C), c = (int)(idx % C);
+    x[idx] = wte[(size_t)tok[n] * C + c] + wpe[(size_t)(n % T) * C + c];
+}
+
+/* One warp per row: out = (x - mean) / sqrt(var + 1e-5) * w + b; rstd_out (optional) gets 1/sigma. */
+__global__ void layernorm_kernel(float *out, float *rstd_out, const float *x, const float *w, const float *b,
+                                 int N, int C) {
+    int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (row >= N) return;
+    const float *xr = x + (size_t)row * C;
+    float s = 0.f;
+    for (int c = lane; c < C; c += 32) s += xr[c];
+    for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
+    float mean = s / C, v = 0.f;
+    for (int c = lane; c < C; c += 32) {
+        float d = xr[c] - mean;
+        v += d * d;
+    }
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+    float rs = 1.f / sqrtf(v / C + 1e-5f);
+    float *orow = out + (size_t)row * C;
+    for (int c = lane; c < C; c += 32) orow[c] = (xr[c] - mean) * rs * w[c] + b[c];
+    if (rstd_out && lane == 0) rstd_out[row] = rs;
+}
+
+/* qkv [B, T, 3C] + bias -> q, k, v [B, H, T, hd] (the split-heads view made contiguous per head). */
+__global__ void split_heads_kernel(float *q, float *k, float *v, const float *qkv, const float *bias, int B,
+                                   int T, int H, int hd) {
+    const int C = H * hd;
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (size_t)B * T * 3 * C) return;
+    int col = (int)(idx % (3 * C));
+    size_t n = idx / (3 * C);
+    int b = (int)(n / T), t = (int)(n % T);
+    int which = col / C, hc = col % C, h = hc / hd, d = hc % hd;
+    float val = qkv[idx] + bias[col];
+    float *dst = which == 0 ? q : which == 1 ? k : v;
+    dst[(((size_t)b * H + h) * T + t) * hd + d] = val;
+}
+
+/* y [B, H, T, hd] -> ycat [B, T, C]; heads with ablate[h] != 0 become zeros. */
+__global__ void concat_heads_kernel(float *ycat, const float *y, const unsigned char *ablate, int B, int T,
+                                    int H, int hd) {
+    const int C = H * hd;
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (size_t)B * T * C) return;
+    int c = (int)(idx % C);
+    size_t n = idx / C;
+    int b = (int)(n / T), t = (int)(n % T), h = c / hd, d = c % hd;
+    ycat[idx] = (ablate && ablate[h]) ? 0.f : y[(((size_t)b * H + h) * T + t) * hd + d];
+}
+
+/* x += a + bias[c] (bias then residual, in one pass) */
+__global__ void residual_bias_kernel(float *x, const float *a, const float *bias, size_t total, int C) {
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx < total) x[idx] += a[idx] + bias[idx % C];
+}
+
+/* h = gelu_tanh(h + bias[c]) in place */
+__global__ void bias_gelu_kernel(float *hbuf, const float *bias, size_t total, int C4) {
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= total) return;
+    float x = hbuf[idx] + bias[idx % C4];
+    const float k = 0.7978845608028654f; /* sqrt(2/pi) */
+    hbuf[idx] = 0.5f * x * (1.f + tanhf(k * (x + 0.044715f * x * x * x)));
+}
+
+/* One warp per (head, row): norm of the contribution c = contrib[h, n, :], and the unscaled DLA
+ * sum_i (c_i - mean c) * lnfw_i * (wte[y, i] - wte_mean_i), y = tokens[n+1] (the final LayerNorm's
+ * 1/sigma is applied after the last layer by dla_finish_kernel). */
+__global__ void head_stats_kernel(float *norm, float *dla, const float *contrib, const int *tok,
+                                  const int *len, const float *wte, const float *wte_mean, const float *lnfw, int B, int T,
+                                  int L, int H, int C, int layer) {
+    const int N = B * T;
+    size_t gw = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x % 32;
+    if (gw >= (size_t)H * N) return;
+    int h = (int)(gw / N), n = (int)(gw % N), b = n / T, t = n % T;
+    const float *c = contrib + ((size_t)h * N + n) * C;
+    size_t o = (((size_t)b * L + layer) * H + h) * T + t;
+    float s2 = 0.f, s1 = 0.f, sg = 0.f, gs = 0.f;
+    if (t >= len[b]) { /* padding: zero norm, as the CPU engine writes (DLA becomes NaN later) */
+        if (lane == 0 && norm) norm[o] = 0.f;
+        if (lane == 0 && dla) dla[o] = 0.f;
+        return;
+    }
+    if (dla) {
+        int yid = t + 1 < T ? tok[n + 1] : 0;
+        const float *u = wte + (size_t)yid * C;
+        for (int i = lane; i < C; i += 32) {
+            float ci = c[i], g = lnfw[i] * (u[i] - wte_mean[i]);
+            s2 += ci * ci;
+            s1 += ci;
+            sg += ci * g;
+            gs += g;
+        }
+    } else {
+        for (int i = lane; i < C; i += 32) s2 += c[i] * c[i];
+    }
+    for (int s = 16; s > 0; s /= 2) {
+        s2 += __shfl_xor_sync(0xffffffffu, s2, s);
+        s1 += __shfl_xor_sync(0xffffffffu, s1, s);
+        sg += __shfl_xor_sync(0xffffffffu, sg, s);
+        gs += __shfl_xor_sync(0xffffffffu, gs, s);
+    }
+    if (lane == 0) {
+        if (norm) norm[o] = sqrtf(s2);
+        if (dla) dla[o] = sg - (s1 / C) * gs;
+    }
+}
+
+/* contrib[h, b*T + t, :] = 0 for t >= len[b] (padding rows of head_out are written as zeros) */
+__global__ void zero_padding_rows_kernel(float *contrib, const int *len, int H, int B, int T, int C) {
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (size_t)H * B * T * C) return;
+    size_t n = (idx / C) % ((size_t)B * T);
+    int b = (int)(n / T), t = (int)(n % T);
+    if (t >= len[b]) contrib[idx] = 0.f;
+}
+
+/* dla[b, l, h, t] *= rstd[b, t]; NaN where t + 1 >= lengths[b] (no next token). */
+__global__ void dla_finish_kernel(float *dla, const float *rstd, const int *len, int B, int T, int LH) {
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (size_t)B * LH * T) return;
+    int t = (int)(idx % T);
+    int b = (int)(idx / ((size_t)LH * T));
+    dla[idx] = t + 1 < len[b] ? dla[idx] * rstd[(size_t)b * T + t] : __int_as_float(0x7fc00000);
+}
+
+static unsigned blocks_for(size_t n, int threads) { return (unsigned)((n + threads - 1) / threads); }
+
+/* ---------- matmuls: row-major out[N, O] = in[N, I] · W[O, I]ᵀ (Linear layout) ---------- */
+static int linear(cuda_engine *e, float *out, const float *in, const float *W, int N, int O, int I,
+                  ae_error *err) {
+    const float one = 1.f, zero = 0.f;
+    CUBLAS_CHECK(cublasSgemm(e->blas, CUBLAS_OP_T, CUBLAS_OP_N, O, N, I, &one, W, I, in, I, &zero, out, O));
+    return 0;
+fail:
+    return -1;
+}
+
+/* ---------- engine ---------- */
+
+extern "C" int andrea_cuda_available(void) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
+        cudaGetLastError(); /* clear the sticky "no device" error */
+        return 0;
+    }
+    void *p = NULL; /* a device that cannot allocate is not usable */
+    if (cudaMalloc(&p, 16) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    cudaFree(p);
+    return 1;
+}
+
+static void free_engine(cuda_engine *e) {
+    if (!e) return;
+    void *bufs[] = {e->w, e->wte_mean, e->x, e->ln, e->qkv, e->q, e->k, e->v, e->y, e->ycat, e->att, e->fc,
+                    e->rstd, e->tok, e->len, e->abl, e->contrib, e->stage, e->norm, e->dla, e->logits};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i]) cudaFree(bufs[i]);
+    if (e->blas) cublasDestroy(e->blas);
+    if (e->st) cudaStreamDestroy(e->st);
+    free(e->h_tok);
+    free(e);
+}
+
+static void cuda_close(andrea_engine *base) { free_engine((cuda_engine *)base); }
+
+static int lazy_alloc(void **p, size_t bytes, ae_error *err) {
+    if (*p) return 0;
+    CU_CHECK(cudaMalloc(p, bytes));
+    return 0;
+fail:
+    *p = NULL;
+    return -1;
+}
+
+typedef struct {
+    void *attn_dev; int attn_fp16;     /* [B, L, H, T, T] device */
+    float *attn_host;                  /* [B, L, H, T, T] host */
+    float *head_out_host;              /* [B, L, H, T, C] host */
+    float *norm_dev, *dla_dev;         /* [B, L, H, T] device */
+    float *norm_host, *dla_host;       /* [B, L, H, T] host */
+    float *logits_dev, *logits_host;   /* [B, T, V] */
+} outputs;
+
+static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outputs *o, ae_error *err) {
+    const andrea_model *m = e->m;
+    const andrea_config *cf = &m->cfg;
+    const int B = io->B, T = io->T, L = cf->n_layer, H = cf->n_head, C = cf->d_model, hd = cf->head_dim;
+    const int V = cf->vocab_size;
+    const size_t N = (size_t)B * T;
+    const int TH = 256;
+    const andrea_params *p = &m->p;
+    float *norm = o->norm_dev, *dla = o->dla_dev;
+    const int want_stats = o->norm_dev || o->dla_dev || o->norm_host || o->dla_host;
+    const int want_contrib = want_stats || o->head_out_host;
+    const int any_ablate = io->ablate != NULL;
+    float *logits = o->logits_dev;
+    const float one = 1.f, zero = 0.f;
+    andrea_attn_args aa;
+    int any_abl = 0;
+
+    if (B < 1 || T < 1 || B > e->max_B || T > e->max_T || T > cf->max_seq_len || !io->tokens)
+        return ae_fail(err, "%s: forward of B=%d T=%d outside the engine's B<=%d T<=%d (max_seq_len %d)",
+                       m->path, B, T, e->max_B, e->max_T, cf->max_seq_len);
+    for (int b = 0; b < B; b++) {
+        int len = io->lengths ? io->lengths[b] : T;
+        if (len < 1 || len > T)
+            return ae_fail(err, "%s: length %d of sequence %d outside 1..%d", m->path, len, b, T);
+        for (int t = 0; t < T; t++) {
+            int id = io->tokens[(size_t)b * T + t];
+            if (t >= len) {
+                id = 0; /* padding embeds token 0, as the CPU engine does; its id is not read */
+            } else if (id < 0 || id >= V) {
+                return ae_fail(err, "%s: token id %d at sequence %d position %d is outside the vocabulary 0..%d",
+                               m->path, id, b, t, V - 1);
+            }
+            e->h_tok[(size_t)b * T + t] = id;
+        }
+    }
+    if (any_ablate)
+        for (int i = 0; i < L * H; i++) any_abl |= io->ablate[i] != 0;
+
+    CU_CHECK(cudaMemcpyAsync(e->tok, e->h_tok, N * sizeof(int), cudaMemcpyHostToDevice, e->st));
+    if (io->lengths) {
+        CU_CHECK(cudaMemcpyAsync(e->len, io->lengths, (size_t)B * sizeof(int), cudaMemcpyHostToDevice, e->st));
+    } else {
+        for (int b = 0; b < B; b++) e->h_tok[N + b] = T; /* h_tok has max_B spare ints at its end */
+        CU_CHECK(cudaMemcpyAsync(e->len, e->h_tok + N, (size_t)B * sizeof(int), cudaMemcpyHostToDevice, e->st));
+    }
+    if (any_abl)
+        CU_CHECK(cudaMemcpyAsync(e->abl, io->ablate, (size_t)L * H, cudaMemcpyHostToDevice, e->st));
+
+    if (want_contrib && lazy_alloc((void **)&e->contrib, (size_t)H * e->max_B * e->max_T * C * sizeof(float), err))
+        return -1;
+    if (o->attn_host &&
+        lazy_alloc((void **)&e->stage, (size_t)e->max_B * H * e->max_T * e->max_T * sizeof(float), err))
+        return -1;
+    if (!norm && o->norm_host) {
+        if (lazy_alloc((void **)&e->norm, (size_t)e->max_B * L * H * e->max_T * sizeof(float), err)) return -1;
+        norm = e->norm;
+    }
+    if (!dla && o->dla_host) {
+        if (lazy_alloc((void **)&e->dla, (size_t)e->max_B * L * H * e->max_T * sizeof(float), err)) return -1;
+        dla = e->dla;
+    }
+    if (!logits && o->logits_host) {
+        if (lazy_alloc((void **)&e->logits, (size_t)e->max_B * e->max_T * V * sizeof(float), err)) return -1;
+        logits = e->logits;
+    }
+
+    embed_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->x, e->tok, dev_param(e, p->wte), dev_param(e, p->wpe),
+                                                          (int)N, T, C);
+    CU_CHECK(cudaGetLastError());
+
+    for (int l = 0; l < L; l++) {
+        layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, NULL, e->x, dev_param(e, p->ln1w + (size_t)l * C),
+                                                            dev_param(e, p->ln1b + (size_t)l * C), (int)N, C);
+        CU_CHECK(cudaGetLastError());
+        /* ONE matmul for Q, K and V of all heads: [N, C] x [C, 3C] */
+        if (linear(e, e->qkv, e->ln, dev_param(e, p->qkvw + (size_t)l * 3 * C * C), (int)N, 3 * C, C, err)) return -1;
+        split_heads_kernel<<<blocks_for(N * 3 * C, TH), TH, 0, e->st>>>(
+            e->q, e->k, e->v, e->qkv, dev_param(e, p->qkvb + (size_t)l * 3 * C), B, T, H, hd);
+        CU_CHECK(cudaGetLastError());
+
+        memset(&aa, 0, sizeof aa);
+        aa.q = e->q; aa.k = e->k; aa.v = e->v; aa.y = e->y;
+        aa.len = e->len;
+        aa.B = B; aa.H = H; aa.T = T; aa.hd = hd;
+        aa.scale = 1.f / sqrtf((float)hd);
+        if (o->attn_dev) {
+            size_t elt = o->attn_fp16 ? sizeof(__half) : sizeof(float);
+            aa.probs = (char *)o->attn_dev + (size_t)l * H * T * T * elt;
+            aa.probs_fp16 = o->attn_fp16;
+            aa.probs_bstride = (long long)L * H * T * T;
+        } else if (o->attn_host) {
+            aa.probs = e->stage;
+            aa.probs_bstride = (long long)H * T * T;
+        }
+        if (!e->fp32 && andrea_attention_v2_supports(hd)) {
+            CU_CHECK(andrea_attention_v2(&aa, e->st));
+        } else {
+            CU_CHECK(andrea_attention_v1(&aa, e->st));
+        }
+        if (o->attn_host) /* [B, H, T, T] layer slice into [B, L, H, T, T] */
+            CU_CHECK(cudaMemcpy2DAsync(o->attn_host + (size_t)l * H * T * T, (size_t)L * H * T * T * sizeof(float),
+                                       e->stage, (size_t)H * T * T * sizeof(float), (size_t)H * T * T * sizeof(float),
+                                       B, cudaMemcpyDeviceToHost, e->st));
+
+        concat_heads_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->ycat, e->y, any_abl ? e->abl + (size_t)l * H : NULL,
+                                                                     B, T, H, hd);
+        CU_CHECK(cudaGetLastError());
+
+        const float *Wo = dev_param(e, p->attprojw + (size_t)l * C * C);
+        if (want_contrib) {
+            /* contrib[h] [N, C] = ycat[:, h*hd:(h+1)*hd] · W_O[:, h*hd:(h+1)*hd]ᵀ, all heads in one call */
+            CUBLAS_CHECK(cublasSgemmStridedBatched(e->blas, CUBLAS_OP_T, CUBLAS_OP_N, C, (int)N, hd, &one, Wo, C,
+                                                   (long long)hd, e->ycat, C, (long long)hd, &zero, e->contrib, C,
+                                                   (long long)N * C, H));
+            if (norm || dla) {
+                head_stats_kernel<<<blocks_for((size_t)H * N * 32, TH), TH, 0, e->st>>>(
+                    norm, dla, e->contrib, e->tok, e->len, dev_param(e, p->wte), e->wte_mean, dev_param(e, p->lnfw), B, T, L, H,
+                    C, l);
+                CU_CHECK(cudaGetLastError());
+            }
+            if (o->head_out_host && io->lengths) {
+                zero_padding_rows_kernel<<<blocks_for((size_t)H * N * C, TH), TH, 0, e->st>>>(e->contrib, e->len, H, B,
+                                                                                            T, C);
+                CU_CHECK(cudaGetLastError());
+            }
+            if (o->head_out_host)
+                for (int h = 0; h < H; h++) /* contrib[h] [B, T*C] rows into [B, L, H, T, C] */
+                    CU_CHECK(cudaMemcpy2DAsync(o->head_out_host + ((size_t)l * H + h) * T * C,
+                                               (size_t)L * H * T * C * sizeof(float), e->contrib + (size_t)h * N * C,
+                                               (size_t)T * C * sizeof(float), (size_t)T * C * sizeof(float), B,
+                                               cudaMemcpyDeviceToHost, e->st));
+        }
+        if (linear(e, e->att, e->ycat, Wo, (int)N, C, C, err)) return -1;
+        residual_bias_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->x, e->att, dev_param(e, p->attprojb + (size_t)l * C),
+                                                                      N * C, C);
+        CU_CHECK(cudaGetLastError());
+
+        layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, NULL, e->x, dev_param(e, p->ln2w + (size_t)l * C),
+                                                            dev_param(e, p->ln2b + (size_t)l * C), (int)N, C);
+        CU_CHECK(cudaGetLastError());
+        if (linear(e, e->fc, e->ln, dev_param(e, p->fcw + (size_t)l * 4 * C * C), (int)N, 4 * C, C, err)) return -1;
+        bias_gelu_kernel<<<blocks_for(N * 4 * C, TH), TH, 0, e->st>>>(e->fc, dev_param(e, p->fcb + (size_t)l * 4 * C),
+                                                                      N * 4 * C, 4 * C);
+        CU_CHECK(cudaGetLastError());
+        if (linear(e, e->att, e->fc, dev_param(e, p->fcprojw + (size_t)l * C * 4 * C), (int)N, C, 4 * C, err)) return -1;
+        residual_bias_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->x, e->att, dev_param(e, p->fcprojb + (size_t)l * C),
+                                                                      N * C, C);
+        CU_CHECK(cudaGetLastError());
+    }
+
+    if (logits || dla) {
+        layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, e->rstd, e->x, dev_param(e, p->lnfw),
+                                                            dev_param(e, p->lnfb), (int)N, C);
+        CU_CHECK(cudaGetLastError());
+    }
+    if (logits) {
+        if (linear(e, logits, e->ln, dev_param(e, p->wte), (int)N, V, C, err)) return -1;
+        if (o->logits_host)
+            CU_CHECK(cudaMemcpyAsync(o->logits_host, logits, N * V * sizeof(float), cudaMemcpyDeviceToHost, e->st));
+    }
+    if (dla) {
+        dla_finish_kernel<<<blocks_for((size_t)B * L * H * T, TH), TH, 0, e->st>>>(dla, e->rstd, e->len, B, T, L * H);
+        CU_CHECK(cudaGetLastError());
+        if (o->dla_host)
+            CU_CHECK(cudaMemcpyAsync(o->dla_host, dla, (size_t)B * L * H * T * sizeof(float), cudaMemcpyDeviceToHost, e->st));
+    }
+    if (o->norm_host)
+        CU_CHECK(cudaMemcpyAsync(o->norm_host, norm, (size_t)B * L * H * T * sizeof(float), cudaMemcpyDeviceToHost, e->st));
+    return 0;
+fail:
+    return -1;
+}
+
+static int cuda_forward(andrea_engine *base, const andrea_forward_io *io, ae_error *err) {
+    cuda_engine *e = (cuda_engine *)base;
+    outputs o;
+    memset(&o, 0, sizeof o);
+    o.attn_host = io->attn;
+    o.head_out_host = io->head_out;
+    o.norm_host = io->head_out_norm;
+    o.dla_host = io->head_dla;
+    o.logits_host = io->logits;
+    int rc = forward_impl(e, io, &o, err);
+    /* host outputs are complete only after the stream drains; drain it on failure too */
+    cudaError_t s = cudaStreamSynchronize(e->st);
+    if (rc == 0 && s != cudaSuccess)
+        return ae_fail(err, "CUDA: cudaStreamSynchronize failed at %s:%d: %s", __FILE__, __LINE__,
+                       cudaGetErrorString(s));
+    return rc;
+}
+
+extern "C" int andrea_cuda_forward_device(andrea_engine *base, const andrea_forward_io *io,
+                                          const andrea_cuda_device_outputs *out, ae_error *err) {
+    if (!base || strcmp(base->name, "cuda") != 0) return ae_fail(err, "andrea_cuda_forward_device: not a CUDA engine");
+    if (io->attn || io->head_out || io->head_out_norm || io->head_dla || io->logits)
+        return ae_fail(err, "andrea_cuda_forward_device: host outputs given; use andrea_engine_forward for those");
+    outputs o;
+    memset(&o, 0, sizeof o);
+    o.attn_dev = out->attn;
+    o.attn_fp16 = out->attn_fp16;
+    o.norm_dev = out->head_out_norm;
+    o.dla_dev = out->head_dla;
+    o.logits_dev = out->logits;
+    return forward_impl((cuda_engine *)base, io, &o, err);
+}
+
+extern "C" int andrea_cuda_synchronize(andrea_engine *base, ae_error *err) {
+    CU_CHECK(cudaStreamSynchronize(((cuda_engine *)base)->st));
+    return 0;
+fail:
+    return -1;
+}
+
+extern "C" void *andrea_cuda_stream(andrea_engine *base) { return (void *)((cuda_engine *)base)->st; }
+
+extern "C" int andrea_cuda_is_fp32(const andrea_engine *base) { return ((const cuda_engine *)base)->fp32; }
+
+extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err) {
+    const andrea_config *cf = &m->cfg;
+    const int C = cf->d_model, V = cf->vocab_size;
+    size_t N = 0, acts = 0;
+    double *acc = NULL;
+    float *mean = NULL;
+    const char *env = getenv("ANDREA_CUDA_FP32");
+    cuda_engine *e = (cuda_engine *)calloc(1, sizeof *e);
+    if (!e) {
+        ae_fail(err, "%s: out of memory for the CUDA engine", m->path);
+        return NULL;
+    }
+    if (max_B < 1 || max_T < 1 || max_T > cf->max_seq_len ||
+        __builtin_mul_overflow((size_t)max_B, (size_t)max_T, &N) || __builtin_mul_overflow(N, (size_t)4 * C, &acts)) {
+        ae_fail(err, "%s: CUDA engine size B=%d T=%d invalid (max_seq_len %d)", m->path, max_B, max_T, cf->max_seq_len);
+        free(e);
+        return NULL;
+    }
+    e->base.name = "cuda";
+    e->base.forward = cuda_forward;
+    e->base.close = cuda_close;
+    e->m = m;
+    e->max_B = max_B;
+    e->max_T = max_T;
+    e->fp32 = env && strcmp(env, "1") == 0;
+    e->h_tok = (int *)malloc((N + (size_t)max_B) * sizeof(int));
+    acc = (double *)calloc((size_t)C, sizeof(double));
+    mean = (float *)malloc((size_t)C * sizeof(float));
+    if (!e->h_tok || !acc || !mean) {
+        ae_fail(err, "%s: out of memory for the CUDA engine", m->path);
+        goto fail;
+    }
+    CU_CHECK(cudaStreamCreateWithFlags(&e->st, cudaStreamNonBlocking));
+    CUBLAS_CHECK(cublasCreate(&e->blas));
+    CUBLAS_CHECK(cublasSetStream(e->blas, e->st));
+    CUBLAS_CHECK(cublasSetMathMode(e->blas, e->fp32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_TF32_TENSOR_OP_MATH));
+
+    /* weights, once */
+    CU_CHECK(cudaMalloc((void **)&e->w, m->n_floats * sizeof(float)));
+    CU_CHECK(cudaMemcpy(e->w, m->memory, m->n_floats * sizeof(float), cudaMemcpyHostToDevice));
+    for (int v = 0; v < V; v++)
+        for (int i = 0; i < C; i++) acc[i] += m->p.wte[(size_t)v * C + i];
+    for (int i = 0; i < C; i++) mean[i] = (float)(acc[i] / V);
+    CU_CHECK(cudaMalloc((void **)&e->wte_mean, (size_t)C * sizeof(float)));
+    CU_CHECK(cudaMemcpy(e->wte_mean, mean, (size_t)C * sizeof(float), cudaMemcpyHostToDevice));
+
+    CU_CHECK(cudaMalloc((void **)&e->x, N * C * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->ln, N * C * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->qkv, N * 3 * C * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->q, N * C * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->k, N * C * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->v, N * C * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->y, N * C * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->ycat, N * C * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->att, N * C * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->fc, N * 4 * C * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->rstd, N * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->tok, N * sizeof(int)));
+    CU_CHECK(cudaMalloc((void **)&e->len, (size_t)max_B * sizeof(int)));
+    CU_CHECK(cudaMalloc((void **)&e->abl, (size_t)cf->n_layer * cf->n_head));
+    free(acc);
+    free(mean);
+    return &e->base;
+fail:
+    free(acc);
+    free(mean);
+    free_engine(e);
+    return NULL;
+}

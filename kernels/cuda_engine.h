@@ -1,0 +1,45 @@
+/* cuda_engine.h — what the CUDA backend offers beyond engine/forward.h: outputs kept on the GPU.
+ *
+ * Job: let a caller that keeps working on the GPU (the benchmark; a streaming dump writer with
+ * pinned host buffers and a copy stream) run the instrumented forward with its outputs written
+ * straight into device buffers, enqueued on the engine's stream, without a host round trip.
+ * Invariants: the engine must come from andrea_cuda_engine_open (name "cuda"); io->B <= max_B,
+ * io->T <= max_T; io's host output pointers must be NULL here (outputs go to `out`).
+ * Tokens, lengths and ablate are read from host memory before the call returns, so the caller may
+ * reuse them at once; the device outputs are complete once andrea_cuda_synchronize returns, or
+ * once work queued after this call on andrea_cuda_stream() runs (stream order).
+ * Environment: ANDREA_CUDA_FP32=1 at open makes every matmul full fp32 (no TF32) and selects the
+ * exact fp32 attention kernel, so results match the CPU engine to ~1e-6.
+ * Failure contract: -1 with err filled ("CUDA: call failed at file:line: reason").
+ */
+#ifndef ANDREA_CUDA_ENGINE_H
+#define ANDREA_CUDA_ENGINE_H
+
+#include "../engine/forward.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    void *attn;            /* device [B, L, H, T, T], float or __half (attn_fp16), or NULL */
+    int attn_fp16;
+    float *head_out_norm;  /* device [B, L, H, T] or NULL */
+    float *head_dla;       /* device [B, L, H, T] or NULL */
+    float *logits;         /* device [B, T, V] or NULL */
+} andrea_cuda_device_outputs;
+
+int andrea_cuda_forward_device(andrea_engine *e, const andrea_forward_io *io,
+                               const andrea_cuda_device_outputs *out, ae_error *err);
+/* Waits for everything queued on the engine's stream. */
+int andrea_cuda_synchronize(andrea_engine *e, ae_error *err);
+/* The engine's cudaStream_t, as void * so C callers need no CUDA headers. */
+void *andrea_cuda_stream(andrea_engine *e);
+/* 1 when the engine runs full fp32 (ANDREA_CUDA_FP32=1 at open), 0 for TF32. */
+int andrea_cuda_is_fp32(const andrea_engine *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
