@@ -1,11 +1,68 @@
-/* cmd_heads.c — `andrea heads`. Placeholder until its issue lands: says so and fails. */
+/* cmd_heads.c — `andrea heads`: the catalog's heads, filtered (every filter a bound parameter). */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../analyzer/catalog.h"
 #include "cli.h"
 
+static void help(FILE *f) {
+    fprintf(f,
+            "usage: andrea heads --db CATALOG [--class C] [--layer L] [--min-score S] [--model M] [--all]\n"
+            "                    [--format table|csv|json]\n\n"
+            "Lists the heads of the latest run of each model in the catalog; by default only the heads\n"
+            "labelled with a class. --model matches the model name, its path or a sha256 prefix.\n"
+            "--all lists every head and class (with label 0 or 1).\n");
+}
+
 int cmd_heads(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "andrea heads: not built yet\n");
-    return 2;
+    static const struct option opts[] = {
+        {"db", required_argument, 0, 'd'},     {"class", required_argument, 0, 'c'},
+        {"layer", required_argument, 0, 'l'},  {"min-score", required_argument, 0, 's'},
+        {"model", required_argument, 0, 'm'},  {"all", no_argument, 0, 'a'},
+        {"format", required_argument, 0, 'f'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *db = NULL;
+    catalog_heads_filter f = {0};
+    int fmt = CATALOG_TABLE, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'c': f.class_name = optarg; break;
+        case 'l':
+            f.layer = (int)strtol(optarg, &end, 10);
+            if (!*optarg || *end || f.layer < 0) return cli_usage_error("heads", "--layer wants a layer number, not '%s'", optarg);
+            f.has_layer = 1;
+            break;
+        case 's':
+            f.min_score = strtod(optarg, &end);
+            if (!*optarg || *end) return cli_usage_error("heads", "--min-score wants a number, not '%s'", optarg);
+            f.has_min_score = 1;
+            break;
+        case 'm': f.model = optarg; break;
+        case 'a': f.all = 1; break;
+        case 'f':
+            fmt = catalog_format_parse(optarg);
+            if (fmt < 0) return cli_usage_error("heads", "--format is table, csv or json, not '%s'", optarg);
+            break;
+        case 'h': help(stdout); return 0;
+        default: return cli_usage_error("heads", "unknown option");
+        }
+    }
+    if (!db) return cli_usage_error("heads", "--db CATALOG is required");
+    if (optind < argc) return cli_usage_error("heads", "unexpected argument '%s'", argv[optind]);
+    ae_error err = {{0}};
+    catalog_rows rows;
+    if (catalog_heads(db, &f, &rows, &err)) return cli_fail(&err);
+    int rc = catalog_rows_write(stdout, &rows, (catalog_format)fmt, &err);
+    catalog_rows_free(&rows);
+    if (rc || fflush(stdout)) {
+        if (!err.msg[0]) ae_fail(&err, "stdout: write error");
+        return cli_fail(&err);
+    }
+    return 0;
 }

@@ -1,11 +1,58 @@
-/* cmd_sql.c — `andrea sql`. Placeholder until its issue lands: says so and fails. */
+/* cmd_sql.c — `andrea sql CATALOG "SELECT ..."`: one read-only statement over the catalog. */
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "../analyzer/catalog.h"
 #include "cli.h"
 
+static void help(FILE *f) {
+    fprintf(f,
+            "usage: andrea sql CATALOG \"SELECT ...\" [--format table|csv|json]\n\n"
+            "Runs one SQL statement over the head catalog, opened read-only: writes, schema changes,\n"
+            "ATTACH and pragma writes are refused. The view head_catalog and the tables are described\n"
+            "in docs/catalog.md.\n");
+}
+
 int cmd_sql(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "andrea sql: not built yet\n");
-    return 2;
+    static const struct option opts[] = {
+        {"format", required_argument, 0, 'f'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    int fmt = CATALOG_TABLE, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            fmt = catalog_format_parse(optarg);
+            if (fmt < 0) return cli_usage_error("sql", "--format is table, csv or json, not '%s'", optarg);
+            break;
+        case 'h': help(stdout); return 0;
+        default: return cli_usage_error("sql", "unknown option");
+        }
+    }
+    /* Options may also follow the two positionals. */
+    const char *pos[2];
+    int np = 0;
+    for (int i = optind; i < argc; i++) {
+        if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+            fmt = catalog_format_parse(argv[++i]);
+            if (fmt < 0) return cli_usage_error("sql", "--format is table, csv or json, not '%s'", argv[i]);
+            continue;
+        }
+        if (np == 2) return cli_usage_error("sql", "unexpected argument '%s'", argv[i]);
+        pos[np++] = argv[i];
+    }
+    if (np != 2) return cli_usage_error("sql", "wants CATALOG and one SQL statement");
+    ae_error err = {{0}};
+    catalog_rows rows;
+    if (catalog_sql(pos[0], pos[1], &rows, &err)) return cli_fail(&err);
+    int rc = catalog_rows_write(stdout, &rows, (catalog_format)fmt, &err);
+    catalog_rows_free(&rows);
+    if (rc || fflush(stdout)) {
+        if (!err.msg[0]) ae_fail(&err, "stdout: write error");
+        return cli_fail(&err);
+    }
+    return 0;
 }

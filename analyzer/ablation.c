@@ -1,0 +1,120 @@
+/* ablation.c — rise of a suite's next-token loss when one head's W_O contribution is dropped. */
+#include "ablation.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/checked_size.h"
+#include "classify.h"
+
+/* Mean cross-entropy at the loss positions; logits: [B, T, V]. */
+static double mean_loss(const float *logits, const int *tokens, const unsigned char *use, int B, int T, int V) {
+    double sum = 0;
+    long n = 0;
+    for (int b = 0; b < B; b++)
+        for (int q = 0; q + 1 < T; q++) {
+            if (!use[(size_t)b * T + q]) continue;
+            const float *row = logits + ((size_t)b * T + q) * (size_t)V;
+            float mx = row[0];
+            for (int v = 1; v < V; v++)
+                if (row[v] > mx) mx = row[v];
+            double z = 0;
+            for (int v = 0; v < V; v++) z += exp((double)row[v] - mx);
+            int y = tokens[(size_t)b * T + q + 1];
+            sum += -((double)row[y] - mx - log(z));
+            n++;
+        }
+    return n ? sum / (double)n : NAN;
+}
+
+int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
+                   andrea_suite_scores *s, ae_error *err) {
+    int L = cfg->n_layer, H = cfg->n_head, NH = L * H, V = cfg->vocab_size;
+    s->clean_loss = NAN;
+    s->ablation_mean = NAN;
+    s->n_ablation_items = 0;
+    for (int i = 0; i < NH; i++) s->heads[i].ablation_delta = NAN;
+
+    /* The first max_items items with at least one loss position. */
+    int *pick = malloc(sizeof(int) * (size_t)(max_items > 0 ? max_items : 1));
+    if (!pick) return ae_fail(err, "%s: out of memory", s->name);
+    int B = 0, T = 0;
+    for (int i = 0; i < items->n_items && B < max_items; i++) {
+        const probe_item *it = &items->items[i];
+        int ok = 0;
+        for (int j = 0; j < it->n_targets; j++)
+            if (it->targets[j].query + 1 < it->n_tokens) ok = 1;
+        if (!ok) continue;
+        pick[B++] = i;
+        if (it->n_tokens > T) T = it->n_tokens;
+    }
+    if (B == 0) {
+        free(pick);
+        return 0;
+    }
+    size_t bt, btv;
+    if (ae_mul((size_t)B, (size_t)T, &bt) || ae_mul(bt, (size_t)V, &btv) || btv > ((size_t)1 << 34) / sizeof(float)) {
+        free(pick);
+        return ae_fail(err, "%s: causal check too large (%d items x %d tokens x vocab %d)", s->name, B, T, V);
+    }
+    int *tokens = calloc(bt, sizeof(int)), *lengths = calloc((size_t)B, sizeof(int));
+    unsigned char *use = calloc(bt, 1), *ablate = calloc((size_t)NH, 1), *want = calloc((size_t)NH, 1),
+                  *in_mean = calloc((size_t)NH, 1);
+    float *logits = malloc(btv * sizeof(float));
+    int ret = -1;
+    if (!tokens || !lengths || !use || !ablate || !want || !in_mean || !logits) {
+        ae_fail(err, "%s: out of memory for the causal check", s->name);
+        goto out;
+    }
+    for (int b = 0; b < B; b++) {
+        const probe_item *it = &items->items[pick[b]];
+        memcpy(tokens + (size_t)b * T, it->tokens, sizeof(int) * (size_t)it->n_tokens);
+        lengths[b] = it->n_tokens;
+        for (int j = 0; j < it->n_targets; j++)
+            if (it->targets[j].query + 1 < it->n_tokens) use[(size_t)b * T + it->targets[j].query] = 1;
+    }
+    /* Heads for the mean: all of them, or an even spread to bound the cost on big models. */
+    int stride = NH <= ANDREA_ABLATE_MEAN_HEADS ? 1 : (NH + ANDREA_ABLATE_MEAN_HEADS - 1) / ANDREA_ABLATE_MEAN_HEADS;
+    for (int i = 0; i < NH; i += stride) in_mean[i] = want[i] = 1;
+    for (int i = 0; i < NH; i++)
+        if (s->heads[i].label) want[i] = 1;
+
+    andrea_forward_io io = {0};
+    io.B = B;
+    io.T = T;
+    io.tokens = tokens;
+    io.lengths = lengths;
+    io.logits = logits;
+    if (andrea_engine_forward(e, &io, err)) goto out;
+    double clean = mean_loss(logits, tokens, use, B, T, V);
+    double sum = 0;
+    int n = 0;
+    io.ablate = ablate;
+    for (int i = 0; i < NH; i++) {
+        if (!want[i]) continue;
+        memset(ablate, 0, (size_t)NH);
+        ablate[i] = 1;
+        if (andrea_engine_forward(e, &io, err)) goto out;
+        double d = mean_loss(logits, tokens, use, B, T, V) - clean;
+        s->heads[i].ablation_delta = d;
+        if (in_mean[i]) {
+            sum += d;
+            n++;
+        }
+    }
+    s->clean_loss = clean;
+    s->ablation_mean = n ? sum / n : NAN;
+    s->n_ablation_items = B;
+    ret = 0;
+out:
+    free(pick);
+    free(tokens);
+    free(lengths);
+    free(use);
+    free(ablate);
+    free(want);
+    free(in_mean);
+    free(logits);
+    return ret;
+}

@@ -1,0 +1,378 @@
+/* catalog.c — writing runs into the SQLite head catalog (see catalog.h, docs/catalog.md). */
+#include "catalog.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "catalog_sql.h"
+
+/* The schema. Tables are created inside the writer's transaction, so two first writers racing on
+ * a new file cannot see a half-made schema. */
+static const char *const SCHEMA =
+    "CREATE TABLE IF NOT EXISTS models(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  sha256 TEXT NOT NULL UNIQUE,\n"
+    "  name TEXT NOT NULL,\n"
+    "  path TEXT NOT NULL,\n"
+    "  config TEXT NOT NULL,\n"
+    "  n_layer INTEGER NOT NULL, n_head INTEGER NOT NULL,\n"
+    "  d_model INTEGER NOT NULL, head_dim INTEGER NOT NULL,\n"
+    "  step INTEGER);\n"
+    "CREATE TABLE IF NOT EXISTS runs(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  model_id INTEGER NOT NULL REFERENCES models(id),\n"
+    "  time TEXT NOT NULL,\n"
+    "  andrea_version TEXT NOT NULL,\n"
+    "  suites TEXT NOT NULL,\n"
+    "  settings TEXT NOT NULL,\n"
+    "  dump_path TEXT NOT NULL,\n"
+    "  maps_dtype TEXT,\n"
+    "  ablation_note TEXT);\n"
+    "CREATE INDEX IF NOT EXISTS runs_model ON runs(model_id, settings);\n"
+    "CREATE TABLE IF NOT EXISTS suites(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id),\n"
+    "  class TEXT NOT NULL,\n"
+    "  n_items INTEGER NOT NULL, n_queries INTEGER NOT NULL,\n"
+    "  min_score REAL NOT NULL, min_ratio REAL NOT NULL, min_margin REAL NOT NULL,\n"
+    "  ablation_items INTEGER NOT NULL, clean_loss REAL, ablation_mean REAL,\n"
+    "  PRIMARY KEY(run_id, class));\n"
+    "CREATE TABLE IF NOT EXISTS head_scores(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id),\n"
+    "  layer INTEGER NOT NULL, head INTEGER NOT NULL, class TEXT NOT NULL,\n"
+    "  score REAL, baseline REAL, control REAL,\n"
+    "  ablation_delta REAL, ablation_mean REAL,\n"
+    "  dla_mean REAL, norm_mean REAL, n_queries INTEGER NOT NULL,\n"
+    "  extra_name TEXT, extra_value REAL,\n"
+    "  PRIMARY KEY(run_id, layer, head, class));\n"
+    "CREATE TABLE IF NOT EXISTS labels(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id),\n"
+    "  layer INTEGER NOT NULL, head INTEGER NOT NULL, class TEXT NOT NULL,\n"
+    "  rule TEXT NOT NULL,\n"
+    "  PRIMARY KEY(run_id, layer, head, class));\n"
+    "CREATE VIEW IF NOT EXISTS head_catalog AS\n"
+    "  SELECT m.name AS model, m.path AS model_path, m.sha256 AS checkpoint_sha256, m.step AS step,\n"
+    "         r.id AS run, r.time AS run_time,\n"
+    "         (r.id = (SELECT max(r2.id) FROM runs r2 WHERE r2.model_id = r.model_id)) AS latest,\n"
+    "         s.layer AS layer, s.head AS head, s.class AS class,\n"
+    "         s.score AS score, s.baseline AS baseline, s.control AS control,\n"
+    "         s.ablation_delta AS ablation_delta, s.ablation_mean AS ablation_mean,\n"
+    "         s.dla_mean AS dla_mean, s.norm_mean AS norm_mean, s.n_queries AS n_queries,\n"
+    "         s.extra_name AS extra_name, s.extra_value AS extra_value,\n"
+    "         (l.run_id IS NOT NULL) AS label\n"
+    "  FROM head_scores s JOIN runs r ON r.id = s.run_id JOIN models m ON m.id = r.model_id\n"
+    "  LEFT JOIN labels l ON l.run_id = s.run_id AND l.layer = s.layer AND l.head = s.head\n"
+    "                     AND l.class = s.class;\n";
+
+int catalog_step_from_name(const char *path, long long *step) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    int found = 0;
+    for (const char *p = base; *p; p++) {
+        if (strncasecmp(p, "step", 4)) continue;
+        const char *d = p + 4;
+        if (*d == '-' || *d == '_') d++;
+        if (!isdigit((unsigned char)*d)) continue;
+        char *end;
+        long long v = strtoll(d, &end, 10);
+        if (end - d > 15) continue; /* not a step count; refuse absurd values */
+        *step = v;
+        found = 1;
+    }
+    return found;
+}
+
+static void model_name(const char *path, char *out, size_t cap) {
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--; /* a folder (safetensors) may end in '/' */
+    size_t b = n;
+    while (b > 0 && path[b - 1] != '/') b--;
+    snprintf(out, cap, "%.*s", (int)(n - b), path + b);
+    char *dot = strrchr(out, '.');
+    if (dot && dot != out && (!strcmp(dot, ".bin") || !strcmp(dot, ".safetensors"))) *dot = 0;
+}
+
+static char *config_json(const andrea_config *c) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddNumberToObject(o, "n_layer", c->n_layer);
+    cJSON_AddNumberToObject(o, "n_head", c->n_head);
+    cJSON_AddNumberToObject(o, "d_model", c->d_model);
+    cJSON_AddNumberToObject(o, "head_dim", c->head_dim);
+    cJSON_AddNumberToObject(o, "vocab_size", c->vocab_size);
+    cJSON_AddNumberToObject(o, "padded_vocab_size", c->padded_vocab_size);
+    cJSON_AddNumberToObject(o, "max_seq_len", c->max_seq_len);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+static int bind_real_or_null(sqlite3_stmt *st, int i, double v) {
+    return isfinite(v) ? sqlite3_bind_double(st, i, v) : sqlite3_bind_null(st, i);
+}
+
+/* Takes the write lock. busy_timeout already waits up to 30 s per attempt; a few more attempts
+ * cover a long run of another writer (every run is one transaction of bounded size). */
+static int begin_immediate(sqlite3 *db, const char *path, ae_error *err) {
+    for (int attempt = 0;; attempt++) {
+        int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        if (rc == SQLITE_OK) return 0;
+        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || attempt >= 10)
+            return ae_fail(err, "%s: BEGIN IMMEDIATE failed after %d attempts: %s", path, attempt + 1,
+                           sqlite3_errmsg(db));
+        usleep(100000);
+    }
+}
+
+static void crash_hook(const char *where) {
+    const char *at = getenv("ANDREA_TEST_CRASH_AT");
+    if (at && !strcmp(at, where)) raise(SIGKILL);
+}
+
+int catalog_open_rw(const char *path, sqlite3 **out, ae_error *err) {
+    sqlite3 *db = NULL;
+    *out = NULL;
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (rc != SQLITE_OK) {
+        ae_fail(err, "%s: cannot open catalog: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        sqlite3_close(db);
+        return -1;
+    }
+    SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
+    /* journal_mode needs a moment of exclusive access; retry while another process has it. */
+    for (int attempt = 0;; attempt++) {
+        sqlite3_stmt *st = NULL;
+        rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode=WAL", -1, &st, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_step(st);
+        int wal = rc == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
+        sqlite3_finalize(st);
+        if (wal) break;
+        if ((rc == SQLITE_BUSY || rc == SQLITE_LOCKED) && attempt < 50) {
+            usleep(100000);
+            continue;
+        }
+        if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+            ae_fail(err, "%s: the catalog cannot be put in WAL mode (file system without shared memory?)", path);
+        else
+            ae_fail(err, "%s: PRAGMA journal_mode=WAL failed: %s", path, sqlite3_errmsg(db));
+        goto fail;
+    }
+    /* NORMAL is durable enough in WAL mode: a crash may lose the last commit, never consistency. */
+    SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL), SQLITE_OK);
+    *out = db;
+    return 0;
+fail:
+    sqlite3_close(db);
+    return -1;
+}
+
+static int insert_rows(sqlite3 *db, const char *path, const andrea_analysis *a, int64_t run,
+                       ae_error *err) {
+    sqlite3_stmt *suite_st = NULL, *score_st = NULL, *label_st = NULL;
+    int ret = -1;
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db,
+                                 "INSERT INTO suites(run_id, class, n_items, n_queries, min_score, min_ratio,"
+                                 " min_margin, ablation_items, clean_loss, ablation_mean)"
+                                 " VALUES(?,?,?,?,?,?,?,?,?,?)",
+                                 -1, &suite_st, NULL),
+              SQLITE_OK);
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db,
+                                 "INSERT INTO head_scores(run_id, layer, head, class, score, baseline, control,"
+                                 " ablation_delta, ablation_mean, dla_mean, norm_mean, n_queries, extra_name,"
+                                 " extra_value) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                 -1, &score_st, NULL),
+              SQLITE_OK);
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db, "INSERT INTO labels(run_id, layer, head, class, rule) VALUES(?,?,?,?,?)",
+                                 -1, &label_st, NULL),
+              SQLITE_OK);
+    int nh = a->cfg.n_layer * a->cfg.n_head;
+    for (int s = 0; s < a->n_suites; s++) {
+        const andrea_suite_scores *su = &a->suites[s];
+        SQL_CHECK(path, db, sqlite3_reset(suite_st), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_int64(suite_st, 1, run), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_text(suite_st, 2, su->name, -1, SQLITE_TRANSIENT), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_int(suite_st, 3, su->n_items), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_int64(suite_st, 4, su->n_queries), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_double(suite_st, 5, su->rule.min_score), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_double(suite_st, 6, su->rule.min_ratio), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_double(suite_st, 7, su->rule.min_margin), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_int(suite_st, 8, su->n_ablation_items), SQLITE_OK);
+        SQL_CHECK(path, db, bind_real_or_null(suite_st, 9, su->clean_loss), SQLITE_OK);
+        SQL_CHECK(path, db, bind_real_or_null(suite_st, 10, su->ablation_mean), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_step(suite_st), SQLITE_DONE);
+        char rule[256];
+        snprintf(rule, sizeof rule, "{\"min_score\":%.6g,\"min_ratio\":%.6g,\"min_margin\":%.6g}",
+                 su->rule.min_score, su->rule.min_ratio, su->rule.min_margin);
+        for (int i = 0; i < nh; i++) {
+            const andrea_head_score *h = &su->heads[i];
+            if (s == a->n_suites / 2 && i == nh / 2) crash_hook("mid-run");
+            SQL_CHECK(path, db, sqlite3_reset(score_st), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_int64(score_st, 1, run), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_int(score_st, 2, h->layer), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_int(score_st, 3, h->head), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_text(score_st, 4, su->name, -1, SQLITE_TRANSIENT), SQLITE_OK);
+            SQL_CHECK(path, db, bind_real_or_null(score_st, 5, h->score), SQLITE_OK);
+            SQL_CHECK(path, db, bind_real_or_null(score_st, 6, h->baseline), SQLITE_OK);
+            SQL_CHECK(path, db, bind_real_or_null(score_st, 7, h->control), SQLITE_OK);
+            SQL_CHECK(path, db, bind_real_or_null(score_st, 8, h->ablation_delta), SQLITE_OK);
+            SQL_CHECK(path, db, bind_real_or_null(score_st, 9, su->ablation_mean), SQLITE_OK);
+            SQL_CHECK(path, db, bind_real_or_null(score_st, 10, h->dla_mean), SQLITE_OK);
+            SQL_CHECK(path, db, bind_real_or_null(score_st, 11, h->norm_mean), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_int64(score_st, 12, su->n_queries), SQLITE_OK);
+            if (su->pass && su->pass->extra_name)
+                SQL_CHECK(path, db, sqlite3_bind_text(score_st, 13, su->pass->extra_name, -1, SQLITE_STATIC),
+                          SQLITE_OK);
+            else
+                SQL_CHECK(path, db, sqlite3_bind_null(score_st, 13), SQLITE_OK);
+            SQL_CHECK(path, db, bind_real_or_null(score_st, 14, h->extra), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_step(score_st), SQLITE_DONE);
+            if (!h->label) continue;
+            SQL_CHECK(path, db, sqlite3_reset(label_st), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_int64(label_st, 1, run), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_int(label_st, 2, h->layer), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_int(label_st, 3, h->head), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_text(label_st, 4, su->name, -1, SQLITE_TRANSIENT), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_text(label_st, 5, rule, -1, SQLITE_TRANSIENT), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_step(label_st), SQLITE_DONE);
+        }
+    }
+    ret = 0;
+fail:
+    sqlite3_finalize(suite_st);
+    sqlite3_finalize(score_st);
+    sqlite3_finalize(label_st);
+    return ret;
+}
+
+int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, ae_error *err) {
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    char *cfg = NULL;
+    int in_tx = 0, ret = -1;
+    if (catalog_open_rw(path, &db, err)) return -1;
+    if (begin_immediate(db, path, err)) goto fail;
+    in_tx = 1;
+    SQL_CHECK(path, db, sqlite3_exec(db, SCHEMA, NULL, NULL, NULL), SQLITE_OK);
+    {
+        /* A catalog from a newer andrea may have a different schema: refuse rather than corrupt. */
+        SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+        int v = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        st = NULL;
+        if (v > ANDREA_CATALOG_SCHEMA_VERSION) {
+            ae_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
+                    ANDREA_CATALOG_SCHEMA_VERSION);
+            goto fail;
+        }
+        if (v < ANDREA_CATALOG_SCHEMA_VERSION)
+            SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA user_version=1", NULL, NULL, NULL), SQLITE_OK);
+    }
+    cfg = config_json(&a->cfg);
+    if (!cfg) {
+        ae_fail(err, "%s: out of memory", path);
+        goto fail;
+    }
+    char name[512];
+    model_name(a->ckpt_path, name, sizeof name);
+    /* One row per checkpoint content: the newest path wins; a step once known is kept. */
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db,
+                                 "INSERT INTO models(sha256, name, path, config, n_layer, n_head, d_model,"
+                                 " head_dim, step) VALUES(?,?,?,?,?,?,?,?,?)"
+                                 " ON CONFLICT(sha256) DO UPDATE SET name=excluded.name, path=excluded.path,"
+                                 " config=excluded.config, step=coalesce(excluded.step, models.step)",
+                                 -1, &st, NULL),
+              SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 1, a->sha256, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 3, a->ckpt_path, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 4, cfg, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int(st, 5, a->cfg.n_layer), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int(st, 6, a->cfg.n_head), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int(st, 7, a->cfg.d_model), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int(st, 8, a->cfg.head_dim), SQLITE_OK);
+    if (a->has_step)
+        SQL_CHECK(path, db, sqlite3_bind_int64(st, 9, a->step), SQLITE_OK);
+    else
+        SQL_CHECK(path, db, sqlite3_bind_null(st, 9), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    st = NULL;
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT id FROM models WHERE sha256 = ?", -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 1, a->sha256, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+    int64_t model_id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+
+    /* Same checkpoint, same settings: the new run replaces the old one. */
+    static const char *const del[] = {
+        "DELETE FROM labels WHERE run_id IN (SELECT id FROM runs WHERE model_id = ?1 AND settings = ?2)",
+        "DELETE FROM head_scores WHERE run_id IN (SELECT id FROM runs WHERE model_id = ?1 AND settings = ?2)",
+        "DELETE FROM suites WHERE run_id IN (SELECT id FROM runs WHERE model_id = ?1 AND settings = ?2)",
+        "DELETE FROM runs WHERE model_id = ?1 AND settings = ?2",
+    };
+    for (size_t i = 0; i < sizeof del / sizeof del[0]; i++) {
+        SQL_CHECK(path, db, sqlite3_prepare_v2(db, del[i], -1, &st, NULL), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, model_id), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_text(st, 2, a->settings_json, -1, SQLITE_STATIC), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_step(st), SQLITE_DONE);
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char suites[4096] = "";
+    for (int s = 0; s < a->n_suites; s++) {
+        size_t used = strlen(suites);
+        snprintf(suites + used, sizeof suites - used, "%s%s", s ? "," : "", a->suites[s].name);
+    }
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db,
+                                 "INSERT INTO runs(model_id, time, andrea_version, suites, settings, dump_path,"
+                                 " maps_dtype, ablation_note) VALUES(?,?,?,?,?,?,?,?)",
+                                 -1, &st, NULL),
+              SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, model_id), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 2, when, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 3, ANDREA_VERSION, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 4, suites, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 5, a->settings_json, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 6, a->dump_path, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 7, a->maps_dtype, -1, SQLITE_STATIC), SQLITE_OK);
+    if (a->ablation_note[0])
+        SQL_CHECK(path, db, sqlite3_bind_text(st, 8, a->ablation_note, -1, SQLITE_STATIC), SQLITE_OK);
+    else
+        SQL_CHECK(path, db, sqlite3_bind_null(st, 8), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    st = NULL;
+    int64_t run = sqlite3_last_insert_rowid(db);
+
+    if (insert_rows(db, path, a, run, err)) goto fail;
+    SQL_CHECK(path, db, sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    in_tx = 0;
+    if (run_id) *run_id = run;
+    ret = 0;
+fail:
+    sqlite3_finalize(st);
+    if (in_tx) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(db);
+    free(cfg);
+    return ret;
+}

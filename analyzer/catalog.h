@@ -1,0 +1,70 @@
+/* catalog.h — the SQLite head catalog (schema: docs/catalog.md).
+ *
+ * Job: store analyses of many checkpoints in one file, and answer queries on it.
+ * Invariants:
+ *   - the database is in WAL mode with a 30 s busy timeout; a writer takes BEGIN IMMEDIATE
+ *     (retried while another writer holds the lock) and writes ONE run in ONE transaction, so a
+ *     crash at any point leaves the catalog exactly as it was before the run;
+ *   - a model is identified by its checkpoint sha256; re-analysing a checkpoint with the same
+ *     settings (settings JSON equal byte for byte) replaces that run's rows;
+ *   - readers (heads, sql) open the file read-only: a missing file is an error, never created;
+ *   - every parameter from the user is bound with sqlite3_bind_*, never pasted into SQL.
+ * Failure contract: -1 with "DB: <call> failed (file:line): sqlite message" or "DB: problem".
+ * Test hook: env ANDREA_TEST_CRASH_AT=mid-run makes catalog_write SIGKILL its own process halfway
+ * through inserting the run's rows (inside the transaction).
+ */
+#ifndef ANDREA_CATALOG_H
+#define ANDREA_CATALOG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis.h"
+
+#define ANDREA_CATALOG_SCHEMA_VERSION 1
+
+/* Writes one analysis as one run. run_id (may be NULL) receives the new run's id. */
+int catalog_write(const char *db_path, const andrea_analysis *a, int64_t *run_id, ae_error *err);
+
+/* Step of a checkpoint parsed from its file name: "..._step12000.bin", "step-1200", "step_5",
+ * "Step300" (the last match in the base name). Returns 1 and sets *step when found, else 0. */
+int catalog_step_from_name(const char *path, long long *step);
+
+/* ---------- queries ---------- */
+
+/* A result set held in memory: every cell as text (NULL = SQL NULL) plus whether it was numeric. */
+typedef struct {
+    int n_cols, n_rows;
+    char **col_names;     /* [n_cols] */
+    char **cells;         /* [n_rows * n_cols] */
+    unsigned char *numeric; /* [n_rows * n_cols]: 1 integer/real, 0 text/NULL */
+} catalog_rows;
+
+void catalog_rows_free(catalog_rows *r);
+
+typedef enum { CATALOG_TABLE = 0, CATALOG_CSV = 1, CATALOG_JSON = 2 } catalog_format;
+/* Parses "table" | "csv" | "json"; -1 when unknown. */
+int catalog_format_parse(const char *s);
+/* Writes rows to out in the format: an aligned text table, RFC 4180 CSV, or a JSON array of
+ * objects (cJSON). */
+int catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_error *err);
+
+typedef struct {
+    const char *class_name; /* NULL = any */
+    int has_layer;
+    int layer;
+    int has_min_score;
+    double min_score;
+    const char *model;      /* model name, path or sha256; NULL = any */
+    int all;                /* 0: labelled heads only */
+} catalog_heads_filter;
+
+/* The heads of the latest run of each model matching the filter, from the head_catalog view. */
+int catalog_heads(const char *db_path, const catalog_heads_filter *f, catalog_rows *out, ae_error *err);
+
+/* Runs ONE read-only statement: the file is opened read-only, query_only is on, and an
+ * authorizer refuses ATTACH/DETACH, writes, schema changes and pragma writes; several statements
+ * in one string are refused. */
+int catalog_sql(const char *db_path, const char *sql, catalog_rows *out, ae_error *err);
+
+#endif

@@ -1,0 +1,355 @@
+/* classify.c — the analysis passes over one dump (see classify.h, docs/scores.md). */
+#include "classify.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "../common/checked_size.h"
+#include "../common/progress.h"
+#include "../common/sha256.h"
+#include "../engine/dump.h"
+#include "ablation.h"
+#include "catalog.h"
+#include "score.h"
+
+void andrea_classify_options_init(andrea_classify_options *o) {
+    memset(o, 0, sizeof *o);
+    andrea_rules_init(&o->rules);
+    o->ablate_items = ANDREA_ABLATE_ITEMS_DEFAULT;
+    o->device = ANDREA_DEVICE_AUTO;
+}
+
+void andrea_analysis_free(andrea_analysis *a) {
+    for (int s = 0; s < a->n_suites; s++) free(a->suites[s].heads);
+    free(a->suites);
+    free(a->settings_json);
+    memset(a, 0, sizeof *a);
+}
+
+/* Which suites carry per-head W_O values: dumps made with --contrib none have none. Asked of
+ * HDF5 directly because the reader API has no "is it there" question; silenced because a
+ * missing link is an answer, not an error. */
+static void contrib_presence(const char *path, const andrea_dump *d, int *has_dla, int *has_norm) {
+    int ns = andrea_dump_n_suites(d);
+    for (int s = 0; s < ns; s++) has_dla[s] = has_norm[s] = 0;
+    H5E_auto2_t fn;
+    void *data;
+    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f >= 0) {
+        for (int s = 0; s < ns; s++) {
+            char name[160];
+            const char *sn = andrea_dump_suite(d, s)->name;
+            snprintf(name, sizeof name, "/%s", sn);
+            if (H5Lexists(f, name, H5P_DEFAULT) <= 0) continue;
+            snprintf(name, sizeof name, "/%s/head_dla", sn);
+            has_dla[s] = H5Lexists(f, name, H5P_DEFAULT) > 0;
+            snprintf(name, sizeof name, "/%s/head_out_norm", sn);
+            has_norm[s] = H5Lexists(f, name, H5P_DEFAULT) > 0;
+        }
+        H5Fclose(f);
+    }
+    H5Eset_auto2(H5E_DEFAULT, fn, data);
+}
+
+static char *settings_json(const andrea_analysis *a, const andrea_dump *d, int ablate_items) {
+    cJSON *o = cJSON_CreateObject(), *rules = NULL, *suites = NULL;
+    char *out = NULL;
+    if (!o) return NULL;
+    /* Bump "scoring" whenever the score definition changes: old runs must not be replaced by,
+     * nor mistaken for, runs made under another definition. */
+    if (!cJSON_AddNumberToObject(o, "scoring", 1)) goto done;
+    if (!cJSON_AddNumberToObject(o, "ablation_items", ablate_items)) goto done;
+    if (!(rules = cJSON_AddObjectToObject(o, "rules"))) goto done;
+    for (int s = 0; s < a->n_suites; s++) {
+        cJSON *r = cJSON_AddObjectToObject(rules, a->suites[s].name);
+        if (!r || !cJSON_AddNumberToObject(r, "min_score", a->suites[s].rule.min_score) ||
+            !cJSON_AddNumberToObject(r, "min_ratio", a->suites[s].rule.min_ratio) ||
+            !cJSON_AddNumberToObject(r, "min_margin", a->suites[s].rule.min_margin))
+            goto done;
+    }
+    if (!(suites = cJSON_AddArrayToObject(o, "suites"))) goto done;
+    for (int s = 0; s < andrea_dump_n_suites(d); s++) {
+        const andrea_dump_suite_info *si = andrea_dump_suite(d, s);
+        cJSON *e = cJSON_CreateObject();
+        if (!e || !cJSON_AddItemToArray(suites, e)) {
+            cJSON_Delete(e);
+            goto done;
+        }
+        char seed[32];
+        snprintf(seed, sizeof seed, "%llu", (unsigned long long)si->seed);
+        if (!cJSON_AddStringToObject(e, "name", si->name) || !cJSON_AddNumberToObject(e, "n_seq", si->n_seq) ||
+            !cJSON_AddNumberToObject(e, "T", si->T) || !cJSON_AddStringToObject(e, "seed", seed))
+            goto done;
+    }
+    out = cJSON_PrintUnformatted(o);
+done:
+    cJSON_Delete(o);
+    return out;
+}
+
+/* Decides whether (and with which file) the causal check can run. Returns 1 = run it with
+ * *model loaded, 0 = skip (note filled), -1 = error. */
+static int open_checkpoint(const char *dump_path, const andrea_dump *d, const andrea_classify_options *opt,
+                           andrea_model *model, andrea_analysis *a, ae_error *err) {
+    if (opt->ablate_items <= 0) {
+        snprintf(a->ablation_note, sizeof a->ablation_note, "causal check disabled (--ablate-items 0)");
+        return 0;
+    }
+    const char *ck = opt->ckpt ? opt->ckpt : andrea_dump_checkpoint_path(d);
+    struct stat sb;
+    if (!ck || !ck[0] || stat(ck, &sb) != 0) {
+        if (opt->ckpt) return ae_fail(err, "%s: %s", opt->ckpt, strerror(errno));
+        snprintf(a->ablation_note, sizeof a->ablation_note,
+                 "checkpoint %.500s (recorded in %.100s) not found: no causal check (give it with --ckpt)",
+                 ck && ck[0] ? ck : "(none)", dump_path);
+        return 0;
+    }
+    const char *want = andrea_dump_checkpoint_sha256(d);
+    /* A folder checkpoint (safetensors) is identified by its model.safetensors. */
+    char file[4200];
+    if (S_ISDIR(sb.st_mode)) snprintf(file, sizeof file, "%s/model.safetensors", ck);
+    else snprintf(file, sizeof file, "%s", ck);
+    char hex[65];
+    if (ae_sha256_file(file, hex, err)) return -1;
+    if (!want || strcmp(hex, want)) {
+        if (opt->ckpt)
+            return ae_fail(err, "%s: sha256 %.12s... differs from the dump's checkpoint (%.12s...): not the model that was dumped",
+                           opt->ckpt, hex, want ? want : "none");
+        snprintf(a->ablation_note, sizeof a->ablation_note,
+                 "checkpoint %.600s changed since the dump (sha256 differs): no causal check", ck);
+        return 0;
+    }
+    if (andrea_model_load(model, ck, err)) return -1;
+    return 1;
+}
+
+int andrea_classify_dump(const char *dump_path, const andrea_classify_options *opt, andrea_analysis *a,
+                         ae_error *err) {
+    memset(a, 0, sizeof *a);
+    andrea_dump *d = andrea_dump_open(dump_path, err);
+    if (!d) return -1;
+    int ret = -1;
+    float *map = NULL, *vals = NULL;
+    score_acc *acc = NULL;
+    score_seq_plan *plans = NULL;
+    double *dla_sum = NULL, *norm_sum = NULL;
+    int64_t *dla_n = NULL, *norm_n = NULL;
+    int *has_dla = NULL, *has_norm = NULL;
+    probe_suite items;
+    memset(&items, 0, sizeof items);
+    int n_plans = 0;
+    andrea_model model;
+    memset(&model, 0, sizeof model);
+    int model_loaded = 0;
+    andrea_engine *eng = NULL;
+    ae_progress prog = {0};
+    int prog_on = 0;
+
+    const andrea_config *cfg = andrea_dump_config(d);
+    a->cfg = *cfg;
+    snprintf(a->dump_path, sizeof a->dump_path, "%s", dump_path);
+    snprintf(a->ckpt_path, sizeof a->ckpt_path, "%s", andrea_dump_checkpoint_path(d) ? andrea_dump_checkpoint_path(d) : "");
+    snprintf(a->sha256, sizeof a->sha256, "%s", andrea_dump_checkpoint_sha256(d) ? andrea_dump_checkpoint_sha256(d) : "");
+    snprintf(a->maps_dtype, sizeof a->maps_dtype, "%s", andrea_dump_maps_dtype(d) ? andrea_dump_maps_dtype(d) : "");
+    if (strlen(a->sha256) != 64) {
+        ae_fail(err, "%s: the dump records no checkpoint sha256", dump_path);
+        goto out;
+    }
+    if (opt->has_step) {
+        a->has_step = 1;
+        a->step = opt->step;
+    } else {
+        a->has_step = catalog_step_from_name(a->ckpt_path, &a->step) || catalog_step_from_name(dump_path, &a->step);
+    }
+    int L = cfg->n_layer, H = cfg->n_head, NH = L * H, ns = andrea_dump_n_suites(d);
+    if (ns <= 0) {
+        ae_fail(err, "%s: the dump holds no suite", dump_path);
+        goto out;
+    }
+    a->suites = calloc((size_t)ns, sizeof *a->suites);
+    acc = calloc((size_t)NH, sizeof *acc);
+    dla_sum = calloc((size_t)NH, sizeof *dla_sum);
+    norm_sum = calloc((size_t)NH, sizeof *norm_sum);
+    dla_n = calloc((size_t)NH, sizeof *dla_n);
+    norm_n = calloc((size_t)NH, sizeof *norm_n);
+    has_dla = calloc((size_t)ns, sizeof *has_dla);
+    has_norm = calloc((size_t)ns, sizeof *has_norm);
+    if (!a->suites || !acc || !dla_sum || !norm_sum || !dla_n || !norm_n || !has_dla || !has_norm) {
+        ae_fail(err, "%s: out of memory", dump_path);
+        goto out;
+    }
+    contrib_presence(dump_path, d, has_dla, has_norm);
+
+    int maxT = 0;
+    uint64_t total_maps = 0;
+    for (int s = 0; s < ns; s++) {
+        const andrea_dump_suite_info *si = andrea_dump_suite(d, s);
+        if (si->T > maxT) maxT = si->T;
+        total_maps += (uint64_t)si->n_seq * (uint64_t)NH;
+    }
+    size_t tt, lht;
+    if (ae_mul((size_t)maxT, (size_t)maxT, &tt) || ae_mul((size_t)NH, (size_t)maxT, &lht)) {
+        ae_fail(err, "%s: sequence length %d too large", dump_path, maxT);
+        goto out;
+    }
+    map = malloc(tt * sizeof(float));
+    vals = malloc(lht * sizeof(float));
+    if (!map || !vals) {
+        ae_fail(err, "%s: out of memory for a %d x %d map", dump_path, maxT, maxT);
+        goto out;
+    }
+
+    ae_progress_begin(&prog, "classify", total_maps);
+    prog_on = 1;
+    for (int s = 0; s < ns; s++) {
+        const andrea_dump_suite_info *si = andrea_dump_suite(d, s);
+        andrea_suite_scores *su = &a->suites[s];
+        a->n_suites = s + 1;
+        snprintf(su->name, sizeof su->name, "%s", si->name);
+        su->pass = andrea_pass_for(si->name);
+        su->rule = andrea_rules_for(&opt->rules, si->name, su->pass);
+        su->clean_loss = su->ablation_mean = NAN;
+        su->heads = calloc((size_t)NH, sizeof *su->heads);
+        if (!su->heads) {
+            ae_fail(err, "%s: out of memory", dump_path);
+            goto out;
+        }
+        if (andrea_dump_read_items(d, s, &items, err)) goto out;
+        su->n_items = items.n_items;
+        plans = calloc((size_t)(items.n_items ? items.n_items : 1), sizeof *plans);
+        if (!plans) {
+            ae_fail(err, "%s: out of memory", dump_path);
+            goto out;
+        }
+        n_plans = items.n_items;
+        for (int i = 0; i < items.n_items; i++)
+            if (score_plan_build(&items.items[i], i, si->name, &plans[i], err)) {
+                ae_prefix(err, "%s", dump_path);
+                goto out;
+            }
+        memset(acc, 0, sizeof *acc * (size_t)NH);
+        memset(dla_sum, 0, sizeof *dla_sum * (size_t)NH);
+        memset(norm_sum, 0, sizeof *norm_sum * (size_t)NH);
+        memset(dla_n, 0, sizeof *dla_n * (size_t)NH);
+        memset(norm_n, 0, sizeof *norm_n * (size_t)NH);
+        int T = si->T;
+        /* Storage order of the dump: seq, layer, head — one chunk per map. */
+        for (int i = 0; i < items.n_items; i++) {
+            const score_seq_plan *p = &plans[i];
+            for (int h = 0; h < NH; h++) {
+                if (p->n_queries > 0) {
+                    if (andrea_dump_read_map(d, s, i, h / H, h % H, map, err)) goto out;
+                    score_acc_add(&acc[h], p, map, T);
+                }
+                ae_progress_add(&prog, 1);
+            }
+            if (p->n_queries == 0) continue;
+            if (has_dla[s]) {
+                if (andrea_dump_read_head_values(d, s, i, "head_dla", vals, err)) goto out;
+                for (int h = 0; h < NH; h++)
+                    for (int q = 0; q < p->n_queries; q++) {
+                        int t = p->queries[q].query;
+                        float v = vals[(size_t)h * T + t];
+                        if (t + 1 < p->length && isfinite(v)) {
+                            dla_sum[h] += v;
+                            dla_n[h]++;
+                        }
+                    }
+            }
+            if (has_norm[s]) {
+                if (andrea_dump_read_head_values(d, s, i, "head_out_norm", vals, err)) goto out;
+                for (int h = 0; h < NH; h++)
+                    for (int q = 0; q < p->n_queries; q++) {
+                        float v = vals[(size_t)h * T + p->queries[q].query];
+                        if (isfinite(v)) {
+                            norm_sum[h] += v;
+                            norm_n[h]++;
+                        }
+                    }
+            }
+        }
+        for (int h = 0; h < NH; h++) {
+            andrea_head_score *hs = &su->heads[h];
+            hs->layer = h / H;
+            hs->head = h % H;
+            hs->score = score_acc_score(&acc[h]);
+            hs->baseline = score_acc_baseline(&acc[h]);
+            hs->control = score_acc_control(&acc[h]);
+            hs->extra = su->pass->extra ? su->pass->extra(&acc[h]) : NAN;
+            hs->dla_mean = dla_n[h] ? dla_sum[h] / (double)dla_n[h] : NAN;
+            hs->norm_mean = norm_n[h] ? norm_sum[h] / (double)norm_n[h] : NAN;
+            hs->ablation_delta = NAN;
+            hs->label = andrea_rule_labels(&su->rule, hs->score, hs->baseline, hs->control);
+        }
+        su->n_queries = acc[0].n;
+        for (int i = 0; i < n_plans; i++) score_plan_free(&plans[i]);
+        free(plans);
+        plans = NULL;
+        n_plans = 0;
+        probe_suite_free(&items);
+        memset(&items, 0, sizeof items);
+    }
+    ae_progress_end(&prog);
+    prog_on = 0;
+
+    /* Causal check, suite by suite (items re-read: they are small, the maps were not kept). */
+    int ck = open_checkpoint(dump_path, d, opt, &model, a, err);
+    if (ck < 0) goto out;
+    model_loaded = ck == 1;
+    if (model_loaded) {
+        if (model.cfg.n_layer != L || model.cfg.n_head != H || model.cfg.d_model != cfg->d_model) {
+            ae_fail(err, "%s: its shape differs from the dump's config", model.path);
+            goto out;
+        }
+        eng = andrea_engine_open(&model, opt->device, opt->ablate_items, maxT, err);
+        if (!eng) goto out;
+        ae_progress_begin(&prog, "causal check", (uint64_t)ns);
+        prog_on = 1;
+        for (int s = 0; s < ns; s++) {
+            if (andrea_dump_read_items(d, s, &items, err)) goto out;
+            if (ablation_suite(eng, &model.cfg, &items, opt->ablate_items, &a->suites[s], err)) {
+                ae_prefix(err, "%s", dump_path);
+                goto out;
+            }
+            probe_suite_free(&items);
+            memset(&items, 0, sizeof items);
+            ae_progress_add(&prog, 1);
+        }
+        ae_progress_end(&prog);
+        prog_on = 0;
+    }
+    a->settings_json = settings_json(a, d, opt->ablate_items);
+    if (!a->settings_json) {
+        ae_fail(err, "%s: out of memory", dump_path);
+        goto out;
+    }
+    ret = 0;
+out:
+    if (prog_on) ae_progress_end(&prog);
+    for (int i = 0; i < n_plans; i++) score_plan_free(&plans[i]);
+    free(plans);
+    probe_suite_free(&items);
+    andrea_engine_close(eng);
+    if (model_loaded) andrea_model_free(&model);
+    free(map);
+    free(vals);
+    free(acc);
+    free(dla_sum);
+    free(norm_sum);
+    free(dla_n);
+    free(norm_n);
+    free(has_dla);
+    free(has_norm);
+    andrea_dump_close(d);
+    if (ret) andrea_analysis_free(a);
+    return ret;
+}

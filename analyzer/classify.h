@@ -1,0 +1,41 @@
+/* classify.h — the analysis passes over one dump: scores, labels, W_O evidence, causal check.
+ *
+ * Job: read a dump streamingly (one [T, T] attention map and one [L, H, T] block of per-head
+ * values at a time: memory is bounded by one sequence, never the file), compute per suite and head
+ * the score / baseline / control of score.h and the pass's extra evidence, apply the label rules,
+ * average head_dla and head_out_norm over the eligible queries, and run the causal check:
+ * ablate heads one at a time (forward.h's `ablate`) and measure the rise of the suite's next-token
+ * loss at the eligible queries q with q + 1 < length (predicting token q + 1) on the first
+ * `ablate_items` items that have such a query. Every labelled head is ablated; for the mean rise,
+ * all heads when L*H <= 64, else 64 heads spread evenly (plus the labelled ones).
+ * The checkpoint for the causal check is the dump's checkpoint_path (or opt->ckpt); its sha256
+ * must equal the dump's. A missing checkpoint (or ablate_items == 0) is not an error: ablation
+ * statistics stay NaN and out->ablation_note says why. A present checkpoint with a different
+ * sha256 is an error when given with --ckpt and a note otherwise.
+ * Failure contract: -1 with "FILE: problem"; out is left freed.
+ */
+#ifndef ANDREA_CLASSIFY_H
+#define ANDREA_CLASSIFY_H
+
+#include "../engine/forward.h"
+#include "analysis.h"
+#include "rules.h"
+
+#define ANDREA_ABLATE_ITEMS_DEFAULT 8
+#define ANDREA_ABLATE_MEAN_HEADS 64
+
+typedef struct {
+    andrea_rules rules;
+    const char *ckpt;       /* override of the dump's checkpoint path, or NULL */
+    int ablate_items;       /* items per suite for the causal check; 0 = off */
+    int has_step;
+    long long step;         /* training step (else parsed from the checkpoint's file name) */
+    andrea_device device;
+} andrea_classify_options;
+
+void andrea_classify_options_init(andrea_classify_options *o);
+
+int andrea_classify_dump(const char *dump_path, const andrea_classify_options *opt, andrea_analysis *out,
+                         ae_error *err);
+
+#endif

@@ -1,0 +1,137 @@
+/* score.c — score / baseline / control accumulation (see score.h, docs/scores.md). */
+#include "score.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/checked_size.h"
+
+/* splitmix64: a tiny, well-mixed generator; the control keys must be reproducible bit for bit
+ * across runs and machines, so no libc rand(). */
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform integer in [0, n) without modulo bias. */
+static int uniform_below(uint64_t *s, int n) {
+    uint64_t lim = UINT64_MAX - UINT64_MAX % (uint64_t)n;
+    uint64_t r;
+    do r = splitmix64(s);
+    while (r >= lim);
+    return (int)(r % (uint64_t)n);
+}
+
+/* Robert Floyd's sampling: k distinct values from [0, n), each k-subset equally likely. */
+static void draw_distinct(uint64_t *s, int n, int k, int *out) {
+    int m = 0;
+    for (int j = n - k; j < n; j++) {
+        int t = uniform_below(s, j + 1), seen = 0;
+        for (int i = 0; i < m; i++)
+            if (out[i] == t) seen = 1;
+        out[m++] = seen ? j : t;
+    }
+}
+
+void score_plan_free(score_seq_plan *p) {
+    free(p->queries);
+    free(p->keys);
+    free(p->control_keys);
+    memset(p, 0, sizeof *p);
+}
+
+int score_plan_build(const probe_item *it, int seq, const char *suite, score_seq_plan *p,
+                     ae_error *err) {
+    memset(p, 0, sizeof *p);
+    p->length = it->n_tokens;
+    if (it->n_targets <= 0) return 0;
+    size_t nq_bytes, nk_bytes;
+    if (ae_mul((size_t)it->n_targets, sizeof(score_query), &nq_bytes) ||
+        ae_mul((size_t)it->n_targets, sizeof(int), &nk_bytes))
+        return ae_fail(err, "%s: item %d: too many targets", suite, seq);
+    p->queries = malloc(nq_bytes);
+    p->keys = malloc(nk_bytes);
+    p->control_keys = malloc(nk_bytes);
+    if (!p->queries || !p->keys || !p->control_keys) {
+        score_plan_free(p);
+        return ae_fail(err, "%s: item %d: out of memory", suite, seq);
+    }
+    /* Targets arrive sorted by query then key (probe.h invariant); group them per query. */
+    for (int i = 0; i < it->n_targets; i++) {
+        int q = it->targets[i].query, k = it->targets[i].key;
+        if (q < 0 || q >= it->n_tokens || k < 0 || k > q) {
+            score_plan_free(p);
+            return ae_fail(err, "%s: item %d: target (query %d, key %d) outside the causal window of a %d-token item",
+                           suite, seq, q, k, it->n_tokens);
+        }
+        if (p->n_queries == 0 || p->queries[p->n_queries - 1].query != q) {
+            if (p->n_queries > 0 && p->queries[p->n_queries - 1].query > q) {
+                score_plan_free(p);
+                return ae_fail(err, "%s: item %d: targets are not sorted by query", suite, seq);
+            }
+            score_query *sq = &p->queries[p->n_queries++];
+            sq->query = q;
+            sq->n_keys = 0;
+            sq->key_off = p->n_keys;
+            sq->hard = 0;
+        }
+        p->queries[p->n_queries - 1].n_keys++;
+        p->keys[p->n_keys++] = k;
+    }
+    for (int i = 0; i < p->n_queries; i++) {
+        score_query *sq = &p->queries[i];
+        p->baseline_sum += (double)sq->n_keys / (double)(sq->query + 1);
+        uint64_t s = ANDREA_CONTROL_SEED ^ ((uint64_t)(uint32_t)seq << 32) ^ (uint64_t)(uint32_t)sq->query;
+        splitmix64(&s);
+        draw_distinct(&s, sq->query + 1, sq->n_keys, p->control_keys + sq->key_off);
+        /* Bracket evidence: the target k of q is "not the most recent opener" when another
+         * matched pair (q2, k2) sits strictly inside it and closed before q: k < k2 < q2 < q. */
+        if (sq->n_keys == 1) {
+            int k = p->keys[sq->key_off];
+            for (int j = 0; j < p->n_queries && !sq->hard; j++) {
+                const score_query *o = &p->queries[j];
+                if (o->n_keys != 1) continue;
+                int k2 = p->keys[o->key_off];
+                if (k < k2 && k2 < o->query && o->query < sq->query) sq->hard = 1;
+            }
+        }
+    }
+    return 0;
+}
+
+void score_acc_add(score_acc *a, const score_seq_plan *p, const float *map, int T) {
+    for (int i = 0; i < p->n_queries; i++) {
+        const score_query *sq = &p->queries[i];
+        const float *row = map + (size_t)sq->query * (size_t)T;
+        double s = 0, c = 0;
+        for (int j = 0; j < sq->n_keys; j++) {
+            s += row[p->keys[sq->key_off + j]];
+            c += row[p->control_keys[sq->key_off + j]];
+        }
+        int best = 0;
+        for (int k = 1; k <= sq->query; k++)
+            if (row[k] > row[best]) best = k;
+        int hit = 0;
+        for (int j = 0; j < sq->n_keys; j++)
+            if (p->keys[sq->key_off + j] == best) hit = 1;
+        a->score_sum += s;
+        a->control_sum += c;
+        a->top1_sum += hit;
+        if (sq->hard) {
+            a->hard_top1_sum += hit;
+            a->n_hard++;
+        }
+        a->n++;
+    }
+    a->baseline_sum += p->baseline_sum;
+}
+
+static double mean(double s, int64_t n) { return n > 0 ? s / (double)n : NAN; }
+double score_acc_score(const score_acc *a) { return mean(a->score_sum, a->n); }
+double score_acc_baseline(const score_acc *a) { return mean(a->baseline_sum, a->n); }
+double score_acc_control(const score_acc *a) { return mean(a->control_sum, a->n); }
+double score_acc_top1(const score_acc *a) { return mean(a->top1_sum, a->n); }
+double score_acc_hard_top1(const score_acc *a) { return mean(a->hard_top1_sum, a->n_hard); }

@@ -1,0 +1,67 @@
+/* score.h — the score, baseline and control statistics of SPEC.md section 6 (docs/scores.md).
+ *
+ * Job: turn one head's attention maps, one sequence at a time, into three numbers per suite:
+ *   score    = mean over ALL eligible (item, query) pairs of the suite, pooled across items, of
+ *              sum_{k in targets(q)} attn[q, k]   (eligible: the query has >= 1 target key);
+ *   baseline = the same mean under uniform causal attention: |targets(q) ∩ [0..q]| / (q + 1);
+ *   control  = the same statistic of the same head on shuffled targets: for each eligible query,
+ *              as many DISTINCT keys as it has targets, drawn uniformly from [0..q] (nothing
+ *              excluded, the true targets may be drawn) by a generator seeded from
+ *              (ANDREA_CONTROL_SEED, item index, query) — the same keys for every head and run.
+ * A "plan" (score_seq_plan) holds the head-independent part of one sequence: its eligible queries,
+ * their target keys and control keys. Accumulators (score_acc) are per head and add plans and maps.
+ * Invariants: keys of a plan are within [0..q]; sums are in double; an accumulator with n = 0
+ * reports NaN (no eligible query), never 0.
+ * Failure contract: score_plan_build returns -1 with "SUITE: item N: problem" on malformed targets
+ * (key > query, query >= length) or on allocation failure.
+ */
+#ifndef ANDREA_SCORE_H
+#define ANDREA_SCORE_H
+
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "../probes/probe.h"
+
+#define ANDREA_CONTROL_SEED 0x616e64726561ull /* "andrea" */
+
+typedef struct {
+    int query;
+    int n_keys;      /* targets of this query (>= 1) */
+    int key_off;     /* offset of its keys in plan->keys and plan->control_keys */
+    int hard;        /* bracket evidence: 1 when the target is not the most recent opener */
+} score_query;
+
+typedef struct {
+    int length;               /* tokens in the item */
+    score_query *queries;     /* eligible queries, ascending */
+    int n_queries;
+    int *keys;                /* true target keys, grouped per query */
+    int *control_keys;        /* shuffled keys, same grouping */
+    int n_keys;
+    double baseline_sum;      /* sum over queries of n_keys / (q + 1) */
+} score_seq_plan;
+
+/* Builds the plan of one item (item index `seq` seeds the control keys). */
+int score_plan_build(const probe_item *item, int seq, const char *suite, score_seq_plan *plan,
+                     ae_error *err);
+void score_plan_free(score_seq_plan *plan);
+
+typedef struct {
+    double score_sum, control_sum, baseline_sum;
+    int64_t n;                /* eligible queries seen */
+    double top1_sum;          /* queries whose argmax key (first max) is a target */
+    double hard_top1_sum;     /* same, only over plan queries marked hard */
+    int64_t n_hard;
+} score_acc;
+
+/* Adds one head's map of one sequence. map: [T, T] row-major, query × key, T >= plan->length. */
+void score_acc_add(score_acc *a, const score_seq_plan *plan, const float *map, int T);
+
+double score_acc_score(const score_acc *a);
+double score_acc_baseline(const score_acc *a);
+double score_acc_control(const score_acc *a);
+double score_acc_top1(const score_acc *a);
+double score_acc_hard_top1(const score_acc *a);
+
+#endif
