@@ -11,8 +11,11 @@
  * residual. Final LayerNorm; logits only when asked.
  *
  * Invariants:
- *   - every sgemm is called outside OpenMP regions, so OpenBLAS's own threads and OpenMP's never
- *     nest (nested pools on few cores thrash);
+ *   - OpenMP is the only thread pool: during a forward OpenBLAS is set to one thread and each
+ *     OpenMP thread runs a single-threaded sgemm on its block of rows (or columns) of the output.
+ *     Two pools (OpenBLAS pthreads + OpenMP) that spin while the other works thrash on a loaded
+ *     2-core machine: measured 10-40x slower (bench/RESULTS.md). The caller's OpenBLAS thread count
+ *     is restored when the forward returns;
  *   - scratch is sized once at open for max_B × max_T with overflow-checked sizes; a forward
  *     allocates nothing;
  *   - instrumentation costs nothing when its pointer is NULL: the per-head W_O products, norms and
@@ -39,6 +42,15 @@
 
 #include "../common/checked_size.h"
 
+/* OpenBLAS's thread control (declared in its cblas.h); other CBLAS builds get no-ops. */
+#ifdef OPENBLAS_VERSION
+static int blas_threads_get(void) { return openblas_get_num_threads(); }
+static void blas_threads_set(int n) { openblas_set_num_threads(n); }
+#else
+static int blas_threads_get(void) { return 1; }
+static void blas_threads_set(int n) { (void)n; }
+#endif
+
 typedef struct {
     andrea_engine base;
     const andrea_model *m;
@@ -48,7 +60,7 @@ typedef struct {
     float *ln;       /* [BT, C] LayerNorm output */
     float *big;      /* [BT, 4C]: qkv [BT, 3C] during attention, MLP hidden [BT, 4C] after */
     float *o;        /* [BT, C] concatenated head outputs, head h at columns h*hd.. */
-    float *contrib;  /* [T, C] one (batch, head)'s W_O contribution when head_out is NULL */
+    float *contrib;  /* [n_threads, T, C] per-thread W_O contribution of one (batch, head) */
     float *gdir;     /* [BT, C] centred, lnfw-scaled unembedding direction of the next token */
     float *sigma;    /* [BT] final LayerNorm scale */
     float *rowbuf;   /* [n_threads, T] scores of one query row, per thread */
@@ -130,10 +142,33 @@ static void gelu(float *y, size_t n) {
     }
 }
 
-/* out[M, N] (+)= a[M, K] · w[N, K]ᵀ: every Linear layer, weights in [out, in] layout. */
-static void linear(float *out, int ldo, const float *a, int lda, const float *w, int ldw, int M, int N,
-                   int K, float beta) {
+/* out[M, N] (+)= a[M, K] · w[N, K]ᵀ with one single-threaded sgemm. */
+static void sgemm_nt(float *out, int ldo, const float *a, int lda, const float *w, int ldw, int M, int N,
+                     int K, float beta) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, lda, w, ldw, beta, out, ldo);
+}
+
+/* Every Linear layer, weights in [out, in] layout: out[M, N] (+)= a[M, K] · w[N, K]ᵀ, split over
+ * the OpenMP threads by blocks of rows (of columns when there are few rows, e.g. logits of a short
+ * sequence against a large vocabulary). Called outside OpenMP regions. */
+static void linear(int n_threads, float *out, int ldo, const float *a, int lda, const float *w, int ldw, int M,
+                   int N, int K, float beta) {
+    const int by_rows = M >= 32 * n_threads || M >= N;
+#pragma omp parallel num_threads(n_threads)
+    {
+        const int n = omp_get_num_threads(), tid = omp_get_thread_num();
+        const int extent = by_rows ? M : N;
+        /* blocks of a multiple of 16 so every thread's sgemm keeps full SIMD tiles */
+        int chunk = (extent + n - 1) / n;
+        chunk = (chunk + 15) / 16 * 16;
+        const int lo = tid * chunk, hi = lo + chunk < extent ? lo + chunk : extent;
+        if (hi > lo) {
+            if (by_rows)
+                sgemm_nt(out + (size_t)lo * ldo, ldo, a + (size_t)lo * lda, lda, w, ldw, hi - lo, N, K, beta);
+            else
+                sgemm_nt(out + lo, ldo, a, lda, w + (size_t)lo * ldw, ldw, M, hi - lo, K, beta);
+        }
+    }
 }
 
 /* ---- attention ---- */
@@ -194,45 +229,45 @@ static void attention(cpu_engine *e, const andrea_forward_io *io, int l) {
     }
 }
 
-/* Per-head W_O contributions of layer l (before ablation zeroes o): for each (b, h) one sgemm
- * contrib[T, C] = o[b, :, h*hd:(h+1)*hd] · attprojw[:, h*hd:(h+1)*hd]ᵀ (no bias), then norms and
- * the un-normalised DLA (c · gdir; divided by the final sigma at the end of the forward). */
+/* Per-head W_O contributions of layer l (before ablation zeroes o), OpenMP over (b, h): per item one
+ * single-threaded sgemm contrib[T, C] = o[b, :, h*hd:(h+1)*hd] · attprojw[:, h*hd:(h+1)*hd]ᵀ (no bias),
+ * then norms and the un-normalised DLA (c · gdir; divided by the final sigma at the end). */
 static void head_contributions(cpu_engine *e, const andrea_forward_io *io, int l) {
     const andrea_config *c = &e->m->cfg;
     const int B = io->B, T = io->T, H = c->n_head, hd = c->head_dim, C = c->d_model, L = c->n_layer;
     const float *wo = e->m->p.attprojw + (size_t)l * C * C; /* [C out, C in] */
-    for (int b = 0; b < B; b++) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(e->n_threads)
+    for (int bh = 0; bh < B * H; bh++) {
+        const int b = bh / H, h = bh % H;
         const int len = io->lengths ? io->lengths[b] : T;
-        for (int h = 0; h < H; h++) {
-            const size_t map = ((size_t)b * L + l) * H + h; /* index of (b, l, h) */
-            float *dst = io->head_out ? io->head_out + map * T * C : e->contrib; /* [T, C] */
-            const int ablated = io->ablate && io->ablate[(size_t)l * H + h];
-            if (ablated) {
-                if (io->head_out) memset(dst, 0, (size_t)T * C * sizeof(float));
-            } else {
-                linear(dst, C, e->o + (size_t)b * T * C + (size_t)h * hd, C, wo + (size_t)h * hd, C, T, C,
-                       hd, 0.0f);
+        const size_t map = ((size_t)b * L + l) * H + h; /* index of (b, l, h) */
+        /* [T, C]: straight into head_out when requested, else this thread's scratch */
+        float *dst = io->head_out ? io->head_out + map * T * C
+                                  : e->contrib + (size_t)omp_get_thread_num() * e->max_T * C;
+        const int ablated = io->ablate && io->ablate[(size_t)l * H + h];
+        if (ablated) {
+            if (io->head_out) memset(dst, 0, (size_t)T * C * sizeof(float));
+        } else {
+            sgemm_nt(dst, C, e->o + (size_t)b * T * C + (size_t)h * hd, C, wo + (size_t)h * hd, C, T, C, hd, 0.0f);
+        }
+        for (int t = 0; t < T; t++) {
+            float *ct = dst + (size_t)t * C;
+            if (t >= len || ablated) {
+                if (t >= len && io->head_out && !ablated) memset(ct, 0, (size_t)C * sizeof(float));
+                if (io->head_out_norm) io->head_out_norm[map * T + t] = 0.0f;
+                if (io->head_dla) io->head_dla[map * T + t] = 0.0f;
+                continue;
             }
-#pragma omp parallel for schedule(static)
-            for (int t = 0; t < T; t++) {
-                float *ct = dst + (size_t)t * C;
-                if (t >= len || ablated) {
-                    if (t >= len && io->head_out && !ablated) memset(ct, 0, (size_t)C * sizeof(float));
-                    if (io->head_out_norm) io->head_out_norm[map * T + t] = 0.0f;
-                    if (io->head_dla) io->head_dla[map * T + t] = 0.0f;
-                    continue;
-                }
-                if (io->head_out_norm) {
-                    double ss = 0;
-                    for (int i = 0; i < C; i++) ss += (double)ct[i] * ct[i];
-                    io->head_out_norm[map * T + t] = (float)sqrt(ss);
-                }
-                if (io->head_dla) {
-                    const float *g = e->gdir + ((size_t)b * T + t) * C;
-                    double dot = 0;
-                    for (int i = 0; i < C; i++) dot += (double)ct[i] * g[i];
-                    io->head_dla[map * T + t] = (float)dot;
-                }
+            if (io->head_out_norm) {
+                double ss = 0;
+                for (int i = 0; i < C; i++) ss += (double)ct[i] * ct[i];
+                io->head_out_norm[map * T + t] = (float)sqrt(ss);
+            }
+            if (io->head_dla) {
+                const float *g = e->gdir + ((size_t)b * T + t) * C;
+                double dot = 0;
+                for (int i = 0; i < C; i++) dot += (double)ct[i] * g[i];
+                io->head_dla[map * T + t] = (float)dot;
             }
         }
     }
@@ -297,6 +332,8 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
               hd = m->cfg.head_dim, V = m->cfg.vocab_size;
     const size_t BT = (size_t)B * T, C3 = 3 * (size_t)C, C4 = 4 * (size_t)C;
     const int per_head = io->head_out || io->head_out_norm || io->head_dla;
+    const int nt = e->n_threads, blas_threads = blas_threads_get();
+    blas_threads_set(1);
 
     /* x[b, t, :] = wte[token] + wpe[t]; padding embeds token 0 (its id may be anything). */
 #pragma omp parallel for schedule(static)
@@ -314,7 +351,7 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
         layernorm(e->ln, e->x, p->ln1w + (size_t)l * C, p->ln1b + (size_t)l * C, BT, C, NULL);
         /* qkv [BT, 3C] = ln · qkvwᵀ + qkvb: one sgemm for Q, K and V of every head */
         fill_rows(e->big, p->qkvb + (size_t)l * C3, BT, (int)C3);
-        linear(e->big, (int)C3, e->ln, C, p->qkvw + (size_t)l * C3 * C, C, (int)BT, (int)C3, C, 1.0f);
+        linear(nt, e->big, (int)C3, e->ln, C, p->qkvw + (size_t)l * C3 * C, C, (int)BT, (int)C3, C, 1.0f);
         attention(e, io, l);
         if (per_head) head_contributions(e, io, l);
         if (io->ablate) {
@@ -325,14 +362,14 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
         }
         /* x += o · attprojwᵀ + attprojb: one W_O sgemm accumulating into the residual */
         add_rows(e->x, p->attprojb + (size_t)l * C, BT, C);
-        linear(e->x, C, e->o, C, p->attprojw + (size_t)l * C * C, C, (int)BT, C, C, 1.0f);
+        linear(nt, e->x, C, e->o, C, p->attprojw + (size_t)l * C * C, C, (int)BT, C, C, 1.0f);
 
         layernorm(e->ln, e->x, p->ln2w + (size_t)l * C, p->ln2b + (size_t)l * C, BT, C, NULL);
         fill_rows(e->big, p->fcb + (size_t)l * C4, BT, (int)C4);
-        linear(e->big, (int)C4, e->ln, C, p->fcw + (size_t)l * C4 * C, C, (int)BT, (int)C4, C, 1.0f);
+        linear(nt, e->big, (int)C4, e->ln, C, p->fcw + (size_t)l * C4 * C, C, (int)BT, (int)C4, C, 1.0f);
         gelu(e->big, BT * C4);
         add_rows(e->x, p->fcprojb + (size_t)l * C, BT, C);
-        linear(e->x, C, e->big, (int)C4, p->fcprojw + (size_t)l * C * C4, (int)C4, (int)BT, C, (int)C4, 1.0f);
+        linear(nt, e->x, C, e->big, (int)C4, p->fcprojw + (size_t)l * C * C4, (int)C4, (int)BT, C, (int)C4, 1.0f);
     }
 
     if (io->logits || io->head_dla) layernorm(e->ln, e->x, p->lnfw, p->lnfb, BT, C, e->sigma);
@@ -347,7 +384,8 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
         }
     }
     /* logits [BT, V] = lnf · wte[0:V]ᵀ (tied unembedding; padded vocab rows excluded) */
-    if (io->logits) linear(io->logits, V, e->ln, C, p->wte, C, (int)BT, V, C, 0.0f);
+    if (io->logits) linear(nt, io->logits, V, e->ln, C, p->wte, C, (int)BT, V, C, 0.0f);
+    blas_threads_set(blas_threads);
     return 0;
 }
 
@@ -379,7 +417,7 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
         !(e->ln = alloc_floats(BT, C, m->path, "layernorm", err)) ||
         !(e->big = alloc_floats(BT, 4 * C, m->path, "qkv/mlp", err)) ||
         !(e->o = alloc_floats(BT, C, m->path, "head outputs", err)) ||
-        !(e->contrib = alloc_floats((size_t)max_T, C, m->path, "head contribution", err)) ||
+        !(e->contrib = alloc_floats((size_t)e->n_threads * max_T, C, m->path, "head contributions", err)) ||
         !(e->gdir = alloc_floats(BT, C, m->path, "DLA directions", err)) ||
         !(e->sigma = alloc_floats(BT, 1, m->path, "final sigma", err)) ||
         !(e->rowbuf = alloc_floats((size_t)e->n_threads, (size_t)max_T, m->path, "attention rows", err))) {
