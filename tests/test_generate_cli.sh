@@ -4,7 +4,7 @@
 # lnfb = 3 * wte['a'], so the final LayerNorm outputs lnfb at every position and the logits are
 # lnfb · wte[v], largest for 'a' (whose row is also scaled up): greedy decoding must continue any prompt with "aaaa...".
 set -euo pipefail
-: "${ANDREA_BIN:?}"
+: "${ANDREA_BIN:?}" "${ANDREA_SRC:?}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -37,13 +37,48 @@ with open(path, "wb") as f:
 EOF
 }
 
+# write_hf DIR: the known-answer model in Hugging Face layout (GPT-2 vocabulary of 50257, token
+# 64 = "a"), model.safetensors with `transformer.` names and Conv1D [in, out] weights + config.json
+write_hf() {
+  /usr/bin/python3 - "$@" <<'EOF'
+import sys, os, json, struct, numpy as np
+d = sys.argv[1]; os.makedirs(d, exist_ok=True)
+L, C, V, T, A = 1, 8, 50257, 32, 64
+rng = np.random.default_rng(7)
+wte = rng.standard_normal((V, C)).astype(np.float32); wte[A] *= 3
+z = lambda *s: np.zeros(s, np.float32)
+ts = {"transformer.wte.weight": wte, "transformer.wpe.weight": z(T, C),
+      "transformer.ln_f.weight": z(C), "transformer.ln_f.bias": 3 * wte[A]}
+for k, v in {"ln_1.weight": z(C), "ln_1.bias": z(C), "attn.c_attn.weight": z(C, 3*C), "attn.c_attn.bias": z(3*C),
+             "attn.c_proj.weight": z(C, C), "attn.c_proj.bias": z(C), "ln_2.weight": z(C), "ln_2.bias": z(C),
+             "mlp.c_fc.weight": z(C, 4*C), "mlp.c_fc.bias": z(4*C), "mlp.c_proj.weight": z(4*C, C),
+             "mlp.c_proj.bias": z(C)}.items():
+    ts["transformer.h.0." + k] = v
+hdr, blobs, off = {}, [], 0
+for k, v in ts.items():
+    b = np.ascontiguousarray(v).tobytes()
+    hdr[k] = {"dtype": "F32", "shape": list(v.shape), "data_offsets": [off, off + len(b)]}
+    off += len(b); blobs.append(b)
+h = json.dumps(hdr).encode()
+with open(os.path.join(d, "model.safetensors"), "wb") as f:
+    f.write(struct.pack("<Q", len(h))); f.write(h); [f.write(b) for b in blobs]
+json.dump({"model_type": "gpt2", "n_layer": L, "n_head": 2, "n_embd": C, "vocab_size": V, "n_positions": T,
+           "layer_norm_epsilon": 1e-5}, open(os.path.join(d, "config.json"), "w"))
+EOF
+}
+
 write_bin "$tmp/known257.bin" 257 known
+write_hf "$tmp/hf"
 write_bin "$tmp/random257.bin" 257 random
 write_bin "$tmp/random256.bin" 256 random
 
 # test_greedy_generation_continues_the_prompt_with_the_most_likely_token
 out=$("$ANDREA_BIN" generate "$tmp/known257.bin" --prompt "hi " -n 5 --temperature 0 --device cpu)
 [[ $out == "hi aaaaa" ]] && ok greedy_known_answer || bad greedy_known_answer "got '$out'"
+
+# test_greedy_generation_on_a_safetensors_folder_with_the_gpt2_tokenizer
+out=$("$ANDREA_BIN" generate "$tmp/hf" --tokenizer "$ANDREA_SRC/tests/data/gpt2" --prompt "hi " -n 5 --temperature 0 --device cpu)
+[[ $out == "hi aaaaa" ]] && ok safetensors_gpt2_bpe || bad safetensors_gpt2_bpe "got '$out'"
 
 # test_sampling_with_the_same_seed_repeats_the_text
 a=$("$ANDREA_BIN" generate "$tmp/random257.bin" --prompt "x" -n 20 --temperature 1 --seed 5 --device cpu)
