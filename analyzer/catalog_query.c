@@ -182,6 +182,10 @@ int catalog_sql(const char *path, const char *sql, catalog_rows *out, ae_error *
     SQL_CHECK(path, db, sqlite3_set_authorizer(db, sql_authorizer, NULL), SQLITE_OK);
     const char *tail = NULL;
     int rc = sqlite3_prepare_v2(db, sql, -1, &st, &tail);
+    if (rc == SQLITE_AUTH) {
+        ae_fail(err, "%s: refused: andrea sql is read-only (no writes, ATTACH, or pragma settings)", path);
+        goto fail;
+    }
     if (rc != SQLITE_OK) {
         ae_fail(err, "%s: %s", path, sqlite3_errmsg(db));
         goto fail;
@@ -322,13 +326,14 @@ int catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_
             }
         for (size_t i = 0; i < nc; i++) {
             if (i) fputs("  ", out);
-            table_cell(out, r->col_names[i], w[i], num[i]);
+            table_cell(out, r->col_names[i], i + 1 < nc || num[i] ? w[i] : 0, num[i]);
         }
         fputc('\n', out);
         for (int row = 0; row < r->n_rows; row++) {
             for (size_t i = 0; i < nc; i++) {
                 if (i) fputs("  ", out);
-                table_cell(out, r->cells[(size_t)row * nc + i], w[i], num[i]);
+                /* no padding after a left-aligned last column: no trailing blanks */
+                table_cell(out, r->cells[(size_t)row * nc + i], i + 1 < nc || num[i] ? w[i] : 0, num[i]);
             }
             fputc('\n', out);
         }

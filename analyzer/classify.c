@@ -26,13 +26,6 @@ void andrea_classify_options_init(andrea_classify_options *o) {
     o->device = ANDREA_DEVICE_AUTO;
 }
 
-void andrea_analysis_free(andrea_analysis *a) {
-    for (int s = 0; s < a->n_suites; s++) free(a->suites[s].heads);
-    free(a->suites);
-    free(a->settings_json);
-    memset(a, 0, sizeof *a);
-}
-
 /* Which suites carry per-head W_O values: dumps made with --contrib none have none. Asked of
  * HDF5 directly because the reader API has no "is it there" question; silenced because a
  * missing link is an answer, not an error. */

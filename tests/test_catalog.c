@@ -1,0 +1,381 @@
+/* test_catalog.c — the SQLite head catalog: runs, replacement, crashes, concurrent writers, and
+ * the read-only `andrea heads` / `andrea sql` commands (run through ANDREA_BIN). */
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../analyzer/catalog.h"
+#include "check.h"
+
+#define L 2
+#define H 3
+
+/* A synthetic analysis: two suites over an L x H model; head (1, 2) is labelled induction. */
+static void make_analysis(andrea_analysis *a, const char *sha_char, const char *ckpt, const char *settings) {
+    memset(a, 0, sizeof *a);
+    snprintf(a->dump_path, sizeof a->dump_path, "/tmp/x.h5");
+    snprintf(a->ckpt_path, sizeof a->ckpt_path, "%s", ckpt);
+    for (int i = 0; i < 64; i++) a->sha256[i] = sha_char[0];
+    snprintf(a->maps_dtype, sizeof a->maps_dtype, "fp32");
+    a->cfg.n_layer = L;
+    a->cfg.n_head = H;
+    a->cfg.d_model = 12;
+    a->cfg.head_dim = 4;
+    a->cfg.vocab_size = 257;
+    a->cfg.padded_vocab_size = 320;
+    a->cfg.max_seq_len = 64;
+    a->has_step = catalog_step_from_name(ckpt, &a->step);
+    a->settings_json = strdup(settings);
+    a->n_suites = 2;
+    a->suites = calloc(2, sizeof *a->suites);
+    const char *names[2] = {"induction", "bos"};
+    for (int s = 0; s < 2; s++) {
+        andrea_suite_scores *su = &a->suites[s];
+        snprintf(su->name, sizeof su->name, "%s", names[s]);
+        su->pass = andrea_pass_for(names[s]);
+        su->rule = su->pass->rule;
+        su->n_items = 4;
+        su->n_queries = 40;
+        su->clean_loss = 2.0;
+        su->ablation_mean = 0.01;
+        su->heads = calloc(L * H, sizeof *su->heads);
+        for (int i = 0; i < L * H; i++) {
+            andrea_head_score *h = &su->heads[i];
+            h->layer = i / H;
+            h->head = i % H;
+            h->score = 0.05 + 0.01 * i;
+            h->baseline = 0.05;
+            h->control = 0.05;
+            h->extra = NAN;
+            h->ablation_delta = i == 5 && s == 0 ? 0.5 : NAN;
+            h->dla_mean = 0.1;
+            h->norm_mean = 1.0;
+            h->label = (s == 0 && i == 5);
+            if (h->label) h->score = 0.9;
+        }
+    }
+}
+
+static const char *tmp_path(const char *name) {
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", check_tmpdir(), name);
+    return buf[k];
+}
+
+/* One integer from a query on the catalog (opened directly, not through andrea). */
+static long long q1(const char *db_path, const char *sql) {
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    long long v = -999;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return -998;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    else
+        fprintf(stderr, "query failed: %s: %s\n", sql, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static void test_run_lands_in_the_head_catalog_view_with_its_label(void) {
+    const char *db = tmp_path("one.db");
+    andrea_analysis a;
+    make_analysis(&a, "a", "/m/ckpt_step1200.bin", "{\"s\":1}");
+    ae_error err = {{0}};
+    int64_t run = 0;
+    CHECK(catalog_write(db, &a, &run, &err) == 0);
+    CHECK(run > 0);
+    CHECK(q1(db, "SELECT count(*) FROM head_catalog") == 2 * L * H);
+    CHECK(q1(db, "SELECT count(*) FROM head_catalog WHERE label = 1") == 1);
+    CHECK(q1(db, "SELECT layer * 10 + head FROM head_catalog WHERE label = 1 AND class = 'induction'") == 12);
+    CHECK(q1(db, "SELECT step FROM head_catalog LIMIT 1") == 1200);
+    CHECK(q1(db, "SELECT count(*) FROM head_catalog WHERE model = 'ckpt_step1200'") == 2 * L * H);
+    CHECK(q1(db, "SELECT count(*) FROM head_catalog WHERE ablation_delta IS NULL") == 2 * L * H - 1);
+    CHECK(q1(db, "SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'") == 1);
+    andrea_analysis_free(&a);
+}
+
+static void test_same_checkpoint_and_settings_replaces_its_run(void) {
+    const char *db = tmp_path("replace.db");
+    andrea_analysis a;
+    make_analysis(&a, "b", "/m/b.bin", "{\"s\":1}");
+    ae_error err = {{0}};
+    CHECK(catalog_write(db, &a, NULL, &err) == 0);
+    CHECK(catalog_write(db, &a, NULL, &err) == 0);
+    CHECK(q1(db, "SELECT count(*) FROM runs") == 1);
+    CHECK(q1(db, "SELECT count(*) FROM head_scores") == 2 * L * H);
+    CHECK(q1(db, "SELECT count(*) FROM labels") == 1);
+    andrea_analysis_free(&a);
+    /* Other settings: a second run beside the first. */
+    make_analysis(&a, "b", "/m/b.bin", "{\"s\":2}");
+    CHECK(catalog_write(db, &a, NULL, &err) == 0);
+    CHECK(q1(db, "SELECT count(*) FROM runs") == 2);
+    CHECK(q1(db, "SELECT count(*) FROM models") == 1);
+    andrea_analysis_free(&a);
+}
+
+static void test_many_checkpoints_share_one_catalog(void) {
+    const char *db = tmp_path("many.db");
+    ae_error err = {{0}};
+    const char *shas[3] = {"c", "d", "e"};
+    const char *paths[3] = {"/r/run_step100.bin", "/r/run_step200.bin", "/r/run_step300.bin"};
+    for (int i = 0; i < 3; i++) {
+        andrea_analysis a;
+        make_analysis(&a, shas[i], paths[i], "{}");
+        CHECK(catalog_write(db, &a, NULL, &err) == 0);
+        andrea_analysis_free(&a);
+    }
+    CHECK(q1(db, "SELECT count(DISTINCT checkpoint_sha256) FROM head_catalog") == 3);
+    CHECK(q1(db, "SELECT sum(step) FROM models") == 600);
+}
+
+static void test_step_is_parsed_from_common_file_names(void) {
+    long long s = 0;
+    CHECK(catalog_step_from_name("/x/model_step12000.bin", &s) == 1 && s == 12000);
+    CHECK(catalog_step_from_name("ckpt/step-1200", &s) == 1 && s == 1200);
+    CHECK(catalog_step_from_name("/x/final.bin", &s) == 0);
+    CHECK(catalog_step_from_name("/steps/final.bin", &s) == 0);
+}
+
+static void test_catalog_killed_mid_run_keeps_all_or_none_of_it(void) {
+    const char *db = tmp_path("crash.db");
+    ae_error err = {{0}};
+    andrea_analysis a;
+    make_analysis(&a, "f", "/m/first.bin", "{}");
+    CHECK(catalog_write(db, &a, NULL, &err) == 0);
+    andrea_analysis_free(&a);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("ANDREA_TEST_CRASH_AT", "mid-run", 1);
+        andrea_analysis b;
+        make_analysis(&b, "g", "/m/second.bin", "{}");
+        ae_error e2;
+        catalog_write(db, &b, NULL, &e2);
+        _exit(3); /* not reached: the hook kills the process inside the transaction */
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    sqlite3 *h;
+    CHECK(sqlite3_open(db, &h) == SQLITE_OK);
+    sqlite3_stmt *st;
+    CHECK(sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL) == SQLITE_OK);
+    CHECK(sqlite3_step(st) == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "ok"));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    CHECK(q1(db, "SELECT count(*) FROM models") == 1);
+    CHECK(q1(db, "SELECT count(*) FROM runs") == 1);
+    CHECK(q1(db, "SELECT count(*) FROM head_scores") == 2 * L * H);
+    /* ... and the catalog still takes the run afterwards. */
+    make_analysis(&a, "g", "/m/second.bin", "{}");
+    CHECK(catalog_write(db, &a, NULL, &err) == 0);
+    CHECK(q1(db, "SELECT count(*) FROM runs") == 2);
+    andrea_analysis_free(&a);
+}
+
+static void test_two_processes_writing_one_catalog_both_land(void) {
+    const char *db = tmp_path("concurrent.db");
+    pid_t pids[2];
+    for (int p = 0; p < 2; p++) {
+        pids[p] = fork();
+        if (pids[p] == 0) {
+            /* 20 runs each, interleaving with the other process from a brand-new file on. */
+            for (int i = 0; i < 20; i++) {
+                andrea_analysis a;
+                char settings[64];
+                snprintf(settings, sizeof settings, "{\"i\":%d}", i);
+                make_analysis(&a, p ? "h" : "i", p ? "/m/h.bin" : "/m/i.bin", settings);
+                ae_error e;
+                if (catalog_write(db, &a, NULL, &e)) {
+                    fprintf(stderr, "writer %d: %s\n", p, e.msg);
+                    _exit(1);
+                }
+                andrea_analysis_free(&a);
+            }
+            _exit(0);
+        }
+    }
+    for (int p = 0; p < 2; p++) {
+        int status = 0;
+        waitpid(pids[p], &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    CHECK(q1(db, "SELECT count(*) FROM runs") == 40);
+    CHECK(q1(db, "SELECT count(*) FROM models") == 2);
+    CHECK(q1(db, "SELECT count(*) FROM head_scores") == 40 * 2 * L * H);
+}
+
+/* ---------- the CLI on a catalog ---------- */
+
+/* Runs ANDREA_BIN with args; stdout goes to out_path. Returns the exit code (or -1). */
+static int run_andrea(const char *const *args, const char *out_path) {
+    const char *bin = getenv("ANDREA_BIN");
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *o = freopen(out_path, "w", stdout);
+        (void)o;
+        const char *argv[16];
+        int n = 0;
+        argv[n++] = bin;
+        for (; args[n - 1] && n < 15; n++) argv[n] = args[n - 1];
+        argv[n] = NULL;
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static char *slurp(const char *path) {
+    static char buf[65536];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+static const char *cli_db(void) {
+    static const char *db;
+    if (!db) {
+        db = strdup(tmp_path("cli.db"));
+        andrea_analysis a;
+        make_analysis(&a, "j", "/m/cli_step7.bin", "{}");
+        ae_error err = {{0}};
+        if (catalog_write(db, &a, NULL, &err)) fprintf(stderr, "%s\n", err.msg);
+        andrea_analysis_free(&a);
+    }
+    return db;
+}
+
+static void test_heads_lists_the_labelled_head_by_default(void) {
+    const char *out = tmp_path("heads.out");
+    const char *args[] = {"heads", "--db", cli_db(), "--format", "csv", NULL};
+    CHECK(run_andrea(args, out) == 0);
+    char *s = slurp(out);
+    CHECK(strstr(s, "model,step,layer,head,class,score") == s);
+    CHECK(strstr(s, "cli_step7,7,1,2,induction,0.9") != NULL);
+    int lines = 0;
+    for (char *p = s; *p; p++) lines += *p == '\n';
+    CHECK(lines == 2);
+}
+
+static void test_heads_with_a_hostile_class_value_returns_nothing(void) {
+    const char *out = tmp_path("hostile.out");
+    const char *args[] = {"heads", "--db", cli_db(), "--class", "x' OR 1=1 --", "--all", "--format", "json", NULL};
+    CHECK(run_andrea(args, out) == 0);
+    CHECK(strcmp(slurp(out), "[]\n") == 0);
+    /* The catalog is intact afterwards. */
+    CHECK(q1(cli_db(), "SELECT count(*) FROM head_scores") == 2 * L * H);
+}
+
+static void test_heads_filters_by_layer_and_json_has_numbers(void) {
+    const char *out = tmp_path("layer.out");
+    const char *args[] = {"heads", "--db", cli_db(), "--all", "--layer", "0", "--class", "bos", "--format", "json", NULL};
+    CHECK(run_andrea(args, out) == 0);
+    char *s = slurp(out);
+    int n = 0;
+    for (char *p = s; (p = strstr(p, "\"layer\":\t0")); p++) n++;
+    CHECK_MSG(n == H, "%s", s);
+    CHECK(strstr(s, "\"layer\":\t1") == NULL);
+}
+
+static void test_heads_on_a_missing_catalog_fails_without_creating_it(void) {
+    const char *db = tmp_path("absent.db");
+    const char *out = tmp_path("absent.out");
+    const char *args[] = {"heads", "--db", db, NULL};
+    CHECK(run_andrea(args, out) == 1);
+    struct stat sb;
+    CHECK(stat(db, &sb) != 0);
+}
+
+static void test_sql_answers_a_select(void) {
+    const char *out = tmp_path("sel.out");
+    const char *args[] = {"sql", cli_db(), "SELECT count(*) AS n FROM head_catalog WHERE label", "--format", "csv", NULL};
+    CHECK(run_andrea(args, out) == 0);
+    CHECK(strcmp(slurp(out), "n\r\n1\r\n") == 0);
+}
+
+/* Each refused statement: exit 1 and the catalog unchanged. */
+static void refused(const char *sql) {
+    const char *out = tmp_path("refused.out");
+    const char *args[] = {"sql", cli_db(), sql, NULL};
+    int rc = run_andrea(args, out);
+    CHECK_MSG(rc == 1, "sql accepted (rc %d): %s", rc, sql);
+    CHECK(q1(cli_db(), "SELECT count(*) FROM head_scores") == 2 * L * H);
+    CHECK(q1(cli_db(), "SELECT count(*) FROM pragma_table_list WHERE name = 'evil'") == 0);
+}
+
+static void test_sql_refuses_insert(void) { refused("INSERT INTO labels VALUES(1, 0, 0, 'bos', '{}')"); }
+static void test_sql_refuses_drop(void) { refused("DROP TABLE labels"); }
+static void test_sql_refuses_delete(void) { refused("DELETE FROM head_scores"); }
+static void test_sql_refuses_create(void) { refused("CREATE TABLE evil(x)"); }
+static void test_sql_refuses_attach(void) {
+    char sql[600];
+    snprintf(sql, sizeof sql, "ATTACH '%s/attached.db' AS x", check_tmpdir());
+    refused(sql);
+    char p[600];
+    snprintf(p, sizeof p, "%s/attached.db", check_tmpdir());
+    struct stat sb;
+    CHECK(stat(p, &sb) != 0);
+}
+static void test_sql_refuses_writable_schema_pragma(void) { refused("PRAGMA writable_schema=ON"); }
+static void test_sql_refuses_journal_mode_pragma(void) { refused("PRAGMA journal_mode=DELETE"); }
+static void test_sql_refuses_vacuum_into(void) {
+    char sql[600];
+    snprintf(sql, sizeof sql, "VACUUM INTO '%s/copy.db'", check_tmpdir());
+    refused(sql);
+    char p[600];
+    snprintf(p, sizeof p, "%s/copy.db", check_tmpdir());
+    struct stat sb;
+    CHECK(stat(p, &sb) != 0);
+}
+static void test_sql_refuses_two_statements(void) { refused("SELECT 1; DELETE FROM head_scores"); }
+static void test_sql_refuses_select_then_select(void) { refused("SELECT 1; SELECT 2"); }
+
+static void test_sql_on_a_missing_catalog_fails_without_creating_it(void) {
+    const char *db = tmp_path("nothere.db");
+    const char *out = tmp_path("nothere.out");
+    const char *args[] = {"sql", db, "SELECT 1", NULL};
+    CHECK(run_andrea(args, out) == 1);
+    struct stat sb;
+    CHECK(stat(db, &sb) != 0);
+}
+
+int main(void) {
+    RUN(test_run_lands_in_the_head_catalog_view_with_its_label);
+    RUN(test_same_checkpoint_and_settings_replaces_its_run);
+    RUN(test_many_checkpoints_share_one_catalog);
+    RUN(test_step_is_parsed_from_common_file_names);
+    RUN(test_catalog_killed_mid_run_keeps_all_or_none_of_it);
+    RUN(test_two_processes_writing_one_catalog_both_land);
+    if (!getenv("ANDREA_BIN")) {
+        fprintf(stderr, "SKIP (CLI part): ANDREA_BIN not set\n");
+        return check_summary("test_catalog");
+    }
+    RUN(test_heads_lists_the_labelled_head_by_default);
+    RUN(test_heads_with_a_hostile_class_value_returns_nothing);
+    RUN(test_heads_filters_by_layer_and_json_has_numbers);
+    RUN(test_heads_on_a_missing_catalog_fails_without_creating_it);
+    RUN(test_sql_answers_a_select);
+    RUN(test_sql_refuses_insert);
+    RUN(test_sql_refuses_drop);
+    RUN(test_sql_refuses_delete);
+    RUN(test_sql_refuses_create);
+    RUN(test_sql_refuses_attach);
+    RUN(test_sql_refuses_writable_schema_pragma);
+    RUN(test_sql_refuses_journal_mode_pragma);
+    RUN(test_sql_refuses_vacuum_into);
+    RUN(test_sql_refuses_two_statements);
+    RUN(test_sql_refuses_select_then_select);
+    RUN(test_sql_on_a_missing_catalog_fails_without_creating_it);
+    return check_summary("test_catalog");
+}
