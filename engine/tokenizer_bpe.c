@@ -2,7 +2,7 @@
  *
  * Job: encode text exactly as OpenAI's gpt-2/src/encoder.py does, on bytes.
  *   1. Pre-tokenize with GPT-2's pattern, run by PCRE2 in UTF + UCP mode (so \p{L}, \p{N} and \s
- *      are Unicode classes, as in Python's `regex` module).
+ *      are Unicode classes, as in Python's `regex` module; GPT2_PATTERN says why \s is spelled out).
  *   2. Each piece's UTF-8 bytes start as one symbol per byte; BPE repeatedly takes the adjacent
  *      pair of lowest merge rank and merges ALL its occurrences left to right (one "round"), until
  *      no adjacent pair has a rank.
@@ -39,8 +39,14 @@
 /* A merges.txt line longer than this is malformed (GPT-2's longest is under 150 bytes). */
 #define MERGES_LINE_MAX 4096
 
+/* GPT-2's pattern, 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+,
+ * with one correction: PCRE2's UCP \s also matches U+180E (MONGOLIAN VOWEL SEPARATOR, part of
+ * its \h list), which stopped being White_Space in Unicode 6.3 and is not \s for Python's `regex`
+ * module that GPT-2 ran. So \s is written [^\S\x{180E}], \S is [\S\x{180E}], and U+180E joins
+ * the "other symbols" run. Otherwise PCRE2's UCP \s is exactly Unicode White_Space. */
 static const char GPT2_PATTERN[] =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?(?:[^\\s\\p{L}\\p{N}]|\\x{180E})+"
+    "|[^\\S\\x{180E}]+(?![\\S\\x{180E}])|[^\\S\\x{180E}]+";
 
 /* ---- open-addressing hash tables (linear probing, power-of-two capacity, load <= 1/2) ---- */
 

@@ -66,6 +66,7 @@ const sentences = [
   '<|endoftext|> is plain text to the encoder',            // no special-token handling in encode
   'Digits ٣٤٥ and Ⅻ and ²',                               // \p{N} beyond ASCII
   'antidisestablishmentarianism pneumonoultramicroscopicsilicovolcanoconiosis',
+  'a\u180e\u180eb \u180ex\u00a0y\u3000z\u2003',               // U+180E is not \s (Unicode >= 6.3); U+00A0, U+3000, U+2003 are
   '',
 ];
 
