@@ -35,6 +35,7 @@
 #include "forward.h"
 
 #include <cblas.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -397,6 +398,11 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
     }
     if (max_T > c->max_seq_len) {
         ae_fail(err, "%s: max_T %d exceeds the model's max_seq_len %d", m->path, max_T, c->max_seq_len);
+        return NULL;
+    }
+    /* BLAS takes int dimensions and the loops index B*T and B*H with int */
+    if ((size_t)max_B * (size_t)max_T > INT_MAX || (size_t)max_B * (size_t)c->n_head > INT_MAX) {
+        ae_fail(err, "%s: CPU engine batch %d x length %d is too large", m->path, max_B, max_T);
         return NULL;
     }
     cpu_engine *e = calloc(1, sizeof *e);
