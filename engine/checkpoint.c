@@ -97,6 +97,15 @@ int andrea_checkpoint_sha256(const andrea_model *m, char hex[65], ae_error *err)
     return ae_sha256_file(file, hex, err);
 }
 
+const char *andrea_printable(const char *s, char *buf, size_t cap) {
+    if (cap == 0) return buf;
+    size_t n = strlen(s), k = 0;
+    for (; k < n && k + 1 < cap; k++) buf[k] = s[k] >= 0x20 && s[k] < 0x7f ? s[k] : '?';
+    buf[k] = '\0';
+    if (k < n && cap >= 4) memcpy(buf + cap - 4, "...", 4);
+    return buf;
+}
+
 /* ---- number conversions ---- */
 
 float andrea_f16_to_f32(uint16_t h) {

@@ -37,6 +37,7 @@ static const size_t dtype_bytes[] = {4, 2, 2};
 
 typedef struct {
     const char *name; /* as in the file (points into the cJSON tree) */
+    char shown[112];  /* name made safe for messages (andrea_printable) */
     int dtype;
     int ndim;
     long long shape[MAX_DIMS];
@@ -75,38 +76,42 @@ static int json_size(const cJSON *v, long long *out) {
 
 static int parse_entry(const cJSON *item, st_entry *e, size_t data_bytes, const char *path, ae_error *err) {
     e->name = item->string;
-    if (!cJSON_IsObject(item)) return ae_fail(err, "%s: tensor %s: header entry is not an object", path, e->name);
+    andrea_printable(e->name, e->shown, sizeof e->shown);
+    if (!cJSON_IsObject(item)) return ae_fail(err, "%s: tensor %s: header entry is not an object", path, e->shown);
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(item, "dtype");
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
     const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
-    if (!cJSON_IsString(dt)) return ae_fail(err, "%s: tensor %s: no dtype", path, e->name);
+    if (!cJSON_IsString(dt)) return ae_fail(err, "%s: tensor %s: no dtype", path, e->shown);
     e->dtype = -1;
     for (int i = 0; i < 3; i++)
         if (strcmp(dt->valuestring, dtype_names[i]) == 0) e->dtype = i;
     if (e->dtype < 0)
-        return ae_fail(err, "%s: tensor %s: dtype %.32s not supported (F32, F16, BF16)", path, e->name,
-                       dt->valuestring);
-    if (!cJSON_IsArray(shape)) return ae_fail(err, "%s: tensor %s: no shape", path, e->name);
+    {
+        char dts[40];
+        return ae_fail(err, "%s: tensor %s: dtype %s not supported (F32, F16, BF16)", path, e->shown,
+                       andrea_printable(dt->valuestring, dts, sizeof dts));
+    }
+    if (!cJSON_IsArray(shape)) return ae_fail(err, "%s: tensor %s: no shape", path, e->shown);
     e->ndim = cJSON_GetArraySize(shape);
-    if (e->ndim > MAX_DIMS) return ae_fail(err, "%s: tensor %s: %d dimensions", path, e->name, e->ndim);
+    if (e->ndim > MAX_DIMS) return ae_fail(err, "%s: tensor %s: %d dimensions", path, e->shown, e->ndim);
     for (int i = 0; i < e->ndim; i++)
         if (json_size(cJSON_GetArrayItem(shape, i), &e->shape[i]))
-            return ae_fail(err, "%s: tensor %s: shape holds a non-integer or negative size", path, e->name);
+            return ae_fail(err, "%s: tensor %s: shape holds a non-integer or negative size", path, e->shown);
     long long b, en;
     if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 || json_size(cJSON_GetArrayItem(offs, 0), &b) ||
         json_size(cJSON_GetArrayItem(offs, 1), &en) || en < b)
-        return ae_fail(err, "%s: tensor %s: data_offsets is not [begin, end] with begin <= end", path, e->name);
+        return ae_fail(err, "%s: tensor %s: data_offsets is not [begin, end] with begin <= end", path, e->shown);
     e->begin = (size_t)b;
     e->end = (size_t)en;
     size_t n, nbytes;
     if (ae_mul_dims(e->shape, e->ndim, &n) || ae_mul(n, dtype_bytes[e->dtype], &nbytes))
-        return ae_fail(err, "%s: tensor %s: shape overflows", path, e->name);
+        return ae_fail(err, "%s: tensor %s: shape overflows", path, e->shown);
     if (e->end > data_bytes)
         return ae_fail(err, "%s: tensor %s: data_offsets [%zu, %zu] lie outside the data section (%zu bytes)",
-                       path, e->name, e->begin, e->end, data_bytes);
+                       path, e->shown, e->begin, e->end, data_bytes);
     if (e->end - e->begin != nbytes)
         return ae_fail(err, "%s: tensor %s: data_offsets span %zu bytes, shape and dtype need %zu", path,
-                       e->name, e->end - e->begin, nbytes);
+                       e->shown, e->end - e->begin, nbytes);
     return 0;
 }
 
@@ -283,7 +288,7 @@ int andrea_load_safetensors(andrea_model *m, const char *path, const char *confi
         if (e->begin == e->end) continue; /* empty tensors occupy no bytes */
         if (reach && e->begin < reach->end) {
             ae_fail(err, "%s: tensor %s: data_offsets [%zu, %zu] overlap tensor %s [%zu, %zu]", path,
-                    e->name, e->begin, e->end, reach->name, reach->begin, reach->end);
+                    e->shown, e->begin, e->end, reach->shown, reach->begin, reach->end);
             goto done;
         }
         if (!reach || e->end > reach->end) reach = e;
@@ -306,7 +311,7 @@ int andrea_load_safetensors(andrea_model *m, const char *path, const char *confi
         int kind = classify(name, &cfg, &t);
         if (kind < 0) {
             ae_fail(err, "%s: tensor %s: not a GPT-2 parameter for a %d-layer model (unexpected tensor)",
-                    path, entries[i].name, cfg.n_layer);
+                    path, entries[i].shown, cfg.n_layer);
             goto done;
         }
         if (kind == 0) continue;
@@ -315,7 +320,7 @@ int andrea_load_safetensors(andrea_model *m, const char *path, const char *confi
         shape_str(have, sizeof have, entries[i].shape, entries[i].ndim);
         if (entries[i].ndim != t.ndim || entries[i].shape[0] != t.shape[0] ||
             (t.ndim == 2 && entries[i].shape[1] != t.shape[1])) {
-            ae_fail(err, "%s: tensor %s: shape %s, but %s implies %s", path, entries[i].name, have,
+            ae_fail(err, "%s: tensor %s: shape %s, but %s implies %s", path, entries[i].shown, have,
                     config_path, want);
             goto done;
         }
@@ -325,8 +330,8 @@ int andrea_load_safetensors(andrea_model *m, const char *path, const char *confi
         }
         size_t slot = t.layer < 0 ? (size_t)t.tensor : 16 + (size_t)t.layer * 16 + (size_t)t.tensor;
         if (slot_of[slot] >= 0) {
-            ae_fail(err, "%s: tensor %s: appears twice (also as %s)", path, entries[i].name,
-                    entries[slot_of[slot]].name);
+            ae_fail(err, "%s: tensor %s: appears twice (also as %s)", path, entries[i].shown,
+                    entries[slot_of[slot]].shown);
             goto done;
         }
         slot_of[slot] = i;
@@ -377,7 +382,7 @@ int andrea_load_safetensors(andrea_model *m, const char *path, const char *confi
         size_t count = (size_t)t.shape[0] * (t.ndim == 2 ? (size_t)t.shape[1] : 1);
         for (size_t j = 0; j < count; j++) {
             if (isfinite(dst[j])) continue;
-            ae_fail(err, "%s: tensor %s holds a non-finite value (%s at element %zu)", path, e->name,
+            ae_fail(err, "%s: tensor %s holds a non-finite value (%s at element %zu)", path, e->shown,
                     isnan(dst[j]) ? "NaN" : "Inf", j);
             goto done;
         }
@@ -388,7 +393,7 @@ int andrea_load_safetensors(andrea_model *m, const char *path, const char *confi
         if (r < 0) goto done;
         if (r > 0) {
             ae_fail(err, "%s: tensor %s: differs from wte.weight (andrea needs the unembedding tied "
-                         "to the token embedding)", path, entries[lm_head].name);
+                         "to the token embedding)", path, entries[lm_head].shown);
             goto done;
         }
     }

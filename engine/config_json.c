@@ -101,9 +101,12 @@ int andrea_config_json_read(const char *path, andrea_config *cfg, ae_error *err)
     /* gelu_new and gelu_pytorch_tanh are the same tanh approximation of GELU */
     if (v && !(cJSON_IsString(v) && (strcmp(v->valuestring, "gelu_new") == 0 ||
                                      strcmp(v->valuestring, "gelu_pytorch_tanh") == 0))) {
-        ae_fail(err, "%s: activation_function %s%s%s is not supported (ANDREA models use gelu_new)",
-                path, cJSON_IsString(v) ? "\"" : "", cJSON_IsString(v) ? v->valuestring : "(not a string)",
-                cJSON_IsString(v) ? "\"" : "");
+        char shown[48];
+        if (cJSON_IsString(v))
+            ae_fail(err, "%s: activation_function \"%s\" is not supported (ANDREA models use gelu_new)",
+                    path, andrea_printable(v->valuestring, shown, sizeof shown));
+        else
+            ae_fail(err, "%s: activation_function is not a string", path);
         goto done;
     }
     v = cJSON_GetObjectItemCaseSensitive(root, "n_inner");

@@ -220,6 +220,13 @@ static void test_unexpected_tensor_is_refused_naming_it(void) {
     expect_st_refusal(dir, "tensor transformer.h.0.attn.rotary.weight", "unexpected tensor");
 }
 
+/* A name with a newline must not split the one-line message (expect_refusal checks for '\n'). */
+static void test_tensor_name_with_control_characters_is_shown_safely(void) {
+    const char *dir = good_dir("evil-name");
+    add_tensor(dir, "evil\nname\x1b[31m");
+    expect_st_refusal(dir, "tensor evil?name?[31m", "unexpected tensor");
+}
+
 static void test_tensor_of_a_layer_beyond_n_layer_is_refused(void) {
     const char *dir = good_dir("extra-layer");
     add_tensor(dir, "transformer.h.2.ln_1.weight");
@@ -355,6 +362,7 @@ int main(void) {
     RUN(test_overlapping_offsets_are_refused);
     RUN(test_unsupported_dtype_is_refused_naming_the_tensor);
     RUN(test_unexpected_tensor_is_refused_naming_it);
+    RUN(test_tensor_name_with_control_characters_is_shown_safely);
     RUN(test_tensor_of_a_layer_beyond_n_layer_is_refused);
     RUN(test_tensor_present_with_and_without_prefix_is_refused);
     RUN(test_nan_weight_is_refused_naming_the_tensor);
