@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# tools/gpu-check.sh — everything the CUDA backend needs checked on the GPU machine, in one call:
+# unpack carried -dev packages, build (sm_90), run the test suite, compute-sanitizer memcheck and
+# racecheck on the CUDA tests, then the benchmarks (bench_gpu_forward + bench_gpu_hf.py on the
+# same weights). Logs and results go under $OUT (the device tool brings them back).
+# Usage (on the device machine, repo root, carry=[".carry"]):  bash tools/gpu-check.sh [quick|full|bench]
+#   quick: build, tests, sanitizer, short benchmark;  full: the same with full benchmark repeats;
+#   bench: build + benchmark only.
+set -u
+MODE=${1:-quick}
+OUT=${OUT:-/tmp/andrea-gpu-out}
+mkdir -p "$OUT"
+LOG=$OUT/log.txt
+exec > >(tee -a "$LOG") 2>&1
+PFX=/tmp/andrea-prefix
+mkdir -p $PFX
+for f in .carry/debs/*.deb; do dpkg -x "$f" $PFX; done
+export LD_LIBRARY_PATH=$PFX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export NVIDIA_TF32_OVERRIDE= # never let the driver override the engine's precision choice
+unset NVIDIA_TF32_OVERRIDE
+echo "== device"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,temperature.gpu --format=csv
+echo "== build"
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DANDREA_EXTRA_PREFIX=$PFX > $OUT/cmake.txt 2>&1 \
+  || { tail -30 $OUT/cmake.txt; exit 1; }
+cmake --build build-gpu -j16 > $OUT/build.txt 2>&1 || { grep -E "error|Error" $OUT/build.txt | head -30; exit 1; }
+grep -E "warning" $OUT/build.txt | head -10
+if [ "$MODE" != bench ]; then
+  echo "== tests"
+  (cd build-gpu && ctest --output-on-failure -j8 --timeout 300 -E test_cuda_ > $OUT/ctest.txt 2>&1); tail -8 $OUT/ctest.txt
+  echo "== test_cuda_forward (verbose)"
+  (cd build-gpu/tests && ./test_cuda_forward 2>&1 | tail -40)
+  echo "== compute-sanitizer memcheck"
+  (cd build-gpu/tests && ANDREA_TEST_QUICK=1 timeout 150 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 ./test_cuda_forward > $OUT/memcheck.txt 2>&1; echo "memcheck rc=$?"; tail -4 $OUT/memcheck.txt)
+  echo "== compute-sanitizer racecheck"
+  (cd build-gpu/tests && ANDREA_TEST_QUICK=1 timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 ./test_cuda_forward > $OUT/racecheck.txt 2>&1; echo "racecheck rc=$?"; tail -4 $OUT/racecheck.txt)
+fi
+echo "== benchmark"
+Q=--quick; [ "$MODE" = quick ] || Q=
+BD=/tmp/andrea-bench; mkdir -p $BD
+./build-gpu/bench/bench_gpu_forward $BD $Q 2>&1 | tee $OUT/bench_andrea.txt
+PYTHONUNBUFFERED=1 python3 bench/bench_gpu_hf.py $BD $Q 2>&1 | grep -v Warning | tee $OUT/bench_hf.txt
+cp $BD/andrea_results.txt $OUT/ 2>/dev/null
+echo "== done"
