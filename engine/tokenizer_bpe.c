@@ -79,6 +79,7 @@ typedef struct {
 
 struct tok_bpe {
     int vocab_size;
+    int n_ids; /* 1 + the largest id in vocab.json (<= vocab_size): entries of tok_off/tok_len */
     /* Per id: its bytes are pool[tok_off[id] .. tok_off[id] + tok_len[id]); tok_len -1: no token. */
     size_t *tok_off;
     int32_t *tok_len;
@@ -314,25 +315,10 @@ static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], i
         ae_fail(err, "%s: %d tokens, more than the model's vocab_size %d", path, count, b->vocab_size);
         goto out;
     }
-    size_t V = (size_t)b->vocab_size, pool_bytes = 0;
+    /* First pass: ids valid, and the table sizes they imply (ids index the tables, so they are
+     * sized by the largest id, not by the model's vocab_size). */
+    size_t n_ids = 0, pool_bytes = 0;
     const cJSON *item;
-    cJSON_ArrayForEach(item, root) {
-        if (ae_add(pool_bytes, strlen(item->string), &pool_bytes)) {
-            ae_fail(err, "%s: token sizes overflow", path);
-            goto out;
-        }
-    }
-    b->tok_off = calloc(V, sizeof *b->tok_off);
-    b->tok_len = malloc(V * sizeof *b->tok_len);
-    b->pool = malloc(pool_bytes + 1);
-    b->str_cap = table_cap_for((size_t)count);
-    b->str_slots = calloc(b->str_cap, sizeof *b->str_slots);
-    if (!b->tok_off || !b->tok_len || !b->pool || !b->str_slots) {
-        ae_fail(err, "%s: cannot allocate the vocabulary", path);
-        goto out;
-    }
-    for (size_t i = 0; i < V; i++) b->tok_len[i] = -1;
-    size_t used = 0;
     cJSON_ArrayForEach(item, root) {
         const char *key = item->string;
         size_t klen = strlen(key);
@@ -352,6 +338,28 @@ static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], i
                     show(key, klen, shown, sizeof shown), idv);
             goto out;
         }
+        if ((size_t)idv + 1 > n_ids) n_ids = (size_t)idv + 1;
+        if (ae_add(pool_bytes, klen, &pool_bytes)) {
+            ae_fail(err, "%s: token sizes overflow", path);
+            goto out;
+        }
+    }
+    b->n_ids = (int)n_ids;
+    b->tok_off = calloc(n_ids, sizeof *b->tok_off);
+    b->tok_len = malloc(n_ids * sizeof *b->tok_len);
+    b->pool = malloc(pool_bytes + 1);
+    b->str_cap = table_cap_for((size_t)count);
+    b->str_slots = calloc(b->str_cap, sizeof *b->str_slots);
+    if (!b->tok_off || !b->tok_len || !b->pool || !b->str_slots) {
+        ae_fail(err, "%s: cannot allocate the vocabulary", path);
+        goto out;
+    }
+    for (size_t i = 0; i < n_ids; i++) b->tok_len[i] = -1;
+    size_t used = 0;
+    cJSON_ArrayForEach(item, root) {
+        const char *key = item->string;
+        size_t klen = strlen(key);
+        double idv = item->valuedouble;
         int id = (int)idv;
         if (klen == 0) {
             ae_fail(err, "%s: id %d has an empty token string", path, id);
@@ -724,7 +732,7 @@ out:
 }
 
 int tok_bpe_token_bytes(const tok_bpe *b, int id, char *buf, size_t cap) {
-    if (id < 0 || id >= b->vocab_size || b->tok_len[id] < 0) return -1;
+    if (id < 0 || id >= b->n_ids || b->tok_len[id] < 0) return -1;
     size_t n = (size_t)b->tok_len[id];
     if (n > cap) n = cap;
     memcpy(buf, b->pool + b->tok_off[id], n);
