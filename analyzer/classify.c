@@ -93,10 +93,6 @@ done:
  * *model loaded, 0 = skip (note filled), -1 = error. */
 static int open_checkpoint(const char *dump_path, const andrea_dump *d, const andrea_classify_options *opt,
                            andrea_model *model, andrea_analysis *a, ae_error *err) {
-    if (opt->ablate_items <= 0) {
-        snprintf(a->ablation_note, sizeof a->ablation_note, "causal check disabled (--ablate-items 0)");
-        return 0;
-    }
     const char *ck = opt->ckpt ? opt->ckpt : andrea_dump_checkpoint_path(d);
     struct stat sb;
     if (!ck || !ck[0] || stat(ck, &sb) != 0) {
@@ -295,21 +291,29 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
     prog_on = 0;
 
     /* Causal check, suite by suite (items re-read: they are small, the maps were not kept). */
-    int ck = open_checkpoint(dump_path, d, opt, &model, a, err);
-    if (ck < 0) goto out;
-    model_loaded = ck == 1;
-    if (model_loaded) {
-        if (model.cfg.n_layer != L || model.cfg.n_head != H || model.cfg.d_model != cfg->d_model) {
-            ae_fail(err, "%s: its shape differs from the dump's config", model.path);
+    const andrea_model *mp = NULL;
+    if (opt->ablate_items <= 0) {
+        snprintf(a->ablation_note, sizeof a->ablation_note, "causal check disabled (--ablate-items 0)");
+    } else if (opt->model) {
+        mp = opt->model;
+    } else {
+        int ck = open_checkpoint(dump_path, d, opt, &model, a, err);
+        if (ck < 0) goto out;
+        model_loaded = ck == 1;
+        if (model_loaded) mp = &model;
+    }
+    if (mp) {
+        if (mp->cfg.n_layer != L || mp->cfg.n_head != H || mp->cfg.d_model != cfg->d_model) {
+            ae_fail(err, "%s: its shape differs from the dump's config", mp->path);
             goto out;
         }
-        eng = andrea_engine_open(&model, opt->device, opt->ablate_items, maxT, err);
+        eng = andrea_engine_open(mp, opt->device, opt->ablate_items, maxT, err);
         if (!eng) goto out;
         ae_progress_begin(&prog, "causal check", (uint64_t)ns);
         prog_on = 1;
         for (int s = 0; s < ns; s++) {
             if (andrea_dump_read_items(d, s, &items, err)) goto out;
-            if (ablation_suite(eng, &model.cfg, &items, opt->ablate_items, &a->suites[s], err)) {
+            if (ablation_suite(eng, &mp->cfg, &items, opt->ablate_items, &a->suites[s], err)) {
                 ae_prefix(err, "%s", dump_path);
                 goto out;
             }

@@ -21,7 +21,7 @@
 #include "analysis.h"
 #include "rules.h"
 
-#define ANDREA_ABLATE_ITEMS_DEFAULT 8
+#define ANDREA_ABLATE_ITEMS_DEFAULT 4
 #define ANDREA_ABLATE_MEAN_HEADS 64
 
 typedef struct {
@@ -31,6 +31,8 @@ typedef struct {
     int has_step;
     long long step;         /* training step (else parsed from the checkpoint's file name) */
     andrea_device device;
+    const andrea_model *model; /* already loaded checkpoint whose sha256 the caller has matched
+                                  with the dump's (andrea analyze): used instead of loading */
 } andrea_classify_options;
 
 void andrea_classify_options_init(andrea_classify_options *o);
