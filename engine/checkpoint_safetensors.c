@@ -208,8 +208,13 @@ static int load_tensor(int fd, size_t data_start, const st_entry *e, const st_ta
             /* src chunk: [nr, cols] rows r0.. of the [in=rows, out=cols] Conv1D weight;
              * dst: [out=cols, in=rows] */
             convert(fscratch, scratch, nr * cols, e->dtype);
-            for (size_t i = 0; i < nr; i++)
-                for (size_t o = 0; o < cols; o++) dst[o * rows + r0 + i] = fscratch[i * cols + o];
+            /* 32 x 32 tiles keep both the strided reads and the strided writes in cache */
+            for (size_t ob = 0; ob < cols; ob += 32)
+                for (size_t ib = 0; ib < nr; ib += 32) {
+                    size_t oe = ob + 32 < cols ? ob + 32 : cols, ie = ib + 32 < nr ? ib + 32 : nr;
+                    for (size_t o = ob; o < oe; o++)
+                        for (size_t i = ib; i < ie; i++) dst[o * rows + r0 + i] = fscratch[i * cols + o];
+                }
         }
     }
     return 0;
