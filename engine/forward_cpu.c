@@ -93,54 +93,25 @@ static void cpu_close(andrea_engine *base) {
     free(e);
 }
 
-/* ---- elementwise ops (OpenMP over rows) ---- */
+/* ---- Linear layers with their elementwise neighbours fused in ---- */
 
-/* out[r, :] = (in[r, :] - mean) / sqrt(var + 1e-5) * w + b; sigma[r] = sqrt(var + 1e-5) when
- * sigma is non-NULL. Mean and variance accumulate in double: cheap, and it keeps the CPU engine
- * close to the double-precision reference. */
-static void layernorm(float *out, const float *in, const float *w, const float *b, size_t rows, int C,
-                      float *sigma) {
-#pragma omp parallel for schedule(static)
-    for (size_t r = 0; r < rows; r++) {
-        const float *xr = in + r * C;
-        float *yr = out + r * C;
-        double s = 0, ss = 0;
-        for (int i = 0; i < C; i++) s += xr[i];
-        double mean = s / C;
-        for (int i = 0; i < C; i++) {
-            double d = xr[i] - mean;
-            ss += d * d;
-        }
-        double sd = sqrt(ss / C + 1e-5);
-        float rs = (float)(1.0 / sd), mf = (float)mean;
-        for (int i = 0; i < C; i++) yr[i] = (xr[i] - mf) * rs * w[i] + b[i];
-        if (sigma) sigma[r] = (float)sd;
-    }
-}
-
-/* y[r, :] = bias (the sgemm that follows accumulates with beta = 1). */
-static void fill_rows(float *y, const float *bias, size_t rows, int n) {
-#pragma omp parallel for schedule(static)
-    for (size_t r = 0; r < rows; r++) memcpy(y + r * n, bias, (size_t)n * sizeof(float));
-}
-
-/* y[r, :] += bias */
-static void add_rows(float *y, const float *bias, size_t rows, int n) {
-#pragma omp parallel for schedule(static)
-    for (size_t r = 0; r < rows; r++) {
-        float *yr = y + r * n;
-        for (int i = 0; i < n; i++) yr[i] += bias[i];
-    }
+/* One row of LayerNorm: out = (in - mean) / sigma * w + b, sigma = sqrt(var + 1e-5), returned.
+ * Mean and variance accumulate in double: cheap, and it keeps the engine close to the reference. */
+static float layernorm_row(float *out, const float *in, const float *w, const float *b, int C) {
+    double s = 0, ss = 0;
+    for (int i = 0; i < C; i++) s += in[i];
+    const double mean = s / C;
+    for (int i = 0; i < C; i++) ss += (in[i] - mean) * (in[i] - mean);
+    const double sd = sqrt(ss / C + 1e-5);
+    const float rs = (float)(1.0 / sd), mf = (float)mean;
+    for (int i = 0; i < C; i++) out[i] = (in[i] - mf) * rs * w[i] + b[i];
+    return (float)sd;
 }
 
 /* GELU, tanh approximation (GPT-2's). */
-static void gelu(float *y, size_t n) {
+static inline float gelu(float v) {
     const float k = 0.7978845608028654f; /* sqrt(2/pi) */
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        float v = y[i];
-        y[i] = 0.5f * v * (1.0f + tanhf(k * (v + 0.044715f * v * v * v)));
-    }
+    return 0.5f * v * (1.0f + tanhf(k * (v + 0.044715f * v * v * v)));
 }
 
 /* out[M, N] (+)= a[M, K] · w[N, K]ᵀ with one single-threaded sgemm. */
@@ -149,11 +120,26 @@ static void sgemm_nt(float *out, int ldo, const float *a, int lda, const float *
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, lda, w, ldw, beta, out, ldo);
 }
 
-/* Every Linear layer, weights in [out, in] layout: out[M, N] (+)= a[M, K] · w[N, K]ᵀ, split over
- * the OpenMP threads by blocks of rows (of columns when there are few rows, e.g. logits of a short
- * sequence against a large vocabulary). Called outside OpenMP regions. */
-static void linear(int n_threads, float *out, int ldo, const float *a, int lda, const float *w, int ldw, int M,
-                   int N, int K, float beta) {
+enum { BIAS_NONE, BIAS_SET, BIAS_ADD };
+
+/* What surrounds one Linear layer (weights in [out, in] layout, a[M, K] · w[N, K]ᵀ):
+ *   ln_in != NULL: a = LayerNorm(ln_in; ln_w, ln_b) is computed first (a is [M, K], lda = K);
+ *   bias_mode: NONE out = a·wᵀ; SET out = a·wᵀ + bias; ADD out += a·wᵀ + bias (residual);
+ *   post_gelu: out = GELU(out) afterwards. */
+typedef struct {
+    const float *ln_in, *ln_w, *ln_b;
+    float *a;
+    const float *w, *bias;
+    float *out;
+    int M, N, K, bias_mode, post_gelu;
+} linear_step;
+
+/* Runs a linear_step in ONE OpenMP region (few barriers matter on a loaded machine): each thread
+ * takes a block of rows (of columns when rows are few, e.g. logits of a short sequence against a
+ * large vocabulary), normalises its rows, sets the bias, runs a single-threaded sgemm on its block
+ * and applies GELU to it. Called outside OpenMP regions. */
+static void linear(int n_threads, const linear_step *s) {
+    const int M = s->M, N = s->N, K = s->K;
     const int by_rows = M >= 32 * n_threads || M >= N;
 #pragma omp parallel num_threads(n_threads)
     {
@@ -162,12 +148,35 @@ static void linear(int n_threads, float *out, int ldo, const float *a, int lda, 
         /* blocks of a multiple of 16 so every thread's sgemm keeps full SIMD tiles */
         int chunk = (extent + n - 1) / n;
         chunk = (chunk + 15) / 16 * 16;
-        const int lo = tid * chunk, hi = lo + chunk < extent ? lo + chunk : extent;
-        if (hi > lo) {
-            if (by_rows)
-                sgemm_nt(out + (size_t)lo * ldo, ldo, a + (size_t)lo * lda, lda, w, ldw, hi - lo, N, K, beta);
-            else
-                sgemm_nt(out + lo, ldo, a, lda, w + (size_t)lo * ldw, ldw, M, hi - lo, K, beta);
+        const int lo = tid * chunk < extent ? tid * chunk : extent;
+        const int hi = lo + chunk < extent ? lo + chunk : extent;
+        const int r0 = by_rows ? lo : 0, r1 = by_rows ? hi : M; /* this thread's rows */
+        const int c0 = by_rows ? 0 : lo, c1 = by_rows ? N : hi; /* and columns */
+        if (s->ln_in) {
+            if (by_rows) {
+                for (int r = r0; r < r1; r++)
+                    layernorm_row(s->a + (size_t)r * K, s->ln_in + (size_t)r * K, s->ln_w, s->ln_b, K);
+            } else {
+                /* every thread needs every normalised row: share the work, then the barrier */
+#pragma omp for schedule(static)
+                for (int r = 0; r < M; r++)
+                    layernorm_row(s->a + (size_t)r * K, s->ln_in + (size_t)r * K, s->ln_w, s->ln_b, K);
+            }
+        }
+        if (r1 > r0 && c1 > c0) {
+            for (int r = r0; r < r1 && s->bias_mode != BIAS_NONE; r++) {
+                float *o = s->out + (size_t)r * N;
+                if (s->bias_mode == BIAS_SET)
+                    memcpy(o + c0, s->bias + c0, (size_t)(c1 - c0) * sizeof(float));
+                else
+                    for (int j = c0; j < c1; j++) o[j] += s->bias[j];
+            }
+            sgemm_nt(s->out + (size_t)r0 * N + c0, N, s->a + (size_t)r0 * K, K, s->w + (size_t)c0 * K, K, r1 - r0,
+                     c1 - c0, K, s->bias_mode == BIAS_NONE ? 0.0f : 1.0f);
+            for (int r = r0; r < r1 && s->post_gelu; r++) {
+                float *o = s->out + (size_t)r * N;
+                for (int j = c0; j < c1; j++) o[j] = gelu(o[j]);
+            }
         }
     }
 }
@@ -333,8 +342,9 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
               hd = m->cfg.head_dim, V = m->cfg.vocab_size;
     const size_t BT = (size_t)B * T, C3 = 3 * (size_t)C, C4 = 4 * (size_t)C;
     const int per_head = io->head_out || io->head_out_norm || io->head_dla;
-    const int nt = e->n_threads, blas_threads = blas_threads_get();
+    const int nt = e->n_threads, blas_threads = blas_threads_get(), was_dynamic = omp_get_dynamic();
     blas_threads_set(1);
+    omp_set_dynamic(1);
 
     /* x[b, t, :] = wte[token] + wpe[t]; padding embeds token 0 (its id may be anything). */
 #pragma omp parallel for schedule(static)
@@ -349,10 +359,10 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     if (io->head_dla) dla_directions(e, io);
 
     for (int l = 0; l < L; l++) {
-        layernorm(e->ln, e->x, p->ln1w + (size_t)l * C, p->ln1b + (size_t)l * C, BT, C, NULL);
-        /* qkv [BT, 3C] = ln · qkvwᵀ + qkvb: one sgemm for Q, K and V of every head */
-        fill_rows(e->big, p->qkvb + (size_t)l * C3, BT, (int)C3);
-        linear(nt, e->big, (int)C3, e->ln, C, p->qkvw + (size_t)l * C3 * C, C, (int)BT, (int)C3, C, 1.0f);
+        /* qkv [BT, 3C] = LN1(x) · qkvwᵀ + qkvb: one sgemm for Q, K and V of every head */
+        linear(nt, &(linear_step){.ln_in = e->x, .ln_w = p->ln1w + (size_t)l * C, .ln_b = p->ln1b + (size_t)l * C,
+                                  .a = e->ln, .w = p->qkvw + (size_t)l * C3 * C, .bias = p->qkvb + (size_t)l * C3,
+                                  .out = e->big, .M = (int)BT, .N = (int)C3, .K = C, .bias_mode = BIAS_SET});
         attention(e, io, l);
         if (per_head) head_contributions(e, io, l);
         if (io->ablate) {
@@ -362,18 +372,21 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
             }
         }
         /* x += o · attprojwᵀ + attprojb: one W_O sgemm accumulating into the residual */
-        add_rows(e->x, p->attprojb + (size_t)l * C, BT, C);
-        linear(nt, e->x, C, e->o, C, p->attprojw + (size_t)l * C * C, C, (int)BT, C, C, 1.0f);
-
-        layernorm(e->ln, e->x, p->ln2w + (size_t)l * C, p->ln2b + (size_t)l * C, BT, C, NULL);
-        fill_rows(e->big, p->fcb + (size_t)l * C4, BT, (int)C4);
-        linear(nt, e->big, (int)C4, e->ln, C, p->fcw + (size_t)l * C4 * C, C, (int)BT, (int)C4, C, 1.0f);
-        gelu(e->big, BT * C4);
-        add_rows(e->x, p->fcprojb + (size_t)l * C, BT, C);
-        linear(nt, e->x, C, e->big, (int)C4, p->fcprojw + (size_t)l * C * C4, (int)C4, (int)BT, C, (int)C4, 1.0f);
+        linear(nt, &(linear_step){.a = e->o, .w = p->attprojw + (size_t)l * C * C, .bias = p->attprojb + (size_t)l * C,
+                                  .out = e->x, .M = (int)BT, .N = C, .K = C, .bias_mode = BIAS_ADD});
+        /* MLP: h [BT, 4C] = GELU(LN2(x) · fcwᵀ + fcb); x += h · fcprojwᵀ + fcprojb */
+        linear(nt, &(linear_step){.ln_in = e->x, .ln_w = p->ln2w + (size_t)l * C, .ln_b = p->ln2b + (size_t)l * C,
+                                  .a = e->ln, .w = p->fcw + (size_t)l * C4 * C, .bias = p->fcb + (size_t)l * C4,
+                                  .out = e->big, .M = (int)BT, .N = (int)C4, .K = C, .bias_mode = BIAS_SET,
+                                  .post_gelu = 1});
+        linear(nt, &(linear_step){.a = e->big, .w = p->fcprojw + (size_t)l * C * C4, .bias = p->fcprojb + (size_t)l * C,
+                                  .out = e->x, .M = (int)BT, .N = C, .K = (int)C4, .bias_mode = BIAS_ADD});
     }
 
-    if (io->logits || io->head_dla) layernorm(e->ln, e->x, p->lnfw, p->lnfb, BT, C, e->sigma);
+    if (io->logits || io->head_dla) {
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (size_t r = 0; r < BT; r++) e->sigma[r] = layernorm_row(e->ln + r * C, e->x + r * C, p->lnfw, p->lnfb, C);
+    }
     if (io->head_dla) {
         /* head_dla holds c · gdir per (b, l, h, t); divide by the final sigma, NaN without a next token */
 #pragma omp parallel for schedule(static)
@@ -385,7 +398,9 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
         }
     }
     /* logits [BT, V] = lnf · wte[0:V]ᵀ (tied unembedding; padded vocab rows excluded) */
-    if (io->logits) linear(nt, io->logits, V, e->ln, C, p->wte, C, (int)BT, V, C, 0.0f);
+    if (io->logits)
+        linear(nt, &(linear_step){.a = e->ln, .w = p->wte, .out = io->logits, .M = (int)BT, .N = V, .K = C});
+    omp_set_dynamic(was_dynamic);
     blas_threads_set(blas_threads);
     return 0;
 }
