@@ -1,11 +1,170 @@
-/* cmd_dump.c — `andrea dump`. Placeholder until its issue lands: says so and fails. */
+/* cmd_dump.c — `andrea dump CKPT`: probe suites through the instrumented forward into HDF5.
+ * Wiring only: parse options, load the model and tokenizer, build the suites
+ * (probes/probe.h), call andrea_dump_write (engine/dump_write.h), print one summary line. */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../common/progress.h"
+#include "../engine/dump_write.h"
+#include "../engine/model.h"
+#include "../engine/tokenizer.h"
+#include "../probes/probe.h"
 #include "cli.h"
 
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: andrea dump CKPT [--probes SUITE[,SUITE..]|FILE.jsonl] [--out dump.h5]\n"
+            "                   [--device auto|cpu|cuda] [--maps fp16|fp32] [--contrib none|norm|full]\n"
+            "                   [--heads L.H,..] [--batch N] [--seed S] [--n N] [--len T] [--gzip L]\n"
+            "                   [--tokenizer DIR] [--quiet]\n\n"
+            "Runs CKPT over probe sequences and writes per-head attention maps and W_O contributions\n"
+            "to an HDF5 file (layout: docs/dump-format.md; probes: docs/probes.md).\n\n"
+            "  --probes P      built-in suites (prev_token, induction, duplicate, bracket, entity, bos;\n"
+            "                  default: all of them) or a JSON Lines probe file\n"
+            "  --out FILE      output file (default dump.h5); written under a temporary name and\n"
+            "                  renamed when complete\n"
+            "  --device D      auto (CUDA when available), cpu or cuda (default auto)\n"
+            "  --maps T        attention stored as fp16 (default) or fp32\n"
+            "  --contrib C     none: attention only; norm (default): + head_out_norm and head_dla;\n"
+            "                  full: + every head's W_O contribution head_out [.., T, C] (large)\n"
+            "  --heads L.H,..  also store head_out for these heads only (e.g. 0.3,2.1)\n"
+            "  --batch N       sequences per forward (default: as many as fit in 512 MiB, <= 64)\n"
+            "  --seed S        seed of the built-in generators (default %u)\n"
+            "  --n N           items per built-in suite (default %d)\n"
+            "  --len T         tokens per built-in item (default %d, clipped to the model's max)\n"
+            "  --gzip L        deflate level 1-9 for attention/head_out (default 0: none, fastest)\n"
+            "  --tokenizer DIR folder with vocab.json + merges.txt (default: beside CKPT)\n"
+            "  --quiet         no progress bar or summary\n",
+            PROBE_DEFAULT_SEED, PROBE_DEFAULT_N_ITEMS, PROBE_DEFAULT_SEQ_LEN);
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
 int cmd_dump(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "andrea dump: not built yet\n");
-    return 2;
+    static const struct option opts[] = {
+        {"probes", required_argument, NULL, 'p'},  {"out", required_argument, NULL, 'o'},
+        {"device", required_argument, NULL, 'd'},  {"maps", required_argument, NULL, 'm'},
+        {"contrib", required_argument, NULL, 'c'}, {"heads", required_argument, NULL, 'H'},
+        {"batch", required_argument, NULL, 'b'},   {"seed", required_argument, NULL, 's'},
+        {"n", required_argument, NULL, 'n'},       {"len", required_argument, NULL, 'l'},
+        {"gzip", required_argument, NULL, 'z'},    {"tokenizer", required_argument, NULL, 'k'},
+        {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *probes = NULL, *heads = NULL, *tok_dir = NULL;
+    andrea_dump_options o;
+    andrea_dump_options_init(&o);
+    o.out_path = "dump.h5";
+    probe_options po = {0, 0, 0};
+    int quiet = 0, c;
+    long v;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': probes = optarg; break;
+        case 'o': o.out_path = optarg; break;
+        case 'd':
+            if (!strcmp(optarg, "auto")) o.device = ANDREA_DEVICE_AUTO;
+            else if (!strcmp(optarg, "cpu")) o.device = ANDREA_DEVICE_CPU;
+            else if (!strcmp(optarg, "cuda")) o.device = ANDREA_DEVICE_CUDA;
+            else return cli_usage_error("dump", "--device wants auto, cpu or cuda, not '%s'", optarg);
+            break;
+        case 'm':
+            if (!strcmp(optarg, "fp16")) o.maps_fp32 = 0;
+            else if (!strcmp(optarg, "fp32")) o.maps_fp32 = 1;
+            else return cli_usage_error("dump", "--maps wants fp16 or fp32, not '%s'", optarg);
+            break;
+        case 'c':
+            if (!strcmp(optarg, "none")) o.contrib = ANDREA_CONTRIB_NONE;
+            else if (!strcmp(optarg, "norm")) o.contrib = ANDREA_CONTRIB_NORM;
+            else if (!strcmp(optarg, "full")) o.contrib = ANDREA_CONTRIB_FULL;
+            else return cli_usage_error("dump", "--contrib wants none, norm or full, not '%s'", optarg);
+            break;
+        case 'H': heads = optarg; break;
+        case 'b':
+            if (parse_long(optarg, 1, 4096, &v)) return cli_usage_error("dump", "--batch wants 1..4096, not '%s'", optarg);
+            o.batch = (int)v;
+            break;
+        case 's': {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-' || s == 0)
+                return cli_usage_error("dump", "--seed wants a positive integer, not '%s'", optarg);
+            po.seed = s;
+            break;
+        }
+        case 'n':
+            if (parse_long(optarg, 1, PROBE_MAX_ITEMS, &v))
+                return cli_usage_error("dump", "--n wants 1..%d items, not '%s'", PROBE_MAX_ITEMS, optarg);
+            po.n_items = (int)v;
+            break;
+        case 'l':
+            if (parse_long(optarg, 5, 1 << 20, &v)) return cli_usage_error("dump", "--len wants at least 5 tokens, not '%s'", optarg);
+            po.seq_len = (int)v;
+            break;
+        case 'z':
+            if (parse_long(optarg, 0, 9, &v)) return cli_usage_error("dump", "--gzip wants a level 0..9, not '%s'", optarg);
+            o.gzip = (int)v;
+            break;
+        case 'k': tok_dir = optarg; break;
+        case 'q': quiet = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: return cli_usage_error("dump", "unknown option");
+        }
+    }
+    if (argc - optind != 1) return cli_usage_error("dump", "expects exactly one checkpoint");
+    if (quiet) ae_progress_quiet = 1;
+
+    ae_error err = {{0}};
+    andrea_model m;
+    andrea_tokenizer *tok = NULL;
+    probe_suite *suites = NULL;
+    int n_suites = 0, rc = 1;
+    unsigned char *mask = NULL;
+    andrea_dump_stats stats;
+    if (andrea_model_load(&m, argv[optind], &err)) return cli_fail(&err);
+    tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, tok_dir, &err);
+    /* Token-id probe files work without a tokenizer; everything else needs one. */
+    if (!tok && !probe_spec_is_file(probes)) goto out;
+    char tok_desc[4200];
+    snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
+    if (probe_suites_load(probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &po, &suites, &n_suites, &err)) goto out;
+    if (heads) {
+        mask = malloc((size_t)m.cfg.n_layer * (size_t)m.cfg.n_head);
+        if (!mask) {
+            ae_fail(&err, "out of memory");
+            goto out;
+        }
+        if (andrea_parse_heads(heads, &m.cfg, mask, &err)) {
+            rc = cli_usage_error("dump", "%s", err.msg);
+            err.msg[0] = 0;
+            goto out;
+        }
+        o.heads = mask;
+    }
+    o.tokenizer = tok_desc;
+    o.stats = &stats;
+    if (andrea_dump_write(&m, suites, n_suites, &o, &err)) goto out;
+    if (!quiet)
+        fprintf(stderr, "andrea dump: wrote %s: %d suite%s, %lld sequences, %.1f MB in %.2f s (%s, batch %d)\n",
+                o.out_path, n_suites, n_suites == 1 ? "" : "s", stats.sequences, stats.bytes / 1e6, stats.seconds,
+                stats.engine, stats.batch);
+    rc = 0;
+out:
+    if (rc == 1 && err.msg[0]) cli_fail(&err);
+    free(mask);
+    probe_suites_free(suites, n_suites);
+    andrea_tokenizer_free(tok);
+    andrea_model_free(&m);
+    return rc;
 }

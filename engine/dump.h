@@ -1,23 +1,29 @@
-/* dump.h — the HDF5 dump: writer (engine side) and checked reader (analyzer and reports side).
+/* dump.h — the HDF5 dump: checked reader (analyzer and reports side); the writer is
+ * engine/dump_write.h.
  *
  * Layout (SPEC.md section 5, documented in docs/dump-format.md):
- *   / attributes: andrea_version, checkpoint_path, checkpoint_sha256, config (JSON string) and
- *                 n_layer, n_head, d_model, head_dim, vocab_size, max_seq_len (int), maps_dtype
- *                 ("fp16"|"fp32"), contrib ("none"|"norm"|"full"), suites (comma list), engine
- *   /<suite>/ attributes: seed, source
+ *   / attributes: andrea_version, checkpoint_path, checkpoint_sha256 ("" for an in-memory model),
+ *                 config (JSON string) and n_layer, n_head, d_model, head_dim, vocab_size,
+ *                 padded_vocab_size, max_seq_len (int), maps_dtype ("fp16"|"fp32"),
+ *                 contrib ("none"|"norm"|"full"), suites (comma list, file order), engine
+ *                 ("cpu"|"cuda"), tokenizer (description, may be "")
+ *   /<suite>/ attributes: seed (uint64), source ("builtin" or the probe file), n_seq, T
  *     tokens        int32   [n_seq, T]   (0 beyond lengths)
  *     lengths       int32   [n_seq]
- *     targets       int32   [n_pairs, 3] rows (seq, query, key), sorted
- *     entities      int32   [n_spans, 3] rows (seq, start, end) (entity items only; may be empty)
- *     attention     fp16|fp32 [n_seq, L, H, T, T]  chunk [1, 1, 1, T, T]
- *     head_out_norm float32 [n_seq, L, H, T]
- *     head_dla      float32 [n_seq, L, H, T]
- *     head_out      float32 [n_seq, L, H, T, C]     only with --contrib full (or --heads chosen,
- *                                                   then heads not chosen are zero, attribute
- *                                                   "heads" lists the chosen ones)
+ *     targets       int32   [n_pairs, 3] rows (seq, query, key), sorted by seq, query, key
+ *     entities      int32   [n_spans, 3] rows (seq, start, end), token spans, end exclusive
+ *                                        (present in every group; empty when no item has spans)
+ *     attention     fp16|fp32 [n_seq, L, H, T, T]  chunk [1, 1, 1, T, T]; rows >= length are 0
+ *     head_out_norm float32 [n_seq, L, H, T]        chunk [1, L, H, T]   (absent: contrib none)
+ *     head_dla      float32 [n_seq, L, H, T]        NaN where t + 1 >= length (absent: contrib none)
+ *     head_out      float32 [n_seq, L, H, T, C]     chunk [1, 1, 1, T, C]; only with contrib full,
+ *                                                   or --heads (then heads not chosen read as 0
+ *                                                   and the dataset attribute "heads" lists the
+ *                                                   chosen ones as "L.H,L.H")
+ * fp16 is IEEE binary16 (an HDF5 float type derived from IEEE F32LE; h5py reads float16).
  * T is the suite's longest item. Invariant: written under "<out>.tmp-<pid>", renamed when complete.
  * Failure contract: the reader refuses a file that is not an andrea dump or whose datasets
- * disagree with the root config, with "FILE: problem".
+ * disagree with the root config, with "FILE: problem"; it never lets HDF5 print.
  */
 #ifndef ANDREA_DUMP_H
 #define ANDREA_DUMP_H
@@ -47,6 +53,12 @@ const char *andrea_dump_maps_dtype(const andrea_dump *d);
 int andrea_dump_n_suites(const andrea_dump *d);
 const andrea_dump_suite_info *andrea_dump_suite(const andrea_dump *d, int i);
 
+/* "none", "norm" or "full"; the tokenizer description ("" when unknown). */
+const char *andrea_dump_contrib(const andrea_dump *d);
+const char *andrea_dump_tokenizer(const andrea_dump *d);
+/* 1 when suite holds the dataset (e.g. "head_dla", "head_out"), else 0. */
+int andrea_dump_has(const andrea_dump *d, int suite, const char *dataset);
+
 /* Reads one suite's items back (tokens, lengths, targets, entities) into a probe_suite. */
 int andrea_dump_read_items(andrea_dump *d, int suite, probe_suite *out, ae_error *err);
 /* Reads one attention map [T, T] (fp32, converted from fp16 if needed) of (seq, layer, head). */
@@ -56,5 +68,9 @@ int andrea_dump_read_map(andrea_dump *d, int suite, int seq, int layer, int head
  * "head_dla". */
 int andrea_dump_read_head_values(andrea_dump *d, int suite, int seq, const char *which, float *out,
                                  ae_error *err);
+
+/* Reads one head's W_O contribution [T, C] of one sequence (dumps with head_out only). */
+int andrea_dump_read_head_out(andrea_dump *d, int suite, int seq, int layer, int head, float *out,
+                              ae_error *err);
 
 #endif

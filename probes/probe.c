@@ -4,6 +4,7 @@
  * no duplicates, 0 <= key <= query < n_tokens). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/checked_size.h"
 #include "probe_internal.h"
@@ -367,4 +368,31 @@ void probe_suites_free(probe_suite *suites, int n) {
     if (!suites) return;
     for (int i = 0; i < n; i++) probe_suite_free(&suites[i]);
     free(suites);
+}
+
+/* ---------------- --probes ---------------- */
+
+int probe_spec_is_file(const char *spec) {
+    if (!spec || !*spec || !strcmp(spec, "all")) return 0;
+    size_t n = strlen(spec);
+    if (strchr(spec, '/') || (n > 6 && !strcmp(spec + n - 6, ".jsonl")) || (n > 5 && !strcmp(spec + n - 5, ".json")))
+        return 1;
+    /* a plain word: built-in names win, then an existing file of that name */
+    char list[1024];
+    int all_builtin = n < sizeof list;
+    if (all_builtin) {
+        memcpy(list, spec, n + 1);
+        char *save = NULL;
+        for (char *w = strtok_r(list, ",", &save); w && all_builtin; w = strtok_r(NULL, ",", &save))
+            all_builtin = probe_is_builtin(w);
+    }
+    if (all_builtin) return 0;
+    struct stat st;
+    return stat(spec, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int probe_suites_load(const char *spec, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+                      const probe_options *opt, probe_suite **suites, int *n_suites, ae_error *err) {
+    if (probe_spec_is_file(spec)) return probe_file_load(spec, tok, vocab_size, max_seq_len, suites, n_suites, err);
+    return probe_suites_builtin_list(spec, tok, vocab_size, max_seq_len, opt, suites, n_suites, err);
 }

@@ -70,6 +70,15 @@ int probe_suites_builtin_list(const char *names, const andrea_tokenizer *tok, in
                               int max_seq_len, const probe_options *opt, probe_suite **suites,
                               int *n_suites, ae_error *err);
 
+/* The --probes argument of `andrea dump` / `andrea analyze`: a path to a JSON Lines probe file
+ * (an existing file, or a name ending in .jsonl) or a comma list of built-in suite names
+ * (NULL, "" or "all" = every built-in suite). tok may be NULL for token-id probe files. */
+int probe_suites_load(const char *spec, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+                      const probe_options *opt, probe_suite **suites, int *n_suites, ae_error *err);
+/* 1 when probe_suites_load would read spec as a probe file (so the caller knows whether a
+ * missing tokenizer is fatal). */
+int probe_spec_is_file(const char *spec);
+
 /* Frees an array of n suites (each with probe_suite_free) and the array itself. */
 void probe_suites_free(probe_suite *suites, int n);
 

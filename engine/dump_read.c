@@ -1,0 +1,587 @@
+/* dump_read.c — the checked dump reader (dump.h).
+ *
+ * Job: open an HDF5 file, prove it is an andrea dump whose datasets agree with its root config,
+ * and read items, maps and per-head values back.
+ * Invariants: after andrea_dump_open succeeds, every suite listed in the root "suites" attribute
+ * has tokens [n, T], lengths [n], targets [k, 3], entities [m, 3] (int32), attention
+ * [n, L, H, T, T] (2- or 4-byte float, as maps_dtype says), head_out_norm / head_dla [n, L, H, T]
+ * (float32, unless contrib is "none") and head_out [n, L, H, T, C] where present, with
+ * 1 <= T <= max_seq_len; values (token ids, lengths, target positions) are checked when read.
+ * Failure contract: NULL / -1 with "FILE: problem"; the HDF5 library never prints, and nothing a
+ * file says is trusted for an allocation before the overflow-checked size math.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../common/checked_size.h"
+#include "checkpoint.h"
+#include "dump.h"
+#include "dump_h5.h"
+
+enum { DS_TOKENS, DS_LENGTHS, DS_TARGETS, DS_ENTITIES, DS_ATTENTION, DS_NORM, DS_DLA, DS_OUT, DS_COUNT };
+static const char *const ds_names[DS_COUNT] = {"tokens",    "lengths",       "targets",  "entities",
+                                               "attention", "head_out_norm", "head_dla", "head_out"};
+
+typedef struct {
+    andrea_dump_suite_info info;
+    hid_t group;
+    hid_t ds[DS_COUNT]; /* -1 when absent */
+    int attn_bytes;     /* 2 or 4 */
+} suite_rec;
+
+struct andrea_dump {
+    char path[4096];
+    hid_t file;
+    andrea_config cfg;
+    char version[64];
+    char ckpt_path[4096];
+    char sha256[80];
+    char maps[8];
+    char contrib[8];
+    char tokenizer[512];
+    int n_suites;
+    suite_rec *suites;
+};
+
+/* ---- attributes ---- */
+
+/* Reads a string attribute (variable- or fixed-length) into out; -1 with a message if absent or
+ * not a string. */
+static int attr_string(hid_t loc, const char *name, char *out, size_t cap, const char *h5_path, ae_error *err) {
+    hid_t a = -1, t = -1, mt = -1, sp = -1;
+    char *vbuf = NULL;
+    int rc = -1;
+    htri_t ex = H5Aexists(loc, name);
+    if (ex <= 0) return ae_fail(err, "%s: not an andrea dump (attribute '%s' missing)", h5_path, name);
+    H5_ID(a, H5Aopen(loc, name, H5P_DEFAULT));
+    H5_ID(t, H5Aget_type(a));
+    H5_ID(sp, H5Aget_space(a));
+    if (H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_npoints(sp) != 1) {
+        ae_fail(err, "%s: attribute '%s' is not a single string", h5_path, name);
+        goto fail;
+    }
+    htri_t vlen = H5Tis_variable_str(t);
+    H5_TRY(vlen);
+    H5_ID(mt, H5Tcopy(H5T_C_S1));
+    if (vlen) {
+        H5_TRY(H5Tset_size(mt, H5T_VARIABLE));
+        H5_TRY(H5Tset_cset(mt, H5Tget_cset(t)));
+        H5_TRY(H5Aread(a, mt, &vbuf));
+        snprintf(out, cap, "%s", vbuf ? vbuf : "");
+        if (vbuf) H5free_memory(vbuf);
+    } else {
+        size_t n = H5Tget_size(t);
+        if (n == 0 || n > (1u << 20)) {
+            ae_fail(err, "%s: attribute '%s' has an absurd size", h5_path, name);
+            goto fail;
+        }
+        char *buf = calloc(1, n + 1);
+        if (!buf) {
+            ae_fail(err, "%s: out of memory", h5_path);
+            goto fail;
+        }
+        H5Tset_size(mt, n + 1);
+        if (H5Aread(a, mt, buf) < 0) {
+            free(buf);
+            H5_TRY(-1);
+        }
+        snprintf(out, cap, "%s", buf);
+        free(buf);
+    }
+    rc = 0;
+fail:
+    if (mt >= 0) H5Tclose(mt);
+    if (sp >= 0) H5Sclose(sp);
+    if (t >= 0) H5Tclose(t);
+    if (a >= 0) H5Aclose(a);
+    return rc;
+}
+
+/* Reads a scalar integer attribute (any integer type) as long long. */
+static int attr_ll(hid_t loc, const char *name, long long *out, const char *h5_path, ae_error *err) {
+    hid_t a = -1, t = -1, sp = -1;
+    int rc = -1;
+    htri_t ex = H5Aexists(loc, name);
+    if (ex <= 0) return ae_fail(err, "%s: not an andrea dump (attribute '%s' missing)", h5_path, name);
+    H5_ID(a, H5Aopen(loc, name, H5P_DEFAULT));
+    H5_ID(t, H5Aget_type(a));
+    H5_ID(sp, H5Aget_space(a));
+    if (H5Tget_class(t) != H5T_INTEGER || H5Sget_simple_extent_npoints(sp) != 1) {
+        ae_fail(err, "%s: attribute '%s' is not a single integer", h5_path, name);
+        goto fail;
+    }
+    H5_TRY(H5Aread(a, H5T_NATIVE_LLONG, out));
+    rc = 0;
+fail:
+    if (sp >= 0) H5Sclose(sp);
+    if (t >= 0) H5Tclose(t);
+    if (a >= 0) H5Aclose(a);
+    return rc;
+}
+
+static int attr_int_range(hid_t loc, const char *name, int lo, int hi, int *out, const char *h5_path,
+                          ae_error *err) {
+    long long v;
+    if (attr_ll(loc, name, &v, h5_path, err)) return -1;
+    if (v < lo || v > hi) return ae_fail(err, "%s: attribute '%s' = %lld is outside %d..%d", h5_path, name, v, lo, hi);
+    *out = (int)v;
+    return 0;
+}
+
+/* ---- datasets ---- */
+
+/* Opens group/name and checks rank, dims (a -1 in want means "any, returned in got") and type
+ * class/size (size 0 = any of 2 or 4 for floats). */
+static hid_t open_checked(hid_t group, const char *suite, const char *name, int rank, const long long *want,
+                          long long *got, H5T_class_t cls, size_t size, int *size_out, const char *h5_path,
+                          ae_error *err) {
+    hid_t d = -1, sp = -1, t = -1;
+    htri_t ex = H5Lexists(group, name, H5P_DEFAULT);
+    if (ex <= 0) {
+        ae_fail(err, "%s: /%s/%s is missing", h5_path, suite, name);
+        goto fail;
+    }
+    H5_ID(d, H5Dopen2(group, name, H5P_DEFAULT));
+    H5_ID(sp, H5Dget_space(d));
+    H5_ID(t, H5Dget_type(d));
+    int r = H5Sget_simple_extent_ndims(sp);
+    hsize_t dims[8];
+    if (r != rank || H5Sget_simple_extent_dims(sp, dims, NULL) != rank) {
+        ae_fail(err, "%s: /%s/%s has rank %d, expected %d", h5_path, suite, name, r, rank);
+        goto fail;
+    }
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] > (hsize_t)1 << 40) {
+            ae_fail(err, "%s: /%s/%s dimension %d is absurd (%llu)", h5_path, suite, name, i, (unsigned long long)dims[i]);
+            goto fail;
+        }
+        if (want[i] >= 0 && (long long)dims[i] != want[i]) {
+            char shape[160] = "", exp[160] = "";
+            for (int k = 0; k < rank; k++) {
+                size_t n1 = strlen(shape), n2 = strlen(exp);
+                snprintf(shape + n1, sizeof shape - n1, "%s%llu", k ? ", " : "", (unsigned long long)dims[k]);
+                snprintf(exp + n2, sizeof exp - n2, "%s%lld", k ? ", " : "", want[k] >= 0 ? want[k] : (long long)dims[k]);
+            }
+            ae_fail(err, "%s: /%s/%s has shape [%s], expected [%s] from the root config", h5_path, suite, name, shape, exp);
+            goto fail;
+        }
+        if (got) got[i] = (long long)dims[i];
+    }
+    H5T_class_t c = H5Tget_class(t);
+    size_t sz = H5Tget_size(t);
+    int ok = c == cls && (size ? sz == size : (sz == 2 || sz == 4));
+    if (!ok) {
+        ae_fail(err, "%s: /%s/%s has type %s of %zu bytes, expected %s%s", h5_path, suite, name,
+                c == H5T_INTEGER ? "integer" : c == H5T_FLOAT ? "float" : "other", sz,
+                cls == H5T_INTEGER ? "int32" : "float", size == 4 ? "32" : size == 0 ? "16/32" : "");
+        goto fail;
+    }
+    if (size_out) *size_out = (int)sz;
+    H5Tclose(t);
+    H5Sclose(sp);
+    return d;
+fail:
+    if (t >= 0) H5Tclose(t);
+    if (sp >= 0) H5Sclose(sp);
+    if (d >= 0) H5Dclose(d);
+    return -1;
+}
+
+/* Reads a hyperslab of an opened dataset into buf with memory type mtype. */
+static int read_slab(hid_t d, hid_t mtype, int rank, const hsize_t *start, const hsize_t *count, void *buf,
+                     const char *h5_path, const char *what, ae_error *err) {
+    hid_t fs = -1, ms = -1;
+    int rc = -1;
+    H5_ID(fs, H5Dget_space(d));
+    H5_ID(ms, H5Screate_simple(rank, count, NULL));
+    H5_TRY(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL));
+    H5_TRY(H5Dread(d, mtype, ms, fs, H5P_DEFAULT, buf));
+    rc = 0;
+fail:
+    if (rc) ae_prefix(err, "%s", what);
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    return rc;
+}
+
+/* ---- open / close ---- */
+
+void andrea_dump_close(andrea_dump *d) {
+    if (!d) return;
+    for (int i = 0; i < d->n_suites; i++) {
+        for (int k = 0; k < DS_COUNT; k++)
+            if (d->suites[i].ds[k] >= 0) H5Dclose(d->suites[i].ds[k]);
+        if (d->suites[i].group >= 0) H5Gclose(d->suites[i].group);
+    }
+    free(d->suites);
+    if (d->file >= 0) H5Fclose(d->file);
+    free(d);
+}
+
+static int open_suite(andrea_dump *d, suite_rec *s, const char *name, ae_error *err) {
+    const char *h5_path = d->path;
+    const andrea_config *c = &d->cfg;
+    for (int k = 0; k < DS_COUNT; k++) s->ds[k] = -1;
+    s->group = -1;
+    snprintf(s->info.name, sizeof s->info.name, "%s", name);
+    if (!name[0] || strlen(name) > 63 || strchr(name, '/'))
+        return ae_fail(err, "%s: suite name '%.80s' in attribute 'suites' is not a group name", h5_path, name);
+    htri_t ex = H5Lexists(d->file, name, H5P_DEFAULT);
+    if (ex <= 0) return ae_fail(err, "%s: suite group /%s is missing", h5_path, name);
+    H5_ID(s->group, H5Gopen2(d->file, name, H5P_DEFAULT));
+    htri_t has_seed = H5Aexists(s->group, "seed");
+    H5_TRY(has_seed);
+    if (has_seed > 0) {
+        hid_t a = -1;
+        H5_ID(a, H5Aopen(s->group, "seed", H5P_DEFAULT));
+        herr_t r = H5Aread(a, H5T_NATIVE_UINT64, &s->info.seed);
+        H5Aclose(a);
+        H5_TRY(r);
+    }
+
+    long long got[5], want2[2] = {-1, -1};
+    s->ds[DS_TOKENS] = open_checked(s->group, name, "tokens", 2, want2, got, H5T_INTEGER, 4, NULL, h5_path, err);
+    if (s->ds[DS_TOKENS] < 0) return -1;
+    long long n = got[0], T = got[1];
+    if (n < 1) return ae_fail(err, "%s: /%s/tokens holds no sequences", h5_path, name);
+    if (T < 1 || T > c->max_seq_len)
+        return ae_fail(err, "%s: /%s/tokens length %lld is outside 1..max_seq_len %d", h5_path, name, T, c->max_seq_len);
+    if (n > (1LL << 30)) return ae_fail(err, "%s: /%s has an absurd number of sequences (%lld)", h5_path, name, n);
+    s->info.n_seq = (int)n;
+    s->info.T = (int)T;
+    long long wl[1] = {n}, wt[2] = {-1, 3}, wa[5] = {n, c->n_layer, c->n_head, T, T}, wv[4] = {n, c->n_layer, c->n_head, T},
+              wo[5] = {n, c->n_layer, c->n_head, T, c->d_model};
+    if ((s->ds[DS_LENGTHS] = open_checked(s->group, name, "lengths", 1, wl, NULL, H5T_INTEGER, 4, NULL, h5_path, err)) < 0)
+        return -1;
+    if ((s->ds[DS_TARGETS] = open_checked(s->group, name, "targets", 2, wt, NULL, H5T_INTEGER, 4, NULL, h5_path, err)) < 0)
+        return -1;
+    if ((s->ds[DS_ENTITIES] = open_checked(s->group, name, "entities", 2, wt, NULL, H5T_INTEGER, 4, NULL, h5_path, err)) < 0)
+        return -1;
+    size_t want_att = !strcmp(d->maps, "fp16") ? 2 : 4;
+    if ((s->ds[DS_ATTENTION] = open_checked(s->group, name, "attention", 5, wa, NULL, H5T_FLOAT, want_att,
+                                            &s->attn_bytes, h5_path, err)) < 0)
+        return -1;
+    if (strcmp(d->contrib, "none") != 0) {
+        if ((s->ds[DS_NORM] = open_checked(s->group, name, "head_out_norm", 4, wv, NULL, H5T_FLOAT, 4, NULL, h5_path, err)) < 0)
+            return -1;
+        if ((s->ds[DS_DLA] = open_checked(s->group, name, "head_dla", 4, wv, NULL, H5T_FLOAT, 4, NULL, h5_path, err)) < 0)
+            return -1;
+    }
+    htri_t has_out = H5Lexists(s->group, "head_out", H5P_DEFAULT);
+    if (!strcmp(d->contrib, "full") && has_out <= 0)
+        return ae_fail(err, "%s: /%s/head_out is missing (contrib is \"full\")", h5_path, name);
+    if (has_out > 0 &&
+        (s->ds[DS_OUT] = open_checked(s->group, name, "head_out", 5, wo, NULL, H5T_FLOAT, 4, NULL, h5_path, err)) < 0)
+        return -1;
+    return 0;
+fail:
+    return -1;
+}
+
+andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
+    const char *h5_path = path;
+    h5_silence();
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        ae_fail(err, "%s: cannot open: no such file", path);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ae_fail(err, "%s: not a regular file", path);
+        return NULL;
+    }
+    htri_t is = H5Fis_hdf5(path);
+    if (is <= 0) {
+        char m[200];
+        h5_last_error(m);
+        ae_fail(err, "%s: not an HDF5 file (an andrea dump is HDF5; was this written by `andrea dump`?)", path);
+        return NULL;
+    }
+    andrea_dump *d = calloc(1, sizeof *d);
+    if (!d) {
+        ae_fail(err, "%s: out of memory", path);
+        return NULL;
+    }
+    d->file = -1;
+    snprintf(d->path, sizeof d->path, "%s", path);
+    d->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (d->file < 0) {
+        char m[200];
+        ae_fail(err, "%s: damaged HDF5 file, cannot open it (%s)", path, h5_last_error(m));
+        free(d);
+        return NULL;
+    }
+    char suites[4096];
+    if (attr_string(d->file, "andrea_version", d->version, sizeof d->version, h5_path, err)) goto fail;
+    andrea_config *c = &d->cfg;
+    if (attr_int_range(d->file, "n_layer", 1, 1024, &c->n_layer, h5_path, err) ||
+        attr_int_range(d->file, "n_head", 1, 1024, &c->n_head, h5_path, err) ||
+        attr_int_range(d->file, "d_model", 1, 65536, &c->d_model, h5_path, err) ||
+        attr_int_range(d->file, "head_dim", 1, 65536, &c->head_dim, h5_path, err) ||
+        attr_int_range(d->file, "vocab_size", 1, 1 << 24, &c->vocab_size, h5_path, err) ||
+        attr_int_range(d->file, "padded_vocab_size", 1, 1 << 24, &c->padded_vocab_size, h5_path, err) ||
+        attr_int_range(d->file, "max_seq_len", 1, 1 << 20, &c->max_seq_len, h5_path, err))
+        goto fail;
+    size_t sizes[ANDREA_N_PARAM_TENSORS], total;
+    if (andrea_param_sizes(c, sizes, &total, err)) {
+        ae_prefix(err, "%s: root config is not a valid model shape", path);
+        goto fail;
+    }
+    if (attr_string(d->file, "checkpoint_path", d->ckpt_path, sizeof d->ckpt_path, h5_path, err) ||
+        attr_string(d->file, "checkpoint_sha256", d->sha256, sizeof d->sha256, h5_path, err) ||
+        attr_string(d->file, "maps_dtype", d->maps, sizeof d->maps, h5_path, err) ||
+        attr_string(d->file, "contrib", d->contrib, sizeof d->contrib, h5_path, err) ||
+        attr_string(d->file, "suites", suites, sizeof suites, h5_path, err))
+        goto fail;
+    if (H5Aexists(d->file, "tokenizer") > 0 &&
+        attr_string(d->file, "tokenizer", d->tokenizer, sizeof d->tokenizer, h5_path, err))
+        goto fail;
+    if (strcmp(d->maps, "fp16") && strcmp(d->maps, "fp32")) {
+        ae_fail(err, "%s: maps_dtype '%s' is neither fp16 nor fp32", path, d->maps);
+        goto fail;
+    }
+    if (strcmp(d->contrib, "none") && strcmp(d->contrib, "norm") && strcmp(d->contrib, "full")) {
+        ae_fail(err, "%s: contrib '%s' is not none, norm or full", path, d->contrib);
+        goto fail;
+    }
+    int n = 1;
+    for (const char *p = suites; *p; p++) n += *p == ',';
+    if (!suites[0]) {
+        ae_fail(err, "%s: attribute 'suites' is empty", path);
+        goto fail;
+    }
+    d->suites = calloc((size_t)n, sizeof *d->suites);
+    if (!d->suites) {
+        ae_fail(err, "%s: out of memory", path);
+        goto fail;
+    }
+    char *save = NULL;
+    for (char *name = strtok_r(suites, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        suite_rec *s = &d->suites[d->n_suites++];
+        if (open_suite(d, s, name, err)) goto fail;
+        for (int j = 0; j < d->n_suites - 1; j++)
+            if (!strcmp(d->suites[j].info.name, name)) {
+                ae_fail(err, "%s: suite '%s' listed twice", path, name);
+                goto fail;
+            }
+    }
+    return d;
+fail:
+    andrea_dump_close(d);
+    return NULL;
+}
+
+/* ---- accessors ---- */
+
+const andrea_config *andrea_dump_config(const andrea_dump *d) { return &d->cfg; }
+const char *andrea_dump_checkpoint_path(const andrea_dump *d) { return d->ckpt_path; }
+const char *andrea_dump_checkpoint_sha256(const andrea_dump *d) { return d->sha256; }
+const char *andrea_dump_maps_dtype(const andrea_dump *d) { return d->maps; }
+const char *andrea_dump_contrib(const andrea_dump *d) { return d->contrib; }
+const char *andrea_dump_tokenizer(const andrea_dump *d) { return d->tokenizer; }
+int andrea_dump_n_suites(const andrea_dump *d) { return d->n_suites; }
+const andrea_dump_suite_info *andrea_dump_suite(const andrea_dump *d, int i) {
+    return i >= 0 && i < d->n_suites ? &d->suites[i].info : NULL;
+}
+
+int andrea_dump_has(const andrea_dump *d, int suite, const char *dataset) {
+    if (suite < 0 || suite >= d->n_suites) return 0;
+    for (int k = 0; k < DS_COUNT; k++)
+        if (!strcmp(ds_names[k], dataset)) return d->suites[suite].ds[k] >= 0;
+    return 0;
+}
+
+/* ---- reads ---- */
+
+static int read_ints(hid_t ds, long long rows, int cols, int **out, const char *h5_path, const char *what,
+                     ae_error *err) {
+    size_t n;
+    *out = NULL;
+    if (ae_mul((size_t)rows, (size_t)cols, &n) || ae_mul(n ? n : 1, sizeof(int), &n))
+        return ae_fail(err, "%s: %s too large", h5_path, what);
+    int *buf = malloc(n);
+    if (!buf) return ae_fail(err, "%s: out of memory reading %s", h5_path, what);
+    if (rows > 0) {
+        hsize_t st[2] = {0, 0}, cnt[2] = {(hsize_t)rows, (hsize_t)cols};
+        if (read_slab(ds, H5T_NATIVE_INT, cols > 1 ? 2 : 1, st, cnt, buf, h5_path, what, err)) {
+            free(buf);
+            return -1;
+        }
+    }
+    *out = buf;
+    return 0;
+}
+
+static long long ds_rows(hid_t ds) {
+    hid_t sp = H5Dget_space(ds);
+    if (sp < 0) return -1;
+    hsize_t dims[2] = {0, 0};
+    int r = H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Sclose(sp);
+    return r < 1 ? -1 : (long long)dims[0];
+}
+
+int andrea_dump_read_items(andrea_dump *d, int suite, probe_suite *out, ae_error *err) {
+    const char *h5_path = d->path;
+    memset(out, 0, sizeof *out);
+    if (suite < 0 || suite >= d->n_suites) return ae_fail(err, "%s: no suite %d", h5_path, suite);
+    suite_rec *s = &d->suites[suite];
+    const int n = s->info.n_seq, T = s->info.T;
+    char what[128];
+    int *tokens = NULL, *lengths = NULL, *targets = NULL, *ents = NULL;
+    long long n_t = ds_rows(s->ds[DS_TARGETS]), n_e = ds_rows(s->ds[DS_ENTITIES]);
+    if (n_t < 0 || n_e < 0) return ae_fail(err, "%s: /%s: cannot read the targets' shape", h5_path, s->info.name);
+    snprintf(what, sizeof what, "/%s/tokens", s->info.name);
+    if (read_ints(s->ds[DS_TOKENS], n, T, &tokens, h5_path, what, err)) goto fail;
+    snprintf(what, sizeof what, "/%s/lengths", s->info.name);
+    if (read_ints(s->ds[DS_LENGTHS], n, 1, &lengths, h5_path, what, err)) goto fail;
+    snprintf(what, sizeof what, "/%s/targets", s->info.name);
+    if (read_ints(s->ds[DS_TARGETS], n_t, 3, &targets, h5_path, what, err)) goto fail;
+    snprintf(what, sizeof what, "/%s/entities", s->info.name);
+    if (read_ints(s->ds[DS_ENTITIES], n_e, 3, &ents, h5_path, what, err)) goto fail;
+
+    snprintf(out->name, sizeof out->name, "%s", s->info.name);
+    snprintf(out->source, sizeof out->source, "%.255s", h5_path);
+    out->seed = s->info.seed;
+    out->items = calloc((size_t)n, sizeof *out->items);
+    if (!out->items) {
+        ae_fail(err, "%s: out of memory", h5_path);
+        goto fail;
+    }
+    out->n_items = n;
+    /* Count per-item targets and spans, checking every row before it is used. */
+    for (long long r = 0; r < n_t; r++) {
+        int q = targets[3 * r + 1], k = targets[3 * r + 2], i = targets[3 * r];
+        if (i < 0 || i >= n) {
+            ae_fail(err, "%s: /%s/targets row %lld names sequence %d of %d", h5_path, s->info.name, r, i, n);
+            goto fail;
+        }
+        if (k < 0 || k > q || q >= lengths[i]) {
+            ae_fail(err, "%s: /%s/targets row %lld: (query %d, key %d) is not 0 <= key <= query < length %d",
+                    h5_path, s->info.name, r, q, k, lengths[i]);
+            goto fail;
+        }
+        out->items[i].n_targets++;
+    }
+    for (long long r = 0; r < n_e; r++) {
+        int i = ents[3 * r], a = ents[3 * r + 1], b = ents[3 * r + 2];
+        if (i < 0 || i >= n || a < 0 || a >= b || b > lengths[i]) {
+            ae_fail(err, "%s: /%s/entities row %lld is not a span of a sequence", h5_path, s->info.name, r);
+            goto fail;
+        }
+        out->items[i].n_entities++;
+    }
+    for (int i = 0; i < n; i++) {
+        probe_item *it = &out->items[i];
+        int len = lengths[i];
+        if (len < 1 || len > T) {
+            ae_fail(err, "%s: /%s/lengths[%d] = %d is outside 1..%d", h5_path, s->info.name, i, len, T);
+            goto fail;
+        }
+        it->tokens = malloc(sizeof(int) * (size_t)len);
+        it->targets = malloc(sizeof(probe_target) * (size_t)(it->n_targets ? it->n_targets : 1));
+        if (it->n_entities) it->entities = malloc(sizeof(int) * 2 * (size_t)it->n_entities);
+        if (!it->tokens || !it->targets || (it->n_entities && !it->entities)) {
+            ae_fail(err, "%s: out of memory", h5_path);
+            goto fail;
+        }
+        for (int t = 0; t < len; t++) {
+            int id = tokens[(size_t)i * T + t];
+            if (id < 0 || id >= d->cfg.vocab_size) {
+                ae_fail(err, "%s: /%s/tokens[%d, %d] = %d is outside the vocabulary 0..%d", h5_path, s->info.name, i,
+                        t, id, d->cfg.vocab_size - 1);
+                goto fail;
+            }
+            it->tokens[t] = id;
+        }
+        it->n_tokens = len;
+        if (len > out->max_len) out->max_len = len;
+        it->n_targets = 0;
+        it->n_entities = 0;
+    }
+    for (long long r = 0; r < n_t; r++) {
+        probe_item *it = &out->items[targets[3 * r]];
+        it->targets[it->n_targets].query = targets[3 * r + 1];
+        it->targets[it->n_targets++].key = targets[3 * r + 2];
+    }
+    for (long long r = 0; r < n_e; r++) {
+        probe_item *it = &out->items[ents[3 * r]];
+        it->entities[2 * it->n_entities] = ents[3 * r + 1];
+        it->entities[2 * it->n_entities++ + 1] = ents[3 * r + 2];
+    }
+    for (int i = 0; i < n; i++)
+        out->items[i].n_targets = probe_targets_normalize(out->items[i].targets, out->items[i].n_targets);
+    free(tokens);
+    free(lengths);
+    free(targets);
+    free(ents);
+    return 0;
+fail:
+    free(tokens);
+    free(lengths);
+    free(targets);
+    free(ents);
+    probe_suite_free(out);
+    return -1;
+}
+
+static int check_shl(const andrea_dump *d, int suite, int seq, int layer, int head, ae_error *err) {
+    if (suite < 0 || suite >= d->n_suites) return ae_fail(err, "%s: no suite %d", d->path, suite);
+    const suite_rec *s = &d->suites[suite];
+    if (seq < 0 || seq >= s->info.n_seq) return ae_fail(err, "%s: /%s has no sequence %d", d->path, s->info.name, seq);
+    if (layer < 0 || layer >= d->cfg.n_layer || head < 0 || head >= d->cfg.n_head)
+        return ae_fail(err, "%s: no head %d.%d", d->path, layer, head);
+    return 0;
+}
+
+int andrea_dump_read_map(andrea_dump *d, int suite, int seq, int layer, int head, float *out, ae_error *err) {
+    if (check_shl(d, suite, seq, layer, head, err)) return -1;
+    suite_rec *s = &d->suites[suite];
+    const size_t T = (size_t)s->info.T;
+    hsize_t st[5] = {(hsize_t)seq, (hsize_t)layer, (hsize_t)head, 0, 0}, cnt[5] = {1, 1, 1, T, T};
+    char what[128];
+    snprintf(what, sizeof what, "/%s/attention[%d, %d, %d]", s->info.name, seq, layer, head);
+    if (s->attn_bytes == 4)
+        return read_slab(s->ds[DS_ATTENTION], H5T_NATIVE_FLOAT, 5, st, cnt, out, d->path, what, err);
+    /* fp16: read the raw halves (memory type = file type, no HDF5 conversion) and widen them
+     * in place from the back, so the caller's [T, T] float buffer is all the memory needed. */
+    const char *h5_path = d->path;
+    hid_t ft = -1;
+    int rc = -1;
+    H5_ID(ft, H5Dget_type(s->ds[DS_ATTENTION]));
+    uint16_t *half = (uint16_t *)out;
+    if (read_slab(s->ds[DS_ATTENTION], ft, 5, st, cnt, half, d->path, what, err)) goto fail;
+    for (size_t i = T * T; i-- > 0;) out[i] = andrea_f16_to_f32(half[i]);
+    rc = 0;
+fail:
+    if (ft >= 0) H5Tclose(ft);
+    return rc;
+}
+
+int andrea_dump_read_head_values(andrea_dump *d, int suite, int seq, const char *which, float *out, ae_error *err) {
+    if (check_shl(d, suite, seq, 0, 0, err)) return -1;
+    suite_rec *s = &d->suites[suite];
+    int k = !strcmp(which, "head_out_norm") ? DS_NORM : !strcmp(which, "head_dla") ? DS_DLA : -1;
+    if (k < 0) return ae_fail(err, "%s: '%s' is not head_out_norm or head_dla", d->path, which);
+    if (s->ds[k] < 0)
+        return ae_fail(err, "%s: /%s/%s is not in this dump (written with --contrib none)", d->path, s->info.name, which);
+    hsize_t st[4] = {(hsize_t)seq, 0, 0, 0}, cnt[4] = {1, (hsize_t)d->cfg.n_layer, (hsize_t)d->cfg.n_head, (hsize_t)s->info.T};
+    char what[128];
+    snprintf(what, sizeof what, "/%s/%s[%d]", s->info.name, which, seq);
+    return read_slab(s->ds[k], H5T_NATIVE_FLOAT, 4, st, cnt, out, d->path, what, err);
+}
+
+int andrea_dump_read_head_out(andrea_dump *d, int suite, int seq, int layer, int head, float *out, ae_error *err) {
+    if (check_shl(d, suite, seq, layer, head, err)) return -1;
+    suite_rec *s = &d->suites[suite];
+    if (s->ds[DS_OUT] < 0)
+        return ae_fail(err, "%s: /%s/head_out is not in this dump (written without --contrib full or --heads)", d->path,
+                       s->info.name);
+    hsize_t st[5] = {(hsize_t)seq, (hsize_t)layer, (hsize_t)head, 0, 0},
+            cnt[5] = {1, 1, 1, (hsize_t)s->info.T, (hsize_t)d->cfg.d_model};
+    char what[128];
+    snprintf(what, sizeof what, "/%s/head_out[%d, %d, %d]", s->info.name, seq, layer, head);
+    return read_slab(s->ds[DS_OUT], H5T_NATIVE_FLOAT, 5, st, cnt, out, d->path, what, err);
+}

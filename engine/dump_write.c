@@ -1,0 +1,539 @@
+/* dump_write.c — streams instrumented forwards into the HDF5 dump (dump_write.h, dump.h).
+ *
+ * Per suite: create the group and its datasets at full size (chunked so one (seq, layer, head)
+ * map is one chunk), then for each batch of at most B sequences: pack tokens, run the forward,
+ * convert maps to fp16 when asked, and write the batch as one hyperslab per dataset. Buffers are
+ * sized once for B sequences of the longest suite, so peak memory does not grow with the number
+ * of sequences. Everything goes to "<out>.tmp-<pid>", renamed over out_path only after H5Fclose
+ * succeeded; every failure path removes the temporary file.
+ */
+#include "dump_write.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/atomic_file.h"
+#include "../common/checked_size.h"
+#include "../common/progress.h"
+#include "checkpoint.h"
+#include "dump_h5.h"
+
+#define DEFAULT_BUDGET ((size_t)512 << 20)
+#define MAX_AUTO_BATCH 64
+
+void andrea_dump_options_init(andrea_dump_options *o) {
+    memset(o, 0, sizeof *o);
+    o->device = ANDREA_DEVICE_AUTO;
+    o->contrib = ANDREA_CONTRIB_NORM;
+}
+
+/* The IEEE binary16 file type: HDF5 1.10 has no predefined half type, so derive one from the
+ * 32-bit IEEE type (sign bit 15, exponent bits 10-14 with bias 15, mantissa bits 0-9); h5py and
+ * h5dump read it as float16. */
+static hid_t make_f16_type(void) {
+    hid_t t = H5Tcopy(H5T_IEEE_F32LE);
+    if (t < 0) return -1;
+    if (H5Tset_fields(t, 15, 10, 5, 0, 10) < 0 || H5Tset_size(t, 2) < 0 || H5Tset_precision(t, 16) < 0 ||
+        H5Tset_ebias(t, 15) < 0) {
+        H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
+/* ---- attributes ---- */
+
+static herr_t attr_write(hid_t loc, const char *name, hid_t type, const void *value) {
+    hid_t sp = H5Screate(H5S_SCALAR);
+    if (sp < 0) return -1;
+    hid_t a = H5Acreate2(loc, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t rc = a < 0 ? -1 : H5Awrite(a, type, value);
+    if (a >= 0 && H5Aclose(a) < 0) rc = -1;
+    H5Sclose(sp);
+    return rc;
+}
+
+/* Variable-length UTF-8 strings: h5py reads them as str. */
+static herr_t attr_str(hid_t loc, const char *name, const char *value) {
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0) return -1;
+    herr_t rc = H5Tset_size(t, H5T_VARIABLE);
+    if (rc >= 0) rc = H5Tset_cset(t, H5T_CSET_UTF8);
+    if (rc >= 0) rc = attr_write(loc, name, t, &value);
+    H5Tclose(t);
+    return rc;
+}
+
+static herr_t attr_int(hid_t loc, const char *name, int v) { return attr_write(loc, name, H5T_NATIVE_INT, &v); }
+
+static herr_t attr_u64(hid_t loc, const char *name, uint64_t v) {
+    return attr_write(loc, name, H5T_NATIVE_UINT64, &v);
+}
+
+/* ---- datasets ---- */
+
+/* Creates a dataset of rank n; chunk == NULL means contiguous. gzip applies to chunked ones. */
+static hid_t dset_create(hid_t group, const char *name, hid_t type, int rank, const hsize_t *dims,
+                         const hsize_t *chunk, int gzip, int fill_nan) {
+    hid_t sp = H5Screate_simple(rank, dims, NULL);
+    if (sp < 0) return -1;
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t d = -1;
+    int ok = dcpl >= 0;
+    int empty = 0;
+    for (int i = 0; i < rank; i++) empty |= dims[i] == 0;
+    if (ok && chunk && !empty) {
+        ok = H5Pset_chunk(dcpl, rank, chunk) >= 0;
+        if (ok && gzip > 0) ok = H5Pset_deflate(dcpl, (unsigned)gzip) >= 0;
+    }
+    if (ok && fill_nan) {
+        float nan = NAN;
+        ok = H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &nan) >= 0;
+    }
+    /* Chunks are allocated as they are written: no time spent pre-filling a file we overwrite. */
+    if (ok && chunk && !empty) ok = H5Pset_fill_time(dcpl, H5D_FILL_TIME_IFSET) >= 0;
+    if (ok) d = H5Dcreate2(group, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    H5Sclose(sp);
+    return d;
+}
+
+/* Writes buf (memory type mtype, shape count) at offset start of d. */
+static herr_t dset_write_slab(hid_t d, hid_t mtype, int rank, const hsize_t *start, const hsize_t *count,
+                              const void *buf) {
+    hid_t fs = H5Dget_space(d);
+    if (fs < 0) return -1;
+    hid_t ms = H5Screate_simple(rank, count, NULL);
+    herr_t rc = ms < 0 ? -1 : H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    if (rc >= 0) rc = H5Dwrite(d, mtype, ms, fs, H5P_DEFAULT, buf);
+    if (ms >= 0) H5Sclose(ms);
+    H5Sclose(fs);
+    return rc;
+}
+
+/* ---- validation ---- */
+
+static int check_suites(const andrea_model *m, const probe_suite *s, int n, ae_error *err) {
+    if (n < 1) return ae_fail(err, "%s: no probe suites to dump", m->path);
+    for (int i = 0; i < n; i++) {
+        const char *name = s[i].name;
+        if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+            return ae_fail(err, "%s: suite name '%s' cannot be an HDF5 group name", s[i].source, name);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(s[j].name, name)) return ae_fail(err, "%s: suite '%s' given twice", s[i].source, name);
+        if (s[i].n_items < 1) return ae_fail(err, "%s: suite '%s' has no items", s[i].source, name);
+        for (int k = 0; k < s[i].n_items; k++) {
+            const probe_item *it = &s[i].items[k];
+            if (it->n_tokens < 1 || it->n_tokens > m->cfg.max_seq_len || it->n_tokens > s[i].max_len)
+                return ae_fail(err, "%s: suite '%s' item %d has %d tokens (model allows 1..%d)", s[i].source, name, k,
+                               it->n_tokens, m->cfg.max_seq_len);
+            for (int t = 0; t < it->n_tokens; t++)
+                if (it->tokens[t] < 0 || it->tokens[t] >= m->cfg.vocab_size)
+                    return ae_fail(err, "%s: suite '%s' item %d: token %d is %d, outside the vocabulary 0..%d",
+                                   s[i].source, name, k, t, it->tokens[t], m->cfg.vocab_size - 1);
+            for (int t = 0; t < it->n_targets; t++)
+                if (it->targets[t].key < 0 || it->targets[t].key > it->targets[t].query ||
+                    it->targets[t].query >= it->n_tokens)
+                    return ae_fail(err, "%s: suite '%s' item %d: target (%d, %d) out of range", s[i].source, name,
+                                   k, it->targets[t].query, it->targets[t].key);
+            for (int e = 0; e < it->n_entities; e++)
+                if (it->entities[2 * e] < 0 || it->entities[2 * e] >= it->entities[2 * e + 1] ||
+                    it->entities[2 * e + 1] > it->n_tokens)
+                    return ae_fail(err, "%s: suite '%s' item %d: entity span %d out of range", s[i].source, name, k, e);
+        }
+    }
+    return 0;
+}
+
+/* ---- root attributes ---- */
+
+static int write_root_attrs(hid_t f, const andrea_model *m, const probe_suite *s, int n, const char *sha,
+                            const andrea_dump_options *o, const char *engine, const char *h5_path, ae_error *err) {
+    const andrea_config *c = &m->cfg;
+    char cfg_json[512];
+    snprintf(cfg_json, sizeof cfg_json,
+             "{\"n_layer\": %d, \"n_head\": %d, \"d_model\": %d, \"head_dim\": %d, \"vocab_size\": %d, "
+             "\"padded_vocab_size\": %d, \"max_seq_len\": %d}",
+             c->n_layer, c->n_head, c->d_model, c->head_dim, c->vocab_size, c->padded_vocab_size, c->max_seq_len);
+    size_t cap = 1;
+    for (int i = 0; i < n; i++) cap += strlen(s[i].name) + 1;
+    char *list = malloc(cap);
+    if (!list) return ae_fail(err, "%s: out of memory", h5_path);
+    list[0] = 0;
+    for (int i = 0; i < n; i++) {
+        if (i) strcat(list, ",");
+        strcat(list, s[i].name);
+    }
+    static const char *const contrib_names[] = {"none", "norm", "full"};
+    H5_TRY(attr_str(f, "andrea_version", ANDREA_VERSION));
+    H5_TRY(attr_str(f, "checkpoint_path", m->path));
+    H5_TRY(attr_str(f, "checkpoint_sha256", sha));
+    H5_TRY(attr_str(f, "config", cfg_json));
+    H5_TRY(attr_int(f, "n_layer", c->n_layer));
+    H5_TRY(attr_int(f, "n_head", c->n_head));
+    H5_TRY(attr_int(f, "d_model", c->d_model));
+    H5_TRY(attr_int(f, "head_dim", c->head_dim));
+    H5_TRY(attr_int(f, "vocab_size", c->vocab_size));
+    H5_TRY(attr_int(f, "padded_vocab_size", c->padded_vocab_size));
+    H5_TRY(attr_int(f, "max_seq_len", c->max_seq_len));
+    H5_TRY(attr_str(f, "maps_dtype", o->maps_fp32 ? "fp32" : "fp16"));
+    H5_TRY(attr_str(f, "contrib", contrib_names[o->contrib]));
+    H5_TRY(attr_str(f, "suites", list));
+    H5_TRY(attr_str(f, "engine", engine));
+    H5_TRY(attr_str(f, "tokenizer", o->tokenizer ? o->tokenizer : ""));
+    free(list);
+    return 0;
+fail:
+    free(list);
+    return -1;
+}
+
+/* ---- one suite ---- */
+
+typedef struct {
+    /* per-batch buffers, sized for B sequences of max_T */
+    int *tokens, *lengths;
+    float *attn, *head_out, *norm, *dla;
+    uint16_t *attn16;
+} batch_bufs;
+
+static int write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const probe_suite *s, int B,
+                       const andrea_dump_options *o, hid_t f16, batch_bufs *bb, ae_progress *prog,
+                       long long *bytes, const char *h5_path, ae_error *err) {
+    const int L = m->cfg.n_layer, H = m->cfg.n_head, C = m->cfg.d_model, T = s->max_len, N = s->n_items;
+    const int want_head_out = o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL;
+    const int want_values = o->contrib != ANDREA_CONTRIB_NONE;
+    hid_t g = -1, dtok = -1, dlen = -1, dtar = -1, dent = -1, datt = -1, dnorm = -1, ddla = -1, dout = -1;
+    int *rows = NULL;
+    int rc = -1;
+
+    H5_ID(g, H5Gcreate2(f, s->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    H5_TRY(attr_u64(g, "seed", s->seed));
+    H5_TRY(attr_str(g, "source", s->source));
+    H5_TRY(attr_int(g, "n_seq", N));
+    H5_TRY(attr_int(g, "T", T));
+
+    /* targets [n_pairs, 3] and entities [n_spans, 3]: small, written whole */
+    size_t n_pairs = 0, n_spans = 0, nb;
+    for (int i = 0; i < N; i++) {
+        n_pairs += (size_t)s->items[i].n_targets;
+        n_spans += (size_t)s->items[i].n_entities;
+    }
+    size_t most = n_pairs > n_spans ? n_pairs : n_spans;
+    if (ae_mul(most ? most : 1, 3 * sizeof(int), &nb) || !(rows = malloc(nb))) {
+        ae_fail(err, "%s: out of memory for the targets of suite %s", h5_path, s->name);
+        goto fail;
+    }
+    size_t r = 0;
+    for (int i = 0; i < N; i++)
+        for (int t = 0; t < s->items[i].n_targets; t++, r++) {
+            rows[3 * r] = i;
+            rows[3 * r + 1] = s->items[i].targets[t].query;
+            rows[3 * r + 2] = s->items[i].targets[t].key;
+        }
+    hsize_t tdims[2] = {n_pairs, 3}, zero2[2] = {0, 0};
+    H5_ID(dtar, dset_create(g, "targets", H5T_STD_I32LE, 2, tdims, NULL, 0, 0));
+    if (n_pairs) H5_TRY(dset_write_slab(dtar, H5T_NATIVE_INT, 2, zero2, tdims, rows));
+    r = 0;
+    for (int i = 0; i < N; i++)
+        for (int e = 0; e < s->items[i].n_entities; e++, r++) {
+            rows[3 * r] = i;
+            rows[3 * r + 1] = s->items[i].entities[2 * e];
+            rows[3 * r + 2] = s->items[i].entities[2 * e + 1];
+        }
+    hsize_t edims[2] = {n_spans, 3};
+    H5_ID(dent, dset_create(g, "entities", H5T_STD_I32LE, 2, edims, NULL, 0, 0));
+    if (n_spans) H5_TRY(dset_write_slab(dent, H5T_NATIVE_INT, 2, zero2, edims, rows));
+    *bytes += (long long)((n_pairs + n_spans) * 3 * sizeof(int));
+
+    /* the per-sequence datasets */
+    hsize_t d_tok[2] = {(hsize_t)N, (hsize_t)T}, c_tok[2] = {(hsize_t)(N < 256 ? N : 256), (hsize_t)T};
+    hsize_t d_len[1] = {(hsize_t)N};
+    hsize_t d_att[5] = {(hsize_t)N, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T}, c_att[5] = {1, 1, 1, (hsize_t)T, (hsize_t)T};
+    hsize_t d_val[4] = {(hsize_t)N, (hsize_t)L, (hsize_t)H, (hsize_t)T}, c_val[4] = {1, (hsize_t)L, (hsize_t)H, (hsize_t)T};
+    hsize_t d_out[5] = {(hsize_t)N, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)C}, c_out[5] = {1, 1, 1, (hsize_t)T, (hsize_t)C};
+    H5_ID(dtok, dset_create(g, "tokens", H5T_STD_I32LE, 2, d_tok, c_tok, 0, 0));
+    H5_ID(dlen, dset_create(g, "lengths", H5T_STD_I32LE, 1, d_len, NULL, 0, 0));
+    H5_ID(datt, dset_create(g, "attention", o->maps_fp32 ? H5T_IEEE_F32LE : f16, 5, d_att, c_att, o->gzip, 0));
+    if (want_values) {
+        H5_ID(dnorm, dset_create(g, "head_out_norm", H5T_IEEE_F32LE, 4, d_val, c_val, 0, 0));
+        H5_ID(ddla, dset_create(g, "head_dla", H5T_IEEE_F32LE, 4, d_val, c_val, 0, 1));
+    }
+    if (want_head_out) {
+        H5_ID(dout, dset_create(g, "head_out", H5T_IEEE_F32LE, 5, d_out, c_out, o->gzip, 0));
+        if (o->heads && o->contrib != ANDREA_CONTRIB_FULL) {
+            /* which heads were written; the others read back as the fill value 0 */
+            char list[4096];
+            size_t len = 0;
+            list[0] = 0;
+            for (int h = 0; h < L * H && len + 16 < sizeof list; h++)
+                if (o->heads[h]) len += (size_t)snprintf(list + len, sizeof list - len, "%s%d.%d", len ? "," : "", h / H, h % H);
+            H5_TRY(attr_str(dout, "heads", list));
+        }
+    }
+
+    const size_t map = (size_t)T * T, per_seq_maps = (size_t)L * H * map;
+    for (int b0 = 0; b0 < N; b0 += B) {
+        if (ae_interrupted) {
+            ae_fail(err, "%s: interrupted", o->out_path);
+            goto fail;
+        }
+        int nb_seq = N - b0 < B ? N - b0 : B;
+        for (int b = 0; b < nb_seq; b++) {
+            const probe_item *it = &s->items[b0 + b];
+            memset(bb->tokens + (size_t)b * T, 0, sizeof(int) * (size_t)T);
+            memcpy(bb->tokens + (size_t)b * T, it->tokens, sizeof(int) * (size_t)it->n_tokens);
+            bb->lengths[b] = it->n_tokens;
+        }
+        andrea_forward_io io = {0};
+        io.B = nb_seq;
+        io.T = T;
+        io.tokens = bb->tokens;
+        io.lengths = bb->lengths;
+        io.attn = bb->attn;
+        io.head_out = want_head_out ? bb->head_out : NULL;
+        io.head_out_norm = want_values ? bb->norm : NULL;
+        io.head_dla = want_values ? bb->dla : NULL;
+        if (andrea_engine_forward(eng, &io, err)) goto fail;
+
+        /* The format promises zeros at padded query rows (and NaN DLA without a next token),
+         * whatever the backend leaves there. */
+        for (int b = 0; b < nb_seq; b++) {
+            int len = bb->lengths[b];
+            if (len == T) continue;
+            for (int lh = 0; lh < L * H; lh++) {
+                size_t base = (size_t)b * L * H + (size_t)lh;
+                memset(bb->attn + base * map + (size_t)len * T, 0, sizeof(float) * (size_t)(T - len) * T);
+                if (want_values) {
+                    for (int t = len; t < T; t++) {
+                        bb->norm[base * T + t] = 0.0f;
+                        bb->dla[base * T + t] = NAN;
+                    }
+                }
+                if (want_head_out)
+                    memset(bb->head_out + base * T * C + (size_t)len * C, 0, sizeof(float) * (size_t)(T - len) * C);
+            }
+        }
+
+        hsize_t s_tok[2] = {(hsize_t)b0, 0}, n_tok[2] = {(hsize_t)nb_seq, (hsize_t)T};
+        hsize_t s_len[1] = {(hsize_t)b0}, n_len[1] = {(hsize_t)nb_seq};
+        H5_TRY(dset_write_slab(dtok, H5T_NATIVE_INT, 2, s_tok, n_tok, bb->tokens));
+        H5_TRY(dset_write_slab(dlen, H5T_NATIVE_INT, 1, s_len, n_len, bb->lengths));
+        hsize_t s5[5] = {(hsize_t)b0, 0, 0, 0, 0}, n_att[5] = {(hsize_t)nb_seq, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T};
+        size_t n_maps = (size_t)nb_seq * per_seq_maps;
+        if (o->maps_fp32) {
+            H5_TRY(dset_write_slab(datt, H5T_NATIVE_FLOAT, 5, s5, n_att, bb->attn));
+            *bytes += (long long)(n_maps * sizeof(float));
+        } else {
+            for (size_t i = 0; i < n_maps; i++) bb->attn16[i] = andrea_f32_to_f16(bb->attn[i]);
+            H5_TRY(dset_write_slab(datt, f16, 5, s5, n_att, bb->attn16));
+            *bytes += (long long)(n_maps * sizeof(uint16_t));
+        }
+        if (want_values) {
+            hsize_t s4[4] = {(hsize_t)b0, 0, 0, 0}, n4[4] = {(hsize_t)nb_seq, (hsize_t)L, (hsize_t)H, (hsize_t)T};
+            H5_TRY(dset_write_slab(dnorm, H5T_NATIVE_FLOAT, 4, s4, n4, bb->norm));
+            H5_TRY(dset_write_slab(ddla, H5T_NATIVE_FLOAT, 4, s4, n4, bb->dla));
+            *bytes += (long long)(2 * (size_t)nb_seq * L * H * T * sizeof(float));
+        }
+        if (want_head_out) {
+            if (o->contrib == ANDREA_CONTRIB_FULL) {
+                hsize_t n_out[5] = {(hsize_t)nb_seq, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)C};
+                H5_TRY(dset_write_slab(dout, H5T_NATIVE_FLOAT, 5, s5, n_out, bb->head_out));
+                *bytes += (long long)((size_t)nb_seq * L * H * T * C * sizeof(float));
+            } else {
+                /* only the chosen heads' chunks exist in the file */
+                for (int b = 0; b < nb_seq; b++)
+                    for (int lh = 0; lh < L * H; lh++) {
+                        if (!o->heads[lh]) continue;
+                        hsize_t st[5] = {(hsize_t)(b0 + b), (hsize_t)(lh / H), (hsize_t)(lh % H), 0, 0};
+                        H5_TRY(dset_write_slab(dout, H5T_NATIVE_FLOAT, 5, st, c_out,
+                                               bb->head_out + ((size_t)b * L * H + (size_t)lh) * T * C));
+                        *bytes += (long long)((size_t)T * C * sizeof(float));
+                    }
+            }
+        }
+        *bytes += (long long)((size_t)nb_seq * (T + 1) * sizeof(int));
+        ae_progress_add(prog, (uint64_t)nb_seq);
+    }
+    rc = 0;
+fail:
+    free(rows);
+    hid_t ids[] = {dtok, dlen, dtar, dent, datt, dnorm, ddla, dout};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (ids[i] >= 0 && H5Dclose(ids[i]) < 0 && rc == 0) rc = ae_fail(err, "%s: HDF5 cannot close a dataset of %s", h5_path, s->name);
+    if (g >= 0 && H5Gclose(g) < 0 && rc == 0) rc = ae_fail(err, "%s: HDF5 cannot close group %s", h5_path, s->name);
+    return rc;
+}
+
+/* ---- the whole dump ---- */
+
+/* Bytes of per-batch buffers for one sequence of T tokens. */
+static int per_seq_bytes(const andrea_config *c, int T, const andrea_dump_options *o, size_t *out) {
+    size_t L = (size_t)c->n_layer, H = (size_t)c->n_head, C = (size_t)c->d_model, t = (size_t)T, maps, vals, outs;
+    if (ae_mul(L * H, t * t, &maps)) return -1;
+    vals = L * H * t;
+    outs = 0;
+    if ((o->contrib == ANDREA_CONTRIB_FULL || o->heads) && ae_mul(vals, C, &outs)) return -1;
+    size_t floats = maps + 2 * vals + outs, total;
+    if (ae_mul(floats, sizeof(float), &total) || ae_add(total, maps * sizeof(uint16_t) + (t + 1) * sizeof(int), &total))
+        return -1;
+    *out = total;
+    return 0;
+}
+
+static void *alloc_n(size_t n, size_t elem, int *bad) {
+    size_t bytes;
+    if (*bad || ae_mul(n ? n : 1, elem, &bytes)) {
+        *bad = 1;
+        return NULL;
+    }
+    void *p = malloc(bytes);
+    if (!p) *bad = 1;
+    return p;
+}
+
+int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_suites, const andrea_dump_options *o,
+                      ae_error *err) {
+    const char *h5_path = o->out_path;
+    if (!h5_path || !*h5_path) return ae_fail(err, "dump: no output path");
+    if (o->contrib < ANDREA_CONTRIB_NONE || o->contrib > ANDREA_CONTRIB_FULL)
+        return ae_fail(err, "%s: contrib must be none, norm or full", h5_path);
+    if (o->gzip < 0 || o->gzip > 9) return ae_fail(err, "%s: gzip level %d outside 0..9", h5_path, o->gzip);
+    if (check_suites(m, suites, n_suites, err)) return -1;
+    double t0 = ae_now_seconds();
+
+    char sha[65] = "";
+    if (o->checkpoint_sha256) {
+        snprintf(sha, sizeof sha, "%s", o->checkpoint_sha256);
+    } else if (strncmp(m->path, "random:", 7) != 0) {
+        if (andrea_checkpoint_sha256(m, sha, err)) return -1;
+    }
+
+    int max_T = 0;
+    long long total_seq = 0;
+    for (int i = 0; i < n_suites; i++) {
+        if (suites[i].max_len > max_T) max_T = suites[i].max_len;
+        total_seq += suites[i].n_items;
+    }
+    size_t per_seq;
+    if (per_seq_bytes(&m->cfg, max_T, o, &per_seq))
+        return ae_fail(err, "%s: buffers for one sequence of %d tokens overflow", h5_path, max_T);
+    int B = o->batch;
+    if (B <= 0) {
+        size_t budget = o->mem_budget ? o->mem_budget : DEFAULT_BUDGET;
+        size_t fit = budget / per_seq;
+        B = fit < 1 ? 1 : fit > MAX_AUTO_BATCH ? MAX_AUTO_BATCH : (int)fit;
+    }
+    long long most_items = 0;
+    for (int i = 0; i < n_suites; i++) most_items = suites[i].n_items > most_items ? suites[i].n_items : most_items;
+    if (B > most_items) B = (int)most_items;
+
+    h5_silence();
+    char tmp[AE_PATH_MAX];
+    if (ae_tmp_begin(o->out_path, tmp, sizeof tmp, err)) return -1;
+    andrea_engine *eng = NULL;
+    hid_t f = -1, f16 = -1;
+    batch_bufs bb = {0};
+    int bad = 0;
+    const size_t L = (size_t)m->cfg.n_layer, H = (size_t)m->cfg.n_head, T = (size_t)max_T;
+    const int want_head_out = o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL;
+    bb.tokens = alloc_n((size_t)B * T, sizeof(int), &bad);
+    bb.lengths = alloc_n((size_t)B, sizeof(int), &bad);
+    bb.attn = alloc_n((size_t)B * L * H * T * T, sizeof(float), &bad);
+    if (!o->maps_fp32) bb.attn16 = alloc_n((size_t)B * L * H * T * T, sizeof(uint16_t), &bad);
+    if (o->contrib != ANDREA_CONTRIB_NONE) {
+        bb.norm = alloc_n((size_t)B * L * H * T, sizeof(float), &bad);
+        bb.dla = alloc_n((size_t)B * L * H * T, sizeof(float), &bad);
+    }
+    if (want_head_out) bb.head_out = alloc_n((size_t)B * L * H * T * (size_t)m->cfg.d_model, sizeof(float), &bad);
+    if (bad) {
+        ae_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; try --batch 1)",
+                h5_path, B, max_T, per_seq);
+        goto fail;
+    }
+    eng = andrea_engine_open(m, o->device, B, max_T, err);
+    if (!eng) goto fail;
+
+    /* A plain open first, for a clear "cannot create: <reason>" (HDF5's message is long). */
+    FILE *probe_f = fopen(tmp, "wb");
+    if (!probe_f) {
+        ae_fail(err, "%s: cannot create: %s", o->out_path, strerror(errno));
+        goto fail;
+    }
+    fclose(probe_f);
+    H5_ID(f, H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+    H5_ID(f16, make_f16_type());
+    if (write_root_attrs(f, m, suites, n_suites, sha, o, andrea_engine_name(eng), h5_path, err)) goto fail;
+
+    ae_progress prog;
+    ae_progress_begin(&prog, o->progress_label ? o->progress_label : "dump", (uint64_t)total_seq);
+    long long bytes = 0;
+    for (int i = 0; i < n_suites; i++) {
+        if (write_suite(f, eng, m, &suites[i], B, o, f16, &bb, &prog, &bytes, h5_path, err)) {
+            ae_progress_end(&prog);
+            goto fail;
+        }
+    }
+    ae_progress_end(&prog);
+    H5Tclose(f16);
+    f16 = -1;
+    herr_t closed = H5Fclose(f);
+    f = -1;
+    H5_TRY(closed);
+    if (ae_tmp_commit(tmp, o->out_path, err)) goto fail_closed;
+    if (o->stats) {
+        o->stats->seconds = ae_now_seconds() - t0;
+        o->stats->sequences = total_seq;
+        o->stats->bytes = bytes;
+        o->stats->batch = B;
+        snprintf(o->stats->engine, sizeof o->stats->engine, "%s", andrea_engine_name(eng));
+    }
+    andrea_engine_close(eng);
+    free(bb.tokens);
+    free(bb.lengths);
+    free(bb.attn);
+    free(bb.attn16);
+    free(bb.norm);
+    free(bb.dla);
+    free(bb.head_out);
+    return 0;
+fail:
+    if (f16 >= 0) H5Tclose(f16);
+    if (f >= 0) H5Fclose(f);
+    ae_tmp_abort(tmp);
+fail_closed:
+    andrea_engine_close(eng);
+    free(bb.tokens);
+    free(bb.lengths);
+    free(bb.attn);
+    free(bb.attn16);
+    free(bb.norm);
+    free(bb.dla);
+    free(bb.head_out);
+    return -1;
+}
+
+int andrea_parse_heads(const char *spec, const andrea_config *c, unsigned char *mask, ae_error *err) {
+    memset(mask, 0, (size_t)c->n_layer * (size_t)c->n_head);
+    const char *p = spec;
+    int n = 0;
+    while (*p) {
+        char *end;
+        long l = strtol(p, &end, 10);
+        if (end == p || *end != '.') return ae_fail(err, "--heads: '%s' is not a list of LAYER.HEAD", spec);
+        p = end + 1;
+        long h = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',')) return ae_fail(err, "--heads: '%s' is not a list of LAYER.HEAD", spec);
+        if (l < 0 || l >= c->n_layer || h < 0 || h >= c->n_head)
+            return ae_fail(err, "--heads: head %ld.%ld does not exist (layers 0..%d, heads 0..%d)", l, h,
+                           c->n_layer - 1, c->n_head - 1);
+        mask[l * c->n_head + h] = 1;
+        n++;
+        p = *end ? end + 1 : end;
+    }
+    if (!n) return ae_fail(err, "--heads: empty list");
+    return 0;
+}

@@ -1,0 +1,57 @@
+/* dump_write.h — writes the HDF5 dump (layout: engine/dump.h, docs/dump-format.md).
+ *
+ * Job: run the instrumented forward over probe suites in batches and stream each batch into the
+ * HDF5 datasets with hyperslab writes. Used by `andrea dump` and `andrea analyze`.
+ * Invariants: memory is bounded by one batch (buffers are sized for `batch` sequences of the
+ * longest suite, never for the whole suite); the file appears under out_path complete or not at
+ * all (written under "<out>.tmp-<pid>", renamed at the end; removed on any failure, on SIGINT /
+ * SIGTERM through common/atomic_file.h, and when ae_interrupted is seen between batches).
+ * Failure contract: -1 with "FILE: problem" (the output path, the checkpoint or the probe suite
+ * at fault); no file is left under out_path or its temporary name.
+ */
+#ifndef ANDREA_DUMP_WRITE_H
+#define ANDREA_DUMP_WRITE_H
+
+#include <stddef.h>
+
+#include "../common/error.h"
+#include "../probes/probe.h"
+#include "forward.h"
+#include "model.h"
+
+typedef enum { ANDREA_CONTRIB_NONE = 0, ANDREA_CONTRIB_NORM = 1, ANDREA_CONTRIB_FULL = 2 } andrea_contrib;
+
+typedef struct {
+    double seconds;       /* wall time of the whole write */
+    long long sequences;  /* sequences run and written */
+    long long bytes;      /* bytes of dataset payload written (before compression) */
+    char engine[16];      /* "cpu" or "cuda" */
+    int batch;            /* sequences per forward actually used */
+} andrea_dump_stats;
+
+typedef struct {
+    const char *out_path;          /* final file name (required) */
+    andrea_device device;          /* default AUTO */
+    int maps_fp32;                 /* 0: attention stored as IEEE fp16 (default); 1: fp32 */
+    andrea_contrib contrib;        /* default NORM: head_out_norm + head_dla; FULL adds head_out */
+    const unsigned char *heads;    /* [L*H] or NULL: heads whose head_out is stored even without FULL */
+    int batch;                     /* sequences per forward; 0 = as many as fit in mem_budget (<= 64) */
+    size_t mem_budget;             /* bytes for per-batch buffers when batch == 0; 0 = 512 MiB */
+    int gzip;                      /* 0 = no compression, 1..9 = deflate level on the big datasets */
+    const char *checkpoint_sha256; /* precomputed hex digest, or NULL to hash the checkpoint file */
+    const char *tokenizer;         /* description stored as root attribute "tokenizer", or NULL */
+    const char *progress_label;    /* progress bar label, NULL = "dump" */
+    andrea_dump_stats *stats;      /* filled on success when non-NULL */
+} andrea_dump_options;
+
+void andrea_dump_options_init(andrea_dump_options *o);
+
+/* Runs m over every suite and writes o->out_path. Suites must satisfy probe.h's invariants for
+ * m (ids < vocab_size, 1 <= n_tokens <= max_seq_len); they are checked, not trusted. */
+int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_suites,
+                      const andrea_dump_options *o, ae_error *err);
+
+/* Parses "L.H,L.H,..." into mask [n_layer * n_head] (nonzero = chosen). */
+int andrea_parse_heads(const char *spec, const andrea_config *c, unsigned char *mask, ae_error *err);
+
+#endif
