@@ -36,6 +36,10 @@
 int andrea_load_bin(andrea_model *m, const char *path, ae_error *err);
 int andrea_load_safetensors(andrea_model *m, const char *st_path, const char *config_path, ae_error *err);
 
+/* Validates a .bin's header and length (everything andrea_load_bin checks but the values) and
+ * returns its config and version (3 or 5; version may be NULL), without reading the weights. */
+int andrea_bin_read_config(const char *path, andrea_config *cfg, int *version, ae_error *err);
+
 /* Parses a Hugging Face GPT-2 config.json into cfg (Vp = V). Refuses missing or non-integer
  * sizes and settings andrea does not implement (layer_norm_epsilon != 1e-5, an activation other
  * than the tanh GELU, n_inner != 4*n_embd, scale_attn_by_inverse_layer_idx, ...). */

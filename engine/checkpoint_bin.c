@@ -41,51 +41,66 @@ static int expected_bytes(const andrea_config *cfg, size_t elem_bytes, size_t *p
     return 0;
 }
 
-int andrea_load_bin(andrea_model *m, const char *path, ae_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
-    int rc = -1;
-    uint16_t *scratch = NULL;
+/* Validates the header and the file length of an open .bin; fills cfg, bytes per parameter and
+ * parameter count. Leaves f positioned after the header. */
+static int read_header(FILE *f, const char *path, andrea_config *cfg_out, size_t *elem_out, size_t *n_params_out,
+                       ae_error *err) {
     struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
-        ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
-        goto done;
-    }
+    if (fstat(fileno(f), &st) != 0) return ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
     size_t file_bytes = (size_t)st.st_size;
     int32_t hdr[ANDREA_BIN_HEADER_INTS];
-    if (file_bytes < sizeof hdr) {
-        ae_fail(err, "%s: truncated: %zu bytes, shorter than the %zu-byte header", path, file_bytes,
-                sizeof hdr);
-        goto done;
-    }
-    if (read_exact(f, hdr, sizeof hdr, path, err)) goto done;
+    if (file_bytes < sizeof hdr)
+        return ae_fail(err, "%s: truncated: %zu bytes, shorter than the %zu-byte header", path, file_bytes,
+                       sizeof hdr);
+    if (read_exact(f, hdr, sizeof hdr, path, err)) return -1;
     if (hdr[0] != ANDREA_BIN_MAGIC) {
         if (hdr[0] == ANDREA_LLMC_STATE_MAGIC)
-            ae_fail(err, "%s: an llm.c training-state file, not a model checkpoint (use the "
-                         "model_*.bin file written beside it)", path);
-        else
-            ae_fail(err, "%s: bad magic %d (expected %d: not an ANDREA/llm.c .bin checkpoint)", path,
-                    hdr[0], ANDREA_BIN_MAGIC);
-        goto done;
+            return ae_fail(err, "%s: an llm.c training-state file, not a model checkpoint (use the "
+                                "model_*.bin file written beside it)", path);
+        return ae_fail(err, "%s: bad magic %d (expected %d: not an ANDREA/llm.c .bin checkpoint)", path,
+                       hdr[0], ANDREA_BIN_MAGIC);
     }
-    if (hdr[1] != 3 && hdr[1] != 5) {
-        ae_fail(err, "%s: unsupported version %d (3 = fp32 and 5 = bf16 are supported)", path, hdr[1]);
-        goto done;
-    }
+    if (hdr[1] != 3 && hdr[1] != 5)
+        return ae_fail(err, "%s: unsupported version %d (3 = fp32 and 5 = bf16 are supported)", path, hdr[1]);
     size_t elem = hdr[1] == 3 ? 4 : 2;
     andrea_config cfg = {.max_seq_len = hdr[2], .vocab_size = hdr[3], .n_layer = hdr[4],
                          .n_head = hdr[5], .d_model = hdr[6], .padded_vocab_size = hdr[7]};
     if (cfg.padded_vocab_size == 0) cfg.padded_vocab_size = cfg.vocab_size; /* pre-padding files */
     cfg.head_dim = cfg.n_head > 0 ? cfg.d_model / cfg.n_head : 0;
     size_t n_params = 0, want = 0;
-    if (expected_bytes(&cfg, elem, &n_params, &want, path, err)) goto done;
-    if (file_bytes != want) {
-        ae_fail(err, "%s: %s: header (L=%d H=%d C=%d V=%d Vp=%d maxT=%d, %s) needs %zu bytes, file has %zu",
-                path, file_bytes < want ? "truncated" : "trailing bytes after the parameters",
-                cfg.n_layer, cfg.n_head, cfg.d_model, cfg.vocab_size, cfg.padded_vocab_size,
-                cfg.max_seq_len, elem == 4 ? "fp32" : "bf16", want, file_bytes);
-        goto done;
-    }
+    if (expected_bytes(&cfg, elem, &n_params, &want, path, err)) return -1;
+    if (file_bytes != want)
+        return ae_fail(err, "%s: %s: header (L=%d H=%d C=%d V=%d Vp=%d maxT=%d, %s) needs %zu bytes, file has %zu",
+                       path, file_bytes < want ? "truncated" : "trailing bytes after the parameters",
+                       cfg.n_layer, cfg.n_head, cfg.d_model, cfg.vocab_size, cfg.padded_vocab_size,
+                       cfg.max_seq_len, elem == 4 ? "fp32" : "bf16", want, file_bytes);
+    *cfg_out = cfg;
+    *elem_out = elem;
+    *n_params_out = n_params;
+    return 0;
+}
+
+int andrea_bin_read_config(const char *path, andrea_config *cfg, int *version, ae_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    size_t elem, n_params;
+    andrea_config c;
+    int rc = read_header(f, path, &c, &elem, &n_params, err);
+    fclose(f);
+    if (rc) return -1;
+    *cfg = c;
+    if (version) *version = elem == 4 ? 3 : 5;
+    return 0;
+}
+
+int andrea_load_bin(andrea_model *m, const char *path, ae_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    int rc = -1;
+    uint16_t *scratch = NULL;
+    andrea_config cfg;
+    size_t elem = 0, n_params = 0;
+    if (read_header(f, path, &cfg, &elem, &n_params, err)) goto done;
     if (andrea_model_alloc(m, &cfg, err)) {
         ae_prefix(err, "%s", path);
         goto done;

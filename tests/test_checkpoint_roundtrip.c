@@ -265,6 +265,18 @@ static void test_bin_padding_rows_are_ignored_and_zeroed(void) {
     free(buf);
 }
 
+static void test_bin_read_config_returns_header_config_and_version(void) {
+    andrea_config cfg = fx_tiny_config(), got;
+    const char *path = fx_path(check_tmpdir(), "peek.bin");
+    andrea_model m = fx_make_bin(path, &cfg, 5);
+    int version = 0;
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_bin_read_config(path, &got, &version, &err) == 0, "%s", err.msg);
+    CHECK(same_config(&cfg, &got));
+    CHECK(version == 5);
+    andrea_model_free(&m);
+}
+
 static void test_random_init_is_deterministic_and_gpt2_like(void) {
     andrea_config cfg = fx_tiny_config();
     andrea_model a, b, c;
@@ -320,6 +332,7 @@ int main(void) {
     RUN(test_bin_with_zero_padded_vocab_loads_when_length_agrees);
     RUN(test_bin_with_zero_padded_vocab_is_refused_when_length_disagrees);
     RUN(test_bin_padding_rows_are_ignored_and_zeroed);
+    RUN(test_bin_read_config_returns_header_config_and_version);
     RUN(test_random_init_is_deterministic_and_gpt2_like);
     RUN(test_half_conversions_round_to_nearest_even);
     return check_summary("test_checkpoint_roundtrip");
