@@ -204,7 +204,7 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
             for (const cJSON *kv = tq->child->next->child; kv; kv = kv->next, kidx++) {
                 int k;
                 if (json_int(kv, 0, q, &k))
-                    BAD("\"targets\"[%d]: key %d must be a position in 0..%d (keys precede their query)", i, kidx, q);
+                    BAD("\"targets\"[%d]: key[%d] must be a position in 0..%d (keys precede their query)", i, kidx, q);
                 if (probe_targets_push(&it->targets, &it->n_targets, &cap, q, k, &e)) BAD("%.500s", e.msg);
             }
         }
