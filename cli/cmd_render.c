@@ -1,11 +1,59 @@
-/* cmd_render.c — `andrea render`. Placeholder until its issue lands: says so and fails. */
+/* cmd_render.c — `andrea render DUMP.h5 --db CATALOG --out DIR`: heatmap PNGs + index.html. */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../common/progress.h"
+#include "../reports/report.h"
 #include "cli.h"
 
+static void help(FILE *f) {
+    fprintf(f,
+            "usage: andrea render DUMP.h5 --db CATALOG --out DIR [--examples N] [--quiet]\n\n"
+            "Writes a static, offline report of the dump's model into DIR (created if missing):\n"
+            "index.html (a sortable head table filterable by class, overview images), one page per\n"
+            "head (heads/L{l}_H{h}.html) with its heatmaps for every suite, and the PNGs (maps/,\n"
+            "overview/). Scores, labels and ablations come from the catalog (read-only).\n"
+            "Layout and images: docs/report.md.\n"
+            "  --examples N   heatmaps per head and suite (default 2; 1..1000)\n"
+            "  --quiet        no progress bar\n");
+}
+
 int cmd_render(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "andrea render: not built yet\n");
-    return 2;
+    static const struct option opts[] = {
+        {"db", required_argument, 0, 'd'},  {"out", required_argument, 0, 'o'}, {"examples", required_argument, 0, 'n'},
+        {"quiet", no_argument, 0, 'q'},     {"help", no_argument, 0, 'h'},       {0, 0, 0, 0},
+    };
+    const char *db = NULL, *out = NULL;
+    andrea_render_options o = {0, 0};
+    ae_error err = {{0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'o': out = optarg; break;
+        case 'n': {
+            long n = strtol(optarg, &end, 10);
+            if (!*optarg || *end || n < 1 || n > 1000)
+                return cli_usage_error("render", "--examples wants 1..1000, not '%s'", optarg);
+            o.examples_per_suite = (int)n;
+            break;
+        }
+        case 'q':
+            o.quiet = 1;
+            ae_progress_quiet = 1;
+            break;
+        case 'h': help(stdout); return 0;
+        default: return cli_usage_error("render", "unknown option");
+        }
+    }
+    if (optind + 1 != argc) return cli_usage_error("render", "wants exactly one DUMP.h5");
+    if (!db) return cli_usage_error("render", "--db CATALOG is required");
+    if (!out) return cli_usage_error("render", "--out DIR is required");
+    if (andrea_render(argv[optind], db, out, &o, &err)) return cli_fail(&err);
+    printf("report: %s/index.html\n", out);
+    return fflush(stdout) ? 1 : 0;
 }

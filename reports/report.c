@@ -1,0 +1,376 @@
+/* report.c — andrea_render: gathers a report_data from a dump, a catalog and the model's
+ * tokenizer, then hands it to report_write (see report.h, report_data.h).
+ *
+ * The catalog is read through SQL on the `head_catalog` view only (SPEC.md section 6 columns:
+ * model, checkpoint_sha256, step, layer, head, class, score, baseline, ablation_delta, label; the
+ * optional columns `latest` and `control` are used when the view has them), opened read-only.
+ * Rows of this dump's checkpoint (matched by sha256) give the scores; when the view has `latest`,
+ * only the latest run of each model counts.
+ * Training runs: models of the catalog whose names differ only in their digits ("x_step100",
+ * "x_step2000") and that have a step form one run; when the dump's model belongs to a run of
+ * two or more steps, the report plots each labelled head's score against step.
+ * Token text comes from the tokenizer beside the checkpoint; when it cannot be opened (the
+ * checkpoint moved), tokens are shown as "#id" and the index says why.
+ */
+#include "report.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/checked_size.h"
+#include "../engine/dump.h"
+#include "../engine/tokenizer.h"
+#include "../probes/probe.h"
+#include "report_data.h"
+
+/* The one SQLite check of this module: unless `call` returns `ok`, fills err with
+ * "DB: CALL failed (FILE:LINE): message" and jumps to the function's `fail:` label. */
+#define REP_SQL_CHECK(path, db, call, ok)                                                      \
+    do {                                                                                       \
+        int rc_ = (call);                                                                      \
+        if (rc_ != (ok)) {                                                                     \
+            ae_fail(err, "%s: %s failed (%s:%d): %s", (path), #call, __FILE__, __LINE__,      \
+                    (db) ? sqlite3_errmsg(db) : sqlite3_errstr(rc_));                          \
+            goto fail;                                                                         \
+        }                                                                                      \
+    } while (0)
+
+typedef struct {
+    andrea_dump *dump;
+    andrea_tokenizer *tok;
+} source;
+
+static int tok_bytes(const report_data *d, int id, char *buf, size_t cap) {
+    const source *src = d->ctx;
+    if (!src->tok || id < 0) return -1;
+    return andrea_tokenizer_token_bytes(src->tok, id, buf, cap);
+}
+
+static int read_maps(const report_data *d, int s, int e, float *out, ae_error *err) {
+    const source *src = d->ctx;
+    size_t TT = (size_t)d->suites[s].T * (size_t)d->suites[s].T;
+    for (int l = 0; l < d->n_layer; l++)
+        for (int h = 0; h < d->n_head; h++)
+            if (andrea_dump_read_map(src->dump, s, e, l, h, out + ((size_t)l * (size_t)d->n_head + (size_t)h) * TT, err))
+                return -1;
+    return 0;
+}
+
+static void free_data(report_data *d) {
+    for (int s = 0; s < d->n_suites; s++) {
+        free(d->suites[s].n_tokens);
+        free(d->suites[s].tokens);
+        free(d->suites[s].target);
+    }
+    free(d->suites);
+    free(d->classes);
+    free(d->scores);
+    free(d->steps);
+    free(d->step_scores);
+}
+
+/* Copies the first n_examples items of the dump's suite s (tokens and target matrix). */
+static int load_suite(andrea_dump *dump, const char *dump_path, int s, int examples, report_suite *out, ae_error *err) {
+    const andrea_dump_suite_info *info = andrea_dump_suite(dump, s);
+    probe_suite ps;
+    memset(&ps, 0, sizeof ps);
+    if (andrea_dump_read_items(dump, s, &ps, err)) return -1;
+    snprintf(out->name, sizeof out->name, "%s", info->name);
+    out->T = info->T;
+    out->n_seq = ps.n_items;
+    out->n_examples = ps.n_items < examples ? ps.n_items : examples;
+    int T = out->T, ne = out->n_examples;
+    size_t nt, ntt;
+    if (T < 1 || ae_mul((size_t)ne, (size_t)T, &nt) || ae_mul(nt, (size_t)T, &ntt)) {
+        probe_suite_free(&ps);
+        return ae_fail(err, "%s: suite %s: bad map size T = %d", dump_path, info->name, T);
+    }
+    out->n_tokens = calloc((size_t)(ne ? ne : 1), sizeof *out->n_tokens);
+    out->tokens = calloc(nt ? nt : 1, sizeof *out->tokens);
+    out->target = calloc(ntt ? ntt : 1, 1);
+    if (!out->n_tokens || !out->tokens || !out->target) {
+        probe_suite_free(&ps);
+        return ae_fail(err, "%s: out of memory reading suite %s", dump_path, info->name);
+    }
+    for (int e = 0; e < ne; e++) {
+        const probe_item *it = &ps.items[e];
+        if (it->n_tokens < 1 || it->n_tokens > T) {
+            probe_suite_free(&ps);
+            return ae_fail(err, "%s: suite %s item %d has %d tokens, outside 1..T=%d", dump_path, info->name, e,
+                           it->n_tokens, T);
+        }
+        out->n_tokens[e] = it->n_tokens;
+        memcpy(out->tokens + (size_t)e * (size_t)T, it->tokens, (size_t)it->n_tokens * sizeof(int));
+        for (int j = 0; j < it->n_targets; j++) {
+            int q = it->targets[j].query, k = it->targets[j].key;
+            if (q < 0 || k < 0 || q >= it->n_tokens || k >= it->n_tokens) continue; /* reader checked; stay safe */
+            out->target[((size_t)e * (size_t)T + (size_t)q) * (size_t)T + (size_t)k] = 1;
+        }
+    }
+    probe_suite_free(&ps);
+    return 0;
+}
+
+/* Names that differ only in their digits belong to one training run: "x_step100" -> "x_step#". */
+static void run_key(const char *name, char *out, size_t cap) {
+    size_t o = 0;
+    for (const char *p = name; *p && o + 2 < cap; p++) {
+        if (*p >= '0' && *p <= '9') {
+            out[o++] = '#';
+            while (p[1] >= '0' && p[1] <= '9') p++;
+        } else {
+            out[o++] = *p;
+        }
+    }
+    out[o] = 0;
+}
+
+typedef struct {
+    int model, sha, step, layer, head, cls, score, baseline, ablation, label, latest, control;
+} view_cols;
+
+static int find_cols(sqlite3_stmt *st, view_cols *c, const char *db_path, ae_error *err) {
+    int *slots[] = {&c->model, &c->sha, &c->step, &c->layer, &c->head, &c->cls, &c->score, &c->baseline,
+                    &c->ablation, &c->label, &c->latest, &c->control};
+    static const char *const names[] = {"model", "checkpoint_sha256", "step", "layer", "head", "class", "score",
+                                        "baseline", "ablation_delta", "label", "latest", "control"};
+    for (int i = 0; i < 12; i++) *slots[i] = -1;
+    for (int j = 0; j < sqlite3_column_count(st); j++)
+        for (int i = 0; i < 12; i++)
+            if (!strcmp(sqlite3_column_name(st, j), names[i])) *slots[i] = j;
+    for (int i = 0; i < 10; i++) /* the first ten are required (SPEC.md section 6) */
+        if (*slots[i] < 0) return ae_fail(err, "%s: view head_catalog has no column '%s'", db_path, names[i]);
+    return 0;
+}
+
+static double col_num(sqlite3_stmt *st, int c) {
+    if (c < 0 || sqlite3_column_type(st, c) == SQLITE_NULL) return NAN;
+    return sqlite3_column_double(st, c);
+}
+
+static int class_index(report_data *d, const char *name, int add) {
+    for (int c = 0; c < d->n_classes; c++)
+        if (!strcmp(d->classes[c], name)) return c;
+    if (!add) return -1;
+    char (*nc)[64] = realloc(d->classes, (size_t)(d->n_classes + 1) * sizeof *nc);
+    if (!nc) return -2;
+    d->classes = nc;
+    snprintf(d->classes[d->n_classes], 64, "%s", name);
+    return d->n_classes++;
+}
+
+typedef struct {
+    char sha[65];
+    char name[256];
+    double step;
+} ckpt;
+
+static int cmp_ckpt(const void *a, const void *b) {
+    const ckpt *x = a, *y = b;
+    if (x->step != y->step) return x->step < y->step ? -1 : 1;
+    return strcmp(x->sha, y->sha);
+}
+
+static report_score *alloc_scores(const report_data *d, size_t n_sets) {
+    size_t n;
+    if (ae_mul((size_t)d->n_classes, (size_t)d->n_layer, &n) || ae_mul(n, (size_t)d->n_head, &n) ||
+        ae_mul(n, n_sets, &n) || n == 0)
+        return NULL;
+    report_score *s = malloc(n * sizeof *s);
+    if (!s) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        s[i].score = s[i].baseline = s[i].control = s[i].ablation = NAN;
+        s[i].label = 0;
+    }
+    return s;
+}
+
+/* Fills scores (one set) from the view's rows of checkpoint sha. */
+static int fill_scores(report_data *d, sqlite3 *db, const char *db_path, const char *sha, const view_cols *vc,
+                       report_score *set, char *model_name, size_t name_cap, ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT * FROM head_catalog WHERE checkpoint_sha256 = ?1%s", vc->latest >= 0 ? " AND latest" : "");
+    REP_SQL_CHECK(db_path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    REP_SQL_CHECK(db_path, db, sqlite3_bind_text(st, 1, sha, -1, SQLITE_TRANSIENT), SQLITE_OK);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *cls = (const char *)sqlite3_column_text(st, vc->cls);
+        int l = sqlite3_column_int(st, vc->layer), h = sqlite3_column_int(st, vc->head);
+        if (!cls || l < 0 || h < 0 || l >= d->n_layer || h >= d->n_head) continue; /* not this model's shape */
+        int c = class_index(d, cls, 0);
+        if (c < 0) continue;
+        report_score *s = &set[((size_t)c * (size_t)d->n_layer + (size_t)l) * (size_t)d->n_head + (size_t)h];
+        s->score = col_num(st, vc->score);
+        s->baseline = col_num(st, vc->baseline);
+        s->ablation = col_num(st, vc->ablation);
+        s->control = col_num(st, vc->control);
+        s->label = sqlite3_column_int(st, vc->label) != 0;
+        const char *m = (const char *)sqlite3_column_text(st, vc->model);
+        if (model_name && m) snprintf(model_name, name_cap, "%s", m);
+    }
+    REP_SQL_CHECK(db_path, db, rc, SQLITE_DONE);
+    sqlite3_finalize(st);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
+static int load_catalog(report_data *d, const char *db_path, ae_error *err) {
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    ckpt *ck = NULL;
+    int n_ck = 0;
+    view_cols vc;
+    /* Read-only and never created: a missing catalog is an error, not an empty report. */
+    REP_SQL_CHECK(db_path, db, sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(db, 30000);
+    if (sqlite3_prepare_v2(db, "SELECT * FROM head_catalog LIMIT 0", -1, &st, NULL) != SQLITE_OK) {
+        ae_fail(err, "%s: not an andrea catalog (no view head_catalog: %s)", db_path, sqlite3_errmsg(db));
+        goto fail;
+    }
+    if (find_cols(st, &vc, db_path, err)) goto fail;
+    sqlite3_finalize(st);
+    st = NULL;
+
+    /* classes: the dump's suites first, in dump order, then any other class of this model, by name */
+    for (int s = 0; s < d->n_suites; s++)
+        if (class_index(d, d->suites[s].name, 1) < -1) goto oom;
+    REP_SQL_CHECK(db_path, db,
+                  sqlite3_prepare_v2(db, "SELECT DISTINCT class FROM head_catalog WHERE checkpoint_sha256 = ?1 ORDER BY class",
+                                     -1, &st, NULL),
+                  SQLITE_OK);
+    REP_SQL_CHECK(db_path, db, sqlite3_bind_text(st, 1, d->sha256, -1, SQLITE_TRANSIENT), SQLITE_OK);
+    int rc, n_rows = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(st, 0);
+        n_rows++;
+        if (c && class_index(d, c, 1) < -1) goto oom;
+    }
+    REP_SQL_CHECK(db_path, db, rc, SQLITE_DONE);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (n_rows > 0) {
+        if (!(d->scores = alloc_scores(d, 1))) goto oom;
+        if (fill_scores(d, db, db_path, d->sha256, &vc, d->scores, d->model, sizeof d->model, err)) goto fail;
+    }
+
+    /* the training run this checkpoint belongs to, if any */
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT DISTINCT checkpoint_sha256, model, step FROM head_catalog WHERE step IS NOT NULL%s",
+             vc.latest >= 0 ? " AND latest" : "");
+    REP_SQL_CHECK(db_path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    char my_key[256] = "";
+    int have_me = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *sha = (const char *)sqlite3_column_text(st, 0), *name = (const char *)sqlite3_column_text(st, 1);
+        if (!sha || !name) continue;
+        ckpt *nk = realloc(ck, (size_t)(n_ck + 1) * sizeof *nk);
+        if (!nk) goto oom;
+        ck = nk;
+        snprintf(ck[n_ck].sha, sizeof ck[n_ck].sha, "%s", sha);
+        snprintf(ck[n_ck].name, sizeof ck[n_ck].name, "%s", name);
+        ck[n_ck].step = sqlite3_column_double(st, 2);
+        if (!strcmp(sha, d->sha256)) {
+            run_key(name, my_key, sizeof my_key);
+            have_me = 1;
+        }
+        n_ck++;
+    }
+    REP_SQL_CHECK(db_path, db, rc, SQLITE_DONE);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (have_me) {
+        int m = 0;
+        for (int i = 0; i < n_ck; i++) {
+            char k[256];
+            run_key(ck[i].name, k, sizeof k);
+            if (!strcmp(k, my_key)) ck[m++] = ck[i];
+        }
+        qsort(ck, (size_t)m, sizeof *ck, cmp_ckpt);
+        if (m >= 2) {
+            d->n_steps = m;
+            snprintf(d->run_name, sizeof d->run_name, "%s", my_key);
+            d->steps = malloc((size_t)m * sizeof *d->steps);
+            d->step_scores = alloc_scores(d, (size_t)m);
+            if (!d->steps || !d->step_scores) goto oom;
+            size_t set = (size_t)d->n_classes * (size_t)d->n_layer * (size_t)d->n_head;
+            for (int i = 0; i < m; i++) {
+                d->steps[i] = ck[i].step;
+                if (fill_scores(d, db, db_path, ck[i].sha, &vc, d->step_scores + (size_t)i * set, NULL, 0, err)) goto fail;
+            }
+        }
+    }
+    free(ck);
+    sqlite3_close(db);
+    return 0;
+oom:
+    ae_fail(err, "%s: out of memory reading the catalog", db_path);
+fail:
+    free(ck);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return -1;
+}
+
+int andrea_render(const char *dump_path, const char *db_path, const char *out_dir, const andrea_render_options *opt,
+                  ae_error *err) {
+    report_data *d = calloc(1, sizeof *d);
+    source src = {NULL, NULL};
+    int rc = -1;
+    if (!d) return ae_fail(err, "%s: out of memory", out_dir);
+    int examples = opt && opt->examples_per_suite > 0 ? opt->examples_per_suite : report_default_examples();
+
+    if (!(src.dump = andrea_dump_open(dump_path, err))) goto done;
+    const andrea_config *cfg = andrea_dump_config(src.dump);
+    d->n_layer = cfg->n_layer;
+    d->n_head = cfg->n_head;
+    d->d_model = cfg->d_model;
+    d->vocab_size = cfg->vocab_size;
+    const char *ck = andrea_dump_checkpoint_path(src.dump);
+    snprintf(d->ckpt_path, sizeof d->ckpt_path, "%s", ck ? ck : "");
+    snprintf(d->sha256, sizeof d->sha256, "%s", andrea_dump_checkpoint_sha256(src.dump));
+    snprintf(d->maps_dtype, sizeof d->maps_dtype, "%s", andrea_dump_maps_dtype(src.dump));
+    snprintf(d->dump_path, sizeof d->dump_path, "%s", dump_path);
+    snprintf(d->db_path, sizeof d->db_path, "%s", db_path);
+    /* display name until the catalog gives one: the checkpoint's base name */
+    const char *base = strrchr(d->ckpt_path, '/');
+    snprintf(d->model, sizeof d->model, "%.255s", base && base[1] ? base + 1 : d->ckpt_path);
+
+    /* tokenizer: from the checkpoint's folder; its absence only costs the token text */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", d->ckpt_path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    ae_error terr = {{0}};
+    src.tok = andrea_tokenizer_open(d->vocab_size, dir, NULL, &terr);
+    if (!src.tok) snprintf(d->note, sizeof d->note, "Token text unavailable (%.400s); tokens are shown as #id.", terr.msg);
+    d->bos = src.tok ? andrea_tokenizer_bos(src.tok) : -1;
+    d->token_bytes = tok_bytes;
+    d->read_maps = read_maps;
+    d->ctx = &src;
+
+    int ns = andrea_dump_n_suites(src.dump);
+    d->suites = calloc((size_t)(ns > 0 ? ns : 1), sizeof *d->suites);
+    if (!d->suites) {
+        ae_fail(err, "%s: out of memory", dump_path);
+        goto done;
+    }
+    for (int s = 0; s < ns; s++) {
+        d->n_suites = s + 1;
+        if (load_suite(src.dump, dump_path, s, examples, &d->suites[s], err)) goto done;
+    }
+    if (load_catalog(d, db_path, err)) goto done;
+    rc = report_write(d, out_dir, opt, err);
+done:
+    if (src.tok) andrea_tokenizer_free(src.tok);
+    if (src.dump) andrea_dump_close(src.dump);
+    free_data(d);
+    free(d);
+    return rc;
+}

@@ -1,0 +1,77 @@
+/* report_data.h — what a report shows, gathered in memory, and the writer that lays it out.
+ *
+ * Job: separate WHERE the data comes from (report.c: a dump, a catalog, a tokenizer) from HOW it
+ * is shown (report_write.c: PNGs and HTML), so the writer can be tested on data made in a test.
+ * Invariants: scores are [n_classes, n_layer, n_head] with NaN for "not measured"; maps are read
+ * through a callback one example at a time ([L, H, T, T] floats), so memory stays one example's
+ * maps per suite no matter how many examples are shown; every string here is raw (unescaped): the
+ * writer escapes all of them.
+ * Failure contract: report_write returns -1 with "FILE: problem"; files already complete stay,
+ * none is partial (all go through write_file_atomic).
+ */
+#ifndef ANDREA_REPORT_DATA_H
+#define ANDREA_REPORT_DATA_H
+
+#include <stddef.h>
+
+#include "../common/error.h"
+#include "report.h"
+
+typedef struct {
+    char name[64];        /* suite = class it tests */
+    int T;                /* map side in the dump */
+    int n_seq;            /* items in the dump */
+    int n_examples;       /* examples shown (<= n_seq) */
+    int *n_tokens;        /* [n_examples] */
+    int *tokens;          /* [n_examples, T] */
+    unsigned char *target; /* [n_examples, T, T]: 1 where (query, key) is a probe target */
+} report_suite;
+
+typedef struct {
+    double score, baseline, control, ablation;
+    int label;
+} report_score;
+
+typedef struct report_data report_data;
+
+struct report_data {
+    char model[256];          /* display name */
+    char ckpt_path[4096];
+    char sha256[65];
+    char dump_path[4096];
+    char db_path[4096];
+    int n_layer, n_head, d_model, vocab_size;
+    char maps_dtype[8];
+
+    int n_suites;
+    report_suite *suites;
+
+    int n_classes;
+    char (*classes)[64];      /* [n_classes] */
+    report_score *scores;     /* [n_classes, L, H]; NULL when the catalog had no rows */
+
+    /* token text: bytes of token id into buf (<= cap), -1 when unknown; bos id or -1 */
+    int (*token_bytes)(const report_data *d, int id, char *buf, size_t cap);
+    int bos;
+    /* attention maps of one example: out [L, H, T, T] */
+    int (*read_maps)(const report_data *d, int suite, int example, float *out, ae_error *err);
+    void *ctx;
+
+    /* checkpoints of the same training run (several steps), for score-against-step plots */
+    char run_name[256];
+    int n_steps;
+    double *steps;            /* [n_steps], increasing */
+    report_score *step_scores; /* [n_steps, n_classes, L, H] */
+
+    char note[512];           /* shown on the index (e.g. why token text is missing) */
+};
+
+int report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err);
+
+/* Examples per suite when the options say 0. */
+int report_default_examples(void);
+
+/* Creates dir and its parents (like mkdir -p). */
+int report_mkdirs(const char *dir, ae_error *err);
+
+#endif

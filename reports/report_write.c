@@ -1,0 +1,595 @@
+/* report_write.c — lays a report_data out as PNGs and static HTML (see report_data.h).
+ *
+ * Folder layout (docs/report.md):
+ *   index.html                    head table (sortable, filterable by class) + overview images
+ *   heads/L{l}_H{h}.html          one page per head: its scores and every heatmap
+ *   maps/L{l}_H{h}/s{i}-{suite}_e{e}.png   heatmap of head (l, h), suite i, example e
+ *   overview/scores_c{i}-{class}.png      n_layer × n_head score grid of class i
+ *   overview/thumbs_s{i}-{suite}.png      all heads' maps of suite i, example 0
+ *   overview/steps_c{i}-{class}.png       labelled heads' score against training step
+ * File names use a slug of the suite/class name plus its index (names come from user probe
+ * files and may hold any character); every text in HTML goes through sbuf_html.
+ * Images are drawn and PNG-encoded on OpenMP threads; files are written by one thread (the
+ * temporary-file registry of atomic_file.h is not thread-safe).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../common/atomic_file.h"
+#include "../common/checked_size.h"
+#include "../common/progress.h"
+#include "canvas.h"
+#include "plots.h"
+#include "report_data.h"
+#include "text.h"
+
+#define DEFAULT_EXAMPLES 2
+
+int report_mkdirs(const char *dir, ae_error *err) {
+    char p[AE_PATH_MAX];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof p) return ae_fail(err, "%s: output folder path empty or too long", dir);
+    memcpy(p, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] == '/' || p[i] == 0) {
+            char c = p[i];
+            p[i] = 0;
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) return ae_fail(err, "%s: cannot create folder: %s", p, strerror(errno));
+            struct stat st;
+            if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) return ae_fail(err, "%s: exists and is not a folder", p);
+            p[i] = c;
+        }
+    }
+    return 0;
+}
+
+static const report_score *score_at(const report_data *d, const report_score *base, int cls, int l, int h) {
+    if (!base || cls < 0) return NULL;
+    return &base[((size_t)cls * (size_t)d->n_layer + (size_t)l) * (size_t)d->n_head + (size_t)h];
+}
+
+static int class_of_suite(const report_data *d, int s) {
+    for (int c = 0; c < d->n_classes; c++)
+        if (!strcmp(d->classes[c], d->suites[s].name)) return c;
+    return -1;
+}
+
+static void map_name(const report_data *d, int l, int h, int s, int e, char *out, size_t cap) {
+    char slug[64];
+    file_slug(d->suites[s].name, slug, sizeof slug);
+    snprintf(out, cap, "maps/L%d_H%d/s%d-%s_e%d.png", l, h, s, slug, e);
+}
+
+static void overview_name(const char *kind, char prefix, int i, const char *name, char *out, size_t cap) {
+    char slug[64];
+    file_slug(name, slug, sizeof slug);
+    snprintf(out, cap, "overview/%s_%c%d-%s.png", kind, prefix, i, slug);
+}
+
+/* "0.912" or "n/a" (NaN: not measured) */
+static void fmt_num(double v, const char *fmt, char *out, size_t cap) {
+    if (v == v) snprintf(out, cap, fmt, v);
+    else snprintf(out, cap, "n/a");
+}
+
+static int join_path(char *out, size_t cap, const char *dir, const char *rel, ae_error *err) {
+    int n = snprintf(out, cap, "%s/%s", dir, rel);
+    if (n < 0 || (size_t)n >= cap) return ae_fail(err, "%s: path too long", dir);
+    return 0;
+}
+
+/* Token display label of example e, position i, in the given mode. */
+static void label_of(const report_data *d, const report_suite *su, int e, int i, label_mode mode, int max_chars,
+                     char *out, size_t cap) {
+    int id = su->tokens[(size_t)e * (size_t)su->T + (size_t)i];
+    char bytes[256];
+    int nb = d->token_bytes ? d->token_bytes(d, id, bytes, sizeof bytes) : -1;
+    if (nb < 0 && id != d->bos) {
+        snprintf(out, cap, "#%d", id);
+        return;
+    }
+    token_label((const unsigned char *)bytes, nb < 0 ? 0 : nb, id == d->bos, mode, max_chars, out, cap);
+}
+
+/* ---------- images ---------- */
+
+typedef struct {
+    unsigned char *buf;
+    size_t len;
+    int failed;
+    ae_error err;
+} encoded;
+
+/* Encodes canvas c (freed here) into e; a NULL canvas keeps e's error. */
+static void encode(canvas *c, encoded *e) {
+    if (!c) {
+        e->failed = 1;
+        return;
+    }
+    if (canvas_encode_png(c, &e->buf, &e->len, &e->err)) e->failed = 1;
+    canvas_free(c);
+}
+
+static int write_encoded(const char *out_dir, const char *rel, encoded *e, ae_error *err) {
+    char path[AE_PATH_MAX];
+    int rc = 0;
+    if (e->failed) rc = ae_fail(err, "%s/%s: %s", out_dir, rel, e->err.msg);
+    else if (join_path(path, sizeof path, out_dir, rel, err) || write_file_atomic(path, e->buf, e->len, err)) rc = -1;
+    free(e->buf);
+    e->buf = NULL;
+    return rc;
+}
+
+static void score_text(const report_data *d, int cls, int l, int h, char *out, size_t cap) {
+    const report_score *sc = score_at(d, d->scores, cls, l, h);
+    if (!sc) {
+        snprintf(out, cap, "no score in the catalog for this class");
+        return;
+    }
+    char a[32], b[32], c[32];
+    fmt_num(sc->score, "%.3f", a, sizeof a);
+    fmt_num(sc->baseline, "%.3f", b, sizeof b);
+    fmt_num(sc->ablation, "%+.3f", c, sizeof c);
+    snprintf(out, cap, "score %s (baseline %s, \xCE\x94loss %s) \xC2\xB7 %s", a, b, c,
+             sc->label ? "LABELLED" : "not labelled");
+}
+
+/* Heatmaps of every head for every suite and shown example, plus each suite's thumbnail grid. */
+static int write_maps(const report_data *d, const char *out_dir, ae_error *err) {
+    int L = d->n_layer, H = d->n_head, LH = L * H;
+    uint64_t total = 0;
+    for (int s = 0; s < d->n_suites; s++) total += (uint64_t)d->suites[s].n_examples * (uint64_t)LH;
+    ae_progress prog;
+    ae_progress_begin(&prog, "render", total);
+    encoded *enc = calloc((size_t)LH, sizeof *enc);
+    if (!enc) return ae_fail(err, "%s: out of memory", out_dir);
+    int rc = 0;
+    for (int l = 0; l < L && !rc; l++)
+        for (int h = 0; h < H && !rc; h++) {
+            char dir[AE_PATH_MAX];
+            snprintf(dir, sizeof dir, "%s/maps/L%d_H%d", out_dir, l, h);
+            rc = report_mkdirs(dir, err);
+        }
+    for (int s = 0; s < d->n_suites && !rc; s++) {
+        const report_suite *su = &d->suites[s];
+        int T = su->T, cls = class_of_suite(d, s);
+        size_t n_maps;
+        if (ae_mul((size_t)LH, (size_t)T, &n_maps) || ae_mul(n_maps, (size_t)T, &n_maps) ||
+            ae_mul(n_maps, sizeof(float), &n_maps)) {
+            rc = ae_fail(err, "%s: suite %s: maps too large (T = %d)", d->dump_path, su->name, T);
+            break;
+        }
+        float *maps = malloc(n_maps);
+        char **labels = calloc((size_t)T, sizeof *labels);
+        char *label_mem = malloc((size_t)T * 64);
+        if (!maps || !labels || !label_mem) {
+            free(maps);
+            free(labels);
+            free(label_mem);
+            rc = ae_fail(err, "%s: out of memory for suite %s", out_dir, su->name);
+            break;
+        }
+        for (int e = 0; e < su->n_examples && !rc; e++) {
+            if (ae_interrupted) {
+                rc = ae_fail(err, "%s: interrupted", out_dir);
+                break;
+            }
+            if (d->read_maps(d, s, e, maps, err)) {
+                rc = -1;
+                break;
+            }
+            int n = su->n_tokens[e];
+            for (int i = 0; i < n; i++) {
+                labels[i] = label_mem + (size_t)i * 64;
+                label_of(d, su, e, i, LABEL_ASCII, LABEL_MAX_CHARS, labels[i], 64);
+            }
+            size_t TT = (size_t)T * (size_t)T;
+#pragma omp parallel for schedule(dynamic, 1)
+            for (int i = 0; i < LH; i++) {
+                int l = i / H, h = i % H;
+                char title[256], sub[512], st[256];
+                snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %.64s \xC2\xB7 example %d (%d tokens)", l, h, su->name, e, n);
+                score_text(d, cls, l, h, st, sizeof st);
+                snprintf(sub, sizeof sub, "%.80s \xC2\xB7 class %.64s: %s", d->model, su->name, st);
+                heatmap_spec hs = {maps + (size_t)i * TT, T, n, (const char *const *)labels,
+                                   su->target + (size_t)e * TT, title, sub};
+                encode(draw_heatmap(&hs, &enc[i].err), &enc[i]);
+            }
+            for (int i = 0; i < LH; i++) {
+                char rel[512];
+                map_name(d, i / H, i % H, s, e, rel, sizeof rel);
+                if (!rc && write_encoded(out_dir, rel, &enc[i], err)) rc = -1;
+                free(enc[i].buf);
+                memset(&enc[i], 0, sizeof enc[i]);
+            }
+            ae_progress_add(&prog, (uint64_t)LH);
+            if (e == 0 && !rc) {
+                char title[256], sub[512], rel[512];
+                snprintf(title, sizeof title, "all heads \xC2\xB7 %.64s \xC2\xB7 example 0 (%d tokens)", su->name, n);
+                snprintf(sub, sizeof sub, "%.120s", d->model);
+                thumbs_spec ts = {L, H, maps, T, n, title, sub};
+                encoded te = {0};
+                encode(draw_thumbs(&ts, &te.err), &te);
+                overview_name("thumbs", 's', s, su->name, rel, sizeof rel);
+                if (write_encoded(out_dir, rel, &te, err)) rc = -1;
+            }
+        }
+        free(maps);
+        free(labels);
+        free(label_mem);
+    }
+    free(enc);
+    ae_progress_end(&prog);
+    return rc;
+}
+
+static int write_overviews(const report_data *d, const char *out_dir, ae_error *err) {
+    int L = d->n_layer, H = d->n_head;
+    size_t LH = (size_t)L * (size_t)H;
+    double *v = malloc(LH * sizeof *v);
+    unsigned char *lab = malloc(LH);
+    if (!v || !lab) {
+        free(v);
+        free(lab);
+        return ae_fail(err, "%s: out of memory", out_dir);
+    }
+    int rc = 0;
+    for (int c = 0; c < d->n_classes && d->scores && !rc; c++) {
+        for (int l = 0; l < L; l++)
+            for (int h = 0; h < H; h++) {
+                const report_score *sc = score_at(d, d->scores, c, l, h);
+                v[l * H + h] = sc->score;
+                lab[l * H + h] = (unsigned char)(sc->label != 0);
+            }
+        char title[256], sub[512], rel[512];
+        snprintf(title, sizeof title, "class %.64s \xC2\xB7 score of every head", d->classes[c]);
+        snprintf(sub, sizeof sub, "%.120s \xC2\xB7 sha256 %.12s", d->model, d->sha256);
+        score_grid_spec gs = {L, H, v, lab, title, sub};
+        encoded e = {0};
+        encode(draw_score_grid(&gs, &e.err), &e);
+        overview_name("scores", 'c', c, d->classes[c], rel, sizeof rel);
+        if (write_encoded(out_dir, rel, &e, err)) rc = -1;
+    }
+    /* Score against step: the heads labelled (at any step) for each class, at most
+     * STEP_PLOT_MAX_SERIES of them (the highest best score first). */
+    for (int c = 0; c < d->n_classes && d->n_steps >= 2 && !rc; c++) {
+        int idx[STEP_PLOT_MAX_SERIES], n_ser = 0, n_lab = 0;
+        double best[STEP_PLOT_MAX_SERIES];
+        for (int l = 0; l < L; l++)
+            for (int h = 0; h < H; h++) {
+                int any = 0;
+                double mx = -1;
+                for (int t = 0; t < d->n_steps; t++) {
+                    const report_score *sc = score_at(d, d->step_scores + (size_t)t * (size_t)d->n_classes * LH, c, l, h);
+                    any |= sc->label;
+                    if (sc->score == sc->score && sc->score > mx) mx = sc->score;
+                }
+                if (!any) continue;
+                n_lab++;
+                /* insertion into the top list, ordered by best score, then (l, h) */
+                int pos = n_ser;
+                while (pos > 0 && best[pos - 1] < mx) pos--;
+                if (pos >= STEP_PLOT_MAX_SERIES) continue;
+                int last = n_ser < STEP_PLOT_MAX_SERIES ? n_ser : STEP_PLOT_MAX_SERIES - 1;
+                for (int j = last; j > pos; j--) {
+                    idx[j] = idx[j - 1];
+                    best[j] = best[j - 1];
+                }
+                idx[pos] = l * H + h;
+                best[pos] = mx;
+                if (n_ser < STEP_PLOT_MAX_SERIES) n_ser++;
+            }
+        if (n_ser == 0) continue;
+        double *vals = malloc((size_t)n_ser * (size_t)d->n_steps * sizeof *vals);
+        char names[STEP_PLOT_MAX_SERIES][32];
+        const char *np[STEP_PLOT_MAX_SERIES];
+        if (!vals) {
+            rc = ae_fail(err, "%s: out of memory", out_dir);
+            break;
+        }
+        for (int si = 0; si < n_ser; si++) {
+            int l = idx[si] / H, h = idx[si] % H;
+            snprintf(names[si], sizeof names[si], "L%d H%d", l, h);
+            np[si] = names[si];
+            for (int t = 0; t < d->n_steps; t++)
+                vals[si * d->n_steps + t] = score_at(d, d->step_scores + (size_t)t * (size_t)d->n_classes * LH, c, l, h)->score;
+        }
+        char title[256], sub[512], rel[512];
+        snprintf(title, sizeof title, "class %.64s \xC2\xB7 score against training step", d->classes[c]);
+        snprintf(sub, sizeof sub, "run %.100s \xC2\xB7 %d checkpoints \xC2\xB7 %d labelled heads%s", d->run_name, d->n_steps,
+                 n_lab, n_lab > n_ser ? " (top 10 shown)" : "");
+        step_plot_spec sp = {n_ser, d->n_steps, d->steps, vals, np, title, sub, "score"};
+        encoded e = {0};
+        encode(draw_step_plot(&sp, &e.err), &e);
+        free(vals);
+        overview_name("steps", 'c', c, d->classes[c], rel, sizeof rel);
+        if (write_encoded(out_dir, rel, &e, err)) rc = -1;
+    }
+    free(v);
+    free(lab);
+    return rc;
+}
+
+/* ---------- HTML ---------- */
+
+static const char *CSS =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:1.2em 2em;color:#18181c;background:#fff}"
+    "h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin:1.4em 0 .4em;border-bottom:1px solid #ddd}"
+    "code,.tok{font-family:'DejaVu Sans Mono',monospace}"
+    "table{border-collapse:collapse;font-size:13px}th,td{padding:2px 7px;border-bottom:1px solid #e4e4e8;text-align:right}"
+    "th{background:#f2f2f5;position:sticky;top:0}th[data-col]{cursor:pointer;user-select:none}"
+    "th[data-col]:hover{background:#e2e2ea}th.asc::after{content:' \\25B2'}th.desc::after{content:' \\25BC'}"
+    "td.l{text-align:left}td.lab{font-weight:bold;background:#e6fbff}"
+    ".meta td,.meta th{text-align:left}.note{color:#8a5a00}"
+    "img{max-width:100%;height:auto;border:1px solid #ddd}figure{margin:.6em 0 1.4em}"
+    ".toks{font-size:12px;line-height:1.9;max-width:100em}.tok{background:#f1f1f4;border:1px solid #dcdce2;"
+    "border-radius:3px;padding:0 2px;margin:0 1px;white-space:pre}.tok i{color:#888;font-style:normal;font-size:10px}"
+    ".gallery img{margin:0 .6em .6em 0;vertical-align:top}nav a{margin-right:1em}";
+
+static void html_head(sbuf *b, const char *title) {
+    sbuf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    /* Offline by construction: nothing but this folder's images, inline style and inline script. */
+    sbuf_puts(b, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src 'self' file:; "
+                 "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>");
+    sbuf_html(b, title);
+    sbuf_printf(b, "</title>\n<style>%s</style>\n</head>\n<body>\n", CSS);
+}
+
+static int write_html(const char *out_dir, const char *rel, sbuf *b, ae_error *err) {
+    char path[AE_PATH_MAX];
+    if (sbuf_failed(b)) return ae_fail(err, "%s/%s: out of memory building the page", out_dir, rel);
+    if (join_path(path, sizeof path, out_dir, rel, err)) return -1;
+    return write_file_atomic(path, b->s, b->len, err);
+}
+
+/* One table cell with a number for sorting (data-v) and its text; NaN sorts last. */
+static void num_cell(sbuf *b, double v, const char *fmt, int labelled) {
+    char t[32];
+    fmt_num(v, fmt, t, sizeof t);
+    if (v == v) sbuf_printf(b, "<td%s data-v=\"%.9g\">%s</td>", labelled ? " class=\"lab\"" : "", v, t);
+    else sbuf_printf(b, "<td data-v=\"\">%s</td>", t);
+}
+
+static const char *SORT_JS =
+    "<script>\n"
+    "(function(){\n"
+    "var table=document.getElementById('heads'),body=table.tBodies[0];\n"
+    "function key(tr,col){var td=tr.cells[col],v=td.getAttribute('data-v');"
+    "return v===null?td.textContent:(v===''?null:parseFloat(v));}\n"
+    "function sortBy(th){var col=+th.getAttribute('data-col');"
+    "var desc=th.classList.contains('desc')?false:(th.classList.contains('asc')?true:th.hasAttribute('data-num'));"
+    "table.querySelectorAll('th[data-col]').forEach(function(t){t.classList.remove('asc','desc');});"
+    "th.classList.add(desc?'desc':'asc');"
+    "var rows=Array.prototype.slice.call(body.rows);"
+    "rows.sort(function(a,b){var x=key(a,col),y=key(b,col);"
+    "if(x===null&&y===null)return a.getAttribute('data-i')-b.getAttribute('data-i');"
+    "if(x===null)return 1;if(y===null)return -1;"
+    "var c=(typeof x==='number')?x-y:String(x).localeCompare(String(y));if(desc)c=-c;"
+    "return c!==0?c:a.getAttribute('data-i')-b.getAttribute('data-i');});"
+    "rows.forEach(function(r){body.appendChild(r);});}\n"
+    "table.querySelectorAll('th[data-col]').forEach(function(th){th.addEventListener('click',function(){sortBy(th);});});\n"
+    "var sel=document.getElementById('filter'),count=document.getElementById('count');\n"
+    "function filter(){var v=sel.value,n=0;Array.prototype.forEach.call(body.rows,function(r){"
+    "var c=r.getAttribute('data-classes');"
+    "var show=v===''||(v==='any'?c.trim()!=='':c.indexOf(' '+v+' ')>=0);"
+    "r.style.display=show?'':'none';if(show)n++;});count.textContent=n+' of '+body.rows.length+' heads shown';}\n"
+    "sel.addEventListener('change',filter);filter();\n"
+    "})();\n"
+    "</script>\n";
+
+static int write_index(const report_data *d, const char *out_dir, ae_error *err) {
+    int L = d->n_layer, H = d->n_head;
+    sbuf b;
+    sbuf_init(&b);
+    char title[512];
+    snprintf(title, sizeof title, "andrea \xC2\xB7 %s", d->model);
+    html_head(&b, title);
+    sbuf_puts(&b, "<h1>andrea report: ");
+    sbuf_html(&b, d->model);
+    sbuf_puts(&b, "</h1>\n<table class=\"meta\">\n<tr><th>checkpoint</th><td><code>");
+    sbuf_html(&b, d->ckpt_path);
+    sbuf_puts(&b, "</code></td></tr>\n<tr><th>sha256</th><td><code>");
+    sbuf_html(&b, d->sha256);
+    sbuf_printf(&b, "</code></td></tr>\n<tr><th>shape</th><td>%d layers \xC3\x97 %d heads, d_model %d, vocab %d</td></tr>\n", L,
+                H, d->d_model, d->vocab_size);
+    sbuf_puts(&b, "<tr><th>dump</th><td><code>");
+    sbuf_html(&b, d->dump_path);
+    sbuf_puts(&b, "</code> (maps ");
+    sbuf_html(&b, d->maps_dtype);
+    sbuf_puts(&b, ")</td></tr>\n<tr><th>catalog</th><td><code>");
+    sbuf_html(&b, d->db_path);
+    sbuf_puts(&b, "</code></td></tr>\n<tr><th>suites</th><td>");
+    for (int s = 0; s < d->n_suites; s++) {
+        if (s) sbuf_puts(&b, ", ");
+        sbuf_html(&b, d->suites[s].name);
+        sbuf_printf(&b, " (%d items, T=%d)", d->suites[s].n_seq, d->suites[s].T);
+    }
+    sbuf_puts(&b, "</td></tr>\n</table>\n");
+    if (d->note[0]) {
+        sbuf_puts(&b, "<p class=\"note\">");
+        sbuf_html(&b, d->note);
+        sbuf_puts(&b, "</p>\n");
+    }
+    if (!d->scores) sbuf_puts(&b, "<p class=\"note\">The catalog holds no scores for this checkpoint.</p>\n");
+
+    sbuf_puts(&b, "<h2>Heads</h2>\n<p>Click a column header to sort; score = mean attention on the probe targets, "
+                  "base = the same under uniform causal attention, \xCE\x94loss = rise of the suite's next-token "
+                  "loss when the head is ablated. Highlighted: labelled.</p>\n"
+                  "<p><label>Show: <select id=\"filter\"><option value=\"\">all heads</option>"
+                  "<option value=\"any\">heads with any label</option>");
+    for (int c = 0; c < d->n_classes; c++) {
+        sbuf_printf(&b, "<option value=\"%d\">labelled ", c);
+        sbuf_html(&b, d->classes[c]);
+        sbuf_puts(&b, "</option>");
+    }
+    sbuf_puts(&b, "</select></label> <span id=\"count\"></span></p>\n");
+    sbuf_puts(&b, "<table id=\"heads\">\n<thead>\n<tr><th colspan=\"3\"></th>");
+    for (int c = 0; c < d->n_classes; c++) {
+        sbuf_puts(&b, "<th colspan=\"3\" style=\"text-align:center\">");
+        sbuf_html(&b, d->classes[c]);
+        sbuf_puts(&b, "</th>");
+    }
+    sbuf_puts(&b, "</tr>\n<tr><th data-col=\"0\" data-num>layer</th><th data-col=\"1\" data-num>head</th>"
+                  "<th data-col=\"2\">labels</th>");
+    for (int c = 0; c < d->n_classes; c++)
+        sbuf_printf(&b, "<th data-col=\"%d\" data-num class=\"score\">score</th><th data-col=\"%d\" data-num>base</th>"
+                    "<th data-col=\"%d\" data-num>\xCE\x94loss</th>",
+                    3 + 3 * c, 4 + 3 * c, 5 + 3 * c);
+    sbuf_puts(&b, "</tr>\n</thead>\n<tbody>\n");
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            sbuf_printf(&b, "<tr data-i=\"%d\" data-classes=\" ", l * H + h);
+            for (int c = 0; c < d->n_classes; c++) {
+                const report_score *sc = score_at(d, d->scores, c, l, h);
+                if (sc && sc->label) sbuf_printf(&b, "%d ", c);
+            }
+            sbuf_printf(&b, "\"><td data-v=\"%d\">%d</td><td data-v=\"%d\"><a href=\"heads/L%d_H%d.html\">H%d</a></td><td class=\"l\">",
+                        l, l, h, l, h, h);
+            int first = 1;
+            for (int c = 0; c < d->n_classes; c++) {
+                const report_score *sc = score_at(d, d->scores, c, l, h);
+                if (!sc || !sc->label) continue;
+                if (!first) sbuf_puts(&b, ", ");
+                sbuf_html(&b, d->classes[c]);
+                first = 0;
+            }
+            sbuf_puts(&b, "</td>");
+            for (int c = 0; c < d->n_classes; c++) {
+                const report_score *sc = score_at(d, d->scores, c, l, h);
+                num_cell(&b, sc ? sc->score : NAN, "%.3f", sc && sc->label);
+                num_cell(&b, sc ? sc->baseline : NAN, "%.3f", 0);
+                num_cell(&b, sc ? sc->ablation : NAN, "%+.3f", 0);
+            }
+            sbuf_puts(&b, "</tr>\n");
+        }
+    sbuf_puts(&b, "</tbody>\n</table>\n");
+
+    char rel[512];
+    if (d->scores && d->n_classes) {
+        sbuf_puts(&b, "<h2>Scores per class</h2>\n<div class=\"gallery\">\n");
+        for (int c = 0; c < d->n_classes; c++) {
+            overview_name("scores", 'c', c, d->classes[c], rel, sizeof rel);
+            sbuf_puts(&b, "<img src=\"");
+            sbuf_html(&b, rel);
+            sbuf_puts(&b, "\" alt=\"scores of class ");
+            sbuf_html(&b, d->classes[c]);
+            sbuf_puts(&b, "\">\n");
+        }
+        sbuf_puts(&b, "</div>\n");
+    }
+    if (d->n_steps >= 2 && d->step_scores) {
+        sbuf_puts(&b, "<h2>Scores against training step</h2>\n<p>Run <code>");
+        sbuf_html(&b, d->run_name);
+        sbuf_printf(&b, "</code>: %d checkpoints.</p>\n<div class=\"gallery\">\n", d->n_steps);
+        for (int c = 0; c < d->n_classes; c++) {
+            overview_name("steps", 'c', c, d->classes[c], rel, sizeof rel);
+            char path[AE_PATH_MAX];
+            struct stat st;
+            /* a class with no labelled head at any step has no plot */
+            if (join_path(path, sizeof path, out_dir, rel, err) || stat(path, &st) != 0) continue;
+            sbuf_puts(&b, "<img src=\"");
+            sbuf_html(&b, rel);
+            sbuf_puts(&b, "\" alt=\"score against step, class ");
+            sbuf_html(&b, d->classes[c]);
+            sbuf_puts(&b, "\">\n");
+        }
+        sbuf_puts(&b, "</div>\n");
+    }
+    sbuf_puts(&b, "<h2>All heads, first example of each suite</h2>\n<div class=\"gallery\">\n");
+    for (int s = 0; s < d->n_suites; s++) {
+        if (d->suites[s].n_examples < 1) continue;
+        overview_name("thumbs", 's', s, d->suites[s].name, rel, sizeof rel);
+        sbuf_puts(&b, "<img src=\"");
+        sbuf_html(&b, rel);
+        sbuf_puts(&b, "\" alt=\"all heads, suite ");
+        sbuf_html(&b, d->suites[s].name);
+        sbuf_puts(&b, "\">\n");
+    }
+    sbuf_puts(&b, "</div>\n<p><small>Made by andrea " ANDREA_VERSION ". Static and offline: open this file in any browser.</small></p>\n");
+    sbuf_puts(&b, SORT_JS);
+    sbuf_puts(&b, "</body>\n</html>\n");
+    int rc = write_html(out_dir, "index.html", &b, err);
+    sbuf_free(&b);
+    return rc;
+}
+
+static int write_head_page(const report_data *d, const char *out_dir, int l, int h, ae_error *err) {
+    int L = d->n_layer, H = d->n_head;
+    sbuf b;
+    sbuf_init(&b);
+    char title[512];
+    snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %s", l, h, d->model);
+    html_head(&b, title);
+    sbuf_puts(&b, "<nav><a href=\"../index.html\">\xE2\x86\x90 all heads</a>");
+    int prev = l * H + h - 1, next = l * H + h + 1;
+    if (prev >= 0) sbuf_printf(&b, "<a href=\"L%d_H%d.html\">previous: L%d H%d</a>", prev / H, prev % H, prev / H, prev % H);
+    if (next < L * H) sbuf_printf(&b, "<a href=\"L%d_H%d.html\">next: L%d H%d</a>", next / H, next % H, next / H, next % H);
+    sbuf_printf(&b, "</nav>\n<h1>Layer %d, head %d</h1>\n<p>", l, h);
+    sbuf_html(&b, d->model);
+    sbuf_puts(&b, " \xC2\xB7 <code>");
+    sbuf_html(&b, d->ckpt_path);
+    sbuf_puts(&b, "</code></p>\n<table>\n<tr><th class=\"l\">class</th><th>score</th><th>baseline</th><th>control</th>"
+                  "<th>\xCE\x94loss (ablation)</th><th>labelled</th></tr>\n");
+    for (int c = 0; c < d->n_classes; c++) {
+        const report_score *sc = score_at(d, d->scores, c, l, h);
+        sbuf_puts(&b, "<tr><td class=\"l\">");
+        sbuf_html(&b, d->classes[c]);
+        sbuf_puts(&b, "</td>");
+        num_cell(&b, sc ? sc->score : NAN, "%.3f", sc && sc->label);
+        num_cell(&b, sc ? sc->baseline : NAN, "%.3f", 0);
+        num_cell(&b, sc ? sc->control : NAN, "%.3f", 0);
+        num_cell(&b, sc ? sc->ablation : NAN, "%+.3f", 0);
+        sbuf_printf(&b, "<td>%s</td></tr>\n", sc && sc->label ? "yes" : "");
+    }
+    sbuf_puts(&b, "</table>\n");
+    for (int s = 0; s < d->n_suites; s++) {
+        const report_suite *su = &d->suites[s];
+        sbuf_puts(&b, "<h2>");
+        sbuf_html(&b, su->name);
+        sbuf_printf(&b, "</h2>\n<p>%d of %d examples shown.</p>\n", su->n_examples, su->n_seq);
+        for (int e = 0; e < su->n_examples; e++) {
+            char rel[512];
+            map_name(d, l, h, s, e, rel, sizeof rel);
+            sbuf_puts(&b, "<figure><img src=\"../");
+            sbuf_html(&b, rel);
+            sbuf_printf(&b, "\" alt=\"L%d H%d, suite ", l, h);
+            sbuf_html(&b, su->name);
+            sbuf_printf(&b, ", example %d\"><figcaption class=\"toks\">example %d, %d tokens: ", e, e, su->n_tokens[e]);
+            for (int i = 0; i < su->n_tokens[e]; i++) {
+                char lab[256];
+                label_of(d, su, e, i, LABEL_UTF8, 40, lab, sizeof lab);
+                sbuf_printf(&b, "<span class=\"tok\"><i>%d</i>", i);
+                sbuf_html(&b, lab);
+                sbuf_puts(&b, "</span>");
+            }
+            sbuf_puts(&b, "</figcaption></figure>\n");
+        }
+    }
+    sbuf_puts(&b, "</body>\n</html>\n");
+    char rel[64];
+    snprintf(rel, sizeof rel, "heads/L%d_H%d.html", l, h);
+    int rc = write_html(out_dir, rel, &b, err);
+    sbuf_free(&b);
+    return rc;
+}
+
+int report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
+    (void)opt;
+    char dir[AE_PATH_MAX];
+    if (report_mkdirs(out_dir, err)) return -1;
+    if (join_path(dir, sizeof dir, out_dir, "heads", err) || report_mkdirs(dir, err)) return -1;
+    if (join_path(dir, sizeof dir, out_dir, "overview", err) || report_mkdirs(dir, err)) return -1;
+    if (write_maps(d, out_dir, err)) return -1;
+    if (write_overviews(d, out_dir, err)) return -1;
+    for (int l = 0; l < d->n_layer; l++)
+        for (int h = 0; h < d->n_head; h++)
+            if (write_head_page(d, out_dir, l, h, err)) return -1;
+    /* index last: its presence means the report is complete */
+    return write_index(d, out_dir, err);
+}
+
+int report_default_examples(void) { return DEFAULT_EXAMPLES; }

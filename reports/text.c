@@ -1,0 +1,169 @@
+/* text.c — growable strings, HTML escaping, token labels (see text.h). */
+#include "text.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/checked_size.h"
+
+void sbuf_init(sbuf *b) { memset(b, 0, sizeof *b); }
+
+void sbuf_free(sbuf *b) {
+    free(b->s);
+    sbuf_init(b);
+}
+
+int sbuf_failed(const sbuf *b) { return b->failed; }
+
+static int sbuf_reserve(sbuf *b, size_t extra) {
+    size_t need;
+    if (b->failed) return -1;
+    if (ae_add(b->len, extra, &need) || ae_add(need, 1, &need)) {
+        b->failed = 1;
+        return -1;
+    }
+    if (need <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < need) {
+        if (ae_mul(cap, 2, &cap)) {
+            b->failed = 1;
+            return -1;
+        }
+    }
+    char *s = realloc(b->s, cap);
+    if (!s) {
+        b->failed = 1;
+        return -1;
+    }
+    b->s = s;
+    b->cap = cap;
+    return 0;
+}
+
+void sbuf_add(sbuf *b, const char *s, size_t n) {
+    if (sbuf_reserve(b, n)) return;
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = 0;
+}
+
+void sbuf_puts(sbuf *b, const char *s) { sbuf_add(b, s, strlen(s)); }
+
+void sbuf_printf(sbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = 1;
+        return;
+    }
+    if (sbuf_reserve(b, (size_t)n)) return;
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void sbuf_html(sbuf *b, const char *s) {
+    const char *run = s;
+    for (; *s; s++) {
+        const char *rep = NULL;
+        switch (*s) {
+        case '&': rep = "&amp;"; break;
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '"': rep = "&quot;"; break;
+        case '\'': rep = "&#39;"; break;
+        default: break;
+        }
+        if (rep) {
+            sbuf_add(b, run, (size_t)(s - run));
+            sbuf_puts(b, rep);
+            run = s + 1;
+        }
+    }
+    sbuf_add(b, run, (size_t)(s - run));
+}
+
+/* Length of a well-formed UTF-8 sequence at p (at most n bytes) encoding a printable code point
+ * (not C1 controls, not surrogates, not overlong), or 0. */
+static int utf8_seq(const unsigned char *p, int n) {
+    int len;
+    unsigned cp;
+    if (p[0] >= 0xC2 && p[0] <= 0xDF) {
+        len = 2;
+        cp = p[0] & 0x1Fu;
+    } else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
+        len = 3;
+        cp = p[0] & 0x0Fu;
+    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
+        len = 4;
+        cp = p[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    if (len > n) return 0;
+    for (int i = 1; i < len; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (p[i] & 0x3Fu);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
+    if ((cp >= 0xD800 && cp <= 0xDFFF) || (cp >= 0x80 && cp < 0xA0)) return 0;
+    return len;
+}
+
+char *token_label(const unsigned char *bytes, int n, int is_bos, label_mode mode, int max_chars, char *out,
+                  size_t cap) {
+    if (cap == 0) return out;
+    out[0] = 0;
+    if (is_bos) {
+        snprintf(out, cap, "<bos>");
+        return out;
+    }
+    size_t len = 0;
+    int chars = 0;
+    for (int i = 0; i < n; i++) {
+        char piece[8];
+        int plen;
+        unsigned char c = bytes[i];
+        int u = 0;
+        if (c == ' ') plen = snprintf(piece, sizeof piece, "\xC2\xB7");
+        else if (c == '\n') plen = snprintf(piece, sizeof piece, "\xE2\x8F\x8E");
+        else if (c == '\t') plen = snprintf(piece, sizeof piece, "\xE2\x86\x92");
+        else if (c == '\r') plen = snprintf(piece, sizeof piece, "\\r");
+        else if (c == '\\') plen = snprintf(piece, sizeof piece, "\\\\");
+        else if (c > 0x20 && c < 0x7F) plen = snprintf(piece, sizeof piece, "%c", c);
+        else if (mode == LABEL_UTF8 && c >= 0x80 && (u = utf8_seq(bytes + i, n - i)) > 0) {
+            memcpy(piece, bytes + i, (size_t)u);
+            plen = u;
+            i += u - 1;
+        } else plen = snprintf(piece, sizeof piece, "\\x%02x", c);
+        /* A visible character counts once; an escape counts as its width in characters. */
+        int pchars = (u > 0 || c == ' ' || c == '\n' || c == '\t') ? 1 : plen;
+        int more = i + 1 < n;
+        /* Keep one character of room for "…" unless this is the last piece. */
+        if ((max_chars > 0 && chars + pchars > max_chars - (more ? 1 : 0)) || len + (size_t)plen + 4 > cap) {
+            if (len + 4 <= cap) memcpy(out + len, "\xE2\x80\xA6", 3), len += 3;
+            break;
+        }
+        memcpy(out + len, piece, (size_t)plen);
+        len += (size_t)plen;
+        chars += pchars;
+    }
+    out[len] = 0;
+    return out;
+}
+
+void file_slug(const char *name, char *out, size_t cap) {
+    size_t i = 0;
+    if (cap == 0) return;
+    for (; name[i] && i + 1 < cap && i < 48; i++) {
+        char c = name[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        out[i] = ok ? c : '_';
+    }
+    out[i] = 0;
+}

@@ -1,0 +1,48 @@
+/* text.h — strings for the report: a growable buffer, HTML escaping and token labels.
+ *
+ * Job: every piece of text that reaches HTML goes through sbuf_html (escapes & < > " ' so it is
+ * safe in element content and in quoted attribute values); every token shown goes through
+ * token_label, which makes invisible and non-text bytes visible and unambiguous.
+ * Invariants: an sbuf that ran out of memory (or overflowed) stays failed, and its text is not
+ * used (sbuf_failed is checked before writing a file); token_label output is always
+ * NUL-terminated UTF-8 that fits cap.
+ */
+#ifndef ANDREA_REPORT_TEXT_H
+#define ANDREA_REPORT_TEXT_H
+
+#include <stddef.h>
+
+typedef struct {
+    char *s;
+    size_t len, cap;
+    int failed;
+} sbuf;
+
+void sbuf_init(sbuf *b);
+void sbuf_free(sbuf *b);
+void sbuf_add(sbuf *b, const char *s, size_t n);
+void sbuf_puts(sbuf *b, const char *s);
+void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends s with & < > " ' replaced by character references. */
+void sbuf_html(sbuf *b, const char *s);
+int sbuf_failed(const sbuf *b);
+
+typedef enum {
+    LABEL_ASCII = 0, /* PNG labels: only printable ASCII, every other byte as \xNN */
+    LABEL_UTF8 = 1,  /* HTML: well-formed printable UTF-8 sequences are kept */
+} label_mode;
+
+/* A visible label for a token's bytes:
+ *   space -> "·", newline -> "⏎", tab -> "→", backslash -> "\\", carriage return -> "\r",
+ *   other control or (in LABEL_ASCII) non-ASCII bytes -> "\xNN";
+ * BOS (is_bos) -> "<bos>". Because a literal "·" or "⏎" in the text is non-ASCII (escaped as
+ * \xNN in LABEL_ASCII), each label reads back unambiguously. At most max_chars characters are
+ * kept; a longer label ends in "…". Returns out. */
+char *token_label(const unsigned char *bytes, int n, int is_bos, label_mode mode, int max_chars, char *out,
+                  size_t cap);
+
+/* Copies name into out keeping [A-Za-z0-9_-] and turning everything else into '_' (for file
+ * names made from suite names, which come from user probe files). */
+void file_slug(const char *name, char *out, size_t cap);
+
+#endif
