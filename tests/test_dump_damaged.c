@@ -1,0 +1,246 @@
+/* test_dump_damaged.c — the dump reader refuses files that are not andrea dumps or are damaged,
+ * with "FILE: problem", and never crashes. Each test spoils one copy of a good dump. */
+#include <hdf5.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../engine/dump.h"
+#include "../engine/dump_write.h"
+#include "../engine/model_random.h"
+#include "check.h"
+
+static char good[4096];
+
+static int make_good_dump(void) {
+    ae_error err;
+    andrea_model m;
+    andrea_config c = {0};
+    c.max_seq_len = 32;
+    c.vocab_size = 257;
+    c.n_layer = 2;
+    c.n_head = 2;
+    c.d_model = 16;
+    andrea_tokenizer *tok = andrea_tokenizer_open(257, NULL, NULL, &err);
+    probe_suite *s = NULL;
+    int n = 0, rc = -1;
+    probe_options po = {4, 16, 0};
+    snprintf(good, sizeof good, "%s/good.h5", check_tmpdir());
+    if (tok && andrea_model_init_random(&m, &c, 3, &err) == 0) {
+        andrea_dump_options o;
+        andrea_dump_options_init(&o);
+        o.out_path = good;
+        o.device = ANDREA_DEVICE_CPU;
+        if (probe_suites_builtin_list("prev_token,entity", tok, 257, 32, &po, &s, &n, &err) == 0)
+            rc = andrea_dump_write(&m, s, n, &o, &err);
+        andrea_model_free(&m);
+    }
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    probe_suites_free(s, n);
+    andrea_tokenizer_free(tok);
+    return rc;
+}
+
+/* Copies the good dump to NAME (first `bytes` bytes; 0 = all) and returns the copy's path. */
+static const char *copy_good(const char *name, long bytes) {
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", check_tmpdir(), name);
+    FILE *in = fopen(good, "rb"), *out = fopen(path, "wb");
+    char buf[65536];
+    size_t got;
+    long left = bytes ? bytes : -1;
+    while ((got = fread(buf, 1, sizeof buf, in)) > 0) {
+        if (left >= 0 && (long)got > left) got = (size_t)left;
+        fwrite(buf, 1, got, out);
+        if (left >= 0 && (left -= (long)got) == 0) break;
+    }
+    fclose(in);
+    fclose(out);
+    return path;
+}
+
+static long file_size(const char *p) {
+    FILE *f = fopen(p, "rb");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+/* Opening must fail with path + problem in the message. */
+static void expect_open_refused(const char *path, const char *problem) {
+    ae_error err = {{0}};
+    andrea_dump *d = andrea_dump_open(path, &err);
+    CHECK_MSG(d == NULL, "%s opened", path);
+    andrea_dump_close(d);
+    CHECK_MSG(strstr(err.msg, path) == err.msg, "message '%s' does not start with the path", err.msg);
+    CHECK_MSG(strstr(err.msg, problem) != NULL, "message '%s' lacks '%s'", err.msg, problem);
+}
+
+/* Opening works but reading the items back must fail with problem. */
+static void expect_items_refused(const char *path, int suite, const char *problem) {
+    ae_error err = {{0}};
+    andrea_dump *d = andrea_dump_open(path, &err);
+    CHECK_MSG(d != NULL, "%s", err.msg);
+    if (!d) return;
+    probe_suite s;
+    CHECK(andrea_dump_read_items(d, suite, &s, &err) == -1);
+    CHECK_MSG(strstr(err.msg, problem) != NULL, "message '%s' lacks '%s'", err.msg, problem);
+    CHECK(s.items == NULL);
+    andrea_dump_close(d);
+}
+
+/* Writes an int32 dataset element [i] or [i, j] of an existing dataset. */
+static void poke_int(const char *path, const char *ds, hsize_t i, hsize_t j, int rank, int value) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, ds, H5P_DEFAULT);
+    hid_t fs = H5Dget_space(d);
+    hsize_t start[2] = {i, j}, one[2] = {1, 1};
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, one, NULL);
+    hid_t ms = H5Screate_simple(rank, one, NULL);
+    CHECK(H5Dwrite(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, &value) >= 0);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Fclose(f);
+}
+
+static void replace_dataset(const char *path, const char *ds, hid_t type, int rank, const hsize_t *dims) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    CHECK(H5Ldelete(f, ds, H5P_DEFAULT) >= 0);
+    hid_t sp = H5Screate_simple(rank, dims, NULL);
+    hid_t d = H5Dcreate2(f, ds, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(d >= 0);
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Fclose(f);
+}
+
+static void test_good_dump_opens(void) {
+    ae_error err;
+    andrea_dump *d = andrea_dump_open(good, &err);
+    CHECK_MSG(d != NULL, "%s", err.msg);
+    if (d) CHECK(andrea_dump_n_suites(d) == 2 && andrea_dump_suite(d, 1)->n_seq == 4);
+    andrea_dump_close(d);
+}
+
+static void test_missing_file_is_refused(void) { expect_open_refused("/nonexistent/dump.h5", "no such file"); }
+
+static void test_text_file_is_refused_as_not_hdf5(void) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/text.h5", check_tmpdir());
+    FILE *f = fopen(path, "wb");
+    fputs("this is not HDF5\n", f);
+    fclose(f);
+    expect_open_refused(path, "not an HDF5 file");
+}
+
+static void test_truncated_dump_is_refused(void) {
+    const char *p = copy_good("truncated.h5", file_size(good) / 2);
+    expect_open_refused(p, "damaged HDF5 file");
+}
+
+static void test_hdf5_file_that_is_not_a_dump_is_refused(void) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plain.h5", check_tmpdir());
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(f);
+    expect_open_refused(path, "not an andrea dump (attribute 'andrea_version' missing)");
+}
+
+static void test_missing_root_attribute_is_refused(void) {
+    const char *p = copy_good("noattr.h5", 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    CHECK(H5Adelete(f, "maps_dtype") >= 0);
+    H5Fclose(f);
+    expect_open_refused(p, "attribute 'maps_dtype' missing");
+}
+
+static void test_impossible_config_is_refused(void) {
+    const char *p = copy_good("badcfg.h5", 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t a = H5Aopen(f, "n_head", H5P_DEFAULT);
+    int three = 3;
+    CHECK(H5Awrite(a, H5T_NATIVE_INT, &three) >= 0);
+    H5Aclose(a);
+    H5Fclose(f);
+    expect_open_refused(p, "root config is not a valid model shape");
+}
+
+static void test_missing_dataset_is_refused(void) {
+    const char *p = copy_good("nodset.h5", 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    CHECK(H5Ldelete(f, "/entity/attention", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    expect_open_refused(p, "/entity/attention is missing");
+}
+
+static void test_missing_suite_group_is_refused(void) {
+    const char *p = copy_good("nogroup.h5", 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    CHECK(H5Ldelete(f, "/prev_token", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    expect_open_refused(p, "suite group /prev_token is missing");
+}
+
+static void test_dataset_of_the_wrong_shape_is_refused(void) {
+    const char *p = copy_good("shape.h5", 0);
+    hsize_t dims[4] = {4, 2, 2, 17};
+    replace_dataset(p, "/prev_token/head_dla", H5T_IEEE_F32LE, 4, dims);
+    expect_open_refused(p, "/prev_token/head_dla has shape [4, 2, 2, 17], expected [4, 2, 2, 16]");
+}
+
+static void test_dataset_of_the_wrong_type_is_refused(void) {
+    const char *p = copy_good("dtype.h5", 0);
+    hsize_t dims[2] = {4, 16};
+    replace_dataset(p, "/prev_token/tokens", H5T_IEEE_F64LE, 2, dims);
+    expect_open_refused(p, "/prev_token/tokens has type float of 8 bytes, expected int32");
+}
+
+static void test_length_longer_than_the_padded_length_is_refused(void) {
+    const char *p = copy_good("length.h5", 0);
+    poke_int(p, "/prev_token/lengths", 2, 0, 1, 99);
+    expect_items_refused(p, 0, "lengths[2] = 99 is outside 1..16");
+}
+
+static void test_token_outside_the_vocabulary_is_refused(void) {
+    const char *p = copy_good("token.h5", 0);
+    poke_int(p, "/prev_token/tokens", 1, 3, 2, 4000);
+    expect_items_refused(p, 0, "/prev_token/tokens[1, 3] = 4000 is outside the vocabulary 0..256");
+}
+
+static void test_target_after_its_query_is_refused(void) {
+    const char *p = copy_good("target.h5", 0);
+    poke_int(p, "/prev_token/targets", 0, 2, 2, 9); /* row 0 is (0, 1, 0): key 9 > query 1 */
+    expect_items_refused(p, 0, "/prev_token/targets row 0: (query 1, key 9)");
+}
+
+static void test_out_of_range_map_request_is_refused(void) {
+    ae_error err;
+    andrea_dump *d = andrea_dump_open(good, &err);
+    if (!d) return;
+    float map[16 * 16];
+    CHECK(andrea_dump_read_map(d, 0, 4, 0, 0, map, &err) == -1 && strstr(err.msg, "has no sequence 4"));
+    CHECK(andrea_dump_read_map(d, 0, 0, 2, 0, map, &err) == -1 && strstr(err.msg, "no head 2.0"));
+    CHECK(andrea_dump_read_map(d, 5, 0, 0, 0, map, &err) == -1 && strstr(err.msg, "no suite 5"));
+    andrea_dump_close(d);
+}
+
+int main(void) {
+    if (make_good_dump()) return check_summary("test_dump_damaged (no good dump)") | 1;
+    RUN(test_good_dump_opens);
+    RUN(test_missing_file_is_refused);
+    RUN(test_text_file_is_refused_as_not_hdf5);
+    RUN(test_truncated_dump_is_refused);
+    RUN(test_hdf5_file_that_is_not_a_dump_is_refused);
+    RUN(test_missing_root_attribute_is_refused);
+    RUN(test_impossible_config_is_refused);
+    RUN(test_missing_dataset_is_refused);
+    RUN(test_missing_suite_group_is_refused);
+    RUN(test_dataset_of_the_wrong_shape_is_refused);
+    RUN(test_dataset_of_the_wrong_type_is_refused);
+    RUN(test_length_longer_than_the_padded_length_is_refused);
+    RUN(test_token_outside_the_vocabulary_is_refused);
+    RUN(test_target_after_its_query_is_refused);
+    RUN(test_out_of_range_map_request_is_refused);
+    return check_summary("test_dump_damaged");
+}
