@@ -1,0 +1,206 @@
+#!/usr/bin/python3
+"""test_dump_h5py — `andrea dump` output read with h5py as SPEC.md section 5 says.
+
+Writes a tiny random ANDREA .bin with numpy (llm.c layout), dumps it with the CLI (fp32 and fp16),
+and checks: root attributes (sha256 of the checkpoint, config), shapes and dtypes, every attention
+row sums to 1 over its causal prefix and is 0 beyond it (and padded rows are 0), and the values
+equal an independent float64 numpy forward of the same model (attention, head_out_norm, head_dla,
+head_out). Stock tools: h5dump reads the file when installed.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import h5py
+    import numpy as np
+except ImportError as e:  # the Debian packages python3-h5py / python3-numpy
+    print(f"SKIP: {e}")
+    sys.exit(77)
+
+BIN = os.environ.get("ANDREA_BIN")
+if not BIN:
+    print("SKIP: ANDREA_BIN not set (run through ctest)")
+    sys.exit(77)
+
+FAILED = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILED.append(what)
+        print("CHECK failed:", what)
+
+
+# ---- a tiny model in the llm.c .bin layout ----
+MAXT, V, L, H, C = 48, 257, 2, 4, 32
+HD = C // H
+rng = np.random.default_rng(1234)
+
+
+def randn(*shape, scale=0.2):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+P = {
+    "wte": randn(V, C), "wpe": randn(MAXT, C),
+    "ln1w": 1 + randn(L, C, scale=0.1), "ln1b": randn(L, C, scale=0.1),
+    "qkvw": randn(L, 3 * C, C, scale=0.3), "qkvb": randn(L, 3 * C, scale=0.1),
+    "attprojw": randn(L, C, C), "attprojb": randn(L, C, scale=0.1),
+    "ln2w": 1 + randn(L, C, scale=0.1), "ln2b": randn(L, C, scale=0.1),
+    "fcw": randn(L, 4 * C, C), "fcb": randn(L, 4 * C, scale=0.1),
+    "fcprojw": randn(L, C, 4 * C), "fcprojb": randn(L, C, scale=0.1),
+    "lnfw": 1 + randn(C, scale=0.1), "lnfb": randn(C, scale=0.1),
+}
+ORDER = ["wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb", "ln2w", "ln2b",
+         "fcw", "fcb", "fcprojw", "fcprojb", "lnfw", "lnfb"]
+
+
+def write_bin(path):
+    header = np.zeros(256, dtype=np.int32)
+    header[:8] = [20240326, 3, MAXT, V, L, H, C, V]
+    with open(path, "wb") as f:
+        f.write(header.tobytes())
+        for name in ORDER:
+            f.write(P[name].astype("<f4").tobytes())
+
+
+# ---- independent float64 forward (SPEC.md section 1, forward.h's DLA definition) ----
+def layernorm(x, w, b):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * w + b
+
+
+def gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def forward(tokens):
+    """tokens: [T] -> attn [L,H,T,T], head_out [L,H,T,C], head_out_norm [L,H,T], dla [L,H,T]."""
+    p = {k: v.astype(np.float64) for k, v in P.items()}
+    T = len(tokens)
+    x = p["wte"][tokens] + p["wpe"][:T]
+    attn = np.zeros((L, H, T, T))
+    hout = np.zeros((L, H, T, C))
+    mask = np.triu(np.ones((T, T), dtype=bool), 1)
+    for l in range(L):
+        h = layernorm(x, p["ln1w"][l], p["ln1b"][l])
+        qkv = h @ p["qkvw"][l].T + p["qkvb"][l]
+        q, k, v = qkv[:, :C], qkv[:, C:2 * C], qkv[:, 2 * C:]
+        out = np.zeros((T, C))
+        for hh in range(H):
+            sl = slice(hh * HD, (hh + 1) * HD)
+            s = q[:, sl] @ k[:, sl].T / np.sqrt(HD)
+            s[mask] = -np.inf
+            s = np.exp(s - s.max(-1, keepdims=True))
+            a = s / s.sum(-1, keepdims=True)
+            attn[l, hh] = a
+            o = a @ v[:, sl]
+            hout[l, hh] = o @ p["attprojw"][l][:, sl].T
+            out += hout[l, hh]
+        x = x + out + p["attprojb"][l]
+        h = layernorm(x, p["ln2w"][l], p["ln2b"][l])
+        x = x + gelu(h @ p["fcw"][l].T + p["fcb"][l]) @ p["fcprojw"][l].T + p["fcprojb"][l]
+    sigma = np.sqrt(x.var(-1) + 1e-5)  # [T]
+    wte_c = p["wte"][:V] - p["wte"][:V].mean(0)
+    dla = np.full((L, H, T), np.nan)
+    for t in range(T - 1):
+        u = p["lnfw"] * wte_c[tokens[t + 1]] / sigma[t]
+        c = hout[:, :, t, :]
+        dla[:, :, t] = ((c - c.mean(-1, keepdims=True)) * u).sum(-1)
+    return attn, hout, np.linalg.norm(hout, axis=-1), dla
+
+
+def run_dump(ckpt, out, *extra):
+    cmd = [BIN, "dump", ckpt, "--out", out, "--quiet", "--probes", "prev_token,induction,bracket,entity",
+           "--n", "3", "--len", "40", "--batch", "2", *extra]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    check(r.returncode == 0, f"{' '.join(cmd)} failed: {r.stderr}")
+    return r
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="andrea-h5py-")
+    ckpt = os.path.join(tmp, "tiny.bin")
+    write_bin(ckpt)
+    f32, f16 = os.path.join(tmp, "d32.h5"), os.path.join(tmp, "d16.h5")
+    run_dump(ckpt, f32, "--maps", "fp32", "--contrib", "full")
+    run_dump(ckpt, f16)
+    if FAILED:
+        return 1
+    sha = hashlib.sha256(open(ckpt, "rb").read()).hexdigest()
+    with h5py.File(f32, "r") as a, h5py.File(f16, "r") as b:
+        at = a.attrs
+        check(at["checkpoint_sha256"] == sha, "checkpoint_sha256 is the sha256 of the file")
+        check(at["checkpoint_path"] == ckpt, "checkpoint_path")
+        cfg = json.loads(at["config"])
+        check(cfg["n_layer"] == L and cfg["n_head"] == H and cfg["d_model"] == C and cfg["vocab_size"] == V,
+              "config JSON")
+        check(int(at["n_layer"]) == L and int(at["head_dim"]) == HD, "config ints")
+        check(at["maps_dtype"] == "fp32" and b.attrs["maps_dtype"] == "fp16", "maps_dtype")
+        check(at["contrib"] == "full" and b.attrs["contrib"] == "norm", "contrib")
+        check(at["suites"] == "prev_token,induction,bracket,entity", "suites list")
+        check(isinstance(at["andrea_version"], str) and at["andrea_version"], "andrea_version")
+        check("head_out" not in b["prev_token"], "no head_out without --contrib full")
+        worst = {"attn": 0.0, "norm": 0.0, "dla": 0.0, "hout": 0.0, "fp16": 0.0}
+        for suite in at["suites"].split(","):
+            g, g16 = a[suite], b[suite]
+            n, T = g["tokens"].shape
+            check(g.attrs["seed"] == 1729 and g.attrs["source"] == "builtin", f"{suite} attrs")
+            check(g["tokens"].dtype == np.int32 and g["lengths"].dtype == np.int32, f"{suite} int32")
+            check(g["targets"].dtype == np.int32 and g["targets"].shape[1] == 3, f"{suite} targets")
+            check(g["attention"].shape == (n, L, H, T, T), f"{suite} attention shape")
+            check(g["attention"].dtype == np.float32 and g16["attention"].dtype == np.float16,
+                  f"{suite} attention dtypes")
+            check(g["attention"].chunks == (1, 1, 1, T, T), f"{suite} one chunk per map")
+            for ds in ("head_out_norm", "head_dla"):
+                check(g[ds].shape == (n, L, H, T) and g[ds].dtype == np.float32, f"{suite} {ds}")
+            check(g["head_out"].shape == (n, L, H, T, C), f"{suite} head_out shape")
+            tg = g["targets"][:]
+            check(np.all(tg[:, 2] <= tg[:, 1]), f"{suite} keys precede queries")
+            for i in range(n):
+                ln = int(g["lengths"][i])
+                toks = g["tokens"][i, :ln]
+                check(np.all(g["tokens"][i, ln:] == 0), f"{suite} padding tokens are 0")
+                att = g["attention"][i].astype(np.float64)  # [L,H,T,T]
+                sums = att[:, :, :ln, :].sum(-1)
+                check(np.allclose(sums, 1.0, atol=1e-5), f"{suite} seq {i} rows sum to 1")
+                upper = np.triu(np.ones((T, T), dtype=bool), 1)
+                check(np.all(att[:, :, upper] == 0), f"{suite} seq {i} zero beyond the causal prefix")
+                check(np.all(att[:, :, ln:, :] == 0), f"{suite} seq {i} padded rows are 0")
+                ra, rh, rn, rd = forward(toks)
+                worst["attn"] = max(worst["attn"], np.abs(att[:, :, :ln, :ln] - ra).max())
+                worst["hout"] = max(worst["hout"], np.abs(g["head_out"][i][:, :, :ln] - rh).max())
+                worst["norm"] = max(worst["norm"], np.abs(g["head_out_norm"][i][:, :, :ln] - rn).max())
+                dla = g["head_dla"][i]
+                check(np.all(np.isnan(dla[:, :, ln - 1:])), f"{suite} seq {i} DLA NaN without a next token")
+                worst["dla"] = max(worst["dla"], np.abs(dla[:, :, :ln - 1] - rd[:, :, :ln - 1]).max())
+                a16 = g16["attention"][i].astype(np.float64)
+                # fp16 keeps 11 significant bits: |err| <= 2^-11 * |x| (+ subnormal step)
+                check(np.all(np.abs(a16 - att) <= np.abs(att) / 2048 + 6e-8), f"{suite} seq {i} fp16 within half precision")
+                worst["fp16"] = max(worst["fp16"], np.abs(a16 - att).max())
+                check(np.array_equal(g16["head_dla"][i], dla, equal_nan=True), f"{suite} fp16 dump DLA equals fp32 dump")
+        print("max |dump - numpy float64|:", {k: f"{v:.2e}" for k, v in worst.items()})
+        # float32 engine vs float64 reference: a few ulps of values of order 1
+        check(worst["attn"] < 2e-5, f"attention equals the numpy forward ({worst['attn']:.2e})")
+        check(worst["hout"] < 1e-4, f"head_out equals the numpy forward ({worst['hout']:.2e})")
+        check(worst["norm"] < 1e-4, f"head_out_norm equals the numpy forward ({worst['norm']:.2e})")
+        check(worst["dla"] < 1e-4, f"head_dla equals the numpy forward ({worst['dla']:.2e})")
+    h5dump = shutil.which("h5dump")
+    if h5dump:
+        r = subprocess.run([h5dump, "-H", f16], capture_output=True, text=True)
+        check(r.returncode == 0 and "attention" in r.stdout, "h5dump reads the dump")
+    else:
+        print("note: h5dump not installed, stock-tool check not run")
+    shutil.rmtree(tmp)
+    print(f"test_dump_h5py: {'FAILED ' + str(len(FAILED)) if FAILED else 'all checks passed'}")
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
