@@ -85,9 +85,9 @@ int cmd_info(int argc, char **argv) {
     char n1[32], n2[32];
     printf("checkpoint     %s\n", path);
     printf("sha256         %s\n", sha);
-    printf("format         %s, stored %s\n",
-           m.format == ANDREA_FMT_BIN ? "ANDREA .bin (llm.c layout)" : "Hugging Face GPT-2 safetensors",
-           m.stored_dtype);
+    printf("format         %s\n",
+           m.format == ANDREA_FMT_BIN ? "ANDREA .bin (llm.c layout)" : "Hugging Face GPT-2 safetensors");
+    printf("stored dtype   %s\n", m.stored_dtype);
     printf("family         %s\n", family ? family : "none (shape not in SPEC.md's table)");
     printf("layers         %d\n", cf->n_layer);
     printf("heads          %d\n", cf->n_head);

@@ -67,7 +67,8 @@ if "$ANDREA_BIN" info "$T/tiny.bin" >"$T/out" 2>"$T/err"; then
     expect_line "$T/out" '^heads +2$'
     expect_line "$T/out" '^head_dim +4$'
     expect_line "$T/out" '^padded vocab +16$'
-    expect_line "$T/out" 'ANDREA \.bin.*fp32'
+    expect_line "$T/out" '^format +ANDREA \.bin'
+    expect_line "$T/out" '^stored dtype +fp32$'
     expect_line "$T/out" '^family +none'
     expect_line "$T/out" 'attention projections, weights +256 +512 '
     expect_line "$T/out" '^sha256 +[0-9a-f]{64}$'
@@ -79,7 +80,8 @@ fi
 
 # tiny safetensors folder
 if "$ANDREA_BIN" info "$T/st" >"$T/out" 2>"$T/err"; then
-    expect_line "$T/out" 'safetensors, stored fp32'
+    expect_line "$T/out" '^format +Hugging Face GPT-2 safetensors$'
+    expect_line "$T/out" '^stored dtype +fp32$'
     expect_line "$T/out" '^padded vocab +13$'
     sha=$(sha256sum "$T/st/model.safetensors" | cut -d' ' -f1)
     expect_line "$T/out" "^sha256 +$sha\$"
@@ -94,7 +96,7 @@ if "$ANDREA_BIN" info "$T/a120.bin" >"$T/out" 2>"$T/err"; then
     expect_line "$T/out" 'attention projections, weights +2,359,296 +28,311,552 +28\.3M$'
     expect_line "$T/out" '^  total +124,439,808 +124\.4M$'
     expect_line "$T/out" 'attention share +22\.8 %'
-    expect_line "$T/out" 'bf16'
+    expect_line "$T/out" '^stored dtype +bf16$'
 else
     fail "info on a120.bin exited non-zero: $(cat "$T/err")"
 fi
