@@ -1,0 +1,514 @@
+/* test_report.c — the report's pieces on data made here: colormap, labels, escaping, PNG bytes,
+ * and report_write on a synthetic model (hostile names, several training steps). */
+#define _GNU_SOURCE /* memmem */
+#include <math.h>
+#include <png.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "common/sha256.h"
+#include "reports/canvas.h"
+#include "reports/colormap.h"
+#include "reports/plots.h"
+#include "reports/report_data.h"
+#include "reports/text.h"
+
+/* ---------- helpers ---------- */
+
+static unsigned char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)len + 1);
+    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
+        free(b);
+        b = NULL;
+    }
+    if (b) b[len] = 0;
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+/* Decodes an RGB PNG with libpng's simplified API; returns pixels [h, w, 3] or NULL. */
+static unsigned char *read_png(const char *path, int *w, int *h) {
+    png_image img;
+    memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_file(&img, path)) return NULL;
+    img.format = PNG_FORMAT_RGB;
+    unsigned char *px = malloc(PNG_IMAGE_SIZE(img));
+    if (!px || !png_image_finish_read(&img, NULL, px, 0, NULL)) {
+        free(px);
+        png_image_free(&img);
+        return NULL;
+    }
+    *w = (int)img.width;
+    *h = (int)img.height;
+    return px;
+}
+
+/* A causal map whose row q puts 0.75 on key q-1 and spreads the rest evenly (row 0: all on 0). */
+static float *prev_token_map(int T) {
+    float *m = calloc((size_t)T * (size_t)T, sizeof *m);
+    for (int q = 0; q < T; q++) {
+        if (q == 0) {
+            m[0] = 1;
+            continue;
+        }
+        for (int k = 0; k <= q; k++) m[q * T + k] = 0.25f / (float)q;
+        m[q * T + q - 1] += 0.75f - 0.25f / (float)q;
+    }
+    return m;
+}
+
+static canvas *sample_heatmap(int n, float bump) {
+    float *m = prev_token_map(n);
+    m[(n - 1) * n] += bump;
+    char **labels = malloc((size_t)n * sizeof *labels);
+    for (int i = 0; i < n; i++) {
+        labels[i] = malloc(32);
+        snprintf(labels[i], 32, "tok%d", i);
+    }
+    heatmap_spec s = {m, n, n, (const char *const *)labels, NULL, "L0 H0 \xC2\xB7 test", "subtitle"};
+    ae_error err;
+    canvas *c = draw_heatmap(&s, &err);
+    for (int i = 0; i < n; i++) free(labels[i]);
+    free(labels);
+    free(m);
+    return c;
+}
+
+/* ---------- colormap ---------- */
+
+static void test_colormap_endpoints_are_magma_table_ends(void) {
+    /* matplotlib's _magma_data[0] = (0.001462, 0.000466, 0.013866), [255] = (0.987053, 0.991438,
+     * 0.749504); × 255 rounded: (0, 0, 4) and (252, 253, 191). */
+    rgb lo = colormap_magma(0.0), hi = colormap_magma(1.0);
+    CHECK(lo.r == 0 && lo.g == 0 && lo.b == 4);
+    CHECK(hi.r == 252 && hi.g == 253 && hi.b == 191);
+    CHECK(colormap_magma_entry(0, 0) == 0.001462f && colormap_magma_entry(255, 2) == 0.749504f);
+    CHECK(colormap_magma_entry(128, 0) == 0.716387f); /* a middle entry, digit for digit */
+}
+
+static void test_colormap_clips_out_of_range_and_greys_nan(void) {
+    rgb a = colormap_magma(-3.0), b = colormap_magma(0.0), c = colormap_magma(7.0), d = colormap_magma(1.0);
+    CHECK(a.r == b.r && a.g == b.g && a.b == b.b);
+    CHECK(c.r == d.r && c.g == d.g && c.b == d.b);
+    rgb n = colormap_magma(NAN);
+    CHECK(n.r == 128 && n.g == 128 && n.b == 128);
+}
+
+static void test_colormap_lightness_increases_along_the_scale(void) {
+    int ok = 1;
+    for (int i = 1; i < 256; i++) {
+        rgb p = colormap_magma_index(i - 1), q = colormap_magma_index(i);
+        if (p.r + p.g + p.b > q.r + q.g + q.b) ok = 0;
+    }
+    CHECK(ok);
+}
+
+/* ---------- labels and escaping ---------- */
+
+static void test_token_label_makes_invisible_bytes_visible(void) {
+    char out[64];
+    CHECK(!strcmp(token_label((const unsigned char *)" the", 4, 0, LABEL_ASCII, 14, out, sizeof out), "\xC2\xB7the"));
+    CHECK(!strcmp(token_label((const unsigned char *)"\n", 1, 0, LABEL_ASCII, 14, out, sizeof out), "\xE2\x8F\x8E"));
+    CHECK(!strcmp(token_label((const unsigned char *)"\t", 1, 0, LABEL_ASCII, 14, out, sizeof out), "\xE2\x86\x92"));
+    CHECK(!strcmp(token_label((const unsigned char *)"\x01", 1, 0, LABEL_ASCII, 14, out, sizeof out), "\\x01"));
+    CHECK(!strcmp(token_label((const unsigned char *)"a\\b", 3, 0, LABEL_ASCII, 14, out, sizeof out), "a\\\\b"));
+    CHECK(!strcmp(token_label((const unsigned char *)"x", 1, 1, LABEL_ASCII, 14, out, sizeof out), "<bos>"));
+}
+
+static void test_token_label_escapes_utf8_in_png_mode_and_keeps_it_in_html_mode(void) {
+    char out[64];
+    const unsigned char e_acute[] = {0xC3, 0xA9};
+    CHECK(!strcmp(token_label(e_acute, 2, 0, LABEL_ASCII, 14, out, sizeof out), "\\xc3\\xa9"));
+    CHECK(!strcmp(token_label(e_acute, 2, 0, LABEL_UTF8, 14, out, sizeof out), "\xC3\xA9"));
+    /* half of a UTF-8 sequence (BPE tokens split characters) stays escaped in both modes */
+    CHECK(!strcmp(token_label(e_acute, 1, 0, LABEL_UTF8, 14, out, sizeof out), "\\xc3"));
+}
+
+static void test_token_label_truncates_long_tokens_with_an_ellipsis(void) {
+    char out[64];
+    token_label((const unsigned char *)"abcdefghijklmnopqrstuvwxyz", 26, 0, LABEL_ASCII, 8, out, sizeof out);
+    CHECK_MSG(!strcmp(out, "abcdefg\xE2\x80\xA6"), "got '%s'", out);
+    token_label((const unsigned char *)"abcdefgh", 8, 0, LABEL_ASCII, 8, out, sizeof out);
+    CHECK_MSG(!strcmp(out, "abcdefgh"), "a label of exactly max_chars is kept whole, got '%s'", out);
+}
+
+static void test_html_escaping_covers_the_five_special_characters(void) {
+    sbuf b;
+    sbuf_init(&b);
+    sbuf_html(&b, "<script>alert(1)</script> \"&'");
+    CHECK_MSG(!strcmp(b.s, "&lt;script&gt;alert(1)&lt;/script&gt; &quot;&amp;&#39;"), "got %s", b.s);
+    sbuf_free(&b);
+}
+
+static void test_file_slug_keeps_only_safe_characters(void) {
+    char out[64];
+    file_slug("../<x> y\"/", out, sizeof out);
+    CHECK_MSG(!strcmp(out, "____x__y__"), "got %s", out);
+}
+
+/* ---------- PNG ---------- */
+
+static void test_png_bytes_are_the_same_for_the_same_drawing(void) {
+    char p1[512], p2[512], p3[512];
+    snprintf(p1, sizeof p1, "%s/a.png", check_tmpdir());
+    snprintf(p2, sizeof p2, "%s/b.png", check_tmpdir());
+    snprintf(p3, sizeof p3, "%s/c.png", check_tmpdir());
+    ae_error err;
+    canvas *c1 = sample_heatmap(20, 0), *c2 = sample_heatmap(20, 0), *c3 = sample_heatmap(20, 0.2f);
+    CHECK(c1 && c2 && c3);
+    if (!c1 || !c2 || !c3) return;
+    CHECK(canvas_write_png(c1, p1, &err) == 0);
+    CHECK(canvas_write_png(c2, p2, &err) == 0);
+    CHECK(canvas_write_png(c3, p3, &err) == 0);
+    canvas_free(c1);
+    canvas_free(c2);
+    canvas_free(c3);
+    size_t n1, n2, n3;
+    unsigned char *b1 = slurp(p1, &n1), *b2 = slurp(p2, &n2), *b3 = slurp(p3, &n3);
+    CHECK(b1 && b2 && b3);
+    if (b1 && b2 && b3) {
+        char h1[65] = "1", h2[65] = "2", h3[65] = "3";
+        CHECK(ae_sha256_file(p1, h1, &err) == 0);
+        CHECK(ae_sha256_file(p2, h2, &err) == 0);
+        CHECK(ae_sha256_file(p3, h3, &err) == 0);
+        CHECK_MSG(!strcmp(h1, h2), "same drawing, different bytes: %s vs %s", h1, h2);
+        CHECK_MSG(strcmp(h1, h3) != 0, "a changed map must change the file");
+        CHECK(memcmp(b1, "\x89PNG\r\n\x1a\n", 8) == 0);
+        CHECK(memmem(b1, n1, "tIME", 4) == NULL); /* no timestamp chunk */
+    }
+    free(b1);
+    free(b2);
+    free(b3);
+}
+
+static void test_heatmap_cells_have_the_colormap_colour_of_their_value(void) {
+    /* A 4-token map with known values; the PNG is decoded and the centre of each cell compared
+     * with colormap_magma(value) (masked cells must be the mask grey, not a scale colour). */
+    int n = 4;
+    float m[16] = {1, 0, 0, 0, 0.5f, 0.5f, 0, 0, 0.1f, 0.2f, 0.7f, 0, 0.25f, 0.25f, 0.25f, 0.25f};
+    const char *labels[4] = {"<bos>", "a", "b", "c"};
+    heatmap_spec s = {m, n, n, labels, NULL, "cells", NULL};
+    ae_error err;
+    canvas *c = draw_heatmap(&s, &err);
+    CHECK(c != NULL);
+    if (!c) return;
+    char path[512];
+    snprintf(path, sizeof path, "%s/cells.png", check_tmpdir());
+    CHECK(canvas_write_png(c, path, &err) == 0);
+    canvas_free(c);
+    int w, h;
+    unsigned char *px = read_png(path, &w, &h);
+    CHECK(px != NULL);
+    if (!px) return;
+    /* find the map: the first pixel (scanning rows) with the colour of value 1.0 is cell (0, 0) */
+    rgb one = colormap_magma(1.0);
+    int x0 = -1, y0 = -1;
+    for (int y = 0; y < h && x0 < 0; y++)
+        for (int x = 0; x < w; x++) {
+            unsigned char *p = px + ((size_t)y * (size_t)w + (size_t)x) * 3;
+            if (p[0] == one.r && p[1] == one.g && p[2] == one.b) {
+                x0 = x;
+                y0 = y;
+                break;
+            }
+        }
+    CHECK(x0 >= 0);
+    int cs = 20; /* cell size for n <= 24 (plots.c) */
+    int bad = 0;
+    for (int q = 0; q < n && x0 >= 0; q++)
+        for (int k = 0; k < n; k++) {
+            unsigned char *p = px + ((size_t)(y0 + q * cs + cs / 2) * (size_t)w + (size_t)(x0 + k * cs + cs / 2)) * 3;
+            rgb want = k > q ? (rgb){214, 214, 220} : colormap_magma(m[q * n + k]);
+            if (p[0] != want.r || p[1] != want.g || p[2] != want.b) bad++;
+        }
+    CHECK_MSG(bad == 0, "%d cells with the wrong colour", bad);
+    free(px);
+}
+
+static void test_long_maps_are_cropped_and_say_so(void) {
+    /* 200 positions: the image must not grow with T beyond the crop (128 rows of 13 px) */
+    canvas *c = sample_heatmap(200, 0);
+    CHECK(c != NULL);
+    if (c) CHECK_MSG(c->h < 128 * 13 + 400, "height %d", c->h);
+    canvas_free(c);
+}
+
+static void test_absurd_canvas_size_is_refused_with_a_message(void) {
+    ae_error err = {{0}};
+    canvas *c = canvas_new(100000, 10, (rgb){0, 0, 0}, &err);
+    CHECK(c == NULL);
+    CHECK_MSG(strstr(err.msg, "100000") != NULL, "got '%s'", err.msg);
+}
+
+static void test_png_into_a_missing_folder_fails_and_names_the_file(void) {
+    ae_error err = {{0}};
+    canvas *c = canvas_new(4, 4, (rgb){1, 2, 3}, &err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/no/such/dir/x.png", check_tmpdir());
+    CHECK(canvas_write_png(c, path, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "x.png") != NULL, "got '%s'", err.msg);
+    canvas_free(c);
+}
+
+/* ---------- report_write on a synthetic model ---------- */
+
+#define SL 2
+#define SH 3
+#define ST 12
+
+static int syn_token_bytes(const report_data *d, int id, char *buf, size_t cap) {
+    (void)d;
+    /* id 0 is BOS; 1..: the bytes of HOSTILE cycling */
+    static const char hostile[] = "<script>alert(1)</script>\"&'\n x";
+    if (id <= 0 || cap < 1) return -1;
+    buf[0] = hostile[(id - 1) % (int)(sizeof hostile - 1)];
+    return 1;
+}
+
+static int syn_read_maps(const report_data *d, int s, int e, float *out, ae_error *err) {
+    (void)s;
+    (void)e;
+    (void)err;
+    float *m = prev_token_map(ST);
+    for (int i = 0; i < d->n_layer * d->n_head; i++) memcpy(out + (size_t)i * ST * ST, m, sizeof(float) * ST * ST);
+    free(m);
+    return 0;
+}
+
+static void syn_data(report_data *d) {
+    memset(d, 0, sizeof *d);
+    snprintf(d->model, sizeof d->model, "model_step300 <b>\"&'");
+    snprintf(d->ckpt_path, sizeof d->ckpt_path, "/tmp/<script>alert(1)</script>/\"&'.bin");
+    snprintf(d->sha256, sizeof d->sha256, "%064d", 0);
+    snprintf(d->dump_path, sizeof d->dump_path, "d.h5");
+    snprintf(d->db_path, sizeof d->db_path, "c.db");
+    snprintf(d->maps_dtype, sizeof d->maps_dtype, "fp16");
+    d->n_layer = SL;
+    d->n_head = SH;
+    d->d_model = 12;
+    d->vocab_size = 100;
+    d->n_suites = 2;
+    d->suites = calloc(2, sizeof *d->suites);
+    const char *names[2] = {"prev_token", "<script>alert(1)</script>"};
+    for (int s = 0; s < 2; s++) {
+        report_suite *su = &d->suites[s];
+        snprintf(su->name, sizeof su->name, "%s", names[s]);
+        su->T = ST;
+        su->n_seq = 5;
+        su->n_examples = 2;
+        su->n_tokens = malloc(2 * sizeof(int));
+        su->tokens = calloc(2 * ST, sizeof(int));
+        su->target = calloc(2 * ST * ST, 1);
+        for (int e = 0; e < 2; e++) {
+            su->n_tokens[e] = ST - e;
+            for (int i = 0; i < ST; i++) su->tokens[e * ST + i] = i + e;
+            for (int q = 1; q < ST; q++) su->target[(e * ST + q) * ST + q - 1] = 1;
+        }
+    }
+    d->n_classes = 2;
+    d->classes = calloc(2, sizeof *d->classes);
+    for (int c = 0; c < 2; c++) snprintf(d->classes[c], 64, "%s", names[c]);
+    d->scores = malloc(sizeof *d->scores * 2 * SL * SH);
+    for (int i = 0; i < 2 * SL * SH; i++)
+        d->scores[i] = (report_score){(i * 7 % 10) / 10.0, 0.1, 0.1, 0.01 * i, i % 5 == 0};
+    d->token_bytes = syn_token_bytes;
+    d->bos = 0;
+    d->read_maps = syn_read_maps;
+    snprintf(d->run_name, sizeof d->run_name, "model_step#");
+    d->n_steps = 3;
+    d->steps = malloc(3 * sizeof(double));
+    d->step_scores = malloc(sizeof *d->step_scores * 3 * 2 * SL * SH);
+    for (int t = 0; t < 3; t++) {
+        d->steps[t] = 100.0 * (t + 1);
+        for (int i = 0; i < 2 * SL * SH; i++)
+            d->step_scores[t * 2 * SL * SH + i] = (report_score){0.2 * t + 0.01 * i, 0.1, 0.1, 0, (i % 5 == 0) && t == 2};
+    }
+}
+
+static void syn_free(report_data *d) {
+    for (int s = 0; s < d->n_suites; s++) {
+        free(d->suites[s].n_tokens);
+        free(d->suites[s].tokens);
+        free(d->suites[s].target);
+    }
+    free(d->suites);
+    free(d->classes);
+    free(d->scores);
+    free(d->steps);
+    free(d->step_scores);
+}
+
+static int file_exists(const char *dir, const char *rel) {
+    char p[1024];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    return stat(p, &st) == 0 && st.st_size > 0;
+}
+
+/* Every HTML file written must be free of the raw hostile strings. */
+static void check_page_escaped(const char *dir, const char *rel) {
+    char p[1024];
+    size_t n;
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    unsigned char *b = slurp(p, &n);
+    CHECK_MSG(b != NULL, "%s missing", p);
+    if (!b) return;
+    CHECK_MSG(strstr((char *)b, "<script>alert") == NULL, "%s: raw <script>alert", rel);
+    CHECK_MSG(strstr((char *)b, "<b>") == NULL, "%s: raw <b>", rel);
+    CHECK_MSG(strstr((char *)b, "\"&'") == NULL, "%s: raw quote-amp-apostrophe", rel);
+    free(b);
+}
+
+static void test_report_write_escapes_every_name_and_path(void) {
+    report_data d;
+    syn_data(&d);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/rep1", check_tmpdir());
+    ae_error err = {{0}};
+    andrea_render_options o = {0, 1};
+    CHECK_MSG(report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    check_page_escaped(dir, "index.html");
+    check_page_escaped(dir, "heads/L0_H0.html");
+    check_page_escaped(dir, "heads/L1_H2.html");
+    char p[1024];
+    size_t n;
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    unsigned char *b = slurp(p, &n);
+    if (b) {
+        CHECK(strstr((char *)b, "&lt;script&gt;alert(1)&lt;/script&gt;") != NULL);
+        CHECK(strstr((char *)b, "&quot;&amp;&#39;") != NULL);
+        /* one table row per head */
+        int rows = 0;
+        for (char *s = (char *)b; (s = strstr(s, "<tr data-i=")); s++) rows++;
+        CHECK_MSG(rows == SL * SH, "rows %d", rows);
+    }
+    free(b);
+    syn_free(&d);
+}
+
+static void test_report_write_makes_every_image_it_links(void) {
+    report_data d;
+    syn_data(&d);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/rep2", check_tmpdir());
+    ae_error err = {{0}};
+    andrea_render_options o = {0, 1};
+    CHECK_MSG(report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    CHECK(file_exists(dir, "maps/L1_H2/s1-_script_alert_1___script__e1.png"));
+    CHECK(file_exists(dir, "maps/L0_H0/s0-prev_token_e0.png"));
+    CHECK(file_exists(dir, "overview/scores_c0-prev_token.png"));
+    CHECK(file_exists(dir, "overview/thumbs_s1-_script_alert_1___script_.png"));
+    CHECK(file_exists(dir, "overview/steps_c0-prev_token.png"));
+    /* every src="..." of the index and of one head page exists */
+    const char *pages[2] = {"index.html", "heads/L0_H1.html"};
+    for (int pg = 0; pg < 2; pg++) {
+        char p[1024];
+        size_t n;
+        snprintf(p, sizeof p, "%s/%s", dir, pages[pg]);
+        char *b = (char *)slurp(p, &n);
+        CHECK(b != NULL);
+        int n_img = 0, missing = 0;
+        for (char *s = b; s && (s = strstr(s, "src=\"")); s += 5) {
+            char rel[512];
+            char *e = strchr(s + 5, '"');
+            if (!e) break;
+            snprintf(rel, sizeof rel, "%s%.*s", pg ? "heads/" : "", (int)(e - s - 5), s + 5);
+            n_img++;
+            if (!file_exists(dir, rel)) missing++;
+        }
+        CHECK_MSG(n_img > 0 && missing == 0, "%s: %d images, %d missing", pages[pg], n_img, missing);
+        free(b);
+    }
+    syn_free(&d);
+}
+
+static void test_report_write_is_deterministic(void) {
+    report_data d;
+    syn_data(&d);
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/det_a", check_tmpdir());
+    snprintf(b, sizeof b, "%s/det_b", check_tmpdir());
+    ae_error err = {{0}};
+    andrea_render_options o = {0, 1};
+    CHECK(report_write(&d, a, &o, &err) == 0);
+    CHECK(report_write(&d, b, &o, &err) == 0);
+    const char *files[] = {"index.html", "heads/L1_H1.html", "maps/L1_H1/s0-prev_token_e1.png",
+                           "overview/scores_c1-_script_alert_1___script_.png", "overview/steps_c0-prev_token.png",
+                           "overview/thumbs_s0-prev_token.png"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char pa[1024], pb[1024];
+        size_t na, nb;
+        snprintf(pa, sizeof pa, "%s/%s", a, files[i]);
+        snprintf(pb, sizeof pb, "%s/%s", b, files[i]);
+        unsigned char *x = slurp(pa, &na), *y = slurp(pb, &nb);
+        CHECK_MSG(x && y && na == nb && memcmp(x, y, na) == 0, "%s differs between two renders", files[i]);
+        free(x);
+        free(y);
+    }
+    syn_free(&d);
+}
+
+static void test_report_into_a_path_under_a_file_fails_with_its_name(void) {
+    report_data d;
+    syn_data(&d);
+    char file[512], dir[600];
+    snprintf(file, sizeof file, "%s/plainfile", check_tmpdir());
+    FILE *f = fopen(file, "w");
+    if (f) fclose(f);
+    snprintf(dir, sizeof dir, "%s/out", file);
+    ae_error err = {{0}};
+    andrea_render_options o = {0, 1};
+    CHECK(report_write(&d, dir, &o, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "plainfile") != NULL, "got '%s'", err.msg);
+    syn_free(&d);
+}
+
+static void test_report_without_scores_still_renders_maps(void) {
+    report_data d;
+    syn_data(&d);
+    free(d.scores);
+    d.scores = NULL;
+    d.n_steps = 0;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/noscores", check_tmpdir());
+    ae_error err = {{0}};
+    andrea_render_options o = {0, 1};
+    CHECK_MSG(report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    CHECK(file_exists(dir, "index.html"));
+    CHECK(file_exists(dir, "maps/L0_H0/s0-prev_token_e0.png"));
+    CHECK(!file_exists(dir, "overview/scores_c0-prev_token.png"));
+    syn_free(&d);
+}
+
+int main(void) {
+    RUN(test_colormap_endpoints_are_magma_table_ends);
+    RUN(test_colormap_clips_out_of_range_and_greys_nan);
+    RUN(test_colormap_lightness_increases_along_the_scale);
+    RUN(test_token_label_makes_invisible_bytes_visible);
+    RUN(test_token_label_escapes_utf8_in_png_mode_and_keeps_it_in_html_mode);
+    RUN(test_token_label_truncates_long_tokens_with_an_ellipsis);
+    RUN(test_html_escaping_covers_the_five_special_characters);
+    RUN(test_file_slug_keeps_only_safe_characters);
+    RUN(test_png_bytes_are_the_same_for_the_same_drawing);
+    RUN(test_heatmap_cells_have_the_colormap_colour_of_their_value);
+    RUN(test_long_maps_are_cropped_and_say_so);
+    RUN(test_absurd_canvas_size_is_refused_with_a_message);
+    RUN(test_png_into_a_missing_folder_fails_and_names_the_file);
+    RUN(test_report_write_escapes_every_name_and_path);
+    RUN(test_report_write_makes_every_image_it_links);
+    RUN(test_report_write_is_deterministic);
+    RUN(test_report_into_a_path_under_a_file_fails_with_its_name);
+    RUN(test_report_without_scores_still_renders_maps);
+    return check_summary("test_report");
+}
