@@ -47,7 +47,11 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
             if (it->targets[j].query + 1 < it->n_tokens) ok = 1;
         if (!ok) continue;
         pick[B++] = i;
-        if (it->n_tokens > T) T = it->n_tokens;
+        /* Causal: tokens after the last loss position's target cannot change its loss. */
+        int need = 0;
+        for (int j = 0; j < it->n_targets; j++)
+            if (it->targets[j].query + 1 < it->n_tokens && it->targets[j].query + 2 > need) need = it->targets[j].query + 2;
+        if (need > T) T = need;
     }
     if (B == 0) {
         free(pick);
@@ -69,10 +73,11 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     }
     for (int b = 0; b < B; b++) {
         const probe_item *it = &items->items[pick[b]];
-        memcpy(tokens + (size_t)b * T, it->tokens, sizeof(int) * (size_t)it->n_tokens);
-        lengths[b] = it->n_tokens;
+        int len = it->n_tokens < T ? it->n_tokens : T;
+        memcpy(tokens + (size_t)b * T, it->tokens, sizeof(int) * (size_t)len);
+        lengths[b] = len;
         for (int j = 0; j < it->n_targets; j++)
-            if (it->targets[j].query + 1 < it->n_tokens) use[(size_t)b * T + it->targets[j].query] = 1;
+            if (it->targets[j].query + 1 < len) use[(size_t)b * T + it->targets[j].query] = 1;
     }
     /* Heads for the mean: all of them, or an even spread to bound the cost on big models. */
     int stride = NH <= ANDREA_ABLATE_MEAN_HEADS ? 1 : (NH + ANDREA_ABLATE_MEAN_HEADS - 1) / ANDREA_ABLATE_MEAN_HEADS;

@@ -2,7 +2,6 @@
 #include "classify.h"
 
 #include <errno.h>
-#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,33 +23,6 @@ void andrea_classify_options_init(andrea_classify_options *o) {
     andrea_rules_init(&o->rules);
     o->ablate_items = ANDREA_ABLATE_ITEMS_DEFAULT;
     o->device = ANDREA_DEVICE_AUTO;
-}
-
-/* Which suites carry per-head W_O values: dumps made with --contrib none have none. Asked of
- * HDF5 directly because the reader API has no "is it there" question; silenced because a
- * missing link is an answer, not an error. */
-static void contrib_presence(const char *path, const andrea_dump *d, int *has_dla, int *has_norm) {
-    int ns = andrea_dump_n_suites(d);
-    for (int s = 0; s < ns; s++) has_dla[s] = has_norm[s] = 0;
-    H5E_auto2_t fn;
-    void *data;
-    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f >= 0) {
-        for (int s = 0; s < ns; s++) {
-            char name[160];
-            const char *sn = andrea_dump_suite(d, s)->name;
-            snprintf(name, sizeof name, "/%s", sn);
-            if (H5Lexists(f, name, H5P_DEFAULT) <= 0) continue;
-            snprintf(name, sizeof name, "/%s/head_dla", sn);
-            has_dla[s] = H5Lexists(f, name, H5P_DEFAULT) > 0;
-            snprintf(name, sizeof name, "/%s/head_out_norm", sn);
-            has_norm[s] = H5Lexists(f, name, H5P_DEFAULT) > 0;
-        }
-        H5Fclose(f);
-    }
-    H5Eset_auto2(H5E_DEFAULT, fn, data);
 }
 
 static char *settings_json(const andrea_analysis *a, const andrea_dump *d, int ablate_items) {
@@ -176,7 +148,11 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
         ae_fail(err, "%s: out of memory", dump_path);
         goto out;
     }
-    contrib_presence(dump_path, d, has_dla, has_norm);
+    /* Dumps made with --contrib none carry no per-head W_O values: those statistics stay NULL. */
+    for (int s = 0; s < ns; s++) {
+        has_dla[s] = andrea_dump_has(d, s, "head_dla");
+        has_norm[s] = andrea_dump_has(d, s, "head_out_norm");
+    }
 
     int maxT = 0;
     uint64_t total_maps = 0;

@@ -5,6 +5,6 @@
 const andrea_pass andrea_pass_bos = {
     "bos",
     "position 0 (attention sink)",
-    {0.50, 3.0, 0.30},
+    {0.30, 3.0, 0.15},
     NULL, NULL,
 };

@@ -6,6 +6,6 @@
 const andrea_pass andrea_pass_bracket = {
     "bracket",
     "the matching opening bracket of each closing bracket",
-    {0.30, 3.0, 0.20},
+    {0.30, 3.0, 0.15},
     "hard_top1", score_acc_hard_top1,
 };

@@ -6,6 +6,6 @@
 const andrea_pass andrea_pass_duplicate = {
     "duplicate",
     "the earlier occurrence of the current token (second copy only)",
-    {0.30, 3.0, 0.20},
+    {0.30, 3.0, 0.15},
     "top1", score_acc_top1,
 };

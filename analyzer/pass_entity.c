@@ -6,6 +6,6 @@
 const andrea_pass andrea_pass_entity = {
     "entity",
     "the tokens of the most recent entity mention, from positions after a mention",
-    {0.30, 2.0, 0.15},
+    {0.30, 3.0, 0.15},
     "top1", score_acc_top1,
 };

@@ -6,6 +6,6 @@
 const andrea_pass andrea_pass_prev_token = {
     "prev_token",
     "position q-1 (the previous token)",
-    {0.40, 3.0, 0.25},
+    {0.30, 3.0, 0.15},
     "top1", score_acc_top1,
 };

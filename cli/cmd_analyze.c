@@ -1,11 +1,218 @@
-/* cmd_analyze.c — `andrea analyze`. Placeholder until its issue lands: says so and fails. */
+/* cmd_analyze.c — `andrea analyze [CKPT..]`: for each checkpoint dump (HDF5) + classify (catalog)
+ * + render (heatmaps, index.html). Default: the bundled model into ./andrea-out/.
+ * Wiring only: every step is a library call (engine/dump_write.h, analyzer/classify.h,
+ * analyzer/catalog.h, reports/report.h). */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
+#include "../analyzer/catalog.h"
+#include "../analyzer/classify.h"
+#include "../analyzer/summary.h"
+#include "../common/progress.h"
+#include "../engine/checkpoint.h"
+#include "../engine/dump_write.h"
+#include "../engine/model.h"
+#include "../engine/tokenizer.h"
+#include "../probes/probe.h"
+#include "../reports/report.h"
 #include "cli.h"
 
+static void help(FILE *f) {
+    fprintf(f,
+            "usage: andrea analyze [CKPT..] [--out DIR] [--probes SUITE[,SUITE..]|FILE.jsonl]\n"
+            "                      [--device auto|cpu|cuda] [--maps fp16|fp32] [--step N]\n"
+            "                      [--ablate-items N] [--rules FILE] [--quiet]\n\n"
+            "For each checkpoint: dump the built-in probe suites (or --probes) to DIR/NAME.h5, classify\n"
+            "the heads into DIR/catalog.db (scores, labels, causal check on --ablate-items items per\n"
+            "suite, default %d), render the report (DIR/index.html; with several checkpoints\n"
+            "DIR/NAME/index.html each) and print the labelled heads per class. Without CKPT it\n"
+            "analyses the model bundled with andrea. DIR defaults to ./andrea-out.\n",
+            ANDREA_ABLATE_ITEMS_DEFAULT);
+}
+
+static int parse_device(const char *s, andrea_device *d) {
+    if (!strcmp(s, "auto")) *d = ANDREA_DEVICE_AUTO;
+    else if (!strcmp(s, "cpu")) *d = ANDREA_DEVICE_CPU;
+    else if (!strcmp(s, "cuda")) *d = ANDREA_DEVICE_CUDA;
+    else return -1;
+    return 0;
+}
+
+/* Suites for model m: a probe file (a path ending in .jsonl or naming a file), else a comma list
+ * of built-in names (default: all six). */
+static int make_suites(const char *probes, const andrea_model *m, const andrea_tokenizer *tok, probe_suite **out,
+                       int *n, ae_error *err) {
+    struct stat sb;
+    size_t len = probes ? strlen(probes) : 0;
+    if (probes && ((len > 6 && !strcmp(probes + len - 6, ".jsonl")) || (stat(probes, &sb) == 0 && S_ISREG(sb.st_mode))))
+        return probe_file_load(probes, tok, m->cfg.vocab_size, m->cfg.max_seq_len, out, n, err);
+    char list[1024];
+    snprintf(list, sizeof list, "%s", probes ? probes : "prev_token,induction,duplicate,bracket,entity,bos");
+    int cap = 1;
+    for (char *p = list; *p; p++) cap += *p == ',';
+    probe_suite *s = calloc((size_t)cap, sizeof *s);
+    if (!s) return ae_fail(err, "out of memory");
+    int k = 0;
+    char *save = NULL;
+    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        if (probe_suite_builtin(name, tok, m->cfg.vocab_size, m->cfg.max_seq_len, NULL, &s[k], err)) {
+            for (int i = 0; i < k; i++) probe_suite_free(&s[i]);
+            free(s);
+            return -1;
+        }
+        k++;
+    }
+    if (k == 0) {
+        free(s);
+        return ae_fail(err, "--probes: no suite named");
+    }
+    *out = s;
+    *n = k;
+    return 0;
+}
+
+/* File-name stem of a checkpoint: "models/andrea-bundled.bin" -> "andrea-bundled". */
+static void stem(const char *path, char *out, size_t cap) {
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--;
+    size_t b = n;
+    while (b > 0 && path[b - 1] != '/') b--;
+    snprintf(out, cap, "%.*s", (int)(n - b), path + b);
+    char *dot = strrchr(out, '.');
+    if (dot && dot != out) *dot = 0;
+}
+
+static int analyze_one(const char *ckpt, const char *dir, const char *report_dir, const char *probes,
+                       const andrea_classify_options *copt, andrea_device dev, int maps_fp32, int index,
+                       ae_error *err) {
+    andrea_model m;
+    memset(&m, 0, sizeof m);
+    andrea_tokenizer *tok = NULL;
+    probe_suite *suites = NULL;
+    int n_suites = 0, ret = -1;
+    andrea_analysis a;
+    memset(&a, 0, sizeof a);
+    char name[256], dump_path[4400], db_path[4400], hex[65];
+    if (andrea_model_load(&m, ckpt, err)) return -1;
+    tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, NULL, err);
+    if (!tok) goto out;
+    if (make_suites(probes, &m, tok, &suites, &n_suites, err)) goto out;
+    if (andrea_checkpoint_sha256(&m, hex, err)) goto out;
+    stem(ckpt, name, sizeof name);
+    if (index > 0) {
+        size_t l = strlen(name);
+        snprintf(name + l, sizeof name - l, "-%d", index + 1);
+    }
+    snprintf(dump_path, sizeof dump_path, "%s/%s.h5", dir, name);
+    snprintf(db_path, sizeof db_path, "%s/catalog.db", dir);
+
+    andrea_dump_options dopt;
+    andrea_dump_options_init(&dopt);
+    dopt.out_path = dump_path;
+    dopt.device = dev;
+    dopt.maps_fp32 = maps_fp32;
+    dopt.contrib = ANDREA_CONTRIB_NORM;
+    dopt.checkpoint_sha256 = hex;
+    dopt.tokenizer = andrea_tokenizer_kind(tok);
+    if (andrea_dump_write(&m, suites, n_suites, &dopt, err)) goto out;
+
+    andrea_classify_options o = *copt;
+    o.device = dev;
+    o.model = &m; /* the checkpoint just dumped: its sha256 is the dump's by construction */
+    if (andrea_classify_dump(dump_path, &o, &a, err)) goto out;
+    if (a.ablation_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", a.ablation_note);
+    if (catalog_write(db_path, &a, NULL, err)) goto out;
+    /* One checkpoint: its report is DIR itself; several: DIR/NAME each. */
+    char rdir[4400];
+    if (report_dir) snprintf(rdir, sizeof rdir, "%s", report_dir);
+    else snprintf(rdir, sizeof rdir, "%s/%s", dir, name);
+    andrea_render_options ropt = {0};
+    ropt.quiet = ae_progress_quiet;
+    if (andrea_render(dump_path, db_path, rdir, &ropt, err)) goto out;
+    printf("%s (%s)\n", ckpt, dump_path);
+    andrea_summary_write(stdout, &a);
+    printf("catalog: %s\nreport:  %s/index.html\n\n", db_path, rdir);
+    ret = 0;
+out:
+    andrea_analysis_free(&a);
+    for (int i = 0; i < n_suites; i++) probe_suite_free(&suites[i]);
+    free(suites);
+    andrea_tokenizer_free(tok);
+    andrea_model_free(&m);
+    return ret;
+}
+
 int cmd_analyze(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "andrea analyze: not built yet\n");
-    return 2;
+    static const struct option opts[] = {
+        {"out", required_argument, 0, 'o'},    {"probes", required_argument, 0, 'p'},
+        {"device", required_argument, 0, 'D'}, {"maps", required_argument, 0, 'm'},
+        {"step", required_argument, 0, 'S'},   {"ablate-items", required_argument, 0, 'a'},
+        {"rules", required_argument, 0, 'r'},  {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+    };
+    const char *dir = "andrea-out", *probes = NULL, *rules = NULL;
+    andrea_device dev = ANDREA_DEVICE_AUTO;
+    int maps_fp32 = 0, c;
+    andrea_classify_options o;
+    andrea_classify_options_init(&o);
+    ae_error err = {{0}};
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'o': dir = optarg; break;
+        case 'p': probes = optarg; break;
+        case 'D':
+            if (parse_device(optarg, &dev)) return cli_usage_error("analyze", "--device is auto, cpu or cuda, not '%s'", optarg);
+            break;
+        case 'm':
+            if (!strcmp(optarg, "fp16")) maps_fp32 = 0;
+            else if (!strcmp(optarg, "fp32")) maps_fp32 = 1;
+            else return cli_usage_error("analyze", "--maps is fp16 or fp32, not '%s'", optarg);
+            break;
+        case 'S':
+            o.step = strtoll(optarg, &end, 10);
+            if (!*optarg || *end || o.step < 0) return cli_usage_error("analyze", "--step wants a step number, not '%s'", optarg);
+            o.has_step = 1;
+            break;
+        case 'a': {
+            long n = strtol(optarg, &end, 10);
+            if (!*optarg || *end || n < 0 || n > 4096)
+                return cli_usage_error("analyze", "--ablate-items wants 0..4096, not '%s'", optarg);
+            o.ablate_items = (int)n;
+            break;
+        }
+        case 'r': rules = optarg; break;
+        case 'q': ae_progress_quiet = 1; break;
+        case 'h': help(stdout); return 0;
+        default: return cli_usage_error("analyze", "unknown option");
+        }
+    }
+    if (o.has_step && argc - optind > 1)
+        return cli_usage_error("analyze", "--step names the step of ONE checkpoint; several were given");
+    if (rules && andrea_rules_load(&o.rules, rules, &err)) return cli_fail(&err);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        ae_fail(&err, "%s: %s", dir, strerror(errno));
+        return cli_fail(&err);
+    }
+    const char *bundled[1] = {cli_bundled_model_path()};
+    const char *const *ckpts = optind < argc ? (const char *const *)argv + optind : bundled;
+    int n = optind < argc ? argc - optind : 1;
+    for (int i = 0; i < n; i++) {
+        /* Two checkpoints with one file name (run1/model.bin, run2/model.bin) get distinct dumps. */
+        char si[256], sj[256];
+        int index = 0;
+        stem(ckpts[i], si, sizeof si);
+        for (int j = 0; j < i; j++) {
+            stem(ckpts[j], sj, sizeof sj);
+            if (!strcmp(si, sj)) index++;
+        }
+        if (analyze_one(ckpts[i], dir, n == 1 ? dir : NULL, probes, &o, dev, maps_fp32, index, &err))
+            return cli_fail(&err);
+    }
+    return fflush(stdout) ? 1 : 0;
 }

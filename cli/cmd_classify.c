@@ -1,11 +1,114 @@
-/* cmd_classify.c — `andrea classify`. Placeholder until its issue lands: says so and fails. */
+/* cmd_classify.c — `andrea classify DUMP.h5 --db CATALOG`: analysis passes -> head catalog. */
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../analyzer/catalog.h"
+#include "../analyzer/classify.h"
+#include "../analyzer/summary.h"
+#include "../common/progress.h"
 #include "cli.h"
 
+static void help(FILE *f) {
+    fprintf(f,
+            "usage: andrea classify DUMP.h5 --db CATALOG [--rules FILE] [--min-score X] [--min-ratio X]\n"
+            "                       [--min-margin X] [--step N] [--ckpt PATH] [--ablate-items N]\n"
+            "                       [--device auto|cpu|cuda] [--quiet]\n\n"
+            "Scores every head on every suite of the dump (attention mass on the targets, against a\n"
+            "uniform-causal baseline and a shuffled-target control), labels heads by the rules, runs\n"
+            "the causal check (ablating heads on the first N items of each suite, default %d; 0 = off)\n"
+            "and stores one run in the SQLite catalog (created if missing). Definitions and default\n"
+            "rules: docs/scores.md; schema: docs/catalog.md.\n"
+            "  --rules FILE     JSON {\"class\": {\"min_score\": x, \"min_ratio\": x, \"min_margin\": x}, \"default\": {...}}\n"
+            "  --min-score X    (and --min-ratio, --min-margin) override the rule of every class\n"
+            "  --step N         training step of the checkpoint (else parsed from names like *_step1200.bin)\n"
+            "  --ckpt PATH      checkpoint for the causal check (default: the path recorded in the dump)\n",
+            ANDREA_ABLATE_ITEMS_DEFAULT);
+}
+
+static int parse_double(const char *s, double *out) {
+    char *end;
+    *out = strtod(s, &end);
+    return *s && !*end && isfinite(*out);
+}
+
+static int parse_device(const char *s, andrea_device *d) {
+    if (!strcmp(s, "auto")) *d = ANDREA_DEVICE_AUTO;
+    else if (!strcmp(s, "cpu")) *d = ANDREA_DEVICE_CPU;
+    else if (!strcmp(s, "cuda")) *d = ANDREA_DEVICE_CUDA;
+    else return -1;
+    return 0;
+}
+
 int cmd_classify(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "andrea classify: not built yet\n");
-    return 2;
+    static const struct option opts[] = {
+        {"db", required_argument, 0, 'd'},         {"rules", required_argument, 0, 'r'},
+        {"min-score", required_argument, 0, 's'},  {"min-ratio", required_argument, 0, 'R'},
+        {"min-margin", required_argument, 0, 'M'}, {"step", required_argument, 0, 'S'},
+        {"ckpt", required_argument, 0, 'c'},       {"ablate-items", required_argument, 0, 'a'},
+        {"device", required_argument, 0, 'D'},     {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0},
+    };
+    const char *db = NULL, *rules = NULL;
+    andrea_classify_options o;
+    andrea_classify_options_init(&o);
+    ae_error err = {{0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        char *end;
+        double v;
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'r': rules = optarg; break;
+        case 's':
+            if (!parse_double(optarg, &v)) return cli_usage_error("classify", "--min-score wants a number, not '%s'", optarg);
+            o.rules.flags.has_min_score = 1, o.rules.flags.r.min_score = v;
+            break;
+        case 'R':
+            if (!parse_double(optarg, &v)) return cli_usage_error("classify", "--min-ratio wants a number, not '%s'", optarg);
+            o.rules.flags.has_min_ratio = 1, o.rules.flags.r.min_ratio = v;
+            break;
+        case 'M':
+            if (!parse_double(optarg, &v)) return cli_usage_error("classify", "--min-margin wants a number, not '%s'", optarg);
+            o.rules.flags.has_min_margin = 1, o.rules.flags.r.min_margin = v;
+            break;
+        case 'S':
+            o.step = strtoll(optarg, &end, 10);
+            if (!*optarg || *end || o.step < 0) return cli_usage_error("classify", "--step wants a step number, not '%s'", optarg);
+            o.has_step = 1;
+            break;
+        case 'c': o.ckpt = optarg; break;
+        case 'a': {
+            long n = strtol(optarg, &end, 10);
+            if (!*optarg || *end || n < 0 || n > 4096)
+                return cli_usage_error("classify", "--ablate-items wants 0..4096, not '%s'", optarg);
+            o.ablate_items = (int)n;
+            break;
+        }
+        case 'D':
+            if (parse_device(optarg, &o.device)) return cli_usage_error("classify", "--device is auto, cpu or cuda, not '%s'", optarg);
+            break;
+        case 'q': ae_progress_quiet = 1; break;
+        case 'h': help(stdout); return 0;
+        default: return cli_usage_error("classify", "unknown option");
+        }
+    }
+    if (optind + 1 != argc) return cli_usage_error("classify", "wants exactly one DUMP.h5");
+    if (!db) return cli_usage_error("classify", "--db CATALOG is required");
+    if (rules && andrea_rules_load(&o.rules, rules, &err)) return cli_fail(&err);
+    andrea_analysis a;
+    if (andrea_classify_dump(argv[optind], &o, &a, &err)) return cli_fail(&err);
+    if (a.ablation_note[0]) fprintf(stderr, "andrea classify: note: %s\n", a.ablation_note);
+    int64_t run = 0;
+    if (catalog_write(db, &a, &run, &err)) {
+        andrea_analysis_free(&a);
+        return cli_fail(&err);
+    }
+    andrea_summary_write(stdout, &a);
+    printf("catalog: %s (run %lld)\n", db, (long long)run);
+    andrea_analysis_free(&a);
+    return fflush(stdout) ? 1 : 0;
 }
