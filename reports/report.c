@@ -14,7 +14,9 @@
  */
 #include "report.h"
 
+#include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +229,8 @@ static int load_catalog(report_data *d, const char *db_path, ae_error *err) {
     int n_ck = 0;
     view_cols vc;
     /* Read-only and never created: a missing catalog is an error, not an empty report. */
+    struct stat sb;
+    if (stat(db_path, &sb) != 0) return ae_fail(err, "%s: cannot open the catalog: %s", db_path, strerror(errno));
     REP_SQL_CHECK(db_path, db, sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     sqlite3_busy_timeout(db, 30000);
     if (sqlite3_prepare_v2(db, "SELECT * FROM head_catalog LIMIT 0", -1, &st, NULL) != SQLITE_OK) {

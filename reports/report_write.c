@@ -484,7 +484,10 @@ static int write_index(const report_data *d, const char *out_dir, ae_error *err)
     if (d->n_steps >= 2 && d->step_scores) {
         sbuf_puts(&b, "<h2>Scores against training step</h2>\n<p>Run <code>");
         sbuf_html(&b, d->run_name);
-        sbuf_printf(&b, "</code>: %d checkpoints.</p>\n<div class=\"gallery\">\n", d->n_steps);
+        sbuf_printf(&b, "</code>: %d checkpoints, steps", d->n_steps);
+        for (int t = 0; t < d->n_steps; t++) sbuf_printf(&b, "%s %.0f", t ? "," : "", d->steps[t]);
+        sbuf_puts(&b, ".</p>\n<div class=\"gallery\">\n");
+        int n_plots = 0;
         for (int c = 0; c < d->n_classes; c++) {
             overview_name("steps", 'c', c, d->classes[c], rel, sizeof rel);
             char path[AE_PATH_MAX];
@@ -496,7 +499,9 @@ static int write_index(const report_data *d, const char *out_dir, ae_error *err)
             sbuf_puts(&b, "\" alt=\"score against step, class ");
             sbuf_html(&b, d->classes[c]);
             sbuf_puts(&b, "\">\n");
+            n_plots++;
         }
+        if (n_plots == 0) sbuf_puts(&b, "<p>No head is labelled at any step of this run.</p>\n");
         sbuf_puts(&b, "</div>\n");
     }
     sbuf_puts(&b, "<h2>All heads, first example of each suite</h2>\n<div class=\"gallery\">\n");

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# test_render.sh — `andrea render` end to end: a random tiny byte-level model made here (in a
+# folder whose name holds " & ' < >), dumped with `andrea dump` over a probe file whose text holds
+# <script>alert(1)</script> and "&', classified with `andrea classify`, then rendered.
+# Checks: the files a report must have, escaping in every page, same bytes from two renders,
+# valid PNGs without timestamps, no network reference, training-step section, bad inputs.
+set -euo pipefail
+: "${ANDREA_BIN:?}" "${ANDREA_SRC:?}"
+A=$ANDREA_BIN
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+
+if "$A" dump --help 2>&1 | grep -q "not built yet" || "$A" classify --help 2>&1 | grep -q "not built yet"; then
+  echo "SKIP: andrea dump / andrea classify are not built yet"; exit 77
+fi
+
+# write_bin PATH SEED: a random llm.c v3 .bin, L=2 H=4 C=32 maxT=48, byte vocabulary + BOS (257)
+write_bin() {
+  /usr/bin/python3 - "$@" <<'EOF'
+import sys, numpy as np
+path, seed = sys.argv[1], int(sys.argv[2])
+V, L, H, C, T = 257, 2, 4, 32, 48
+rng = np.random.default_rng(seed)
+hdr = np.zeros(256, np.int32)
+hdr[:8] = [20240326, 3, T, V, L, H, C, V]
+shapes = [(V, C), (T, C), (L, C), (L, C), (L, 3*C, C), (L, 3*C), (L, C, C), (L, C), (L, C), (L, C),
+          (L, 4*C, C), (L, 4*C), (L, C, 4*C), (L, C), (C,), (C,)]
+ps = [rng.standard_normal(s).astype(np.float32) * 0.3 for s in shapes]
+ps[2][:] = 1; ps[8][:] = 1; ps[14][:] = 1
+with open(path, "wb") as f:
+    f.write(hdr.tobytes())
+    for p in ps:
+        f.write(p.tobytes())
+EOF
+}
+
+cd "$tmp"
+mdir="m\"&'<b>"
+mkdir -p "$mdir"
+write_bin "$mdir/tiny_step100.bin" 11
+write_bin "$mdir/tiny_step200.bin" 12
+cat > probes.jsonl <<'EOF'
+{"suite": "prev_token", "text": "the cat sat on the mat and looked at the dog"}
+{"suite": "prev_token", "text": "say \"&' <script>alert(1)</script> done"}
+{"suite": "prev_token", "text": "a third line\twith a tab\nand a newline"}
+{"suite": "my-suite", "text": "a \"&' b <script>alert(1)</script>", "targets": [[3, [2]], [4, [3]], [5, [0, 4]]]}
+EOF
+for s in 100 200; do
+  "$A" dump "$mdir/tiny_step$s.bin" --probes probes.jsonl --out "d$s.h5" --quiet --device cpu
+  "$A" classify "d$s.h5" --db c.db --quiet --device cpu > /dev/null
+done
+
+t0=$(date +%s%N)
+out=$("$A" render d200.h5 --db c.db --out rep --quiet)
+t1=$(date +%s%N)
+echo "render took $(( (t1 - t0) / 1000000 )) ms"
+[[ $out == "report: rep/index.html" ]] && ok "render prints the index path" || bad "render output" "$out"
+
+# --- the files of a report ---
+n_heads=$(ls rep/heads/*.html | wc -l)
+[[ $n_heads -eq 8 ]] && ok "one page per head (8)" || bad "head pages" "$n_heads"
+# default 2 examples: prev_token has 3 items -> 2 maps, my-suite 1 item -> 1 map, per head
+n_maps=$(find rep/maps -name '*.png' | wc -l)
+[[ $n_maps -eq 24 ]] && ok "one heatmap per head, suite and example (24)" || bad "heatmaps" "$n_maps"
+for f in overview/scores_c0-prev_token.png overview/scores_c1-my-suite.png overview/thumbs_s0-prev_token.png \
+         overview/thumbs_s1-my-suite.png maps/L1_H3/s1-my-suite_e0.png; do
+  [[ -s rep/$f ]] && ok "has $f" || bad "missing" "$f"
+done
+
+# --- escaping: no raw hostile text in any page; the escaped forms are there ---
+if grep -l "<script>alert" rep/index.html rep/heads/*.html; then bad "raw <script>alert in a page" "see above"
+else ok "no raw <script>alert in any page"; fi
+grep -qF 'm&quot;&amp;&#39;&lt;b&gt;/tiny_step200.bin' rep/index.html && ok "checkpoint path escaped on the index" \
+  || bad "escaped checkpoint path" "not found"
+# byte tokens of '<', '"', '&' and "'" appear as their references on a head page
+for ref in '&lt;' '&quot;' '&amp;' '&#39;'; do
+  grep -qF "<span class=\"tok\"><i>" rep/heads/L0_H0.html && grep -qF "$ref</span>" rep/heads/L0_H0.html \
+    && ok "token $ref escaped" || bad "token" "$ref not found as a token"
+done
+
+# --- offline: no reference that leaves the folder ---
+if grep -nE '(src|href)="(https?:|//)' rep/index.html rep/heads/*.html; then bad "network reference" "see above"
+else ok "no network reference"; fi
+
+# --- training run: two checkpoints with steps -> the step section lists both ---
+grep -q "Scores against training step" rep/index.html && grep -q "steps 100, 200" rep/index.html \
+  && ok "training-step section with steps 100, 200" || bad "training-step section" "missing"
+
+# --- PNGs: valid, no tIME chunk, heatmap size sane ---
+/usr/bin/python3 - rep <<'EOF' && ok "every PNG is valid RGB without tIME" || bad "PNG check" "see above"
+import sys, os, struct, zlib
+root = sys.argv[1]
+bad = 0
+for dp, _, fs in os.walk(root):
+    for f in fs:
+        if not f.endswith(".png"): continue
+        b = open(os.path.join(dp, f), "rb").read()
+        if b[:8] != b"\x89PNG\r\n\x1a\n": print("bad signature", f); bad += 1; continue
+        pos, chunks = 8, []
+        while pos < len(b):
+            n, = struct.unpack(">I", b[pos:pos+4]); typ = b[pos+4:pos+8]; data = b[pos+8:pos+8+n]
+            crc, = struct.unpack(">I", b[pos+8+n:pos+12+n])
+            if zlib.crc32(typ + data) != crc: print("bad crc", f, typ); bad += 1
+            chunks.append(typ); pos += 12 + n
+        w, h, depth, ctype = struct.unpack(">IIBB", b[16:26])
+        if b"tIME" in chunks or chunks[-1] != b"IEND" or depth != 8 or ctype != 2 or not (50 < w < 4000 and 50 < h < 4000):
+            print("bad", f, chunks, w, h, depth, ctype); bad += 1
+sys.exit(1 if bad else 0)
+EOF
+
+# --- determinism: a second render gives the same bytes ---
+"$A" render d200.h5 --db c.db --out rep2 --quiet > /dev/null
+if diff -r rep rep2 > /dev/null; then ok "two renders give identical files"; else bad "determinism" "$(diff -rq rep rep2 | head -3)"; fi
+
+# --- --examples ---
+"$A" render d200.h5 --db c.db --out rep3 --examples 1 --quiet > /dev/null
+n=$(find rep3/maps -name '*_e1.png' | wc -l)
+[[ $n -eq 0 && -s rep3/maps/L0_H0/s0-prev_token_e0.png ]] && ok "--examples 1 renders only example 0" || bad "--examples 1" "$n e1 files"
+
+# --- bad inputs: one line naming the file, exit 1 (usage: 2) ---
+expect_fail() { # NAME CODE PATTERN CMD...
+  local name=$1 code=$2 pat=$3; shift 3
+  local err rc=0
+  err=$("$@" 2>&1 >/dev/null) || rc=$?
+  if [[ $rc -eq $code && $(printf '%s\n' "$err" | wc -l) -eq 1 && $err == *"$pat"* ]]; then ok "$name"
+  else bad "$name" "rc=$rc err=$err"; fi
+}
+expect_fail "missing catalog is refused with its name" 1 "nope.db" "$A" render d200.h5 --db nope.db --out x1 --quiet
+[[ ! -e nope.db ]] && ok "a missing catalog is not created" || bad "missing catalog" "was created"
+/usr/bin/python3 -c "import sqlite3; sqlite3.connect('empty.db').execute('create table t(x)')"
+expect_fail "a database without head_catalog is refused" 1 "empty.db: not an andrea catalog" "$A" render d200.h5 --db empty.db --out x2 --quiet
+printf 'not hdf5' > fake.h5
+expect_fail "a file that is not a dump is refused with its name" 1 "fake.h5" "$A" render fake.h5 --db c.db --out x3 --quiet
+printf 'x' > afile
+expect_fail "an output folder under a file is refused" 1 "afile" "$A" render d200.h5 --db c.db --out afile/rep --quiet
+expect_fail "--db is required" 2 "--db" "$A" render d200.h5 --out x4
+expect_fail "--examples 0 is a usage error" 2 "--examples" "$A" render d200.h5 --db c.db --out x5 --examples 0
+[[ ! -e x1 && ! -e x2/index.html && ! -e x3/index.html ]] && ok "failed renders leave no index" || bad "failed renders" "left an index"
+
+echo "$fails failed"
+[[ $fails -eq 0 ]]
