@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# test_classify_catalog_cli.sh — `andrea classify` on one catalog, through the CLI:
+#   - a classify killed (SIGKILL, test hook ANDREA_TEST_CRASH_AT=mid-run) inside its transaction
+#     leaves a catalog that passes PRAGMA integrity_check and holds none of that run;
+#   - two classify processes started together on one catalog both land;
+#   - classifying the same dump with the same settings again replaces its run;
+#   - a dump whose checkpoint is gone still classifies, with NULL ablation and a note.
+# Uses the tiny fixture model; skips (77) while it is absent.
+set -euo pipefail
+: "${ANDREA_BIN:?}" "${ANDREA_SRC:?}"
+m=$ANDREA_SRC/models/andrea-tiny.bin
+[[ -f $m ]] || { echo "SKIP: models/andrea-tiny.bin not present yet"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+q() { /usr/bin/python3 -c 'import sqlite3,sys; print(sqlite3.connect("file:"+sys.argv[1]+"?mode=ro", uri=True).execute(sys.argv[2]).fetchone()[0])' "$@"; }
+cp "$m" "$tmp/tiny_step300.bin"
+"$ANDREA_BIN" dump "$tmp/tiny_step300.bin" --probes prev_token,induction,bos --n 4 --len 48 --out "$tmp/t.h5" --device cpu --quiet
+db=$tmp/c.db
+"$ANDREA_BIN" classify "$tmp/t.h5" --db "$db" --device cpu --quiet >/dev/null
+[[ $(q "$db" "SELECT count(*) FROM runs") == 1 ]] || { echo "FAIL: first run missing"; exit 1; }
+[[ $(q "$db" "SELECT step FROM models") == 300 ]] || { echo "FAIL: step not parsed from the file name"; exit 1; }
+[[ $(q "$db" "SELECT count(*) FROM head_scores WHERE ablation_delta IS NOT NULL") -gt 0 ]] || { echo "FAIL: no ablation"; exit 1; }
+
+# crash inside the transaction (different settings, so it would have added a run)
+set +e
+ANDREA_TEST_CRASH_AT=mid-run "$ANDREA_BIN" classify "$tmp/t.h5" --db "$db" --min-score 0.5 --device cpu --quiet >/dev/null 2>&1
+rc=$?
+set -e
+[[ $rc == 137 ]] || { echo "FAIL: crash hook did not kill the process (rc $rc)"; exit 1; }
+[[ $(q "$db" "PRAGMA integrity_check") == ok ]] || { echo "FAIL: integrity_check after the crash"; exit 1; }
+[[ $(q "$db" "SELECT count(*) FROM runs") == 1 ]] || { echo "FAIL: part of the crashed run landed"; exit 1; }
+[[ $(q "$db" "SELECT count(*) FROM head_scores") == $((3 * 2 * 4)) ]] || { echo "FAIL: head_scores changed by the crash"; exit 1; }
+
+# two writers at once (different settings: two new runs)
+"$ANDREA_BIN" classify "$tmp/t.h5" --db "$db" --min-score 0.6 --device cpu --quiet >/dev/null & p1=$!
+"$ANDREA_BIN" classify "$tmp/t.h5" --db "$db" --min-score 0.7 --device cpu --quiet >/dev/null & p2=$!
+wait $p1 || { echo "FAIL: writer 1"; exit 1; }
+wait $p2 || { echo "FAIL: writer 2"; exit 1; }
+[[ $(q "$db" "SELECT count(*) FROM runs") == 3 ]] || { echo "FAIL: concurrent runs did not both land"; exit 1; }
+
+# same settings again: replaced, not duplicated
+"$ANDREA_BIN" classify "$tmp/t.h5" --db "$db" --min-score 0.7 --device cpu --quiet >/dev/null
+[[ $(q "$db" "SELECT count(*) FROM runs") == 3 ]] || { echo "FAIL: same settings duplicated the run"; exit 1; }
+
+# checkpoint gone: classify still works, ablation NULL, note printed and stored
+rm "$tmp/tiny_step300.bin"
+"$ANDREA_BIN" classify "$tmp/t.h5" --db "$db" --min-score 0.8 --device cpu --quiet >/dev/null 2>"$tmp/err"
+grep -q "not found" "$tmp/err" || { echo "FAIL: no note about the missing checkpoint"; cat "$tmp/err"; exit 1; }
+[[ $(q "$db" "SELECT count(*) FROM head_catalog WHERE run = (SELECT max(id) FROM runs) AND ablation_delta IS NOT NULL") == 0 ]] \
+  || { echo "FAIL: ablation stored without a checkpoint"; exit 1; }
+[[ $(q "$db" "SELECT ablation_note IS NOT NULL FROM runs ORDER BY id DESC LIMIT 1") == 1 ]] || { echo "FAIL: note not stored"; exit 1; }
+
+# --ckpt with another model's file is refused
+"$ANDREA_BIN" classify "$tmp/t.h5" --db "$db" --ckpt "$ANDREA_SRC/models/andrea-bundled.bin" --quiet >/dev/null 2>"$tmp/err2" \
+  && { echo "FAIL: a checkpoint with another sha256 was accepted"; exit 1; }
+grep -q "sha256" "$tmp/err2" || [[ ! -f $ANDREA_SRC/models/andrea-bundled.bin ]] || { echo "FAIL: no sha256 message"; cat "$tmp/err2"; exit 1; }
+echo "ok"
