@@ -1,7 +1,7 @@
 /* bench_gpu_forward.c — the CUDA engine's forward with every attention map kept on the GPU,
  * against its floor, measured in the same process.
  *
- * Usage: bench_gpu_forward OUTDIR [--quick]
+ * Usage: bench_gpu_forward OUTDIR [--quick|--profile]
  *   Makes a random ANDREA-120M-shaped model (L12 H12 C768, vocab 50257, maxT 1024, seed 1), saves
  *   it as OUTDIR/model (Hugging Face GPT-2 safetensors, for bench_gpu_hf.py to load the SAME
  *   weights), measures the two ceilings (a TF32 cuBLAS 8192^3 SGEMM on random data; a 2 GiB
@@ -118,11 +118,13 @@ static double copy_bw(int reps) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_gpu_forward OUTDIR [--quick]\n");
+        fprintf(stderr, "usage: bench_gpu_forward OUTDIR [--quick|--profile]\n");
         return 2;
     }
     const char *dir = argv[1];
-    const int reps = argc > 2 && strcmp(argv[2], "--quick") == 0 ? 5 : 10;
+    const int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
+    const int profile = argc > 2 && strcmp(argv[2], "--profile") == 0; /* one forward per shape, for ncu */
+    const int reps = quick ? 5 : profile ? 1 : 10;
     if (!andrea_cuda_available()) {
         fprintf(stderr, "bench_gpu_forward: no usable CUDA device\n");
         return 1;
@@ -149,7 +151,7 @@ int main(int argc, char **argv) {
     }
     struct cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
-    const double tf32 = tf32_rate(reps), bw = copy_bw(reps);
+    const double tf32 = profile ? 4e14 : tf32_rate(reps), bw = profile ? 4e12 : copy_bw(reps);
     printf("device %s, %d SMs\n", prop.name, prop.multiProcessorCount);
     printf("ceilings: TF32 SGEMM 8192^3 %.1f TFLOP/s, D2D copy %.0f GB/s (read+write)\n", tf32 / 1e12, bw / 1e9);
     fprintf(rf, "tf32_tflops=%.2f\ncopy_gbs=%.1f\n", tf32 / 1e12, bw / 1e9);
@@ -176,11 +178,11 @@ int main(int argc, char **argv) {
         CK(cudaEventCreate(&e0));
         CK(cudaEventCreate(&e1));
         const char *modes[3] = {"no maps", "fp32 maps", "fp16 maps"};
-        for (int mode = 0; mode < 3; mode++) {
+        for (int mode = profile ? 1 : 0; mode < (profile ? 2 : 3); mode++) {
             andrea_forward_io io = {B, T, tok, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
             andrea_cuda_device_outputs out = {mode == 0 ? NULL : mode == 1 ? d32 : d16, mode == 2, NULL, NULL, NULL};
             float t[20];
-            for (int r = -3; r < reps; r++) {
+            for (int r = profile ? -1 : -3; r < reps; r++) {
                 CK(cudaEventRecord(e0, st));
                 if (andrea_cuda_forward_device(e, &io, &out, &err)) {
                     fprintf(stderr, "bench_gpu_forward: %s\n", err.msg);
@@ -198,10 +200,36 @@ int main(int argc, char **argv) {
             fprintf(rf, "andrea_B%d_T%d_mode%d_ms=%.4f\nfloor_B%d_T%d_mode%d_ms=%.4f\n", B, T, mode, ms, B, T, mode,
                     floor_ms);
         }
+        andrea_engine_close(e);
+        /* the earlier attention kernel version, same weights and outputs, for kernels/NOTES.md */
+        for (int ver = 2; ver >= 1 && !quick && !profile; ver--) {
+            setenv("ANDREA_CUDA_ATTN", ver == 2 ? "v2" : "v1", 1);
+            e = andrea_cuda_engine_open(&m, B, T, &err);
+            unsetenv("ANDREA_CUDA_ATTN");
+            if (!e) {
+                fprintf(stderr, "bench_gpu_forward: %s\n", err.msg);
+                return 1;
+            }
+            st = (cudaStream_t)andrea_cuda_stream(e);
+            andrea_forward_io io = {B, T, tok, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+            andrea_cuda_device_outputs out = {d32, 0, NULL, NULL, NULL};
+            float t[20];
+            for (int r = -1; r < 3; r++) {
+                CK(cudaEventRecord(e0, st));
+                if (andrea_cuda_forward_device(e, &io, &out, &err)) {
+                    fprintf(stderr, "bench_gpu_forward: %s\n", err.msg);
+                    return 1;
+                }
+                CK(cudaEventRecord(e1, st));
+                CK(cudaEventSynchronize(e1));
+                if (r >= 0) CK(cudaEventElapsedTime(&t[r], e0, e1));
+            }
+            printf("andrea B=%-3d T=%-5d fp32 maps, attention v%d: %8.3f ms (median of 3)\n", B, T, ver, median(t, 3));
+            andrea_engine_close(e);
+        }
         cudaFree(d32);
         cudaFree(d16);
         free(tok);
-        andrea_engine_close(e);
     }
     fclose(rf);
     andrea_model_free(&m);

@@ -10,7 +10,8 @@
  * (i >= len[b]) are written as zeros, as the CPU engine and the dumps store them.
  * The grid is (B*H, query tiles): the kernels never know how many heads there are.
  * Versions (kernels/NOTES.md): v1 SIMT fp32, any head_dim, exact (the ANDREA_CUDA_FP32 path);
- * v2 tensor cores (WMMA TF32 m16n16k8), head_dim % 16 == 0 and <= 128.
+ * v2 tensor cores (WMMA TF32 m16n16k8), head_dim % 16 == 0 and <= 128; v3 the same with 8 warps,
+ * Q in registers, causal tile skipping per warp and vector stores (the default).
  * Failure contract: launchers return the CUDA error of the launch (cudaSuccess when fine).
  */
 #ifndef ANDREA_KERNELS_ATTENTION_H
@@ -31,7 +32,9 @@ typedef struct {
 
 cudaError_t andrea_attention_v1(const andrea_attn_args *a, cudaStream_t st);
 cudaError_t andrea_attention_v2(const andrea_attn_args *a, cudaStream_t st);
-/* 1 when v2 can run this head_dim. */
+cudaError_t andrea_attention_v3(const andrea_attn_args *a, cudaStream_t st);
+/* 1 when v2 / v3 can run this head_dim. */
 int andrea_attention_v2_supports(int hd);
+int andrea_attention_v3_supports(int hd);
 
 #endif

@@ -16,9 +16,11 @@
  * ae_error, nothing exits, open frees what it allocated.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -35,6 +37,7 @@ typedef struct {
     andrea_engine base; /* first: engine.c dispatches through it */
     const andrea_model *m;
     int max_B, max_T, fp32;
+    int attn_version;    /* 1, 2 or 3 (tensor-core versions only where head_dim allows) */
     cudaStream_t st;
     cublasHandle_t blas;
     float *w;            /* all parameters, the model's single buffer */
@@ -48,7 +51,25 @@ typedef struct {
     float *stage;        /* [max_B, H, T, T] per-layer probabilities, on first use */
     float *norm, *dla;   /* [max_B, L, H, max_T], on first use */
     float *logits;       /* [N, V], on first use */
+    cublasLtHandle_t lt; /* fused matmul + bias (+ GELU, + residual) epilogues */
+    void *lt_ws;         /* its workspace */
+    struct lt_plan *plans;
+    int n_plans;
 } cuda_engine;
+
+#define LT_WORKSPACE ((size_t)32 << 20)
+#define LT_MAX_PLANS 32
+enum { LIN_BIAS = 0, LIN_GELU = 1, LIN_RESID = 2 };
+
+/* One cached cublasLt setup per (shape, kind, alignment): descriptors and the heuristic's algo. */
+struct lt_plan {
+    int O, N, I, kind;
+    unsigned align;
+    int ok; /* 0: cublasLt offers nothing for it, use cublasSgemm + a kernel */
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+};
 
 static const float *dev_param(const cuda_engine *e, const float *host) {
     return e->w + (host - e->m->memory);
@@ -95,7 +116,7 @@ __global__ void split_heads_kernel(float *q, float *k, float *v, const float *qk
     size_t n = idx / (3 * C);
     int b = (int)(n / T), t = (int)(n % T);
     int which = col / C, hc = col % C, h = hc / hd, d = hc % hd;
-    float val = qkv[idx] + bias[col];
+    float val = bias ? qkv[idx] + bias[col] : qkv[idx]; /* bias NULL: the matmul's epilogue added it */
     float *dst = which == 0 ? q : which == 1 ? k : v;
     dst[(((size_t)b * H + h) * T + t) * hd + d] = val;
 }
@@ -116,6 +137,12 @@ __global__ void concat_heads_kernel(float *ycat, const float *y, const unsigned 
 __global__ void residual_bias_kernel(float *x, const float *a, const float *bias, size_t total, int C) {
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx < total) x[idx] += a[idx] + bias[idx % C];
+}
+
+/* h += bias[c] */
+__global__ void bias_kernel(float *hbuf, const float *bias, size_t total, int C) {
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx < total) hbuf[idx] += bias[idx % C];
 }
 
 /* h = gelu_tanh(h + bias[c]) in place */
@@ -201,6 +228,113 @@ fail:
     return -1;
 }
 
+static unsigned ptr_align(const void *p) {
+    uintptr_t a = (uintptr_t)p;
+    unsigned al = 256;
+    while (al > 4 && (a % al) != 0) al /= 2;
+    return al;
+}
+
+static void destroy_plan(struct lt_plan *pl) {
+    if (pl->lc) cublasLtMatrixLayoutDestroy(pl->lc);
+    if (pl->lb) cublasLtMatrixLayoutDestroy(pl->lb);
+    if (pl->la) cublasLtMatrixLayoutDestroy(pl->la);
+    if (pl->desc) cublasLtMatmulDescDestroy(pl->desc);
+}
+
+/* Finds or makes the plan; NULL only on a cuBLAS error (err filled). */
+static struct lt_plan *get_plan(cuda_engine *e, int O, int N, int I, int kind, unsigned al, ae_error *err) {
+    struct lt_plan *pl = NULL;
+    cublasLtMatmulPreference_t pref = NULL;
+    cublasLtMatmulHeuristicResult_t res;
+    int found = 0;
+    const cublasOperation_t tA = CUBLAS_OP_T, tB = CUBLAS_OP_N;
+    cublasLtEpilogue_t epi = kind == LIN_GELU ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    size_t ws = LT_WORKSPACE;
+    uint32_t al32 = al;
+    for (int i = 0; i < e->n_plans; i++) {
+        pl = &e->plans[i];
+        if (pl->O == O && pl->N == N && pl->I == I && pl->kind == kind && pl->align == al) return pl;
+    }
+    if (e->n_plans == LT_MAX_PLANS) { /* shapes change with (B, T): recycle the oldest plan */
+        destroy_plan(&e->plans[0]);
+        memmove(e->plans, e->plans + 1, (LT_MAX_PLANS - 1) * sizeof *e->plans);
+        e->n_plans--;
+    }
+    pl = &e->plans[e->n_plans];
+    memset(pl, 0, sizeof *pl);
+    pl->O = O; pl->N = N; pl->I = I; pl->kind = kind; pl->align = al;
+    e->n_plans++;
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&pl->desc, e->fp32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32,
+                                          CUDA_R_32F));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_TRANSA, &tA, sizeof tA));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tB, sizeof tB));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    /* column-major view of row-major Linear: W [O, I] is col-major [I, O]; in [N, I] is [I, N]; out [O, N] */
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&pl->la, CUDA_R_32F, I, O, I));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&pl->lb, CUDA_R_32F, I, N, I));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&pl->lc, CUDA_R_32F, O, N, O));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al32, sizeof al32));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al32, sizeof al32));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al32, sizeof al32));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al32, sizeof al32));
+    if (cublasLtMatmulAlgoGetHeuristic(e->lt, pl->desc, pl->la, pl->lb, pl->lc, pl->lc, pref, 1, &res, &found) ==
+            CUBLAS_STATUS_SUCCESS &&
+        found > 0) {
+        pl->algo = res.algo;
+        pl->ok = 1;
+    }
+    cublasLtMatmulPreferenceDestroy(pref);
+    return pl;
+fail:
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    return NULL;
+}
+
+/* Row-major Linear with its bias fused into the matmul's epilogue:
+ *   LIN_BIAS:  out = in · Wᵀ + b           LIN_GELU: out = gelu_tanh(in · Wᵀ + b)
+ *   LIN_RESID: out += in · Wᵀ + b (out is the residual stream; tmp is scratch for the fallback)
+ * in [N, I], W [O, I], b [O], out [N, O]. Full fp32 mode keeps GELU in andrea's own kernel (tanhf),
+ * so that only summation order differs from the CPU engine. Where cublasLt has no algorithm for the
+ * shape or alignment, cublasSgemm plus the elementwise kernels do the same. */
+static int fused_linear(cuda_engine *e, float *out, const float *in, const float *W, const float *b, int N, int O,
+                        int I, int kind, float *tmp, ae_error *err) {
+    const float one = 1.f, zero = 0.f;
+    const int TH = 256;
+    struct lt_plan *pl = NULL;
+    unsigned al = ptr_align(out);
+    if (ptr_align(in) < al) al = ptr_align(in);
+    if (ptr_align(W) < al) al = ptr_align(W);
+    if (ptr_align(b) < al) al = ptr_align(b);
+    if (!(e->fp32 && kind == LIN_GELU)) {
+        pl = get_plan(e, O, N, I, kind, al, err);
+        if (!pl) return -1;
+    }
+    if (pl && pl->ok) {
+        const float *beta = kind == LIN_RESID ? &one : &zero;
+        CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b));
+        CUBLAS_CHECK(cublasLtMatmul(e->lt, pl->desc, &one, W, pl->la, in, pl->lb, beta, out, pl->lc, out, pl->lc,
+                                    &pl->algo, e->lt_ws, LT_WORKSPACE, e->st));
+        return 0;
+    }
+    if (kind == LIN_RESID) {
+        if (linear(e, tmp, in, W, N, O, I, err)) return -1;
+        residual_bias_kernel<<<blocks_for((size_t)N * O, TH), TH, 0, e->st>>>(out, tmp, b, (size_t)N * O, O);
+    } else {
+        if (linear(e, out, in, W, N, O, I, err)) return -1;
+        if (kind == LIN_GELU)
+            bias_gelu_kernel<<<blocks_for((size_t)N * O, TH), TH, 0, e->st>>>(out, b, (size_t)N * O, O);
+        else
+            bias_kernel<<<blocks_for((size_t)N * O, TH), TH, 0, e->st>>>(out, b, (size_t)N * O, O);
+    }
+    CU_CHECK(cudaGetLastError());
+    return 0;
+fail:
+    return -1;
+}
+
 /* ---------- engine ---------- */
 
 extern "C" int andrea_cuda_available(void) {
@@ -224,6 +358,10 @@ static void free_engine(cuda_engine *e) {
                     e->rstd, e->tok, e->len, e->abl, e->contrib, e->stage, e->norm, e->dla, e->logits};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) cudaFree(bufs[i]);
+    for (int i = 0; i < e->n_plans; i++) destroy_plan(&e->plans[i]);
+    free(e->plans);
+    if (e->lt_ws) cudaFree(e->lt_ws);
+    if (e->lt) cublasLtDestroy(e->lt);
     if (e->blas) cublasDestroy(e->blas);
     if (e->st) cudaStreamDestroy(e->st);
     free(e->h_tok);
@@ -325,9 +463,10 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
                                                             dev_param(e, p->ln1b + (size_t)l * C), (int)N, C);
         CU_CHECK(cudaGetLastError());
         /* ONE matmul for Q, K and V of all heads: [N, C] x [C, 3C] */
-        if (linear(e, e->qkv, e->ln, dev_param(e, p->qkvw + (size_t)l * 3 * C * C), (int)N, 3 * C, C, err)) return -1;
-        split_heads_kernel<<<blocks_for(N * 3 * C, TH), TH, 0, e->st>>>(
-            e->q, e->k, e->v, e->qkv, dev_param(e, p->qkvb + (size_t)l * 3 * C), B, T, H, hd);
+        if (fused_linear(e, e->qkv, e->ln, dev_param(e, p->qkvw + (size_t)l * 3 * C * C),
+                         dev_param(e, p->qkvb + (size_t)l * 3 * C), (int)N, 3 * C, C, LIN_BIAS, NULL, err))
+            return -1;
+        split_heads_kernel<<<blocks_for(N * 3 * C, TH), TH, 0, e->st>>>(e->q, e->k, e->v, e->qkv, NULL, B, T, H, hd);
         CU_CHECK(cudaGetLastError());
 
         memset(&aa, 0, sizeof aa);
@@ -344,7 +483,9 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
             aa.probs = e->stage;
             aa.probs_bstride = (long long)H * T * T;
         }
-        if (!e->fp32 && andrea_attention_v2_supports(hd)) {
+        if (e->attn_version == 3 && andrea_attention_v3_supports(hd)) {
+            CU_CHECK(andrea_attention_v3(&aa, e->st));
+        } else if (e->attn_version == 2 && andrea_attention_v2_supports(hd)) {
             CU_CHECK(andrea_attention_v2(&aa, e->st));
         } else {
             CU_CHECK(andrea_attention_v1(&aa, e->st));
@@ -382,22 +523,20 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
                                                (size_t)T * C * sizeof(float), (size_t)T * C * sizeof(float), B,
                                                cudaMemcpyDeviceToHost, e->st));
         }
-        if (linear(e, e->att, e->ycat, Wo, (int)N, C, C, err)) return -1;
-        residual_bias_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->x, e->att, dev_param(e, p->attprojb + (size_t)l * C),
-                                                                      N * C, C);
-        CU_CHECK(cudaGetLastError());
+        /* x += ycat · W_Oᵀ + attprojb: one matmul, bias and residual in its epilogue */
+        if (fused_linear(e, e->x, e->ycat, Wo, dev_param(e, p->attprojb + (size_t)l * C), (int)N, C, C, LIN_RESID,
+                         e->att, err))
+            return -1;
 
         layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, NULL, e->x, dev_param(e, p->ln2w + (size_t)l * C),
                                                             dev_param(e, p->ln2b + (size_t)l * C), (int)N, C);
         CU_CHECK(cudaGetLastError());
-        if (linear(e, e->fc, e->ln, dev_param(e, p->fcw + (size_t)l * 4 * C * C), (int)N, 4 * C, C, err)) return -1;
-        bias_gelu_kernel<<<blocks_for(N * 4 * C, TH), TH, 0, e->st>>>(e->fc, dev_param(e, p->fcb + (size_t)l * 4 * C),
-                                                                      N * 4 * C, 4 * C);
-        CU_CHECK(cudaGetLastError());
-        if (linear(e, e->att, e->fc, dev_param(e, p->fcprojw + (size_t)l * C * 4 * C), (int)N, C, 4 * C, err)) return -1;
-        residual_bias_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->x, e->att, dev_param(e, p->fcprojb + (size_t)l * C),
-                                                                      N * C, C);
-        CU_CHECK(cudaGetLastError());
+        if (fused_linear(e, e->fc, e->ln, dev_param(e, p->fcw + (size_t)l * 4 * C * C),
+                         dev_param(e, p->fcb + (size_t)l * 4 * C), (int)N, 4 * C, C, LIN_GELU, NULL, err))
+            return -1;
+        if (fused_linear(e, e->x, e->fc, dev_param(e, p->fcprojw + (size_t)l * C * 4 * C),
+                         dev_param(e, p->fcprojb + (size_t)l * C), (int)N, C, 4 * C, LIN_RESID, e->att, err))
+            return -1;
     }
 
     if (logits || dla) {
@@ -492,10 +631,14 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max
     e->max_B = max_B;
     e->max_T = max_T;
     e->fp32 = env && strcmp(env, "1") == 0;
+    /* ANDREA_CUDA_ATTN=v1|v2|v3 picks a kernel version (benchmarks); full fp32 always takes v1 */
+    env = getenv("ANDREA_CUDA_ATTN");
+    e->attn_version = e->fp32 ? 1 : env && strcmp(env, "v1") == 0 ? 1 : env && strcmp(env, "v2") == 0 ? 2 : 3;
     e->h_tok = (int *)malloc((N + (size_t)max_B) * sizeof(int));
+    e->plans = (struct lt_plan *)calloc(LT_MAX_PLANS, sizeof(struct lt_plan));
     acc = (double *)calloc((size_t)C, sizeof(double));
     mean = (float *)malloc((size_t)C * sizeof(float));
-    if (!e->h_tok || !acc || !mean) {
+    if (!e->h_tok || !acc || !mean || !e->plans) {
         ae_fail(err, "%s: out of memory for the CUDA engine", m->path);
         goto fail;
     }
@@ -503,6 +646,8 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max
     CUBLAS_CHECK(cublasCreate(&e->blas));
     CUBLAS_CHECK(cublasSetStream(e->blas, e->st));
     CUBLAS_CHECK(cublasSetMathMode(e->blas, e->fp32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_TF32_TENSOR_OP_MATH));
+    CUBLAS_CHECK(cublasLtCreate(&e->lt));
+    CU_CHECK(cudaMalloc(&e->lt_ws, LT_WORKSPACE));
 
     /* weights, once */
     CU_CHECK(cudaMalloc((void **)&e->w, m->n_floats * sizeof(float)));

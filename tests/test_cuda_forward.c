@@ -190,6 +190,9 @@ static void test_cuda_matches_cpu_at_andrea_12m_shape(void) {
     CHECK(random_model(&m, 6, 12, 384, 1000, 256, 12) == 0);
     compare_engines(&m, 3, 96, NULL, 0, "ANDREA-12M");
     compare_engines(&m, 3, 96, NULL, 1, "ANDREA-12M");
+    setenv("ANDREA_CUDA_ATTN", "v2", 1); /* the kept earlier tensor-core version stays correct */
+    compare_engines(&m, 3, 96, NULL, 0, "ANDREA-12M attention v2");
+    unsetenv("ANDREA_CUDA_ATTN");
     andrea_model_free(&m);
 }
 

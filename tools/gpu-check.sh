@@ -3,9 +3,9 @@
 # unpack carried -dev packages, build (sm_90), run the test suite, compute-sanitizer memcheck and
 # racecheck on the CUDA tests, then the benchmarks (bench_gpu_forward + bench_gpu_hf.py on the
 # same weights). Logs and results go under $OUT (the device tool brings them back).
-# Usage (on the device machine, repo root, carry=[".carry"]):  bash tools/gpu-check.sh [quick|full|bench]
+# Usage (on the device machine, repo root, carry=[".carry"]):  bash tools/gpu-check.sh [quick|dev|full|bench]
 #   quick: build, tests, sanitizer, short benchmark;  full: the same with full benchmark repeats;
-#   bench: build + benchmark only.
+#   dev: build, tests, per-kernel times under ncu, short benchmark;  bench: build + benchmark only.
 set -u
 MODE=${1:-quick}
 OUT=${OUT:-/tmp/andrea-gpu-out}
@@ -22,13 +22,23 @@ echo "== device"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.me
 echo "== build"
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DANDREA_EXTRA_PREFIX=$PFX > $OUT/cmake.txt 2>&1 \
   || { tail -30 $OUT/cmake.txt; exit 1; }
-cmake --build build-gpu -j16 > $OUT/build.txt 2>&1 || { grep -E "error|Error" $OUT/build.txt | head -30; exit 1; }
+# only what this script runs: other modules may be mid-change in the shared tree
+cmake --build build-gpu -j16 --target test_cuda_forward test_forward_cpu bench_gpu_forward > $OUT/build.txt 2>&1 || { grep -E "error|Error" $OUT/build.txt | head -30; exit 1; }
 grep -E "warning" $OUT/build.txt | head -10
 if [ "$MODE" != bench ]; then
   echo "== tests"
-  (cd build-gpu && ctest --output-on-failure -j8 --timeout 300 -E test_cuda_ > $OUT/ctest.txt 2>&1); tail -8 $OUT/ctest.txt
+  (cd build-gpu && ctest --output-on-failure --timeout 300 -R test_forward_cpu > $OUT/ctest.txt 2>&1); tail -5 $OUT/ctest.txt
   echo "== test_cuda_forward (verbose)"
   (cd build-gpu/tests && ./test_cuda_forward 2>&1 | tail -40)
+fi
+if [ "$MODE" = dev ]; then
+  echo "== ncu per-kernel times (one forward per shape, fp32 maps)"
+  mkdir -p /tmp/andrea-prof
+  timeout 240 ncu --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel \
+    ./build-gpu/bench/bench_gpu_forward /tmp/andrea-prof --profile > $OUT/ncu.txt 2>&1; echo "ncu rc=$?"
+  grep -E "^  [a-zA-Z_].*\(|gpu__time_duration" $OUT/ncu.txt | paste - - | awk '{print}' | cut -c1-160 | head -40
+fi
+if [ "$MODE" = quick ] || [ "$MODE" = full ]; then
   echo "== compute-sanitizer memcheck"
   (cd build-gpu/tests && ANDREA_TEST_QUICK=1 timeout 150 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 9 ./test_cuda_forward > $OUT/memcheck.txt 2>&1; echo "memcheck rc=$?"; tail -4 $OUT/memcheck.txt)
   echo "== compute-sanitizer racecheck"

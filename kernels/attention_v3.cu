@@ -1,0 +1,246 @@
+/* attention_v3.cu — version 3 of the attention kernel: tensor cores, 8 warps, Q in registers.
+ *
+ * Same two-pass algorithm and numerics contract as v2 (kernels/attention_v2.cu), for
+ * head_dim % 16 == 0 and <= 128. What changed from v2, and why (kernels/NOTES.md has the times):
+ *   - 8 warps over a 128-row query tile (v2: 4 over 64): each K/V tile loaded to shared memory
+ *     serves twice the rows, and twice the warps hide the latency of the loads;
+ *   - the warp's Q rows live in registers as TF32 fragments for the whole kernel (v2 re-read them
+ *     from shared memory for every key tile), freeing the Q tile's shared memory;
+ *   - a warp skips key tiles wholly above its own 16 rows (v2 computed them masked), and zero-fills
+ *     from its own causal end;
+ *   - softmax in base 2 (exp2f of scores pre-scaled by log2(e)/sqrt(hd)), and each lane of a row
+ *     pair takes interleaved columns (fewer shared-memory bank conflicts than v2's halves);
+ *   - probabilities stored as float4 (fp32) / half2 (fp16) when the row length allows.
+ */
+#include <cuda_fp16.h>
+#include <math.h>
+#include <mma.h>
+
+#include "attention.h"
+
+using namespace nvcuda;
+
+#define V3_WARPS 8
+#define V3_BQ (16 * V3_WARPS)
+#define V3_BK 64
+#define V3_LDS (V3_BK + 4)
+
+typedef wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> f3_a;
+typedef wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> f3_bt;
+typedef wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> f3_b;
+typedef wmma::fragment<wmma::accumulator, 16, 16, 8, float> f3_c;
+
+template <typename F> __device__ __forceinline__ void v3_tf32(F &f) {
+#pragma unroll
+    for (int t = 0; t < f.num_elements; t++) f.x[t] = wmma::__float_to_tf32(f.x[t]);
+}
+
+/* rows [r0, r0 + nrows) of a [T, HD] slice into a [nrows][HD+4] shared tile, zero past T */
+template <int HD>
+__device__ __forceinline__ void v3_load(float *dst, const float *src, int r0, int nrows, int T) {
+    constexpr int LD = HD + 4, V4 = HD / 4;
+    for (int idx = threadIdx.x; idx < nrows * V4; idx += V3_WARPS * 32) {
+        int r = idx / V4, c = (idx % V4) * 4;
+        float4 val = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (r0 + r < T) val = *(const float4 *)(src + (size_t)(r0 + r) * HD + c);
+        *(float4 *)(dst + r * LD + c) = val;
+    }
+}
+
+template <int HD>
+__device__ __forceinline__ void v3_scores(const f3_a (&qf)[HD / 8], const float *Ks, float *Sw) {
+    constexpr int LD = HD + 4;
+    f3_c acc[V3_BK / 16];
+#pragma unroll
+    for (int n = 0; n < V3_BK / 16; n++) wmma::fill_fragment(acc[n], 0.f);
+#pragma unroll
+    for (int kk = 0; kk < HD / 8; kk++) {
+#pragma unroll
+        for (int n = 0; n < V3_BK / 16; n++) {
+            f3_bt fb;
+            wmma::load_matrix_sync(fb, Ks + n * 16 * LD + kk * 8, LD);
+            v3_tf32(fb);
+            wmma::mma_sync(acc[n], qf[kk], fb, acc[n]);
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < V3_BK / 16; n++) wmma::store_matrix_sync(Sw + n * 16, acc[n], V3_LDS, wmma::mem_row_major);
+}
+
+/* writes probabilities p(c) for c in [c0, c0 + n) of this warp's 16 rows (row-major, row ii) */
+__device__ __forceinline__ void v3_store_row_chunk(const andrea_attn_args &a, int b, int h, int ii, int col0,
+                                                   const float *src, int n, int lane_in_row, int lanes) {
+    const size_t off = (size_t)b * a.probs_bstride + ((size_t)h * a.T + ii) * a.T + col0;
+    if (a.probs_fp16) {
+        __half *p = (__half *)a.probs + off;
+        if ((a.T % 2) == 0 && (n % 2) == 0) {
+            for (int c = 2 * lane_in_row; c < n; c += 2 * lanes)
+                *(__half2 *)(p + c) = __floats2half2_rn(src ? src[c] : 0.f, src ? src[c + 1] : 0.f);
+        } else {
+            for (int c = lane_in_row; c < n; c += lanes) p[c] = __float2half(src ? src[c] : 0.f);
+        }
+    } else {
+        float *p = (float *)a.probs + off;
+        if ((a.T % 4) == 0 && (n % 4) == 0) {
+            for (int c = 4 * lane_in_row; c < n; c += 4 * lanes)
+                *(float4 *)(p + c) = src ? make_float4(src[c], src[c + 1], src[c + 2], src[c + 3])
+                                         : make_float4(0.f, 0.f, 0.f, 0.f);
+        } else {
+            for (int c = lane_in_row; c < n; c += lanes) p[c] = src ? src[c] : 0.f;
+        }
+    }
+}
+
+template <int HD>
+__global__ void __launch_bounds__(V3_WARPS * 32, 2) attention_v3_kernel(andrea_attn_args a) {
+    constexpr int LD = HD + 4;
+    extern __shared__ __align__(128) float sm[];
+    float *Ks = sm;                /* [64][LD] */
+    float *Vs = Ks + V3_BK * LD;   /* [64][LD] */
+    float *Ss = Vs + V3_BK * LD;   /* [8 warps][16][V3_LDS] */
+    const int T = a.T;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int bh = blockIdx.x, b = bh / a.H, h = bh % a.H;
+    const int q0 = (gridDim.y - 1 - blockIdx.y) * V3_BQ; /* heavy tiles first */
+    const int w0 = q0 + warp * 16;                       /* this warp's first row */
+    const float *q = a.q + (size_t)bh * T * HD;
+    const float *k = a.k + (size_t)bh * T * HD;
+    const float *v = a.v + (size_t)bh * T * HD;
+    float *Sw = Ss + warp * 16 * V3_LDS;
+    const int kend_blk = min(q0 + V3_BQ, T);      /* keys any row of the block can see */
+    const int kend_w = min(w0 + 16, T);           /* keys this warp's rows can see */
+    const float sl2 = a.scale * 1.4426950408889634f; /* scores in base 2 */
+    const int len_b = a.len[b];
+
+    /* Q tile (128 rows) through the K and V buffers, which are adjacent, into registers */
+    v3_load<HD>(Ks, q, q0, V3_BQ, T);
+    __syncthreads();
+    f3_a qf[HD / 8];
+#pragma unroll
+    for (int kk = 0; kk < HD / 8; kk++) {
+        wmma::load_matrix_sync(qf[kk], Ks + warp * 16 * LD + kk * 8, LD);
+        v3_tf32(qf[kk]);
+    }
+
+    const int r = lane & 15, half = lane >> 4; /* row r of the warp's 16, columns c = 2j + half */
+    const int i = w0 + r;
+    float mx = -INFINITY, sum = 0.f; /* base-2 running max and sum of row i */
+
+    for (int kt = 0; kt < kend_blk; kt += V3_BK) {
+        __syncthreads(); /* Q staging / previous K consumed */
+        v3_load<HD>(Ks, k, kt, V3_BK, T);
+        __syncthreads();
+        if (kt >= kend_w) continue; /* tile wholly above this warp's rows */
+        v3_scores<HD>(qf, Ks, Sw);
+        __syncwarp();
+        float tmax = -INFINITY;
+#pragma unroll 8
+        for (int j = 0; j < V3_BK / 2; j++) {
+            const int c = 2 * j + half;
+            if (kt + c <= i) tmax = fmaxf(tmax, Sw[r * V3_LDS + c] * sl2);
+        }
+        tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 16));
+        const float nmx = fmaxf(mx, tmax);
+        if (nmx > -INFINITY) {
+            float s = 0.f;
+#pragma unroll 8
+            for (int j = 0; j < V3_BK / 2; j++) {
+                const int c = 2 * j + half;
+                if (kt + c <= i) s += exp2f(Sw[r * V3_LDS + c] * sl2 - nmx);
+            }
+            s += __shfl_xor_sync(0xffffffffu, s, 16);
+            sum = sum * exp2f(mx - nmx) + s;
+            mx = nmx;
+        }
+        __syncwarp();
+    }
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+
+    f3_c o[HD / 16];
+#pragma unroll
+    for (int n = 0; n < HD / 16; n++) wmma::fill_fragment(o[n], 0.f);
+    for (int kt = 0; kt < kend_blk; kt += V3_BK) {
+        __syncthreads();
+        v3_load<HD>(Ks, k, kt, V3_BK, T);
+        v3_load<HD>(Vs, v, kt, V3_BK, T);
+        __syncthreads();
+        if (kt >= kend_w) continue;
+        v3_scores<HD>(qf, Ks, Sw);
+        __syncwarp();
+#pragma unroll 8
+        for (int j = 0; j < V3_BK / 2; j++) {
+            const int c = 2 * j + half;
+            float *s = &Sw[r * V3_LDS + c];
+            *s = (kt + c <= i) ? exp2f(*s * sl2 - mx) * inv : 0.f;
+        }
+        __syncwarp();
+        if (a.probs) { /* 16 rows x min(64, T - kt) columns; 2 rows per pass, 16 lanes a row */
+            const int ncol = min(V3_BK, T - kt);
+            for (int rr = lane / 16; rr < 16; rr += 2) {
+                const int ii = w0 + rr;
+                if (ii < T) v3_store_row_chunk(a, b, h, ii, kt, ii < len_b ? Sw + rr * V3_LDS : NULL, ncol, lane % 16, 16);
+            }
+        }
+#pragma unroll
+        for (int kk = 0; kk < V3_BK; kk += 8) {
+            f3_a fp;
+            wmma::load_matrix_sync(fp, Sw + kk, V3_LDS);
+            v3_tf32(fp);
+#pragma unroll
+            for (int n = 0; n < HD / 16; n++) {
+                f3_b fv;
+                wmma::load_matrix_sync(fv, Vs + kk * LD + n * 16, LD);
+                v3_tf32(fv);
+                wmma::mma_sync(o[n], fp, fv, o[n]);
+            }
+        }
+        __syncwarp();
+    }
+    if (a.probs) { /* zeros from this warp's own tile-aligned causal end to T */
+        const int z0 = ((kend_w + V3_BK - 1) / V3_BK) * V3_BK;
+        if (z0 < T)
+            for (int rr = lane / 16; rr < 16; rr += 2) {
+                const int ii = w0 + rr;
+                if (ii < T) v3_store_row_chunk(a, b, h, ii, z0, NULL, T - z0, lane % 16, 16);
+            }
+    }
+    /* O via shared memory (the K/V buffers, free after this barrier) to y, rows past T dropped */
+    __syncthreads();
+    float *Ow = Ks + warp * 16 * LD;
+#pragma unroll
+    for (int n = 0; n < HD / 16; n++) wmma::store_matrix_sync(Ow + n * 16, o[n], LD, wmma::mem_row_major);
+    __syncwarp();
+    float *y = a.y + (size_t)bh * T * HD;
+    for (int idx = lane; idx < 16 * (HD / 4); idx += 32) {
+        const int rr = idx / (HD / 4), c = (idx % (HD / 4)) * 4;
+        const int ii = w0 + rr;
+        if (ii < T) *(float4 *)(y + (size_t)ii * HD + c) = *(const float4 *)(Ow + rr * LD + c);
+    }
+}
+
+int andrea_attention_v3_supports(int hd) { return hd % 16 == 0 && hd >= 16 && hd <= 128; }
+
+template <int HD> static cudaError_t launch_v3(const andrea_attn_args *a, cudaStream_t st) {
+    constexpr int LD = HD + 4;
+    const size_t smem = ((size_t)2 * V3_BK * LD + (size_t)V3_WARPS * 16 * V3_LDS) * sizeof(float);
+    cudaError_t rc = cudaFuncSetAttribute(attention_v3_kernel<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)smem);
+    if (rc != cudaSuccess) return rc;
+    dim3 grid((unsigned)(a->B * a->H), (unsigned)((a->T + V3_BQ - 1) / V3_BQ));
+    attention_v3_kernel<HD><<<grid, V3_WARPS * 32, smem, st>>>(*a);
+    return cudaGetLastError();
+}
+
+cudaError_t andrea_attention_v3(const andrea_attn_args *a, cudaStream_t st) {
+    switch (a->hd) {
+    case 16: return launch_v3<16>(a, st);
+    case 32: return launch_v3<32>(a, st);
+    case 48: return launch_v3<48>(a, st);
+    case 64: return launch_v3<64>(a, st);
+    case 80: return launch_v3<80>(a, st);
+    case 96: return launch_v3<96>(a, st);
+    case 112: return launch_v3<112>(a, st);
+    case 128: return launch_v3<128>(a, st);
+    default: return cudaErrorInvalidValue;
+    }
+}
