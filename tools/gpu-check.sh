@@ -23,7 +23,7 @@ echo "== build"
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DANDREA_EXTRA_PREFIX=$PFX > $OUT/cmake.txt 2>&1 \
   || { tail -30 $OUT/cmake.txt; exit 1; }
 # only what this script runs: other modules may be mid-change in the shared tree
-cmake --build build-gpu -j16 --target test_cuda_forward test_forward_cpu bench_gpu_forward > $OUT/build.txt 2>&1 || { grep -E "error|Error" $OUT/build.txt | head -30; exit 1; }
+cmake --build build-gpu -j16 --target test_cuda_forward test_forward_cpu bench_gpu_forward andrea > $OUT/build.txt 2>&1 || { grep -E "error|Error" $OUT/build.txt | head -30; exit 1; }
 grep -E "warning" $OUT/build.txt | head -10
 if [ "$MODE" != bench ]; then
   echo "== tests"
@@ -50,4 +50,8 @@ BD=/tmp/andrea-bench; mkdir -p $BD
 ./build-gpu/bench/bench_gpu_forward $BD $Q 2>&1 | tee $OUT/bench_andrea.txt
 PYTHONUNBUFFERED=1 python3 bench/bench_gpu_hf.py $BD $Q 2>&1 | grep -v Warning | tee $OUT/bench_hf.txt
 cp $BD/andrea_results.txt $OUT/ 2>/dev/null
+if [ "$MODE" != quick ]; then
+  echo "== end to end: andrea dump vs HF + h5py"; df -h /tmp | tail -1
+  PYTHONUNBUFFERED=1 timeout 300 python3 bench/bench_gpu_dump.py ./build-gpu/andrea $BD/model /tmp/andrea-e2e 2>&1 | grep -v Warning | tee $OUT/bench_dump.txt
+fi
 echo "== done"
