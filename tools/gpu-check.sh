@@ -34,7 +34,7 @@ fi
 if [ "$MODE" = dev ]; then
   echo "== ncu per-kernel times (one forward per shape, fp32 maps)"
   mkdir -p /tmp/andrea-prof
-  timeout 240 ncu --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel \
+  timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel \
     ./build-gpu/bench/bench_gpu_forward /tmp/andrea-prof --profile > $OUT/ncu.txt 2>&1; echo "ncu rc=$?"
   grep -E "^  [a-zA-Z_].*\(|gpu__time_duration" $OUT/ncu.txt | paste - - | awk '{print}' | cut -c1-160 | head -40
 fi
@@ -52,6 +52,6 @@ PYTHONUNBUFFERED=1 python3 bench/bench_gpu_hf.py $BD $Q 2>&1 | grep -v Warning |
 cp $BD/andrea_results.txt $OUT/ 2>/dev/null
 if [ "$MODE" != quick ]; then
   echo "== end to end: andrea dump vs HF + h5py"; df -h /tmp | tail -1
-  PYTHONUNBUFFERED=1 timeout 300 python3 bench/bench_gpu_dump.py ./build-gpu/andrea $BD/model /tmp/andrea-e2e 2>&1 | grep -v Warning | tee $OUT/bench_dump.txt
+  PYTHONUNBUFFERED=1 timeout 220 python3 bench/bench_gpu_dump.py ./build-gpu/andrea $BD/model /tmp/andrea-e2e 2>&1 | grep -v Warning | tee $OUT/bench_dump.txt
 fi
 echo "== done"
