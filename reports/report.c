@@ -51,14 +51,9 @@ static int tok_bytes(const report_data *d, int id, char *buf, size_t cap) {
     return andrea_tokenizer_token_bytes(src->tok, id, buf, cap);
 }
 
-static int read_maps(const report_data *d, int s, int e, float *out, ae_error *err) {
+static int read_map(const report_data *d, int s, int e, int l, int h, float *out, ae_error *err) {
     const source *src = d->ctx;
-    size_t TT = (size_t)d->suites[s].T * (size_t)d->suites[s].T;
-    for (int l = 0; l < d->n_layer; l++)
-        for (int h = 0; h < d->n_head; h++)
-            if (andrea_dump_read_map(src->dump, s, e, l, h, out + ((size_t)l * (size_t)d->n_head + (size_t)h) * TT, err))
-                return -1;
-    return 0;
+    return andrea_dump_read_map(src->dump, s, e, l, h, out, err);
 }
 
 static void free_data(report_data *d) {
@@ -356,7 +351,7 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
     if (!src.tok) snprintf(d->note, sizeof d->note, "Token text unavailable (%.400s); tokens are shown as #id.", terr.msg);
     d->bos = src.tok ? andrea_tokenizer_bos(src.tok) : -1;
     d->token_bytes = tok_bytes;
-    d->read_maps = read_maps;
+    d->read_map = read_map;
     d->ctx = &src;
 
     int ns = andrea_dump_n_suites(src.dump);

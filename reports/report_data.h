@@ -3,9 +3,9 @@
  * Job: separate WHERE the data comes from (report.c: a dump, a catalog, a tokenizer) from HOW it
  * is shown (report_write.c: PNGs and HTML), so the writer can be tested on data made in a test.
  * Invariants: scores are [n_classes, n_layer, n_head] with NaN for "not measured"; maps are read
- * through a callback one example at a time ([L, H, T, T] floats), so memory stays one example's
- * maps per suite no matter how many examples are shown; every string here is raw (unescaped): the
- * writer escapes all of them.
+ * through a callback one head at a time ([T, T] floats), so the writer holds a bounded batch of
+ * maps whatever the model's size; every string here is raw (unescaped): the writer escapes all
+ * of them.
  * Failure contract: report_write returns -1 with "FILE: problem"; files already complete stay,
  * none is partial (all go through write_file_atomic).
  */
@@ -53,8 +53,8 @@ struct report_data {
     /* token text: bytes of token id into buf (<= cap), -1 when unknown; bos id or -1 */
     int (*token_bytes)(const report_data *d, int id, char *buf, size_t cap);
     int bos;
-    /* attention maps of one example: out [L, H, T, T] */
-    int (*read_maps)(const report_data *d, int suite, int example, float *out, ae_error *err);
+    /* attention map of one head on one example: out [T, T], query × key. Called from one thread. */
+    int (*read_map)(const report_data *d, int suite, int example, int layer, int head, float *out, ae_error *err);
     void *ctx;
 
     /* checkpoints of the same training run (several steps), for score-against-step plots */

@@ -28,6 +28,7 @@
 #include "text.h"
 
 #define DEFAULT_EXAMPLES 2
+#define MAP_BATCH 16 /* heads whose maps are held at once */
 
 int report_mkdirs(const char *dir, ae_error *err) {
     char p[AE_PATH_MAX];
@@ -145,8 +146,8 @@ static int write_maps(const report_data *d, const char *out_dir, ae_error *err) 
     for (int s = 0; s < d->n_suites; s++) total += (uint64_t)d->suites[s].n_examples * (uint64_t)LH;
     ae_progress prog;
     ae_progress_begin(&prog, "render", total);
-    encoded *enc = calloc((size_t)LH, sizeof *enc);
-    if (!enc) return ae_fail(err, "%s: out of memory", out_dir);
+    encoded enc[MAP_BATCH];
+    memset(enc, 0, sizeof enc);
     int rc = 0;
     for (int l = 0; l < L && !rc; l++)
         for (int h = 0; h < H && !rc; h++) {
@@ -157,61 +158,77 @@ static int write_maps(const report_data *d, const char *out_dir, ae_error *err) 
     for (int s = 0; s < d->n_suites && !rc; s++) {
         const report_suite *su = &d->suites[s];
         int T = su->T, cls = class_of_suite(d, s);
-        size_t n_maps;
-        if (ae_mul((size_t)LH, (size_t)T, &n_maps) || ae_mul(n_maps, (size_t)T, &n_maps) ||
-            ae_mul(n_maps, sizeof(float), &n_maps)) {
+        int S = T < HEATMAP_MAX_TOKENS ? T : HEATMAP_MAX_TOKENS; /* thumbnails keep the crop only */
+        size_t TT = (size_t)T * (size_t)T, n_maps, n_thumbs;
+        if (ae_mul(TT, MAP_BATCH * sizeof(float), &n_maps) ||
+            ae_mul((size_t)LH, (size_t)S * (size_t)S * sizeof(float), &n_thumbs)) {
             rc = ae_fail(err, "%s: suite %s: maps too large (T = %d)", d->dump_path, su->name, T);
             break;
         }
         float *maps = malloc(n_maps);
+        float *thumbs = malloc(n_thumbs);
         char **labels = calloc((size_t)T, sizeof *labels);
         char *label_mem = malloc((size_t)T * 64);
-        if (!maps || !labels || !label_mem) {
+        if (!maps || !thumbs || !labels || !label_mem) {
             free(maps);
+            free(thumbs);
             free(labels);
             free(label_mem);
             rc = ae_fail(err, "%s: out of memory for suite %s", out_dir, su->name);
             break;
         }
         for (int e = 0; e < su->n_examples && !rc; e++) {
-            if (ae_interrupted) {
-                rc = ae_fail(err, "%s: interrupted", out_dir);
-                break;
-            }
-            if (d->read_maps(d, s, e, maps, err)) {
-                rc = -1;
-                break;
-            }
             int n = su->n_tokens[e];
             for (int i = 0; i < n; i++) {
                 labels[i] = label_mem + (size_t)i * 64;
                 label_of(d, su, e, i, LABEL_ASCII, LABEL_MAX_CHARS, labels[i], 64);
             }
-            size_t TT = (size_t)T * (size_t)T;
+            /* Heads in batches: the batch's maps are read on this thread (HDF5), drawn and
+             * encoded in parallel, then written here; memory is MAP_BATCH maps, not L × H. */
+            for (int b0 = 0; b0 < LH && !rc; b0 += MAP_BATCH) {
+                int nb = LH - b0 < MAP_BATCH ? LH - b0 : MAP_BATCH;
+                if (ae_interrupted) {
+                    rc = ae_fail(err, "%s: interrupted", out_dir);
+                    break;
+                }
+                for (int j = 0; j < nb && !rc; j++) {
+                    int i = b0 + j;
+                    float *m = maps + (size_t)j * TT;
+                    if (d->read_map(d, s, e, i / H, i % H, m, err)) {
+                        rc = -1;
+                        break;
+                    }
+                    if (e == 0)
+                        for (int q = 0; q < S; q++)
+                            memcpy(thumbs + ((size_t)i * (size_t)S + (size_t)q) * (size_t)S, m + (size_t)q * (size_t)T,
+                                   (size_t)S * sizeof(float));
+                }
+                if (rc) break;
 #pragma omp parallel for schedule(dynamic, 1)
-            for (int i = 0; i < LH; i++) {
-                int l = i / H, h = i % H;
-                char title[256], sub[512], st[256];
-                snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %.64s \xC2\xB7 example %d (%d tokens)", l, h, su->name, e, n);
-                score_text(d, cls, l, h, st, sizeof st);
-                snprintf(sub, sizeof sub, "%.80s \xC2\xB7 class %.64s: %s", d->model, su->name, st);
-                heatmap_spec hs = {maps + (size_t)i * TT, T, n, (const char *const *)labels,
-                                   su->target + (size_t)e * TT, title, sub};
-                encode(draw_heatmap(&hs, &enc[i].err), &enc[i]);
+                for (int j = 0; j < nb; j++) {
+                    int l = (b0 + j) / H, h = (b0 + j) % H;
+                    char title[256], sub[512], st[256];
+                    snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %.64s \xC2\xB7 example %d (%d tokens)", l, h, su->name, e, n);
+                    score_text(d, cls, l, h, st, sizeof st);
+                    snprintf(sub, sizeof sub, "%.80s \xC2\xB7 class %.64s: %s", d->model, su->name, st);
+                    heatmap_spec hs = {maps + (size_t)j * TT, T, n, (const char *const *)labels,
+                                       su->target + (size_t)e * TT, title, sub};
+                    encode(draw_heatmap(&hs, &enc[j].err), &enc[j]);
+                }
+                for (int j = 0; j < nb; j++) {
+                    char rel[512];
+                    map_name(d, (b0 + j) / H, (b0 + j) % H, s, e, rel, sizeof rel);
+                    if (!rc && write_encoded(out_dir, rel, &enc[j], err)) rc = -1;
+                    free(enc[j].buf);
+                    memset(&enc[j], 0, sizeof enc[j]);
+                }
+                ae_progress_add(&prog, (uint64_t)nb);
             }
-            for (int i = 0; i < LH; i++) {
-                char rel[512];
-                map_name(d, i / H, i % H, s, e, rel, sizeof rel);
-                if (!rc && write_encoded(out_dir, rel, &enc[i], err)) rc = -1;
-                free(enc[i].buf);
-                memset(&enc[i], 0, sizeof enc[i]);
-            }
-            ae_progress_add(&prog, (uint64_t)LH);
             if (e == 0 && !rc) {
                 char title[256], sub[512], rel[512];
                 snprintf(title, sizeof title, "all heads \xC2\xB7 %.64s \xC2\xB7 example 0 (%d tokens)", su->name, n);
                 snprintf(sub, sizeof sub, "%.120s", d->model);
-                thumbs_spec ts = {L, H, maps, T, n, title, sub};
+                thumbs_spec ts = {L, H, thumbs, S, n, title, sub};
                 encoded te = {0};
                 encode(draw_thumbs(&ts, &te.err), &te);
                 overview_name("thumbs", 's', s, su->name, rel, sizeof rel);
@@ -219,10 +236,10 @@ static int write_maps(const report_data *d, const char *out_dir, ae_error *err) 
             }
         }
         free(maps);
+        free(thumbs);
         free(labels);
         free(label_mem);
     }
-    free(enc);
     ae_progress_end(&prog);
     return rc;
 }
@@ -323,7 +340,7 @@ static const char *CSS =
     "table{border-collapse:collapse;font-size:13px}th,td{padding:2px 7px;border-bottom:1px solid #e4e4e8;text-align:right}"
     "th{background:#f2f2f5;position:sticky;top:0}th[data-col]{cursor:pointer;user-select:none}"
     "th[data-col]:hover{background:#e2e2ea}th.asc::after{content:' \\25B2'}th.desc::after{content:' \\25BC'}"
-    "td.l{text-align:left}td.lab{font-weight:bold;background:#e6fbff}"
+    ".l,td.l{text-align:left}td.lab{font-weight:bold;background:#e6fbff}"
     ".meta td,.meta th{text-align:left}.note{color:#8a5a00}"
     "img{max-width:100%;height:auto;border:1px solid #ddd}figure{margin:.6em 0 1.4em}"
     ".toks{font-size:12px;line-height:1.9;max-width:100em}.tok{background:#f1f1f4;border:1px solid #dcdce2;"
@@ -569,7 +586,7 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
                 label_of(d, su, e, i, LABEL_UTF8, 40, lab, sizeof lab);
                 sbuf_printf(&b, "<span class=\"tok\"><i>%d</i>", i);
                 sbuf_html(&b, lab);
-                sbuf_puts(&b, "</span>");
+                sbuf_puts(&b, "</span> "); /* the space lets a long example wrap between tokens */
             }
             sbuf_puts(&b, "</figcaption></figure>\n");
         }

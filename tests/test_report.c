@@ -276,12 +276,15 @@ static int syn_token_bytes(const report_data *d, int id, char *buf, size_t cap) 
     return 1;
 }
 
-static int syn_read_maps(const report_data *d, int s, int e, float *out, ae_error *err) {
+static int syn_read_map(const report_data *d, int s, int e, int l, int h, float *out, ae_error *err) {
+    (void)d;
     (void)s;
     (void)e;
+    (void)l;
+    (void)h;
     (void)err;
     float *m = prev_token_map(ST);
-    for (int i = 0; i < d->n_layer * d->n_head; i++) memcpy(out + (size_t)i * ST * ST, m, sizeof(float) * ST * ST);
+    memcpy(out, m, sizeof(float) * ST * ST);
     free(m);
     return 0;
 }
@@ -324,7 +327,7 @@ static void syn_data(report_data *d) {
         d->scores[i] = (report_score){(i * 7 % 10) / 10.0, 0.1, 0.1, 0.01 * i, i % 5 == 0};
     d->token_bytes = syn_token_bytes;
     d->bos = 0;
-    d->read_maps = syn_read_maps;
+    d->read_map = syn_read_map;
     snprintf(d->run_name, sizeof d->run_name, "model_step#");
     d->n_steps = 3;
     d->steps = malloc(3 * sizeof(double));
