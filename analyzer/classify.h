@@ -21,7 +21,7 @@
 #include "analysis.h"
 #include "rules.h"
 
-#define ANDREA_ABLATE_ITEMS_DEFAULT 2
+#define ANDREA_ABLATE_ITEMS_DEFAULT 4
 #define ANDREA_ABLATE_MEAN_HEADS 64
 
 typedef struct {
