@@ -54,4 +54,20 @@ grep -q "not found" "$tmp/err" || { echo "FAIL: no note about the missing checkp
 "$ANDREA_BIN" classify "$tmp/t.h5" --db "$db" --ckpt "$ANDREA_SRC/models/andrea-bundled.bin" --quiet >/dev/null 2>"$tmp/err2" \
   && { echo "FAIL: a checkpoint with another sha256 was accepted"; exit 1; }
 grep -q "sha256" "$tmp/err2" || [[ ! -f $ANDREA_SRC/models/andrea-bundled.bin ]] || { echo "FAIL: no sha256 message"; cat "$tmp/err2"; exit 1; }
+# a user probe file: an unknown suite name is scored with the generic rule under its own name,
+# a built-in name selects its class even with explicit targets
+/usr/bin/python3 - "$tmp/user.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(3):
+        toks = [256] + [(7 * i + 13 * j) % 200 + 30 for j in range(20)]
+        f.write(json.dumps({"suite": "my_heads", "tokens": toks, "targets": [[q, [q // 2]] for q in range(2, 21)]}) + "\n")
+        f.write(json.dumps({"suite": "bos", "tokens": toks, "targets": [[q, [0]] for q in range(1, 21)]}) + "\n")
+PY
+"$ANDREA_BIN" dump "$ANDREA_SRC/models/andrea-tiny.bin" --probes "$tmp/user.jsonl" --out "$tmp/u.h5" --device cpu --quiet
+"$ANDREA_BIN" classify "$tmp/u.h5" --db "$tmp/u.db" --ablate-items 0 --quiet >/dev/null 2>&1
+[[ $(q "$tmp/u.db" "SELECT count(*) FROM head_scores WHERE class = 'my_heads' AND extra_name = 'top1' AND n_queries = 57") == 8 ]] \
+  || { echo "FAIL: user suite not scored under its own name"; exit 1; }
+[[ $(q "$tmp/u.db" "SELECT count(*) FROM head_scores WHERE class = 'bos' AND extra_name IS NULL AND n_queries = 60") == 8 ]] \
+  || { echo "FAIL: a file suite named bos is not the bos class"; exit 1; }
 echo "ok"
