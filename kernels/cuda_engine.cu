@@ -604,6 +604,10 @@ fail:
 
 extern "C" void *andrea_cuda_stream(andrea_engine *base) { return (void *)((cuda_engine *)base)->st; }
 
+extern "C" const andrea_config *andrea_cuda_config(const andrea_engine *base) {
+    return &((const cuda_engine *)base)->m->cfg;
+}
+
 extern "C" int andrea_cuda_is_fp32(const andrea_engine *base) { return ((const cuda_engine *)base)->fp32; }
 
 extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err) {

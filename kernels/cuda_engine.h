@@ -35,8 +35,38 @@ int andrea_cuda_forward_device(andrea_engine *e, const andrea_forward_io *io,
 int andrea_cuda_synchronize(andrea_engine *e, ae_error *err);
 /* The engine's cudaStream_t, as void * so C callers need no CUDA headers. */
 void *andrea_cuda_stream(andrea_engine *e);
+/* The model's config (L, H, ... for sizing buffers). */
+const andrea_config *andrea_cuda_config(const andrea_engine *e);
 /* 1 when the engine runs full fp32 (ANDREA_CUDA_FP32=1 at open), 0 for TF32. */
 int andrea_cuda_is_fp32(const andrea_engine *e);
+
+/* ---------- streaming: compute batch k+1 / copy batch k / write batch k-1 ----------
+ * For dump writers. A pipeline owns two sets of device outputs and two sets of pinned host
+ * buffers, and a copy stream. andrea_cuda_pipeline_submit enqueues the forward of a batch
+ * (compute stream) and the copy of its outputs to pinned memory (copy stream, after the forward),
+ * then waits only for the PREVIOUS batch's copy and hands that batch back in *ready; the caller
+ * writes it to disk while the GPU computes and copies the batch just submitted. _flush hands back
+ * the last batch. Memory is bounded by two batches of max_B x max_T on each side.
+ * Invariant: a ready batch's buffers stay valid until the second submit after the one that
+ * returned it (the caller writes it before calling submit again). */
+typedef struct andrea_cuda_pipeline andrea_cuda_pipeline;
+
+typedef struct {
+    int valid;             /* 0: nothing ready (first submit) */
+    int B, T;              /* shape of this batch */
+    long long tag;         /* the tag given at submit */
+    const void *attn;      /* pinned host [B, L, H, T, T] (fp16 as uint16 bits, or float), or NULL */
+    const float *head_out_norm; /* pinned host [B, L, H, T] or NULL */
+    const float *head_dla;      /* pinned host [B, L, H, T] or NULL */
+} andrea_cuda_ready;
+
+andrea_cuda_pipeline *andrea_cuda_pipeline_open(andrea_engine *e, int max_B, int max_T, int maps_fp16,
+                                                int want_attn, int want_norm, int want_dla, ae_error *err);
+/* io: tokens, lengths, ablate (host; copied before return); its output pointers must be NULL. */
+int andrea_cuda_pipeline_submit(andrea_cuda_pipeline *p, const andrea_forward_io *io, long long tag,
+                                andrea_cuda_ready *ready, ae_error *err);
+int andrea_cuda_pipeline_flush(andrea_cuda_pipeline *p, andrea_cuda_ready *ready, ae_error *err);
+void andrea_cuda_pipeline_close(andrea_cuda_pipeline *p);
 
 #ifdef __cplusplus
 }

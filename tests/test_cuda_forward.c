@@ -318,6 +318,61 @@ static void test_cuda_device_fp16_maps_equal_host_maps_rounded(void) {
     andrea_engine_close(g);
     andrea_model_free(&m);
 }
+
+/* Three batches through the streaming pipeline (the last one smaller) hand back, in order, the
+ * same maps, norms and DLA as the plain forward (bit-identical: same kernels, same inputs). */
+static void test_cuda_pipeline_hands_back_what_forward_computes(void) {
+    andrea_model m = {0};
+    CHECK(random_model(&m, 2, 4, 128, 200, 64, 17) == 0);
+    const int B = 3, T = 40, LH = 8;
+    ae_error err = {{0}};
+    setenv("ANDREA_CUDA_FP32", "0", 1);
+    andrea_engine *g = andrea_cuda_engine_open(&m, B, T, &err);
+    andrea_cuda_pipeline *p = g ? andrea_cuda_pipeline_open(g, B, T, 0, 1, 1, 1, &err) : NULL;
+    CHECK_MSG(g && p, "%s", err.msg);
+    if (!p) {
+        andrea_engine_close(g);
+        andrea_model_free(&m);
+        return;
+    }
+    int tok[3][3 * 40];
+    const int bsz[3] = {3, 3, 2};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < B * T; i++) tok[k][i] = (int)(next_u32() % 200u);
+    const size_t nmap = (size_t)B * LH * T * T, nst = (size_t)B * LH * T;
+    float *want = malloc(3 * nmap * sizeof(float)), *wn = malloc(3 * nst * sizeof(float)),
+          *wd = malloc(3 * nst * sizeof(float));
+    for (int k = 0; k < 3; k++) {
+        andrea_forward_io io = {bsz[k], T, tok[k], NULL, NULL, want + k * nmap, NULL, wn + k * nst, wd + k * nst, NULL};
+        CHECK(andrea_engine_forward(g, &io, &err) == 0);
+    }
+    int got = 0, same = 1;
+    for (int k = 0; k <= 3; k++) {
+        andrea_cuda_ready r;
+        if (k < 3) {
+            andrea_forward_io io = {bsz[k], T, tok[k], NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+            CHECK(andrea_cuda_pipeline_submit(p, &io, k, &r, &err) == 0);
+        } else {
+            CHECK(andrea_cuda_pipeline_flush(p, &r, &err) == 0);
+        }
+        if (!r.valid) continue;
+        const int kk = (int)r.tag, b = r.B;
+        CHECK(kk == got);
+        got++;
+        same &= memcmp(r.attn, want + kk * nmap, (size_t)b * LH * T * T * sizeof(float)) == 0;
+        same &= memcmp(r.head_out_norm, wn + kk * nst, (size_t)b * LH * T * sizeof(float)) == 0;
+        for (size_t i = 0; i < (size_t)b * LH * T; i++) /* NaN != NaN under ==: compare bits via isnan */
+            same &= (isnan(r.head_dla[i]) && isnan(wd[kk * nst + i])) || r.head_dla[i] == wd[kk * nst + i];
+    }
+    CHECK(got == 3);
+    CHECK(same);
+    free(want);
+    free(wn);
+    free(wd);
+    andrea_cuda_pipeline_close(p);
+    andrea_engine_close(g);
+    andrea_model_free(&m);
+}
 #endif
 
 int main(void) {
@@ -329,6 +384,7 @@ int main(void) {
     RUN(test_cuda_matches_cpu_at_andrea_12m_shape);
 #ifdef ANDREA_HAVE_CUDA
     RUN(test_cuda_device_fp16_maps_equal_host_maps_rounded);
+    RUN(test_cuda_pipeline_hands_back_what_forward_computes);
 #endif
     if (!getenv("ANDREA_TEST_QUICK")) RUN(test_cuda_matches_cpu_at_andrea_120m_shape);
     RUN(test_cuda_matches_cpu_on_fixture_checkpoints);
