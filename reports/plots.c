@@ -16,6 +16,7 @@ static const rgb INK = {20, 20, 24};
 static const rgb GREY = {110, 110, 118};
 static const rgb LIGHT = {232, 232, 236};
 static const rgb MASKED = {214, 214, 220};
+static const rgb WARN = {176, 48, 0};
 static const rgb TARGET = {0, 229, 255}; /* cyan: not on magma's scale, visible on dark and light */
 
 #define MARGIN 14
@@ -68,20 +69,19 @@ canvas *draw_heatmap(const heatmap_spec *s, ae_error *err) {
     int left = MARGIN + lab_w + 6 + idx_w + 6; /* map x origin */
     int map = shown * cs;
 
-    char note[160];
-    if (cropped)
-        snprintf(note, sizeof note, "rows: queries, columns: keys; grey: masked (future); cyan: probe target; "
-                 "CROPPED to positions 0-%d of %d", shown - 1, n);
-    else
-        snprintf(note, sizeof note, "rows: queries, columns: keys; grey: masked (future); cyan: probe target");
+    const char *note = "rows: queries, columns: keys; grey: masked (future); cyan: probe target";
+    char crop[160];
+    snprintf(crop, sizeof crop, "CROPPED: positions 0-%d of %d shown (the rows shown are complete: attention is causal)",
+             shown - 1, n);
 
-    int title_h = fl->line + 4 + (s->subtitle ? fm->line + 2 : 0) + fs->line + 10;
+    int title_h = fl->line + 4 + (s->subtitle ? fm->line + 2 : 0) + (cropped ? fm->line + 2 : 0) + fs->line + 10;
     int top = MARGIN + title_h;
     int bar_w = colour_bar(NULL, 0, 0, 0, NULL);
     int w = left + map + 24 + bar_w + MARGIN;
     w = imax(w, MARGIN * 2 + text_width(fl, s->title));
     if (s->subtitle) w = imax(w, MARGIN * 2 + text_width(fm, s->subtitle));
     w = imax(w, MARGIN * 2 + text_width(fs, note));
+    if (cropped) w = imax(w, MARGIN * 2 + text_width(fm, crop));
     int bottom_lab = lab_w + 6 + idx_w + 6;
     int h = top + map + bottom_lab + MARGIN;
     int bar_h = map < 160 ? 160 : map;
@@ -94,6 +94,10 @@ canvas *draw_heatmap(const heatmap_spec *s, ae_error *err) {
     y += fl->line - fl->ascent + 4;
     if (s->subtitle) {
         canvas_text(c, fm, MARGIN, y + fm->ascent, s->subtitle, INK);
+        y += fm->line + 2;
+    }
+    if (cropped) {
+        canvas_text(c, fm, MARGIN, y + fm->ascent, crop, WARN);
         y += fm->line + 2;
     }
     canvas_text(c, fs, MARGIN, y + fs->ascent, note, GREY);

@@ -576,11 +576,15 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
         for (int e = 0; e < su->n_examples; e++) {
             char rel[512];
             map_name(d, l, h, s, e, rel, sizeof rel);
-            sbuf_puts(&b, "<figure><img src=\"../");
+            /* the image links to itself: a page narrower than the image scales it down, the
+             * link shows it at full size where every label is legible */
+            sbuf_puts(&b, "<figure><a href=\"../");
+            sbuf_html(&b, rel);
+            sbuf_puts(&b, "\"><img src=\"../");
             sbuf_html(&b, rel);
             sbuf_printf(&b, "\" alt=\"L%d H%d, suite ", l, h);
             sbuf_html(&b, su->name);
-            sbuf_printf(&b, ", example %d\"><figcaption class=\"toks\">example %d, %d tokens: ", e, e, su->n_tokens[e]);
+            sbuf_printf(&b, ", example %d\"></a><figcaption class=\"toks\">example %d, %d tokens: ", e, e, su->n_tokens[e]);
             for (int i = 0; i < su->n_tokens[e]; i++) {
                 char lab[256];
                 label_of(d, su, e, i, LABEL_UTF8, 40, lab, sizeof lab);
