@@ -195,6 +195,8 @@ static int fill_scores(report_data *d, sqlite3 *db, const char *db_path, const c
     REP_SQL_CHECK(db_path, db, sqlite3_bind_text(st, 1, sha, -1, SQLITE_TRANSIENT), SQLITE_OK);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (sqlite3_column_type(st, vc->layer) == SQLITE_NULL || sqlite3_column_type(st, vc->head) == SQLITE_NULL)
+            continue; /* a row that names no head shows nowhere */
         const char *cls = (const char *)sqlite3_column_text(st, vc->cls);
         int l = sqlite3_column_int(st, vc->layer), h = sqlite3_column_int(st, vc->head);
         if (!cls || l < 0 || h < 0 || l >= d->n_layer || h >= d->n_head) continue; /* not this model's shape */

@@ -451,7 +451,7 @@ static int write_index(const report_data *d, const char *out_dir, ae_error *err)
         sbuf_puts(&b, "</th>");
     }
     sbuf_puts(&b, "</tr>\n<tr><th data-col=\"0\" data-num>layer</th><th data-col=\"1\" data-num>head</th>"
-                  "<th data-col=\"2\">labels</th>");
+                  "<th data-col=\"2\" class=\"l\">labels</th>");
     for (int c = 0; c < d->n_classes; c++)
         sbuf_printf(&b, "<th data-col=\"%d\" data-num class=\"score\">score</th><th data-col=\"%d\" data-num>base</th>"
                     "<th data-col=\"%d\" data-num>\xCE\x94loss</th>",
