@@ -133,11 +133,11 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    const char *threads = getenv("OMP_NUM_THREADS");
-    printf("CPU forward, %ld online cores, OMP_NUM_THREADS=%s\n", sysconf(_SC_NPROCESSORS_ONLN),
-           threads ? threads : "(unset)");
-    printf("%-12s %2s %4s  %12s %12s %9s  %12s %12s %9s\n", "model", "B", "T", "plain tok/s", "ms/forward",
-           "peak MiB", "instr tok/s", "ms/forward", "peak MiB");
+    const char *threads = getenv("OMP_NUM_THREADS"), *dyn = getenv("OMP_DYNAMIC");
+    printf("CPU forward, %ld online cores, OMP_NUM_THREADS=%s, OMP_DYNAMIC=%s\n", sysconf(_SC_NPROCESSORS_ONLN),
+           threads ? threads : "(unset)", dyn ? dyn : "(unset: the engine lets OpenMP shrink teams under load)");
+    printf("%-12s %2s %4s  %12s %12s %9s  %12s %12s %9s  %s\n", "model", "B", "T", "plain tok/s", "ms/forward",
+           "peak MiB", "instr tok/s", "ms/forward", "peak MiB", "load 1/15 min");
     fflush(stdout);
     for (int s = 0; s < 2; s++) {
         if (!use[s]) continue;
@@ -174,8 +174,11 @@ int main(int argc, char **argv) {
                     close(fds[0]);
                     mib[instr] = ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB on Linux */
                 }
-                printf("%-12s %2d %4d  %12.0f %12.1f %9.0f  %12.0f %12.1f %9.0f\n", shapes[s].name, B, T,
-                       B * T / sec[0], sec[0] * 1e3, mib[0], B * T / sec[1], sec[1] * 1e3, mib[1]);
+                double load[3] = {0, 0, 0};
+                if (getloadavg(load, 3) != 3) load[0] = load[2] = -1;
+                printf("%-12s %2d %4d  %12.0f %12.1f %9.0f  %12.0f %12.1f %9.0f  %.1f/%.1f\n", shapes[s].name, B,
+                       T, B * T / sec[0], sec[0] * 1e3, mib[0], B * T / sec[1], sec[1] * 1e3, mib[1], load[0],
+                       load[2]);
                 fflush(stdout);
             }
         andrea_model_free(&m);

@@ -8,14 +8,16 @@
  * softmax attention per (batch, head), OpenMP over B×H, reading head h of qkv through strides
  * (q of head h at column h*hd, k at C + h*hd, v at 2C + h*hd: no per-head buffer or matmul) →
  * concat o [B*T, C] → ONE W_O sgemm (+ bias) into the residual → LayerNorm → MLP (GELU tanh) →
- * residual. Final LayerNorm; logits only when asked.
+ * residual. Final LayerNorm; logits only when asked. Attention itself is two small sgemms per
+ * band of query rows of each (batch, head), on strided views (see attention()).
  *
  * Invariants:
  *   - OpenMP is the only thread pool: during a forward OpenBLAS is set to one thread and each
  *     OpenMP thread runs a single-threaded sgemm on its block of rows (or columns) of the output.
  *     Two pools (OpenBLAS pthreads + OpenMP) that spin while the other works thrash on a loaded
  *     2-core machine: measured 10-40x slower (bench/RESULTS.md). The caller's OpenBLAS thread count
- *     is restored when the forward returns;
+ *     is restored when the forward returns. During a forward OpenMP may shrink the team under
+ *     load (omp_set_dynamic, unless OMP_DYNAMIC is set);
  *   - scratch is sized once at open for max_B × max_T with overflow-checked sizes; a forward
  *     allocates nothing;
  *   - instrumentation costs nothing when its pointer is NULL: the per-head W_O products, norms and
@@ -64,7 +66,7 @@ typedef struct {
     float *contrib;  /* [n_threads, T, C] per-thread W_O contribution of one (batch, head) */
     float *gdir;     /* [BT, C] centred, lnfw-scaled unembedding direction of the next token */
     float *sigma;    /* [BT] final LayerNorm scale */
-    float *rowbuf;   /* [n_threads, T] scores of one query row, per thread */
+    float *scores;   /* [n_threads, ATT_BLOCK, T] attention band when attn is not requested */
 } cpu_engine;
 
 static float *alloc_floats(size_t a, size_t b, const char *path, const char *what, ae_error *err) {
@@ -89,7 +91,7 @@ static void cpu_close(andrea_engine *base) {
     free(e->contrib);
     free(e->gdir);
     free(e->sigma);
-    free(e->rowbuf);
+    free(e->scores);
     free(e);
 }
 
@@ -183,59 +185,59 @@ static void linear(int n_threads, const linear_step *s) {
 
 /* ---- attention ---- */
 
-/* Causal softmax attention of layer l for every (batch, head), reading qkv [B*T, 3C] through head
- * strides and writing o [B*T, C]; probabilities go straight to io->attn when requested. */
+/* Query rows per attention block: bounds the per-thread scratch to ATT_BLOCK × T and skips most of
+ * the masked upper triangle (work above the diagonal is at most one block per row band). */
+#define ATT_BLOCK 64
+
+/* Causal softmax attention of layer l, OpenMP over (batch, head). Per (b, h), with BLAS on
+ * strided views of qkv [B*T, 3C] (q of head h at column h*hd, k at C + h*hd, v at 2C + h*hd,
+ * row stride 3C; no copies), one band of query rows t0..t1-1 at a time (keys 0..t1-1):
+ *   P [t1-t0, t1] = scale · Q_h[t0:t1] K_h[0:t1]ᵀ   (sgemm)
+ *   P = causal softmax of each row (subtract the row max, exp, normalise; fp32), 0 above the diagonal
+ *   O_h[t0:t1] = P V_h[0:t1]                        (sgemm) into o [B*T, C] at column h*hd.
+ * Two sgemms per band measured far faster than a dot-product loop per query row, which was about as
+ * slow as all the model's matmuls together at T = 512. P is written straight into io->attn when
+ * requested (row t of map (b, l, h) has stride T), else into this thread's scratch; rows of padded
+ * queries (t >= len) are zeroed afterwards. */
 static void attention(cpu_engine *e, const andrea_forward_io *io, int l) {
     const andrea_config *c = &e->m->cfg;
     const int B = io->B, T = io->T, H = c->n_head, hd = c->head_dim, C = c->d_model, L = c->n_layer;
-    const size_t C3 = 3 * (size_t)C;
+    const int C3 = 3 * C;
     const float scale = 1.0f / sqrtf((float)hd);
-    const float *qkv = e->big;
-    float *o = e->o;
 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(e->n_threads)
     for (int bh = 0; bh < B * H; bh++) {
         const int b = bh / H, h = bh % H;
         const int len = io->lengths ? io->lengths[b] : T;
-        float *s = e->rowbuf + (size_t)omp_get_thread_num() * e->max_T;
-        for (int t = 0; t < T; t++) {
-            /* q, k_j, v_j of head h: [hd] slices of row b*T+t (resp. b*T+j) of qkv */
-            const float *q = qkv + ((size_t)b * T + t) * C3 + (size_t)h * hd;
-            float mx = -INFINITY;
-            for (int j = 0; j <= t; j++) {
-                const float *k = qkv + ((size_t)b * T + j) * C3 + C + (size_t)h * hd;
-                float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-                for (int d = 0; d < hd; d++) dot += q[d] * k[d];
-                s[j] = dot * scale;
-                if (s[j] > mx) mx = s[j];
-            }
-            float sum = 0.0f;
-            for (int j = 0; j <= t; j++) {
-                s[j] = expf(s[j] - mx);
-                sum += s[j];
-            }
-            const float inv = 1.0f / sum;
-            float *ot = o + ((size_t)b * T + t) * C + (size_t)h * hd; /* [hd] */
-            for (int d = 0; d < hd; d++) ot[d] = 0.0f;
-            for (int j = 0; j <= t; j++) {
-                const float p = s[j] * inv;
-                s[j] = p;
-                const float *v = qkv + ((size_t)b * T + j) * C3 + 2 * (size_t)C + (size_t)h * hd;
-#pragma omp simd
-                for (int d = 0; d < hd; d++) ot[d] += p * v[d];
-            }
-            if (io->attn) {
-                /* attn [B, L, H, T, T]: row t of map (b, l, h) */
-                float *row = io->attn + ((((size_t)b * L + l) * H + h) * T + t) * T;
-                if (t < len) {
-                    memcpy(row, s, (size_t)(t + 1) * sizeof(float));
-                    memset(row + t + 1, 0, (size_t)(T - t - 1) * sizeof(float));
-                } else {
-                    memset(row, 0, (size_t)T * sizeof(float));
+        const float *q = e->big + (size_t)b * T * C3 + (size_t)h * hd; /* [T, hd], row stride 3C */
+        const float *k = q + C, *v = q + 2 * (size_t)C;
+        float *map = io->attn ? io->attn + (((size_t)b * L + l) * H + h) * T * T : NULL; /* [T, T] */
+        float *scratch = e->scores + (size_t)omp_get_thread_num() * ATT_BLOCK * e->max_T;
+        for (int t0 = 0; t0 < T; t0 += ATT_BLOCK) {
+            const int t1 = t0 + ATT_BLOCK < T ? t0 + ATT_BLOCK : T, nq = t1 - t0;
+            float *P = map ? map + (size_t)t0 * T : scratch; /* [nq, t1], row stride ldp */
+            const int ldp = map ? T : t1;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, t1, hd, scale, q + (size_t)t0 * C3, C3, k, C3,
+                        0.0f, P, ldp);
+            for (int i = 0; i < nq; i++) {
+                const int t = t0 + i;
+                float *row = P + (size_t)i * ldp;
+                float mx = row[0];
+                for (int j = 1; j <= t; j++) mx = row[j] > mx ? row[j] : mx;
+                float sum = 0.0f;
+                for (int j = 0; j <= t; j++) {
+                    row[j] = expf(row[j] - mx);
+                    sum += row[j];
                 }
+                const float inv = 1.0f / sum;
+                for (int j = 0; j <= t; j++) row[j] *= inv;
+                /* zero the masked part: up to t1 for the P·V product, up to T in the caller's map */
+                memset(row + t + 1, 0, (size_t)((map ? T : t1) - t - 1) * sizeof(float));
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, hd, t1, 1.0f, P, ldp, v, C3, 0.0f,
+                        e->o + ((size_t)b * T + t0) * C + (size_t)h * hd, C);
         }
+        if (map && len < T) memset(map + (size_t)len * T, 0, (size_t)(T - len) * T * sizeof(float));
     }
 }
 
@@ -344,7 +346,10 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     const int per_head = io->head_out || io->head_out_norm || io->head_dla;
     const int nt = e->n_threads, blas_threads = blas_threads_get(), was_dynamic = omp_get_dynamic();
     blas_threads_set(1);
-    omp_set_dynamic(1);
+    /* libgomp then sizes each team as cores minus the 15-minute load average: on a busy 2-core
+     * machine one thread beats two threads that keep waiting for each other at barriers.
+     * An explicit OMP_DYNAMIC in the environment wins. */
+    if (!getenv("OMP_DYNAMIC")) omp_set_dynamic(1);
 
     /* x[b, t, :] = wte[token] + wpe[t]; padding embeds token 0 (its id may be anything). */
 #pragma omp parallel for schedule(static)
@@ -441,7 +446,7 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
         !(e->contrib = alloc_floats((size_t)e->n_threads * max_T, C, m->path, "head contributions", err)) ||
         !(e->gdir = alloc_floats(BT, C, m->path, "DLA directions", err)) ||
         !(e->sigma = alloc_floats(BT, 1, m->path, "final sigma", err)) ||
-        !(e->rowbuf = alloc_floats((size_t)e->n_threads, (size_t)max_T, m->path, "attention rows", err))) {
+        !(e->scores = alloc_floats((size_t)e->n_threads * ATT_BLOCK, (size_t)max_T, m->path, "attention", err))) {
         cpu_close(&e->base);
         return NULL;
     }

@@ -288,6 +288,19 @@ static void test_head_dim_72_shape_matches_reference(void) {
     andrea_model_free(&m);
 }
 
+/* T = 150 spans three bands of query rows in the engine's attention (64, 64, 22). */
+static void test_long_sequence_spanning_several_attention_bands_matches_reference(void) {
+    andrea_model m;
+    make_model(&m, TL, TH, TC, TV, TVP, 160, 12);
+    double ea, el, ec;
+    compare_with_reference(&m, 2, 150, &ea, &el, &ec);
+    fprintf(stderr, "  max abs err: attn %.2g, logits %.2g, head_out %.2g\n", ea, el, ec);
+    CHECK_MSG(ea <= 1e-5, "attn max abs err %g", ea);
+    CHECK_MSG(el <= 1e-4, "logits max abs err %g", el);
+    CHECK_MSG(ec <= 1e-5, "head_out max abs err %g", ec);
+    andrea_model_free(&m);
+}
+
 static void test_attention_rows_sum_to_one_over_the_causal_prefix(void) {
     andrea_model m;
     make_model(&m, TL, TH, TC, TV, TVP, TMAXT, 3);
@@ -312,38 +325,49 @@ static void test_attention_rows_sum_to_one_over_the_causal_prefix(void) {
     andrea_model_free(&m);
 }
 
-static void test_padding_does_not_change_earlier_positions(void) {
+/* Sequence 0 is full; sequence 1 is its first len tokens followed by junk padding (even invalid
+ * ids): every output at positions < len must agree. */
+static void check_padding(int maxT, int T, int len, uint64_t seed) {
     andrea_model m;
-    make_model(&m, TL, TH, TC, TV, TVP, TMAXT, 4);
-    const int T = 9, len = 5, V = TV, C = TC;
-    /* sequence 0 full; sequence 1 = its first 5 tokens followed by junk padding (even invalid ids) */
-    int tok[2 * 9], lengths[2] = {T, len};
+    make_model(&m, TL, TH, TC, TV, TVP, maxT, seed);
+    const int V = TV, C = TC;
+    int *tok = malloc(sizeof(int) * 2 * T), lengths[2] = {T, len};
     random_tokens(tok, T, V);
     for (int t = 0; t < T; t++) tok[T + t] = t < len ? tok[t] : -7;
     eng_out o;
     eng_alloc(&o, &m.cfg, 2, T);
     CHECK(run_engine(&m, 2, T, tok, lengths, NULL, &o) == 0);
-    double e_logit = 0, e_attn = 0, e_out = 0;
+    double e_logit = 0, e_attn = 0, e_out = 0, pad_attn = 0;
+    const size_t LH = TL * TH;
     for (int t = 0; t < len; t++) {
         for (int v = 0; v < V; v++)
             e_logit = fmax(e_logit, fabs(o.logits[(size_t)t * V + v] - o.logits[(size_t)(T + t) * V + v]));
-        for (size_t map = 0; map < TL * TH; map++) {
+        for (size_t map = 0; map < LH; map++) {
             for (int j = 0; j < T; j++)
-                e_attn = fmax(e_attn, fabs(o.attn[(map * T + t) * T + j] -
-                                           o.attn[((TL * TH + map) * T + t) * T + j]));
+                e_attn = fmax(e_attn, fabs(o.attn[(map * T + t) * T + j] - o.attn[((LH + map) * T + t) * T + j]));
             for (int i = 0; i < C; i++)
-                e_out = fmax(e_out, fabs(o.head_out[(map * T + t) * C + i] -
-                                         o.head_out[((TL * TH + map) * T + t) * C + i]));
+                e_out = fmax(e_out, fabs(o.head_out[(map * T + t) * C + i] - o.head_out[((LH + map) * T + t) * C + i]));
         }
     }
-    CHECK_MSG(e_logit <= 1e-5, "logits differ by %g", e_logit);
-    CHECK_MSG(e_attn <= 1e-6, "attention differs by %g", e_attn);
-    CHECK_MSG(e_out <= 1e-5, "head_out differs by %g", e_out);
+    /* padded query rows are written as zeros */
+    for (size_t map = 0; map < LH; map++)
+        for (int t = len; t < T; t++)
+            for (int j = 0; j < T; j++) pad_attn = fmax(pad_attn, fabs(o.attn[((LH + map) * T + t) * T + j]));
+    CHECK_MSG(e_logit <= 1e-5, "T=%d len=%d: logits differ by %g", T, len, e_logit);
+    CHECK_MSG(e_attn <= 1e-6, "T=%d len=%d: attention differs by %g", T, len, e_attn);
+    CHECK_MSG(e_out <= 1e-5, "T=%d len=%d: head_out differs by %g", T, len, e_out);
+    CHECK_MSG(pad_attn == 0, "T=%d len=%d: padded attention rows hold %g", T, len, pad_attn);
     /* DLA of the last real position has no next token */
-    CHECK(isnan(o.dla[(size_t)TL * TH * T + len - 1]));
-    CHECK(!isnan(o.dla[(size_t)TL * TH * T + len - 2]));
+    CHECK(isnan(o.dla[LH * T + len - 1]));
+    CHECK(!isnan(o.dla[LH * T + len - 2]));
     eng_free(&o);
+    free(tok);
     andrea_model_free(&m);
+}
+
+static void test_padding_does_not_change_earlier_positions(void) {
+    check_padding(TMAXT, 9, 5, 4);
+    check_padding(160, 150, 70, 13); /* length inside the second attention band */
 }
 
 static void test_head_contributions_sum_to_attention_output(void) {
@@ -559,6 +583,7 @@ static void test_engine_max_T_beyond_model_context_is_refused(void) {
 int main(void) {
     RUN(test_forward_matches_naive_double_reference);
     RUN(test_head_dim_72_shape_matches_reference);
+    RUN(test_long_sequence_spanning_several_attention_bands_matches_reference);
     RUN(test_attention_rows_sum_to_one_over_the_causal_prefix);
     RUN(test_padding_does_not_change_earlier_positions);
     RUN(test_head_contributions_sum_to_attention_output);
