@@ -38,6 +38,9 @@
 #define VOCAB_JSON_MAX (64u * 1024u * 1024u)
 /* A merges.txt line longer than this is malformed (GPT-2's longest is under 150 bytes). */
 #define MERGES_LINE_MAX 4096
+/* GPT-2's merges.txt is 456 KB; like vocab.json, a file 64 MB large is not one we can use (and
+ * the merge table grows with the file, so the file size bounds the memory). */
+#define MERGES_TXT_MAX (64u * 1024u * 1024u)
 
 /* GPT-2's pattern, 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+,
  * with one correction: PCRE2's UCP \s also matches U+180E (MONGOLIAN VOWEL SEPARATOR, part of
@@ -452,21 +455,51 @@ static int parse_merge(tok_bpe *b, const char *path, int lineno, char *line, siz
     return 0;
 }
 
+/* Reads one line without its '\n', keeping at most cap bytes in line (never growing a buffer
+ * with the input, unlike getline); returns the line's full length (above cap: the rest was
+ * skipped), or -1 at end of file. *had_newline tells whether a '\n' ended it. */
+static long long read_line_bounded(FILE *f, char *line, size_t cap, int *had_newline) {
+    long long len = 0;
+    int c;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if ((size_t)len < cap) line[len] = (char)c;
+        len++;
+    }
+    *had_newline = c == '\n';
+    return c == EOF && len == 0 ? -1 : len;
+}
+
 static int load_merges(tok_bpe *b, const char *path, const int cp_to_byte[324], ae_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
     merge_rule *rules = NULL;
     size_t n_rules = 0, cap_rules = 0;
-    char *line = NULL;
-    size_t line_cap = 0;
-    int lineno = 0, rc = -1;
-    ssize_t got;
+    /* room for the longest accepted line and a '\r' */
+    char *line = malloc(MERGES_LINE_MAX + 1);
+    int lineno = 0, rc = -1, had_newline;
+    long long got;
+    struct stat st;
+    if (!line) {
+        ae_fail(err, "%s: cannot allocate a line buffer", path);
+        goto out;
+    }
+    if (fstat(fileno(f), &st) != 0) {
+        ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
+        goto out;
+    }
+    if ((uint64_t)st.st_size > MERGES_TXT_MAX) {
+        ae_fail(err, "%s: %lld bytes, larger than the %u a merges file may have", path,
+                (long long)st.st_size, MERGES_TXT_MAX);
+        goto out;
+    }
     errno = 0;
-    while ((got = getline(&line, &line_cap, f)) >= 0) {
+    while ((got = read_line_bounded(f, line, MERGES_LINE_MAX + 1, &had_newline)) >= 0) {
         lineno++;
+        if (got > MERGES_LINE_MAX + 1) {
+            ae_fail(err, "%s:%d: line of %lld bytes is too long for a merge", path, lineno, got);
+            goto out;
+        }
         size_t n = (size_t)got;
-        int had_newline = n > 0 && line[n - 1] == '\n';
-        if (had_newline) n--;
         if (n > 0 && line[n - 1] == '\r') n--; /* CRLF files: no alphabet token holds a raw \r */
         if (lineno == 1 && n >= 8 && memcmp(line, "#version", 8) == 0) continue;
         if (n == 0 && !had_newline) break; /* nothing after the last newline */
