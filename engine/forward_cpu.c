@@ -6,7 +6,7 @@
  *
  * Per layer (SPEC.md section 1): LayerNorm → ONE fused QKV sgemm into qkv [B*T, 3C] → causal
  * softmax attention per (batch, head), OpenMP over B×H, reading head h of qkv through strides
- * (q of head h at column h*hd, k at C + h*hd, v at 2C + h*hd: no per-head buffer or matmul) →
+ * (q of head h at column h*hd, k at C + h*hd, v at 2C + h*hd: no per-head buffer or projection) →
  * concat o [B*T, C] → ONE W_O sgemm (+ bias) into the residual → LayerNorm → MLP (GELU tanh) →
  * residual. Final LayerNorm; logits only when asked. Attention itself is two small sgemms per
  * band of query rows of each (batch, head), on strided views (see attention()).
@@ -15,14 +15,14 @@
  *   - OpenMP is the only thread pool: during a forward OpenBLAS is set to one thread and each
  *     OpenMP thread runs a single-threaded sgemm on its block of rows (or columns) of the output.
  *     Two pools (OpenBLAS pthreads + OpenMP) that spin while the other works thrash on a loaded
- *     2-core machine: measured 10-40x slower (bench/RESULTS.md). The caller's OpenBLAS thread count
+ *     2-core machine: measured up to 26x slower (bench/RESULTS.md). The caller's OpenBLAS thread count
  *     is restored when the forward returns. During a forward OpenMP may shrink the team under
  *     load (omp_set_dynamic, unless OMP_DYNAMIC is set);
  *   - scratch is sized once at open for max_B × max_T with overflow-checked sizes; a forward
  *     allocates nothing;
  *   - instrumentation costs nothing when its pointer is NULL: the per-head W_O products, norms and
- *     DLA run only when head_out, head_out_norm or head_dla is set, and attention rows are written
- *     straight from the softmax only when attn is set;
+ *     DLA run only when head_out, head_out_norm or head_dla is set; the softmax works in place in
+ *     io->attn when it is set, else in a small per-thread band;
  *   - an ablated head's o_h slice is zeroed before the W_O matmul, so it adds nothing to the
  *     residual; its head_out / norm / DLA are reported as 0 (its contribution to this run), which
  *     keeps sum_h head_out + attprojb == attention output true for ablated runs too; its attention
