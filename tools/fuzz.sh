@@ -10,7 +10,9 @@
 # is written to $FUZZ_CRASH_DIR (default $FUZZ_BUILD_DIR/crashes/) and printed (name, size,
 # first bytes); replay it with `$FUZZ_BUILD_DIR/tests/fuzz/<target> FILE`.
 # Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_CRASH_DIR, FUZZ_JOBS (build jobs, 2),
-# FUZZ_RSS_MB (per-target memory limit, 2048), FUZZ_NICE (nice level of the runs, 0).
+# FUZZ_RSS_MB (per-target memory limit, 2048), FUZZ_NICE (nice level of the runs, 0),
+# FUZZ_KEEP_GOING=1 (long runs: libFuzzer's fork mode, which records every crash, timeout and OOM
+# in $FUZZ_CRASH_DIR and keeps fuzzing instead of stopping at the first; the target still fails).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-30}
@@ -25,6 +27,7 @@ all_targets=(fuzz_checkpoint_bin fuzz_safetensors fuzz_bpe_files fuzz_bpe_encode
 targets=("$@")
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 
+bash "$here/tools/ci-install.sh"
 command -v clang >/dev/null || { echo "fuzz.sh: clang not found (see tools/ci-packages.txt)" >&2; exit 2; }
 t0=$(date +%s)
 cmake -S "$here" -B "$build" -DCMAKE_C_COMPILER=clang -DANDREA_FUZZ=ON -DANDREA_CUDA=OFF \
@@ -50,11 +53,17 @@ for t in "${targets[@]}"; do
   work=$build/corpus-work/$t
   mkdir -p "$work"
   log=$build/fuzz-$t.log
+  rm -f "$crashes/$t-"* # findings of an earlier run of this target
   rc=0
-  nice -n "$nicelvl" "$build/tests/fuzz/$t" -max_total_time="$secs" -timeout=20 -rss_limit_mb="$rss" \
-      -malloc_limit_mb="$rss" -print_final_stats=1 -artifact_prefix="$crashes/$t-" \
-      "$work" "$seeds" >"$log" 2>&1 || rc=$?
+  keep=()
+  [[ ${FUZZ_KEEP_GOING:-0} == 1 ]] && keep=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+  nice -n "$nicelvl" "$build/tests/fuzz/$t" "${keep[@]}" -max_total_time="$secs" -timeout=20 \
+      -rss_limit_mb="$rss" -malloc_limit_mb="$rss" -print_final_stats=1 \
+      -artifact_prefix="$crashes/$t-" "$work" "$seeds" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  # fork mode prints "#RUNS: cov: N ft: N corp: N exec/s: N oom/timeout/crash: a/b/c time: Ns"
+  [[ -z $execs ]] && execs=$(grep -o '^#[0-9]*: cov' "$log" | tail -1 | tr -dc 0-9)
+  if ((rc == 0)) && ls "$crashes/$t-"* >/dev/null 2>&1; then rc=1; fi
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
   echo "fuzz.sh: $t: ${execs:-?} runs in ${secs}s, cov ${cov:-?}, ft ${ft:-?}, corpus $(ls "$work" | wc -l) files, exit $rc"
@@ -66,7 +75,8 @@ for t in "${targets[@]}"; do
 done
 
 shopt -s nullglob
-found=("$crashes"/*)
+found=()
+for t in "${targets[@]}"; do found+=("$crashes/$t-"*); done
 if ((${#found[@]})); then
   echo "fuzz.sh: failing inputs in $crashes:"
   for f in "${found[@]}"; do

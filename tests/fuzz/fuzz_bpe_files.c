@@ -13,7 +13,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_write("merges.txt", b, nb);
     ae_error err;
     andrea_tokenizer *t = andrea_tokenizer_open(50257, fuzz_dir(), NULL, &err);
-    if (!t) return 0;
+    if (!t) {
+        fuzz_check_error("tokenizer_open", &err);
+        return 0;
+    }
     static const char text[] = "Hello world, it's (a) test: 12345 \xc3\xa9t\xc3\xa9\n\n  x";
     int *ids = NULL, *offs = NULL, n = 0;
     if (andrea_tokenizer_encode(t, text, strlen(text), &ids, &offs, &n, &err) == 0) {

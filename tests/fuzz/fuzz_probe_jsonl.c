@@ -16,6 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (probe_file_load(path, tok, 257, 128, &suites, &n, &err) == 0) {
         for (int i = 0; i < n; i++) probe_suite_free(&suites[i]);
         free(suites);
+    } else {
+        fuzz_check_error("probe_file_load", &err);
     }
     return 0;
 }

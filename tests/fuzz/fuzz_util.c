@@ -1,3 +1,4 @@
+/* fuzz_util.c — helpers shared by the libFuzzer targets (fuzz_util.h). */
 #include "fuzz_util.h"
 
 #include <stdio.h>
@@ -41,4 +42,11 @@ void fuzz_split(const uint8_t *data, size_t size, const uint8_t **a, size_t *na,
     *na = size;
     *b = data + size;
     *nb = 0;
+}
+
+void fuzz_check_error(const char *target, const ae_error *err) {
+    if (!err->msg[0] || strpbrk(err->msg, "\n\r")) {
+        fprintf(stderr, "%s: refusal message breaks the one-line contract: \"%s\"\n", target, err->msg);
+        abort();
+    }
 }
