@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """bench_gpu_dump.py — end to end: forward + every attention map as fp16 in an HDF5 file on disk.
 
-Usage: bench_gpu_dump.py ANDREA_BIN MODEL_DIR WORKDIR
+Usage: bench_gpu_dump.py ANDREA_BIN MODEL_DIR WORKDIR [STREAM_BIN]
+(ANDREA_BIN "-" skips `andrea dump`; STREAM_BIN = bench_gpu_dump_stream, the streaming pipeline of
+kernels/cuda_engine.h writing the same attention dataset, timed the same way.)
 Side by side, same random ANDREA-120M weights (MODEL_DIR, written by bench_gpu_forward), same
 token ids: (a) `andrea dump MODEL --probes FILE.jsonl --device cuda --maps fp16 --contrib none`
 and (b) the pipeline a user writes today: HF GPT2Model (eager, fp32) forward with
@@ -40,6 +42,15 @@ def hf_pipeline(model, ids, B, path):
 
 def main():
     andrea, model_dir, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    stream = {}
+    if len(sys.argv) > 4:
+        os.makedirs(work, exist_ok=True)
+        r = subprocess.run([sys.argv[4], model_dir, work], capture_output=True, text=True)
+        print(r.stdout.strip(), r.stderr.strip()[:300], flush=True)
+        for line in r.stdout.splitlines():  # "stream n=512 T=128 B=64: 1.23 s, ..."
+            if line.startswith("stream n="):
+                T = int(line.split("T=")[1].split()[0])
+                stream[T] = float(line.split(": ")[1].split(" s")[0])
     os.makedirs(work, exist_ok=True)
     model = GPT2Model.from_pretrained(model_dir, attn_implementation="eager", dtype=torch.float32).cuda().eval()
     g = torch.Generator().manual_seed(0)
@@ -57,11 +68,13 @@ def main():
         torch.cuda.synchronize()
         out_a = os.path.join(work, f"andrea_{T}.h5")
         t0 = time.perf_counter()
-        r = subprocess.run([andrea, "dump", model_dir, "--probes", probes, "--out", out_a, "--device", "cuda",
+        r = subprocess.run(["true"]) if andrea == "-" else subprocess.run([andrea, "dump", model_dir, "--probes", probes, "--out", out_a, "--device", "cuda",
                             "--maps", "fp16", "--contrib", "none", "--batch", str(B), "--quiet"],
                            capture_output=True, text=True)
         ta = time.perf_counter() - t0
-        if r.returncode != 0:
+        if andrea == "-":
+            ta = float("nan")
+        elif r.returncode != 0:
             print("andrea dump failed:", r.stderr.strip()[:500])
             ta = float("nan")
         size_a = os.path.getsize(out_a) / 1e9 if os.path.exists(out_a) else 0
@@ -71,13 +84,14 @@ def main():
         th = hf_pipeline(model, ids, B, out_h)
         size_h = os.path.getsize(out_h) / 1e9
         os.remove(out_h)
-        rows.append((n, T, B, gb, ta, th, size_a, size_h))
+        rows.append((n, T, B, gb, ta, th, size_a, size_h, stream.get(T, float("nan"))))
         print(f"n={n} T={T}: andrea dump {ta:.2f} s ({size_a:.2f} GB file), HF pipeline {th:.2f} s ({size_h:.2f} GB)",
               flush=True)
-    print("| sequences | T | batch | maps (fp16) | andrea dump | rate | HF + h5py | rate | HF / andrea |")
+    print("| sequences | T | batch | maps (fp16) | andrea dump | streaming pipeline | HF + h5py | HF / andrea dump | HF / streaming |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for n, T, B, gb, ta, th, sa, sh in rows:
-        print(f"| {n} | {T} | {B} | {gb:.2f} GB | {ta:.2f} s | {gb / ta:.2f} GB/s | {th:.2f} s | {gb / th:.2f} GB/s | {th / ta:.2f}x |")
+    for n, T, B, gb, ta, th, sa, sh, ts in rows:
+        print(f"| {n} | {T} | {B} | {gb:.2f} GB | {ta:.2f} s ({gb / ta:.2f} GB/s) | {ts:.2f} s ({gb / ts:.2f} GB/s) "
+              f"| {th:.2f} s ({gb / th:.2f} GB/s) | {th / ta:.2f}x | {th / ts:.2f}x |")
 
 
 if __name__ == "__main__":
