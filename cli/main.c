@@ -5,6 +5,7 @@
 
 #include "../common/atomic_file.h"
 #include "../common/progress.h"
+#include "../engine/mpi_shard.h"
 #include "cli.h"
 
 typedef struct {
@@ -35,7 +36,8 @@ static void usage(FILE *f) {
 }
 
 int cli_fail(const ae_error *err) {
-    fprintf(stderr, "andrea: %s\n", err->msg[0] ? err->msg : "unknown error");
+    /* MPI: when another rank's failure stopped this one, that rank prints the line. */
+    if (andrea_mpi_report_error()) fprintf(stderr, "andrea: %s\n", err->msg[0] ? err->msg : "unknown error");
     return 1;
 }
 
@@ -67,7 +69,10 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (!strcmp(argv[1], commands[i].name)) {
             ae_tmp_install_signals();
-            return commands[i].fn(argc - 1, argv + 1);
+            /* MPI (docs/cluster.md): started only under mpirun/srun; a serial run is unchanged. */
+            ae_error merr = {{0}};
+            if (andrea_mpi_init(&argc, &argv, &merr)) return cli_fail(&merr);
+            return andrea_mpi_finish(commands[i].fn(argc - 1, argv + 1));
         }
     }
     fprintf(stderr, "andrea: unknown command '%s' (see andrea --help)\n", argv[1]);

@@ -6,6 +6,14 @@
  * sized once for B sequences of the longest suite, so peak memory does not grow with the number
  * of sequences. Everything goes to "<out>.tmp-<pid>", renamed over out_path only after H5Fclose
  * succeeded; every failure path removes the temporary file.
+ * MPI (mpi_shard.h, dump_write_mpi.h; serial runs take none of these branches): every rank opens
+ * the one file through MPI-IO, creates every group, dataset and attribute with identical
+ * arguments, and writes its contiguous shard of each suite's sequences with collective
+ * transfers; ranks with fewer batches take part in the extra writes selecting nothing. Rank 0
+ * names, creates-checks and renames the file. Failures before a write (bad input, engine,
+ * forward, interrupt) are agreed by all ranks (andrea_mpi_agree), so all leave together; a
+ * failure inside a collective HDF5 call is not, and returns at once without closing (the CLI then
+ * ends the job through andrea_mpi_finish).
  */
 #include "dump_write.h"
 
@@ -20,6 +28,8 @@
 #include "../common/progress.h"
 #include "checkpoint.h"
 #include "dump_h5.h"
+#include "dump_write_mpi.h"
+#include "mpi_shard.h"
 
 #define DEFAULT_BUDGET ((size_t)512 << 20)
 #define MAX_AUTO_BATCH 64
@@ -101,14 +111,16 @@ static hid_t dset_create(hid_t group, const char *name, hid_t type, int rank, co
     return d;
 }
 
-/* Writes buf (memory type mtype, shape count) at offset start of d. */
-static herr_t dset_write_slab(hid_t d, hid_t mtype, int rank, const hsize_t *start, const hsize_t *count,
-                              const void *buf) {
+/* Writes buf (memory type mtype, shape count) at offset start of d through transfer list dxpl.
+ * active == 0 (MPI: this rank has nothing for a collective write) selects nothing. */
+static herr_t dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, int rank, const hsize_t *start,
+                              const hsize_t *count, const void *buf) {
     hid_t fs = H5Dget_space(d);
     if (fs < 0) return -1;
     hid_t ms = H5Screate_simple(rank, count, NULL);
-    herr_t rc = ms < 0 ? -1 : H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
-    if (rc >= 0) rc = H5Dwrite(d, mtype, ms, fs, H5P_DEFAULT, buf);
+    herr_t rc = ms < 0 ? -1 : active ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL)
+                                     : H5Sselect_none(fs) < 0 ? -1 : H5Sselect_none(ms);
+    if (rc >= 0) rc = H5Dwrite(d, mtype, ms, fs, dxpl, buf);
     if (ms >= 0) H5Sclose(ms);
     H5Sclose(fs);
     return rc;
@@ -200,9 +212,26 @@ typedef struct {
     uint16_t *attn16;
 } batch_bufs;
 
+/* MPI: the transfer list, and whether a failure was agreed by all ranks (then the collective
+ * closes are safe; otherwise a parallel failure must not close anything). Serial: H5P_DEFAULT, 0. */
+typedef struct {
+    hid_t dxpl;
+    int agreed;
+} par_state;
+
+/* Every rank reaches this after the same steps: all fail together when one failed. */
+#define PAR_AGREE(rc_, par_)                         \
+    do {                                             \
+        if (andrea_mpi_agree((rc_), err)) {          \
+            (par_)->agreed = 1;                      \
+            goto fail;                               \
+        }                                            \
+    } while (0)
+
 static int write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const probe_suite *s, int B,
                        const andrea_dump_options *o, hid_t f16, batch_bufs *bb, ae_progress *prog,
-                       long long *bytes, const char *h5_path, ae_error *err) {
+                       long long *bytes, par_state *par, long long batch_off, long long n_batches_all,
+                       const char *h5_path, ae_error *err) {
     const int L = m->cfg.n_layer, H = m->cfg.n_head, C = m->cfg.d_model, T = s->max_len, N = s->n_items;
     const int want_head_out = o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL;
     const int want_values = o->contrib != ANDREA_CONTRIB_NONE;
@@ -236,7 +265,8 @@ static int write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const
         }
     hsize_t tdims[2] = {n_pairs, 3}, zero2[2] = {0, 0};
     H5_ID(dtar, dset_create(g, "targets", H5T_STD_I32LE, 2, tdims, NULL, 0, 0));
-    if (n_pairs) H5_TRY(dset_write_slab(dtar, H5T_NATIVE_INT, 2, zero2, tdims, rows));
+    const int root = andrea_mpi_rank() == 0; /* MPI: rank 0 writes the small tables */
+    if (n_pairs) H5_TRY(dset_write_slab(dtar, par->dxpl, root, H5T_NATIVE_INT, 2, zero2, tdims, rows));
     r = 0;
     for (int i = 0; i < N; i++)
         for (int e = 0; e < s->items[i].n_entities; e++, r++) {
@@ -246,7 +276,7 @@ static int write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const
         }
     hsize_t edims[2] = {n_spans, 3};
     H5_ID(dent, dset_create(g, "entities", H5T_STD_I32LE, 2, edims, NULL, 0, 0));
-    if (n_spans) H5_TRY(dset_write_slab(dent, H5T_NATIVE_INT, 2, zero2, edims, rows));
+    if (n_spans) H5_TRY(dset_write_slab(dent, par->dxpl, root, H5T_NATIVE_INT, 2, zero2, edims, rows));
     *bytes += (long long)((n_pairs + n_spans) * 3 * sizeof(int));
 
     /* the per-sequence datasets */
@@ -276,13 +306,22 @@ static int write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const
     }
 
     const size_t map = (size_t)T * T, per_seq_maps = (size_t)L * H * map;
-    for (int b0 = 0; b0 < N; b0 += B) {
-        if (ae_interrupted) {
-            ae_fail(err, "%s: interrupted", o->out_path);
-            goto fail;
-        }
-        int nb_seq = N - b0 < B ? N - b0 : B;
-        for (int b = 0; b < nb_seq; b++) {
+    /* MPI: the job's batches (every suite's, in file order, cut exactly as a serial run cuts
+     * them) are sharded over the ranks, so each sequence is computed in the same batch as by the
+     * serial tool (CPU results may depend on the batch, never on the rank). This suite's batches
+     * [blo, bhi) are this rank's (serial: all); every rank takes as many steps as the rank with
+     * the most, the steps past its own batches writing nothing. */
+    const long long n_batches = (N + B - 1) / B;
+    long long blo, bhi;
+    andrea_shard_part(n_batches_all, batch_off, n_batches, andrea_mpi_rank(), andrea_mpi_size(), &blo, &bhi);
+    const long long n_steps = andrea_shard_part_max(n_batches_all, batch_off, n_batches, andrea_mpi_size());
+    for (long long bi = 0; bi < n_steps; bi++) {
+        const int active = blo + bi < bhi;
+        int b0 = active ? (int)((blo + bi) * B) : 0;
+        int nb_seq = !active ? 0 : N - b0 < B ? N - b0 : B;
+        int frc = 0;
+        if (ae_interrupted) frc = ae_fail(err, "%s: interrupted", o->out_path);
+        for (int b = 0; b < nb_seq && !frc; b++) {
             const probe_item *it = &s->items[b0 + b];
             memset(bb->tokens + (size_t)b * T, 0, sizeof(int) * (size_t)T);
             memcpy(bb->tokens + (size_t)b * T, it->tokens, sizeof(int) * (size_t)it->n_tokens);
@@ -297,7 +336,8 @@ static int write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const
         io.head_out = want_head_out ? bb->head_out : NULL;
         io.head_out_norm = want_values ? bb->norm : NULL;
         io.head_dla = want_values ? bb->dla : NULL;
-        if (andrea_engine_forward(eng, &io, err)) goto fail;
+        if (!frc && active) frc = andrea_engine_forward(eng, &io, err);
+        PAR_AGREE(frc, par);
 
         /* The format promises zeros at padded query rows (and NaN DLA without a next token),
          * whatever the backend leaves there. */
@@ -320,38 +360,40 @@ static int write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const
 
         hsize_t s_tok[2] = {(hsize_t)b0, 0}, n_tok[2] = {(hsize_t)nb_seq, (hsize_t)T};
         hsize_t s_len[1] = {(hsize_t)b0}, n_len[1] = {(hsize_t)nb_seq};
-        H5_TRY(dset_write_slab(dtok, H5T_NATIVE_INT, 2, s_tok, n_tok, bb->tokens));
-        H5_TRY(dset_write_slab(dlen, H5T_NATIVE_INT, 1, s_len, n_len, bb->lengths));
+        H5_TRY(dset_write_slab(dtok, par->dxpl, active, H5T_NATIVE_INT, 2, s_tok, n_tok, bb->tokens));
+        H5_TRY(dset_write_slab(dlen, par->dxpl, active, H5T_NATIVE_INT, 1, s_len, n_len, bb->lengths));
         hsize_t s5[5] = {(hsize_t)b0, 0, 0, 0, 0}, n_att[5] = {(hsize_t)nb_seq, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T};
         size_t n_maps = (size_t)nb_seq * per_seq_maps;
         if (o->maps_fp32) {
-            H5_TRY(dset_write_slab(datt, H5T_NATIVE_FLOAT, 5, s5, n_att, bb->attn));
+            H5_TRY(dset_write_slab(datt, par->dxpl, active, H5T_NATIVE_FLOAT, 5, s5, n_att, bb->attn));
             *bytes += (long long)(n_maps * sizeof(float));
         } else {
             for (size_t i = 0; i < n_maps; i++) bb->attn16[i] = andrea_f32_to_f16(bb->attn[i]);
-            H5_TRY(dset_write_slab(datt, f16, 5, s5, n_att, bb->attn16));
+            H5_TRY(dset_write_slab(datt, par->dxpl, active, f16, 5, s5, n_att, bb->attn16));
             *bytes += (long long)(n_maps * sizeof(uint16_t));
         }
         if (want_values) {
             hsize_t s4[4] = {(hsize_t)b0, 0, 0, 0}, n4[4] = {(hsize_t)nb_seq, (hsize_t)L, (hsize_t)H, (hsize_t)T};
-            H5_TRY(dset_write_slab(dnorm, H5T_NATIVE_FLOAT, 4, s4, n4, bb->norm));
-            H5_TRY(dset_write_slab(ddla, H5T_NATIVE_FLOAT, 4, s4, n4, bb->dla));
+            H5_TRY(dset_write_slab(dnorm, par->dxpl, active, H5T_NATIVE_FLOAT, 4, s4, n4, bb->norm));
+            H5_TRY(dset_write_slab(ddla, par->dxpl, active, H5T_NATIVE_FLOAT, 4, s4, n4, bb->dla));
             *bytes += (long long)(2 * (size_t)nb_seq * L * H * T * sizeof(float));
         }
         if (want_head_out) {
             if (o->contrib == ANDREA_CONTRIB_FULL) {
                 hsize_t n_out[5] = {(hsize_t)nb_seq, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)C};
-                H5_TRY(dset_write_slab(dout, H5T_NATIVE_FLOAT, 5, s5, n_out, bb->head_out));
+                H5_TRY(dset_write_slab(dout, par->dxpl, active, H5T_NATIVE_FLOAT, 5, s5, n_out, bb->head_out));
                 *bytes += (long long)((size_t)nb_seq * L * H * T * C * sizeof(float));
             } else {
-                /* only the chosen heads' chunks exist in the file */
-                for (int b = 0; b < nb_seq; b++)
+                /* only the chosen heads' chunks exist in the file (MPI: every rank makes the
+                 * calls of a full batch, those past its sequences selecting nothing) */
+                const int nb_calls = andrea_mpi_parallel() ? B : nb_seq;
+                for (int b = 0; b < nb_calls; b++)
                     for (int lh = 0; lh < L * H; lh++) {
                         if (!o->heads[lh]) continue;
                         hsize_t st[5] = {(hsize_t)(b0 + b), (hsize_t)(lh / H), (hsize_t)(lh % H), 0, 0};
-                        H5_TRY(dset_write_slab(dout, H5T_NATIVE_FLOAT, 5, st, c_out,
+                        H5_TRY(dset_write_slab(dout, par->dxpl, b < nb_seq, H5T_NATIVE_FLOAT, 5, st, c_out,
                                                bb->head_out + ((size_t)b * L * H + (size_t)lh) * T * C));
-                        *bytes += (long long)((size_t)T * C * sizeof(float));
+                        if (b < nb_seq) *bytes += (long long)((size_t)T * C * sizeof(float));
                     }
             }
         }
@@ -361,6 +403,7 @@ static int write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const
     rc = 0;
 fail:
     free(rows);
+    if (rc && andrea_mpi_parallel() && !par->agreed) return -1; /* see the header: no collective close */
     hid_t ids[] = {dtok, dlen, dtar, dent, datt, dnorm, ddla, dout};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (ids[i] >= 0 && H5Dclose(ids[i]) < 0 && rc == 0) rc = ae_fail(err, "%s: HDF5 cannot close a dataset of %s", h5_path, s->name);
@@ -398,19 +441,23 @@ static void *alloc_n(size_t n, size_t elem, int *bad) {
 int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_suites, const andrea_dump_options *o,
                       ae_error *err) {
     const char *h5_path = o->out_path;
-    if (!h5_path || !*h5_path) return ae_fail(err, "dump: no output path");
-    if (o->contrib < ANDREA_CONTRIB_NONE || o->contrib > ANDREA_CONTRIB_FULL)
-        return ae_fail(err, "%s: contrib must be none, norm or full", h5_path);
-    if (o->gzip < 0 || o->gzip > 9) return ae_fail(err, "%s: gzip level %d outside 0..9", h5_path, o->gzip);
-    if (check_suites(m, suites, n_suites, err)) return -1;
+    int vrc = 0;
+    if (!h5_path || !*h5_path) vrc = ae_fail(err, "dump: no output path");
+    else if (o->contrib < ANDREA_CONTRIB_NONE || o->contrib > ANDREA_CONTRIB_FULL)
+        vrc = ae_fail(err, "%s: contrib must be none, norm or full", h5_path);
+    else if (o->gzip < 0 || o->gzip > 9) vrc = ae_fail(err, "%s: gzip level %d outside 0..9", h5_path, o->gzip);
+    else vrc = check_suites(m, suites, n_suites, err);
+    if (andrea_mpi_agree(vrc, err)) return -1; /* MPI: a bad input on any rank stops all */
     double t0 = ae_now_seconds();
 
     char sha[65] = "";
+    int src = 0;
     if (o->checkpoint_sha256) {
         snprintf(sha, sizeof sha, "%s", o->checkpoint_sha256);
-    } else if (strncmp(m->path, "random:", 7) != 0) {
-        if (andrea_checkpoint_sha256(m, sha, err)) return -1;
+    } else if (strncmp(m->path, "random:", 7) != 0 && andrea_mpi_rank() == 0) {
+        src = andrea_checkpoint_sha256(m, sha, err); /* MPI: rank 0 hashes, the others are told */
     }
+    if (andrea_mpi_agree(src, err) || andrea_mpi_bcast(sha, sizeof sha, 0, err)) return -1;
 
     int max_T = 0;
     long long total_seq = 0;
@@ -432,11 +479,18 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     if (B > most_items) B = (int)most_items;
 
     h5_silence();
-    char tmp[AE_PATH_MAX];
-    if (ae_tmp_begin(o->out_path, tmp, sizeof tmp, err)) return -1;
+    /* MPI: one file, named by rank 0 (the temporary name carries its pid) and told to the others. */
+    char tmp[AE_PATH_MAX] = "";
+    const int root = andrea_mpi_rank() == 0;
+    if (andrea_mpi_agree(root ? ae_tmp_begin(o->out_path, tmp, sizeof tmp, err) : 0, err)) {
+        if (root && tmp[0]) ae_tmp_abort(tmp);
+        return -1;
+    }
+    if (andrea_mpi_bcast(tmp, sizeof tmp, 0, err)) return -1;
     andrea_engine *eng = NULL;
-    hid_t f = -1, f16 = -1;
+    hid_t f = -1, f16 = -1, fapl = H5P_DEFAULT;
     batch_bufs bb = {0};
+    par_state par = {H5P_DEFAULT, 0};
     int bad = 0;
     const size_t L = (size_t)m->cfg.n_layer, H = (size_t)m->cfg.n_head, T = (size_t)max_T;
     const int want_head_out = o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL;
@@ -449,30 +503,45 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         bb.dla = alloc_n((size_t)B * L * H * T, sizeof(float), &bad);
     }
     if (want_head_out) bb.head_out = alloc_n((size_t)B * L * H * T * (size_t)m->cfg.d_model, sizeof(float), &bad);
+    int orc = 0;
     if (bad) {
-        ae_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; try --batch 1)",
-                h5_path, B, max_T, per_seq);
-        goto fail;
+        orc = ae_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; try --batch 1)",
+                      h5_path, B, max_T, per_seq);
+    } else {
+        eng = andrea_engine_open(m, o->device, B, max_T, err);
+        if (!eng) orc = -1;
     }
-    eng = andrea_engine_open(m, o->device, B, max_T, err);
-    if (!eng) goto fail;
-
     /* A plain open first, for a clear "cannot create: <reason>" (HDF5's message is long). */
-    FILE *probe_f = fopen(tmp, "wb");
-    if (!probe_f) {
-        ae_fail(err, "%s: cannot create: %s", o->out_path, strerror(errno));
-        goto fail;
+    if (!orc && root) {
+        FILE *probe_f = fopen(tmp, "wb");
+        if (!probe_f) orc = ae_fail(err, "%s: cannot create: %s", o->out_path, strerror(errno));
+        else fclose(probe_f);
     }
-    fclose(probe_f);
-    H5_ID(f, H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+    PAR_AGREE(orc, &par);
+    /* MPI: the file's "engine" attribute must be the same on every rank: rank 0's. */
+    char engine_name[16];
+    snprintf(engine_name, sizeof engine_name, "%s", andrea_engine_name(eng));
+    if (andrea_mpi_bcast(engine_name, sizeof engine_name, 0, err)) goto fail;
+    H5_ID(fapl, andrea_dump_par_fapl());
+    H5_ID(par.dxpl, andrea_dump_par_dxpl());
+    H5_ID(f, H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
     H5_ID(f16, make_f16_type());
-    if (write_root_attrs(f, m, suites, n_suites, sha, o, andrea_engine_name(eng), h5_path, err)) goto fail;
+    if (write_root_attrs(f, m, suites, n_suites, sha, o, engine_name, h5_path, err)) goto fail;
 
+    /* MPI: batches of all suites in file order, sharded in write_suite; rank 0's bar counts its
+     * own sequences (the other ranks are quiet: mpi_shard.c). */
+    long long n_batches_all = 0, my_seq = 0;
+    for (int i = 0; i < n_suites; i++) n_batches_all += (suites[i].n_items + B - 1) / B;
+    for (long long i = 0, off = 0; i < n_suites; off += (suites[i].n_items + B - 1) / B, i++) {
+        long long lo, hi, n = suites[i].n_items;
+        andrea_shard_part(n_batches_all, off, (n + B - 1) / B, andrea_mpi_rank(), andrea_mpi_size(), &lo, &hi);
+        for (long long b = lo; b < hi; b++) my_seq += n - b * B < B ? n - b * B : B;
+    }
     ae_progress prog;
-    ae_progress_begin(&prog, o->progress_label ? o->progress_label : "dump", (uint64_t)total_seq);
+    ae_progress_begin(&prog, o->progress_label ? o->progress_label : "dump", (uint64_t)my_seq);
     long long bytes = 0;
-    for (int i = 0; i < n_suites; i++) {
-        if (write_suite(f, eng, m, &suites[i], B, o, f16, &bb, &prog, &bytes, h5_path, err)) {
+    for (long long i = 0, off = 0; i < n_suites; off += (suites[i].n_items + B - 1) / B, i++) {
+        if (write_suite(f, eng, m, &suites[i], B, o, f16, &bb, &prog, &bytes, &par, off, n_batches_all, h5_path, err)) {
             ae_progress_end(&prog);
             goto fail;
         }
@@ -483,13 +552,23 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     herr_t closed = H5Fclose(f);
     f = -1;
     H5_TRY(closed);
-    if (ae_tmp_commit(tmp, o->out_path, err)) goto fail_closed;
+    andrea_dump_par_close(par.dxpl);
+    andrea_dump_par_close(fapl);
+    par.dxpl = fapl = H5P_DEFAULT;
+    /* MPI: the totals of all ranks; these collectives also mean that every rank has closed the
+     * file (H5Fclose is collective) before rank 0 renames it. */
+    int64_t all_bytes = bytes;
+    int crc = andrea_mpi_sum_i64(&all_bytes, 1, err);
+    if (!crc && root) crc = ae_tmp_commit(tmp, o->out_path, err);
+    if (andrea_mpi_agree(crc, err)) goto fail_closed;
+    double secs = ae_now_seconds() - t0;
+    (void)andrea_mpi_max_f64(&secs, NULL); /* statistics only: the file is complete */
     if (o->stats) {
-        o->stats->seconds = ae_now_seconds() - t0;
+        o->stats->seconds = secs;
         o->stats->sequences = total_seq;
-        o->stats->bytes = bytes;
+        o->stats->bytes = all_bytes;
         o->stats->batch = B;
-        snprintf(o->stats->engine, sizeof o->stats->engine, "%s", andrea_engine_name(eng));
+        snprintf(o->stats->engine, sizeof o->stats->engine, "%s", engine_name);
     }
     andrea_engine_close(eng);
     free(bb.tokens);
@@ -501,9 +580,14 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     free(bb.head_out);
     return 0;
 fail:
-    if (f16 >= 0) H5Tclose(f16);
-    if (f >= 0) H5Fclose(f);
-    ae_tmp_abort(tmp);
+    /* MPI: closing is collective; after a failure the other ranks did not agree to, skip it. */
+    if (!andrea_mpi_parallel() || par.agreed) {
+        if (f16 >= 0) H5Tclose(f16);
+        if (f >= 0) H5Fclose(f);
+        andrea_dump_par_close(par.dxpl);
+        andrea_dump_par_close(fapl);
+    }
+    if (root) ae_tmp_abort(tmp);
 fail_closed:
     andrea_engine_close(eng);
     free(bb.tokens);
