@@ -15,7 +15,9 @@
 #include "../common/sha256.h"
 #include "../engine/dump.h"
 #include "ablation.h"
+#include "../engine/mpi_shard.h"
 #include "catalog.h"
+#include "reduce_mpi.h"
 #include "score.h"
 
 void andrea_classify_options_init(andrea_classify_options *o) {
@@ -158,8 +160,10 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
     uint64_t total_maps = 0;
     for (int s = 0; s < ns; s++) {
         const andrea_dump_suite_info *si = andrea_dump_suite(d, s);
+        long long lo, hi; /* MPI: this rank's items (reduce_mpi.h); serial: all */
+        andrea_shard(si->n_seq, andrea_mpi_rank(), andrea_mpi_size(), &lo, &hi);
         if (si->T > maxT) maxT = si->T;
-        total_maps += (uint64_t)si->n_seq * (uint64_t)NH;
+        total_maps += (uint64_t)(hi - lo) * (uint64_t)NH;
     }
     size_t tt, lht;
     if (ae_mul((size_t)maxT, (size_t)maxT, &tt) || ae_mul((size_t)NH, (size_t)maxT, &lht)) {
@@ -207,8 +211,11 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
         memset(dla_n, 0, sizeof *dla_n * (size_t)NH);
         memset(norm_n, 0, sizeof *norm_n * (size_t)NH);
         int T = si->T;
+        /* MPI: each rank reads its shard of the items; the sums are pooled below. */
+        long long item_lo, item_hi;
+        andrea_shard(items.n_items, andrea_mpi_rank(), andrea_mpi_size(), &item_lo, &item_hi);
         /* Storage order of the dump: seq, layer, head — one chunk per map. */
-        for (int i = 0; i < items.n_items; i++) {
+        for (int i = (int)item_lo; i < (int)item_hi; i++) {
             const score_seq_plan *p = &plans[i];
             for (int h = 0; h < NH; h++) {
                 if (p->n_queries > 0) {
@@ -242,6 +249,7 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
                     }
             }
         }
+        if (andrea_reduce_suite_stats(acc, dla_sum, norm_sum, dla_n, norm_n, NH, err)) goto out;
         for (int h = 0; h < NH; h++) {
             andrea_head_score *hs = &su->heads[h];
             hs->layer = h / H;
@@ -270,6 +278,10 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
     const andrea_model *mp = NULL;
     if (opt->ablate_items <= 0) {
         snprintf(a->ablation_note, sizeof a->ablation_note, "causal check disabled (--ablate-items 0)");
+    } else if (andrea_mpi_rank() != 0) {
+        /* MPI: rank 0 alone runs the causal check and writes the catalog; this rank's result
+         * is not used. */
+        snprintf(a->ablation_note, sizeof a->ablation_note, "causal check on rank 0");
     } else if (opt->model) {
         mp = opt->model;
     } else {

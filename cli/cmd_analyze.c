@@ -16,6 +16,7 @@
 #include "../engine/checkpoint.h"
 #include "../engine/dump_write.h"
 #include "../engine/model.h"
+#include "../engine/mpi_shard.h"
 #include "../engine/tokenizer.h"
 #include "../probes/probe.h"
 #include "../reports/report.h"
@@ -124,15 +125,23 @@ static int analyze_one(const char *ckpt, const char *dir, const char *report_dir
     o.device = dev;
     o.model = &m; /* the checkpoint just dumped: its sha256 is the dump's by construction */
     if (andrea_classify_dump(dump_path, &o, &a, err)) goto out;
+    /* MPI: dump and statistics were shared by all ranks; rank 0 alone writes the catalog, renders
+     * and prints (the others wait for its result, so a failure there stops every rank). */
+    const int root = andrea_mpi_rank() == 0;
+    if (!root) {
+        ret = andrea_mpi_agree(0, err);
+        goto out;
+    }
     if (a.ablation_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", a.ablation_note);
-    if (catalog_write(db_path, &a, NULL, err)) goto out;
     /* One checkpoint: its report is DIR itself; several: DIR/NAME each. */
     char rdir[4400];
     if (report_dir) snprintf(rdir, sizeof rdir, "%s", report_dir);
     else snprintf(rdir, sizeof rdir, "%s/%s", dir, name);
     andrea_render_options ropt = {0};
     ropt.quiet = ae_progress_quiet;
-    if (andrea_render(dump_path, db_path, rdir, &ropt, err)) goto out;
+    if (andrea_mpi_agree(catalog_write(db_path, &a, NULL, err) || andrea_render(dump_path, db_path, rdir, &ropt, err),
+                         err))
+        goto out;
     printf("%s (%s)\n", ckpt, dump_path);
     andrea_summary_write(stdout, &a);
     printf("catalog: %s\nreport:  %s/index.html\n\n", db_path, rdir);

@@ -9,6 +9,7 @@
 #include "../analyzer/classify.h"
 #include "../analyzer/summary.h"
 #include "../common/progress.h"
+#include "../engine/mpi_shard.h"
 #include "cli.h"
 
 static void help(FILE *f) {
@@ -103,9 +104,15 @@ int cmd_classify(int argc, char **argv) {
     if (andrea_classify_dump(argv[optind], &o, &a, &err)) return cli_fail(&err);
     if (a.ablation_note[0]) fprintf(stderr, "andrea classify: note: %s\n", a.ablation_note);
     int64_t run = 0;
-    if (catalog_write(db, &a, &run, &err)) {
+    /* MPI: the statistics were pooled on every rank; rank 0 alone writes and prints them. */
+    const int root = andrea_mpi_rank() == 0;
+    if (andrea_mpi_agree(root ? catalog_write(db, &a, &run, &err) : 0, &err)) {
         andrea_analysis_free(&a);
         return cli_fail(&err);
+    }
+    if (!root) {
+        andrea_analysis_free(&a);
+        return 0;
     }
     andrea_summary_write(stdout, &a);
     printf("catalog: %s (run %lld)\n", db, (long long)run);

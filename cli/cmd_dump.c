@@ -10,6 +10,7 @@
 #include "../common/progress.h"
 #include "../engine/dump_write.h"
 #include "../engine/model.h"
+#include "../engine/mpi_shard.h"
 #include "../engine/tokenizer.h"
 #include "../probes/probe.h"
 #include "cli.h"
@@ -155,7 +156,7 @@ int cmd_dump(int argc, char **argv) {
     o.tokenizer = tok_desc;
     o.stats = &stats;
     if (andrea_dump_write(&m, suites, n_suites, &o, &err)) goto out;
-    if (!quiet)
+    if (!quiet && andrea_mpi_rank() == 0) /* MPI: one summary for the job */
         fprintf(stderr, "andrea dump: wrote %s: %d suite%s, %lld sequences, %.1f MB in %.2f s (%s, batch %d)\n",
                 o.out_path, n_suites, n_suites == 1 ? "" : "s", stats.sequences, stats.bytes / 1e6, stats.seconds,
                 stats.engine, stats.batch);

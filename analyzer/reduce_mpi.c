@@ -1,0 +1,50 @@
+/* reduce_mpi.c — pooling one suite's statistics over MPI ranks (reduce_mpi.h). */
+#include "reduce_mpi.h"
+
+#include <stdlib.h>
+
+#include "../common/checked_size.h"
+#include "../engine/mpi_shard.h"
+
+#define N_F64 7 /* per head: score, control, baseline, top1, hard_top1, dla, norm sums */
+#define N_I64 4 /* per head: n, n_hard, dla_n, norm_n */
+
+/* A field added to score_acc must be pooled here too. */
+_Static_assert(sizeof(score_acc) == 5 * sizeof(double) + 2 * sizeof(int64_t),
+               "score_acc changed: pool its new fields in andrea_reduce_suite_stats");
+
+int andrea_reduce_suite_stats(score_acc *acc, double *dla_sum, double *norm_sum, int64_t *dla_n,
+                              int64_t *norm_n, int NH, ae_error *err) {
+    if (!andrea_mpi_parallel()) return 0;
+    size_t nf, ni;
+    if (NH < 1 || ae_mul((size_t)NH, N_F64 * sizeof(double), &nf) || ae_mul((size_t)NH, N_I64 * sizeof(int64_t), &ni))
+        return ae_fail(err, "classify: %d heads cannot be reduced", NH);
+    double *f = malloc(nf);
+    int64_t *i = malloc(ni);
+    int rc = -1;
+    if (!f || !i) {
+        ae_fail(err, "classify: out of memory");
+        goto out;
+    }
+    /* one buffer per type, so two collectives per suite whatever the model's size */
+    for (int h = 0; h < NH; h++) {
+        double *pf = f + (size_t)h * N_F64;
+        int64_t *pi = i + (size_t)h * N_I64;
+        pf[0] = acc[h].score_sum, pf[1] = acc[h].control_sum, pf[2] = acc[h].baseline_sum;
+        pf[3] = acc[h].top1_sum, pf[4] = acc[h].hard_top1_sum, pf[5] = dla_sum[h], pf[6] = norm_sum[h];
+        pi[0] = acc[h].n, pi[1] = acc[h].n_hard, pi[2] = dla_n[h], pi[3] = norm_n[h];
+    }
+    if (andrea_mpi_sum_f64(f, (size_t)NH * N_F64, err) || andrea_mpi_sum_i64(i, (size_t)NH * N_I64, err)) goto out;
+    for (int h = 0; h < NH; h++) {
+        const double *pf = f + (size_t)h * N_F64;
+        const int64_t *pi = i + (size_t)h * N_I64;
+        acc[h].score_sum = pf[0], acc[h].control_sum = pf[1], acc[h].baseline_sum = pf[2];
+        acc[h].top1_sum = pf[3], acc[h].hard_top1_sum = pf[4], dla_sum[h] = pf[5], norm_sum[h] = pf[6];
+        acc[h].n = pi[0], acc[h].n_hard = pi[1], dla_n[h] = pi[2], norm_n[h] = pi[3];
+    }
+    rc = 0;
+out:
+    free(f);
+    free(i);
+    return rc;
+}
