@@ -41,6 +41,10 @@ static void problem_add(problems *p, const char *path, long line, const char *wh
     char one[AE_ERROR_MAX];
     snprintf(one, sizeof one, "%s%s:%ld: %s", p->len ? "; " : "", path, line, what);
     size_t n = strlen(one);
+    /* `what` may quote the file (an unknown key): a control byte from it ("\r", or "\n" written
+     * as \u000a) must not split or overwrite the one-line message (found by fuzz_probe_jsonl) */
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)one[i] < 0x20 || one[i] == 0x7f) one[i] = '?';
     /* keep room for the closing "(N malformed lines)" */
     if (p->len + n + 48 >= sizeof p->msg) {
         p->truncated = 1;

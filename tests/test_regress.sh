@@ -72,7 +72,8 @@ for f in "${files[@]}"; do
         fail "$base: still running after 60 s (hang)"
     elif [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
         fail "$base: exit code $rc: $(head -c 800 "$w/err")"
-    elif [ "$rc" -eq 1 ] && { [ "$(wc -l <"$w/err")" -ne 1 ] || ! grep -q '^andrea: ' "$w/err"; }; then
+    elif [ "$rc" -eq 1 ] && { [ "$(wc -l <"$w/err")" -ne 1 ] || ! grep -q '^andrea: ' "$w/err" ||
+        grep -q $'\r' "$w/err"; }; then
         fail "$base: refusal is not one 'andrea: ...' line: $(head -c 800 "$w/err")"
     else
         echo "ok: $base: exit $rc $(head -c 300 "$w/err")"
