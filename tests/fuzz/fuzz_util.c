@@ -6,18 +6,38 @@
 #include <string.h>
 #include <unistd.h>
 
+static char dir[256];
+/* the names written so far, removed with the folder at exit (fork mode starts many processes) */
+static const char *written[16];
+static int n_written;
+
+static void remove_scratch(void) {
+    char path[512];
+    for (int i = 0; i < n_written; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, written[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 const char *fuzz_dir(void) {
-    static char dir[256];
     if (!dir[0]) {
         const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
         snprintf(dir, sizeof dir, "%s/andrea-fuzz-XXXXXX", base);
         if (!mkdtemp(dir)) abort();
+        atexit(remove_scratch);
     }
     return dir;
 }
 
 const char *fuzz_write(const char *name, const uint8_t *data, size_t size) {
     static char path[512];
+    int known = 0;
+    for (int i = 0; i < n_written; i++) known |= strcmp(written[i], name) == 0;
+    if (!known) {
+        if (n_written == 16) abort();
+        written[n_written++] = name; /* callers pass string literals */
+    }
     snprintf(path, sizeof path, "%s/%s", fuzz_dir(), name);
     FILE *f = fopen(path, "wb");
     if (!f) abort();
