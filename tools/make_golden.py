@@ -186,7 +186,7 @@ def main():
         h.attrs["checkpoint"] = args.checkpoint_name
         h.attrs["checkpoint_sha256"] = sha
         h.attrs["transformers_version"] = transformers.__version__
-        h.attrs["torch_version"] = torch.__version__
+        h.attrs["torch_version"] = str(torch.__version__)  # TorchVersion is a str subclass h5py cannot store
         h.attrs["config"] = json.dumps({k: shape[k] for k in ("n_layer", "n_head", "n_embd", "max_t", "vocab", "vp")})
         h.attrs["description"] = ("GPT2LMHeadModel (eager attention, fp32, CPU) on the checkpoint; attn [N, L, H, T, T] "
                                   "softmax probabilities query x key; logits [N, T, V]; tokens = BOS (256) + 63 bytes")
