@@ -20,7 +20,11 @@
  *                                                   or --heads (then heads not chosen read as 0
  *                                                   and the dataset attribute "heads" lists the
  *                                                   chosen ones as "L.H,L.H")
+ * Strings are fixed-length, NUL-terminated UTF-8 (h5py: numpy.bytes_, .decode() them).
  * fp16 is IEEE binary16 (an HDF5 float type derived from IEEE F32LE; h5py reads float16).
+ * Seal: the file starts with a 512-byte HDF5 user block (ignored by HDF5 tools) holding
+ * "ANDREA-DUMP 1\nsha256 <hex of bytes 512..EOF>\n"; the reader checks it before HDF5 parses
+ * anything, because HDF5 1.10 itself crashes on some damaged files.
  * T is the suite's longest item. Invariant: written under "<out>.tmp-<pid>", renamed when complete.
  * Failure contract: the reader refuses a file that is not an andrea dump or whose datasets
  * disagree with the root config, with "FILE: problem"; it never lets HDF5 print.
@@ -33,6 +37,15 @@
 #include "../common/error.h"
 #include "../probes/probe.h"
 #include "model.h"
+
+/* ---------- seal ---------- */
+#define ANDREA_DUMP_USERBLOCK 512
+#define ANDREA_DUMP_MAGIC "ANDREA-DUMP 1\n"
+
+/* Writes the seal (header + sha256 of bytes ANDREA_DUMP_USERBLOCK..EOF) into the user block of a
+ * closed dump. The writer calls it; tests call it to make deliberately inconsistent files that
+ * still pass the checksum (what a hostile file would do). */
+int andrea_dump_seal(const char *path, ae_error *err);
 
 /* ---------- reader ---------- */
 typedef struct andrea_dump andrea_dump;

@@ -10,7 +10,9 @@
  * Failure contract: NULL / -1 with "FILE: problem"; the HDF5 library never prints, and nothing a
  * file says is trusted for an allocation before the overflow-checked size math.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +21,9 @@
 #include "checkpoint.h"
 #include "dump.h"
 #include "dump_h5.h"
+
+/* dump_write.c: sha256 of a file from an offset to EOF */
+int andrea_dump_content_sha256(FILE *f, long from, char hex[65], const char *path, ae_error *err);
 
 enum { DS_TOKENS, DS_LENGTHS, DS_TARGETS, DS_ENTITIES, DS_ATTENTION, DS_NORM, DS_DLA, DS_OUT, DS_COUNT };
 static const char *const ds_names[DS_COUNT] = {"tokens",    "lengths",       "targets",  "entities",
@@ -47,51 +52,42 @@ struct andrea_dump {
 
 /* ---- attributes ---- */
 
-/* Reads a string attribute (variable- or fixed-length) into out; -1 with a message if absent or
- * not a string. */
+/* Reads a fixed-length string attribute into out; -1 with a message if absent or not one.
+ * Variable-length strings are refused unread: andrea never writes them, and reading a damaged
+ * one makes HDF5 1.10 crash inside its global heap code. */
 static int attr_string(hid_t loc, const char *name, char *out, size_t cap, const char *h5_path, ae_error *err) {
     hid_t a = -1, t = -1, mt = -1, sp = -1;
-    char *vbuf = NULL;
+    char *buf = NULL;
     int rc = -1;
     htri_t ex = H5Aexists(loc, name);
     if (ex <= 0) return ae_fail(err, "%s: not an andrea dump (attribute '%s' missing)", h5_path, name);
     H5_ID(a, H5Aopen(loc, name, H5P_DEFAULT));
     H5_ID(t, H5Aget_type(a));
     H5_ID(sp, H5Aget_space(a));
-    if (H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_npoints(sp) != 1) {
-        ae_fail(err, "%s: attribute '%s' is not a single string", h5_path, name);
+    if (H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_npoints(sp) != 1 || H5Tis_variable_str(t) != 0) {
+        ae_fail(err, "%s: attribute '%s' is not a fixed-length string", h5_path, name);
         goto fail;
     }
-    htri_t vlen = H5Tis_variable_str(t);
-    H5_TRY(vlen);
-    H5_ID(mt, H5Tcopy(H5T_C_S1));
-    if (vlen) {
-        H5_TRY(H5Tset_size(mt, H5T_VARIABLE));
-        H5_TRY(H5Tset_cset(mt, H5Tget_cset(t)));
-        H5_TRY(H5Aread(a, mt, &vbuf));
-        snprintf(out, cap, "%s", vbuf ? vbuf : "");
-        if (vbuf) H5free_memory(vbuf);
-    } else {
-        size_t n = H5Tget_size(t);
-        if (n == 0 || n > (1u << 20)) {
-            ae_fail(err, "%s: attribute '%s' has an absurd size", h5_path, name);
-            goto fail;
-        }
-        char *buf = calloc(1, n + 1);
-        if (!buf) {
-            ae_fail(err, "%s: out of memory", h5_path);
-            goto fail;
-        }
-        H5Tset_size(mt, n + 1);
-        if (H5Aread(a, mt, buf) < 0) {
-            free(buf);
-            H5_TRY(-1);
-        }
-        snprintf(out, cap, "%s", buf);
-        free(buf);
+    size_t n = H5Tget_size(t);
+    if (n == 0 || n > (1u << 16)) {
+        ae_fail(err, "%s: attribute '%s' has an absurd size (%zu bytes)", h5_path, name, n);
+        goto fail;
     }
+    if (!(buf = calloc(1, n + 1))) {
+        ae_fail(err, "%s: out of memory", h5_path);
+        goto fail;
+    }
+    /* memory type: the same length, so HDF5 copies bytes and converts nothing */
+    H5_ID(mt, H5Tcopy(H5T_C_S1));
+    H5_TRY(H5Tset_size(mt, n));
+    H5_TRY(H5Tset_cset(mt, H5Tget_cset(t) == H5T_CSET_UTF8 ? H5T_CSET_UTF8 : H5T_CSET_ASCII));
+    H5_TRY(H5Tset_strpad(mt, H5T_STR_NULLTERM));
+    H5_TRY(H5Aread(a, mt, buf));
+    buf[n] = 0;
+    snprintf(out, cap, "%s", buf);
     rc = 0;
 fail:
+    free(buf);
     if (mt >= 0) H5Tclose(mt);
     if (sp >= 0) H5Sclose(sp);
     if (t >= 0) H5Tclose(t);
@@ -177,6 +173,42 @@ static hid_t open_checked(hid_t group, const char *suite, const char *name, int 
                 c == H5T_INTEGER ? "integer" : c == H5T_FLOAT ? "float" : "other", sz,
                 cls == H5T_INTEGER ? "int32" : "float", size == 4 ? "32" : size == 0 ? "16/32" : "");
         goto fail;
+    }
+    /* Storage: andrea writes contiguous and chunked datasets only. HDF5 1.10 trusts a compact
+     * dataset's stored size when reading (a damaged one overflows its own buffer), so compact
+     * layouts are refused, and contiguous data must hold every element it claims. */
+    hid_t dcpl = H5Dget_create_plist(d);
+    H5_TRY(dcpl);
+    H5D_layout_t lay = H5Pget_layout(dcpl);
+    int layout_ok = lay == H5D_CONTIGUOUS || lay == H5D_CHUNKED;
+    if (lay == H5D_CHUNKED) {
+        /* Chunks as andrea writes them: within the dataset, whole rows (last dimension complete),
+         * no filter but deflate. HDF5 1.10 overflows its buffers on some damaged chunk shapes. */
+        hsize_t cd[8];
+        layout_ok = H5Pget_chunk(dcpl, rank, cd) == rank && cd[rank - 1] == dims[rank - 1];
+        for (int i = 0; i < rank && layout_ok; i++) layout_ok = cd[i] >= 1 && cd[i] <= dims[i];
+        int nf = H5Pget_nfilters(dcpl);
+        layout_ok = layout_ok && nf >= 0 && nf <= 1;
+        if (layout_ok && nf == 1) {
+            unsigned flags, cv[8];
+            size_t ncv = 8;
+            char fname[64];
+            layout_ok = H5Pget_filter2(dcpl, 0, &flags, &ncv, cv, sizeof fname, fname, NULL) == H5Z_FILTER_DEFLATE;
+        }
+    }
+    H5Pclose(dcpl);
+    if (!layout_ok) {
+        ae_fail(err, "%s: /%s/%s has a storage layout andrea does not write (damaged file?)", h5_path, suite, name);
+        goto fail;
+    }
+    if (lay == H5D_CONTIGUOUS) {
+        hssize_t npts = H5Sget_simple_extent_npoints(sp);
+        hsize_t stored = H5Dget_storage_size(d);
+        if (npts < 0 || (npts > 0 && stored != (hsize_t)npts * sz)) {
+            ae_fail(err, "%s: /%s/%s stores %llu bytes for %lld elements of %zu bytes (damaged file?)", h5_path, suite,
+                    name, (unsigned long long)stored, (long long)npts, sz);
+            goto fail;
+        }
     }
     if (size_out) *size_out = (int)sz;
     H5Tclose(t);
@@ -292,11 +324,38 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
         ae_fail(err, "%s: not a regular file", path);
         return NULL;
     }
-    htri_t is = H5Fis_hdf5(path);
-    if (is <= 0) {
-        char m[200];
-        h5_last_error(m);
-        ae_fail(err, "%s: not an HDF5 file (an andrea dump is HDF5; was this written by `andrea dump`?)", path);
+    /* The seal first: HDF5 parses nothing of a file whose bytes are not the ones written. */
+    FILE *raw = fopen(path, "rb");
+    if (!raw) {
+        ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    char block[ANDREA_DUMP_USERBLOCK + 1];
+    size_t got = fread(block, 1, ANDREA_DUMP_USERBLOCK, raw);
+    block[got] = 0;
+    size_t ml = strlen(ANDREA_DUMP_MAGIC);
+    if (got < ANDREA_DUMP_USERBLOCK || memcmp(block, ANDREA_DUMP_MAGIC, ml) != 0) {
+        fclose(raw);
+        htri_t is = H5Fis_hdf5(path);
+        if (is <= 0)
+            ae_fail(err, "%s: not an HDF5 file (an andrea dump is HDF5; was this written by `andrea dump`?)", path);
+        else
+            ae_fail(err, "%s: not an andrea dump (HDF5, but without the andrea header in its user block)", path);
+        h5_last_error(block);
+        return NULL;
+    }
+    char want[65] = "", have[65];
+    if (sscanf(block + ml, "sha256 %64[0-9a-f]", want) != 1 || strlen(want) != 64) {
+        fclose(raw);
+        ae_fail(err, "%s: damaged andrea header (no sha256 line)", path);
+        return NULL;
+    }
+    int hrc = andrea_dump_content_sha256(raw, ANDREA_DUMP_USERBLOCK, have, path, err);
+    fclose(raw);
+    if (hrc) return NULL;
+    if (strcmp(want, have) != 0) {
+        ae_fail(err, "%s: damaged file: content checksum does not match its header (truncated, corrupted, or "
+                     "modified after andrea wrote it)", path);
         return NULL;
     }
     andrea_dump *d = calloc(1, sizeof *d);

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "../common/checked_size.h"
 #include "../common/progress.h"
 #include "checkpoint.h"
+#include "dump.h"
 #include "dump_h5.h"
 #include "dump_write_mpi.h"
 #include "mpi_shard.h"
@@ -66,13 +68,16 @@ static herr_t attr_write(hid_t loc, const char *name, hid_t type, const void *va
     return rc;
 }
 
-/* Variable-length UTF-8 strings: h5py reads them as str. */
+/* Fixed-length, NUL-terminated UTF-8 strings, stored inside the attribute message. Not
+ * variable-length ones: those live in the global heap, and HDF5 1.10 crashes reading a damaged
+ * global heap, which the reader must survive. h5py reads them as numpy.bytes_ (.decode()). */
 static herr_t attr_str(hid_t loc, const char *name, const char *value) {
     hid_t t = H5Tcopy(H5T_C_S1);
     if (t < 0) return -1;
-    herr_t rc = H5Tset_size(t, H5T_VARIABLE);
+    herr_t rc = H5Tset_size(t, strlen(value) + 1);
+    if (rc >= 0) rc = H5Tset_strpad(t, H5T_STR_NULLTERM);
     if (rc >= 0) rc = H5Tset_cset(t, H5T_CSET_UTF8);
-    if (rc >= 0) rc = attr_write(loc, name, t, &value);
+    if (rc >= 0) rc = attr_write(loc, name, t, value);
     H5Tclose(t);
     return rc;
 }
@@ -488,7 +493,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     }
     if (andrea_mpi_bcast(tmp, sizeof tmp, 0, err)) return -1;
     andrea_engine *eng = NULL;
-    hid_t f = -1, f16 = -1, fapl = H5P_DEFAULT;
+    hid_t f = -1, f16 = -1, fcpl = -1, fapl = H5P_DEFAULT;
     batch_bufs bb = {0};
     par_state par = {H5P_DEFAULT, 0};
     int bad = 0;
@@ -524,7 +529,10 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     if (andrea_mpi_bcast(engine_name, sizeof engine_name, 0, err)) goto fail;
     H5_ID(fapl, andrea_dump_par_fapl());
     H5_ID(par.dxpl, andrea_dump_par_dxpl());
-    H5_ID(f, H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
+    /* room for the seal in front of the HDF5 data (dump.h) */
+    H5_ID(fcpl, H5Pcreate(H5P_FILE_CREATE));
+    H5_TRY(H5Pset_userblock(fcpl, ANDREA_DUMP_USERBLOCK));
+    H5_ID(f, H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl));
     H5_ID(f16, make_f16_type());
     if (write_root_attrs(f, m, suites, n_suites, sha, o, engine_name, h5_path, err)) goto fail;
 
@@ -555,10 +563,13 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     andrea_dump_par_close(par.dxpl);
     andrea_dump_par_close(fapl);
     par.dxpl = fapl = H5P_DEFAULT;
+    H5Pclose(fcpl);
+    fcpl = -1;
     /* MPI: the totals of all ranks; these collectives also mean that every rank has closed the
      * file (H5Fclose is collective) before rank 0 renames it. */
     int64_t all_bytes = bytes;
     int crc = andrea_mpi_sum_i64(&all_bytes, 1, err);
+    if (!crc && root && (crc = andrea_dump_seal(tmp, err))) ae_tmp_abort(tmp);
     if (!crc && root) crc = ae_tmp_commit(tmp, o->out_path, err);
     if (andrea_mpi_agree(crc, err)) goto fail_closed;
     double secs = ae_now_seconds() - t0;
@@ -580,6 +591,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     free(bb.head_out);
     return 0;
 fail:
+    if (fcpl >= 0) H5Pclose(fcpl);
     /* MPI: closing is collective; after a failure the other ranks did not agree to, skip it. */
     if (!andrea_mpi_parallel() || par.agreed) {
         if (f16 >= 0) H5Tclose(f16);
@@ -620,4 +632,58 @@ int andrea_parse_heads(const char *spec, const andrea_config *c, unsigned char *
     }
     if (!n) return ae_fail(err, "--heads: empty list");
     return 0;
+}
+
+/* ---- the seal ---- */
+
+/* sha256 of the bytes of f from `from` to EOF, streamed (declared in dump_read.c too). */
+int andrea_dump_content_sha256(FILE *f, long from, char hex[65], const char *path, ae_error *err);
+
+int andrea_dump_content_sha256(FILE *f, long from, char hex[65], const char *path, ae_error *err) {
+    if (fseek(f, from, SEEK_SET) != 0) return ae_fail(err, "%s: cannot seek: %s", path, strerror(errno));
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    unsigned char *buf = malloc(1 << 20);
+    int rc = -1;
+    size_t n;
+    if (!ctx || !buf || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+        ae_fail(err, "%s: cannot start a sha256 digest", path);
+        goto done;
+    }
+    while ((n = fread(buf, 1, 1 << 20, f)) > 0) {
+        if (EVP_DigestUpdate(ctx, buf, n) != 1) {
+            ae_fail(err, "%s: EVP_DigestUpdate failed", path);
+            goto done;
+        }
+    }
+    if (ferror(f)) {
+        ae_fail(err, "%s: read error: %s", path, strerror(errno));
+        goto done;
+    }
+    unsigned char md[32];
+    unsigned int len = 0;
+    if (EVP_DigestFinal_ex(ctx, md, &len) != 1 || len != 32) {
+        ae_fail(err, "%s: EVP_DigestFinal_ex failed", path);
+        goto done;
+    }
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    rc = 0;
+done:
+    free(buf);
+    EVP_MD_CTX_free(ctx);
+    return rc;
+}
+
+int andrea_dump_seal(const char *path, ae_error *err) {
+    FILE *f = fopen(path, "r+b");
+    if (!f) return ae_fail(err, "%s: cannot open to seal: %s", path, strerror(errno));
+    char hex[65], block[ANDREA_DUMP_USERBLOCK];
+    int rc = andrea_dump_content_sha256(f, ANDREA_DUMP_USERBLOCK, hex, path, err);
+    if (rc == 0) {
+        memset(block, 0, sizeof block);
+        snprintf(block, sizeof block, "%ssha256 %s\n", ANDREA_DUMP_MAGIC, hex);
+        if (fseek(f, 0, SEEK_SET) != 0 || fwrite(block, 1, sizeof block, f) != sizeof block)
+            rc = ae_fail(err, "%s: cannot write the seal: %s", path, strerror(errno));
+    }
+    if (fclose(f) != 0 && rc == 0) rc = ae_fail(err, "%s: cannot write the seal: %s", path, strerror(errno));
+    return rc;
 }

@@ -278,14 +278,16 @@ int probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_targ
     *out = NULL;
     *n = 0;
     int cap = 0;
-    /* For each query, the most recent span = among spans with end <= i, the one with the
-     * largest start (spans need not be sorted by end, so scan them all: items are short). */
+    /* For each query outside every mention, the most recent span = among spans with end <= i,
+     * the one with the largest start. A query inside a mention is not eligible: what it should
+     * attend to (its own mention or the one before) is ambiguous. Items are short: scan all. */
     for (int i = 0; i < n_tokens; i++) {
-        int best = -1;
+        int best = -1, inside = 0;
         for (int s = 0; s < n_spans; s++) {
+            if (spans[2 * s] <= i && i < spans[2 * s + 1]) inside = 1;
             if (spans[2 * s + 1] <= i && (best < 0 || spans[2 * s] > spans[2 * best])) best = s;
         }
-        if (best < 0) continue;
+        if (best < 0 || inside) continue;
         for (int k = spans[2 * best]; k < spans[2 * best + 1]; k++) {
             if (probe_targets_push(out, n, &cap, i, k, err)) {
                 free(*out);

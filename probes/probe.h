@@ -53,6 +53,9 @@ typedef struct {
 #define PROBE_DEFAULT_N_ITEMS 32
 #define PROBE_DEFAULT_SEQ_LEN 128
 #define PROBE_DEFAULT_SEED 1729u
+/* ... except entity: 24 items of 192 tokens (see probe_builtin.c) */
+#define PROBE_ENTITY_N_ITEMS 24
+#define PROBE_ENTITY_SEQ_LEN 192
 #define PROBE_MAX_ITEMS 1000000
 /* Longest probe-file line accepted (bytes, without the newline). */
 #define PROBE_FILE_MAX_LINE (1 << 20)

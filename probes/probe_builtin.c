@@ -6,7 +6,8 @@
  * mapping); induction and duplicate draw token ids directly, so both copies are identical
  * token for token.
  * Invariants: same (name, seed, n_items, seq_len, tokenizer) -> same items; every item is
- * 1..seq_len tokens; induction and duplicate share one random stream, so their sequences are the
+ * 1..seq_len tokens and starts with BOS when the vocabulary has one (models see BOS first in
+ * training and generation; without it every suite would probe an unusual context); induction and duplicate share one random stream, so their sequences are the
  * same and only the target rule differs.
  * Failure contract: -1 with "PATH: problem" (missing or empty data files) or "suite: problem";
  * *out is left empty.
@@ -126,7 +127,7 @@ static int gen_text_suite(const char *name, const andrea_tokenizer *tok, int seq
     char *corpus;
     size_t clen;
     if (read_data_file("prose.txt", &corpus, &clen, err)) return -1;
-    int bos = !strcmp(name, "bos") ? andrea_tokenizer_bos(tok) : -1;
+    int bos = andrea_tokenizer_bos(tok); /* -1 without one */
     pbuf text = {0};
     int rc = 0;
     for (int i = 0; i < s->n_items && !rc; i++) {
@@ -299,7 +300,7 @@ static int gen_bracket_suite(const andrea_tokenizer *tok, int seq_len, probe_rng
             while (!rc && text.len < want) rc = put_statement(&text, r, 0, err);
             if (rc) break;
             ptext_free(&tt);
-            if ((rc = encode_window(tok, -1, &text, seq_len, &tt, err))) break;
+            if ((rc = encode_window(tok, andrea_tokenizer_bos(tok), &text, seq_len, &tt, err))) break;
             if (tt.n >= seq_len || text.len > (size_t)seq_len * 64) break;
             want = text.len * 2;
         }
@@ -314,51 +315,74 @@ static int gen_bracket_suite(const andrea_tokenizer *tok, int seq_len, probe_rng
 
 /* ---------------- entity: people and places ---------------- */
 
-/* P = a person of the item's cast, Q = another person of the cast, L = a place of the cast. */
-static const char *const entity_templates[] = {
-    "P was born in L. ",
-    "P moved to L with Q. ",
-    "In L, P met Q. ",
-    "P wrote a long letter to Q. ",
-    "Years later, P returned to L. ",
-    "P and Q walked through L together. ",
-    "L was where P kept the old books. ",
-    "P told Q about the winter in L. ",
-    "The train from L was late, so P waited. ",
-    "Q thanked P for the map of L. ",
+/* Entity stories are chains: every sentence starts by re-mentioning the most recent entity
+ * mention of the sentence before (a person or a place), so the most recent mention is exactly
+ * what a position needs to look back to. Q = another person of the item's cast, L = a place of
+ * the cast (not the subject). */
+static const char *const person_preds[] = {
+    " met Q",  " moved to L", " wrote a long letter to Q", " walked through L", " thanked Q for the map",
+    " told Q about the winter", " was born in L", " waited for the train",
 };
-#define N_ENTITY_TEMPLATES (int)(sizeof entity_templates / sizeof entity_templates[0])
+static const char *const place_preds[] = {
+    " welcomed Q", " was quiet that winter", " is near L", " was where Q kept the old books",
+    " reminded Q of home",
+};
+static const char *const fillers[] = {"", " last year", " at dawn", " with great care", ""};
+static const char *const connectors[] = {". ", ", so ", ". Later, ", ", and then "};
+#define N_OF(a) (uint32_t)(sizeof(a) / sizeof(a)[0])
 
 typedef struct {
     size_t start, end;
 } char_span;
 
-/* Appends one sentence, recording the character span of every name it mentions. */
-static int put_entity_sentence(pbuf *text, probe_rng *r, char **people, const int cast_p[3], char **places,
-                               const int cast_l[2], char_span **spans, int *n_spans, int *span_cap,
-                               ae_error *err) {
-    const char *tpl = entity_templates[probe_rng_below(r, N_ENTITY_TEMPLATES)];
-    int p = (int)probe_rng_below(r, 3), q = (p + 1 + (int)probe_rng_below(r, 2)) % 3;
-    for (const char *c = tpl; *c; c++) {
-        const char *name = NULL;
-        if (*c == 'P') name = people[cast_p[p]];
-        else if (*c == 'Q') name = people[cast_p[q]];
-        else if (*c == 'L') name = places[cast_l[probe_rng_below(r, 2)]];
-        if (!name) {
-            if (pbuf_add(text, c, 1, err)) return -1;
-            continue;
-        }
-        if (*n_spans == *span_cap) {
-            int nc = *span_cap ? *span_cap * 2 : 64;
-            char_span *ns = realloc(*spans, (size_t)nc * sizeof *ns);
-            if (!ns) return ae_fail(err, "entity: out of memory");
-            *spans = ns;
-            *span_cap = nc;
-        }
-        (*spans)[*n_spans].start = text->len;
-        if (pbuf_adds(text, name, err)) return -1;
-        (*spans)[(*n_spans)++].end = text->len;
+typedef struct {
+    int is_place, idx; /* the subject: cast person idx (0..2) or cast place idx (0..1) */
+} entity_ref;
+
+static int put_name(pbuf *text, const char *name, char_span **spans, int *n_spans, int *span_cap, ae_error *err) {
+    if (*n_spans == *span_cap) {
+        int nc = *span_cap ? *span_cap * 2 : 64;
+        char_span *ns = realloc(*spans, (size_t)nc * sizeof *ns);
+        if (!ns) return ae_fail(err, "entity: out of memory");
+        *spans = ns;
+        *span_cap = nc;
     }
+    (*spans)[*n_spans].start = text->len;
+    if (pbuf_adds(text, name, err)) return -1;
+    (*spans)[(*n_spans)++].end = text->len;
+    return 0;
+}
+
+/* Appends "SUBJECT predicate filler connector", recording the character span of every name, and
+ * moves *subj to the last entity the sentence mentioned. */
+static int put_entity_sentence(pbuf *text, probe_rng *r, char **people, const int cast_p[3], char **places,
+                               const int cast_l[2], entity_ref *subj, char_span **spans, int *n_spans,
+                               int *span_cap, ae_error *err) {
+    const char *sname = subj->is_place ? places[cast_l[subj->idx]] : people[cast_p[subj->idx]];
+    if (put_name(text, sname, spans, n_spans, span_cap, err)) return -1;
+    const char *pred = subj->is_place ? place_preds[probe_rng_below(r, N_OF(place_preds))]
+                                      : person_preds[probe_rng_below(r, N_OF(person_preds))];
+    entity_ref next = *subj;
+    for (const char *c = pred; *c; c++) {
+        if (*c == 'Q') {
+            int q = (int)probe_rng_below(r, 3);
+            if (!subj->is_place && q == subj->idx) q = (q + 1 + (int)probe_rng_below(r, 2)) % 3;
+            if (put_name(text, people[cast_p[q]], spans, n_spans, span_cap, err)) return -1;
+            next.is_place = 0;
+            next.idx = q;
+        } else if (*c == 'L') {
+            int l = subj->is_place ? 1 - subj->idx : (int)probe_rng_below(r, 2);
+            if (put_name(text, places[cast_l[l]], spans, n_spans, span_cap, err)) return -1;
+            next.is_place = 1;
+            next.idx = l;
+        } else if (pbuf_add(text, c, 1, err)) {
+            return -1;
+        }
+    }
+    if (pbuf_adds(text, fillers[probe_rng_below(r, N_OF(fillers))], err) ||
+        pbuf_adds(text, connectors[probe_rng_below(r, N_OF(connectors))], err))
+        return -1;
+    *subj = next;
     return 0;
 }
 
@@ -394,13 +418,15 @@ static int gen_entity_suite(const andrea_tokenizer *tok, int seq_len, probe_rng 
         text.len = 0;
         int n_spans = 0;
         ptext tt = {0};
+        entity_ref subj = {0, (int)probe_rng_below(r, 3)};
         size_t want = (size_t)seq_len * 2;
         for (;;) {
             while (!rc && text.len < want)
-                rc = put_entity_sentence(&text, r, people, cast_p, places, cast_l, &spans, &n_spans, &span_cap, err);
+                rc = put_entity_sentence(&text, r, people, cast_p, places, cast_l, &subj, &spans, &n_spans, &span_cap,
+                                         err);
             if (rc) break;
             ptext_free(&tt);
-            if ((rc = encode_window(tok, -1, &text, seq_len, &tt, err))) break;
+            if ((rc = encode_window(tok, andrea_tokenizer_bos(tok), &text, seq_len, &tt, err))) break;
             if (tt.n >= seq_len || text.len > (size_t)seq_len * 64) break;
             want = text.len * 2; /* not enough tokens yet: more sentences, re-tokenize */
         }
@@ -458,8 +484,12 @@ int probe_suite_builtin(const char *name, const andrea_tokenizer *tok, int vocab
     if (!probe_is_builtin(name)) return ae_fail(err, "%s: not a built-in probe suite (built-in: prev_token, "
                                                      "induction, duplicate, bracket, entity, bos)", name);
     if (!tok) return ae_fail(err, "%s: built-in suites need a tokenizer", name);
-    int n_items = opt && opt->n_items > 0 ? opt->n_items : PROBE_DEFAULT_N_ITEMS;
-    int seq_len = opt && opt->seq_len > 0 ? opt->seq_len : PROBE_DEFAULT_SEQ_LEN;
+    /* entity items are longer by default: a mention covers several tokens, so in a short context
+     * the uniform-attention baseline of the entity targets is high (0.15 at 128 byte tokens) and
+     * a real entity head cannot stand out from it (docs/probes.md). */
+    int is_entity = !strcmp(name, "entity");
+    int n_items = opt && opt->n_items > 0 ? opt->n_items : is_entity ? PROBE_ENTITY_N_ITEMS : PROBE_DEFAULT_N_ITEMS;
+    int seq_len = opt && opt->seq_len > 0 ? opt->seq_len : is_entity ? PROBE_ENTITY_SEQ_LEN : PROBE_DEFAULT_SEQ_LEN;
     uint64_t seed = opt && opt->seed ? opt->seed : PROBE_DEFAULT_SEED;
     if (n_items > PROBE_MAX_ITEMS) return ae_fail(err, "%s: %d items asked for, at most %d", name, n_items, PROBE_MAX_ITEMS);
     if (seq_len > max_seq_len) seq_len = max_seq_len;

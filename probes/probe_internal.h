@@ -63,8 +63,8 @@ int ptext_span(const ptext *tt, size_t cs, size_t ce, int *t0, int *t1);
  * closer lies in kept token q and opener in token k < q, (q, k) is a target. */
 int probe_bracket_targets(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
                     ae_error *err);
-/* Entity rule: spans [n_spans, 2] token spans sorted by start; query i gets every token of the
- * most recent span that ends at or before i. */
+/* Entity rule: spans [n_spans, 2] token spans; query i outside every span gets every token of
+ * the most recent span that ends at or before i; queries inside a span get none. */
 int probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_target **out, int *n,
                    ae_error *err);
 

@@ -66,6 +66,13 @@ static long file_size(const char *p) {
     return n;
 }
 
+/* After an edit through HDF5 the checksum no longer matches; sealing again makes the file what a
+ * hostile writer would produce: consistent bytes, inconsistent content. */
+static void reseal(const char *path) {
+    ae_error err;
+    CHECK_MSG(andrea_dump_seal(path, &err) == 0, "%s", err.msg);
+}
+
 /* Opening must fail with path + problem in the message. */
 static void expect_open_refused(const char *path, const char *problem) {
     ae_error err = {{0}};
@@ -102,6 +109,7 @@ static void poke_int(const char *path, const char *ds, hsize_t i, hsize_t j, int
     H5Sclose(fs);
     H5Dclose(d);
     H5Fclose(f);
+    reseal(path);
 }
 
 static void replace_dataset(const char *path, const char *ds, hid_t type, int rank, const hsize_t *dims) {
@@ -113,6 +121,7 @@ static void replace_dataset(const char *path, const char *ds, hid_t type, int ra
     H5Dclose(d);
     H5Sclose(sp);
     H5Fclose(f);
+    reseal(path);
 }
 
 static void test_good_dump_opens(void) {
@@ -136,7 +145,38 @@ static void test_text_file_is_refused_as_not_hdf5(void) {
 
 static void test_truncated_dump_is_refused(void) {
     const char *p = copy_good("truncated.h5", file_size(good) / 2);
-    expect_open_refused(p, "damaged HDF5 file");
+    expect_open_refused(p, "damaged file: content checksum does not match");
+}
+
+static void test_flipped_byte_is_refused_before_hdf5_reads_it(void) {
+    const char *p = copy_good("flipped.h5", 0);
+    FILE *f = fopen(p, "r+b");
+    fseek(f, 700, SEEK_SET); /* HDF5 metadata, just after the user block */
+    int c = fgetc(f);
+    fseek(f, 700, SEEK_SET);
+    fputc(c ^ 0x10, f);
+    fclose(f);
+    expect_open_refused(p, "damaged file: content checksum does not match");
+}
+
+static void test_edit_without_resealing_is_refused_as_damaged(void) {
+    const char *p = copy_good("edited.h5", 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    CHECK(H5Adelete(f, "engine") >= 0);
+    H5Fclose(f);
+    expect_open_refused(p, "modified after andrea wrote it");
+}
+
+static void test_hdf5_file_that_is_sealed_but_empty_is_refused(void) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plain-sealed.h5", check_tmpdir());
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    H5Pset_userblock(fcpl, ANDREA_DUMP_USERBLOCK);
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    H5Fclose(f);
+    H5Pclose(fcpl);
+    reseal(path);
+    expect_open_refused(path, "not an andrea dump (attribute 'andrea_version' missing)");
 }
 
 static void test_hdf5_file_that_is_not_a_dump_is_refused(void) {
@@ -144,7 +184,7 @@ static void test_hdf5_file_that_is_not_a_dump_is_refused(void) {
     snprintf(path, sizeof path, "%s/plain.h5", check_tmpdir());
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     H5Fclose(f);
-    expect_open_refused(path, "not an andrea dump (attribute 'andrea_version' missing)");
+    expect_open_refused(path, "not an andrea dump (HDF5, but without the andrea header");
 }
 
 static void test_missing_root_attribute_is_refused(void) {
@@ -152,6 +192,7 @@ static void test_missing_root_attribute_is_refused(void) {
     hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
     CHECK(H5Adelete(f, "maps_dtype") >= 0);
     H5Fclose(f);
+    reseal(p);
     expect_open_refused(p, "attribute 'maps_dtype' missing");
 }
 
@@ -163,6 +204,7 @@ static void test_impossible_config_is_refused(void) {
     CHECK(H5Awrite(a, H5T_NATIVE_INT, &three) >= 0);
     H5Aclose(a);
     H5Fclose(f);
+    reseal(p);
     expect_open_refused(p, "root config is not a valid model shape");
 }
 
@@ -171,6 +213,7 @@ static void test_missing_dataset_is_refused(void) {
     hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
     CHECK(H5Ldelete(f, "/entity/attention", H5P_DEFAULT) >= 0);
     H5Fclose(f);
+    reseal(p);
     expect_open_refused(p, "/entity/attention is missing");
 }
 
@@ -179,6 +222,7 @@ static void test_missing_suite_group_is_refused(void) {
     hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
     CHECK(H5Ldelete(f, "/prev_token", H5P_DEFAULT) >= 0);
     H5Fclose(f);
+    reseal(p);
     expect_open_refused(p, "suite group /prev_token is missing");
 }
 
@@ -231,7 +275,10 @@ int main(void) {
     RUN(test_missing_file_is_refused);
     RUN(test_text_file_is_refused_as_not_hdf5);
     RUN(test_truncated_dump_is_refused);
+    RUN(test_flipped_byte_is_refused_before_hdf5_reads_it);
+    RUN(test_edit_without_resealing_is_refused_as_damaged);
     RUN(test_hdf5_file_that_is_not_a_dump_is_refused);
+    RUN(test_hdf5_file_that_is_sealed_but_empty_is_refused);
     RUN(test_missing_root_attribute_is_refused);
     RUN(test_impossible_config_is_refused);
     RUN(test_missing_dataset_is_refused);

@@ -135,23 +135,29 @@ def main():
         return 1
     sha = hashlib.sha256(open(ckpt, "rb").read()).hexdigest()
     with h5py.File(f32, "r") as a, h5py.File(f16, "r") as b:
-        at = a.attrs
+        # string attributes are fixed-length UTF-8: h5py hands them out as bytes
+        at = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in a.attrs.items()}
+        bt = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in b.attrs.items()}
         check(at["checkpoint_sha256"] == sha, "checkpoint_sha256 is the sha256 of the file")
         check(at["checkpoint_path"] == ckpt, "checkpoint_path")
         cfg = json.loads(at["config"])
         check(cfg["n_layer"] == L and cfg["n_head"] == H and cfg["d_model"] == C and cfg["vocab_size"] == V,
               "config JSON")
         check(int(at["n_layer"]) == L and int(at["head_dim"]) == HD, "config ints")
-        check(at["maps_dtype"] == "fp32" and b.attrs["maps_dtype"] == "fp16", "maps_dtype")
-        check(at["contrib"] == "full" and b.attrs["contrib"] == "norm", "contrib")
+        check(at["maps_dtype"] == "fp32" and bt["maps_dtype"] == "fp16", "maps_dtype")
+        check(at["contrib"] == "full" and bt["contrib"] == "norm", "contrib")
         check(at["suites"] == "prev_token,induction,bracket,entity", "suites list")
-        check(isinstance(at["andrea_version"], str) and at["andrea_version"], "andrea_version")
+        check(isinstance(a.attrs["andrea_version"], bytes) and at["andrea_version"], "andrea_version")
+        with open(f32, "rb") as raw:  # the seal in the HDF5 user block (dump.h)
+            head = raw.read(512)
+        check(head.startswith(b"ANDREA-DUMP 1\nsha256 ") and
+              head[21:85].decode() == hashlib.sha256(open(f32, "rb").read()[512:]).hexdigest(), "seal")
         check("head_out" not in b["prev_token"], "no head_out without --contrib full")
         worst = {"attn": 0.0, "norm": 0.0, "dla": 0.0, "hout": 0.0, "fp16": 0.0}
         for suite in at["suites"].split(","):
             g, g16 = a[suite], b[suite]
             n, T = g["tokens"].shape
-            check(g.attrs["seed"] == 1729 and g.attrs["source"] == "builtin", f"{suite} attrs")
+            check(g.attrs["seed"] == 1729 and g.attrs["source"].decode() == "builtin", f"{suite} attrs")
             check(g["tokens"].dtype == np.int32 and g["lengths"].dtype == np.int32, f"{suite} int32")
             check(g["targets"].dtype == np.int32 and g["targets"].shape[1] == 3, f"{suite} targets")
             check(g["attention"].shape == (n, L, H, T, T), f"{suite} attention shape")

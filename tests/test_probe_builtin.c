@@ -108,6 +108,9 @@ static void test_default_sizes_and_clipping_to_the_model_length(void) {
     CHECK(probe_suite_builtin("bos", tok, 256, 1024, NULL, &s, &err) == 0);
     CHECK(s.n_items == PROBE_DEFAULT_N_ITEMS && s.max_len == PROBE_DEFAULT_SEQ_LEN && s.seed == PROBE_DEFAULT_SEED);
     probe_suite_free(&s);
+    CHECK(probe_suite_builtin("entity", tok, 256, 1024, NULL, &s, &err) == 0);
+    CHECK(s.n_items == PROBE_ENTITY_N_ITEMS && s.max_len == PROBE_ENTITY_SEQ_LEN);
+    probe_suite_free(&s);
     CHECK(build("bracket", tok, 256, 40, 3, 500, 0, &s) == 0);
     CHECK(s.max_len == 40);
     probe_suite_free(&s);
@@ -319,23 +322,27 @@ static void check_entity_suite(andrea_tokenizer *tok, int vocab) {
         }
         remention_items += remention;
         for (int q = 0; q < it->n_tokens; q++) {
-            int best = -1;
-            for (int e = 0; e < it->n_entities; e++)
+            int best = -1, inside = 0;
+            for (int e = 0; e < it->n_entities; e++) {
                 if (it->entities[2 * e + 1] <= q) best = e; /* spans are in order: the last one wins */
-            if (best < 0) {
+                inside |= it->entities[2 * e] <= q && q < it->entities[2 * e + 1];
+            }
+            if (best < 0 || inside) {
                 int none = 1;
                 for (int t = 0; t < it->n_targets; t++) none &= it->targets[t].query != q;
-                CHECK_MSG(none, "item %d: query %d precedes every mention but has targets", i, q);
+                CHECK_MSG(none, "item %d: query %d precedes every mention or lies inside one, but has targets", i, q);
                 continue;
             }
             for (int k = it->entities[2 * best]; k < it->entities[2 * best + 1]; k++) CHECK(has_target(it, q, k));
         }
         int expected = 0;
         for (int q = 0; q < it->n_tokens; q++) {
-            int best = -1;
-            for (int e = 0; e < it->n_entities; e++)
+            int best = -1, inside = 0;
+            for (int e = 0; e < it->n_entities; e++) {
                 if (it->entities[2 * e + 1] <= q) best = e;
-            if (best >= 0) expected += it->entities[2 * best + 1] - it->entities[2 * best];
+                inside |= it->entities[2 * e] <= q && q < it->entities[2 * e + 1];
+            }
+            if (best >= 0 && !inside) expected += it->entities[2 * best + 1] - it->entities[2 * best];
         }
         CHECK(it->n_targets == expected);
         free(text);

@@ -91,11 +91,11 @@ static void test_entity_items_use_their_spans(void) {
     if (msg) return;
     probe_item *it = &s[0].items[0];
     CHECK(it->n_entities == 2 && it->entities[2] == 3 && it->entities[3] == 4);
-    /* queries 2, 3 -> span [0,2); queries 4, 5 -> span [3,4) */
-    CHECK(it->n_targets == 6);
+    /* query 2 -> span [0,2); 3 lies inside [3,4): not eligible; queries 4, 5 -> span [3,4) */
+    CHECK(it->n_targets == 4);
     CHECK(it->targets[0].query == 2 && it->targets[0].key == 0 && it->targets[1].key == 1);
-    CHECK(it->targets[4].query == 4 && it->targets[4].key == 3);
-    CHECK(it->targets[5].query == 5 && it->targets[5].key == 3);
+    CHECK(it->targets[2].query == 4 && it->targets[2].key == 3);
+    CHECK(it->targets[3].query == 5 && it->targets[3].key == 3);
     probe_suites_free(s, n);
 }
 
