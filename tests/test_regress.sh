@@ -9,7 +9,10 @@
 #   .st     config.json "\n--\n" model.safetensors     -> andrea info DIR
 #   .pair   vocab.json "\n--\n" merges.txt             -> andrea tokenize (vocab 50257 model) TEXT --tokenizer DIR
 #   .jsonl  a probe file                               -> andrea dump (byte-level model) --probes FILE
-#   .h5     a dump                                     -> andrea classify FILE --db DB
+#   .h5     a dump                                     -> sealed (below), then andrea classify FILE --db DB
+# A dump input is sealed first, as fuzz_dump_reader does: a hostile file carries a valid checksum
+# (sha256 of bytes 512..EOF in the 512-byte user block, engine/dump.h), so what sits behind the
+# seal must be refused on its own.
 # Files under tests/data/regress/pending/ reproduce a finding whose fix has not landed; they are
 # not run here (docs/reliability.md lists them).
 set -u
@@ -55,6 +58,18 @@ open(os.path.join(sys.argv[2], sys.argv[4]), "wb").write(b)
 EOF
 }
 
+# seal IN OUT: OUT = IN with the andrea dump seal written over its first 512 bytes
+seal() {
+    "$PY" - "$@" <<'EOF'
+import hashlib, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+if len(data) >= 512:
+    block = b"ANDREA-DUMP 1\nsha256 " + hashlib.sha256(data[512:]).hexdigest().encode() + b"\n"
+    data[:512] = block + bytes(512 - len(block))
+open(sys.argv[2], "wb").write(data)
+EOF
+}
+
 for f in "${files[@]}"; do
     base=$(basename "$f")
     w=$T/work-$base
@@ -64,7 +79,7 @@ for f in "${files[@]}"; do
     *.st) split "$f" "$w/m" config.json model.safetensors && cmd=(info "$w/m") ;;
     *.pair) split "$f" "$w/t" vocab.json merges.txt && cmd=(tokenize "$T/gpt2.bin" "Hello world" --tokenizer "$w/t") ;;
     *.jsonl) cmd=(dump "$T/byte.bin" --probes "$f" --out "$w/d.h5" --device cpu --quiet) ;;
-    *.h5) cmd=(classify "$f" --db "$w/c.db") ;;
+    *.h5) seal "$f" "$w/d.h5" && cmd=(classify "$w/d.h5" --db "$w/c.db") ;;
     esac
     timeout 60 "$ANDREA_BIN" "${cmd[@]}" >"$w/out" 2>"$w/err"
     rc=$?
