@@ -32,6 +32,9 @@
 #include "dump_h5.h"
 #include "dump_write_mpi.h"
 #include "mpi_shard.h"
+#ifdef ANDREA_HAVE_CUDA
+#include "../kernels/cuda_engine.h"
+#endif
 
 #define DEFAULT_BUDGET ((size_t)512 << 20)
 #define MAX_AUTO_BATCH 64
@@ -215,7 +218,96 @@ typedef struct {
     int *tokens, *lengths;
     float *attn, *head_out, *norm, *dla;
     uint16_t *attn16;
+#ifdef ANDREA_HAVE_CUDA
+    andrea_cuda_pipeline *pipe; /* CUDA engine: the streaming pipeline (NULL: synchronous path) */
+#endif
 } batch_bufs;
+
+/* fp32 -> IEEE fp16 of n values, on every OpenMP thread (a batch is millions of values). */
+static void f32_to_f16_all(uint16_t *dst, const float *src, size_t n) {
+#pragma omp parallel for schedule(static)
+    for (long long i = 0; i < (long long)n; i++) dst[i] = andrea_f32_to_f16(src[i]);
+}
+
+#ifdef ANDREA_HAVE_CUDA
+/* One suite through the CUDA streaming pipeline (kernels/cuda_engine.h): batch k+1 computes and
+ * batch k copies to pinned memory while batch k-1 is written here. Same file content as the
+ * synchronous path: padded rows are zeroed (in our staging buffers, never in the pipeline's). */
+static int write_suite_stream(const probe_suite *s, int B, int L, int H, int T, const andrea_dump_options *o,
+                              hid_t f16, batch_bufs *bb, hid_t dxpl, hid_t dtok, hid_t dlen, hid_t datt, hid_t dnorm,
+                              hid_t ddla, ae_progress *prog, long long *bytes, const char *h5_path, ae_error *err) {
+    const int N = s->n_items, want_values = dnorm >= 0;
+    const size_t map = (size_t)T * T, lh = (size_t)L * H;
+    const long long n_batches = (N + B - 1) / B;
+    for (long long bi = 0; bi <= n_batches; bi++) {
+        andrea_cuda_ready rd;
+        if (bi < n_batches) {
+            if (ae_interrupted) return ae_fail(err, "%s: interrupted", o->out_path);
+            const int b0 = (int)(bi * B), nb = N - b0 < B ? N - b0 : B;
+            for (int b = 0; b < nb; b++) {
+                const probe_item *it = &s->items[b0 + b];
+                memset(bb->tokens + (size_t)b * T, 0, sizeof(int) * (size_t)T);
+                memcpy(bb->tokens + (size_t)b * T, it->tokens, sizeof(int) * (size_t)it->n_tokens);
+                bb->lengths[b] = it->n_tokens;
+            }
+            hsize_t s_tok[2] = {(hsize_t)b0, 0}, n_tok[2] = {(hsize_t)nb, (hsize_t)T};
+            hsize_t s_len[1] = {(hsize_t)b0}, n_len[1] = {(hsize_t)nb};
+            H5_TRY(dset_write_slab(dtok, dxpl, 1, H5T_NATIVE_INT, 2, s_tok, n_tok, bb->tokens));
+            H5_TRY(dset_write_slab(dlen, dxpl, 1, H5T_NATIVE_INT, 1, s_len, n_len, bb->lengths));
+            *bytes += (long long)((size_t)nb * (T + 1) * sizeof(int));
+            andrea_forward_io io = {0};
+            io.B = nb;
+            io.T = T;
+            io.tokens = bb->tokens; /* copied by submit before it returns */
+            io.lengths = bb->lengths;
+            if (andrea_cuda_pipeline_submit(bb->pipe, &io, b0, &rd, err)) return -1;
+        } else if (andrea_cuda_pipeline_flush(bb->pipe, &rd, err)) {
+            return -1;
+        }
+        if (!rd.valid) continue;
+        const int b0 = (int)rd.tag, nb = rd.B;
+        int padded = 0;
+        for (int b = 0; b < nb; b++) padded |= s->items[b0 + b].n_tokens < T;
+        const size_t n_maps = (size_t)nb * lh * map, esz = o->maps_fp32 ? 4 : 2;
+        const void *att = rd.attn;
+        if (padded) { /* zero the rows of padded queries in a copy */
+            void *stage = o->maps_fp32 ? (void *)bb->attn : (void *)bb->attn16;
+            memcpy(stage, rd.attn, n_maps * esz);
+            for (int b = 0; b < nb; b++) {
+                const size_t len = (size_t)s->items[b0 + b].n_tokens;
+                if (len == (size_t)T) continue;
+                for (size_t k = 0; k < lh; k++)
+                    memset((char *)stage + (((size_t)b * lh + k) * map + len * T) * esz, 0, ((size_t)T - len) * T * esz);
+            }
+            att = stage;
+        }
+        hsize_t s5[5] = {(hsize_t)b0, 0, 0, 0, 0}, n5[5] = {(hsize_t)nb, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T};
+        H5_TRY(dset_write_slab(datt, dxpl, 1, o->maps_fp32 ? H5T_NATIVE_FLOAT : f16, 5, s5, n5, att));
+        *bytes += (long long)(n_maps * esz);
+        if (want_values) {
+            const size_t nv = (size_t)nb * lh * T;
+            memcpy(bb->norm, rd.head_out_norm, nv * sizeof(float));
+            memcpy(bb->dla, rd.head_dla, nv * sizeof(float));
+            for (int b = 0; b < nb; b++) {
+                const int len = s->items[b0 + b].n_tokens;
+                for (size_t k = 0; k < lh; k++)
+                    for (int t = len - 1; t < T; t++) {
+                        if (t >= len) bb->norm[((size_t)b * lh + k) * T + t] = 0.0f;
+                        bb->dla[((size_t)b * lh + k) * T + t] = NAN; /* no next token */
+                    }
+            }
+            hsize_t s4[4] = {(hsize_t)b0, 0, 0, 0}, n4[4] = {(hsize_t)nb, (hsize_t)L, (hsize_t)H, (hsize_t)T};
+            H5_TRY(dset_write_slab(dnorm, dxpl, 1, H5T_NATIVE_FLOAT, 4, s4, n4, bb->norm));
+            H5_TRY(dset_write_slab(ddla, dxpl, 1, H5T_NATIVE_FLOAT, 4, s4, n4, bb->dla));
+            *bytes += (long long)(2 * nv * sizeof(float));
+        }
+        ae_progress_add(prog, (uint64_t)nb);
+    }
+    return 0;
+fail:
+    return -1;
+}
+#endif
 
 /* MPI: the transfer list, and whether a failure was agreed by all ranks (then the collective
  * closes are safe; otherwise a parallel failure must not close anything). Serial: H5P_DEFAULT, 0. */
@@ -311,6 +403,15 @@ static int write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const
     }
 
     const size_t map = (size_t)T * T, per_seq_maps = (size_t)L * H * map;
+#ifdef ANDREA_HAVE_CUDA
+    if (bb->pipe) {
+        if (write_suite_stream(s, B, L, H, T, o, f16, bb, par->dxpl, dtok, dlen, datt, dnorm, ddla, prog, bytes, h5_path,
+                               err))
+            goto fail;
+        rc = 0;
+        goto fail; /* the common cleanup below */
+    }
+#endif
     /* MPI: the job's batches (every suite's, in file order, cut exactly as a serial run cuts
      * them) are sharded over the ranks, so each sequence is computed in the same batch as by the
      * serial tool (CPU results may depend on the batch, never on the rank). This suite's batches
@@ -373,7 +474,7 @@ static int write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const
             H5_TRY(dset_write_slab(datt, par->dxpl, active, H5T_NATIVE_FLOAT, 5, s5, n_att, bb->attn));
             *bytes += (long long)(n_maps * sizeof(float));
         } else {
-            for (size_t i = 0; i < n_maps; i++) bb->attn16[i] = andrea_f32_to_f16(bb->attn[i]);
+            f32_to_f16_all(bb->attn16, bb->attn, n_maps);
             H5_TRY(dset_write_slab(datt, par->dxpl, active, f16, 5, s5, n_att, bb->attn16));
             *bytes += (long long)(n_maps * sizeof(uint16_t));
         }
@@ -515,6 +616,15 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     } else {
         eng = andrea_engine_open(m, o->device, B, max_T, err);
         if (!eng) orc = -1;
+#ifdef ANDREA_HAVE_CUDA
+        /* CUDA: stream (compute / copy / write overlapped) unless head_out is wanted (the
+         * pipeline carries maps, norms and DLA only) or MPI shards the batches. */
+        if (eng && !strcmp(andrea_engine_name(eng), "cuda") && !want_head_out && !andrea_mpi_parallel()) {
+            bb.pipe = andrea_cuda_pipeline_open(eng, B, max_T, !o->maps_fp32, 1, o->contrib != ANDREA_CONTRIB_NONE,
+                                                o->contrib != ANDREA_CONTRIB_NONE, err);
+            if (!bb.pipe) orc = -1;
+        }
+#endif
     }
     /* A plain open first, for a clear "cannot create: <reason>" (HDF5's message is long). */
     if (!orc && root) {
@@ -581,6 +691,9 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         o->stats->batch = B;
         snprintf(o->stats->engine, sizeof o->stats->engine, "%s", engine_name);
     }
+#ifdef ANDREA_HAVE_CUDA
+    andrea_cuda_pipeline_close(bb.pipe); /* before its engine */
+#endif
     andrea_engine_close(eng);
     free(bb.tokens);
     free(bb.lengths);
@@ -601,6 +714,9 @@ fail:
     }
     if (root) ae_tmp_abort(tmp);
 fail_closed:
+#ifdef ANDREA_HAVE_CUDA
+    andrea_cuda_pipeline_close(bb.pipe); /* before its engine */
+#endif
     andrea_engine_close(eng);
     free(bb.tokens);
     free(bb.lengths);
