@@ -8,17 +8,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$here/build-mpi}
 JOBS=${JOBS:-2}
-missing=()
-while read -r pkg; do
-  [[ -z $pkg || $pkg == \#* ]] && continue
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done < "$here/tools/mpi-packages.txt"
-if ((${#missing[@]})); then
-  echo "mpi-test: installing ${missing[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq "${missing[@]}" > /dev/null
-fi
+bash "$here/tools/install-packages.sh" "$here/tools/mpi-packages.txt"
 t0=$(date +%s)
 cmake -S "$here" -B "$BUILD" -DANDREA_MPI=ON -DANDREA_CUDA=OFF > "$BUILD.configure.log" 2>&1 \
   || { tail -20 "$BUILD.configure.log"; exit 1; }

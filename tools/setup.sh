@@ -5,17 +5,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${ANDREA_BUILD_DIR:-$here/build}
 
-missing=()
-while read -r pkg; do
-  [[ -z $pkg || $pkg == \#* ]] && continue
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done < "$here/tools/debian-packages.txt"
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+bash "$here/tools/install-packages.sh" "$here/tools/debian-packages.txt"
 
 # CUDA is optional; nvcc is usually not on PATH by default.
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
