@@ -34,12 +34,12 @@ static void usage(FILE *f) {
             "  --heads L.H,..  also store head_out for these heads only (e.g. 0.3,2.1)\n"
             "  --batch N       sequences per forward (default: as many as fit in 512 MiB, <= 64)\n"
             "  --seed S        seed of the built-in generators (default %u)\n"
-            "  --n N           items per built-in suite (default %d)\n"
-            "  --len T         tokens per built-in item (default %d, clipped to the model's max)\n"
+            "  --n N           items per built-in suite (default %d; entity %d)\n"
+            "  --len T         tokens per built-in item (default %d; entity %d; clipped to the model's max)\n"
             "  --gzip L        deflate level 1-9 for attention/head_out (default 0: none, fastest)\n"
             "  --tokenizer DIR folder with vocab.json + merges.txt (default: beside CKPT)\n"
             "  --quiet         no progress bar or summary\n",
-            PROBE_DEFAULT_SEED, PROBE_DEFAULT_N_ITEMS, PROBE_DEFAULT_SEQ_LEN);
+            PROBE_DEFAULT_SEED, PROBE_DEFAULT_N_ITEMS, PROBE_ENTITY_N_ITEMS, PROBE_DEFAULT_SEQ_LEN, PROBE_ENTITY_SEQ_LEN);
 }
 
 static int parse_long(const char *s, long lo, long hi, long *out) {
