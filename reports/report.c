@@ -23,22 +23,11 @@
 #include <string.h>
 
 #include "../common/checked_size.h"
+#include "../common/sqlite_check.h"
 #include "../engine/dump.h"
 #include "../engine/tokenizer.h"
 #include "../probes/probe.h"
 #include "report_data.h"
-
-/* The one SQLite check of this module: unless `call` returns `ok`, fills err with
- * "DB: CALL failed (FILE:LINE): message" and jumps to the function's `fail:` label. */
-#define REP_SQL_CHECK(path, db, call, ok)                                                      \
-    do {                                                                                       \
-        int rc_ = (call);                                                                      \
-        if (rc_ != (ok)) {                                                                     \
-            ae_fail(err, "%s: %s failed (%s:%d): %s", (path), #call, __FILE__, __LINE__,      \
-                    (db) ? sqlite3_errmsg(db) : sqlite3_errstr(rc_));                          \
-            goto fail;                                                                         \
-        }                                                                                      \
-    } while (0)
 
 typedef struct {
     andrea_dump *dump;
@@ -191,8 +180,8 @@ static int fill_scores(report_data *d, sqlite3 *db, const char *db_path, const c
     sqlite3_stmt *st = NULL;
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT * FROM head_catalog WHERE checkpoint_sha256 = ?1%s", vc->latest >= 0 ? " AND latest" : "");
-    REP_SQL_CHECK(db_path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    REP_SQL_CHECK(db_path, db, sqlite3_bind_text(st, 1, sha, -1, SQLITE_TRANSIENT), SQLITE_OK);
+    SQL_CHECK(db_path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(db_path, db, sqlite3_bind_text(st, 1, sha, -1, SQLITE_TRANSIENT), SQLITE_OK);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (sqlite3_column_type(st, vc->layer) == SQLITE_NULL || sqlite3_column_type(st, vc->head) == SQLITE_NULL)
@@ -211,7 +200,7 @@ static int fill_scores(report_data *d, sqlite3 *db, const char *db_path, const c
         const char *m = (const char *)sqlite3_column_text(st, vc->model);
         if (model_name && m) snprintf(model_name, name_cap, "%s", m);
     }
-    REP_SQL_CHECK(db_path, db, rc, SQLITE_DONE);
+    SQL_CHECK(db_path, db, rc, SQLITE_DONE);
     sqlite3_finalize(st);
     return 0;
 fail:
@@ -228,7 +217,7 @@ static int load_catalog(report_data *d, const char *db_path, ae_error *err) {
     /* Read-only and never created: a missing catalog is an error, not an empty report. */
     struct stat sb;
     if (stat(db_path, &sb) != 0) return ae_fail(err, "%s: cannot open the catalog: %s", db_path, strerror(errno));
-    REP_SQL_CHECK(db_path, db, sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    SQL_CHECK(db_path, db, sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     sqlite3_busy_timeout(db, 30000);
     if (sqlite3_prepare_v2(db, "SELECT * FROM head_catalog LIMIT 0", -1, &st, NULL) != SQLITE_OK) {
         ae_fail(err, "%s: not an andrea catalog (no view head_catalog: %s)", db_path, sqlite3_errmsg(db));
@@ -241,18 +230,18 @@ static int load_catalog(report_data *d, const char *db_path, ae_error *err) {
     /* classes: the dump's suites first, in dump order, then any other class of this model, by name */
     for (int s = 0; s < d->n_suites; s++)
         if (class_index(d, d->suites[s].name, 1) < -1) goto oom;
-    REP_SQL_CHECK(db_path, db,
+    SQL_CHECK(db_path, db,
                   sqlite3_prepare_v2(db, "SELECT DISTINCT class FROM head_catalog WHERE checkpoint_sha256 = ?1 ORDER BY class",
                                      -1, &st, NULL),
                   SQLITE_OK);
-    REP_SQL_CHECK(db_path, db, sqlite3_bind_text(st, 1, d->sha256, -1, SQLITE_TRANSIENT), SQLITE_OK);
+    SQL_CHECK(db_path, db, sqlite3_bind_text(st, 1, d->sha256, -1, SQLITE_TRANSIENT), SQLITE_OK);
     int rc, n_rows = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *c = (const char *)sqlite3_column_text(st, 0);
         n_rows++;
         if (c && class_index(d, c, 1) < -1) goto oom;
     }
-    REP_SQL_CHECK(db_path, db, rc, SQLITE_DONE);
+    SQL_CHECK(db_path, db, rc, SQLITE_DONE);
     sqlite3_finalize(st);
     st = NULL;
     if (n_rows > 0) {
@@ -264,7 +253,7 @@ static int load_catalog(report_data *d, const char *db_path, ae_error *err) {
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT DISTINCT checkpoint_sha256, model, step FROM head_catalog WHERE step IS NOT NULL%s",
              vc.latest >= 0 ? " AND latest" : "");
-    REP_SQL_CHECK(db_path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(db_path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
     char my_key[256] = "";
     int have_me = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -282,7 +271,7 @@ static int load_catalog(report_data *d, const char *db_path, ae_error *err) {
         }
         n_ck++;
     }
-    REP_SQL_CHECK(db_path, db, rc, SQLITE_DONE);
+    SQL_CHECK(db_path, db, rc, SQLITE_DONE);
     sqlite3_finalize(st);
     st = NULL;
     if (have_me) {
