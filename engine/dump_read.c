@@ -18,12 +18,10 @@
 #include <sys/stat.h>
 
 #include "../common/checked_size.h"
+#include "../common/sha256.h"
 #include "checkpoint.h"
 #include "dump.h"
 #include "dump_h5.h"
-
-/* dump_write.c: sha256 of a file from an offset to EOF */
-int andrea_dump_content_sha256(FILE *f, long from, char hex[65], const char *path, ae_error *err);
 
 enum { DS_TOKENS, DS_LENGTHS, DS_TARGETS, DS_ENTITIES, DS_ATTENTION, DS_NORM, DS_DLA, DS_OUT, DS_COUNT };
 static const char *const ds_names[DS_COUNT] = {"tokens",    "lengths",       "targets",  "entities",
@@ -350,7 +348,7 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
         ae_fail(err, "%s: damaged andrea header (no sha256 line)", path);
         return NULL;
     }
-    int hrc = andrea_dump_content_sha256(raw, ANDREA_DUMP_USERBLOCK, have, path, err);
+    int hrc = ae_sha256_stream(raw, ANDREA_DUMP_USERBLOCK, have, path, err);
     fclose(raw);
     if (hrc) return NULL;
     if (strcmp(want, have) != 0) {

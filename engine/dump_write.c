@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 #include "../common/atomic_file.h"
 #include "../common/checked_size.h"
 #include "../common/progress.h"
+#include "../common/sha256.h"
 #include "checkpoint.h"
 #include "dump.h"
 #include "dump_h5.h"
@@ -752,48 +752,11 @@ int andrea_parse_heads(const char *spec, const andrea_config *c, unsigned char *
 
 /* ---- the seal ---- */
 
-/* sha256 of the bytes of f from `from` to EOF, streamed (declared in dump_read.c too). */
-int andrea_dump_content_sha256(FILE *f, long from, char hex[65], const char *path, ae_error *err);
-
-int andrea_dump_content_sha256(FILE *f, long from, char hex[65], const char *path, ae_error *err) {
-    if (fseek(f, from, SEEK_SET) != 0) return ae_fail(err, "%s: cannot seek: %s", path, strerror(errno));
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    unsigned char *buf = malloc(1 << 20);
-    int rc = -1;
-    size_t n;
-    if (!ctx || !buf || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-        ae_fail(err, "%s: cannot start a sha256 digest", path);
-        goto done;
-    }
-    while ((n = fread(buf, 1, 1 << 20, f)) > 0) {
-        if (EVP_DigestUpdate(ctx, buf, n) != 1) {
-            ae_fail(err, "%s: EVP_DigestUpdate failed", path);
-            goto done;
-        }
-    }
-    if (ferror(f)) {
-        ae_fail(err, "%s: read error: %s", path, strerror(errno));
-        goto done;
-    }
-    unsigned char md[32];
-    unsigned int len = 0;
-    if (EVP_DigestFinal_ex(ctx, md, &len) != 1 || len != 32) {
-        ae_fail(err, "%s: EVP_DigestFinal_ex failed", path);
-        goto done;
-    }
-    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
-    rc = 0;
-done:
-    free(buf);
-    EVP_MD_CTX_free(ctx);
-    return rc;
-}
-
 int andrea_dump_seal(const char *path, ae_error *err) {
     FILE *f = fopen(path, "r+b");
     if (!f) return ae_fail(err, "%s: cannot open to seal: %s", path, strerror(errno));
     char hex[65], block[ANDREA_DUMP_USERBLOCK];
-    int rc = andrea_dump_content_sha256(f, ANDREA_DUMP_USERBLOCK, hex, path, err);
+    int rc = ae_sha256_stream(f, ANDREA_DUMP_USERBLOCK, hex, path, err);
     if (rc == 0) {
         memset(block, 0, sizeof block);
         snprintf(block, sizeof block, "%ssha256 %s\n", ANDREA_DUMP_MAGIC, hex);
