@@ -5,7 +5,10 @@
 #ifndef ANDREA_CLI_H
 #define ANDREA_CLI_H
 
+#include "../analyzer/catalog.h"
+#include "../analyzer/classify.h"
 #include "../common/error.h"
+#include "../engine/forward.h"
 
 int cmd_info(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
@@ -21,6 +24,18 @@ int cmd_sql(int argc, char **argv);
 int cli_fail(const ae_error *err);
 /* Prints "andrea CMD: <message>" plus a hint to --help and returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Shared option parsers (cli_args.c). Each cli_opt_* stores the value and returns 0, or prints
+ * the usage error for subcommand cmd and returns 2 (the exit code): `if ((rc = ...)) return rc;`. */
+/* Whole-string integer in [lo, hi]; -1 on junk or overflow (the caller words the error). */
+int cli_parse_long(const char *s, long lo, long hi, long *out);
+int cli_opt_device(const char *cmd, const char *arg, andrea_device *out);  /* auto|cpu|cuda */
+int cli_opt_maps(const char *cmd, const char *arg, int *maps_fp32);        /* fp16|fp32 */
+int cli_opt_step(const char *cmd, const char *arg, andrea_classify_options *o);        /* N >= 0 */
+int cli_opt_ablate_items(const char *cmd, const char *arg, andrea_classify_options *o); /* 0..4096 */
+int cli_opt_format(const char *cmd, const char *arg, int *fmt);            /* table|csv|json */
+/* Writes rows to stdout in fmt and frees them; returns the exit code (0, or 1 after cli_fail). */
+int cli_print_rows(catalog_rows *rows, int fmt, ae_error *err);
 
 /* Default paths relative to the source tree / install (bundled model, probes data). */
 const char *cli_bundled_model_path(void);

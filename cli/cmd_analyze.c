@@ -35,14 +35,6 @@ static void help(FILE *f) {
             ANDREA_ABLATE_ITEMS_DEFAULT);
 }
 
-static int parse_device(const char *s, andrea_device *d) {
-    if (!strcmp(s, "auto")) *d = ANDREA_DEVICE_AUTO;
-    else if (!strcmp(s, "cpu")) *d = ANDREA_DEVICE_CPU;
-    else if (!strcmp(s, "cuda")) *d = ANDREA_DEVICE_CUDA;
-    else return -1;
-    return 0;
-}
-
 /* Suites for model m: a probe file (a path ending in .jsonl or naming a file), else a comma list
  * of built-in names (default: all six). */
 static int make_suites(const char *probes, const andrea_model *m, const andrea_tokenizer *tok, probe_suite **out,
@@ -165,36 +157,27 @@ int cmd_analyze(int argc, char **argv) {
     };
     const char *dir = "andrea-out", *probes = NULL, *rules = NULL;
     andrea_device dev = ANDREA_DEVICE_AUTO;
-    int maps_fp32 = 0, c;
+    int maps_fp32 = 0, c, bad; /* bad: a parser's usage-error exit code */
     andrea_classify_options o;
     andrea_classify_options_init(&o);
     ae_error err = {{0}};
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        char *end;
         switch (c) {
         case 'o': dir = optarg; break;
         case 'p': probes = optarg; break;
         case 'D':
-            if (parse_device(optarg, &dev)) return cli_usage_error("analyze", "--device is auto, cpu or cuda, not '%s'", optarg);
+            if ((bad = cli_opt_device("analyze", optarg, &dev))) return bad;
             break;
         case 'm':
-            if (!strcmp(optarg, "fp16")) maps_fp32 = 0;
-            else if (!strcmp(optarg, "fp32")) maps_fp32 = 1;
-            else return cli_usage_error("analyze", "--maps is fp16 or fp32, not '%s'", optarg);
+            if ((bad = cli_opt_maps("analyze", optarg, &maps_fp32))) return bad;
             break;
         case 'S':
-            o.step = strtoll(optarg, &end, 10);
-            if (!*optarg || *end || o.step < 0) return cli_usage_error("analyze", "--step wants a step number, not '%s'", optarg);
-            o.has_step = 1;
+            if ((bad = cli_opt_step("analyze", optarg, &o))) return bad;
             break;
-        case 'a': {
-            long n = strtol(optarg, &end, 10);
-            if (!*optarg || *end || n < 0 || n > 4096)
-                return cli_usage_error("analyze", "--ablate-items wants 0..4096, not '%s'", optarg);
-            o.ablate_items = (int)n;
+        case 'a':
+            if ((bad = cli_opt_ablate_items("analyze", optarg, &o))) return bad;
             break;
-        }
         case 'r': rules = optarg; break;
         case 'q': ae_progress_quiet = 1; break;
         case 'h': help(stdout); return 0;

@@ -35,14 +35,6 @@ static int parse_double(const char *s, double *out) {
     return *s && !*end && isfinite(*out);
 }
 
-static int parse_device(const char *s, andrea_device *d) {
-    if (!strcmp(s, "auto")) *d = ANDREA_DEVICE_AUTO;
-    else if (!strcmp(s, "cpu")) *d = ANDREA_DEVICE_CPU;
-    else if (!strcmp(s, "cuda")) *d = ANDREA_DEVICE_CUDA;
-    else return -1;
-    return 0;
-}
-
 int cmd_classify(int argc, char **argv) {
     static const struct option opts[] = {
         {"db", required_argument, 0, 'd'},         {"rules", required_argument, 0, 'r'},
@@ -56,10 +48,9 @@ int cmd_classify(int argc, char **argv) {
     andrea_classify_options o;
     andrea_classify_options_init(&o);
     ae_error err = {{0}};
-    int c;
+    int c, bad; /* bad: a parser's usage-error exit code */
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        char *end;
         double v;
         switch (c) {
         case 'd': db = optarg; break;
@@ -77,20 +68,14 @@ int cmd_classify(int argc, char **argv) {
             o.rules.flags.has_min_margin = 1, o.rules.flags.r.min_margin = v;
             break;
         case 'S':
-            o.step = strtoll(optarg, &end, 10);
-            if (!*optarg || *end || o.step < 0) return cli_usage_error("classify", "--step wants a step number, not '%s'", optarg);
-            o.has_step = 1;
+            if ((bad = cli_opt_step("classify", optarg, &o))) return bad;
             break;
         case 'c': o.ckpt = optarg; break;
-        case 'a': {
-            long n = strtol(optarg, &end, 10);
-            if (!*optarg || *end || n < 0 || n > 4096)
-                return cli_usage_error("classify", "--ablate-items wants 0..4096, not '%s'", optarg);
-            o.ablate_items = (int)n;
+        case 'a':
+            if ((bad = cli_opt_ablate_items("classify", optarg, &o))) return bad;
             break;
-        }
         case 'D':
-            if (parse_device(optarg, &o.device)) return cli_usage_error("classify", "--device is auto, cpu or cuda, not '%s'", optarg);
+            if ((bad = cli_opt_device("classify", optarg, &o.device))) return bad;
             break;
         case 'q': ae_progress_quiet = 1; break;
         case 'h': help(stdout); return 0;

@@ -42,15 +42,6 @@ static void usage(FILE *f) {
             PROBE_DEFAULT_SEED, PROBE_DEFAULT_N_ITEMS, PROBE_ENTITY_N_ITEMS, PROBE_DEFAULT_SEQ_LEN, PROBE_ENTITY_SEQ_LEN);
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
 int cmd_dump(int argc, char **argv) {
     static const struct option opts[] = {
         {"probes", required_argument, NULL, 'p'},  {"out", required_argument, NULL, 'o'},
@@ -66,7 +57,7 @@ int cmd_dump(int argc, char **argv) {
     andrea_dump_options_init(&o);
     o.out_path = "dump.h5";
     probe_options po = {0, 0, 0};
-    int quiet = 0, c;
+    int quiet = 0, c, bad; /* bad: a parser's usage-error exit code */
     long v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
@@ -74,15 +65,10 @@ int cmd_dump(int argc, char **argv) {
         case 'p': probes = optarg; break;
         case 'o': o.out_path = optarg; break;
         case 'd':
-            if (!strcmp(optarg, "auto")) o.device = ANDREA_DEVICE_AUTO;
-            else if (!strcmp(optarg, "cpu")) o.device = ANDREA_DEVICE_CPU;
-            else if (!strcmp(optarg, "cuda")) o.device = ANDREA_DEVICE_CUDA;
-            else return cli_usage_error("dump", "--device wants auto, cpu or cuda, not '%s'", optarg);
+            if ((bad = cli_opt_device("dump", optarg, &o.device))) return bad;
             break;
         case 'm':
-            if (!strcmp(optarg, "fp16")) o.maps_fp32 = 0;
-            else if (!strcmp(optarg, "fp32")) o.maps_fp32 = 1;
-            else return cli_usage_error("dump", "--maps wants fp16 or fp32, not '%s'", optarg);
+            if ((bad = cli_opt_maps("dump", optarg, &o.maps_fp32))) return bad;
             break;
         case 'c':
             if (!strcmp(optarg, "none")) o.contrib = ANDREA_CONTRIB_NONE;
@@ -92,7 +78,7 @@ int cmd_dump(int argc, char **argv) {
             break;
         case 'H': heads = optarg; break;
         case 'b':
-            if (parse_long(optarg, 1, 4096, &v)) return cli_usage_error("dump", "--batch wants 1..4096, not '%s'", optarg);
+            if (cli_parse_long(optarg, 1, 4096, &v)) return cli_usage_error("dump", "--batch wants 1..4096, not '%s'", optarg);
             o.batch = (int)v;
             break;
         case 's': {
@@ -105,16 +91,16 @@ int cmd_dump(int argc, char **argv) {
             break;
         }
         case 'n':
-            if (parse_long(optarg, 1, PROBE_MAX_ITEMS, &v))
+            if (cli_parse_long(optarg, 1, PROBE_MAX_ITEMS, &v))
                 return cli_usage_error("dump", "--n wants 1..%d items, not '%s'", PROBE_MAX_ITEMS, optarg);
             po.n_items = (int)v;
             break;
         case 'l':
-            if (parse_long(optarg, 5, 1 << 20, &v)) return cli_usage_error("dump", "--len wants at least 5 tokens, not '%s'", optarg);
+            if (cli_parse_long(optarg, 5, 1 << 20, &v)) return cli_usage_error("dump", "--len wants at least 5 tokens, not '%s'", optarg);
             po.seq_len = (int)v;
             break;
         case 'z':
-            if (parse_long(optarg, 0, 9, &v)) return cli_usage_error("dump", "--gzip wants a level 0..9, not '%s'", optarg);
+            if (cli_parse_long(optarg, 0, 9, &v)) return cli_usage_error("dump", "--gzip wants a level 0..9, not '%s'", optarg);
             o.gzip = (int)v;
             break;
         case 'k': tok_dir = optarg; break;

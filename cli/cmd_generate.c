@@ -31,16 +31,6 @@ static void usage(FILE *f) {
                "vocabulary) when the vocabulary has one; generation stops early if the model emits it.\n");
 }
 
-/* Parses a whole-string number; returns -1 on junk, overflow or a value outside [lo, hi]. */
-static int parse_long(const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
 int cmd_generate(int argc, char **argv) {
     static const struct option opts[] = {{"prompt", required_argument, NULL, 'p'},
                                          {"temperature", required_argument, NULL, 't'},
@@ -54,14 +44,14 @@ int cmd_generate(int argc, char **argv) {
     double temperature = 1.0;
     unsigned long long seed = 1337;
     andrea_device dev = ANDREA_DEVICE_AUTO;
-    int c;
+    int c, bad; /* bad: a parser's usage-error exit code */
     optind = 1;
     while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
         char *end;
         switch (c) {
         case 'p': prompt = optarg; break;
         case 'n':
-            if (parse_long(optarg, 0, 1000000, &n_new))
+            if (cli_parse_long(optarg, 0, 1000000, &n_new))
                 return cli_usage_error("generate", "-n wants a token count 0..1000000, not '%s'", optarg);
             break;
         case 't':
@@ -78,10 +68,7 @@ int cmd_generate(int argc, char **argv) {
             break;
         case 'k': tok_dir = optarg; break;
         case 'd':
-            if (!strcmp(optarg, "auto")) dev = ANDREA_DEVICE_AUTO;
-            else if (!strcmp(optarg, "cpu")) dev = ANDREA_DEVICE_CPU;
-            else if (!strcmp(optarg, "cuda")) dev = ANDREA_DEVICE_CUDA;
-            else return cli_usage_error("generate", "--device wants auto, cpu or cuda, not '%s'", optarg);
+            if ((bad = cli_opt_device("generate", optarg, &dev))) return bad;
             break;
         case 'h': usage(stdout); return 0;
         default: return cli_usage_error("generate", "unknown option");

@@ -26,7 +26,7 @@ int cmd_heads(int argc, char **argv) {
     };
     const char *db = NULL;
     catalog_heads_filter f = {0};
-    int fmt = CATALOG_TABLE, c;
+    int fmt = CATALOG_TABLE, c, bad; /* bad: a parser's usage-error exit code */
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         char *end;
@@ -46,8 +46,7 @@ int cmd_heads(int argc, char **argv) {
         case 'm': f.model = optarg; break;
         case 'a': f.all = 1; break;
         case 'f':
-            fmt = catalog_format_parse(optarg);
-            if (fmt < 0) return cli_usage_error("heads", "--format is table, csv or json, not '%s'", optarg);
+            if ((bad = cli_opt_format("heads", optarg, &fmt))) return bad;
             break;
         case 'h': help(stdout); return 0;
         default: return cli_usage_error("heads", "unknown option");
@@ -58,11 +57,5 @@ int cmd_heads(int argc, char **argv) {
     ae_error err = {{0}};
     catalog_rows rows;
     if (catalog_heads(db, &f, &rows, &err)) return cli_fail(&err);
-    int rc = catalog_rows_write(stdout, &rows, (catalog_format)fmt, &err);
-    catalog_rows_free(&rows);
-    if (rc || fflush(stdout)) {
-        if (!err.msg[0]) ae_fail(&err, "stdout: write error");
-        return cli_fail(&err);
-    }
-    return 0;
+    return cli_print_rows(&rows, fmt, &err);
 }

@@ -20,13 +20,12 @@ int cmd_sql(int argc, char **argv) {
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    int fmt = CATALOG_TABLE, c;
+    int fmt = CATALOG_TABLE, c, bad; /* bad: a parser's usage-error exit code */
     optind = 1;
     while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
-            fmt = catalog_format_parse(optarg);
-            if (fmt < 0) return cli_usage_error("sql", "--format is table, csv or json, not '%s'", optarg);
+            if ((bad = cli_opt_format("sql", optarg, &fmt))) return bad;
             break;
         case 'h': help(stdout); return 0;
         default: return cli_usage_error("sql", "unknown option");
@@ -37,8 +36,7 @@ int cmd_sql(int argc, char **argv) {
     int np = 0;
     for (int i = optind; i < argc; i++) {
         if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-            fmt = catalog_format_parse(argv[++i]);
-            if (fmt < 0) return cli_usage_error("sql", "--format is table, csv or json, not '%s'", argv[i]);
+            if ((bad = cli_opt_format("sql", argv[++i], &fmt))) return bad;
             continue;
         }
         if (np == 2) return cli_usage_error("sql", "unexpected argument '%s'", argv[i]);
@@ -48,11 +46,5 @@ int cmd_sql(int argc, char **argv) {
     ae_error err = {{0}};
     catalog_rows rows;
     if (catalog_sql(pos[0], pos[1], &rows, &err)) return cli_fail(&err);
-    int rc = catalog_rows_write(stdout, &rows, (catalog_format)fmt, &err);
-    catalog_rows_free(&rows);
-    if (rc || fflush(stdout)) {
-        if (!err.msg[0]) ae_fail(&err, "stdout: write error");
-        return cli_fail(&err);
-    }
-    return 0;
+    return cli_print_rows(&rows, fmt, &err);
 }

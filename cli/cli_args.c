@@ -1,0 +1,68 @@
+/* cli_args.c — option parsers shared by the subcommands, so one option means the same thing and
+ * is refused with the same words everywhere (--device, --maps, --step, --ablate-items, --format),
+ * and the catalog commands print their rows the same way.
+ * Contract: each cli_opt_* returns 0 after storing the value, or prints the usage error
+ * ("andrea CMD: --OPT wants ..., not 'ARG'") and returns its exit code 2; the output is not
+ * touched on error. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_parse_long(const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_opt_device(const char *cmd, const char *arg, andrea_device *out) {
+    if (!strcmp(arg, "auto")) *out = ANDREA_DEVICE_AUTO;
+    else if (!strcmp(arg, "cpu")) *out = ANDREA_DEVICE_CPU;
+    else if (!strcmp(arg, "cuda")) *out = ANDREA_DEVICE_CUDA;
+    else return cli_usage_error(cmd, "--device wants auto, cpu or cuda, not '%s'", arg);
+    return 0;
+}
+
+int cli_opt_maps(const char *cmd, const char *arg, int *maps_fp32) {
+    if (!strcmp(arg, "fp16")) *maps_fp32 = 0;
+    else if (!strcmp(arg, "fp32")) *maps_fp32 = 1;
+    else return cli_usage_error(cmd, "--maps wants fp16 or fp32, not '%s'", arg);
+    return 0;
+}
+
+int cli_opt_step(const char *cmd, const char *arg, andrea_classify_options *o) {
+    char *end;
+    long long v = strtoll(arg, &end, 10);
+    if (!*arg || *end || v < 0) return cli_usage_error(cmd, "--step wants a step number, not '%s'", arg);
+    o->step = v;
+    o->has_step = 1;
+    return 0;
+}
+
+int cli_opt_ablate_items(const char *cmd, const char *arg, andrea_classify_options *o) {
+    long n;
+    if (!*arg || cli_parse_long(arg, 0, 4096, &n)) return cli_usage_error(cmd, "--ablate-items wants 0..4096, not '%s'", arg);
+    o->ablate_items = (int)n;
+    return 0;
+}
+
+int cli_opt_format(const char *cmd, const char *arg, int *fmt) {
+    int f = catalog_format_parse(arg);
+    if (f < 0) return cli_usage_error(cmd, "--format is table, csv or json, not '%s'", arg);
+    *fmt = f;
+    return 0;
+}
+
+int cli_print_rows(catalog_rows *rows, int fmt, ae_error *err) {
+    int rc = catalog_rows_write(stdout, rows, (catalog_format)fmt, err);
+    catalog_rows_free(rows);
+    if (rc || fflush(stdout)) {
+        if (!err->msg[0]) ae_fail(err, "stdout: write error");
+        return cli_fail(err);
+    }
+    return 0;
+}
