@@ -5,11 +5,9 @@
 # score, a baseline and an ablation effect, and the final table names index.html.
 # Skips (77) while the bundled model is absent.
 set -euo pipefail
-: "${ANDREA_BIN:?}" "${ANDREA_SRC:?}"
+source "$ANDREA_SRC/tests/lib.sh"
 card=$ANDREA_SRC/models/andrea-bundled.card.json
-[[ -f $ANDREA_SRC/models/andrea-bundled.bin && -f $card ]] || { echo "SKIP: models/andrea-bundled.bin not present yet"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+need_files models/andrea-bundled.bin models/andrea-bundled.card.json
 cd "$tmp"
 TIMEFORMAT='%R %U %S'
 { time "$ANDREA_BIN" analyze --device cpu --quiet >out.txt 2>err.txt; } 2>time.txt

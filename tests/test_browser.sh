@@ -10,20 +10,10 @@
 # $ANDREA_BUILD/test-artifacts/browser-index.png.
 # Skips (exit 77) when /usr/bin/chromium is absent (Debian: apt-get install chromium).
 set -euo pipefail
-: "${ANDREA_BIN:?}" "${ANDREA_SRC:?}"
-A=$ANDREA_BIN
+source "$ANDREA_SRC/tests/lib.sh"
 CHROMIUM=/usr/bin/chromium
-if [[ ! -x $CHROMIUM ]]; then
-  echo "SKIP: $CHROMIUM not found (Debian package chromium; see tools/ci-extra-packages.txt)"; exit 77
-fi
-if "$A" dump --help 2>&1 | grep -q "not built yet" || "$A" classify --help 2>&1 | grep -q "not built yet"; then
-  echo "SKIP: andrea dump / andrea classify are not built yet"; exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+if [[ ! -x $CHROMIUM ]]; then skip "$CHROMIUM not found (Debian package chromium; see tools/ci-extra-packages.txt)"; fi
+need_built dump classify
 
 # A random llm.c v3 .bin, L=2 H=4 C=32 maxT=48, byte vocabulary + BOS (257).
 /usr/bin/python3 - "$tmp/tiny.bin" <<'EOF'
@@ -131,5 +121,4 @@ chrome shot --window-size=1400,1200 --screenshot="$art/browser-index.png" "file:
 if [[ -s $art/browser-index.png ]] && head -c 8 "$art/browser-index.png" | grep -q PNG; then ok "screenshot saved: $art/browser-index.png"
 else bad "screenshot" "$art/browser-index.png missing"; fi
 
-echo "$fails failed"
-[[ $fails -eq 0 ]]
+finish

@@ -3,14 +3,10 @@
 # the heads each fixture card lists for a class are labelled with that class.
 # Skips (77) while the fixture models are absent.
 set -euo pipefail
-: "${ANDREA_BIN:?}" "${ANDREA_SRC:?}"
+source "$ANDREA_SRC/tests/lib.sh"
 for name in andrea-tiny andrea-bundled; do
-  for ext in bin card.json; do
-    [[ -f $ANDREA_SRC/models/$name.$ext ]] || { echo "SKIP: models/$name.$ext not present yet"; exit 77; }
-  done
+  for ext in bin card.json; do need_files "models/$name.$ext"; done
 done
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 for name in andrea-tiny andrea-bundled; do
   m=$ANDREA_SRC/models/$name
   "$ANDREA_BIN" dump "$m.bin" --probes prev_token,induction,duplicate,bracket,entity,bos --out "$tmp/$name.h5" \

@@ -7,11 +7,9 @@
 #   - a dump whose checkpoint is gone still classifies, with NULL ablation and a note.
 # Uses the tiny fixture model; skips (77) while it is absent.
 set -euo pipefail
-: "${ANDREA_BIN:?}" "${ANDREA_SRC:?}"
+source "$ANDREA_SRC/tests/lib.sh"
 m=$ANDREA_SRC/models/andrea-tiny.bin
-[[ -f $m ]] || { echo "SKIP: models/andrea-tiny.bin not present yet"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+need_files models/andrea-tiny.bin
 q() { /usr/bin/python3 -c 'import sqlite3,sys; print(sqlite3.connect("file:"+sys.argv[1]+"?mode=ro", uri=True).execute(sys.argv[2]).fetchone()[0])' "$@"; }
 cp "$m" "$tmp/tiny_step300.bin"
 "$ANDREA_BIN" dump "$tmp/tiny_step300.bin" --probes prev_token,induction,bos --n 4 --len 48 --out "$tmp/t.h5" --device cpu --quiet

@@ -4,14 +4,10 @@
 #   - every head the card lists for a class carries that label in the catalog.
 # Skips (77) while the fixture models are absent.
 set -euo pipefail
-: "${ANDREA_BIN:?}" "${ANDREA_SRC:?}"
+source "$ANDREA_SRC/tests/lib.sh"
 for name in andrea-tiny andrea-bundled; do
-  for ext in bin card.json probes.jsonl; do
-    [[ -f $ANDREA_SRC/models/$name.$ext ]] || { echo "SKIP: models/$name.$ext not present yet"; exit 77; }
-  done
+  for ext in bin card.json probes.jsonl; do need_files "models/$name.$ext"; done
 done
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 for name in andrea-tiny andrea-bundled; do
   m=$ANDREA_SRC/models/$name
   "$ANDREA_BIN" dump "$m.bin" --probes "$m.probes.jsonl" --maps fp32 --out "$tmp/$name.h5" --device cpu --quiet

@@ -4,12 +4,7 @@
 # lnfb = 3 * wte['a'], so the final LayerNorm outputs lnfb at every position and the logits are
 # lnfb · wte[v], largest for 'a' (whose row is also scaled up): greedy decoding must continue any prompt with "aaaa...".
 set -euo pipefail
-: "${ANDREA_BIN:?}" "${ANDREA_SRC:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+source "$ANDREA_SRC/tests/lib.sh"
 
 # write_bin PATH VOCAB MODE: an llm.c v3 .bin, L=1 H=2 C=8 maxT=32; MODE known|random
 write_bin() {

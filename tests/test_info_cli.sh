@@ -4,12 +4,10 @@
 # bf16 .bin (a sparse file of zeros: 250 MB that costs no disk and ~2 s), and bad input: one line
 # "andrea: FILE: problem" on stderr, exit code 1; usage errors exit 2.
 set -u
-: "${ANDREA_BIN:?ANDREA_BIN must name the andrea binary}"
+source "$ANDREA_SRC/tests/lib.sh"
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
+T=$tmp
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 expect_line() { # FILE REGEX
     grep -Eq -- "$2" "$1" || fail "no line matching '$2' in $1: $(cat "$1")"

@@ -5,17 +5,8 @@
 # Checks: the files a report must have, escaping in every page, same bytes from two renders,
 # valid PNGs without timestamps, no network reference, training-step section, bad inputs.
 set -euo pipefail
-: "${ANDREA_BIN:?}" "${ANDREA_SRC:?}"
-A=$ANDREA_BIN
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
-
-if "$A" dump --help 2>&1 | grep -q "not built yet" || "$A" classify --help 2>&1 | grep -q "not built yet"; then
-  echo "SKIP: andrea dump / andrea classify are not built yet"; exit 77
-fi
+source "$ANDREA_SRC/tests/lib.sh"
+need_built dump classify
 
 # write_bin PATH SEED: a random llm.c v3 .bin, L=2 H=4 C=32 maxT=48, byte vocabulary + BOS (257)
 write_bin() {
@@ -140,5 +131,4 @@ expect_fail "--db is required" 2 "--db" "$A" render d200.h5 --out x4
 expect_fail "--examples 0 is a usage error" 2 "--examples" "$A" render d200.h5 --db c.db --out x5 --examples 0
 [[ ! -e x1 && ! -e x2/index.html && ! -e x3/index.html ]] && ok "failed renders leave no index" || bad "failed renders" "left an index"
 
-echo "$fails failed"
-[[ $fails -eq 0 ]]
+finish

@@ -3,13 +3,8 @@
 # zero weights (tokenize reads only the header, but the file length must agree with it) and a
 # safetensors folder's config.json. GPT-2 vocabulary: tests/data/gpt2.
 set -euo pipefail
-: "${ANDREA_BIN:?}" "${ANDREA_SRC:?}"
+source "$ANDREA_SRC/tests/lib.sh"
 gpt2="$ANDREA_SRC/tests/data/gpt2"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
 
 # write_bin PATH VOCAB [TRUNCATE_BYTES]: llm.c v3 header (L=1 H=2 C=8 maxT=16) + zero fp32 weights.
 write_bin() {
@@ -120,5 +115,4 @@ expect_fail usage 2 "andrea tokenize: expects a checkpoint and a text*" "$ANDREA
 # test_help_describes_the_output
 "$ANDREA_BIN" tokenize --help | grep -q -- "--ids" && ok help || bad help "no --ids in --help"
 
-echo "$fails failed"
-[[ $fails -eq 0 ]]
+finish

@@ -1,0 +1,37 @@
+# lib.sh — the preamble the script tests share; sourced first thing by tests/test_*.sh:
+#   source "$ANDREA_SRC/tests/lib.sh"
+# Gives: A (the andrea binary), tmp (a fresh folder, removed on exit), ok/bad (one line per check;
+# bad counts into $fails), finish (prints the count; fails the script when a check failed),
+# skip (exit 77 = ctest skip), need_files (skip while a source-tree file is absent), need_built
+# (skip while a subcommand is a stub). The caller keeps its own `set` options; these helpers are
+# written to work under `set -euo pipefail`.
+: "${ANDREA_BIN:?run through ctest: ANDREA_BIN names the andrea binary}"
+: "${ANDREA_SRC:?run through ctest: ANDREA_SRC names the source tree}"
+A=$ANDREA_BIN
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+finish() {
+  echo "$fails failed"
+  [[ $fails -eq 0 ]]
+}
+skip() {
+  echo "SKIP: $*"
+  exit 77
+}
+# need_files PATH...: paths relative to the source tree (fixture models are not always present).
+need_files() {
+  local f
+  for f; do
+    if [[ ! -f $ANDREA_SRC/$f ]]; then skip "$f not present yet"; fi
+  done
+}
+# need_built CMD...: skip while `andrea CMD --help` says the subcommand is not built yet.
+need_built() {
+  local c
+  for c; do
+    if "$A" "$c" --help 2>&1 | grep -q "not built yet"; then skip "andrea $c is not built yet"; fi
+  done
+}
