@@ -223,6 +223,22 @@ typedef struct {
 #endif
 } batch_bufs;
 
+/* Releases the batch buffers and the engine, on success and failure alike (the CUDA pipeline
+ * first: it uses the engine). */
+static void engine_and_bufs_close(andrea_engine *eng, batch_bufs *bb) {
+#ifdef ANDREA_HAVE_CUDA
+    andrea_cuda_pipeline_close(bb->pipe);
+#endif
+    andrea_engine_close(eng);
+    free(bb->tokens);
+    free(bb->lengths);
+    free(bb->attn);
+    free(bb->attn16);
+    free(bb->norm);
+    free(bb->dla);
+    free(bb->head_out);
+}
+
 /* fp32 -> IEEE fp16 of n values, on every OpenMP thread (a batch is millions of values). */
 static void f32_to_f16_all(uint16_t *dst, const float *src, size_t n) {
 #pragma omp parallel for schedule(static)
@@ -691,17 +707,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         o->stats->batch = B;
         snprintf(o->stats->engine, sizeof o->stats->engine, "%s", engine_name);
     }
-#ifdef ANDREA_HAVE_CUDA
-    andrea_cuda_pipeline_close(bb.pipe); /* before its engine */
-#endif
-    andrea_engine_close(eng);
-    free(bb.tokens);
-    free(bb.lengths);
-    free(bb.attn);
-    free(bb.attn16);
-    free(bb.norm);
-    free(bb.dla);
-    free(bb.head_out);
+    engine_and_bufs_close(eng, &bb);
     return 0;
 fail:
     if (fcpl >= 0) H5Pclose(fcpl);
@@ -714,17 +720,7 @@ fail:
     }
     if (root) ae_tmp_abort(tmp);
 fail_closed:
-#ifdef ANDREA_HAVE_CUDA
-    andrea_cuda_pipeline_close(bb.pipe); /* before its engine */
-#endif
-    andrea_engine_close(eng);
-    free(bb.tokens);
-    free(bb.lengths);
-    free(bb.attn);
-    free(bb.attn16);
-    free(bb.norm);
-    free(bb.dla);
-    free(bb.head_out);
+    engine_and_bufs_close(eng, &bb);
     return -1;
 }
 
