@@ -23,6 +23,33 @@ static const rgb TARGET = {0, 229, 255}; /* cyan: not on magma's scale, visible 
 
 static int imax(int a, int b) { return a > b ? a : b; }
 
+/* The header every plot starts with, stacked from the top margin: the title (large, ink), then
+ * the subtitle (ink), a warning (WARN) and a note (small, grey), each optional (NULL: absent).
+ * header_width is the canvas width the header needs, margins included. */
+static int header_width(const char *title, const char *subtitle, const char *warn, const char *note) {
+    int w = MARGIN * 2 + text_width(&report_font_large, title);
+    if (subtitle) w = imax(w, MARGIN * 2 + text_width(&report_font_medium, subtitle));
+    if (warn) w = imax(w, MARGIN * 2 + text_width(&report_font_medium, warn));
+    if (note) w = imax(w, MARGIN * 2 + text_width(&report_font_small, note));
+    return w;
+}
+
+static void draw_header(canvas *c, const char *title, const char *subtitle, const char *warn, const char *note) {
+    const report_font *fs = &report_font_small, *fm = &report_font_medium, *fl = &report_font_large;
+    int y = MARGIN + fl->ascent;
+    canvas_text(c, fl, MARGIN, y, title, INK);
+    y += fl->line - fl->ascent + 4;
+    if (subtitle) {
+        canvas_text(c, fm, MARGIN, y + fm->ascent, subtitle, INK);
+        y += fm->line + 2;
+    }
+    if (warn) {
+        canvas_text(c, fm, MARGIN, y + fm->ascent, warn, WARN);
+        y += fm->line + 2;
+    }
+    if (note) canvas_text(c, fs, MARGIN, y + fs->ascent, note, GREY);
+}
+
 /* Black or white, whichever reads better on background c (relative luminance, integer). */
 static rgb text_on(rgb c) {
     int y = 2126 * c.r + 7152 * c.g + 722 * c.b; /* ×10000 */
@@ -78,10 +105,7 @@ canvas *draw_heatmap(const heatmap_spec *s, ae_error *err) {
     int top = MARGIN + title_h;
     int bar_w = colour_bar(NULL, 0, 0, 0, NULL);
     int w = left + map + 24 + bar_w + MARGIN;
-    w = imax(w, MARGIN * 2 + text_width(fl, s->title));
-    if (s->subtitle) w = imax(w, MARGIN * 2 + text_width(fm, s->subtitle));
-    w = imax(w, MARGIN * 2 + text_width(fs, note));
-    if (cropped) w = imax(w, MARGIN * 2 + text_width(fm, crop));
+    w = imax(w, header_width(s->title, s->subtitle, cropped ? crop : NULL, note));
     int bottom_lab = lab_w + 6 + idx_w + 6;
     int h = top + map + bottom_lab + MARGIN;
     int bar_h = map < 160 ? 160 : map;
@@ -89,18 +113,7 @@ canvas *draw_heatmap(const heatmap_spec *s, ae_error *err) {
 
     canvas *c = canvas_new(w, h, WHITE, err);
     if (!c) return NULL;
-    int y = MARGIN + fl->ascent;
-    canvas_text(c, fl, MARGIN, y, s->title, INK);
-    y += fl->line - fl->ascent + 4;
-    if (s->subtitle) {
-        canvas_text(c, fm, MARGIN, y + fm->ascent, s->subtitle, INK);
-        y += fm->line + 2;
-    }
-    if (cropped) {
-        canvas_text(c, fm, MARGIN, y + fm->ascent, crop, WARN);
-        y += fm->line + 2;
-    }
-    canvas_text(c, fs, MARGIN, y + fs->ascent, note, GREY);
+    draw_header(c, s->title, s->subtitle, cropped ? crop : NULL, note);
 
     /* cells: map[q * T + k]; keys after the query are masked by causality */
     for (int q = 0; q < shown; q++) {
@@ -152,20 +165,11 @@ canvas *draw_score_grid(const score_grid_spec *s, ae_error *err) {
     int gh = s->n_layer * ch;
     int bar_h = gh < 120 ? 120 : gh;
     int w = left + s->n_head * cw + 20 + bar_w + MARGIN;
-    w = imax(w, MARGIN * 2 + text_width(fl, s->title));
-    if (s->subtitle) w = imax(w, MARGIN * 2 + text_width(fm, s->subtitle));
-    w = imax(w, MARGIN * 2 + text_width(fs, note));
+    w = imax(w, header_width(s->title, s->subtitle, NULL, note));
     int h = top + imax(gh, bar_h) + MARGIN;
     canvas *c = canvas_new(w, h, WHITE, err);
     if (!c) return NULL;
-    int y = MARGIN + fl->ascent;
-    canvas_text(c, fl, MARGIN, y, s->title, INK);
-    y += fl->line - fl->ascent + 4;
-    if (s->subtitle) {
-        canvas_text(c, fm, MARGIN, y + fm->ascent, s->subtitle, INK);
-        y += fm->line + 2;
-    }
-    canvas_text(c, fs, MARGIN, y + fs->ascent, note, GREY);
+    draw_header(c, s->title, s->subtitle, NULL, note);
     for (int hd = 0; hd < s->n_head; hd++) {
         snprintf(tmp, sizeof tmp, "H%d", hd);
         canvas_text(c, fm, left + hd * cw + (cw - text_width(fm, tmp)) / 2, top - 6, tmp, GREY);
@@ -211,20 +215,11 @@ canvas *draw_thumbs(const thumbs_spec *s, ae_error *err) {
     int cell_w = imax(side, text_width(fs, "L00 H00")) + gap;
     int cell_h = cap_h + side + gap;
     int w = MARGIN * 2 + s->n_head * cell_w;
-    w = imax(w, MARGIN * 2 + text_width(fl, s->title));
-    if (s->subtitle) w = imax(w, MARGIN * 2 + text_width(fm, s->subtitle));
-    w = imax(w, MARGIN * 2 + text_width(fs, note));
+    w = imax(w, header_width(s->title, s->subtitle, NULL, note));
     int h = top + s->n_layer * cell_h + MARGIN;
     canvas *c = canvas_new(w, h, WHITE, err);
     if (!c) return NULL;
-    int y = MARGIN + fl->ascent;
-    canvas_text(c, fl, MARGIN, y, s->title, INK);
-    y += fl->line - fl->ascent + 4;
-    if (s->subtitle) {
-        canvas_text(c, fm, MARGIN, y + fm->ascent, s->subtitle, INK);
-        y += fm->line + 2;
-    }
-    canvas_text(c, fs, MARGIN, y + fs->ascent, note, GREY);
+    draw_header(c, s->title, s->subtitle, NULL, note);
     size_t TT = (size_t)s->T * (size_t)s->T;
     for (int l = 0; l < s->n_layer; l++) {
         for (int hd = 0; hd < s->n_head; hd++) {
@@ -269,15 +264,11 @@ canvas *draw_step_plot(const step_plot_spec *s, ae_error *err) {
     for (int i = 0; i < ns; i++) leg_w = imax(leg_w, text_width(fm, s->names[i]));
     leg_w += 30;
     int w = left + pw + 20 + leg_w + MARGIN;
-    w = imax(w, MARGIN * 2 + text_width(fl, s->title));
-    if (s->subtitle) w = imax(w, MARGIN * 2 + text_width(fm, s->subtitle));
+    w = imax(w, header_width(s->title, s->subtitle, NULL, NULL));
     int h = top + ph + 8 + fs->line + 6 + fm->line + MARGIN;
     canvas *c = canvas_new(w, h, WHITE, err);
     if (!c) return NULL;
-    int y = MARGIN + fl->ascent;
-    canvas_text(c, fl, MARGIN, y, s->title, INK);
-    y += fl->line - fl->ascent + 4;
-    if (s->subtitle) canvas_text(c, fm, MARGIN, y + fm->ascent, s->subtitle, INK);
+    draw_header(c, s->title, s->subtitle, NULL, NULL);
 
     double x_lo = s->steps[0], x_hi = s->steps[s->n_points - 1];
     if (x_hi <= x_lo) x_hi = x_lo + 1;
