@@ -45,7 +45,7 @@ static int read_map(const report_data *d, int s, int e, int l, int h, float *out
     return andrea_dump_read_map(src->dump, s, e, l, h, out, err);
 }
 
-static void free_data(report_data *d) {
+void report_data_free(report_data *d) {
     for (int s = 0; s < d->n_suites; s++) {
         free(d->suites[s].n_tokens);
         free(d->suites[s].tokens);
@@ -360,7 +360,7 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
 done:
     if (src.tok) andrea_tokenizer_free(src.tok);
     if (src.dump) andrea_dump_close(src.dump);
-    free_data(d);
+    report_data_free(d);
     free(d);
     return rc;
 }

@@ -71,6 +71,10 @@ int report_write(const report_data *d, const char *out_dir, const andrea_render_
 /* Examples per suite when the options say 0. */
 int report_default_examples(void);
 
+/* Frees what a report_data owns (suites and their arrays, classes, scores, steps, step scores);
+ * ctx is the caller's. */
+void report_data_free(report_data *d);
+
 /* Creates dir and its parents (like mkdir -p). */
 int report_mkdirs(const char *dir, ae_error *err);
 

@@ -343,19 +343,6 @@ static void syn_data(report_data *d) {
     }
 }
 
-static void syn_free(report_data *d) {
-    for (int s = 0; s < d->n_suites; s++) {
-        free(d->suites[s].n_tokens);
-        free(d->suites[s].tokens);
-        free(d->suites[s].target);
-    }
-    free(d->suites);
-    free(d->classes);
-    free(d->scores);
-    free(d->steps);
-    free(d->step_scores);
-}
-
 static int file_exists(const char *dir, const char *rel) {
     char p[1024];
     struct stat st;
@@ -401,7 +388,7 @@ static void test_report_write_escapes_every_name_and_path(void) {
         CHECK_MSG(rows == SL * SH, "rows %d", rows);
     }
     free(b);
-    syn_free(&d);
+    report_data_free(&d);
 }
 
 static void test_report_write_makes_every_image_it_links(void) {
@@ -437,7 +424,7 @@ static void test_report_write_makes_every_image_it_links(void) {
         CHECK_MSG(n_img > 0 && missing == 0, "%s: %d images, %d missing", pages[pg], n_img, missing);
         free(b);
     }
-    syn_free(&d);
+    report_data_free(&d);
 }
 
 static void test_report_write_is_deterministic(void) {
@@ -463,7 +450,7 @@ static void test_report_write_is_deterministic(void) {
         free(x);
         free(y);
     }
-    syn_free(&d);
+    report_data_free(&d);
 }
 
 static void test_report_into_a_path_under_a_file_fails_with_its_name(void) {
@@ -478,7 +465,7 @@ static void test_report_into_a_path_under_a_file_fails_with_its_name(void) {
     andrea_render_options o = {0, 1};
     CHECK(report_write(&d, dir, &o, &err) == -1);
     CHECK_MSG(strstr(err.msg, "plainfile") != NULL, "got '%s'", err.msg);
-    syn_free(&d);
+    report_data_free(&d);
 }
 
 static void test_report_without_scores_still_renders_maps(void) {
@@ -495,7 +482,7 @@ static void test_report_without_scores_still_renders_maps(void) {
     CHECK(file_exists(dir, "index.html"));
     CHECK(file_exists(dir, "maps/L0_H0/s0-prev_token_e0.png"));
     CHECK(!file_exists(dir, "overview/scores_c0-prev_token.png"));
-    syn_free(&d);
+    report_data_free(&d);
 }
 
 int main(void) {
