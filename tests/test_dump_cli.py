@@ -15,18 +15,8 @@ except ImportError as e:
     print(f"SKIP: {e}")
     sys.exit(77)
 
-BIN = os.environ.get("ANDREA_BIN")
-if not BIN:
-    print("SKIP: ANDREA_BIN not set (run through ctest)")
-    sys.exit(77)
-
-FAILED = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILED.append(what)
-        print("CHECK failed:", what)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from testlib import BIN, FAILED, check  # noqa: E402  (after the skip checks above)
 
 
 def write_bin(path, maxT=64, V=257, L=2, H=2, C=16, seed=0):
