@@ -50,6 +50,24 @@ struct andrea_dump {
 
 /* ---- attributes ---- */
 
+/* Opens attribute `name` of loc with its type and dataspace (the caller closes what is >= 0);
+ * an absent attribute means the file is not an andrea dump. */
+static int attr_open(hid_t loc, const char *name, hid_t *a_out, hid_t *t_out, hid_t *sp_out, const char *h5_path,
+                     ae_error *err) {
+    htri_t ex = H5Aexists(loc, name);
+    if (ex <= 0) return ae_fail(err, "%s: not an andrea dump (attribute '%s' missing)", h5_path, name);
+    hid_t a, t, sp;
+    H5_ID(a, H5Aopen(loc, name, H5P_DEFAULT));
+    *a_out = a;
+    H5_ID(t, H5Aget_type(a));
+    *t_out = t;
+    H5_ID(sp, H5Aget_space(a));
+    *sp_out = sp;
+    return 0;
+fail:
+    return -1;
+}
+
 /* Reads a fixed-length string attribute into out; -1 with a message if absent or not one.
  * Variable-length strings are refused unread: andrea never writes them, and reading a damaged
  * one makes HDF5 1.10 crash inside its global heap code. */
@@ -57,11 +75,7 @@ static int attr_string(hid_t loc, const char *name, char *out, size_t cap, const
     hid_t a = -1, t = -1, mt = -1, sp = -1;
     char *buf = NULL;
     int rc = -1;
-    htri_t ex = H5Aexists(loc, name);
-    if (ex <= 0) return ae_fail(err, "%s: not an andrea dump (attribute '%s' missing)", h5_path, name);
-    H5_ID(a, H5Aopen(loc, name, H5P_DEFAULT));
-    H5_ID(t, H5Aget_type(a));
-    H5_ID(sp, H5Aget_space(a));
+    if (attr_open(loc, name, &a, &t, &sp, h5_path, err)) goto fail;
     if (H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_npoints(sp) != 1 || H5Tis_variable_str(t) != 0) {
         ae_fail(err, "%s: attribute '%s' is not a fixed-length string", h5_path, name);
         goto fail;
@@ -97,11 +111,7 @@ fail:
 static int attr_ll(hid_t loc, const char *name, long long *out, const char *h5_path, ae_error *err) {
     hid_t a = -1, t = -1, sp = -1;
     int rc = -1;
-    htri_t ex = H5Aexists(loc, name);
-    if (ex <= 0) return ae_fail(err, "%s: not an andrea dump (attribute '%s' missing)", h5_path, name);
-    H5_ID(a, H5Aopen(loc, name, H5P_DEFAULT));
-    H5_ID(t, H5Aget_type(a));
-    H5_ID(sp, H5Aget_space(a));
+    if (attr_open(loc, name, &a, &t, &sp, h5_path, err)) goto fail;
     if (H5Tget_class(t) != H5T_INTEGER || H5Sget_simple_extent_npoints(sp) != 1) {
         ae_fail(err, "%s: attribute '%s' is not a single integer", h5_path, name);
         goto fail;
