@@ -3,8 +3,8 @@
 # Gives: A (the andrea binary), tmp (a fresh folder, removed on exit), ok/bad (one line per check;
 # bad counts into $fails), finish (prints the count; fails the script when a check failed),
 # skip (exit 77 = ctest skip), need_files (skip while a source-tree file is absent), need_built
-# (skip while a subcommand is a stub). The caller keeps its own `set` options; these helpers are
-# written to work under `set -euo pipefail`.
+# (skip while a subcommand is a stub), write_tiny_bin (a random tiny checkpoint). The caller keeps
+# its own `set` options; these helpers are written to work under `set -euo pipefail`.
 : "${ANDREA_BIN:?run through ctest: ANDREA_BIN names the andrea binary}"
 : "${ANDREA_SRC:?run through ctest: ANDREA_SRC names the source tree}"
 A=$ANDREA_BIN
@@ -34,4 +34,24 @@ need_built() {
   for c; do
     if "$A" "$c" --help 2>&1 | grep -q "not built yet"; then skip "andrea $c is not built yet"; fi
   done
+}
+# write_tiny_bin PATH SEED: a random llm.c v3 .bin, L=2 H=4 C=32 maxT=48, byte vocabulary + BOS
+# (257); weights N(0, 0.3^2) from numpy's generator seeded SEED, LayerNorm gains 1.
+write_tiny_bin() {
+  /usr/bin/python3 - "$@" <<'EOF'
+import sys, numpy as np
+path, seed = sys.argv[1], int(sys.argv[2])
+V, L, H, C, T = 257, 2, 4, 32, 48
+rng = np.random.default_rng(seed)
+hdr = np.zeros(256, np.int32)
+hdr[:8] = [20240326, 3, T, V, L, H, C, V]
+shapes = [(V, C), (T, C), (L, C), (L, C), (L, 3*C, C), (L, 3*C), (L, C, C), (L, C), (L, C), (L, C),
+          (L, 4*C, C), (L, 4*C), (L, C, 4*C), (L, C), (C,), (C,)]
+ps = [rng.standard_normal(s).astype(np.float32) * 0.3 for s in shapes]
+ps[2][:] = 1; ps[8][:] = 1; ps[14][:] = 1
+with open(path, "wb") as f:
+    f.write(hdr.tobytes())
+    for p in ps:
+        f.write(p.tobytes())
+EOF
 }

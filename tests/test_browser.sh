@@ -15,22 +15,7 @@ CHROMIUM=/usr/bin/chromium
 if [[ ! -x $CHROMIUM ]]; then skip "$CHROMIUM not found (Debian package chromium; see tools/ci-extra-packages.txt)"; fi
 need_built dump classify
 
-# A random llm.c v3 .bin, L=2 H=4 C=32 maxT=48, byte vocabulary + BOS (257).
-/usr/bin/python3 - "$tmp/tiny.bin" <<'EOF'
-import sys, numpy as np
-V, L, H, C, T = 257, 2, 4, 32, 48
-rng = np.random.default_rng(5)
-hdr = np.zeros(256, np.int32)
-hdr[:8] = [20240326, 3, T, V, L, H, C, V]
-shapes = [(V, C), (T, C), (L, C), (L, C), (L, 3*C, C), (L, 3*C), (L, C, C), (L, C), (L, C), (L, C),
-          (L, 4*C, C), (L, 4*C), (L, C, 4*C), (L, C), (C,), (C,)]
-ps = [rng.standard_normal(s).astype(np.float32) * 0.3 for s in shapes]
-ps[2][:] = 1; ps[8][:] = 1; ps[14][:] = 1
-with open(sys.argv[1], "wb") as f:
-    f.write(hdr.tobytes())
-    for p in ps:
-        f.write(p.tobytes())
-EOF
+write_tiny_bin "$tmp/tiny.bin" 5
 cd "$tmp"
 "$A" dump tiny.bin --probes prev_token,induction,bos --n 3 --len 32 --out d.h5 --quiet --device cpu
 "$A" classify d.h5 --db c.db --quiet --device cpu > /dev/null

@@ -8,31 +8,11 @@ set -euo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
 need_built dump classify
 
-# write_bin PATH SEED: a random llm.c v3 .bin, L=2 H=4 C=32 maxT=48, byte vocabulary + BOS (257)
-write_bin() {
-  /usr/bin/python3 - "$@" <<'EOF'
-import sys, numpy as np
-path, seed = sys.argv[1], int(sys.argv[2])
-V, L, H, C, T = 257, 2, 4, 32, 48
-rng = np.random.default_rng(seed)
-hdr = np.zeros(256, np.int32)
-hdr[:8] = [20240326, 3, T, V, L, H, C, V]
-shapes = [(V, C), (T, C), (L, C), (L, C), (L, 3*C, C), (L, 3*C), (L, C, C), (L, C), (L, C), (L, C),
-          (L, 4*C, C), (L, 4*C), (L, C, 4*C), (L, C), (C,), (C,)]
-ps = [rng.standard_normal(s).astype(np.float32) * 0.3 for s in shapes]
-ps[2][:] = 1; ps[8][:] = 1; ps[14][:] = 1
-with open(path, "wb") as f:
-    f.write(hdr.tobytes())
-    for p in ps:
-        f.write(p.tobytes())
-EOF
-}
-
 cd "$tmp"
 mdir="m\"&'<b>"
 mkdir -p "$mdir"
-write_bin "$mdir/tiny_step100.bin" 11
-write_bin "$mdir/tiny_step200.bin" 12
+write_tiny_bin "$mdir/tiny_step100.bin" 11
+write_tiny_bin "$mdir/tiny_step200.bin" 12
 cat > probes.jsonl <<'EOF'
 {"suite": "prev_token", "text": "the cat sat on the mat and looked at the dog"}
 {"suite": "prev_token", "text": "say \"&' <script>alert(1)</script> done"}
