@@ -33,7 +33,8 @@ static void test_random_model_gets_no_label_on_builtin_suites(void) {
     memset(&rnd, 0, sizeof rnd);
     memset(&m, 0, sizeof m);
     CHECK(andrea_model_init_random(&rnd, &cfg, 1, &err) == 0);
-    const char *ckpt = strdup(path_in_tmp("random_step0.bin"));
+    char ckpt[512]; /* path_in_tmp returns a static buffer */
+    snprintf(ckpt, sizeof ckpt, "%s", path_in_tmp("random_step0.bin"));
     CHECK_MSG(andrea_model_save_bin(&rnd, ckpt, 3, &err) == 0, "%s", err.msg);
     andrea_model_free(&rnd);
     CHECK_MSG(andrea_model_load(&m, ckpt, &err) == 0, "%s", err.msg);
@@ -48,7 +49,8 @@ static void test_random_model_gets_no_label_on_builtin_suites(void) {
                   "%s", err.msg);
         n++;
     }
-    const char *dump = strdup(path_in_tmp("random.h5"));
+    char dump[512];
+    snprintf(dump, sizeof dump, "%s", path_in_tmp("random.h5"));
     andrea_dump_options o;
     andrea_dump_options_init(&o);
     o.out_path = dump;
