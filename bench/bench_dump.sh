@@ -18,21 +18,16 @@ export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
 
 exec /usr/bin/python3 - "$BIN" "$SRC" <<'PY'
 import os, re, shutil, subprocess, sys, tempfile
-import numpy as np
 
 BIN, SRC = sys.argv[1], sys.argv[2]
 tmp = tempfile.mkdtemp(prefix="andrea-bench-dump-")
 
+sys.path.insert(0, os.path.join(SRC, "tests"))
+from tiny_ckpt import write_bin as tiny_bin
+
+
 def write_bin(path, maxT, V, L, H, C, seed=0):
-    rng = np.random.default_rng(seed)
-    sizes = [V * C, maxT * C, L * C, L * C, L * 3 * C * C, L * 3 * C, L * C * C, L * C, L * C, L * C,
-             L * 4 * C * C, L * 4 * C, L * C * 4 * C, L * C, C, C]
-    hdr = np.zeros(256, dtype=np.int32)
-    hdr[:8] = [20240326, 3, maxT, V, L, H, C, V]
-    with open(path, "wb") as f:
-        f.write(hdr.tobytes())
-        for n in sizes:
-            f.write((rng.standard_normal(n) * 0.02).astype("<f4").tobytes())
+    tiny_bin(path, maxT, V, L, H, C, seed, scale=0.02)
 
 models = []
 tiny = os.path.join(tmp, "tiny.bin"); write_bin(tiny, 128, 257, 2, 4, 64)

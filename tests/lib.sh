@@ -38,20 +38,5 @@ need_built() {
 # write_tiny_bin PATH SEED: a random llm.c v3 .bin, L=2 H=4 C=32 maxT=48, byte vocabulary + BOS
 # (257); weights N(0, 0.3^2) from numpy's generator seeded SEED, LayerNorm gains 1.
 write_tiny_bin() {
-  /usr/bin/python3 - "$@" <<'EOF'
-import sys, numpy as np
-path, seed = sys.argv[1], int(sys.argv[2])
-V, L, H, C, T = 257, 2, 4, 32, 48
-rng = np.random.default_rng(seed)
-hdr = np.zeros(256, np.int32)
-hdr[:8] = [20240326, 3, T, V, L, H, C, V]
-shapes = [(V, C), (T, C), (L, C), (L, C), (L, 3*C, C), (L, 3*C), (L, C, C), (L, C), (L, C), (L, C),
-          (L, 4*C, C), (L, 4*C), (L, C, 4*C), (L, C), (C,), (C,)]
-ps = [rng.standard_normal(s).astype(np.float32) * 0.3 for s in shapes]
-ps[2][:] = 1; ps[8][:] = 1; ps[14][:] = 1
-with open(path, "wb") as f:
-    f.write(hdr.tobytes())
-    for p in ps:
-        f.write(p.tobytes())
-EOF
+  /usr/bin/python3 "$ANDREA_SRC/tests/tiny_ckpt.py" "$1" --seed "$2" --maxT 48 --H 4 --C 32 --scale 0.3 --ln-ones
 }

@@ -15,20 +15,6 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 FAILS=0
 check() { if eval "$1"; then :; else echo "CHECK failed: $2"; FAILS=$((FAILS + 1)); fi; }
-tiny_model() {
-  /usr/bin/python3 - "$1" "${2:-0}" <<'PY'
-import sys
-import numpy as np
-path, seed = sys.argv[1], int(sys.argv[2])
-maxT, V, L, H, C = 64, 257, 2, 2, 16
-rng = np.random.default_rng(seed)
-sizes = [V * C, maxT * C, L * C, L * C, L * 3 * C * C, L * 3 * C, L * C * C, L * C, L * C, L * C,
-         L * 4 * C * C, L * 4 * C, L * C * 4 * C, L * C, C, C]
-header = np.zeros(256, dtype=np.int32)
-header[:8] = [20240326, 3, maxT, V, L, H, C, V]
-with open(path, "wb") as f:
-    f.write(header.tobytes())
-    for n in sizes:
-        f.write((rng.standard_normal(n) * 0.3).astype("<f4").tobytes())
-PY
+tiny_model() { # PATH [SEED]: L2 H2 C16 maxT64, byte vocabulary, weights N(0, 0.3^2)
+  /usr/bin/python3 "$ANDREA_SRC/tests/tiny_ckpt.py" "$1" --seed "${2:-0}" --scale 0.3
 }

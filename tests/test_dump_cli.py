@@ -17,19 +17,7 @@ except ImportError as e:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from testlib import BIN, FAILED, check  # noqa: E402  (after the skip checks above)
-
-
-def write_bin(path, maxT=64, V=257, L=2, H=2, C=16, seed=0):
-    """A random ANDREA .bin (llm.c layout, fp32)."""
-    rng = np.random.default_rng(seed)
-    sizes = [V * C, maxT * C, L * C, L * C, L * 3 * C * C, L * 3 * C, L * C * C, L * C, L * C, L * C,
-             L * 4 * C * C, L * 4 * C, L * C * 4 * C, L * C, C, C]
-    header = np.zeros(256, dtype=np.int32)
-    header[:8] = [20240326, 3, maxT, V, L, H, C, V]
-    with open(path, "wb") as f:
-        f.write(header.tobytes())
-        for n in sizes:
-            f.write((rng.standard_normal(n) * 0.1).astype("<f4").tobytes())
+from tiny_ckpt import write_bin  # noqa: E402  (weights N(0, 0.1^2), L2 H2 C16 by default)
 
 
 def run(*args, cwd=None):
