@@ -88,6 +88,23 @@ static inline void fx_edit_safetensors(const char *path, void (*edit)(cJSON *hdr
     free(buf);
 }
 
+/* Overwrites element `index` of an F32 tensor of a safetensors file with v (the file's own
+ * bytes: no andrea writer involved). */
+static inline void fx_poke_f32(const char *file, const char *tensor, size_t index, float v) {
+    size_t len;
+    unsigned char *buf = fx_read(file, &len);
+    uint64_t n;
+    memcpy(&n, buf, 8);
+    cJSON *hdr = cJSON_ParseWithLength((const char *)buf + 8, (size_t)n);
+    cJSON *offs = cJSON_GetObjectItem(cJSON_GetObjectItem(hdr, tensor), "data_offsets");
+    if (!offs) fx_die("no such tensor in the fixture", file);
+    size_t begin = (size_t)cJSON_GetArrayItem(offs, 0)->valuedouble;
+    memcpy(buf + 8 + n + begin + 4 * index, &v, 4);
+    fx_write(file, buf, len);
+    cJSON_Delete(hdr);
+    free(buf);
+}
+
 /* Size of the data section of a safetensors file. */
 static inline size_t fx_safetensors_data_len(const char *path) {
     size_t len;
