@@ -12,7 +12,9 @@
 # Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_CRASH_DIR, FUZZ_JOBS (build jobs, 2),
 # FUZZ_RSS_MB (per-target memory limit, 2048), FUZZ_NICE (nice level of the runs, 0),
 # FUZZ_KEEP_GOING=1 (long runs: libFuzzer's fork mode, which records every crash, timeout and OOM
-# in $FUZZ_CRASH_DIR and keeps fuzzing instead of stopping at the first; the target still fails).
+# in $FUZZ_CRASH_DIR and keeps fuzzing instead of stopping at the first; the target still fails),
+# ANDREA_FUZZ_DUMP_SEALED=1 (fuzz_dump_reader seals each input so mutations reach HDF5 itself;
+# off in CI, where HDF5 1.10.8's own bugs would fail every run: docs/reliability.md).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-30}
