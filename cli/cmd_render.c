@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../common/progress.h"
+#include "../engine/dump.h"
 #include "../reports/report.h"
 #include "cli.h"
 
@@ -53,6 +54,8 @@ int cmd_render(int argc, char **argv) {
     if (optind + 1 != argc) return cli_usage_error("render", "wants exactly one DUMP.h5");
     if (!db) return cli_usage_error("render", "--db CATALOG is required");
     if (!out) return cli_usage_error("render", "--out DIR is required");
+    /* as in classify: HDF5 reads a user's dump only after a sacrificial child read all of it */
+    if (andrea_dump_check_isolated(argv[optind], &err)) return cli_fail(&err);
     if (andrea_render(argv[optind], db, out, &o, &err)) return cli_fail(&err);
     printf("report: %s/index.html\n", out);
     return fflush(stdout) ? 1 : 0;

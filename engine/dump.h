@@ -86,4 +86,14 @@ int andrea_dump_read_head_values(andrea_dump *d, int suite, int seq, const char 
 int andrea_dump_read_head_out(andrea_dump *d, int suite, int seq, int layer, int head, float *out,
                               ae_error *err);
 
+/* Reads the whole dump (every suite's items, every attention map, per-head values, head_out)
+ * in a forked child process before the caller touches it with HDF5, because HDF5 1.10.8 can
+ * read out of bounds or crash on crafted files that carry a valid seal (docs/reliability.md).
+ * Returns 0 when the child read everything; -1 with the child's "FILE: problem", or with
+ * "PATH: damaged dump: the HDF5 library crashed reading it (signal N)" when the child died, or a
+ * timeout message when it ran past 300 s (it is killed). Cost: one extra full read of the file
+ * (docs/dump-format.md). Call it before andrea_dump_open on a file the user gave; not needed on a
+ * dump this process has just written. Uses fork(): call it before starting threads. */
+int andrea_dump_check_isolated(const char *path, ae_error *err);
+
 #endif
