@@ -17,7 +17,8 @@
  *     Two pools (OpenBLAS pthreads + OpenMP) that spin while the other works thrash on a loaded
  *     2-core machine: measured up to 26x slower (bench/RESULTS.md). The caller's OpenBLAS thread count
  *     is restored when the forward returns. During a forward OpenMP may shrink the team under
- *     load (omp_set_dynamic, unless OMP_DYNAMIC is set);
+ *     load (omp_set_dynamic, unless OMP_DYNAMIC is set), which changes nothing in the results:
+ *     work is cut into fixed-size blocks, so the values never depend on the number of threads;
  *   - scratch is sized once at open for max_B × max_T with overflow-checked sizes; a forward
  *     allocates nothing;
  *   - instrumentation costs nothing when its pointer is NULL: the per-head W_O products, norms and
@@ -136,36 +137,36 @@ typedef struct {
     int M, N, K, bias_mode, post_gelu;
 } linear_step;
 
-/* Runs a linear_step in ONE OpenMP region (few barriers matter on a loaded machine): each thread
- * takes a block of rows (of columns when rows are few, e.g. logits of a short sequence against a
- * large vocabulary), normalises its rows, sets the bias, runs a single-threaded sgemm on its block
- * and applies GELU to it. Called outside OpenMP regions. */
+/* Output blocks have a fixed size whatever the number of threads: every output element is then
+ * computed by an sgemm call of the same shape, so results do not depend on the size of the
+ * (load-dependent, see omp_set_dynamic below) OpenMP team: the same dump twice gives the same
+ * bytes. 128 = a multiple of 16 (full SIMD tiles); 64 cost ~10% more time in sgemm calls. */
+#define LINEAR_BLOCK 128
+
+/* Runs a linear_step in ONE OpenMP region (few barriers matter on a loaded machine): the output is
+ * cut into blocks of LINEAR_BLOCK rows (of columns when rows are few, e.g. logits of a short
+ * sequence against a large vocabulary); each block normalises its rows, sets the bias, runs a
+ * single-threaded sgemm and applies GELU. Called outside OpenMP regions. */
 static void linear(int n_threads, const linear_step *s) {
     const int M = s->M, N = s->N, K = s->K;
-    const int by_rows = M >= 32 * n_threads || M >= N;
+    const int by_rows = M >= N || M >= 4 * LINEAR_BLOCK;
+    const int extent = by_rows ? M : N;
+    const int n_blocks = (extent + LINEAR_BLOCK - 1) / LINEAR_BLOCK;
 #pragma omp parallel num_threads(n_threads)
     {
-        const int n = omp_get_num_threads(), tid = omp_get_thread_num();
-        const int extent = by_rows ? M : N;
-        /* blocks of a multiple of 16 so every thread's sgemm keeps full SIMD tiles */
-        int chunk = (extent + n - 1) / n;
-        chunk = (chunk + 15) / 16 * 16;
-        const int lo = tid * chunk < extent ? tid * chunk : extent;
-        const int hi = lo + chunk < extent ? lo + chunk : extent;
-        const int r0 = by_rows ? lo : 0, r1 = by_rows ? hi : M; /* this thread's rows */
-        const int c0 = by_rows ? 0 : lo, c1 = by_rows ? N : hi; /* and columns */
-        if (s->ln_in) {
-            if (by_rows) {
-                for (int r = r0; r < r1; r++)
-                    layernorm_row(s->a + (size_t)r * K, s->ln_in + (size_t)r * K, s->ln_w, s->ln_b, K);
-            } else {
-                /* every thread needs every normalised row: share the work, then the barrier */
+        if (s->ln_in && !by_rows) {
+            /* every column block needs every normalised row: share the work (implied barrier) */
 #pragma omp for schedule(static)
-                for (int r = 0; r < M; r++)
-                    layernorm_row(s->a + (size_t)r * K, s->ln_in + (size_t)r * K, s->ln_w, s->ln_b, K);
-            }
+            for (int r = 0; r < M; r++)
+                layernorm_row(s->a + (size_t)r * K, s->ln_in + (size_t)r * K, s->ln_w, s->ln_b, K);
         }
-        if (r1 > r0 && c1 > c0) {
+#pragma omp for schedule(static)
+        for (int blk = 0; blk < n_blocks; blk++) {
+            const int lo = blk * LINEAR_BLOCK, hi = lo + LINEAR_BLOCK < extent ? lo + LINEAR_BLOCK : extent;
+            const int r0 = by_rows ? lo : 0, r1 = by_rows ? hi : M; /* this block's rows */
+            const int c0 = by_rows ? 0 : lo, c1 = by_rows ? N : hi; /* and columns */
+            for (int r = r0; s->ln_in && by_rows && r < r1; r++)
+                layernorm_row(s->a + (size_t)r * K, s->ln_in + (size_t)r * K, s->ln_w, s->ln_b, K);
             for (int r = r0; r < r1 && s->bias_mode != BIAS_NONE; r++) {
                 float *o = s->out + (size_t)r * N;
                 if (s->bias_mode == BIAS_SET)

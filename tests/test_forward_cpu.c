@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "check.h"
 #include "engine/forward.h"
 #include "engine/model.h"
@@ -517,6 +519,35 @@ static void test_uninstrumented_run_gives_the_same_logits(void) {
     andrea_model_free(&m);
 }
 
+/* The same inputs give the same bits whatever the size of the OpenMP team (the engine lets the
+ * team shrink under load): shapes large enough that every projection spans several blocks. */
+static void test_results_do_not_depend_on_the_number_of_threads(void) {
+    setenv("OMP_DYNAMIC", "false", 1); /* the engine then keeps exactly the team asked for */
+    andrea_model m;
+    make_model(&m, 2, 4, 32, 257, 257, 48, 12);
+    const int B = 2, T = 40;
+    int tok[80];
+    random_tokens(tok, B * T, 257);
+    eng_out one, three;
+    eng_alloc(&one, &m.cfg, B, T);
+    eng_alloc(&three, &m.cfg, B, T);
+    const int was = omp_get_max_threads();
+    omp_set_num_threads(1);
+    CHECK(run_engine(&m, B, T, tok, NULL, NULL, &one) == 0);
+    omp_set_num_threads(3);
+    CHECK(run_engine(&m, B, T, tok, NULL, NULL, &three) == 0);
+    omp_set_num_threads(was);
+    const size_t LH = (size_t)m.cfg.n_layer * m.cfg.n_head;
+    CHECK(memcmp(one.attn, three.attn, sizeof(float) * (size_t)B * LH * T * T) == 0);
+    CHECK(memcmp(one.head_out, three.head_out, sizeof(float) * (size_t)B * LH * T * m.cfg.d_model) == 0);
+    CHECK(memcmp(one.dla, three.dla, sizeof(float) * (size_t)B * LH * T) == 0);
+    CHECK(memcmp(one.logits, three.logits, sizeof(float) * (size_t)B * T * m.cfg.vocab_size) == 0);
+    unsetenv("OMP_DYNAMIC");
+    eng_free(&one);
+    eng_free(&three);
+    andrea_model_free(&m);
+}
+
 /* Opens an engine for B=2, T=8 on the tiny model and runs io, returning the forward's rc. */
 static int forward_tiny(andrea_forward_io *io, ae_error *err) {
     andrea_model m;
@@ -591,6 +622,7 @@ int main(void) {
     RUN(test_dla_matches_naive_double_recomputation);
     RUN(test_ablating_a_head_equals_zeroing_its_wo_columns);
     RUN(test_uninstrumented_run_gives_the_same_logits);
+    RUN(test_results_do_not_depend_on_the_number_of_threads);
     RUN(test_sequence_longer_than_max_T_is_refused);
     RUN(test_batch_larger_than_max_B_is_refused);
     RUN(test_token_id_outside_vocabulary_is_refused);
