@@ -13,4 +13,12 @@ int ae_sha256_file(const char *path, char hex[65], ae_error *err);
  * userblock); `path` only names the file in errors. Leaves f open, positioned at EOF. */
 int ae_sha256_stream(FILE *f, long from, char hex[65], const char *path, ae_error *err);
 
+/* The dump seal's checksum: the bytes of the file at `path` from offset `from` to EOF are cut into
+ * consecutive blocks of `block` bytes (the last one shorter), each block's sha256 is computed (in
+ * parallel: one 64 MiB block per thread at a time, so sealing a 20 GB dump takes about a second
+ * on 16 cores instead of ~10 s on one), and hex is the sha256 of the blocks' 32-byte digests
+ * concatenated in file order (no bytes: sha256 of nothing). Python:
+ *   sha256(b"".join(sha256(data[i:i + block]).digest() for i in range(0, len(data), block))) */
+int ae_sha256_blocks(const char *path, long from, size_t block, char hex[65], ae_error *err);
+
 #endif

@@ -354,14 +354,29 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
         h5_last_error(block);
         return NULL;
     }
+    /* the block-tree checksum the writer makes, or the plain sha256 of dumps written before it */
     char want[65] = "", have[65];
-    if (sscanf(block + ml, "sha256 %64[0-9a-f]", want) != 1 || strlen(want) != 64) {
+    const char *tree = "sha256-blocks ";
+    int hrc;
+    if (strncmp(block + ml, tree, strlen(tree)) == 0) {
+        fclose(raw);
+        char *end;
+        errno = 0;
+        unsigned long long block_size = strtoull(block + ml + strlen(tree), &end, 10);
+        if (errno || block_size < 4096 || block_size > (1ull << 30) || sscanf(end, " %64[0-9a-f]", want) != 1 ||
+            strlen(want) != 64) {
+            ae_fail(err, "%s: damaged andrea header (bad sha256-blocks line)", path);
+            return NULL;
+        }
+        hrc = ae_sha256_blocks(path, ANDREA_DUMP_USERBLOCK, (size_t)block_size, have, err);
+    } else if (sscanf(block + ml, "sha256 %64[0-9a-f]", want) == 1 && strlen(want) == 64) {
+        hrc = ae_sha256_stream(raw, ANDREA_DUMP_USERBLOCK, have, path, err);
+        fclose(raw);
+    } else {
         fclose(raw);
         ae_fail(err, "%s: damaged andrea header (no sha256 line)", path);
         return NULL;
     }
-    int hrc = ae_sha256_stream(raw, ANDREA_DUMP_USERBLOCK, have, path, err);
-    fclose(raw);
     if (hrc) return NULL;
     if (strcmp(want, have) != 0) {
         ae_fail(err, "%s: damaged file: content checksum does not match its header (truncated, corrupted, or "

@@ -749,16 +749,15 @@ int andrea_parse_heads(const char *spec, const andrea_config *c, unsigned char *
 /* ---- the seal ---- */
 
 int andrea_dump_seal(const char *path, ae_error *err) {
+    char hex[65], block[ANDREA_DUMP_USERBLOCK];
+    if (ae_sha256_blocks(path, ANDREA_DUMP_USERBLOCK, ANDREA_DUMP_SEAL_BLOCK, hex, err)) return -1;
     FILE *f = fopen(path, "r+b");
     if (!f) return ae_fail(err, "%s: cannot open to seal: %s", path, strerror(errno));
-    char hex[65], block[ANDREA_DUMP_USERBLOCK];
-    int rc = ae_sha256_stream(f, ANDREA_DUMP_USERBLOCK, hex, path, err);
-    if (rc == 0) {
-        memset(block, 0, sizeof block);
-        snprintf(block, sizeof block, "%ssha256 %s\n", ANDREA_DUMP_MAGIC, hex);
-        if (fseek(f, 0, SEEK_SET) != 0 || fwrite(block, 1, sizeof block, f) != sizeof block)
-            rc = ae_fail(err, "%s: cannot write the seal: %s", path, strerror(errno));
-    }
+    memset(block, 0, sizeof block);
+    snprintf(block, sizeof block, "%ssha256-blocks %zu %s\n", ANDREA_DUMP_MAGIC, ANDREA_DUMP_SEAL_BLOCK, hex);
+    int rc = 0;
+    if (fwrite(block, 1, sizeof block, f) != sizeof block)
+        rc = ae_fail(err, "%s: cannot write the seal: %s", path, strerror(errno));
     if (fclose(f) != 0 && rc == 0) rc = ae_fail(err, "%s: cannot write the seal: %s", path, strerror(errno));
     return rc;
 }

@@ -140,8 +140,13 @@ def main():
         check(isinstance(a.attrs["andrea_version"], bytes) and at["andrea_version"], "andrea_version")
         with open(f32, "rb") as raw:  # the seal in the HDF5 user block (dump.h)
             head = raw.read(512)
-        check(head.startswith(b"ANDREA-DUMP 1\nsha256 ") and
-              head[21:85].decode() == hashlib.sha256(open(f32, "rb").read()[512:]).hexdigest(), "seal")
+        seal = head.rstrip(b"\0").decode().split("\n")
+        blk = int(seal[1].split()[1]) if seal[1].startswith("sha256-blocks ") else 0
+        data = open(f32, "rb").read()[512:]
+        tree = hashlib.sha256(b"".join(hashlib.sha256(data[i:i + blk]).digest()
+                                       for i in range(0, len(data), blk))).hexdigest() if blk else ""
+        check(seal[0] == "ANDREA-DUMP 1" and blk == 64 << 20 and seal[1].split()[2] == tree,
+              "seal: sha256 of the 64 MiB blocks' sha256 digests")
         check("head_out" not in b["prev_token"], "no head_out without --contrib full")
         worst = {"attn": 0.0, "norm": 0.0, "dla": 0.0, "hout": 0.0, "fp16": 0.0}
         for suite in at["suites"].split(","):
