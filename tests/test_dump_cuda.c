@@ -16,7 +16,7 @@ static andrea_model model;
 static probe_suite *suites;
 static int n_suites;
 
-static int dump(const char *name, andrea_device dev, int fp32, andrea_contrib contrib, char *path) {
+static int dump_gz(const char *name, andrea_device dev, int fp32, andrea_contrib contrib, int gzip, char *path) {
     ae_error err;
     snprintf(path, 4096, "%s/%s", check_tmpdir(), name);
     andrea_dump_options o;
@@ -25,10 +25,15 @@ static int dump(const char *name, andrea_device dev, int fp32, andrea_contrib co
     o.device = dev;
     o.maps_fp32 = fp32;
     o.contrib = contrib;
-    o.batch = 3; /* several batches, the last partial: the pipeline's hand-back order matters */
+    o.gzip = gzip; /* deflate: the maps go through H5Dwrite, not H5Dwrite_chunk */
+    o.batch = 3;   /* several batches, the last partial: the pipeline's hand-back order matters */
     int rc = andrea_dump_write(&model, suites, n_suites, &o, &err);
     if (rc) fprintf(stderr, "%s\n", err.msg);
     return rc;
+}
+
+static int dump(const char *name, andrea_device dev, int fp32, andrea_contrib contrib, char *path) {
+    return dump_gz(name, dev, fp32, contrib, 0, path);
 }
 
 /* Compares every map and per-head value of two dumps; tol_map is absolute, tol_val relative. */
@@ -90,6 +95,13 @@ static void test_streamed_gpu_fp16_dump_equals_the_cpu_fp16_dump(void) {
     compare(cpu, gpu, 2e-5 + 1.0 / 2048, 0); /* one fp16 rounding step apart at most */
 }
 
+static void test_streamed_gpu_gzip_dump_equals_the_cpu_dump(void) {
+    char cpu[4096], gpu[4096];
+    CHECK(dump("cpu16z.h5", ANDREA_DEVICE_CPU, 0, ANDREA_CONTRIB_NONE, cpu) == 0);
+    CHECK(dump_gz("gpu16z.h5", ANDREA_DEVICE_CUDA, 0, ANDREA_CONTRIB_NONE, 1, gpu) == 0);
+    compare(cpu, gpu, 2e-5 + 1.0 / 2048, 0);
+}
+
 static void test_gpu_dump_with_head_out_equals_the_cpu_dump(void) {
     char cpu[4096], gpu[4096];
     CHECK(dump("cpufull.h5", ANDREA_DEVICE_CPU, 1, ANDREA_CONTRIB_FULL, cpu) == 0);
@@ -125,6 +137,7 @@ int main(void) {
     }
     RUN(test_streamed_gpu_dump_equals_the_cpu_dump);
     RUN(test_streamed_gpu_fp16_dump_equals_the_cpu_fp16_dump);
+    RUN(test_streamed_gpu_gzip_dump_equals_the_cpu_dump);
     RUN(test_gpu_dump_with_head_out_equals_the_cpu_dump);
     probe_suites_free(suites, n_suites);
     andrea_model_free(&model);
