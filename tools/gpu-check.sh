@@ -6,7 +6,10 @@
 # Usage (on the device machine, repo root, carry=[".carry"]):  bash tools/gpu-check.sh [quick|dev|full|bench]
 #   quick: build, tests, sanitizer, short benchmark;  full: the same with full benchmark repeats;
 #   dev: build, tests, per-kernel times under ncu, short benchmark;  bench: build + benchmark only;
-#   final: tests, sanitizers, full benchmarks, end to end without re-timing the CLI dump.
+#   final: tests, sanitizers, full benchmarks, end to end without re-timing the CLI dump;
+#   validate: the whole ctest suite on the GPU, compute-sanitizer on the CUDA forward and dump tests,
+#             analyzer labels with --device cuda vs --device cpu on the fixture models;
+#   e2e: HDF5 map-writing strategies (bench_h5_maps) and the end-to-end dump benchmark only.
 set -u
 MODE=${1:-quick}
 OUT=${OUT:-/tmp/andrea-gpu-out}
@@ -27,8 +30,39 @@ echo "== build"
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DANDREA_EXTRA_PREFIX=$PFX > $OUT/build.txt 2>&1 \
   || { tail -30 $OUT/build.txt; exit 1; }
 # only what this script runs: other modules may be mid-change in the shared tree
-cmake --build build-gpu -j16 --target test_cuda_forward test_forward_cpu bench_gpu_forward bench_gpu_dump_stream $BUILD_ANDREA >> $OUT/build.txt 2>&1 || { grep -E "error|Error" $OUT/build.txt | head -30; exit 1; }
+cmake --build build-gpu -j16 >> $OUT/build.txt 2>&1 || { grep -E "error|Error" $OUT/build.txt | head -30; exit 1; }
 grep -E "warning" $OUT/build.txt | head -10
+if [ "$MODE" = validate ]; then
+  echo "== ctest (all tests; python tests run with /usr/bin/python3)"
+  (cd build-gpu && ctest -j8 --output-on-failure --timeout 300 > $OUT/ctest.txt 2>&1); grep -E "tests passed|Failed|\*\*\*|Skipped|Not Run" $OUT/ctest.txt | head -30
+  echo "== test_dump_cuda (verbose)"; (cd build-gpu/tests && ./test_dump_cuda 2>&1 | tail -12)
+  for t in test_cuda_forward test_dump_cuda; do for tool in memcheck racecheck; do
+    extra=; [ $tool = memcheck ] && extra="--leak-check no"
+    (cd build-gpu/tests && ANDREA_TEST_QUICK=1 timeout 200 compute-sanitizer --tool $tool $extra --error-exitcode 9 ./$t > $OUT/$tool-$t.txt 2>&1; echo "$tool $t rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/$tool-$t.txt | tail -1)
+  done; done
+  echo "== labels: andrea analyze --device cuda vs --device cpu"
+  for m in models/andrea-tiny.bin models/andrea-bundled.bin; do
+    n=$(basename $m .bin)
+    for d in cpu cuda; do
+      t0=$(date +%s.%N)
+      ./build-gpu/andrea analyze $m --device $d --out /tmp/lab-$n-$d > /tmp/lab-$n-$d.txt 2>&1 || { echo "analyze $n $d failed"; tail -3 /tmp/lab-$n-$d.txt; }
+      echo "$n --device $d: $(python3 -c "print(f'{$(date +%s.%N) - $t0:.1f}')") s wall"
+    done
+    python3 tools/compare_labels.py /tmp/lab-$n-cpu/catalog.db /tmp/lab-$n-cuda/catalog.db
+  done
+  cp /tmp/lab-andrea-bundled-cuda.txt $OUT/analyze-bundled-cuda.txt
+  echo "== done"; exit 0
+fi
+if [ "$MODE" = e2e ]; then
+  echo "== HDF5 map-write strategies (one thread, page cache)"; df -h /tmp | tail -1
+  ./build-gpu/bench/bench_h5_maps /tmp 512 128 64
+  ./build-gpu/bench/bench_h5_maps /tmp 16 1024 8
+  BD=/tmp/andrea-bench; mkdir -p $BD
+  ./build-gpu/bench/bench_gpu_forward $BD --profile > $OUT/bench_model.txt 2>&1 # writes the model (one forward per shape)
+  echo "== end to end: andrea dump vs HF + h5py"
+  PYTHONUNBUFFERED=1 timeout 400 python3 bench/bench_gpu_dump.py ./build-gpu/andrea $BD/model /tmp/andrea-e2e ./build-gpu/bench/bench_gpu_dump_stream 2>&1 | grep -v Warning | tee $OUT/bench_dump.txt
+  echo "== done"; exit 0
+fi
 if [ "$MODE" != bench ]; then
   echo "== tests"
   (cd build-gpu && ctest --output-on-failure --timeout 300 -R test_forward_cpu > $OUT/ctest.txt 2>&1); tail -5 $OUT/ctest.txt
