@@ -85,8 +85,8 @@ def main():
         torch.cuda.synchronize()
         with open(probes) as f:  # the first 8 sequences: the CLI's fixed cost
             few = os.path.join(work, f"probes_{T}_8.jsonl")
-            with open(few, "w") as g:
-                g.writelines(line for _, line in zip(range(8), f))
+            with open(few, "w") as out8:
+                out8.writelines(line for _, line in zip(range(8), f))
         out_a = os.path.join(work, f"andrea_{T}.h5")
         ta = tphase = tfixed = float("nan")
         size_a = 0
@@ -94,7 +94,7 @@ def main():
             for which, src in (("fixed", few), ("full", probes)):
                 t0 = time.perf_counter()
                 r = subprocess.run([andrea, "dump", model_dir, "--probes", src, "--out", out_a, "--device", "cuda",
-                                    "--maps", "fp16", "--contrib", "none", "--batch", str(B)],
+                                    "--maps", "fp16", "--contrib", "none", "--batch", str(B), "--timing"],
                                    capture_output=True, text=True)
                 t = time.perf_counter() - t0
                 if r.returncode != 0:
@@ -102,8 +102,10 @@ def main():
                     t = float("nan")
                 if which == "fixed":
                     tfixed = t
+                    print(f"  andrea dump 8 sequences T={T}: " + " ".join(l for l in r.stderr.splitlines() if "time:" in l))
                     continue
                 ta = t
+                print(f"  andrea dump n={n} T={T}: " + " ".join(l for l in r.stderr.splitlines() if "time:" in l))
                 for line in r.stderr.splitlines():  # "andrea dump: wrote ...: ... in 1.23 s (cuda, batch 64)"
                     if line.startswith("andrea dump: wrote") and " in " in line:
                         tphase = float(line.rsplit(" in ", 1)[1].split(" s")[0])

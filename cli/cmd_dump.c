@@ -20,7 +20,7 @@ static void usage(FILE *f) {
             "usage: andrea dump CKPT [--probes SUITE[,SUITE..]|FILE.jsonl] [--out dump.h5]\n"
             "                   [--device auto|cpu|cuda] [--maps fp16|fp32] [--contrib none|norm|full]\n"
             "                   [--heads L.H,..] [--batch N] [--seed S] [--n N] [--len T] [--gzip L]\n"
-            "                   [--tokenizer DIR] [--quiet]\n\n"
+            "                   [--tokenizer DIR] [--quiet] [--timing]\n\n"
             "Runs CKPT over probe sequences and writes per-head attention maps and W_O contributions\n"
             "to an HDF5 file (layout: docs/dump-format.md; probes: docs/probes.md).\n\n"
             "  --probes P      built-in suites (prev_token, induction, duplicate, bracket, entity, bos;\n"
@@ -38,7 +38,9 @@ static void usage(FILE *f) {
             "  --len T         tokens per built-in item (default %d; entity %d; clipped to the model's max)\n"
             "  --gzip L        deflate level 1-9 for attention/head_out (default 0: none, fastest)\n"
             "  --tokenizer DIR folder with vocab.json + merges.txt (default: beside CKPT)\n"
-            "  --quiet         no progress bar or summary\n",
+            "  --quiet         no progress bar or summary\n"
+            "  --timing        also print where the time went (load, hashing, engine open, forwards,\n"
+            "                  writes, close, seal)\n",
             PROBE_DEFAULT_SEED, PROBE_DEFAULT_N_ITEMS, PROBE_ENTITY_N_ITEMS, PROBE_DEFAULT_SEQ_LEN, PROBE_ENTITY_SEQ_LEN);
 }
 
@@ -51,13 +53,13 @@ int cmd_dump(int argc, char **argv) {
         {"n", required_argument, NULL, 'n'},       {"len", required_argument, NULL, 'l'},
         {"gzip", required_argument, NULL, 'z'},    {"tokenizer", required_argument, NULL, 'k'},
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        {"timing", no_argument, NULL, 't'},        {NULL, 0, NULL, 0}};
     const char *probes = NULL, *heads = NULL, *tok_dir = NULL;
     andrea_dump_options o;
     andrea_dump_options_init(&o);
     o.out_path = "dump.h5";
     probe_options po = {0, 0, 0};
-    int quiet = 0, c, bad; /* bad: a parser's usage-error exit code */
+    int quiet = 0, timing = 0, c, bad; /* bad: a parser's usage-error exit code */
     long v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
@@ -105,6 +107,7 @@ int cmd_dump(int argc, char **argv) {
             break;
         case 'k': tok_dir = optarg; break;
         case 'q': quiet = 1; break;
+        case 't': timing = 1; break;
         case 'h': usage(stdout); return 0;
         default: return cli_usage_error("dump", "unknown option");
         }
@@ -119,7 +122,9 @@ int cmd_dump(int argc, char **argv) {
     int n_suites = 0, rc = 1;
     unsigned char *mask = NULL;
     andrea_dump_stats stats;
+    const double t_start = ae_now_seconds();
     if (andrea_model_load(&m, argv[optind], &err)) return cli_fail(&err);
+    const double t_load = ae_now_seconds() - t_start;
     tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, tok_dir, &err);
     /* Token-id probe files work without a tokenizer; everything else needs one. */
     if (!tok && !probe_spec_is_file(probes)) goto out;
@@ -141,11 +146,18 @@ int cmd_dump(int argc, char **argv) {
     }
     o.tokenizer = tok_desc;
     o.stats = &stats;
+    const double t_probes = ae_now_seconds() - t_start - t_load;
     if (andrea_dump_write(&m, suites, n_suites, &o, &err)) goto out;
     if (!quiet && andrea_mpi_rank() == 0) /* MPI: one summary for the job */
         fprintf(stderr, "andrea dump: wrote %s: %d suite%s, %lld sequences, %.1f MB in %.2f s (%s, batch %d)\n",
                 o.out_path, n_suites, n_suites == 1 ? "" : "s", stats.sequences, stats.bytes / 1e6, stats.seconds,
                 stats.engine, stats.batch);
+    if (timing && andrea_mpi_rank() == 0)
+        fprintf(stderr,
+                "andrea dump: time: model load %.2f s, tokenizer + probes %.2f s, checkpoint sha256 %.2f s, engine open "
+                "%.2f s, forwards %.2f s, attention writes %.2f s, other writes %.2f s, close %.2f s, seal %.2f s\n",
+                t_load, t_probes, stats.t_hash, stats.t_open, stats.t_forward, stats.t_maps, stats.t_other,
+                stats.t_close, stats.t_seal);
     rc = 0;
 out:
     if (rc == 1 && err.msg[0]) cli_fail(&err);

@@ -255,6 +255,7 @@ typedef struct {
     int *tokens, *lengths;
     float *attn, *head_out, *norm, *dla;
     uint16_t *attn16;
+    double t_forward, t_maps, t_other; /* seconds spent, for andrea_dump_stats */
 #ifdef ANDREA_HAVE_CUDA
     andrea_cuda_pipeline *pipe; /* CUDA engine: the streaming pipeline (NULL: synchronous path) */
 #endif
@@ -305,17 +306,23 @@ static int write_suite_stream(const probe_suite *s, int B, int L, int H, int T, 
             }
             hsize_t s_tok[2] = {(hsize_t)b0, 0}, n_tok[2] = {(hsize_t)nb, (hsize_t)T};
             hsize_t s_len[1] = {(hsize_t)b0}, n_len[1] = {(hsize_t)nb};
+            double t0 = ae_now_seconds();
             H5_TRY(dset_write_slab(dtok, dxpl, 1, H5T_NATIVE_INT, 2, s_tok, n_tok, bb->tokens));
             H5_TRY(dset_write_slab(dlen, dxpl, 1, H5T_NATIVE_INT, 1, s_len, n_len, bb->lengths));
+            bb->t_other += ae_now_seconds() - t0;
             *bytes += (long long)((size_t)nb * (T + 1) * sizeof(int));
             andrea_forward_io io = {0};
             io.B = nb;
             io.T = T;
             io.tokens = bb->tokens; /* copied by submit before it returns */
             io.lengths = bb->lengths;
+            t0 = ae_now_seconds();
             if (andrea_cuda_pipeline_submit(bb->pipe, &io, b0, &rd, err)) return -1;
-        } else if (andrea_cuda_pipeline_flush(bb->pipe, &rd, err)) {
-            return -1;
+            bb->t_forward += ae_now_seconds() - t0;
+        } else {
+            double t0 = ae_now_seconds();
+            if (andrea_cuda_pipeline_flush(bb->pipe, &rd, err)) return -1;
+            bb->t_forward += ae_now_seconds() - t0;
         }
         if (!rd.valid) continue;
         const int b0 = (int)rd.tag, nb = rd.B;
@@ -323,6 +330,7 @@ static int write_suite_stream(const probe_suite *s, int B, int L, int H, int T, 
         for (int b = 0; b < nb; b++) padded |= s->items[b0 + b].n_tokens < T;
         const size_t n_maps = (size_t)nb * lh * map, esz = o->maps_fp32 ? 4 : 2;
         const void *att = rd.attn;
+        double t0 = ae_now_seconds();
         if (maps_direct_ok(o)) {
             int *len = bb->lengths; /* free again: the next batch's tokens were copied by submit */
             for (int b = 0; b < nb; b++) len[b] = s->items[b0 + b].n_tokens;
@@ -344,6 +352,8 @@ static int write_suite_stream(const probe_suite *s, int B, int L, int H, int T, 
         hsize_t s5[5] = {(hsize_t)b0, 0, 0, 0, 0}, n5[5] = {(hsize_t)nb, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T};
         if (att) H5_TRY(dset_write_slab(datt, dxpl, 1, o->maps_fp32 ? H5T_NATIVE_FLOAT : f16, 5, s5, n5, att));
         *bytes += (long long)(n_maps * esz);
+        double t1 = ae_now_seconds();
+        bb->t_maps += t1 - t0;
         if (want_values) {
             const size_t nv = (size_t)nb * lh * T;
             memcpy(bb->norm, rd.head_out_norm, nv * sizeof(float));
@@ -361,6 +371,7 @@ static int write_suite_stream(const probe_suite *s, int B, int L, int H, int T, 
             H5_TRY(dset_write_slab(ddla, dxpl, 1, H5T_NATIVE_FLOAT, 4, s4, n4, bb->dla));
             *bytes += (long long)(2 * nv * sizeof(float));
         }
+        bb->t_other += ae_now_seconds() - t1;
         ae_progress_add(prog, (uint64_t)nb);
     }
     return 0;
@@ -502,6 +513,7 @@ static int write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const
         io.head_out = want_head_out ? bb->head_out : NULL;
         io.head_out_norm = want_values ? bb->norm : NULL;
         io.head_dla = want_values ? bb->dla : NULL;
+        double t0 = ae_now_seconds();
         if (!frc && active) frc = andrea_engine_forward(eng, &io, err);
         PAR_AGREE(frc, par);
 
@@ -531,12 +543,16 @@ static int write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const
         hsize_t s5[5] = {(hsize_t)b0, 0, 0, 0, 0}, n_att[5] = {(hsize_t)nb_seq, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T};
         size_t n_maps = (size_t)nb_seq * per_seq_maps;
         if (!o->maps_fp32) f32_to_f16_all(bb->attn16, bb->attn, n_maps);
+        double t1 = ae_now_seconds();
+        bb->t_forward += t1 - t0;
         const void *att = o->maps_fp32 ? (const void *)bb->attn : (const void *)bb->attn16;
         if (maps_direct_ok(o))
             H5_TRY(write_maps_direct(datt, b0, nb_seq, L, H, T, o->maps_fp32 ? 4 : 2, att, NULL, NULL));
         else
             H5_TRY(dset_write_slab(datt, par->dxpl, active, o->maps_fp32 ? H5T_NATIVE_FLOAT : f16, 5, s5, n_att, att));
         *bytes += (long long)(n_maps * (o->maps_fp32 ? sizeof(float) : sizeof(uint16_t)));
+        double t2 = ae_now_seconds();
+        bb->t_maps += t2 - t1;
         if (want_values) {
             hsize_t s4[4] = {(hsize_t)b0, 0, 0, 0}, n4[4] = {(hsize_t)nb_seq, (hsize_t)L, (hsize_t)H, (hsize_t)T};
             H5_TRY(dset_write_slab(dnorm, par->dxpl, active, H5T_NATIVE_FLOAT, 4, s4, n4, bb->norm));
@@ -563,6 +579,7 @@ static int write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const
             }
         }
         *bytes += (long long)((size_t)nb_seq * (T + 1) * sizeof(int));
+        bb->t_other += ae_now_seconds() - t2;
         ae_progress_add(prog, (uint64_t)nb_seq);
     }
     rc = 0;
@@ -622,6 +639,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     } else if (strncmp(m->path, "random:", 7) != 0 && andrea_mpi_rank() == 0) {
         src = andrea_checkpoint_sha256(m, sha, err); /* MPI: rank 0 hashes, the others are told */
     }
+    const double t_hash = ae_now_seconds() - t0;
     if (andrea_mpi_agree(src, err) || andrea_mpi_bcast(sha, sizeof sha, 0, err)) return -1;
 
     int max_T = 0;
@@ -669,6 +687,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     }
     if (want_head_out) bb.head_out = alloc_n((size_t)B * L * H * T * (size_t)m->cfg.d_model, sizeof(float), &bad);
     int orc = 0;
+    const double t_open0 = ae_now_seconds();
     if (bad) {
         orc = ae_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; try --batch 1)",
                       h5_path, B, max_T, per_seq);
@@ -685,6 +704,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         }
 #endif
     }
+    const double t_open = ae_now_seconds() - t_open0;
     /* A plain open first, for a clear "cannot create: <reason>" (HDF5's message is long). */
     if (!orc && root) {
         FILE *probe_f = fopen(tmp, "wb");
@@ -726,8 +746,10 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     ae_progress_end(&prog);
     H5Tclose(f16);
     f16 = -1;
+    const double t_close0 = ae_now_seconds();
     herr_t closed = H5Fclose(f);
     f = -1;
+    const double t_close = ae_now_seconds() - t_close0;
     H5_TRY(closed);
     andrea_dump_par_close(par.dxpl);
     andrea_dump_par_close(fapl);
@@ -738,7 +760,9 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
      * file (H5Fclose is collective) before rank 0 renames it. */
     int64_t all_bytes = bytes;
     int crc = andrea_mpi_sum_i64(&all_bytes, 1, err);
+    const double t_seal0 = ae_now_seconds();
     if (!crc && root && (crc = andrea_dump_seal(tmp, err))) ae_tmp_abort(tmp);
+    const double t_seal = ae_now_seconds() - t_seal0;
     if (!crc && root) crc = ae_tmp_commit(tmp, o->out_path, err);
     if (andrea_mpi_agree(crc, err)) goto fail_closed;
     double secs = ae_now_seconds() - t0;
@@ -749,6 +773,13 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         o->stats->bytes = all_bytes;
         o->stats->batch = B;
         snprintf(o->stats->engine, sizeof o->stats->engine, "%s", engine_name);
+        o->stats->t_hash = t_hash;
+        o->stats->t_open = t_open;
+        o->stats->t_forward = bb.t_forward;
+        o->stats->t_maps = bb.t_maps;
+        o->stats->t_other = bb.t_other;
+        o->stats->t_close = t_close;
+        o->stats->t_seal = t_seal;
     }
     engine_and_bufs_close(eng, &bb);
     return 0;

@@ -27,6 +27,11 @@ typedef struct {
     long long bytes;      /* bytes of dataset payload written (before compression) */
     char engine[16];      /* "cpu" or "cuda" */
     int batch;            /* sequences per forward actually used */
+    /* where the wall time went (seconds; `andrea dump --timing` prints them): hashing the
+     * checkpoint, opening the engine (CUDA: context, weights, pinned buffers), the forwards (CPU:
+     * compute + fp16 conversion; CUDA: time blocked waiting for the GPU pipeline), writing the
+     * attention maps, the other datasets, closing the HDF5 file, sealing it */
+    double t_hash, t_open, t_forward, t_maps, t_other, t_close, t_seal;
 } andrea_dump_stats;
 
 typedef struct {

@@ -31,9 +31,11 @@ for f in "$here"/.carry/debs/*.deb "$here"/.carry/mpi-debs/*.deb; do [ -f "$f" ]
 LIB=$PFX/usr/lib/x86_64-linux-gnu
 export LD_LIBRARY_PATH=$LIB:$LIB/openmpi/lib:${LD_LIBRARY_PATH:-}
 MPI_ARGS=()
-if command -v mpirun > /dev/null; then
+if [ ! -x $PFX/usr/bin/orterun ]; then
   MPIRUN=mpirun
 else
+  # the carried Debian Open MPI even where the machine has its own: andrea links the carried libmpi
+  # and parallel HDF5, and a foreign mpirun's PMIx components break against the carried libpmix
   # Debian's Open MPI relocated: OPAL_PREFIX points it at the unpacked tree (components, help
   # files, wrapper data); the alternatives symlinks (mpirun, mpicc) do not survive dpkg -x.
   export OPAL_PREFIX=$PFX/usr PATH=$PFX/usr/bin:$PATH
