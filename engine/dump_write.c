@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/atomic_file.h"
 #include "../common/checked_size.h"
@@ -721,7 +722,15 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     /* room for the seal in front of the HDF5 data (dump.h) */
     H5_ID(fcpl, H5Pcreate(H5P_FILE_CREATE));
     H5_TRY(H5Pset_userblock(fcpl, ANDREA_DUMP_USERBLOCK));
-    H5_ID(f, H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl));
+    /* Serial: a new file (O_EXCL), never a truncated one. Why: ext4 treats "truncate to 0, then
+     * write" as a file being replaced and starts writeback of ALL its dirty pages on close
+     * (auto_da_alloc): H5Fclose of a 19 GB dump took 6.4 s of a 16 s dump on the H200 machine.
+     * The probe file above only reserved the name. MPI: the ranks open collectively; TRUNC. */
+    if (!andrea_mpi_parallel() && unlink(tmp) != 0 && errno != ENOENT) {
+        ae_fail(err, "%s: cannot replace the temporary file: %s", o->out_path, strerror(errno));
+        goto fail;
+    }
+    H5_ID(f, H5Fcreate(tmp, andrea_mpi_parallel() ? H5F_ACC_TRUNC : H5F_ACC_EXCL, fcpl, fapl));
     H5_ID(f16, make_f16_type());
     if (write_root_attrs(f, m, suites, n_suites, sha, o, engine_name, h5_path, err)) goto fail;
 
