@@ -35,6 +35,14 @@ need_built() {
     if "$A" "$c" --help 2>&1 | grep -q "not built yet"; then skip "andrea $c is not built yet"; fi
   done
 }
+# need_python_modules MOD...: skip where /usr/bin/python3 lacks a module the test's fixtures need
+# (Debian: python3-numpy, python3-h5py; tools/setup.sh installs them, the GPU machine lacks them).
+need_python_modules() {
+  local m
+  for m; do
+    /usr/bin/python3 -c "import $m" 2>/dev/null || skip "/usr/bin/python3 has no module $m (Debian package python3-$m)"
+  done
+}
 # write_tiny_bin PATH SEED: a random llm.c v3 .bin, L=2 H=4 C=32 maxT=48, byte vocabulary + BOS
 # (257); weights N(0, 0.3^2) from numpy's generator seeded SEED, LayerNorm gains 1.
 write_tiny_bin() {

@@ -11,6 +11,7 @@
 # Skips (exit 77) when /usr/bin/chromium is absent (Debian: apt-get install chromium).
 set -euo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
+need_python_modules numpy
 CHROMIUM=/usr/bin/chromium
 if [[ ! -x $CHROMIUM ]]; then skip "$CHROMIUM not found (Debian package chromium; see tools/ci-extra-packages.txt)"; fi
 need_built dump classify

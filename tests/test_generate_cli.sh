@@ -5,6 +5,7 @@
 # lnfb · wte[v], largest for 'a' (whose row is also scaled up): greedy decoding must continue any prompt with "aaaa...".
 set -euo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
+need_python_modules numpy
 
 # write_bin PATH VOCAB MODE: an llm.c v3 .bin, L=1 H=2 C=8 maxT=32; MODE known|random
 write_bin() {

@@ -6,6 +6,7 @@
 # valid PNGs without timestamps, no network reference, training-step section, bad inputs.
 set -euo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
+need_python_modules numpy
 need_built dump classify
 
 cd "$tmp"

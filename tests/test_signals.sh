@@ -12,6 +12,7 @@ set -u
 : "${ANDREA_BIN:?ANDREA_BIN must name the andrea binary}"
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
+"$PY" -c "import numpy" 2>/dev/null || { echo "SKIP: $PY has no module numpy (Debian package python3-numpy)"; exit 77; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0
