@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""tf32_error_budget.py CKPT.bin PROBES.jsonl — where the CUDA engine's TF32 error in the attention
+maps comes from, without a GPU: the forward in float32 numpy, with the inputs of chosen matmuls
+rounded to TF32 (10-bit mantissa, round to nearest, as cvt.rna.tf32.f32 and cuBLAS's TF32 mode
+do), against the same forward in float64. Variants: no rounding; the projection matmuls (QKV,
+W_O, MLP) rounded; attention's Q.K^T and P.V rounded; both (the engine's default)."""
+import json
+import sys
+
+import numpy as np
+
+
+def tf32(x):
+    b = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    return ((b + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def read_bin(path):
+    data = open(path, "rb").read()
+    hdr = np.frombuffer(data[:1024], dtype=np.int32)
+    T, V, L, H, C, Vp = (int(x) for x in hdr[2:8])
+    shapes = [("wte", (Vp, C)), ("wpe", (T, C)), ("ln1w", (L, C)), ("ln1b", (L, C)), ("qkvw", (L, 3 * C, C)),
+              ("qkvb", (L, 3 * C)), ("attprojw", (L, C, C)), ("attprojb", (L, C)), ("ln2w", (L, C)),
+              ("ln2b", (L, C)), ("fcw", (L, 4 * C, C)), ("fcb", (L, 4 * C)), ("fcprojw", (L, C, 4 * C)),
+              ("fcprojb", (L, C)), ("lnfw", (C,)), ("lnfb", (C,))]
+    if hdr[1] == 3:
+        flat = np.frombuffer(data, dtype=np.float32, offset=1024)
+    else:
+        flat = (np.frombuffer(data, dtype=np.uint16, offset=1024).astype(np.uint32) << 16).view(np.float32)
+    p, off = {}, 0
+    for name, s in shapes:
+        k = int(np.prod(s))
+        p[name] = flat[off:off + k].reshape(s)
+        off += k
+    return L, H, C, p
+
+
+def forward(tokens, L, H, C, p, dt, proj_tf32, attn_tf32):
+    r = (lambda a: tf32(a)) if proj_tf32 else (lambda a: a)
+    ra = (lambda a: tf32(a)) if attn_tf32 else (lambda a: a)
+    P = {k: v.astype(dt) for k, v in p.items()}
+    T, hd = len(tokens), C // H
+    x = P["wte"][tokens] + P["wpe"][:T]
+    maps = np.zeros((L, H, T, T))
+    mask = np.triu(np.ones((T, T), dtype=bool), 1)
+
+    def ln(x, w, b):
+        mu = x.mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + 1e-5) * w + b
+
+    def mm(a, w):  # a @ w.T with TF32-rounded inputs when asked, accumulated in dt
+        return (r(a).astype(dt) @ r(w).astype(dt).T).astype(dt)
+
+    for l in range(L):
+        qkv = mm(ln(x, P["ln1w"][l], P["ln1b"][l]), P["qkvw"][l]) + P["qkvb"][l]
+        out = np.zeros((T, C), dt)
+        for h in range(H):
+            sl = slice(h * hd, (h + 1) * hd)
+            q, k, v = qkv[:, sl], qkv[:, C:][:, sl], qkv[:, 2 * C:][:, sl]
+            s = (ra(q).astype(dt) @ ra(k).astype(dt).T) / dt(np.sqrt(hd))
+            s[mask] = -np.inf
+            e = np.exp(s - s.max(-1, keepdims=True))
+            a = e / e.sum(-1, keepdims=True)
+            maps[l, h] = a
+            out[:, sl] = ra(a).astype(dt) @ ra(v).astype(dt)
+        x = x + mm(out, P["attprojw"][l]) + P["attprojb"][l]
+        hh = ln(x, P["ln2w"][l], P["ln2b"][l])
+        f = mm(hh, P["fcw"][l]) + P["fcb"][l]
+        f = 0.5 * f * (1 + np.tanh(np.sqrt(2 / np.pi) * (f + 0.044715 * f ** 3)))
+        x = x + mm(f, P["fcprojw"][l]) + P["fcprojb"][l]
+    return maps
+
+
+def main(ckpt, probes, n_items=40):
+    L, H, C, p = read_bin(ckpt)
+    items = [json.loads(line)["tokens"] for line in open(probes)][:: max(1, sum(1 for _ in open(probes)) // n_items)]
+    worst = {}
+    for toks in items:
+        ref = forward(toks, L, H, C, p, np.float64, False, False)
+        for name, pt, at in (("fp32", False, False), ("tf32 projections", True, False),
+                             ("tf32 attention", False, True), ("tf32 both", True, True)):
+            m = forward(toks, L, H, C, p, np.float32, pt, at)
+            worst[name] = max(worst.get(name, 0.0), float(np.abs(m - ref).max()))
+    print(f"{ckpt}: {len(items)} probe items, max |attention - float64| over all heads:")
+    for name, w in worst.items():
+        print(f"  {name:18s} {w:.2e}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
