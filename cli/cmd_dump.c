@@ -40,7 +40,8 @@ static void usage(FILE *f) {
             "  --tokenizer DIR folder with vocab.json + merges.txt (default: beside CKPT)\n"
             "  --quiet         no progress bar or summary\n"
             "  --timing        also print where the time went (load, hashing, engine open, forwards,\n"
-            "                  writes, close, seal)\n",
+            "                  writes, close, seal; a serial dump hashes the checkpoint while the\n"
+            "                  engine opens)\n",
             PROBE_DEFAULT_SEED, PROBE_DEFAULT_N_ITEMS, PROBE_ENTITY_N_ITEMS, PROBE_DEFAULT_SEQ_LEN, PROBE_ENTITY_SEQ_LEN);
 }
 
