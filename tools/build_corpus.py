@@ -196,6 +196,112 @@ def bracket_section(rng, size):
     return "".join(out)
 
 
+# ---------------------------------------------------------------- synthetic: brackets in code lines
+
+CODE_NAMES = ["x", "y", "n", "i", "j", "k", "buf", "len", "count", "total", "item", "node", "key", "val", "data",
+              "result", "size", "idx", "arr", "cfg", "opts", "row", "col", "left", "right", "msg", "obj"]
+CODE_FUNCS = ["f", "g", "get", "put", "min", "max", "len", "sum", "parse", "load", "check", "update", "make",
+              "read", "write", "find", "apply", "hash", "print", "push", "pop", "abs", "clamp"]
+CODE_OPS = [" + ", " - ", " * ", " / ", " % ", " == ", " != ", " < ", " > ", " <= ", " && ", " || "]
+
+
+def code_bracket_seq(rng, max_len, max_depth=5):
+    """Code-like lines with nested brackets, at most max_len bytes: statements (assignments, calls,
+    return, if/for/while blocks over several indented lines) whose expressions nest calls f(..),
+    indexing a[..], parentheses and array/object literals [..] {..}. The sparser, line-broken
+    counterpart of bracket_seq(): the same matching task in text that looks like programs.
+    Returns (text, pairs) as bracket_seq() does."""
+    text, pairs, length = [], [], [0]
+
+    def emit(s):
+        text.append(s)
+        length[0] += len(s)
+
+    def group(o, c, body):
+        open_at = length[0]
+        emit(o)
+        body()
+        pairs.append((open_at, length[0]))
+        emit(c)
+
+    def expr(depth):
+        r = rng.random()
+        if depth >= max_depth or r < 0.3:
+            emit(rng.choice(CODE_NAMES) if rng.random() < 0.7 else str(rng.randint(0, 99)))
+        elif r < 0.5:
+            emit(rng.choice(CODE_FUNCS))
+            group("(", ")", lambda: args(depth + 1, rng.randint(0, 3)))
+        elif r < 0.65:
+            emit(rng.choice(CODE_NAMES))
+            group("[", "]", lambda: expr(depth + 1))
+        elif r < 0.8:
+            group("(", ")", lambda: (expr(depth + 1), emit(rng.choice(CODE_OPS)), expr(depth + 1)))
+        elif r < 0.9:
+            group("[", "]", lambda: args(depth + 1, rng.randint(0, 3)))
+        else:
+            def pairs_body():
+                for i in range(rng.randint(1, 2)):
+                    emit(", " if i else "")
+                    emit(rng.choice(CODE_NAMES) + ": ")
+                    expr(depth + 1)
+            group("{", "}", pairs_body)
+
+    def args(depth, n):
+        for i in range(n):
+            if i:
+                emit(", ")
+            expr(depth)
+
+    def statement(depth, indent):
+        emit(" " * indent)
+        r = rng.random()
+        if r < 0.3:
+            emit(rng.choice(CODE_NAMES) + " = ")
+            expr(depth)
+            emit(";\n")
+        elif r < 0.45:
+            emit(rng.choice(CODE_FUNCS))
+            group("(", ")", lambda: args(depth + 1, rng.randint(0, 3)))
+            emit(";\n")
+        elif r < 0.55:
+            emit("return ")
+            expr(depth)
+            emit(";\n")
+        else:
+            kw = rng.choice(["if ", "while ", "for "])
+            emit(kw)
+            if kw == "for ":
+                v = rng.choice(["i", "j", "k"])
+                group("(", ")", lambda: (emit("%s = 0; %s < " % (v, v)), expr(depth + 1), emit("; %s++" % v)))
+            else:
+                group("(", ")", lambda: expr(depth + 1))
+            emit(" ")
+
+            def block():
+                emit("\n")
+                for _ in range(rng.randint(1, 3)):
+                    if length[0] < max_len:
+                        statement(depth + 1, indent + 2) if depth + 1 < max_depth else (emit(" " * (indent + 2) + "x;\n"))
+                emit(" " * indent)
+            group("{", "}", block)
+            emit("\n")
+
+    while length[0] < max_len:
+        statement(0, 0)
+    s = "".join(text)[:max_len]
+    pairs = sorted(p for p in pairs if p[1] < len(s))
+    return s, pairs
+
+
+def code_bracket_section(rng, size):
+    out, total = [], 0
+    while total < size:
+        t, _ = code_bracket_seq(rng, rng.randint(80, 400))
+        out.append(t + "\n")
+        total += len(t) + 1
+    return "".join(out)
+
+
 # ---------------------------------------------------------------- natural text
 
 def bible_text():
@@ -284,6 +390,8 @@ def main():
         "code": code_text(int(args.code_mb * 1e6)),
         "bracket": bracket_section(rng, int(args.synth_mb * 1e6)),
         "entity": entity_section(rng, people, places, int(args.synth_mb * 1e6)),
+        # after the others, from the same generator state: the earlier sections stay byte-identical
+        "bracket_code": code_bracket_section(rng, int(args.synth_mb * 1e6)),
     }
     recipe = {"seed": args.seed, "sections": {}}
     for name, text in sections.items():
@@ -299,6 +407,7 @@ def main():
         "code": "/usr/include/{*,*/*,*/*/*}.h sorted, then the Python stdlib (no tests) sorted, %.1f MB cap" % args.code_mb,
         "bracket": "bracket_seq() lines, 50%% tagged, seed %d" % args.seed,
         "entity": "entity_story() stories over probes/data/{people,places}.txt, seed %d" % args.seed,
+        "bracket_code": "code_bracket_seq() blocks of code-like lines, seed %d (drawn after entity)" % args.seed,
     }
     with open(os.path.join(args.out, "recipe.json"), "w") as f:
         json.dump(recipe, f, indent=1)

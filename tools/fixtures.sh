@@ -25,7 +25,8 @@ corpus=${CORPUS:-$here/.carry/corpus}
 py=${PYTHON:-python3}
 variants=${VARIANTS:-bundled-A bundled-B}
 mkdir -p "$out"
-[[ -f $corpus/recipe.json ]] || "$py" tools/build_corpus.py --out "$corpus"
+# (re)built when a section is missing, e.g. bracket_code.bin, added after the first corpora
+[[ -f $corpus/recipe.json && -f $corpus/bracket_code.bin ]] || "$py" tools/build_corpus.py --out "$corpus"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 final=$work/final
