@@ -3,7 +3,8 @@
 maps comes from, without a GPU: the forward in float32 numpy, with the inputs of chosen matmuls
 rounded to TF32 (10-bit mantissa, round to nearest, as cvt.rna.tf32.f32 and cuBLAS's TF32 mode
 do), against the same forward in float64. Variants: no rounding; the projection matmuls (QKV,
-W_O, MLP) rounded; attention's Q.K^T and P.V rounded; both (the engine's default)."""
+W_O, MLP) rounded; attention's Q.K^T and P.V rounded; both (the engine's default); and each
+matmul alone, and everything but the two that make the logits (QKV and Q.K^T)."""
 import json
 import sys
 
@@ -36,8 +37,11 @@ def read_bin(path):
 
 
 def forward(tokens, L, H, C, p, dt, proj_tf32, attn_tf32):
-    r = (lambda a: tf32(a)) if proj_tf32 else (lambda a: a)
-    ra = (lambda a: tf32(a)) if attn_tf32 else (lambda a: a)
+    """proj_tf32 / attn_tf32: True, False, or a set naming which matmuls round their inputs:
+    {"qkv", "wo", "mlp"} / {"qk", "pv"}."""
+    def pick(flag, name):
+        on = flag is True or (isinstance(flag, set) and name in flag)
+        return (lambda a: tf32(a)) if on else (lambda a: a)
     P = {k: v.astype(dt) for k, v in p.items()}
     T, hd = len(tokens), C // H
     x = P["wte"][tokens] + P["wpe"][:T]
@@ -48,26 +52,28 @@ def forward(tokens, L, H, C, p, dt, proj_tf32, attn_tf32):
         mu = x.mean(-1, keepdims=True)
         return (x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + 1e-5) * w + b
 
-    def mm(a, w):  # a @ w.T with TF32-rounded inputs when asked, accumulated in dt
+    def mm(a, w, name):  # a @ w.T with TF32-rounded inputs when asked, accumulated in dt
+        r = pick(proj_tf32, name)
         return (r(a).astype(dt) @ r(w).astype(dt).T).astype(dt)
 
+    rqk, rpv = pick(attn_tf32, "qk"), pick(attn_tf32, "pv")
     for l in range(L):
-        qkv = mm(ln(x, P["ln1w"][l], P["ln1b"][l]), P["qkvw"][l]) + P["qkvb"][l]
+        qkv = mm(ln(x, P["ln1w"][l], P["ln1b"][l]), P["qkvw"][l], "qkv") + P["qkvb"][l]
         out = np.zeros((T, C), dt)
         for h in range(H):
             sl = slice(h * hd, (h + 1) * hd)
             q, k, v = qkv[:, sl], qkv[:, C:][:, sl], qkv[:, 2 * C:][:, sl]
-            s = (ra(q).astype(dt) @ ra(k).astype(dt).T) / dt(np.sqrt(hd))
+            s = (rqk(q).astype(dt) @ rqk(k).astype(dt).T) / dt(np.sqrt(hd))
             s[mask] = -np.inf
             e = np.exp(s - s.max(-1, keepdims=True))
             a = e / e.sum(-1, keepdims=True)
             maps[l, h] = a
-            out[:, sl] = ra(a).astype(dt) @ ra(v).astype(dt)
-        x = x + mm(out, P["attprojw"][l]) + P["attprojb"][l]
+            out[:, sl] = rpv(a).astype(dt) @ rpv(v).astype(dt)
+        x = x + mm(out, P["attprojw"][l], "wo") + P["attprojb"][l]
         hh = ln(x, P["ln2w"][l], P["ln2b"][l])
-        f = mm(hh, P["fcw"][l]) + P["fcb"][l]
+        f = mm(hh, P["fcw"][l], "mlp") + P["fcb"][l]
         f = 0.5 * f * (1 + np.tanh(np.sqrt(2 / np.pi) * (f + 0.044715 * f ** 3)))
-        x = x + mm(f, P["fcprojw"][l]) + P["fcprojb"][l]
+        x = x + mm(f, P["fcprojw"][l], "mlp") + P["fcprojb"][l]
     return maps
 
 
@@ -78,7 +84,10 @@ def main(ckpt, probes, n_items=40):
     for toks in items:
         ref = forward(toks, L, H, C, p, np.float64, False, False)
         for name, pt, at in (("fp32", False, False), ("tf32 projections", True, False),
-                             ("tf32 attention", False, True), ("tf32 both", True, True)):
+                             ("tf32 attention", False, True), ("tf32 both", True, True),
+                             ("tf32 QKV only", {"qkv"}, False), ("tf32 W_O + MLP only", {"wo", "mlp"}, False),
+                             ("tf32 Q.K^T only", False, {"qk"}), ("tf32 P.V only", False, {"pv"}),
+                             ("tf32 all but QKV and Q.K^T", {"wo", "mlp"}, {"pv"})):
             m = forward(toks, L, H, C, p, np.float32, pt, at)
             worst[name] = max(worst.get(name, 0.0), float(np.abs(m - ref).max()))
     print(f"{ckpt}: {len(items)} probe items, max |attention - float64| over all heads:")
