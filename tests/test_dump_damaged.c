@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sha256.h"
 #include "../engine/dump.h"
 #include "../engine/dump_write.h"
 #include "../engine/model_random.h"
@@ -159,6 +160,47 @@ static void test_flipped_byte_is_refused_before_hdf5_reads_it(void) {
     expect_open_refused(p, "damaged file: content checksum does not match");
 }
 
+/* Rewrites the seal's second line (the user block's first 512 bytes, NUL padded). */
+static void write_seal_line(const char *path, const char *line) {
+    char block[ANDREA_DUMP_USERBLOCK] = {0};
+    snprintf(block, sizeof block, "%s%s\n", ANDREA_DUMP_MAGIC, line);
+    FILE *f = fopen(path, "r+b");
+    CHECK(f && fwrite(block, 1, sizeof block, f) == sizeof block);
+    if (f) fclose(f);
+}
+
+static void test_seal_with_an_absurd_block_size_is_refused(void) {
+    const char *sizes[] = {"0", "4095", "1073741825", "99999999999999999999999", "-64", "x"};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        const char *p = copy_good("badblock.h5", 0);
+        char line[200];
+        snprintf(line, sizeof line, "sha256-blocks %s %064d", sizes[i], 0);
+        write_seal_line(p, line);
+        expect_open_refused(p, "damaged andrea header (bad sha256-blocks line)");
+    }
+}
+
+static void test_seal_of_the_first_form_is_still_accepted(void) {
+    /* dumps sealed before the block form: "sha256 <plain sha256 of bytes 512..EOF>" */
+    const char *p = copy_good("oldseal.h5", 0);
+    FILE *f = fopen(p, "rb");
+    CHECK(f != NULL);
+    if (!f) return;
+    char hex[65], line[80];
+    ae_error err = {{0}};
+    CHECK_MSG(ae_sha256_stream(f, ANDREA_DUMP_USERBLOCK, hex, p, &err) == 0, "%s", err.msg);
+    fclose(f);
+    snprintf(line, sizeof line, "sha256 %s", hex);
+    write_seal_line(p, line);
+    andrea_dump *d = andrea_dump_open(p, &err);
+    CHECK_MSG(d != NULL, "%s", err.msg);
+    andrea_dump_close(d);
+    hex[0] = hex[0] == 'a' ? 'b' : 'a'; /* and a wrong one of that form is refused */
+    snprintf(line, sizeof line, "sha256 %s", hex);
+    write_seal_line(p, line);
+    expect_open_refused(p, "content checksum does not match");
+}
+
 static void test_edit_without_resealing_is_refused_as_damaged(void) {
     const char *p = copy_good("edited.h5", 0);
     hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
@@ -277,6 +319,8 @@ int main(void) {
     RUN(test_truncated_dump_is_refused);
     RUN(test_flipped_byte_is_refused_before_hdf5_reads_it);
     RUN(test_edit_without_resealing_is_refused_as_damaged);
+    RUN(test_seal_with_an_absurd_block_size_is_refused);
+    RUN(test_seal_of_the_first_form_is_still_accepted);
     RUN(test_hdf5_file_that_is_not_a_dump_is_refused);
     RUN(test_hdf5_file_that_is_sealed_but_empty_is_refused);
     RUN(test_missing_root_attribute_is_refused);
