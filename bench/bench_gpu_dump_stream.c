@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/progress.h"
 #include "../engine/forward.h"
 #include "../engine/model.h"
 #include "../kernels/cuda_engine.h"
@@ -28,11 +29,6 @@
         }                                                                                         \
     } while (0)
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int write_ready(hid_t ds, hid_t f16, const andrea_cuda_ready *r, int B0, int L, int H) {
     hsize_t start[5] = {(hsize_t)r->tag * B0, 0, 0, 0, 0};
@@ -85,7 +81,7 @@ int main(int argc, char **argv) {
         }
         char path[4096];
         snprintf(path, sizeof path, "%s/stream_%d.h5", argv[2], T);
-        const double t0 = now();
+        const double t0 = ae_now_seconds();
         hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
         H5CK(f);
         hsize_t dims[5] = {(hsize_t)n, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T};
@@ -115,7 +111,7 @@ int main(int argc, char **argv) {
         H5Pclose(dcpl);
         H5Sclose(sp);
         H5CK(H5Fclose(f));
-        const double s = now() - t0, gb = (double)n * L * H * T * T * 2 / 1e9;
+        const double s = ae_now_seconds() - t0, gb = (double)n * L * H * T * T * 2 / 1e9;
         printf("stream n=%d T=%d B=%d: %.2f s, %.2f GB of fp16 maps, %.2f GB/s\n", n, T, B, s, gb, gb / s);
         fflush(stdout);
         remove(path);

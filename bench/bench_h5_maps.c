@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/progress.h"
+
 #define CK(call)                                                                          \
     do {                                                                                  \
         if ((long long)(call) < 0) {                                                      \
@@ -27,17 +29,12 @@
         }                                                                                 \
     } while (0)
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static double run(const char *path, int n, int L, int H, int T, int B, int direct, int v110, const uint16_t *buf) {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     CK(fapl);
     if (v110) CK(H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110));
-    double t0 = now();
+    double t0 = ae_now_seconds();
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     CK(f);
     hsize_t dims[5] = {(hsize_t)n, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T}, chunk[5] = {1, 1, 1, (hsize_t)T, (hsize_t)T};
@@ -68,7 +65,7 @@ static double run(const char *path, int n, int L, int H, int T, int B, int direc
     }
     CK(H5Dclose(d));
     CK(H5Fclose(f));
-    double t = now() - t0;
+    double t = ae_now_seconds() - t0;
     H5Sclose(sp);
     H5Pclose(dcpl);
     H5Pclose(fapl);

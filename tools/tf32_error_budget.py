@@ -6,34 +6,18 @@ do), against the same forward in float64. Variants: no rounding; the projection 
 W_O, MLP) rounded; attention's Q.K^T and P.V rounded; both (the engine's default); and each
 matmul alone, and everything but the two that make the logits (QKV and Q.K^T)."""
 import json
+import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from andrea_bin import read_bin  # noqa: E402
 
 
 def tf32(x):
     b = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
     return ((b + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
-
-
-def read_bin(path):
-    data = open(path, "rb").read()
-    hdr = np.frombuffer(data[:1024], dtype=np.int32)
-    T, V, L, H, C, Vp = (int(x) for x in hdr[2:8])
-    shapes = [("wte", (Vp, C)), ("wpe", (T, C)), ("ln1w", (L, C)), ("ln1b", (L, C)), ("qkvw", (L, 3 * C, C)),
-              ("qkvb", (L, 3 * C)), ("attprojw", (L, C, C)), ("attprojb", (L, C)), ("ln2w", (L, C)),
-              ("ln2b", (L, C)), ("fcw", (L, 4 * C, C)), ("fcb", (L, 4 * C)), ("fcprojw", (L, C, 4 * C)),
-              ("fcprojb", (L, C)), ("lnfw", (C,)), ("lnfb", (C,))]
-    if hdr[1] == 3:
-        flat = np.frombuffer(data, dtype=np.float32, offset=1024)
-    else:
-        flat = (np.frombuffer(data, dtype=np.uint16, offset=1024).astype(np.uint32) << 16).view(np.float32)
-    p, off = {}, 0
-    for name, s in shapes:
-        k = int(np.prod(s))
-        p[name] = flat[off:off + k].reshape(s)
-        off += k
-    return L, H, C, p
 
 
 def forward(tokens, L, H, C, p, dt, proj_tf32, attn_tf32):
@@ -78,7 +62,8 @@ def forward(tokens, L, H, C, p, dt, proj_tf32, attn_tf32):
 
 
 def main(ckpt, probes, n_items=40):
-    L, H, C, p = read_bin(ckpt)
+    shape, p = read_bin(ckpt)
+    L, H, C = shape["n_layer"], shape["n_head"], shape["n_embd"]
     items = [json.loads(line)["tokens"] for line in open(probes)][:: max(1, sum(1 for _ in open(probes)) // n_items)]
     worst = {}
     for toks in items:
