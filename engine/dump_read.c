@@ -677,6 +677,9 @@ int andrea_dump_read_head_out(andrea_dump *d, int suite, int seq, int layer, int
  * analyzer and the reports read, so if the library is going to crash on this file, it crashes
  * there, and the parent turns that into a one-line refusal. Memory in the child stays bounded by
  * the largest single read (one map, one sequence's per-head values, one head_out slice). */
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -758,6 +761,12 @@ int andrea_dump_check_isolated(const char *path, ae_error *err) {
          * _exit, not exit: no atexit handlers of the parent's libraries run twice */
         struct rlimit no_core = {0, 0};
         setrlimit(RLIMIT_CORE, &no_core);
+#ifdef _OPENMP
+        /* libgomp's thread pool does not survive fork(): a parallel region in the child of a
+         * parent that already ran one waits forever for threads that are not there (the seal
+         * is checksummed on OpenMP threads). One thread: no pool. */
+        omp_set_num_threads(1);
+#endif
         close(fd[0]);
         ae_error cerr = {{0}};
         if (!read_everything(path, &cerr)) _exit(0);

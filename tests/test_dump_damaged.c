@@ -169,6 +169,17 @@ static void write_seal_line(const char *path, const char *line) {
     if (f) fclose(f);
 }
 
+static void test_isolated_check_works_after_openmp_ran_in_the_parent(void) {
+    /* regression: the child checksums the seal on OpenMP threads; after fork() libgomp's pool
+     * of the parent is gone, and without care the child hung until the 300 s timeout */
+    int n = 0;
+#pragma omp parallel reduction(+ : n)
+    n += 1;
+    CHECK(n >= 1);
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_dump_check_isolated(good, &err) == 0, "%s", err.msg);
+}
+
 static void test_seal_with_an_absurd_block_size_is_refused(void) {
     const char *sizes[] = {"0", "4095", "1073741825", "99999999999999999999999", "-64", "x"};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -320,6 +331,7 @@ int main(void) {
     RUN(test_flipped_byte_is_refused_before_hdf5_reads_it);
     RUN(test_edit_without_resealing_is_refused_as_damaged);
     RUN(test_seal_with_an_absurd_block_size_is_refused);
+    RUN(test_isolated_check_works_after_openmp_ran_in_the_parent);
     RUN(test_seal_of_the_first_form_is_still_accepted);
     RUN(test_hdf5_file_that_is_not_a_dump_is_refused);
     RUN(test_hdf5_file_that_is_sealed_but_empty_is_refused);
