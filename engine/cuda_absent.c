@@ -3,6 +3,11 @@
 
 int andrea_cuda_available(void) { return 0; }
 
+int andrea_cuda_free_memory(size_t *free_bytes) {
+    *free_bytes = 0;
+    return -1;
+}
+
 andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err) {
     (void)max_B;
     (void)max_T;

@@ -611,6 +611,19 @@ static int per_seq_bytes(const andrea_config *c, int T, const andrea_dump_option
     return 0;
 }
 
+/* GPU bytes one sequence of T tokens takes in a CUDA dump, generously: the streaming pipeline's
+ * two slots of maps, norms and DLA, and the engine's activations (residual, QKV, attention output,
+ * MLP hidden, per-head W_O contributions of a layer: about (16 + H) x T x C floats). */
+static int per_seq_device_bytes(const andrea_config *c, int T, const andrea_dump_options *o, size_t *out) {
+    size_t lh = (size_t)c->n_layer * (size_t)c->n_head, t = (size_t)T, C = (size_t)c->d_model, maps, acts;
+    if (ae_mul(lh, t * t * (o->maps_fp32 ? 4 : 2), &maps) || ae_mul(t * C * 4, 16 + (size_t)c->n_head, &acts))
+        return -1;
+    size_t total = 2 * maps + 16 * lh * t + acts;
+    if (total < maps) return -1;
+    *out = total ? total : 1;
+    return 0;
+}
+
 static void *alloc_n(size_t n, size_t elem, int *bad) {
     size_t bytes;
     if (*bad || ae_mul(n ? n : 1, elem, &bytes)) {
@@ -681,6 +694,12 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         size_t fit = budget / per_seq;
         B = fit < 1 ? 1 : fit > MAX_AUTO_BATCH ? MAX_AUTO_BATCH : (int)fit;
     }
+    /* CUDA (asked for, or auto with a usable GPU): also within half the GPU's free memory, the
+     * other half left to the engine's weights' neighbours, cuBLAS workspaces and other processes */
+    size_t gpu_free, per_dev;
+    if (o->batch <= 0 && o->device != ANDREA_DEVICE_CPU && andrea_cuda_free_memory(&gpu_free) == 0 &&
+        per_seq_device_bytes(&m->cfg, max_T, o, &per_dev) == 0 && gpu_free / 2 / per_dev < (size_t)B)
+        B = gpu_free / 2 / per_dev < 1 ? 1 : (int)(gpu_free / 2 / per_dev);
     long long most_items = 0;
     for (int i = 0; i < n_suites; i++) most_items = suites[i].n_items > most_items ? suites[i].n_items : most_items;
     if (B > most_items) B = (int)most_items;

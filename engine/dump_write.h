@@ -40,7 +40,8 @@ typedef struct {
     int maps_fp32;                 /* 0: attention stored as IEEE fp16 (default); 1: fp32 */
     andrea_contrib contrib;        /* default NORM: head_out_norm + head_dla; FULL adds head_out */
     const unsigned char *heads;    /* [L*H] or NULL: heads whose head_out is stored even without FULL */
-    int batch;                     /* sequences per forward; 0 = as many as fit in mem_budget (<= 64) */
+    int batch;                     /* sequences per forward; 0 = as many as fit in mem_budget (<= 64)
+                                    * and, on a GPU, in half of its free memory */
     size_t mem_budget;             /* bytes for per-batch buffers when batch == 0; 0 = 512 MiB */
     int gzip;                      /* 0 = no compression, 1..9 = deflate level on the big datasets */
     const char *checkpoint_sha256; /* precomputed hex digest, or NULL to hash the checkpoint file */

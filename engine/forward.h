@@ -63,6 +63,9 @@ void andrea_engine_close(andrea_engine *e);
  * CUDA; andrea_cuda_available() returns 0 otherwise. */
 andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err);
 int andrea_cuda_available(void);
+/* Free memory of the current CUDA device in bytes: 0, or -1 without a usable device (always
+ * without CUDA). For choosing a batch before the engine opens. */
+int andrea_cuda_free_memory(size_t *free_bytes);
 andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err);
 
 /* Every backend's engine starts with this so engine.c can dispatch. */

@@ -337,6 +337,17 @@ fail:
 
 /* ---------- engine ---------- */
 
+extern "C" int andrea_cuda_free_memory(size_t *free_bytes) {
+    size_t total = 0;
+    *free_bytes = 0;
+    if (!andrea_cuda_available() || cudaMemGetInfo(free_bytes, &total) != cudaSuccess) {
+        cudaGetLastError();
+        *free_bytes = 0;
+        return -1;
+    }
+    return 0;
+}
+
 extern "C" int andrea_cuda_available(void) {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
