@@ -4,7 +4,8 @@ maps comes from, without a GPU: the forward in float32 numpy, with the inputs of
 rounded to TF32 (10-bit mantissa, round to nearest, as cvt.rna.tf32.f32 and cuBLAS's TF32 mode
 do), against the same forward in float64. Variants: no rounding; the projection matmuls (QKV,
 W_O, MLP) rounded; attention's Q.K^T and P.V rounded; both (the engine's default); and each
-matmul alone, and everything but the two that make the logits (QKV and Q.K^T)."""
+matmul alone, everything but the two that make the logits (QKV and Q.K^T), and split TF32
+(3xTF32: each input as a TF32 high part plus a TF32 remainder, three products) everywhere."""
 import json
 import os
 import sys
@@ -36,23 +37,35 @@ def forward(tokens, L, H, C, p, dt, proj_tf32, attn_tf32):
         mu = x.mean(-1, keepdims=True)
         return (x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + 1e-5) * w + b
 
+    def x3(a, b):  # split TF32 (3xTF32): a = ah + al, b = bh + bl; ah.bh + ah.bl + al.bh
+        ah, bh = tf32(a), tf32(b)
+        al, bl = tf32(a.astype(np.float32) - ah), tf32(b.astype(np.float32) - bh)
+        return (ah.astype(dt) @ bh.astype(dt) + ah.astype(dt) @ bl.astype(dt) + al.astype(dt) @ bh.astype(dt))
+
     def mm(a, w, name):  # a @ w.T with TF32-rounded inputs when asked, accumulated in dt
+        if proj_tf32 == "3x":
+            return x3(a, w.T).astype(dt)
         r = pick(proj_tf32, name)
         return (r(a).astype(dt) @ r(w).astype(dt).T).astype(dt)
 
     rqk, rpv = pick(attn_tf32, "qk"), pick(attn_tf32, "pv")
+    if attn_tf32 == "3x":
+        qk_mm, pv_mm = (lambda q, k: x3(q, k.T)), (lambda a, v: x3(a, v))
+    else:
+        qk_mm = lambda q, k: rqk(q).astype(dt) @ rqk(k).astype(dt).T  # noqa: E731
+        pv_mm = lambda a, v: rpv(a).astype(dt) @ rpv(v).astype(dt)  # noqa: E731
     for l in range(L):
         qkv = mm(ln(x, P["ln1w"][l], P["ln1b"][l]), P["qkvw"][l], "qkv") + P["qkvb"][l]
         out = np.zeros((T, C), dt)
         for h in range(H):
             sl = slice(h * hd, (h + 1) * hd)
             q, k, v = qkv[:, sl], qkv[:, C:][:, sl], qkv[:, 2 * C:][:, sl]
-            s = (rqk(q).astype(dt) @ rqk(k).astype(dt).T) / dt(np.sqrt(hd))
+            s = qk_mm(q, k) / dt(np.sqrt(hd))
             s[mask] = -np.inf
             e = np.exp(s - s.max(-1, keepdims=True))
             a = e / e.sum(-1, keepdims=True)
             maps[l, h] = a
-            out[:, sl] = rpv(a).astype(dt) @ rpv(v).astype(dt)
+            out[:, sl] = pv_mm(a, v)
         x = x + mm(out, P["attprojw"][l], "wo") + P["attprojb"][l]
         hh = ln(x, P["ln2w"][l], P["ln2b"][l])
         f = mm(hh, P["fcw"][l], "mlp") + P["fcb"][l]
@@ -72,7 +85,8 @@ def main(ckpt, probes, n_items=40):
                              ("tf32 attention", False, True), ("tf32 both", True, True),
                              ("tf32 QKV only", {"qkv"}, False), ("tf32 W_O + MLP only", {"wo", "mlp"}, False),
                              ("tf32 Q.K^T only", False, {"qk"}), ("tf32 P.V only", False, {"pv"}),
-                             ("tf32 all but QKV and Q.K^T", {"wo", "mlp"}, {"pv"})):
+                             ("tf32 all but QKV and Q.K^T", {"wo", "mlp"}, {"pv"}),
+                             ("3xTF32 everywhere", "3x", "3x")):
             m = forward(toks, L, H, C, p, np.float32, pt, at)
             worst[name] = max(worst.get(name, 0.0), float(np.abs(m - ref).max()))
     print(f"{ckpt}: {len(items)} probe items, max |attention - float64| over all heads:")
