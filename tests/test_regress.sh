@@ -11,7 +11,7 @@
 #   .jsonl  a probe file                               -> andrea dump (byte-level model) --probes FILE
 #   .h5     a dump                                     -> sealed (below), then andrea classify FILE --db DB
 # A dump input is sealed first, as fuzz_dump_reader does: a hostile file carries a valid checksum
-# (sha256 of bytes 512..EOF in the 512-byte user block, engine/dump.h), so what sits behind the
+# (the first seal form, sha256 of bytes 512..EOF, which readers still accept: engine/dump.h), so what sits behind the
 # seal must be refused on its own.
 # Files under tests/data/regress/pending/ reproduce a finding whose fix has not landed; they are
 # not run here (docs/reliability.md lists them).
