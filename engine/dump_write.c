@@ -751,7 +751,9 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         }
 #endif
     }
-    if (hashing) pthread_join(hash_thread, NULL);
+    if (hashing && pthread_join(hash_thread, NULL) != 0) { /* cannot happen for a joinable thread */
+        hj.rc = ae_fail(&hj.err, "%s: cannot join the hashing thread", m->path);
+    }
     if (hash_later) {
         t_hash = hj.seconds;
         if (hj.rc && !orc) orc = ae_fail(err, "%s", hj.err.msg);
