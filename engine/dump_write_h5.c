@@ -1,0 +1,143 @@
+/* dump_write_h5.c — the dump writer's HDF5 helpers (dump_write_impl.h): the IEEE fp16 file type,
+ * attributes, dataset creation, hyperslab writes, and the attention-map writers (one chunk per
+ * H5Dwrite_chunk, or HDF5's own path where a filter or MPI-IO needs it).
+ * Failure contract: a negative hid_t/herr_t; the caller's H5_TRY (dump_h5.h) makes the message.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "checkpoint.h"
+#include "dump.h"
+#include "dump_write_impl.h"
+
+/* The IEEE binary16 file type: HDF5 1.10 has no predefined half type, so derive one from the
+ * 32-bit IEEE type (sign bit 15, exponent bits 10-14 with bias 15, mantissa bits 0-9); h5py and
+ * h5dump read it as float16. */
+hid_t dw_make_f16_type(void) {
+    hid_t t = H5Tcopy(H5T_IEEE_F32LE);
+    if (t < 0) return -1;
+    if (H5Tset_fields(t, 15, 10, 5, 0, 10) < 0 || H5Tset_size(t, 2) < 0 || H5Tset_precision(t, 16) < 0 ||
+        H5Tset_ebias(t, 15) < 0) {
+        H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
+/* ---- attributes ---- */
+
+static herr_t attr_write(hid_t loc, const char *name, hid_t type, const void *value) {
+    hid_t sp = H5Screate(H5S_SCALAR);
+    if (sp < 0) return -1;
+    hid_t a = H5Acreate2(loc, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t rc = a < 0 ? -1 : H5Awrite(a, type, value);
+    if (a >= 0 && H5Aclose(a) < 0) rc = -1;
+    H5Sclose(sp);
+    return rc;
+}
+
+/* Fixed-length, NUL-terminated UTF-8 strings, stored inside the attribute message. Not
+ * variable-length ones: those live in the global heap, and HDF5 1.10 crashes reading a damaged
+ * global heap, which the reader must survive. h5py reads them as numpy.bytes_ (.decode()). */
+herr_t dw_attr_str(hid_t loc, const char *name, const char *value) {
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0) return -1;
+    herr_t rc = H5Tset_size(t, strlen(value) + 1);
+    if (rc >= 0) rc = H5Tset_strpad(t, H5T_STR_NULLTERM);
+    if (rc >= 0) rc = H5Tset_cset(t, H5T_CSET_UTF8);
+    if (rc >= 0) rc = attr_write(loc, name, t, value);
+    H5Tclose(t);
+    return rc;
+}
+
+herr_t dw_attr_int(hid_t loc, const char *name, int v) { return attr_write(loc, name, H5T_NATIVE_INT, &v); }
+
+herr_t dw_attr_u64(hid_t loc, const char *name, uint64_t v) {
+    return attr_write(loc, name, H5T_NATIVE_UINT64, &v);
+}
+
+/* ---- datasets ---- */
+
+/* Creates a dataset of rank n; chunk == NULL means contiguous. gzip applies to chunked ones. */
+hid_t dw_dset_create(hid_t group, const char *name, hid_t type, int rank, const hsize_t *dims,
+                         const hsize_t *chunk, int gzip, int fill_nan) {
+    hid_t sp = H5Screate_simple(rank, dims, NULL);
+    if (sp < 0) return -1;
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t d = -1;
+    int ok = dcpl >= 0;
+    int empty = 0;
+    for (int i = 0; i < rank; i++) empty |= dims[i] == 0;
+    if (ok && chunk && !empty) {
+        ok = H5Pset_chunk(dcpl, rank, chunk) >= 0;
+        if (ok && gzip > 0) ok = H5Pset_deflate(dcpl, (unsigned)gzip) >= 0;
+    }
+    if (ok && fill_nan) {
+        float nan = NAN;
+        ok = H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &nan) >= 0;
+    }
+    /* Chunks are allocated as they are written: no time spent pre-filling a file we overwrite. */
+    if (ok && chunk && !empty) ok = H5Pset_fill_time(dcpl, H5D_FILL_TIME_IFSET) >= 0;
+    if (ok) d = H5Dcreate2(group, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    H5Sclose(sp);
+    return d;
+}
+
+/* Writes buf (memory type mtype, shape count) at offset start of d through transfer list dxpl.
+ * active == 0 (MPI: this rank has nothing for a collective write) selects nothing. */
+herr_t dw_dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, int rank, const hsize_t *start,
+                              const hsize_t *count, const void *buf) {
+    hid_t fs = H5Dget_space(d);
+    if (fs < 0) return -1;
+    hid_t ms = H5Screate_simple(rank, count, NULL);
+    herr_t rc = ms < 0 ? -1 : active ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL)
+                                     : H5Sselect_none(fs) < 0 ? -1 : H5Sselect_none(ms);
+    if (rc >= 0) rc = H5Dwrite(d, mtype, ms, fs, dxpl, buf);
+    if (ms >= 0) H5Sclose(ms);
+    H5Sclose(fs);
+    return rc;
+}
+
+/* Whether the attention maps can go to the file with H5Dwrite_chunk (dw_write_maps_direct): no
+ * filter to apply, one process writing (MPI-IO writes collectively through H5Dwrite), and a
+ * little-endian host, so the bytes in memory are the file type's bytes (IEEE fp16/fp32 LE). */
+int dw_maps_direct_ok(const andrea_dump_options *o) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return o->gzip == 0 && !andrea_mpi_parallel();
+#else
+    (void)o;
+    return 0;
+#endif
+}
+
+/* Writes the maps [nb, L, H, T, T] of sequences b0.. (in memory in chunk order, esz bytes a
+ * value) one chunk (= one map) per H5Dwrite_chunk. Why: H5Dwrite of a batch's hyperslab runs
+ * HDF5's selection, type-path and chunk-cache machinery per 32 KB chunk; the direct write is one
+ * index update and one pwrite, 1.6x the rate here (bench/bench_h5_maps.c; bench/RESULTS.md).
+ * lengths (may be NULL: rows already zeroed): query rows t >= lengths[b] are written as zeros,
+ * through a one-map copy in stage (the source may be a buffer the caller must not change). */
+herr_t dw_write_maps_direct(hid_t d, int b0, int nb, int L, int H, int T, size_t esz, const void *maps,
+                                const int *lengths, void *stage) {
+    const size_t map_bytes = (size_t)T * T * esz, lh = (size_t)L * H;
+    for (int b = 0; b < nb; b++) {
+        const size_t len = lengths ? (size_t)lengths[b] : (size_t)T;
+        for (size_t k = 0; k < lh; k++) {
+            const char *src = (const char *)maps + ((size_t)b * lh + k) * map_bytes;
+            if (len < (size_t)T) {
+                memcpy(stage, src, len * T * esz);
+                memset((char *)stage + len * T * esz, 0, map_bytes - len * T * esz);
+                src = stage;
+            }
+            hsize_t off[5] = {(hsize_t)(b0 + b), (hsize_t)(k / (size_t)H), (hsize_t)(k % (size_t)H), 0, 0};
+            if (H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, map_bytes, src) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+/* fp32 -> IEEE fp16 of n values, on every OpenMP thread (a batch is millions of values). */
+void dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n) {
+#pragma omp parallel for schedule(static)
+    for (long long i = 0; i < (long long)n; i++) dst[i] = andrea_f32_to_f16(src[i]);
+}

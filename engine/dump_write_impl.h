@@ -1,0 +1,70 @@
+/* dump_write_impl.h — what the dump writer's files share (internal to engine/dump_write*.c).
+ *
+ * dump_write.c runs the whole dump (sizes, engine, file, root attributes, seal); dump_write_suite.c
+ * writes one suite (its group, datasets and batches: CPU/MPI path and the CUDA streaming path);
+ * dump_write_h5.c holds the HDF5 helpers both use (fp16 type, attributes, datasets, the map
+ * writers). Failure contract as in dump_write.h: -1 with err filled; HDF5 helpers return a
+ * negative herr_t/hid_t and leave the message to the caller's H5_TRY (dump_h5.h).
+ */
+#ifndef ANDREA_DUMP_WRITE_IMPL_H
+#define ANDREA_DUMP_WRITE_IMPL_H
+
+#include <hdf5.h>
+#include <stdint.h>
+
+#include "../common/progress.h"
+#include "dump_write.h"
+#include "forward.h"
+#include "mpi_shard.h"
+#ifdef ANDREA_HAVE_CUDA
+#include "../kernels/cuda_engine.h"
+#endif
+
+typedef struct {
+    /* per-batch buffers, sized for B sequences of max_T */
+    int *tokens, *lengths;
+    float *attn, *head_out, *norm, *dla;
+    uint16_t *attn16;
+    double t_forward, t_maps, t_other; /* seconds spent, for andrea_dump_stats */
+#ifdef ANDREA_HAVE_CUDA
+    andrea_cuda_pipeline *pipe; /* CUDA engine: the streaming pipeline (NULL: synchronous path) */
+#endif
+} batch_bufs;
+
+/* MPI: the transfer list, and whether a failure was agreed by all ranks (then the collective
+ * closes are safe; otherwise a parallel failure must not close anything). Serial: H5P_DEFAULT, 0. */
+typedef struct {
+    hid_t dxpl;
+    int agreed;
+} par_state;
+
+/* Every rank reaches this after the same steps: all fail together when one failed. */
+#define PAR_AGREE(rc_, par_)                         \
+    do {                                             \
+        if (andrea_mpi_agree((rc_), err)) {          \
+            (par_)->agreed = 1;                      \
+            goto fail;                               \
+        }                                            \
+    } while (0)
+
+/* dump_write_h5.c */
+hid_t dw_make_f16_type(void);
+herr_t dw_attr_str(hid_t loc, const char *name, const char *value);
+herr_t dw_attr_int(hid_t loc, const char *name, int v);
+herr_t dw_attr_u64(hid_t loc, const char *name, uint64_t v);
+hid_t dw_dset_create(hid_t group, const char *name, hid_t type, int rank, const hsize_t *dims, const hsize_t *chunk,
+                     int gzip, int fill_nan);
+herr_t dw_dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, int rank, const hsize_t *start,
+                          const hsize_t *count, const void *buf);
+int dw_maps_direct_ok(const andrea_dump_options *o);
+herr_t dw_write_maps_direct(hid_t d, int b0, int nb, int L, int H, int T, size_t esz, const void *maps,
+                            const int *lengths, void *stage);
+void dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n);
+
+/* dump_write_suite.c: one suite into file f (batches [batch_off, ...) of the job's n_batches_all,
+ * MPI-sharded; the CUDA pipeline in bb streams when present) */
+int dw_write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const probe_suite *s, int B,
+                   const andrea_dump_options *o, hid_t f16, batch_bufs *bb, ae_progress *prog, long long *bytes,
+                   par_state *par, long long batch_off, long long n_batches_all, const char *h5_path, ae_error *err);
+
+#endif
