@@ -31,6 +31,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 int cli_opt_device(const char *cmd, const char *arg, andrea_device *out);  /* auto|cpu|cuda */
 int cli_opt_maps(const char *cmd, const char *arg, int *maps_fp32);        /* fp16|fp32 */
+/* tf32|fp32: the CUDA engine's matmul precision (sets ANDREA_CUDA_FP32 for the engines opened
+ * later in this process; the CPU engine is always fp32) */
+int cli_opt_precision(const char *cmd, const char *arg);
 int cli_opt_step(const char *cmd, const char *arg, andrea_classify_options *o);        /* N >= 0 */
 int cli_opt_ablate_items(const char *cmd, const char *arg, andrea_classify_options *o); /* 0..4096 */
 int cli_opt_format(const char *cmd, const char *arg, int *fmt);            /* table|csv|json */

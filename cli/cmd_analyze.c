@@ -26,12 +26,14 @@ static void help(FILE *f) {
     fprintf(f,
             "usage: andrea analyze [CKPT..] [--out DIR] [--probes SUITE[,SUITE..]|FILE.jsonl]\n"
             "                      [--device auto|cpu|cuda] [--maps fp16|fp32] [--step N]\n"
-            "                      [--ablate-items N] [--rules FILE] [--quiet]\n\n"
+            "                      [--ablate-items N] [--rules FILE] [--precision tf32|fp32] [--quiet]\n\n"
             "For each checkpoint: dump the built-in probe suites (or --probes) to DIR/NAME.h5, classify\n"
             "the heads into DIR/catalog.db (scores, labels, causal check on --ablate-items items per\n"
             "suite, default %d), render the report (DIR/index.html; with several checkpoints\n"
             "DIR/NAME/index.html each) and print the labelled heads per class. Without CKPT it\n"
-            "analyses the model bundled with andrea. DIR defaults to ./andrea-out.\n",
+            "analyses the model bundled with andrea. DIR defaults to ./andrea-out.\n"
+            "--precision: on a GPU, matmuls in TF32 (default, fast; attention probabilities of trained\n"
+            "models within ~1e-2 of fp32) or fp32 (exact to ~1e-6); the CPU is always fp32.\n",
             ANDREA_ABLATE_ITEMS_DEFAULT);
 }
 
@@ -153,7 +155,8 @@ int cmd_analyze(int argc, char **argv) {
         {"device", required_argument, 0, 'D'}, {"maps", required_argument, 0, 'm'},
         {"step", required_argument, 0, 'S'},   {"ablate-items", required_argument, 0, 'a'},
         {"rules", required_argument, 0, 'r'},  {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+        {"precision", required_argument, 0, 'P'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     const char *dir = "andrea-out", *probes = NULL, *rules = NULL;
     andrea_device dev = ANDREA_DEVICE_AUTO;
@@ -179,6 +182,9 @@ int cmd_analyze(int argc, char **argv) {
             if ((bad = cli_opt_ablate_items("analyze", optarg, &o))) return bad;
             break;
         case 'r': rules = optarg; break;
+        case 'P':
+            if ((bad = cli_opt_precision("analyze", optarg))) return bad;
+            break;
         case 'q': ae_progress_quiet = 1; break;
         case 'h': help(stdout); return 0;
         default: return cli_usage_error("analyze", "unknown option");

@@ -17,7 +17,7 @@ static void help(FILE *f) {
     fprintf(f,
             "usage: andrea classify DUMP.h5 --db CATALOG [--rules FILE] [--min-score X] [--min-ratio X]\n"
             "                       [--min-margin X] [--step N] [--ckpt PATH] [--ablate-items N]\n"
-            "                       [--device auto|cpu|cuda] [--quiet]\n\n"
+            "                       [--device auto|cpu|cuda] [--precision tf32|fp32] [--quiet]\n\n"
             "Scores every head on every suite of the dump (attention mass on the targets, against a\n"
             "uniform-causal baseline and a shuffled-target control), labels heads by the rules, runs\n"
             "the causal check (ablating heads on the first N items of each suite, default %d; 0 = off)\n"
@@ -26,7 +26,8 @@ static void help(FILE *f) {
             "  --rules FILE     JSON {\"class\": {\"min_score\": x, \"min_ratio\": x, \"min_margin\": x}, \"default\": {...}}\n"
             "  --min-score X    (and --min-ratio, --min-margin) override the rule of every class\n"
             "  --step N         training step of the checkpoint (else parsed from names like *_step1200.bin)\n"
-            "  --ckpt PATH      checkpoint for the causal check (default: the path recorded in the dump)\n",
+            "  --ckpt PATH      checkpoint for the causal check (default: the path recorded in the dump)\n"
+            "  --precision P    the causal check's matmuls on a GPU: tf32 (default, fast) or fp32 (exact)\n",
             ANDREA_ABLATE_ITEMS_DEFAULT);
 }
 
@@ -43,7 +44,8 @@ int cmd_classify(int argc, char **argv) {
         {"min-margin", required_argument, 0, 'M'}, {"step", required_argument, 0, 'S'},
         {"ckpt", required_argument, 0, 'c'},       {"ablate-items", required_argument, 0, 'a'},
         {"device", required_argument, 0, 'D'},     {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0},
+        {"precision", required_argument, 0, 'P'},  {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     const char *db = NULL, *rules = NULL;
     andrea_classify_options o;
@@ -77,6 +79,9 @@ int cmd_classify(int argc, char **argv) {
             break;
         case 'D':
             if ((bad = cli_opt_device("classify", optarg, &o.device))) return bad;
+            break;
+        case 'P':
+            if ((bad = cli_opt_precision("classify", optarg))) return bad;
             break;
         case 'q': ae_progress_quiet = 1; break;
         case 'h': help(stdout); return 0;

@@ -20,7 +20,7 @@ static void usage(FILE *f) {
             "usage: andrea dump CKPT [--probes SUITE[,SUITE..]|FILE.jsonl] [--out dump.h5]\n"
             "                   [--device auto|cpu|cuda] [--maps fp16|fp32] [--contrib none|norm|full]\n"
             "                   [--heads L.H,..] [--batch N] [--seed S] [--n N] [--len T] [--gzip L]\n"
-            "                   [--tokenizer DIR] [--quiet] [--timing]\n\n"
+            "                   [--tokenizer DIR] [--precision tf32|fp32] [--quiet] [--timing]\n\n"
             "Runs CKPT over probe sequences and writes per-head attention maps and W_O contributions\n"
             "to an HDF5 file (layout: docs/dump-format.md; probes: docs/probes.md).\n\n"
             "  --probes P      built-in suites (prev_token, induction, duplicate, bracket, entity, bos;\n"
@@ -29,6 +29,9 @@ static void usage(FILE *f) {
             "                  renamed when complete\n"
             "  --device D      auto (CUDA when available), cpu or cuda (default auto)\n"
             "  --maps T        attention stored as fp16 (default) or fp32\n"
+            "  --precision P   on a GPU, matmuls in tf32 (default, fast; attention probabilities of\n"
+            "                  trained models within ~1e-2 of fp32) or fp32 (exact to ~1e-6); the\n"
+            "                  CPU is always fp32. Recorded in the dump's `precision` attribute\n"
             "  --contrib C     none: attention only; norm (default): + head_out_norm and head_dla;\n"
             "                  full: + every head's W_O contribution head_out [.., T, C] (large)\n"
             "  --heads L.H,..  also store head_out for these heads only (e.g. 0.3,2.1)\n"
@@ -55,7 +58,8 @@ int cmd_dump(int argc, char **argv) {
         {"n", required_argument, NULL, 'n'},       {"len", required_argument, NULL, 'l'},
         {"gzip", required_argument, NULL, 'z'},    {"tokenizer", required_argument, NULL, 'k'},
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
-        {"timing", no_argument, NULL, 't'},        {NULL, 0, NULL, 0}};
+        {"timing", no_argument, NULL, 't'},        {"precision", required_argument, NULL, 'P'},
+        {NULL, 0, NULL, 0}};
     const char *probes = NULL, *heads = NULL, *tok_dir = NULL;
     andrea_dump_options o;
     andrea_dump_options_init(&o);
@@ -110,6 +114,9 @@ int cmd_dump(int argc, char **argv) {
         case 'k': tok_dir = optarg; break;
         case 'q': quiet = 1; break;
         case 't': timing = 1; break;
+        case 'P':
+            if ((bad = cli_opt_precision("dump", optarg))) return bad;
+            break;
         case 'h': usage(stdout); return 0;
         default: return cli_usage_error("dump", "unknown option");
         }

@@ -81,7 +81,8 @@ static int check_suites(const andrea_model *m, const probe_suite *s, int n, ae_e
 /* ---- root attributes ---- */
 
 static int write_root_attrs(hid_t f, const andrea_model *m, const probe_suite *s, int n, const char *sha,
-                            const andrea_dump_options *o, const char *engine, const char *h5_path, ae_error *err) {
+                            const andrea_dump_options *o, const char *engine, const char *precision,
+                            const char *h5_path, ae_error *err) {
     const andrea_config *c = &m->cfg;
     char cfg_json[512];
     snprintf(cfg_json, sizeof cfg_json,
@@ -113,6 +114,7 @@ static int write_root_attrs(hid_t f, const andrea_model *m, const probe_suite *s
     H5_TRY(dw_attr_str(f, "contrib", contrib_names[o->contrib]));
     H5_TRY(dw_attr_str(f, "suites", list));
     H5_TRY(dw_attr_str(f, "engine", engine));
+    H5_TRY(dw_attr_str(f, "precision", precision));
     H5_TRY(dw_attr_str(f, "tokenizer", o->tokenizer ? o->tokenizer : ""));
     free(list);
     return 0;
@@ -310,9 +312,13 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     }
     PAR_AGREE(orc, &par);
     /* MPI: the file's "engine" attribute must be the same on every rank: rank 0's. */
-    char engine_name[16];
+    char engine_name[16], precision[8] = "fp32"; /* the matmuls' precision: CPU always fp32 */
     snprintf(engine_name, sizeof engine_name, "%s", andrea_engine_name(eng));
-    if (andrea_mpi_bcast(engine_name, sizeof engine_name, 0, err)) goto fail;
+#ifdef ANDREA_HAVE_CUDA
+    if (eng && !strcmp(engine_name, "cuda") && !andrea_cuda_is_fp32(eng)) snprintf(precision, sizeof precision, "tf32");
+#endif
+    if (andrea_mpi_bcast(engine_name, sizeof engine_name, 0, err) || andrea_mpi_bcast(precision, sizeof precision, 0, err))
+        goto fail;
     H5_ID(fapl, andrea_dump_par_fapl());
     H5_ID(par.dxpl, andrea_dump_par_dxpl());
     /* room for the seal in front of the HDF5 data (dump.h) */
@@ -328,7 +334,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     }
     H5_ID(f, H5Fcreate(tmp, andrea_mpi_parallel() ? H5F_ACC_TRUNC : H5F_ACC_EXCL, fcpl, fapl));
     H5_ID(f16, dw_make_f16_type());
-    if (write_root_attrs(f, m, suites, n_suites, sha, o, engine_name, h5_path, err)) goto fail;
+    if (write_root_attrs(f, m, suites, n_suites, sha, o, engine_name, precision, h5_path, err)) goto fail;
 
     /* MPI: batches of all suites in file order, sharded in dw_write_suite; rank 0's bar counts its
      * own sequences (the other ranks are quiet: mpi_shard.c). */

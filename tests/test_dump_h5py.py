@@ -108,7 +108,7 @@ def forward(tokens):
 
 def run_dump(ckpt, out, *extra):
     cmd = [BIN, "dump", ckpt, "--out", out, "--quiet", "--probes", "prev_token,induction,bracket,entity",
-           "--n", "3", "--len", "40", "--batch", "2", *extra]
+           "--n", "3", "--len", "40", "--batch", "2", "--device", "cpu", *extra]  # the float64 checks are the CPU's
     r = subprocess.run(cmd, capture_output=True, text=True)
     check(r.returncode == 0, f"{' '.join(cmd)} failed: {r.stderr}")
     return r
@@ -136,6 +136,7 @@ def main():
         check(int(at["n_layer"]) == L and int(at["head_dim"]) == HD, "config ints")
         check(at["maps_dtype"] == "fp32" and bt["maps_dtype"] == "fp16", "maps_dtype")
         check(at["contrib"] == "full" and bt["contrib"] == "norm", "contrib")
+        check(at["engine"] == "cpu" and at["precision"] == "fp32", "engine and precision attributes")
         check(at["suites"] == "prev_token,induction,bracket,entity", "suites list")
         check(isinstance(a.attrs["andrea_version"], bytes) and at["andrea_version"], "andrea_version")
         with open(f32, "rb") as raw:  # the seal in the HDF5 user block (dump.h)
