@@ -1,6 +1,6 @@
-/* sha256.c — streamed sha256 (OpenSSL EVP) of a file or of an open file's tail, and the block-tree
- * form that dump seals use (blocks hashed on every OpenMP thread). Errors: "PATH: problem" in err,
- * return -1. */
+/* sha256.c — sha256 (OpenSSL EVP) of a file or of an open file's tail, and the block-tree form
+ * that dump seals use (blocks hashed on every OpenMP thread); one pread digest loop serves all.
+ * Errors: "PATH: problem" in err, return -1. */
 #include "sha256.h"
 
 #include <errno.h>
@@ -13,48 +13,8 @@
 
 #include "checked_size.h"
 
-int ae_sha256_stream(FILE *f, long from, char hex[65], const char *path, ae_error *err) {
-    if (fseek(f, from, SEEK_SET) != 0) return ae_fail(err, "%s: cannot seek: %s", path, strerror(errno));
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    int rc = -1;
-    if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-        ae_fail(err, "%s: EVP_DigestInit_ex failed", path);
-        goto done;
-    }
-    unsigned char buf[1 << 16];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-        if (EVP_DigestUpdate(ctx, buf, n) != 1) {
-            ae_fail(err, "%s: EVP_DigestUpdate failed", path);
-            goto done;
-        }
-    }
-    if (ferror(f)) {
-        ae_fail(err, "%s: read error: %s", path, strerror(errno));
-        goto done;
-    }
-    unsigned char md[32];
-    unsigned int mdlen = 0;
-    if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen != 32) {
-        ae_fail(err, "%s: EVP_DigestFinal_ex failed", path);
-        goto done;
-    }
-    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
-    rc = 0;
-done:
-    EVP_MD_CTX_free(ctx);
-    return rc;
-}
-
-int ae_sha256_file(const char *path, char hex[65], ae_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
-    int rc = ae_sha256_stream(f, 0, hex, path, err);
-    fclose(f);
-    return rc;
-}
-
-/* One block's digest through pread (position-independent, so threads can share fd). */
+/* The one digest loop: sha256 of len bytes of fd at offset `at`, through pread (position-
+ * independent, so threads can share fd). -1 on a read error, or when the file is shorter. */
 static int sha256_range(int fd, off_t at, size_t len, unsigned char md[32], unsigned char *buf, size_t buf_len) {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
@@ -75,17 +35,46 @@ static int sha256_range(int fd, off_t at, size_t len, unsigned char md[32], unsi
     return ok ? 0 : -1;
 }
 
+static void to_hex(const unsigned char md[32], char hex[65]) {
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+}
+
+/* Bytes of fd from `from` to EOF (0 when the file is shorter). */
+static int tail_size(int fd, long from, size_t *tail, const char *path, ae_error *err) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
+    *tail = st.st_size > from ? (size_t)(st.st_size - from) : 0;
+    return 0;
+}
+
+int ae_sha256_stream(FILE *f, long from, char hex[65], const char *path, ae_error *err) {
+    unsigned char buf[1 << 16], md[32];
+    size_t tail = 0;
+    const int fd = fileno(f);
+    if (fd < 0) return ae_fail(err, "%s: not a file stream", path);
+    if (tail_size(fd, from, &tail, path, err)) return -1;
+    if (sha256_range(fd, (off_t)from, tail, md, buf, sizeof buf)) return ae_fail(err, "%s: read error while hashing", path);
+    to_hex(md, hex);
+    return 0;
+}
+
+int ae_sha256_file(const char *path, char hex[65], ae_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    int rc = ae_sha256_stream(f, 0, hex, path, err);
+    fclose(f);
+    return rc;
+}
+
 int ae_sha256_blocks(const char *path, long from, size_t block, char hex[65], ae_error *err) {
     if (block == 0) return ae_fail(err, "%s: checksum block size 0", path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
+    size_t tail = 0;
+    if (tail_size(fd, from, &tail, path, err)) {
         close(fd);
-        return ae_fail(err, "%s: cannot stat: %s", path, strerror(e));
+        return -1;
     }
-    const size_t tail = st.st_size > from ? (size_t)(st.st_size - from) : 0;
     const size_t n_blocks = tail / block + (tail % block != 0);
     unsigned char *mds = NULL;
     size_t mds_bytes;
@@ -115,7 +104,7 @@ int ae_sha256_blocks(const char *path, long from, size_t block, char hex[65], ae
     } else if (EVP_Digest(mds, 32 * n_blocks, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
         ae_fail(err, "%s: EVP_Digest failed", path);
     } else {
-        for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+        to_hex(md, hex);
         rc = 0;
     }
     free(mds);

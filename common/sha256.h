@@ -10,7 +10,8 @@
 int ae_sha256_file(const char *path, char hex[65], ae_error *err);
 
 /* Same for the bytes of the open file f from offset `from` to EOF (the dump seal skips its
- * userblock); `path` only names the file in errors. Leaves f open, positioned at EOF. */
+ * userblock); `path` only names the file in errors. Leaves f open; reads through its
+ * descriptor, not its stdio buffer. */
 int ae_sha256_stream(FILE *f, long from, char hex[65], const char *path, ae_error *err);
 
 /* The dump seal's checksum: the bytes of the file at `path` from offset `from` to EOF are cut into
