@@ -213,11 +213,12 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     char sha[65] = "";
     int src = 0;
     double t_hash = 0;
-    /* serial: hashed on a thread during the engine open below */
-    const int hash_later = !o->checkpoint_sha256 && strncmp(m->path, "random:", 7) != 0 && !andrea_mpi_parallel();
+    /* a file to hash: serially on a thread during the engine open below, under MPI here */
+    const int hash_file = !o->checkpoint_sha256 && strncmp(m->path, "random:", 7) != 0;
+    const int hash_later = hash_file && !andrea_mpi_parallel();
     if (o->checkpoint_sha256) {
         snprintf(sha, sizeof sha, "%s", o->checkpoint_sha256);
-    } else if (!hash_later && strncmp(m->path, "random:", 7) != 0 && andrea_mpi_rank() == 0) {
+    } else if (hash_file && !hash_later && andrea_mpi_rank() == 0) {
         src = andrea_checkpoint_sha256(m, sha, err); /* MPI: rank 0 hashes, the others are told */
         t_hash = ae_now_seconds() - t0;
     }
@@ -242,8 +243,10 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
      * other half left to the engine's weights' neighbours, cuBLAS workspaces and other processes */
     size_t gpu_free, per_dev;
     if (o->batch <= 0 && o->device != ANDREA_DEVICE_CPU && andrea_cuda_free_memory(&gpu_free) == 0 &&
-        per_seq_device_bytes(&m->cfg, max_T, o, &per_dev) == 0 && gpu_free / 2 / per_dev < (size_t)B)
-        B = gpu_free / 2 / per_dev < 1 ? 1 : (int)(gpu_free / 2 / per_dev);
+        per_seq_device_bytes(&m->cfg, max_T, o, &per_dev) == 0) {
+        const size_t fit = gpu_free / 2 / per_dev;
+        if (fit < (size_t)B) B = fit < 1 ? 1 : (int)fit;
+    }
     long long most_items = 0;
     for (int i = 0; i < n_suites; i++) most_items = suites[i].n_items > most_items ? suites[i].n_items : most_items;
     if (B > most_items) B = (int)most_items;
