@@ -110,3 +110,9 @@ int ae_sha256_blocks(const char *path, long from, size_t block, char hex[65], ae
     free(mds);
     return rc;
 }
+
+int ae_sha256_hex_equal(const char a[65], const char b[65]) {
+    unsigned diff = 0;
+    for (int i = 0; i < 64; i++) diff |= (unsigned char)a[i] ^ (unsigned char)b[i];
+    return diff == 0;
+}

@@ -22,4 +22,10 @@ int ae_sha256_stream(FILE *f, long from, char hex[65], const char *path, ae_erro
  *   sha256(b"".join(sha256(data[i:i + block]).digest() for i in range(0, len(data), block))) */
 int ae_sha256_blocks(const char *path, long from, size_t block, char hex[65], ae_error *err);
 
+/* 1 when two 64-character hex digests are equal. Every byte is looked at, and no comparison
+ * depends on where they differ: the usual way to compare digests, and here also what keeps a
+ * coverage-guided fuzzer from lifting the expected digest out of memcmp/strcmp (libFuzzer's
+ * comparison tracing) and forging a valid seal on its own (docs/reliability.md). */
+int ae_sha256_hex_equal(const char a[65], const char b[65]);
+
 #endif

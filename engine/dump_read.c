@@ -378,7 +378,7 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
         return NULL;
     }
     if (hrc) return NULL;
-    if (strcmp(want, have) != 0) {
+    if (!ae_sha256_hex_equal(want, have)) {
         ae_fail(err, "%s: damaged file: content checksum does not match its header (truncated, corrupted, or "
                      "modified after andrea wrote it)", path);
         return NULL;
