@@ -49,6 +49,17 @@ int catalog_format_parse(const char *s);
  * objects (cJSON). */
 int catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_error *err);
 
+/* What one query may cost: a query still running after timeout_s seconds is stopped (0 = no
+ * limit), and a result set that would take more than max_bytes of memory is refused (0 = the default,
+ * CATALOG_RESULT_MAX_BYTES). A recursive CTE without an end would otherwise run until killed, and
+ * all rows are held in memory (the table format aligns its columns over the whole result). */
+typedef struct {
+    double timeout_s;
+    size_t max_bytes;
+} catalog_limits;
+#define CATALOG_TIMEOUT_DEFAULT_S 60.0
+#define CATALOG_RESULT_MAX_BYTES ((size_t)1 << 30)
+
 typedef struct {
     const char *class_name; /* NULL = any */
     int has_layer;
@@ -60,11 +71,12 @@ typedef struct {
 } catalog_heads_filter;
 
 /* The heads of the latest run of each model matching the filter, from the head_catalog view. */
-int catalog_heads(const char *db_path, const catalog_heads_filter *f, catalog_rows *out, ae_error *err);
+int catalog_heads(const char *db_path, const catalog_heads_filter *f, const catalog_limits *lim, catalog_rows *out,
+                  ae_error *err);
 
 /* Runs ONE read-only statement: the file is opened read-only, query_only is on, and an
  * authorizer refuses ATTACH/DETACH, writes, schema changes and pragma writes; several statements
  * in one string are refused. */
-int catalog_sql(const char *db_path, const char *sql, catalog_rows *out, ae_error *err);
+int catalog_sql(const char *db_path, const char *sql, const catalog_limits *lim, catalog_rows *out, ae_error *err);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -53,9 +54,22 @@ fail:
     return -1;
 }
 
-/* Steps a prepared statement to the end, collecting every row as text. */
-static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, catalog_rows *out, ae_error *err) {
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* SQLite calls this every few thousand virtual-machine steps; non-zero interrupts the query. */
+static int past_deadline(void *deadline) {
+    return now_s() > *(const double *)deadline;
+}
+
+/* Steps a prepared statement to the end, collecting every row as text, at most max_bytes of it. */
+static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double timeout, size_t max_bytes,
+                        catalog_rows *out, ae_error *err) {
     memset(out, 0, sizeof *out);
+    size_t bytes = 0;
     int nc = sqlite3_column_count(st);
     out->n_cols = nc;
     out->col_names = calloc(nc ? (size_t)nc : 1, sizeof(char *));
@@ -68,8 +82,10 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, catalog_rows
     for (;;) {
         int rc = sqlite3_step(st);
         if (rc == SQLITE_DONE) break;
-        if (rc != SQLITE_ROW)
-            return ae_fail(err, "%s: sqlite3_step failed (%s:%d): %s", path, __FILE__, __LINE__, sqlite3_errmsg(db));
+        if (rc == SQLITE_INTERRUPT && timeout > 0)
+            return ae_fail(err, "%s: query stopped after %g s (the time limit; narrow the query, add LIMIT, or raise "
+                                "--timeout)", path, timeout);
+        if (rc != SQLITE_ROW) return ae_fail(err, "%s: query failed: %s", path, sqlite3_errmsg(db));
         if ((size_t)out->n_rows == cap) {
             size_t ncap = cap ? cap * 2 : 64, cells;
             if (ae_mul(ncap, (size_t)(nc ? nc : 1), &cells) || cells > ((size_t)1 << 40) / sizeof(char *))
@@ -96,9 +112,15 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, catalog_rows
                 const unsigned char *s = sqlite3_column_text(st, i);
                 out->cells[base + i] = strdup(s ? (const char *)s : "");
             }
-            if (t != SQLITE_NULL && !out->cells[base + i]) {
+            /* what the cell costs in memory: its pointer and numeric flag, and its text as malloc
+             * holds it (an 8-byte header, 16-byte granules), so a million tiny cells count too */
+            const size_t cell = sizeof(char *) + 1 + (out->cells[base + i] ? (strlen(out->cells[base + i]) + 1 + 8 + 15) & ~(size_t)15 : 0);
+            if ((t != SQLITE_NULL && !out->cells[base + i]) || (bytes += cell) > max_bytes) {
                 for (int j = i + 1; j < nc; j++) out->cells[base + j] = NULL;
                 out->n_rows++;
+                if (bytes > max_bytes)
+                    return ae_fail(err, "%s: result too large (over %zu MiB in memory; narrow the query or add LIMIT)",
+                                   path, max_bytes >> 20);
                 return ae_fail(err, "%s: out of memory", path);
             }
         }
@@ -107,7 +129,20 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, catalog_rows
     return 0;
 }
 
-int catalog_heads(const char *path, const catalog_heads_filter *f, catalog_rows *out, ae_error *err) {
+/* collect_rows under the limits: the deadline lives only for this call. */
+static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, const catalog_limits *lim, catalog_rows *out,
+                   ae_error *err) {
+    const double timeout = lim && lim->timeout_s > 0 ? lim->timeout_s : 0;
+    const size_t max_bytes = lim && lim->max_bytes ? lim->max_bytes : CATALOG_RESULT_MAX_BYTES;
+    double deadline = now_s() + timeout;
+    if (timeout > 0) sqlite3_progress_handler(db, 10000, past_deadline, &deadline);
+    int rc = collect_rows(db, path, st, timeout, max_bytes, out, err);
+    sqlite3_progress_handler(db, 0, NULL, NULL);
+    return rc;
+}
+
+int catalog_heads(const char *path, const catalog_heads_filter *f, const catalog_limits *lim, catalog_rows *out,
+                  ae_error *err) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     int ret = -1;
@@ -133,7 +168,7 @@ int catalog_heads(const char *path, const catalog_heads_filter *f, catalog_rows 
     if (f->has_min_score) SQL_CHECK(path, db, sqlite3_bind_double(st, 3, f->min_score), SQLITE_OK);
     if (f->model) SQL_CHECK(path, db, sqlite3_bind_text(st, 4, f->model, -1, SQLITE_STATIC), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_int(st, 5, f->all ? 1 : 0), SQLITE_OK);
-    if (collect(db, path, st, out, err)) goto fail;
+    if (collect(db, path, st, lim, out, err)) goto fail;
     ret = 0;
 fail:
     if (ret) catalog_rows_free(out);
@@ -173,7 +208,7 @@ static int sql_authorizer(void *ud, int action, const char *a1, const char *a2, 
     }
 }
 
-int catalog_sql(const char *path, const char *sql, catalog_rows *out, ae_error *err) {
+int catalog_sql(const char *path, const char *sql, const catalog_limits *lim, catalog_rows *out, ae_error *err) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL, *st2 = NULL;
     int ret = -1;
@@ -211,7 +246,7 @@ int catalog_sql(const char *path, const char *sql, catalog_rows *out, ae_error *
         ae_fail(err, "%s: refused: the catalog is read-only here (use andrea classify to change it)", path);
         goto fail;
     }
-    if (collect(db, path, st, out, err)) goto fail;
+    if (collect(db, path, st, lim, out, err)) goto fail;
     ret = 0;
 fail:
     if (ret) catalog_rows_free(out);

@@ -29,6 +29,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * the usage error for subcommand cmd and returns 2 (the exit code): `if ((rc = ...)) return rc;`. */
 /* Whole-string integer in [lo, hi]; -1 on junk or overflow (the caller words the error). */
 int cli_parse_long(const char *s, long lo, long hi, long *out);
+/* A finite decimal number, all of s; 0 or -1 (out untouched). */
+int cli_parse_double(const char *s, double *out);
 int cli_opt_device(const char *cmd, const char *arg, andrea_device *out);  /* auto|cpu|cuda */
 int cli_opt_maps(const char *cmd, const char *arg, int *maps_fp32);        /* fp16|fp32 */
 /* tf32|fp32: the CUDA engine's matmul precision (sets ANDREA_CUDA_FP32 for the engines opened
@@ -37,6 +39,7 @@ int cli_opt_precision(const char *cmd, const char *arg);
 int cli_opt_step(const char *cmd, const char *arg, andrea_classify_options *o);        /* N >= 0 */
 int cli_opt_ablate_items(const char *cmd, const char *arg, andrea_classify_options *o); /* 0..4096 */
 int cli_opt_format(const char *cmd, const char *arg, int *fmt);            /* table|csv|json */
+int cli_opt_timeout(const char *cmd, const char *arg, catalog_limits *lim); /* seconds, 0: none */
 /* Writes rows to stdout in fmt and frees them; returns the exit code (0, or 1 after cli_fail). */
 int cli_print_rows(catalog_rows *rows, int fmt, ae_error *err);
 

@@ -5,6 +5,7 @@
  * ("andrea CMD: --OPT wants ..., not 'ARG'") and returns its exit code 2; the output is not
  * touched on error. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,16 @@ int cli_parse_long(const char *s, long lo, long hi, long *out) {
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *s, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    /* nan and inf parse, but no threshold or temperature means them; ERANGE is an absurd value */
+    if (errno || end == s || *end || !isfinite(v)) return -1;
     *out = v;
     return 0;
 }
@@ -47,8 +58,9 @@ int cli_opt_maps(const char *cmd, const char *arg, int *maps_fp32) {
 
 int cli_opt_step(const char *cmd, const char *arg, andrea_classify_options *o) {
     char *end;
+    errno = 0;
     long long v = strtoll(arg, &end, 10);
-    if (!*arg || *end || v < 0) return cli_usage_error(cmd, "--step wants a step number, not '%s'", arg);
+    if (errno || !*arg || *end || v < 0) return cli_usage_error(cmd, "--step wants a step number, not '%s'", arg);
     o->step = v;
     o->has_step = 1;
     return 0;
@@ -65,6 +77,14 @@ int cli_opt_format(const char *cmd, const char *arg, int *fmt) {
     int f = catalog_format_parse(arg);
     if (f < 0) return cli_usage_error(cmd, "--format is table, csv or json, not '%s'", arg);
     *fmt = f;
+    return 0;
+}
+
+int cli_opt_timeout(const char *cmd, const char *arg, catalog_limits *lim) {
+    double s;
+    if (cli_parse_double(arg, &s) || s < 0 || s > 1e6)
+        return cli_usage_error(cmd, "--timeout wants seconds 0..1000000 (0: no limit), not '%s'", arg);
+    lim->timeout_s = s;
     return 0;
 }
 

@@ -31,12 +31,6 @@ static void help(FILE *f) {
             ANDREA_ABLATE_ITEMS_DEFAULT);
 }
 
-static int parse_double(const char *s, double *out) {
-    char *end;
-    *out = strtod(s, &end);
-    return *s && !*end && isfinite(*out);
-}
-
 int cmd_classify(int argc, char **argv) {
     static const struct option opts[] = {
         {"db", required_argument, 0, 'd'},         {"rules", required_argument, 0, 'r'},
@@ -59,15 +53,15 @@ int cmd_classify(int argc, char **argv) {
         case 'd': db = optarg; break;
         case 'r': rules = optarg; break;
         case 's':
-            if (!parse_double(optarg, &v)) return cli_usage_error("classify", "--min-score wants a number, not '%s'", optarg);
+            if (cli_parse_double(optarg, &v)) return cli_usage_error("classify", "--min-score wants a number, not '%s'", optarg);
             o.rules.flags.has_min_score = 1, o.rules.flags.r.min_score = v;
             break;
         case 'R':
-            if (!parse_double(optarg, &v)) return cli_usage_error("classify", "--min-ratio wants a number, not '%s'", optarg);
+            if (cli_parse_double(optarg, &v)) return cli_usage_error("classify", "--min-ratio wants a number, not '%s'", optarg);
             o.rules.flags.has_min_ratio = 1, o.rules.flags.r.min_ratio = v;
             break;
         case 'M':
-            if (!parse_double(optarg, &v)) return cli_usage_error("classify", "--min-margin wants a number, not '%s'", optarg);
+            if (cli_parse_double(optarg, &v)) return cli_usage_error("classify", "--min-margin wants a number, not '%s'", optarg);
             o.rules.flags.has_min_margin = 1, o.rules.flags.r.min_margin = v;
             break;
         case 'S':

@@ -55,9 +55,7 @@ int cmd_generate(int argc, char **argv) {
                 return cli_usage_error("generate", "-n wants a token count 0..1000000, not '%s'", optarg);
             break;
         case 't':
-            errno = 0;
-            temperature = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !isfinite(temperature) || temperature < 0)
+            if (cli_parse_double(optarg, &temperature) || temperature < 0)
                 return cli_usage_error("generate", "--temperature wants a number >= 0, not '%s'", optarg);
             break;
         case 's':

@@ -32,13 +32,12 @@ int cmd_render(int argc, char **argv) {
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        char *end;
         switch (c) {
         case 'd': db = optarg; break;
         case 'o': out = optarg; break;
         case 'n': {
-            long n = strtol(optarg, &end, 10);
-            if (!*optarg || *end || n < 1 || n > 1000)
+            long n;
+            if (cli_parse_long(optarg, 1, 1000, &n))
                 return cli_usage_error("render", "--examples wants 1..1000, not '%s'", optarg);
             o.examples_per_suite = (int)n;
             break;

@@ -8,24 +8,32 @@
 
 static void help(FILE *f) {
     fprintf(f,
-            "usage: andrea sql CATALOG \"SELECT ...\" [--format table|csv|json]\n\n"
+            "usage: andrea sql CATALOG \"SELECT ...\" [--format table|csv|json] [--timeout S]\n\n"
             "Runs one SQL statement over the head catalog, opened read-only: writes, schema changes,\n"
             "ATTACH and pragma writes are refused. The view head_catalog and the tables are described\n"
-            "in docs/catalog.md.\n");
+            "in docs/catalog.md.\n"
+            "  --timeout S   stop a query still running after S seconds (default %g; 0: no limit).\n"
+            "                A result is held in memory and refused over %zu MiB.\n",
+            CATALOG_TIMEOUT_DEFAULT_S, CATALOG_RESULT_MAX_BYTES >> 20);
 }
 
 int cmd_sql(int argc, char **argv) {
     static const struct option opts[] = {
         {"format", required_argument, 0, 'f'},
+        {"timeout", required_argument, 0, 't'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     int fmt = CATALOG_TABLE, c, bad; /* bad: a parser's usage-error exit code */
+    catalog_limits lim = {CATALOG_TIMEOUT_DEFAULT_S, 0};
     optind = 1;
     while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
             if ((bad = cli_opt_format("sql", optarg, &fmt))) return bad;
+            break;
+        case 't':
+            if ((bad = cli_opt_timeout("sql", optarg, &lim))) return bad;
             break;
         case 'h': help(stdout); return 0;
         default: return cli_usage_error("sql", "unknown option");
@@ -39,12 +47,16 @@ int cmd_sql(int argc, char **argv) {
             if ((bad = cli_opt_format("sql", argv[++i], &fmt))) return bad;
             continue;
         }
+        if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+            if ((bad = cli_opt_timeout("sql", argv[++i], &lim))) return bad;
+            continue;
+        }
         if (np == 2) return cli_usage_error("sql", "unexpected argument '%s'", argv[i]);
         pos[np++] = argv[i];
     }
     if (np != 2) return cli_usage_error("sql", "wants CATALOG and one SQL statement");
     ae_error err = {{0}};
     catalog_rows rows;
-    if (catalog_sql(pos[0], pos[1], &rows, &err)) return cli_fail(&err);
+    if (catalog_sql(pos[0], pos[1], &lim, &rows, &err)) return cli_fail(&err);
     return cli_print_rows(&rows, fmt, &err);
 }

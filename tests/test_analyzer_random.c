@@ -88,7 +88,7 @@ static void test_random_model_gets_no_label_on_builtin_suites(void) {
     const char *db = path_in_tmp("random.db");
     CHECK_MSG(catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
     catalog_rows rows;
-    CHECK(catalog_sql(db, "SELECT count(*) FROM head_catalog WHERE label", &rows, &err) == 0);
+    CHECK(catalog_sql(db, "SELECT count(*) FROM head_catalog WHERE label", NULL, &rows, &err) == 0);
     CHECK(rows.n_rows == 1 && !strcmp(rows.cells[0], "0"));
     catalog_rows_free(&rows);
     andrea_analysis_free(&a);

@@ -350,6 +350,50 @@ static void test_sql_on_a_missing_catalog_fails_without_creating_it(void) {
     CHECK(stat(db, &sb) != 0);
 }
 
+#define ENDLESS "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+
+static void test_sql_endless_query_stops_at_its_time_limit(void) {
+    const char *out = tmp_path("endless.out");
+    const char *args[] = {"sql", cli_db(), ENDLESS "SELECT count(*) FROM c", "--timeout", "1", NULL};
+    CHECK(run_andrea(args, out) == 1);
+    CHECK(strcmp(slurp(out), "") == 0);
+}
+
+static void test_sql_result_over_the_memory_limit_is_refused(void) {
+    catalog_limits lim = {0, 1 << 16};
+    catalog_rows rows;
+    ae_error err = {{0}};
+    CHECK(catalog_sql(cli_db(), ENDLESS "SELECT x FROM c LIMIT 100", &lim, &rows, &err) == 0);
+    CHECK(rows.n_rows == 100);
+    catalog_rows_free(&rows);
+    CHECK(catalog_sql(cli_db(), ENDLESS "SELECT x FROM c", &lim, &rows, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "result too large") != NULL, "%s", err.msg);
+    CHECK(rows.n_rows == 0 && rows.cells == NULL); /* nothing half-collected is handed back */
+}
+
+static void test_heads_refuses_numbers_it_cannot_mean(void) {
+    const char *out = tmp_path("absurd.out");
+    const char *layer[] = {"heads", "--db", cli_db(), "--layer", "4294967299", NULL}; /* 3 mod 2^32 */
+    CHECK(run_andrea(layer, out) == 2);
+    const char *score[] = {"heads", "--db", cli_db(), "--min-score", "nan", NULL};
+    CHECK(run_andrea(score, out) == 2);
+    const char *timeout[] = {"heads", "--db", cli_db(), "--timeout", "-1", NULL};
+    CHECK(run_andrea(timeout, out) == 2);
+}
+
+static void test_heads_on_a_file_that_is_not_a_catalog_fails(void) {
+    const char *db = tmp_path("garbage.db");
+    FILE *f = fopen(db, "wb");
+    CHECK(f != NULL);
+    char junk[4096];
+    memset(junk, 0x5a, sizeof junk);
+    memcpy(junk, "SQLite format 3", 16); /* the magic, then nonsense */
+    CHECK(fwrite(junk, 1, sizeof junk, f) == sizeof junk);
+    CHECK(fclose(f) == 0);
+    const char *args[] = {"heads", "--db", db, NULL};
+    CHECK(run_andrea(args, tmp_path("garbage.out")) == 1);
+}
+
 int main(void) {
     RUN(test_run_lands_in_the_head_catalog_view_with_its_label);
     RUN(test_same_checkpoint_and_settings_replaces_its_run);
@@ -377,5 +421,9 @@ int main(void) {
     RUN(test_sql_refuses_two_statements);
     RUN(test_sql_refuses_select_then_select);
     RUN(test_sql_on_a_missing_catalog_fails_without_creating_it);
+    RUN(test_sql_endless_query_stops_at_its_time_limit);
+    RUN(test_sql_result_over_the_memory_limit_is_refused);
+    RUN(test_heads_refuses_numbers_it_cannot_mean);
+    RUN(test_heads_on_a_file_that_is_not_a_catalog_fails);
     return check_summary("test_catalog");
 }
