@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "catalog_sql.h"
+#include "../engine/checkpoint.h"
 
 /* The schema. Tables are created inside the writer's transaction, so two first writers racing on
  * a new file cannot see a half-made schema. */
@@ -136,6 +137,47 @@ static void crash_hook(const char *where) {
     if (at && !strcmp(at, where)) raise(SIGKILL);
 }
 
+/* Whether the database at db is one andrea may write into: empty (a new catalog), marked with
+ * andrea's application_id, or unmarked (catalogs before the mark) with only andrea's tables. Any
+ * other SQLite file given to --db by mistake is refused before anything in it changes: the
+ * schema, the WAL switch and the mark would otherwise land in someone else's database. */
+static int check_catalog_is_ours(sqlite3 *db, const char *path, ae_error *err) {
+    static const char *const ours[] = {"models", "runs", "suites", "head_scores", "labels", "head_catalog", NULL};
+    sqlite3_stmt *st = NULL;
+    int ret = -1;
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+    const sqlite3_int64 app = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (app == ANDREA_CATALOG_APPLICATION_ID) return 0;
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db,
+                                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+                                 " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+                                 -1, &st, NULL),
+              SQLITE_OK);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        int known = 0;
+        for (int i = 0; ours[i] && name; i++) known |= !strcmp(name, ours[i]);
+        if (app != 0 || !known) {
+            char shown[64];
+            andrea_printable(name ? name : "", shown, sizeof shown);
+            ae_fail(err, "%s: a SQLite database that is not an andrea catalog (%s '%s'); andrea writes only into its own "
+                         "catalogs: give --db a new file or an andrea catalog",
+                    path, app != 0 ? "another application's id, table" : "it has the table", shown);
+            goto fail;
+        }
+    }
+    SQL_CHECK(path, db, rc, SQLITE_DONE);
+    ret = 0;
+fail:
+    sqlite3_finalize(st);
+    return ret;
+}
+
 int catalog_open_rw(const char *path, sqlite3 **out, ae_error *err) {
     sqlite3 *db = NULL;
     *out = NULL;
@@ -146,6 +188,7 @@ int catalog_open_rw(const char *path, sqlite3 **out, ae_error *err) {
         return -1;
     }
     SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
+    if (check_catalog_is_ours(db, path, err)) goto fail;
     /* journal_mode needs a moment of exclusive access; retry while another process has it. */
     for (int attempt = 0;; attempt++) {
         sqlite3_stmt *st = NULL;
@@ -277,6 +320,10 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
         }
         if (v < ANDREA_CATALOG_SCHEMA_VERSION)
             SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA user_version=1", NULL, NULL, NULL), SQLITE_OK);
+        /* the mark check_catalog_is_ours looks for (catalogs made before it get it on their next run) */
+        char mark[64];
+        snprintf(mark, sizeof mark, "PRAGMA application_id=%d", ANDREA_CATALOG_APPLICATION_ID);
+        SQL_CHECK(path, db, sqlite3_exec(db, mark, NULL, NULL, NULL), SQLITE_OK);
     }
     cfg = config_json(&a->cfg);
     if (!cfg) {

@@ -22,6 +22,8 @@
 #include "analysis.h"
 
 #define ANDREA_CATALOG_SCHEMA_VERSION 1
+/* PRAGMA application_id of an andrea catalog ("ANDR"): tells it from other SQLite databases. */
+#define ANDREA_CATALOG_APPLICATION_ID 0x414E4452
 
 /* Writes one analysis as one run. run_id (may be NULL) receives the new run's id. */
 int catalog_write(const char *db_path, const andrea_analysis *a, int64_t *run_id, ae_error *err);

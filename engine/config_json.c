@@ -11,14 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "checkpoint.h"
+#include "checkpoint_input.h"
 
-/* The file, read whole (bounded by ANDREA_CONFIG_JSON_MAX) and NUL-terminated; NULL on failure. */
+/* The file, read whole (bounded by ANDREA_CONFIG_JSON_MAX) and NUL-terminated; NULL on failure.
+ * A FIFO or folder is refused before anything is read (a FIFO would block). */
 static char *slurp(const char *path, size_t *len, ae_error *err) {
-    FILE *f = fopen(path, "rb");
+    int fd = andrea_open_regular(path, err);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
         return NULL;
     }
     struct stat st;
@@ -72,9 +78,16 @@ int andrea_config_json_read(const char *path, andrea_config *cfg, ae_error *err)
     char *text = slurp(path, &len, err);
     if (!text) return -1;
     int rc = -1;
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    if (!root || !cJSON_IsObject(root)) {
-        ae_fail(err, "%s: not a JSON object (invalid JSON%s)", path, root ? "" : " near the start");
+    char why[160];
+    /* strict: a key given twice would be read as its first value here and as its last by
+     * Hugging Face (Python's json), so the two would build different models */
+    cJSON *root = andrea_json_parse_strict(text, len, 1, why, sizeof why);
+    if (!root) {
+        ae_fail(err, "%s: %s", path, why);
+        goto done;
+    }
+    if (!cJSON_IsObject(root)) {
+        ae_fail(err, "%s: not a JSON object", path);
         goto done;
     }
     andrea_config c = {0};

@@ -132,9 +132,12 @@ static int find_cols(sqlite3_stmt *st, view_cols *c, const char *db_path, ae_err
     return 0;
 }
 
+/* A number of the view, or NaN (shown as "-") where the cell is NULL or not a number: SQLite
+ * would turn the text 'abc' of a damaged or hand-edited catalog into 0, a score nobody measured. */
 static double col_num(sqlite3_stmt *st, int c) {
-    if (c < 0 || sqlite3_column_type(st, c) == SQLITE_NULL) return NAN;
-    return sqlite3_column_double(st, c);
+    if (c < 0) return NAN;
+    int t = sqlite3_column_type(st, c);
+    return t == SQLITE_INTEGER || t == SQLITE_FLOAT ? sqlite3_column_double(st, c) : NAN;
 }
 
 static int class_index(report_data *d, const char *name, int add) {
@@ -187,7 +190,8 @@ static int fill_scores(report_data *d, sqlite3 *db, const char *db_path, const c
         if (sqlite3_column_type(st, vc->layer) == SQLITE_NULL || sqlite3_column_type(st, vc->head) == SQLITE_NULL)
             continue; /* a row that names no head shows nowhere */
         const char *cls = (const char *)sqlite3_column_text(st, vc->cls);
-        int l = sqlite3_column_int(st, vc->layer), h = sqlite3_column_int(st, vc->head);
+        /* 64-bit: sqlite3_column_int keeps the low 32 bits, so layer 2^32+1 would land on layer 1 */
+        sqlite3_int64 l = sqlite3_column_int64(st, vc->layer), h = sqlite3_column_int64(st, vc->head);
         if (!cls || l < 0 || h < 0 || l >= d->n_layer || h >= d->n_head) continue; /* not this model's shape */
         int c = class_index(d, cls, 0);
         if (c < 0) continue;
@@ -196,7 +200,7 @@ static int fill_scores(report_data *d, sqlite3 *db, const char *db_path, const c
         s->baseline = col_num(st, vc->baseline);
         s->ablation = col_num(st, vc->ablation);
         s->control = col_num(st, vc->control);
-        s->label = sqlite3_column_int(st, vc->label) != 0;
+        s->label = sqlite3_column_int64(st, vc->label) != 0;
         const char *m = (const char *)sqlite3_column_text(st, vc->model);
         if (model_name && m) snprintf(model_name, name_cap, "%s", m);
     }

@@ -102,6 +102,44 @@ static void test_run_lands_in_the_head_catalog_view_with_its_label(void) {
     andrea_analysis_free(&a);
 }
 
+/* Runs one SQL statement on db with the SQLite library itself (the test's own hand, not andrea's). */
+static void exec_sql(const char *path, const char *sql) {
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK_MSG(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
+    sqlite3_close(db);
+}
+
+static void test_another_applications_database_is_refused_and_left_unchanged(void) {
+    const char *db = tmp_path("foreign.db");
+    exec_sql(db, "CREATE TABLE users(id INTEGER, name TEXT); INSERT INTO users VALUES(1, 'ada')");
+    andrea_analysis a;
+    make_analysis(&a, "f", "/m/ckpt.bin", "{\"s\":1}");
+    ae_error err = {{0}};
+    CHECK(catalog_write(db, &a, NULL, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "not an andrea catalog") && strstr(err.msg, "'users'"), "%s", err.msg);
+    CHECK(q1(db, "SELECT count(*) FROM sqlite_master") == 1); /* no andrea table added */
+    CHECK(q1(db, "SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'") == 0);
+    andrea_analysis_free(&a);
+}
+
+static void test_a_catalog_made_before_the_application_id_is_still_written(void) {
+    const char *db = tmp_path("unmarked.db");
+    andrea_analysis a;
+    make_analysis(&a, "c", "/m/ckpt.bin", "{\"s\":1}");
+    ae_error err = {{0}};
+    CHECK(catalog_write(db, &a, NULL, &err) == 0);
+    CHECK(q1(db, "SELECT application_id FROM pragma_application_id") == ANDREA_CATALOG_APPLICATION_ID);
+    exec_sql(db, "PRAGMA application_id = 0"); /* as older andreas left it */
+    andrea_analysis_free(&a);
+    make_analysis(&a, "d", "/m/other.bin", "{\"s\":1}");
+    CHECK_MSG(catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
+    CHECK(q1(db, "SELECT count(DISTINCT model) FROM head_catalog") == 2);
+    exec_sql(db, "PRAGMA application_id = 7"); /* some other program's mark: refused */
+    CHECK(catalog_write(db, &a, NULL, &err) == -1);
+    andrea_analysis_free(&a);
+}
+
 static void test_same_checkpoint_and_settings_replaces_its_run(void) {
     const char *db = tmp_path("replace.db");
     andrea_analysis a;
@@ -396,6 +434,8 @@ static void test_heads_on_a_file_that_is_not_a_catalog_fails(void) {
 
 int main(void) {
     RUN(test_run_lands_in_the_head_catalog_view_with_its_label);
+    RUN(test_another_applications_database_is_refused_and_left_unchanged);
+    RUN(test_a_catalog_made_before_the_application_id_is_still_written);
     RUN(test_same_checkpoint_and_settings_replaces_its_run);
     RUN(test_many_checkpoints_share_one_catalog);
     RUN(test_step_is_parsed_from_common_file_names);

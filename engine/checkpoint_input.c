@@ -1,0 +1,130 @@
+/* checkpoint_input.c — regular-file open and strict JSON parsing for outside files (see
+ * checkpoint_input.h for why each check exists). */
+#include "checkpoint_input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int andrea_open_regular(const char *path, ae_error *err) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return ae_fail(err, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return ae_fail(err, "%s: not a regular file (%s)", path,
+                       S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        int e = errno;
+        close(fd);
+        return ae_fail(err, "%s: cannot open: %s", path, strerror(e));
+    }
+    return fd;
+}
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* First key given twice in any object under node (depth bounded by cJSON's nesting limit), or
+ * NULL; *oom set when the scratch array could not be allocated. */
+static const char *dup_key(const cJSON *node, int *oom) {
+    if (cJSON_IsObject(node) && node->child && node->child->next) {
+        size_t n = 0;
+        for (const cJSON *c = node->child; c; c = c->next) n++;
+        const char **names = malloc(n * sizeof *names);
+        if (!names) {
+            *oom = 1;
+            return NULL;
+        }
+        n = 0;
+        for (const cJSON *c = node->child; c; c = c->next) names[n++] = c->string;
+        qsort(names, n, sizeof *names, by_name);
+        const char *dup = NULL;
+        for (size_t i = 1; i < n && !dup; i++)
+            if (!strcmp(names[i - 1], names[i])) dup = names[i];
+        free(names);
+        if (dup) return dup;
+    }
+    if (cJSON_IsObject(node) || cJSON_IsArray(node))
+        for (const cJSON *c = node->child; c; c = c->next) {
+            const char *d = dup_key(c, oom);
+            if (d || *oom) return d;
+        }
+    return NULL;
+}
+
+/* Offset of the first \u0000 escape inside a string of (valid) JSON text, or -1. */
+static long nul_escape(const char *s, size_t len) {
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!in_string) {
+            in_string = s[i] == '"';
+        } else if (s[i] == '"') {
+            in_string = 0;
+        } else if (s[i] == '\\' && i + 1 < len) {
+            if (s[i + 1] == 'u' && i + 5 < len && !memcmp(s + i + 2, "0000", 4)) return (long)i;
+            i++; /* the escaped character */
+        }
+    }
+    return -1;
+}
+
+cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, char *why, size_t cap) {
+    const char *nul = memchr(text, 0, len);
+    if (nul) {
+        snprintf(why, cap, "holds a NUL byte at byte %zu", (size_t)(nul - text));
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) {
+        size_t at = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+        snprintf(why, cap, "not valid JSON (near byte %zu)", at);
+        return NULL;
+    }
+    size_t at = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
+    while (at < len && (text[at] == ' ' || text[at] == '\t' || text[at] == '\n' || text[at] == '\r')) at++;
+    if (at < len) {
+        snprintf(why, cap, "unexpected data after the JSON value (at byte %zu)", at);
+        cJSON_Delete(root);
+        return NULL;
+    }
+    long z = nul_escape(text, len);
+    if (z >= 0) {
+        snprintf(why, cap, "a string holds the escape \\u0000 (a NUL character) at byte %ld", z);
+        cJSON_Delete(root);
+        return NULL;
+    }
+    if (check_dups) {
+        int oom = 0;
+        const char *d = dup_key(root, &oom);
+        if (d || oom) {
+            if (oom) {
+                snprintf(why, cap, "out of memory checking keys");
+            } else {
+                /* the key is shown printable and short: it comes from the file */
+                char shown[48];
+                size_t k = 0, n = strlen(d);
+                for (; k < n && k + 4 < sizeof shown; k++) shown[k] = d[k] >= 0x20 && d[k] < 0x7f ? d[k] : '?';
+                if (k < n) memcpy(shown + k, "...", 3), k += 3;
+                shown[k] = 0;
+                snprintf(why, cap, "key \"%s\" is given twice", shown);
+            }
+            cJSON_Delete(root);
+            return NULL;
+        }
+    }
+    return root;
+}

@@ -1,0 +1,34 @@
+/* checkpoint_input.h — two checks every reader of an outside file shares (checkpoints,
+ * config.json, tokenizer files, probe lines).
+ *
+ * Job: (1) open a file that must be a regular file without ever blocking on it (a FIFO named
+ * model.safetensors or config.json would otherwise hang open() until a writer appears);
+ * (2) parse JSON the way the tools that wrote it read it back. cJSON alone is lenient where
+ * Python's json, serde_json (safetensors) and Hugging Face are strict, and every leniency is a
+ * way to read a file differently from its author:
+ *   - data after the value ("{...} {...}" on one probe line: the second item silently dropped);
+ *   - a key given twice (cJSON answers the first, Python the last: two programs, two models);
+ *   - a NUL byte, raw or as the escape \u0000 (cJSON's strings end there: text silently cut).
+ * All three are refused. Trailing whitespace (safetensors pads its header with spaces) and a
+ * UTF-8 byte-order mark at the start (which cJSON skips) are accepted.
+ * Failure contract: the helpers fill a short reason without the path; callers prefix it.
+ */
+#ifndef ANDREA_CHECKPOINT_INPUT_H
+#define ANDREA_CHECKPOINT_INPUT_H
+
+#include <cJSON.h>
+#include <stddef.h>
+
+#include "../common/error.h"
+
+/* Opens path read-only (O_NONBLOCK, so a FIFO cannot block) and returns the descriptor with
+ * O_NONBLOCK cleared, or -1 with "PATH: cannot open: ..." / "PATH: not a regular file (a
+ * folder, FIFO or device)". */
+int andrea_open_regular(const char *path, ae_error *err);
+
+/* Strict parse of text[0..len). check_dups: refuse a key given twice in any object (vocab.json
+ * passes 0: its own check names the ids). Returns the tree, or NULL with why (cap bytes) set to
+ * a reason such as "not valid JSON near byte 12" or "key \"n_layer\" is given twice". */
+cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, char *why, size_t cap);
+
+#endif
