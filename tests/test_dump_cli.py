@@ -89,13 +89,23 @@ def test_sigint_leaves_no_file_under_the_final_name(d, ckpt):
     check(not leftovers(d), f"temporary removed: {leftovers(d)}")
 
 
+def test_out_naming_a_folder_is_refused_before_the_work(d, ckpt):
+    folder = os.path.join(d, "afolder")
+    os.mkdir(folder)
+    r = run(ckpt, "--n", "2", "--len", "16", "--quiet", "--out", folder)
+    check(r.returncode == 1 and f"andrea: {folder}: is a folder" in r.stderr, f"--out a folder: {r.stderr!r}")
+    check(os.listdir(folder) == [] and not leftovers(d), "nothing written")
+    os.rmdir(folder)
+
+
 def main():
     d = tempfile.mkdtemp(prefix="andrea-dumpcli-")
     ckpt = os.path.join(d, "tiny.bin")
     write_bin(ckpt)
     for t in (test_default_output_is_dump_h5_with_every_builtin_suite,
               test_malformed_probe_file_exits_1_names_the_line_and_writes_nothing,
-              test_usage_errors_exit_2, test_sigint_leaves_no_file_under_the_final_name):
+              test_usage_errors_exit_2, test_sigint_leaves_no_file_under_the_final_name,
+              test_out_naming_a_folder_is_refused_before_the_work):
         before = len(FAILED)
         t(d, ckpt)
         print("ok  " if len(FAILED) == before else "FAIL", t.__name__)
