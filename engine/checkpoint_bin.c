@@ -15,9 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../common/checked_size.h"
 #include "checkpoint.h"
+#include "checkpoint_input.h"
 
 #define BF16_CHUNK (1u << 20) /* bf16 values converted per read: 2 MB of scratch */
 
@@ -27,6 +29,18 @@ static int read_exact(FILE *f, void *buf, size_t n, const char *path, ae_error *
         return ae_fail(err, "%s: file ended early (it shrank while being read?)", path);
     }
     return 0;
+}
+
+/* fopen for the checkpoint: a FIFO or device is refused without blocking on it. */
+static FILE *open_regular(const char *path, ae_error *err) {
+    int fd = andrea_open_regular(path, err);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
 }
 
 /* Expected file length for cfg at elem_bytes per parameter, or -1 with a message. */
@@ -81,8 +95,8 @@ static int read_header(FILE *f, const char *path, andrea_config *cfg_out, size_t
 }
 
 int andrea_bin_read_config(const char *path, andrea_config *cfg, int *version, ae_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = open_regular(path, err);
+    if (!f) return -1;
     size_t elem, n_params;
     andrea_config c;
     int rc = read_header(f, path, &c, &elem, &n_params, err);
@@ -94,8 +108,8 @@ int andrea_bin_read_config(const char *path, andrea_config *cfg, int *version, a
 }
 
 int andrea_load_bin(andrea_model *m, const char *path, ae_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = open_regular(path, err);
+    if (!f) return -1;
     int rc = -1;
     uint16_t *scratch = NULL;
     andrea_config cfg;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,9 @@ static long nul_escape(const char *s, size_t len) {
     return -1;
 }
 
-cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, char *why, size_t cap) {
+cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, size_t *syntax_at, char *why,
+                                size_t cap) {
+    if (syntax_at) *syntax_at = SIZE_MAX;
     const char *nul = memchr(text, 0, len);
     if (nul) {
         snprintf(why, cap, "holds a NUL byte at byte %zu", (size_t)(nul - text));
@@ -92,6 +95,7 @@ cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, ch
     if (!root) {
         size_t at = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
         snprintf(why, cap, "not valid JSON (near byte %zu)", at);
+        if (syntax_at) *syntax_at = at;
         return NULL;
     }
     size_t at = end && end >= text && end <= text + len ? (size_t)(end - text) : len;

@@ -28,7 +28,10 @@ int andrea_open_regular(const char *path, ae_error *err);
 
 /* Strict parse of text[0..len). check_dups: refuse a key given twice in any object (vocab.json
  * passes 0: its own check names the ids). Returns the tree, or NULL with why (cap bytes) set to
- * a reason such as "not valid JSON near byte 12" or "key \"n_layer\" is given twice". */
-cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, char *why, size_t cap);
+ * a reason such as "not valid JSON (near byte 12)" or "key \"n_layer\" is given twice", and
+ * *syntax_at (may be NULL) set to the byte where cJSON gave up when the text is not JSON at all
+ * (SIZE_MAX for the other refusals), so callers can keep their own wording for that case. */
+cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, size_t *syntax_at, char *why,
+                                size_t cap);
 
 #endif

@@ -5,12 +5,16 @@
  * to the data section. The config (sizes) comes from config.json beside the file.
  * Invariants, in the order they are established:
  *   1. N <= the file and N <= ANDREA_SAFETENSORS_MAX_HEADER before the header is read;
+ *   1b. the header is strict JSON (checkpoint_input.h: nothing after it but padding, no key
+ *      given twice, no NUL), as the safetensors library reads it;
  *   2. every entry's dtype is F32/F16/BF16, its byte size equals prod(shape) * dtype size, its
  *      offsets lie inside the data section, and no two entries overlap;
  *   3. every GPT-2 parameter is present exactly once (with or without the `transformer.` prefix)
  *      with the shape config.json implies; unknown tensors are refused (a different architecture
  *      must not load as a wrong GPT-2); causal-mask buffers (h.N.attn.bias, h.N.attn.masked_bias)
  *      are ignored; lm_head.weight, when present, must equal wte (andrea ties the unembedding);
+ *   3b. the entries tile the data section exactly (no gap, nothing after the last tensor), as
+ *      the safetensors library requires (checked after 3 so a dropped entry is named "missing");
  *   4. only then is the parameter buffer allocated; tensors are converted to fp32 through a
  *      bounded scratch buffer, Conv1D weights [in, out] transposed to Linear [out, in].
  * Failure contract: one line "FILE: tensor NAME: problem" (or "FILE: problem"), model zeroed.
@@ -27,6 +31,7 @@
 
 #include "../common/checked_size.h"
 #include "checkpoint.h"
+#include "checkpoint_input.h"
 
 #define SCRATCH_BYTES ((size_t)4 << 20)
 #define MAX_DIMS 8
@@ -226,8 +231,8 @@ int andrea_load_safetensors(andrea_model *m, const char *path, const char *confi
     if (andrea_config_json_read(config_path, &cfg, err)) return -1;
     if (andrea_param_sizes(&cfg, sizes, &total, err)) return ae_prefix(err, "%s", config_path);
 
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    int fd = andrea_open_regular(path, err); /* a FIFO or folder is refused, never waited on */
+    if (fd < 0) return -1;
     int rc = -1;
     char *hjson = NULL;
     cJSON *root = NULL;
@@ -264,9 +269,16 @@ int andrea_load_safetensors(andrea_model *m, const char *path, const char *confi
     }
     if (pread_all(fd, hjson, (size_t)n_hdr, 8, path, err)) goto done;
     hjson[n_hdr] = '\0';
-    root = cJSON_ParseWithLength(hjson, (size_t)n_hdr);
+    /* strict, as the safetensors library itself (serde_json) reads it: nothing after the JSON
+     * but the padding spaces, no tensor or field given twice (cJSON would answer the first) */
+    char why[160];
+    size_t bad_at;
+    root = andrea_json_parse_strict(hjson, (size_t)n_hdr, 1, &bad_at, why, sizeof why);
     if (!root || !cJSON_IsObject(root)) {
-        ae_fail(err, "%s: header is not a valid JSON object", path);
+        if (root || bad_at != SIZE_MAX)
+            ae_fail(err, "%s: header is not a valid JSON object", path);
+        else
+            ae_fail(err, "%s: header: %s", path, why);
         goto done;
     }
     size_t data_start = 8 + (size_t)n_hdr, data_bytes = file_bytes - data_start;
@@ -356,6 +368,25 @@ int andrea_load_safetensors(andrea_model *m, const char *path, const char *confi
             ae_fail(err, "%s: tensor %s: missing", path, nm);
         else
             ae_fail(err, "%s: tensor h.%d.%s: missing", path, layer, nm);
+        goto done;
+    }
+
+    /* ... and the tensors fill the data section exactly, as the safetensors library requires:
+     * bytes that belong to no tensor mean a header that lost an entry or a corrupt offset */
+    size_t expect_at = 0;
+    for (int i = 0; i < n; i++) {
+        const st_entry *e = sorted[i];
+        if (e->begin == e->end) continue;
+        if (e->begin > expect_at) {
+            ae_fail(err, "%s: bytes [%zu, %zu) of the data section belong to no tensor (before tensor %s)",
+                    path, expect_at, e->begin, e->shown);
+            goto done;
+        }
+        expect_at = e->end;
+    }
+    if (expect_at != data_bytes) {
+        ae_fail(err, "%s: trailing bytes: the tensors end at byte %zu of the data section, the file holds %zu",
+                path, expect_at, data_bytes);
         goto done;
     }
 

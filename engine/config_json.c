@@ -7,6 +7,7 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,11 +80,15 @@ int andrea_config_json_read(const char *path, andrea_config *cfg, ae_error *err)
     if (!text) return -1;
     int rc = -1;
     char why[160];
+    size_t bad_at;
     /* strict: a key given twice would be read as its first value here and as its last by
      * Hugging Face (Python's json), so the two would build different models */
-    cJSON *root = andrea_json_parse_strict(text, len, 1, why, sizeof why);
+    cJSON *root = andrea_json_parse_strict(text, len, 1, &bad_at, why, sizeof why);
     if (!root) {
-        ae_fail(err, "%s: %s", path, why);
+        if (bad_at != SIZE_MAX)
+            ae_fail(err, "%s: not a JSON object (invalid JSON near byte %zu)", path, bad_at);
+        else
+            ae_fail(err, "%s: %s", path, why);
         goto done;
     }
     if (!cJSON_IsObject(root)) {

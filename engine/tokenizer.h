@@ -30,6 +30,10 @@ void andrea_tokenizer_free(andrea_tokenizer *t);
 int andrea_tokenizer_encode(const andrea_tokenizer *t, const char *text, size_t len, int **ids,
                             int **offsets, int *n, ae_error *err);
 
+/* Longest token accepted (bytes): GPT-2's longest is 128; a vocab.json holding a longer one is
+ * refused at open, so a buffer of this size always holds a whole token. */
+#define ANDREA_TOKEN_MAX_BYTES 1024
+
 /* The bytes of one token (for BPE: the decoded bytes, not the byte-to-unicode form). Returns the
  * number of bytes written to buf (at most cap), or -1 for an unknown id. */
 int andrea_tokenizer_token_bytes(const andrea_tokenizer *t, int id, char *buf, size_t cap);

@@ -11,8 +11,8 @@
  * BPE'd as bytes. Every byte of the input is thus covered exactly once (decode(encode(x)) == x for
  * any byte string) and valid UTF-8 text is encoded exactly as GPT-2 would.
  * Invariants after load:
- *   - every vocab id is unique and < vocab_size; every token string is non-empty and written in
- *     GPT-2's byte-to-unicode alphabet, stored here decoded to raw bytes;
+ *   - every vocab id is unique and < vocab_size; every token is 1..ANDREA_TOKEN_MAX_BYTES bytes,
+ *     written in GPT-2's byte-to-unicode alphabet, stored here decoded to raw bytes;
  *   - all 256 single-byte tokens exist (so every text encodes), and every merge's two halves and
  *     their concatenation are vocabulary tokens (so BPE can work on ids throughout);
  *   - merge ranks are line order; no pair is listed twice.
@@ -27,11 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 #include <pcre2.h>
 
 #include "../common/checked_size.h"
+#include "checkpoint_input.h"
 #include "tokenizer_impl.h"
 
 /* vocab.json of GPT-2 is 1 MB; a file 64 times larger is not a tokenizer we can use. */
@@ -247,12 +249,21 @@ static int pcre2_fail(ae_error *err, const char *call, int code, const char *fil
 }
 #define PCRE2_FAIL(err, call, code) pcre2_fail(err, call, code, __FILE__, __LINE__)
 
-static char *slurp(const char *path, size_t max, size_t *len, ae_error *err) {
-    FILE *f = fopen(path, "rb");
+/* fopen for a file that must be regular: a FIFO or folder is refused without blocking. */
+static FILE *open_regular(const char *path, ae_error *err) {
+    int fd = andrea_open_regular(path, err);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
+        close(fd);
     }
+    return f;
+}
+
+static char *slurp(const char *path, size_t max, size_t *len, ae_error *err) {
+    FILE *f = open_regular(path, err);
+    if (!f) return NULL;
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || st.st_size < 0) {
         ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
@@ -294,11 +305,16 @@ static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], i
     size_t len;
     char *text = slurp(path, VOCAB_JSON_MAX, &len, err);
     if (!text) return -1;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    /* strict (checkpoint_input.h): data after the object or a \u0000 in a token is refused;
+     * keys given twice are left to the check below, which names both ids */
+    char why0[160];
+    size_t off;
+    cJSON *root = andrea_json_parse_strict(text, len, 0, &off, why0, sizeof why0);
     if (!root) {
-        size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
-        ae_fail(err, "%s:%d: not valid JSON (near byte %zu)", path, line_of(text, off), off);
+        if (off != SIZE_MAX)
+            ae_fail(err, "%s:%d: not valid JSON (near byte %zu)", path, line_of(text, off), off);
+        else
+            ae_fail(err, "%s: %s", path, why0);
         free(text);
         return -1;
     }
@@ -381,6 +397,11 @@ static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], i
             describe_cp(bad, why, sizeof why);
             ae_fail(err, "%s: token \"%s\" (id %d) has %s", path, show(key, klen, shown, sizeof shown),
                     id, why);
+            goto out;
+        }
+        if (n > ANDREA_TOKEN_MAX_BYTES) {
+            ae_fail(err, "%s: token \"%s\" (id %d) is %ld bytes long, more than the %d a token may have",
+                    path, show(key, klen, shown, sizeof shown), id, n, ANDREA_TOKEN_MAX_BYTES);
             goto out;
         }
         b->tok_off[id] = used;
@@ -470,8 +491,8 @@ static long long read_line_bounded(FILE *f, char *line, size_t cap, int *had_new
 }
 
 static int load_merges(tok_bpe *b, const char *path, const int cp_to_byte[324], ae_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = open_regular(path, err);
+    if (!f) return -1;
     merge_rule *rules = NULL;
     size_t n_rules = 0, cap_rules = 0;
     /* room for the longest accepted line and a '\r' */

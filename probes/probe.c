@@ -140,7 +140,7 @@ int ptext_decode(const andrea_tokenizer *tok, const int *ids, int n, ptext *tt, 
     if (ptext_alloc(tt, n, err)) return -1;
     pbuf b = {0};
     int bos = andrea_tokenizer_bos(tok);
-    char piece[256];
+    char piece[ANDREA_TOKEN_MAX_BYTES]; /* a whole token: a cut one would shift every later offset */
     for (int i = 0; i < n; i++) {
         tt->ids[i] = ids[i];
         if (i == 0 && ids[0] == bos && bos >= 0) {

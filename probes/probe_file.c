@@ -18,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/checked_size.h"
+#include "../engine/checkpoint_input.h"
 #include "probe_internal.h"
 
 typedef struct {
@@ -117,7 +119,11 @@ static void item_clear(probe_item *it) {
 static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok, int vocab_size,
                       int max_seq_len, char suite[64], probe_item *it, char *why, size_t why_cap) {
     memset(it, 0, sizeof *it);
-    cJSON *j = cJSON_ParseWithLength(line, len);
+    /* strict (engine/checkpoint_input.h): a second object after the first ("{..} {..}": an
+     * item silently dropped), a key given twice (cJSON would answer the first, a Python writer
+     * meant the last) and "\u0000" in a text (cJSON's string would end there) are refused */
+    char jwhy[160];
+    cJSON *j = andrea_json_parse_strict(line, len, 1, NULL, jwhy, sizeof jwhy);
     int rc = -1;
     ae_error e;
 #define BAD(...)                                  \
@@ -125,7 +131,7 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
         snprintf(why, why_cap, __VA_ARGS__);      \
         goto done;                                \
     } while (0)
-    if (!j) BAD("not valid JSON");
+    if (!j) BAD("%s", jwhy);
     if (!cJSON_IsObject(j)) BAD("not a JSON object");
     for (const cJSON *k = j->child; k; k = k->next) {
         if (strcmp(k->string, "suite") && strcmp(k->string, "text") && strcmp(k->string, "tokens") &&
@@ -228,8 +234,13 @@ int probe_file_load(const char *path, const andrea_tokenizer *tok, int vocab_siz
                     probe_suite **suites, int *n_suites, ae_error *err) {
     *suites = NULL;
     *n_suites = 0;
-    FILE *f = fopen(path, "rb");
+    FILE *f = fopen(path, "rb"); /* a FIFO is fine (--probes <(cmd)): it is read as a stream */
     if (!f) return ae_fail(err, "%s: cannot open probe file: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return ae_fail(err, "%s: a folder, not a probe file", path);
+    }
     char *buf = malloc((size_t)PROBE_FILE_MAX_LINE + 1);
     if (!buf) {
         fclose(f);
