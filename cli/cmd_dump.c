@@ -1,13 +1,16 @@
 /* cmd_dump.c — `andrea dump CKPT`: probe suites through the instrumented forward into HDF5.
  * Wiring only: parse options, load the model and tokenizer, build the suites
  * (probes/probe.h), call andrea_dump_write (engine/dump_write.h), print one summary line. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/progress.h"
+#include "../engine/checkpoint.h"
 #include "../engine/dump_write.h"
 #include "../engine/model.h"
 #include "../engine/mpi_shard.h"
@@ -49,6 +52,54 @@ static void usage(FILE *f) {
             PROBE_DEFAULT_SEED, PROBE_DEFAULT_N_ITEMS, PROBE_ENTITY_N_ITEMS, PROBE_DEFAULT_SEQ_LEN, PROBE_ENTITY_SEQ_LEN);
 }
 
+/* getopt's own message would be a second stderr line: opterr is off and this says it in one. */
+static int option_error(int c, char **argv) {
+    const char *arg = argv[optind - 1];
+    char shown[64], shortopt[3] = {'-', (char)optopt, 0};
+    if (optopt && strncmp(arg, "--", 2) != 0) arg = shortopt;
+    andrea_printable(arg, shown, sizeof shown);
+    if (c == ':') return cli_usage_error("dump", "%s needs a value", shown);
+    return cli_usage_error("dump", "unknown option '%s'", shown);
+}
+
+/* --out is checked before the model is even loaded: the dump is renamed over it at the end, so a
+ * device or FIFO there (as root: /dev/null) would be replaced by a regular file, and a missing
+ * folder would only be found once the temporary is created. (A folder is refused by
+ * ae_tmp_begin, common/atomic_file.c, for every output.) */
+static int check_out_path(const char *out) {
+    ae_error err = {{0}};
+    struct stat st;
+    if (!*out) return cli_usage_error("dump", "--out wants a file name, not ''");
+    if (stat(out, &st) == 0) {
+        if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return 0;
+        ae_fail(&err, "%s: exists and is not a regular file (a device, FIFO or socket): andrea would replace "
+                      "it; give the name of a file to write", out);
+        return cli_fail(&err);
+    }
+    if (errno != ENOENT) {
+        ae_fail(&err, "%s: cannot write there: %s", out, strerror(errno));
+        return cli_fail(&err);
+    }
+    size_t n = strlen(out);
+    if (out[n - 1] == '/') {
+        ae_fail(&err, "%s: names a folder; --out names the dump file to write", out);
+        return cli_fail(&err);
+    }
+    const char *slash = strrchr(out, '/');
+    if (!slash) return 0;
+    char dir[4096];
+    if ((size_t)(slash - out) >= sizeof dir) {
+        ae_fail(&err, "%.200s...: path too long", out);
+        return cli_fail(&err);
+    }
+    snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 : (int)(slash - out), out);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        ae_fail(&err, "%s: folder %s %s", out, dir, stat(dir, &st) != 0 ? "does not exist" : "is not a folder");
+        return cli_fail(&err);
+    }
+    return 0;
+}
+
 int cmd_dump(int argc, char **argv) {
     static const struct option opts[] = {
         {"probes", required_argument, NULL, 'p'},  {"out", required_argument, NULL, 'o'},
@@ -68,7 +119,8 @@ int cmd_dump(int argc, char **argv) {
     int quiet = 0, timing = 0, c, bad; /* bad: a parser's usage-error exit code */
     long v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'p': probes = optarg; break;
         case 'o': o.out_path = optarg; break;
@@ -93,7 +145,8 @@ int cmd_dump(int argc, char **argv) {
             char *end;
             errno = 0;
             unsigned long long s = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end || optarg[0] == '-' || s == 0)
+            /* a digit first: strtoull would take " -1" as 2^64 - 1 */
+            if (errno || !isdigit((unsigned char)optarg[0]) || *end || s == 0)
                 return cli_usage_error("dump", "--seed wants a positive integer, not '%s'", optarg);
             po.seed = s;
             break;
@@ -118,11 +171,12 @@ int cmd_dump(int argc, char **argv) {
             if ((bad = cli_opt_precision("dump", optarg))) return bad;
             break;
         case 'h': usage(stdout); return 0;
-        default: return cli_usage_error("dump", "unknown option");
+        default: return option_error(c, argv);
         }
     }
     if (argc - optind != 1) return cli_usage_error("dump", "expects exactly one checkpoint");
     if (quiet) ae_progress_quiet = 1;
+    if ((bad = check_out_path(o.out_path))) return bad;
 
     ae_error err = {{0}};
     andrea_model m;

@@ -3,6 +3,7 @@
  * token over the whole (sliding) context, picks the next token greedily or by seeded sampling
  * (engine/sample.h) and prints the prompt followed by the continuation as it is produced.
  * Stops after -n tokens or when the model produces BOS/<|endoftext|>. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../engine/checkpoint.h"
 #include "../engine/forward.h"
 #include "../engine/model.h"
 #include "../engine/sample.h"
@@ -31,6 +33,16 @@ static void usage(FILE *f) {
                "vocabulary) when the vocabulary has one; generation stops early if the model emits it.\n");
 }
 
+/* getopt's own message would be a second stderr line: opterr is off and this says it in one. */
+static int option_error(int c, char **argv) {
+    const char *arg = argv[optind - 1];
+    char shown[64], shortopt[3] = {'-', (char)optopt, 0};
+    if (optopt && strncmp(arg, "--", 2) != 0) arg = shortopt;
+    andrea_printable(arg, shown, sizeof shown);
+    if (c == ':') return cli_usage_error("generate", "%s needs a value", shown);
+    return cli_usage_error("generate", "unknown option '%s'", shown);
+}
+
 int cmd_generate(int argc, char **argv) {
     static const struct option opts[] = {{"prompt", required_argument, NULL, 'p'},
                                          {"temperature", required_argument, NULL, 't'},
@@ -46,7 +58,8 @@ int cmd_generate(int argc, char **argv) {
     andrea_device dev = ANDREA_DEVICE_AUTO;
     int c, bad; /* bad: a parser's usage-error exit code */
     optind = 1;
-    while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":n:h", opts, NULL)) != -1) {
         char *end;
         switch (c) {
         case 'p': prompt = optarg; break;
@@ -61,7 +74,8 @@ int cmd_generate(int argc, char **argv) {
         case 's':
             errno = 0;
             seed = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end || optarg[0] == '-')
+            /* a digit first: strtoull would take " -1" as 2^64 - 1 */
+            if (errno || !isdigit((unsigned char)optarg[0]) || *end)
                 return cli_usage_error("generate", "--seed wants a non-negative integer, not '%s'", optarg);
             break;
         case 'k': tok_dir = optarg; break;
@@ -69,7 +83,7 @@ int cmd_generate(int argc, char **argv) {
             if ((bad = cli_opt_device("generate", optarg, &dev))) return bad;
             break;
         case 'h': usage(stdout); return 0;
-        default: return cli_usage_error("generate", "unknown option");
+        default: return option_error(c, argv);
         }
     }
     if (argc - optind != 1) return cli_usage_error("generate", "expects exactly one checkpoint");
@@ -117,7 +131,17 @@ int cmd_generate(int argc, char **argv) {
         const int T = n_ctx < (size_t)window ? (int)n_ctx : window;
         andrea_forward_io io = {.B = 1, .T = T, .tokens = ctx + n_ctx - T, .logits = logits};
         if (andrea_engine_forward(eng, &io, &err)) goto fail;
-        const int next = andrea_sample(logits + (size_t)(T - 1) * V, V, (float)temperature, &rng);
+        const float *last = logits + (size_t)(T - 1) * V;
+        /* finite weights can still overflow fp32 in the forward; sampling would then quietly
+         * pick token 0 every step (a wrong answer that looks like text) */
+        for (int v = 0; v < V; v++) {
+            if (isfinite(last[v])) continue;
+            fputc('\n', stdout);
+            ae_fail(&err, "%s: the forward pass produced a non-finite logit (%s for token %d at generated "
+                          "token %ld): the weights overflow fp32", argv[optind], isnan(last[v]) ? "NaN" : "Inf", v, i);
+            goto fail;
+        }
+        const int next = andrea_sample(last, V, (float)temperature, &rng);
         if (next == bos) break;
         ctx[n_ctx++] = next;
         const int nb = andrea_tokenizer_token_bytes(tok, next, piece, sizeof piece);
@@ -125,6 +149,10 @@ int cmd_generate(int argc, char **argv) {
         fflush(stdout);
     }
     fputc('\n', stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        ae_fail(&err, "stdout: write failed");
+        goto fail;
+    }
     rc = 0;
     goto out;
 fail:

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../engine/checkpoint.h"
 #include "../engine/model.h"
 #include "../engine/tokenizer.h"
 #include "cli.h"
@@ -66,6 +67,16 @@ static void print_piece(const char *piece, size_t n) {
     putchar('"');
 }
 
+/* getopt's own message would be a second stderr line: opterr is off and this says it in one. */
+static int option_error(int c, char **argv) {
+    const char *arg = argv[optind - 1];
+    char shown[64], shortopt[3] = {'-', (char)optopt, 0};
+    if (optopt && strncmp(arg, "--", 2) != 0) arg = shortopt;
+    andrea_printable(arg, shown, sizeof shown);
+    if (c == ':') return cli_usage_error("tokenize", "%s needs a value", shown);
+    return cli_usage_error("tokenize", "unknown option '%s'", shown);
+}
+
 int cmd_tokenize(int argc, char **argv) {
     static const struct option opts[] = {{"ids", no_argument, NULL, 'i'},
                                          {"tokenizer", required_argument, NULL, 'k'},
@@ -74,12 +85,13 @@ int cmd_tokenize(int argc, char **argv) {
     int ids_only = 0, c;
     const char *tok_dir = NULL;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'i': ids_only = 1; break;
         case 'k': tok_dir = optarg; break;
         case 'h': usage(stdout); return 0;
-        default: return cli_usage_error("tokenize", "unknown option");
+        default: return option_error(c, argv);
         }
     }
     if (argc - optind != 2) return cli_usage_error("tokenize", "expects a checkpoint and a text");
