@@ -1,0 +1,175 @@
+#!/bin/bash
+# test_hostile_inputs — input files that cJSON, open() or the CLI's option parsing used to accept,
+# hang on or answer wrongly, each refused through the real CLI with exit 1 (2 for usage errors)
+# and one stderr line. Fixtures are made here from tests/data/tiny_hf, tests/data/gpt2-style
+# alphabets and tests/tiny_ckpt.py. (Sizes and limits: test_limits; fuzzer finds: test_regress.)
+set -u
+source "$ANDREA_SRC/tests/lib.sh"
+PY=/usr/bin/python3
+cd "$tmp" || exit 1 # a command that ran on despite a bad option must not write into the caller's folder
+
+# expect RC NAME REGEX ARGS...: exit code RC, exactly one stderr line matching REGEX, within 20 s.
+expect() {
+  local want=$1 name=$2 re=$3
+  shift 3
+  timeout 20 "$A" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+  local rc=$? lines
+  lines=$(wc -l <"$tmp/$name.err")
+  if [[ $rc -eq 124 ]]; then
+    bad "$name" "still running after 20 s (hang)"
+  elif [[ $rc -ne $want ]]; then
+    bad "$name" "exit $rc, expected $want: $(head -c 400 "$tmp/$name.err")"
+  elif [[ $lines -ne 1 ]]; then
+    bad "$name" "$lines stderr lines, expected one: $(head -c 400 "$tmp/$name.err")"
+  elif ! grep -Eq -- "$re" "$tmp/$name.err"; then
+    bad "$name" "message does not match '$re': $(cat "$tmp/$name.err")"
+  else
+    ok "$name: $(cat "$tmp/$name.err")"
+  fi
+}
+
+"$PY" - "$tmp" "$ANDREA_SRC" <<'EOF' || { echo "FAIL: fixture generation"; exit 1; }
+import json, os, shutil, struct, sys
+t, src = sys.argv[1], sys.argv[2]
+sys.path.insert(0, f"{src}/tests")
+from tiny_ckpt import write_bin
+hf = f"{src}/tests/data/tiny_hf"
+cfg_text = open(f"{hf}/config.json").read()
+st = open(f"{hf}/model.safetensors", "rb").read()
+n = struct.unpack("<Q", st[:8])[0]
+hdr, data = json.loads(st[8:8 + n]), st[8 + n:]
+def hf_dir(name, cfg=cfg_text, header=None, body=data):
+    d = f"{t}/{name}"
+    os.mkdir(d)
+    open(f"{d}/config.json", "w").write(cfg)
+    h = (header if header is not None else json.dumps(hdr)).encode()
+    open(f"{d}/model.safetensors", "wb").write(struct.pack("<Q", len(h)) + h + body)
+    return d
+c = json.loads(cfg_text)
+# config.json: n_layer given twice (Hugging Face reads the last, 1; cJSON the first, 2)
+hf_dir("cfg_dup_key", cfg=json.dumps(c)[:-1] + ', "n_layer": 1}')
+hf_dir("cfg_trailing", cfg=json.dumps(c) + ' {"n_layer": 1}')
+# safetensors header: trailing garbage, a field given twice, bytes after the last tensor, a gap
+hf_dir("st_trailing", header=json.dumps(hdr) + "xx")
+k = "transformer.h.0.ln_1.weight"
+ent = json.dumps(hdr[k])
+hf_dir("st_dup_field", header=json.dumps(hdr).replace(ent, ent[:-1] + ', "dtype": "F16"}', 1))
+hf_dir("st_trailing_bytes", body=data + b"\0" * 64)
+h2 = json.loads(json.dumps(hdr))
+last = max(h2, key=lambda x: h2[x]["data_offsets"][1] if x != "__metadata__" else -1)
+b, e = h2[last]["data_offsets"]
+h2[last]["data_offsets"] = [b + 64, e + 64]
+hf_dir("st_gap", header=json.dumps(h2), body=data[:b] + b"\0" * 64 + data[b:])
+# checkpoint folders whose files are FIFOs (made by the shell below)
+hf_dir("fifo_st")
+os.remove(f"{t}/fifo_st/model.safetensors")
+hf_dir("fifo_cfg")
+os.remove(f"{t}/fifo_cfg/config.json")
+# byte-level model; a model whose finite weights overflow fp32 in the forward
+write_bin(f"{t}/byte.bin", maxT=32, V=257, L=1, H=2, C=8)
+raw = bytearray(open(f"{t}/byte.bin", "rb").read())
+raw[1024:] = struct.pack("<f", 3e38) * ((len(raw) - 1024) // 4)
+open(f"{t}/overflow.bin", "wb").write(raw)
+# tokenizer: a 300-token model (sparse .bin: tokenize reads only its header) and GPT-2's byte
+# alphabet as vocab.json, spoiled three ways
+def params(L, C, V, T):
+    return V*C + T*C + L*(2*C + 3*C*C + 3*C + C*C + C + 2*C + 4*C*C + 4*C + 4*C*C + C) + 2*C
+with open(f"{t}/v300.bin", "wb") as f:
+    f.write(struct.pack("<256i", *([20240326, 3, 16, 300, 1, 2, 8, 300] + [0] * 248)))
+    f.truncate(1024 + 4 * params(1, 8, 300, 16))
+bs = list(range(33, 127)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+cs, m = bs[:], 0
+for x in range(256):
+    if x not in bs:
+        bs.append(x); cs.append(256 + m); m += 1
+alpha = {x: chr(y) for x, y in zip(bs, cs)}
+vocab = {alpha[x]: x for x in range(256)}
+vocab["<|endoftext|>"] = 256
+def tok_dir(name, text, merges="#version: 0.2\n"):
+    d = f"{t}/{name}"
+    os.mkdir(d)
+    open(f"{d}/vocab.json", "w", encoding="utf-8").write(text)
+    open(f"{d}/merges.txt", "w", encoding="utf-8").write(merges)
+tok_dir("tok_ok", json.dumps(vocab, ensure_ascii=False))
+tok_dir("tok_trailing", json.dumps(vocab, ensure_ascii=False) + " {}")
+tok_dir("tok_long", json.dumps(dict(vocab, **{"a" * 1100: 257}), ensure_ascii=False))
+tok_dir("tok_fifo", json.dumps(vocab, ensure_ascii=False))
+os.remove(f"{t}/tok_fifo/vocab.json")
+# probe files for the byte-level model
+def probe(name, text):
+    open(f"{t}/{name}.jsonl", "w").write(text)
+probe("two_items_on_a_line", '{"suite": "bos", "tokens": [256, 1]} {"suite": "bos", "tokens": [256, 2]}\n')
+probe("key_given_twice", '{"suite": "bos", "tokens": [256, 1], "tokens": [256, 1, 2, 3]}\n')
+probe("nul_escape_in_text", '{"suite": "bos", "text": "ab\\u0000cd"}\n')
+probe("ok", '{"suite": "bos", "tokens": [256, 1, 2]}\n')
+EOF
+mkfifo "$tmp/fifo_st/model.safetensors" "$tmp/fifo_cfg/config.json" "$tmp/tok_fifo/vocab.json" \
+  "$tmp/fifo.bin" "$tmp/out_fifo"
+mkdir "$tmp/probes_folder"
+
+# --- checkpoints
+expect 1 config_key_given_twice_is_refused 'cfg_dup_key/config\.json: key "n_layer" is given twice' info "$tmp/cfg_dup_key"
+expect 1 config_with_data_after_the_object_is_refused 'cfg_trailing/config\.json: unexpected data after the JSON value' info "$tmp/cfg_trailing"
+expect 1 safetensors_header_with_trailing_garbage_is_refused 'st_trailing/model\.safetensors: header: unexpected data after' info "$tmp/st_trailing"
+expect 1 safetensors_field_given_twice_is_refused 'st_dup_field/model\.safetensors: header: key "dtype" is given twice' info "$tmp/st_dup_field"
+expect 1 safetensors_bytes_after_the_last_tensor_are_refused 'st_trailing_bytes/model\.safetensors: trailing bytes' info "$tmp/st_trailing_bytes"
+expect 1 safetensors_gap_between_tensors_is_refused 'st_gap/model\.safetensors: bytes \[[0-9]+, [0-9]+\) of the data section belong to no tensor' info "$tmp/st_gap"
+expect 1 fifo_model_safetensors_is_refused_without_blocking 'fifo_st/model\.safetensors: not a regular file \(a FIFO\)' info "$tmp/fifo_st"
+expect 1 fifo_config_json_is_refused_without_blocking 'fifo_cfg/config\.json: not a regular file \(a FIFO\)' info "$tmp/fifo_cfg"
+expect 1 fifo_bin_is_refused 'fifo\.bin: not a regular file' info "$tmp/fifo.bin"
+expect 1 overflowing_forward_is_refused_by_generate 'overflow\.bin: .*(non-finite logit|overflows float32)' \
+  generate "$tmp/overflow.bin" -n 3 --device cpu
+
+# --- tokenizer files
+if out=$(timeout 20 "$A" tokenize "$tmp/v300.bin" hi --ids --tokenizer "$tmp/tok_ok" 2>&1) && [[ $out == "104 105" ]]; then
+  ok "alphabet_tokenizer_fixture_is_accepted: $out"
+else
+  bad alphabet_tokenizer_fixture_is_accepted "$out"
+fi
+expect 1 vocab_json_with_data_after_the_object_is_refused 'tok_trailing/vocab\.json: unexpected data after' \
+  tokenize "$tmp/v300.bin" hi --tokenizer "$tmp/tok_trailing"
+expect 1 vocab_token_over_1024_bytes_is_refused 'tok_long/vocab\.json: token "a+\.\.\." \(id 257\) is 1100 bytes long' \
+  tokenize "$tmp/v300.bin" hi --tokenizer "$tmp/tok_long"
+expect 1 fifo_vocab_json_is_refused_without_blocking 'tok_fifo/vocab\.json: not a regular file \(a FIFO\)' \
+  tokenize "$tmp/v300.bin" hi --tokenizer "$tmp/tok_fifo"
+
+# --- probe files (and no dump left behind)
+for p in two_items_on_a_line key_given_twice nul_escape_in_text; do
+  case $p in
+  two_items_on_a_line) re='two_items_on_a_line\.jsonl:1: unexpected data after the JSON value' ;;
+  key_given_twice) re='key_given_twice\.jsonl:1: key "tokens" is given twice' ;;
+  nul_escape_in_text) re='nul_escape_in_text\.jsonl:1: a string holds the escape \\u0000' ;;
+  esac
+  expect 1 "probe_${p}_is_refused" "$re" dump "$tmp/byte.bin" --probes "$tmp/$p.jsonl" --out "$tmp/$p.h5" --device cpu --quiet
+  [[ -e $tmp/$p.h5 ]] && bad "probe_${p}_writes_nothing" "$tmp/$p.h5 exists"
+done
+expect 1 probe_file_that_is_a_folder_is_refused 'probes_folder/: a folder, not a probe file' \
+  dump "$tmp/byte.bin" --probes "$tmp/probes_folder/" --out "$tmp/pf.h5" --device cpu --quiet
+
+# --- options
+expect 1 dump_out_naming_a_fifo_is_refused_and_left_alone 'out_fifo: exists and is not a regular file' \
+  dump "$tmp/byte.bin" --probes "$tmp/ok.jsonl" --out "$tmp/out_fifo" --device cpu --quiet
+[[ -p $tmp/out_fifo ]] || bad dump_out_fifo_is_still_a_fifo "it was replaced"
+expect 1 dump_out_in_a_missing_folder_is_refused_before_loading 'nowhere/x\.h5: folder .*/nowhere does not exist' \
+  dump "$tmp/missing.bin" --out "$tmp/nowhere/x.h5"
+expect 2 dump_option_without_its_value_is_one_line 'andrea dump: --out needs a value' dump "$tmp/byte.bin" --out
+expect 2 dump_unknown_option_is_one_line "andrea dump: unknown option '--bogus'" dump "$tmp/byte.bin" --bogus
+expect 2 generate_option_without_its_value_is_one_line 'andrea generate: -n needs a value' generate "$tmp/byte.bin" -n
+expect 2 tokenize_option_without_its_value_is_one_line 'andrea tokenize: --tokenizer needs a value' tokenize "$tmp/byte.bin" x --tokenizer
+expect 2 info_unknown_option_is_one_line "andrea info: unknown option '-x'" info -x "$tmp/byte.bin"
+expect 2 generate_seed_with_a_space_and_minus_is_refused "andrea generate: --seed wants a non-negative integer, not ' -1'" \
+  generate "$tmp/byte.bin" --seed " -1"
+expect 2 dump_seed_with_a_space_and_minus_is_refused "andrea dump: --seed wants a positive integer, not ' -1'" \
+  dump "$tmp/byte.bin" --seed " -1" --out "$tmp/seed.h5"
+if [[ -c /dev/full && -w /dev/full ]]; then
+  timeout 20 "$A" info "$tmp/byte.bin" >/dev/full 2>"$tmp/full.err"
+  rc=$?
+  if [[ $rc -eq 1 ]] && [[ $(cat "$tmp/full.err") == "andrea: stdout: write failed" ]]; then
+    ok "info_to_a_full_stdout_fails"
+  else
+    bad info_to_a_full_stdout_fails "exit $rc: $(cat "$tmp/full.err")"
+  fi
+else
+  echo "skip: info_to_a_full_stdout_fails (no writable /dev/full)"
+fi
+finish
