@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../common/checked_size.h"
+#include "../common/finite.h"
 #include "classify.h"
 
 /* Mean cross-entropy at the loss positions; logits: [B, T, V]. */
@@ -92,6 +93,13 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     io.lengths = lengths;
     io.logits = logits;
     if (andrea_engine_forward(e, &io, err)) goto out;
+    /* A forward that overflowed float32 (the CPU engine refuses it itself; a GPU's shows here)
+     * would make every loss and delta NaN, stored as if nothing had been measured. */
+    if (ae_any_nonfinite(logits, btv)) {
+        ae_fail(err, "%s: causal check: the forward overflows float32 (non-finite logits): the checkpoint's weights are "
+                     "far outside a trained model's range", s->name);
+        goto out;
+    }
     double clean = mean_loss(logits, tokens, use, B, T, V);
     double sum = 0;
     int n = 0;

@@ -12,15 +12,38 @@
 
 #include "../common/atomic_file.h"
 #include "../common/checked_size.h"
+#include "../common/finite.h"
 #include "dump.h"
 #include "dump_h5.h"
 #include "dump_write_impl.h"
+
+/* The values a batch is about to write, after the padded positions were set: every norm, and
+ * every DLA with a next token (t < length - 1), must be finite. The CPU engine refuses a forward
+ * that overflows float32 itself; on a GPU this is where it shows: a NaN or Inf in any head's map
+ * or output, or in the residual stream it feeds, reaches the norms of that head or of every later
+ * layer's heads, or the final LayerNorm of the DLA. (A --contrib none dump has neither, and its
+ * GPU maps are not scanned: that would cost a pass over every map byte.) */
+static int check_values_finite(const float *norm, const float *dla, const int *lengths, int nb, int L, int H, int T,
+                               const char *model_path, ae_error *err) {
+    const size_t lh = (size_t)L * H;
+    for (int b = 0; b < nb; b++)
+        for (size_t k = 0; k < lh; k++) {
+            const size_t row = ((size_t)b * lh + k) * (size_t)T;
+            const size_t with_next = lengths[b] > 1 ? (size_t)lengths[b] - 1 : 0;
+            if (ae_any_nonfinite(norm + row, (size_t)T) || ae_any_nonfinite(dla + row, with_next))
+                return ae_fail(err, "%s: the forward overflows float32 (non-finite output of layer %zu, head %zu): the "
+                                    "checkpoint's weights are far outside a trained model's range",
+                               model_path, k / (size_t)H, k % (size_t)H);
+        }
+    return 0;
+}
 
 #ifdef ANDREA_HAVE_CUDA
 /* One suite through the CUDA streaming pipeline (kernels/cuda_engine.h): batch k+1 computes and
  * batch k copies to pinned memory while batch k-1 is written here. Same file content as the
  * synchronous path: padded rows are zeroed (in our staging buffers, never in the pipeline's). */
-static int write_suite_stream(const probe_suite *s, int B, int L, int H, int T, const andrea_dump_options *o,
+static int write_suite_stream(const char *model_path, const probe_suite *s, int B, int L, int H, int T,
+                              const andrea_dump_options *o,
                               hid_t f16, batch_bufs *bb, hid_t dxpl, hid_t dtok, hid_t dlen, hid_t datt, hid_t dnorm,
                               hid_t ddla, ae_progress *prog, long long *bytes, const char *h5_path, ae_error *err) {
     const int N = s->n_items, want_values = dnorm >= 0;
@@ -98,7 +121,9 @@ static int write_suite_stream(const probe_suite *s, int B, int L, int H, int T, 
                         if (t >= len) bb->norm[((size_t)b * lh + k) * T + t] = 0.0f;
                         bb->dla[((size_t)b * lh + k) * T + t] = NAN; /* no next token */
                     }
+                bb->lengths[b] = len; /* free again: submit copied the next batch's */
             }
+            if (check_values_finite(bb->norm, bb->dla, bb->lengths, nb, L, H, T, model_path, err)) return -1;
             hsize_t s4[4] = {(hsize_t)b0, 0, 0, 0}, n4[4] = {(hsize_t)nb, (hsize_t)L, (hsize_t)H, (hsize_t)T};
             H5_TRY(dw_dset_write_slab(dnorm, dxpl, 1, H5T_NATIVE_FLOAT, 4, s4, n4, bb->norm));
             H5_TRY(dw_dset_write_slab(ddla, dxpl, 1, H5T_NATIVE_FLOAT, 4, s4, n4, bb->dla));
@@ -193,7 +218,7 @@ int dw_write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const pro
     const size_t map = (size_t)T * T, per_seq_maps = (size_t)L * H * map;
 #ifdef ANDREA_HAVE_CUDA
     if (bb->pipe) {
-        if (write_suite_stream(s, B, L, H, T, o, f16, bb, par->dxpl, dtok, dlen, datt, dnorm, ddla, prog, bytes, h5_path,
+        if (write_suite_stream(m->path, s, B, L, H, T, o, f16, bb, par->dxpl, dtok, dlen, datt, dnorm, ddla, prog, bytes, h5_path,
                                err))
             goto fail;
         rc = 0;
@@ -252,6 +277,9 @@ int dw_write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const pro
                     memset(bb->head_out + base * T * C + (size_t)len * C, 0, sizeof(float) * (size_t)(T - len) * C);
             }
         }
+        if (want_values)
+            PAR_AGREE(active ? check_values_finite(bb->norm, bb->dla, bb->lengths, nb_seq, L, H, T, m->path, err) : 0,
+                      par);
 
         hsize_t s_tok[2] = {(hsize_t)b0, 0}, n_tok[2] = {(hsize_t)nb_seq, (hsize_t)T};
         hsize_t s_len[1] = {(hsize_t)b0}, n_len[1] = {(hsize_t)nb_seq};

@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "../common/checked_size.h"
+#include "../common/finite.h"
 
 /* OpenBLAS's thread control (declared in its cblas.h); other CBLAS builds get no-ops. */
 #ifdef OPENBLAS_VERSION
@@ -387,6 +388,17 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
                                   .post_gelu = 1});
         linear(nt, &(linear_step){.a = e->big, .w = p->fcprojw + (size_t)l * C * C4, .bias = p->fcprojb + (size_t)l * C,
                                   .out = e->x, .M = (int)BT, .N = C, .K = (int)C4, .bias_mode = BIAS_ADD});
+        /* Finite weights can still overflow float32 on the way (a hostile or broken checkpoint):
+         * NaN then spreads through every later layer and every map, and would be written and
+         * scored as if it were a result. A NaN or Inf anywhere in this layer (a score, a map, a
+         * head's output, the MLP) reaches the residual stream, so one pass over it per layer
+         * (B*T*C floats, small beside the layer's matmuls) finds it and names the layer. */
+        if (ae_any_nonfinite(e->x, BT * C)) {
+            omp_set_dynamic(was_dynamic);
+            blas_threads_set(blas_threads);
+            return ae_fail(err, "%s: the forward overflows float32 in layer %d (non-finite activations): the "
+                                "checkpoint's weights are far outside a trained model's range", m->path, l);
+        }
     }
 
     if (io->logits || io->head_dla) {

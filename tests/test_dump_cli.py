@@ -98,6 +98,16 @@ def test_out_naming_a_folder_is_refused_before_the_work(d, ckpt):
     os.rmdir(folder)
 
 
+def test_weights_that_overflow_float32_are_refused_not_dumped_as_nan(d):
+    ckpt = os.path.join(d, "huge.bin")
+    write_bin(ckpt, scale=1e17)  # finite weights; Q.K and the MLP overflow float32 in layer 0
+    out = os.path.join(d, "huge.h5")
+    r = run(ckpt, "--n", "2", "--len", "16", "--quiet", "--out", out, "--device", "cpu")
+    check(r.returncode == 1 and "overflows float32 in layer 0" in r.stderr and r.stderr.count("\n") == 1,
+          f"overflowing model: {r.returncode} {r.stderr!r}")
+    check(not os.path.exists(out) and not leftovers(d), "nothing written")
+
+
 def main():
     d = tempfile.mkdtemp(prefix="andrea-dumpcli-")
     ckpt = os.path.join(d, "tiny.bin")
@@ -109,7 +119,8 @@ def main():
         before = len(FAILED)
         t(d, ckpt)
         print("ok  " if len(FAILED) == before else "FAIL", t.__name__)
-    for t in (test_missing_checkpoint_is_a_one_line_error, test_token_id_probe_file_works_without_a_tokenizer):
+    for t in (test_missing_checkpoint_is_a_one_line_error, test_token_id_probe_file_works_without_a_tokenizer,
+              test_weights_that_overflow_float32_are_refused_not_dumped_as_nan):
         before = len(FAILED)
         t(d)
         print("ok  " if len(FAILED) == before else "FAIL", t.__name__)
