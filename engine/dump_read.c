@@ -620,6 +620,31 @@ static int check_shl(const andrea_dump *d, int suite, int seq, int layer, int he
     return 0;
 }
 
+/* Every row of a map as the format promises it: all zeros (a padded query), or a probability
+ * distribution over the keys up to the query: values finite in [0, 1], zeros after the query, a
+ * sum of 1 within 1e-2 (fp16 storage moves a row's sum by at most ~5e-4, TF32 by less). A map
+ * that is not (NaN from a model that overflowed, or values edited in a file that was sealed
+ * again) would be scored as if it were attention; it is refused by name instead. */
+static int check_map_rows(const float *map, size_t T, const char *h5_path, const char *what, ae_error *err) {
+    for (size_t q = 0; q < T; q++) {
+        const float *row = map + q * T;
+        double sum = 0;
+        int bad = 0;
+        size_t at = 0;
+        for (size_t k = 0; k < T && !bad; k++) {
+            const float v = row[k];
+            if (!(v >= 0.0f && v <= 1.001f) || (k > q && v != 0.0f)) bad = 1, at = k;
+            sum += v;
+        }
+        if (bad)
+            return ae_fail(err, "%s: %s row %zu holds %g at key %zu, not a causal attention probability (damaged or "
+                                "modified dump?)", h5_path, what, q, (double)row[at], at);
+        if (sum != 0.0 && fabs(sum - 1.0) > 1e-2)
+            return ae_fail(err, "%s: %s row %zu sums to %g, not 1 (damaged or modified dump?)", h5_path, what, q, sum);
+    }
+    return 0;
+}
+
 int andrea_dump_read_map(andrea_dump *d, int suite, int seq, int layer, int head, float *out, ae_error *err) {
     if (check_shl(d, suite, seq, layer, head, err)) return -1;
     suite_rec *s = &d->suites[suite];
@@ -627,8 +652,10 @@ int andrea_dump_read_map(andrea_dump *d, int suite, int seq, int layer, int head
     hsize_t st[5] = {(hsize_t)seq, (hsize_t)layer, (hsize_t)head, 0, 0}, cnt[5] = {1, 1, 1, T, T};
     char what[128];
     snprintf(what, sizeof what, "/%s/attention[%d, %d, %d]", s->info.name, seq, layer, head);
-    if (s->attn_bytes == 4)
-        return read_slab(s->ds[DS_ATTENTION], H5T_NATIVE_FLOAT, 5, st, cnt, out, d->path, what, err);
+    if (s->attn_bytes == 4) {
+        if (read_slab(s->ds[DS_ATTENTION], H5T_NATIVE_FLOAT, 5, st, cnt, out, d->path, what, err)) return -1;
+        return check_map_rows(out, T, d->path, what, err);
+    }
     /* fp16: read the raw halves (memory type = file type, no HDF5 conversion) and widen them
      * in place from the back, so the caller's [T, T] float buffer is all the memory needed. */
     const char *h5_path = d->path;
@@ -638,7 +665,7 @@ int andrea_dump_read_map(andrea_dump *d, int suite, int seq, int layer, int head
     uint16_t *half = (uint16_t *)out;
     if (read_slab(s->ds[DS_ATTENTION], ft, 5, st, cnt, half, d->path, what, err)) goto fail;
     for (size_t i = T * T; i-- > 0;) out[i] = andrea_f16_to_f32(half[i]);
-    rc = 0;
+    rc = check_map_rows(out, T, d->path, what, err);
 fail:
     if (ft >= 0) H5Tclose(ft);
     return rc;

@@ -1,6 +1,7 @@
 /* test_dump_damaged.c — the dump reader refuses files that are not andrea dumps or are damaged,
  * with "FILE: problem", and never crashes. Each test spoils one copy of a good dump. */
 #include <hdf5.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -322,6 +323,51 @@ static void test_out_of_range_map_request_is_refused(void) {
     andrea_dump_close(d);
 }
 
+/* Sets /prev_token/attention[0, 0, 0, q, k] (converted to the file's type by HDF5) and reseals. */
+static const char *map_with(const char *name, hsize_t q, hsize_t k, float value) {
+    const char *p = copy_good(name, 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "/prev_token/attention", H5P_DEFAULT);
+    hid_t fs = H5Dget_space(d);
+    hsize_t start[5] = {0, 0, 0, q, k}, one[5] = {1, 1, 1, 1, 1};
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, one, NULL);
+    hid_t ms = H5Screate_simple(5, one, NULL);
+    CHECK(H5Dwrite(d, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, &value) >= 0);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Fclose(f);
+    reseal(p);
+    return p;
+}
+
+/* The map of (sequence 0, head 0.0) must be refused with problem. */
+static void expect_map_refused(const char *path, const char *problem) {
+    ae_error err = {{0}};
+    andrea_dump *d = andrea_dump_open(path, &err);
+    CHECK_MSG(d != NULL, "%s", err.msg);
+    if (!d) return;
+    float map[32 * 32];
+    CHECK(andrea_dump_suite(d, 0)->T <= 32);
+    CHECK(andrea_dump_read_map(d, 0, 0, 0, 0, map, &err) == -1);
+    CHECK_MSG(strstr(err.msg, problem) != NULL, "message '%s' lacks '%s'", err.msg, problem);
+    andrea_dump_close(d);
+}
+
+static void test_map_value_that_is_no_probability_is_refused(void) {
+    expect_map_refused(map_with("map-big.h5", 3, 1, 2.5f), "row 3 holds 2.5 at key 1");
+    expect_map_refused(map_with("map-nan.h5", 3, 1, NAN), "row 3 holds nan at key 1");
+}
+
+static void test_map_weight_on_a_future_key_is_refused(void) {
+    expect_map_refused(map_with("map-future.h5", 2, 5, 0.25f), "row 2 holds 0.25 at key 5");
+}
+
+static void test_map_row_that_does_not_sum_to_one_is_refused(void) {
+    /* query 0 can only attend to key 0: its weight there is 1 */
+    expect_map_refused(map_with("map-sum.h5", 0, 0, 0.5f), "row 0 sums to 0.5");
+}
+
 int main(void) {
     if (make_good_dump()) return check_summary("test_dump_damaged (no good dump)") | 1;
     RUN(test_good_dump_opens);
@@ -345,5 +391,8 @@ int main(void) {
     RUN(test_token_outside_the_vocabulary_is_refused);
     RUN(test_target_after_its_query_is_refused);
     RUN(test_out_of_range_map_request_is_refused);
+    RUN(test_map_value_that_is_no_probability_is_refused);
+    RUN(test_map_weight_on_a_future_key_is_refused);
+    RUN(test_map_row_that_does_not_sum_to_one_is_refused);
     return check_summary("test_dump_damaged");
 }
