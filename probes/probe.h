@@ -57,6 +57,10 @@ typedef struct {
 #define PROBE_ENTITY_N_ITEMS 24
 #define PROBE_ENTITY_SEQ_LEN 192
 #define PROBE_MAX_ITEMS 1000000
+/* Most suites one probe file may define. Each becomes an HDF5 group and a class; without a
+ * bound, a few MB of one-item lines with distinct names made the loader's name lookup
+ * quadratic and the dump write hundreds of thousands of groups (minutes, no end in sight). */
+#define PROBE_MAX_SUITES 1024
 /* Longest probe-file line accepted (bytes, without the newline). */
 #define PROBE_FILE_MAX_LINE (1 << 20)
 

@@ -81,6 +81,11 @@ static int json_int(const cJSON *v, long lo, long hi, int *out) {
 static probe_suite *suite_for(suite_list *L, const char *name, const char *path, ae_error *err) {
     for (int i = 0; i < L->n; i++)
         if (!strcmp(L->arr[i].name, name)) return &L->arr[i];
+    if (L->n >= PROBE_MAX_SUITES) {
+        ae_fail(err, "%s: more than %d suites (\"%s\" would be suite %d)", path, PROBE_MAX_SUITES, name,
+                L->n + 1); /* names are [A-Za-z0-9_-]: safe to show */
+        return NULL;
+    }
     if (L->n == L->cap) {
         int nc = L->cap ? L->cap * 2 : 8;
         probe_suite *p = realloc(L->arr, (size_t)nc * sizeof *p);
@@ -287,7 +292,7 @@ int probe_file_load(const char *path, const andrea_tokenizer *tok, int vocab_siz
             continue;
         }
         probe_suite *s = suite_for(&L, suite, path, err);
-        if (!s || suite_append(s, &it, err)) {
+        if (!s || (suite_append(s, &it, err) && ae_prefix(err, "%s:%ld", path, line))) {
             item_clear(&it);
             fatal = 1;
             break;

@@ -102,6 +102,8 @@ probe("two_items_on_a_line", '{"suite": "bos", "tokens": [256, 1]} {"suite": "bo
 probe("key_given_twice", '{"suite": "bos", "tokens": [256, 1], "tokens": [256, 1, 2, 3]}\n')
 probe("nul_escape_in_text", '{"suite": "bos", "text": "ab\\u0000cd"}\n')
 probe("ok", '{"suite": "bos", "tokens": [256, 1, 2]}\n')
+# 1025 one-item suites (a few hundred thousand made the loader quadratic and the dump endless)
+probe("too_many_suites", "".join('{"suite": "s%d", "tokens": [1]}\n' % i for i in range(1025)))
 EOF
 mkfifo "$tmp/fifo_st/model.safetensors" "$tmp/fifo_cfg/config.json" "$tmp/tok_fifo/vocab.json" \
   "$tmp/fifo.bin" "$tmp/out_fifo"
@@ -143,6 +145,8 @@ for p in two_items_on_a_line key_given_twice nul_escape_in_text; do
   expect 1 "probe_${p}_is_refused" "$re" dump "$tmp/byte.bin" --probes "$tmp/$p.jsonl" --out "$tmp/$p.h5" --device cpu --quiet
   [[ -e $tmp/$p.h5 ]] && bad "probe_${p}_writes_nothing" "$tmp/$p.h5 exists"
 done
+expect 1 probe_file_with_1025_suites_is_refused 'too_many_suites\.jsonl: more than 1024 suites \("s1024" would be suite 1025\)' \
+  dump "$tmp/byte.bin" --probes "$tmp/too_many_suites.jsonl" --out "$tmp/tms.h5" --device cpu --quiet
 expect 1 probe_file_that_is_a_folder_is_refused 'probes_folder/: a folder, not a probe file' \
   dump "$tmp/byte.bin" --probes "$tmp/probes_folder/" --out "$tmp/pf.h5" --device cpu --quiet
 
