@@ -4,7 +4,10 @@
  * Failure contract: a negative hid_t/herr_t; the caller's H5_TRY (dump_h5.h) makes the message.
  */
 #include <math.h>
+#include <omp.h>
+#include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "checkpoint.h"
 #include "dump.h"
@@ -99,16 +102,72 @@ herr_t dw_dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, int rank
     return rc;
 }
 
-/* Whether the attention maps can go to the file with H5Dwrite_chunk (dw_write_maps_direct): no
- * filter to apply, one process writing (MPI-IO writes collectively through H5Dwrite), and a
- * little-endian host, so the bytes in memory are the file type's bytes (IEEE fp16/fp32 LE). */
+/* Whether the attention maps can go to the file with H5Dwrite_chunk (dw_write_maps_direct): one
+ * process writing (MPI-IO writes collectively through H5Dwrite) and a little-endian host, so the
+ * bytes in memory are the file type's bytes (IEEE fp16/fp32 LE). With --gzip the chunks are
+ * deflated here, on every core, instead of by HDF5's filter on one. */
 int dw_maps_direct_ok(const andrea_dump_options *o) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return o->gzip == 0 && !andrea_mpi_parallel();
+    (void)o;
+    return !andrea_mpi_parallel();
 #else
     (void)o;
     return 0;
 #endif
+}
+
+/* The map of chunk index i (of nb * L * H, in chunk order) with the query rows t >= its sequence's
+ * length zeroed: src itself when nothing is padded, else a copy in stage. */
+static const void *map_padded(const void *maps, size_t i, size_t lh, size_t T, size_t esz, const int *lengths,
+                              void *stage) {
+    const size_t map_bytes = T * T * esz, len = lengths ? (size_t)lengths[i / lh] : T;
+    const char *src = (const char *)maps + i * map_bytes;
+    if (len >= T) return src;
+    memcpy(stage, src, len * T * esz);
+    memset((char *)stage + len * T * esz, 0, map_bytes - len * T * esz);
+    return stage;
+}
+
+/* --gzip: deflated in groups of maps on every OpenMP thread (zlib's compress2: the zlib stream
+ * HDF5's own deflate filter writes and reads), then written in chunk order. HDF5 applies a filter
+ * on the calling thread only: at level 1 that made a CPU dump ~1.6x slower (bench/RESULTS.md).
+ * A group holds about 64 MB of maps, so memory stays bounded whatever the batch. */
+static herr_t write_maps_deflated(hid_t d, int b0, int nb, int L, int H, int T, size_t esz, const void *maps,
+                                  const int *lengths, int level) {
+    const size_t lh = (size_t)L * H, n = (size_t)nb * lh, map_bytes = (size_t)T * T * esz;
+    const uLong bound = compressBound((uLong)map_bytes);
+    const int threads = omp_get_max_threads() > 0 ? omp_get_max_threads() : 1;
+    size_t group = ((size_t)64 << 20) / ((size_t)bound + 1);
+    if (group < (size_t)threads * 2) group = (size_t)threads * 2;
+    if (group > n) group = n;
+    unsigned char *out = malloc(group * (size_t)bound);
+    uLongf *out_len = malloc(group * sizeof *out_len);
+    unsigned char *stage = lengths ? malloc((size_t)threads * map_bytes) : NULL;
+    herr_t rc = -1;
+    if (!out || !out_len || (lengths && !stage)) goto done;
+    for (size_t g0 = 0; g0 < n; g0 += group) {
+        const size_t gn = n - g0 < group ? n - g0 : group;
+        int failed = 0;
+#pragma omp parallel for schedule(dynamic) reduction(| : failed)
+        for (long long k = 0; k < (long long)gn; k++) {
+            void *st = stage ? stage + (size_t)omp_get_thread_num() * map_bytes : NULL;
+            const void *src = map_padded(maps, g0 + (size_t)k, lh, (size_t)T, esz, lengths, st);
+            out_len[k] = bound;
+            failed |= compress2(out + (size_t)k * bound, &out_len[k], src, (uLong)map_bytes, level) != Z_OK;
+        }
+        if (failed) goto done; /* only Z_MEM_ERROR is possible with a full-size bound */
+        for (size_t k = 0; k < gn; k++) {
+            const size_t i = g0 + k;
+            hsize_t off[5] = {(hsize_t)b0 + i / lh, (hsize_t)((i % lh) / (size_t)H), (hsize_t)(i % (size_t)H), 0, 0};
+            if (H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, out_len[k], out + k * bound) < 0) goto done;
+        }
+    }
+    rc = 0;
+done:
+    free(out);
+    free(out_len);
+    free(stage);
+    return rc;
 }
 
 /* Writes the maps [nb, L, H, T, T] of sequences b0.. (in memory in chunk order, esz bytes a
@@ -116,22 +175,16 @@ int dw_maps_direct_ok(const andrea_dump_options *o) {
  * HDF5's selection, type-path and chunk-cache machinery per 32 KB chunk; the direct write is one
  * index update and one pwrite, 1.6x the rate here (bench/bench_h5_maps.c; bench/RESULTS.md).
  * lengths (may be NULL: rows already zeroed): query rows t >= lengths[b] are written as zeros,
- * through a one-map copy in stage (the source may be a buffer the caller must not change). */
+ * through a one-map copy in stage (the source may be a buffer the caller must not change).
+ * gzip > 0: the chunks are deflated first (write_maps_deflated; stage unused). */
 herr_t dw_write_maps_direct(hid_t d, int b0, int nb, int L, int H, int T, size_t esz, const void *maps,
-                                const int *lengths, void *stage) {
+                            const int *lengths, void *stage, int gzip) {
+    if (gzip > 0) return write_maps_deflated(d, b0, nb, L, H, T, esz, maps, lengths, gzip);
     const size_t map_bytes = (size_t)T * T * esz, lh = (size_t)L * H;
-    for (int b = 0; b < nb; b++) {
-        const size_t len = lengths ? (size_t)lengths[b] : (size_t)T;
-        for (size_t k = 0; k < lh; k++) {
-            const char *src = (const char *)maps + ((size_t)b * lh + k) * map_bytes;
-            if (len < (size_t)T) {
-                memcpy(stage, src, len * T * esz);
-                memset((char *)stage + len * T * esz, 0, map_bytes - len * T * esz);
-                src = stage;
-            }
-            hsize_t off[5] = {(hsize_t)(b0 + b), (hsize_t)(k / (size_t)H), (hsize_t)(k % (size_t)H), 0, 0};
-            if (H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, map_bytes, src) < 0) return -1;
-        }
+    for (size_t i = 0; i < (size_t)nb * lh; i++) {
+        const void *src = map_padded(maps, i, lh, (size_t)T, esz, lengths, stage);
+        hsize_t off[5] = {(hsize_t)b0 + i / lh, (hsize_t)((i % lh) / (size_t)H), (hsize_t)(i % (size_t)H), 0, 0};
+        if (H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, map_bytes, src) < 0) return -1;
     }
     return 0;
 }

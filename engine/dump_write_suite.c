@@ -90,7 +90,7 @@ static int write_suite_stream(const char *model_path, const probe_suite *s, int 
         if (dw_maps_direct_ok(o)) {
             int *len = bb->lengths; /* free again: the next batch's tokens were copied by submit */
             for (int b = 0; b < nb; b++) len[b] = s->items[b0 + b].n_tokens;
-            H5_TRY(dw_write_maps_direct(datt, b0, nb, L, H, T, esz, rd.attn, len, bb->attn));
+            H5_TRY(dw_write_maps_direct(datt, b0, nb, L, H, T, esz, rd.attn, len, bb->attn, o->gzip));
             padded = 0;
             att = NULL;
         }
@@ -292,7 +292,7 @@ int dw_write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const pro
         bb->t_forward += t1 - t0;
         const void *att = o->maps_fp32 ? (const void *)bb->attn : (const void *)bb->attn16;
         if (dw_maps_direct_ok(o))
-            H5_TRY(dw_write_maps_direct(datt, b0, nb_seq, L, H, T, o->maps_fp32 ? 4 : 2, att, NULL, NULL));
+            H5_TRY(dw_write_maps_direct(datt, b0, nb_seq, L, H, T, o->maps_fp32 ? 4 : 2, att, NULL, NULL, o->gzip));
         else
             H5_TRY(dw_dset_write_slab(datt, par->dxpl, active, o->maps_fp32 ? H5T_NATIVE_FLOAT : f16, 5, s5, n_att, att));
         *bytes += (long long)(n_maps * (o->maps_fp32 ? sizeof(float) : sizeof(uint16_t)));
