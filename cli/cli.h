@@ -28,6 +28,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Shared option parsers (cli_args.c). Each cli_opt_* stores the value and returns 0, or prints
  * the usage error for subcommand cmd and returns 2 (the exit code): `if ((rc = ...)) return rc;`. */
 /* Whole-string integer in [lo, hi]; -1 on junk or overflow (the caller words the error). */
+/* The one-line usage error for what getopt_long returned as '?' (unknown option) or ':' (an
+ * option without its value; optstring must start with ':'): getopt's own message would be a second
+ * stderr line, so every command sets opterr = 0 and calls this from its default case. */
+int cli_option_error(const char *cmd, int c, char *const *argv);
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 /* A finite decimal number, all of s; 0 or -1 (out untouched). */
 int cli_parse_double(const char *s, double *out);

@@ -5,11 +5,13 @@
  * ("andrea CMD: --OPT wants ..., not 'ARG'") and returns its exit code 2; the output is not
  * touched on error. */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "../engine/checkpoint.h"
 
 int cli_parse_long(const char *s, long lo, long hi, long *out) {
     char *end;
@@ -28,6 +30,15 @@ int cli_parse_double(const char *s, double *out) {
     if (errno || end == s || *end || !isfinite(v)) return -1;
     *out = v;
     return 0;
+}
+
+int cli_option_error(const char *cmd, int c, char *const *argv) {
+    const char *arg = argv[optind - 1];
+    char shown[64], shortopt[3] = {'-', (char)optopt, 0};
+    if (optopt && strncmp(arg, "--", 2) != 0) arg = shortopt;
+    andrea_printable(arg, shown, sizeof shown);
+    if (c == ':') return cli_usage_error(cmd, "%s needs a value", shown);
+    return cli_usage_error(cmd, "unknown option '%s'", shown);
 }
 
 int cli_opt_device(const char *cmd, const char *arg, andrea_device *out) {

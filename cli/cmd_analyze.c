@@ -165,7 +165,8 @@ int cmd_analyze(int argc, char **argv) {
     andrea_classify_options_init(&o);
     ae_error err = {{0}};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
         case 'o': dir = optarg; break;
         case 'p': probes = optarg; break;
@@ -187,7 +188,7 @@ int cmd_analyze(int argc, char **argv) {
             break;
         case 'q': ae_progress_quiet = 1; break;
         case 'h': help(stdout); return 0;
-        default: return cli_usage_error("analyze", "unknown option");
+        default: return cli_option_error("analyze", c, argv);
         }
     }
     if (o.has_step && argc - optind > 1)

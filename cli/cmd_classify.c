@@ -47,7 +47,8 @@ int cmd_classify(int argc, char **argv) {
     ae_error err = {{0}};
     int c, bad; /* bad: a parser's usage-error exit code */
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         double v;
         switch (c) {
         case 'd': db = optarg; break;
@@ -79,7 +80,7 @@ int cmd_classify(int argc, char **argv) {
             break;
         case 'q': ae_progress_quiet = 1; break;
         case 'h': help(stdout); return 0;
-        default: return cli_usage_error("classify", "unknown option");
+        default: return cli_option_error("classify", c, argv);
         }
     }
     if (optind + 1 != argc) return cli_usage_error("classify", "wants exactly one DUMP.h5");

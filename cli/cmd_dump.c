@@ -52,16 +52,6 @@ static void usage(FILE *f) {
             PROBE_DEFAULT_SEED, PROBE_DEFAULT_N_ITEMS, PROBE_ENTITY_N_ITEMS, PROBE_DEFAULT_SEQ_LEN, PROBE_ENTITY_SEQ_LEN);
 }
 
-/* getopt's own message would be a second stderr line: opterr is off and this says it in one. */
-static int option_error(int c, char **argv) {
-    const char *arg = argv[optind - 1];
-    char shown[64], shortopt[3] = {'-', (char)optopt, 0};
-    if (optopt && strncmp(arg, "--", 2) != 0) arg = shortopt;
-    andrea_printable(arg, shown, sizeof shown);
-    if (c == ':') return cli_usage_error("dump", "%s needs a value", shown);
-    return cli_usage_error("dump", "unknown option '%s'", shown);
-}
-
 /* --out is checked before the model is even loaded: the dump is renamed over it at the end, so a
  * device or FIFO there (as root: /dev/null) would be replaced by a regular file, and a missing
  * folder would only be found once the temporary is created. (A folder is refused by
@@ -171,7 +161,7 @@ int cmd_dump(int argc, char **argv) {
             if ((bad = cli_opt_precision("dump", optarg))) return bad;
             break;
         case 'h': usage(stdout); return 0;
-        default: return option_error(c, argv);
+        default: return cli_option_error("dump", c, argv);
         }
     }
     if (argc - optind != 1) return cli_usage_error("dump", "expects exactly one checkpoint");

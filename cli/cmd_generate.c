@@ -33,16 +33,6 @@ static void usage(FILE *f) {
                "vocabulary) when the vocabulary has one; generation stops early if the model emits it.\n");
 }
 
-/* getopt's own message would be a second stderr line: opterr is off and this says it in one. */
-static int option_error(int c, char **argv) {
-    const char *arg = argv[optind - 1];
-    char shown[64], shortopt[3] = {'-', (char)optopt, 0};
-    if (optopt && strncmp(arg, "--", 2) != 0) arg = shortopt;
-    andrea_printable(arg, shown, sizeof shown);
-    if (c == ':') return cli_usage_error("generate", "%s needs a value", shown);
-    return cli_usage_error("generate", "unknown option '%s'", shown);
-}
-
 int cmd_generate(int argc, char **argv) {
     static const struct option opts[] = {{"prompt", required_argument, NULL, 'p'},
                                          {"temperature", required_argument, NULL, 't'},
@@ -83,7 +73,7 @@ int cmd_generate(int argc, char **argv) {
             if ((bad = cli_opt_device("generate", optarg, &dev))) return bad;
             break;
         case 'h': usage(stdout); return 0;
-        default: return option_error(c, argv);
+        default: return cli_option_error("generate", c, argv);
         }
     }
     if (argc - optind != 1) return cli_usage_error("generate", "expects exactly one checkpoint");

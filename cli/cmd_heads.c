@@ -32,7 +32,8 @@ int cmd_heads(int argc, char **argv) {
     int fmt = CATALOG_TABLE, c, bad; /* bad: a parser's usage-error exit code */
     catalog_limits lim = {CATALOG_TIMEOUT_DEFAULT_S, 0};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         long layer;
         switch (c) {
         case 'd': db = optarg; break;
@@ -56,7 +57,7 @@ int cmd_heads(int argc, char **argv) {
             if ((bad = cli_opt_timeout("heads", optarg, &lim))) return bad;
             break;
         case 'h': help(stdout); return 0;
-        default: return cli_usage_error("heads", "unknown option");
+        default: return cli_option_error("heads", c, argv);
         }
     }
     if (!db) return cli_usage_error("heads", "--db CATALOG is required");

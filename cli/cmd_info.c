@@ -57,16 +57,6 @@ static void row(const char *what, const size_t *per_layer, size_t total) {
         printf("  %-34s %12s %14s  %s\n", what, "", commas(total, b, sizeof b), human(total, h, sizeof h));
 }
 
-/* getopt's own message would be a second stderr line: opterr is off and this says it in one. */
-static int option_error(int c, char **argv) {
-    const char *arg = argv[optind - 1];
-    char shown[64], shortopt[3] = {'-', (char)optopt, 0};
-    if (optopt && strncmp(arg, "--", 2) != 0) arg = shortopt;
-    andrea_printable(arg, shown, sizeof shown);
-    if (c == ':') return cli_usage_error("info", "%s needs a value", shown);
-    return cli_usage_error("info", "unknown option '%s'", shown);
-}
-
 int cmd_info(int argc, char **argv) {
     static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     int c;
@@ -77,7 +67,7 @@ int cmd_info(int argc, char **argv) {
             usage(stdout);
             return 0;
         }
-        return option_error(c, argv);
+        return cli_option_error("info", c, argv);
     }
     if (argc - optind != 1) return cli_usage_error("info", "expects exactly one checkpoint");
     const char *path = argv[optind];

@@ -31,7 +31,8 @@ int cmd_render(int argc, char **argv) {
     ae_error err = {{0}};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
         case 'd': db = optarg; break;
         case 'o': out = optarg; break;
@@ -47,7 +48,7 @@ int cmd_render(int argc, char **argv) {
             ae_progress_quiet = 1;
             break;
         case 'h': help(stdout); return 0;
-        default: return cli_usage_error("render", "unknown option");
+        default: return cli_option_error("render", c, argv);
         }
     }
     if (optind + 1 != argc) return cli_usage_error("render", "wants exactly one DUMP.h5");

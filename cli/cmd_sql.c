@@ -27,7 +27,8 @@ int cmd_sql(int argc, char **argv) {
     int fmt = CATALOG_TABLE, c, bad; /* bad: a parser's usage-error exit code */
     catalog_limits lim = {CATALOG_TIMEOUT_DEFAULT_S, 0};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
         switch (c) {
         case 'f':
             if ((bad = cli_opt_format("sql", optarg, &fmt))) return bad;
@@ -36,7 +37,7 @@ int cmd_sql(int argc, char **argv) {
             if ((bad = cli_opt_timeout("sql", optarg, &lim))) return bad;
             break;
         case 'h': help(stdout); return 0;
-        default: return cli_usage_error("sql", "unknown option");
+        default: return cli_option_error("sql", c, argv);
         }
     }
     /* Options may also follow the two positionals. */

@@ -67,16 +67,6 @@ static void print_piece(const char *piece, size_t n) {
     putchar('"');
 }
 
-/* getopt's own message would be a second stderr line: opterr is off and this says it in one. */
-static int option_error(int c, char **argv) {
-    const char *arg = argv[optind - 1];
-    char shown[64], shortopt[3] = {'-', (char)optopt, 0};
-    if (optopt && strncmp(arg, "--", 2) != 0) arg = shortopt;
-    andrea_printable(arg, shown, sizeof shown);
-    if (c == ':') return cli_usage_error("tokenize", "%s needs a value", shown);
-    return cli_usage_error("tokenize", "unknown option '%s'", shown);
-}
-
 int cmd_tokenize(int argc, char **argv) {
     static const struct option opts[] = {{"ids", no_argument, NULL, 'i'},
                                          {"tokenizer", required_argument, NULL, 'k'},
@@ -91,7 +81,7 @@ int cmd_tokenize(int argc, char **argv) {
         case 'i': ids_only = 1; break;
         case 'k': tok_dir = optarg; break;
         case 'h': usage(stdout); return 0;
-        default: return option_error(c, argv);
+        default: return cli_option_error("tokenize", c, argv);
         }
     }
     if (argc - optind != 2) return cli_usage_error("tokenize", "expects a checkpoint and a text");

@@ -15,10 +15,14 @@ static char tmp_names[AE_TMP_MAX][AE_PATH_MAX];
 static volatile sig_atomic_t tmp_used[AE_TMP_MAX];
 
 int ae_tmp_begin(const char *final_path, char *tmp, size_t cap, ae_error *err) {
-    /* rename() could not put a file over a folder anyway; say so before the work, not after it */
+    /* rename() could not put a file over a folder anyway, and over a device, FIFO or socket it
+     * would replace that (as root: /dev/null) with the file: say so before the work */
     struct stat sb;
     if (stat(final_path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return ae_fail(err, "%s: is a folder (give the name of a file to write)", final_path);
+    if (stat(final_path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return ae_fail(err, "%s: exists and is not a regular file (a device, FIFO or socket); give the name of a file "
+                            "to write", final_path);
     int n = snprintf(tmp, cap, "%s.tmp-%ld", final_path, (long)getpid());
     if (n < 0 || (size_t)n >= cap || (size_t)n >= AE_PATH_MAX)
         return ae_fail(err, "%s: path too long", final_path);

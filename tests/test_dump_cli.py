@@ -47,7 +47,9 @@ def test_malformed_probe_file_exits_1_names_the_line_and_writes_nothing(d, ckpt)
 
 
 def test_usage_errors_exit_2(d, ckpt):
-    for args in (["--maps", "fp8"], ["--contrib", "all"], ["--batch", "0"], ["--heads", "9.9"], ["--precision", "bf16"], []):
+    for args in (["--maps", "fp8"], ["--contrib", "all"], ["--batch", "0"], ["--heads", "9.9"], ["--precision", "bf16"], [],
+                 ["--heads", " 0.1"], ["--heads", "0.+1"], ["--heads", "0.0,0.0"], ["--heads", "0.0,"], ["--heads", ",0.1"],
+                 ["--heads", "4294967296.0"]):
         r = run(*( [ckpt] if args != [] else []), *args, "--out", os.path.join(d, "u.h5"))
         check(r.returncode == 2, f"{args}: exit {r.returncode} {r.stderr}")
         check(r.stderr.startswith("andrea dump: "), f"{args}: message {r.stderr!r}")
