@@ -31,18 +31,6 @@ static int read_exact(FILE *f, void *buf, size_t n, const char *path, ae_error *
     return 0;
 }
 
-/* fopen for the checkpoint: a FIFO or device is refused without blocking on it. */
-static FILE *open_regular(const char *path, ae_error *err) {
-    int fd = andrea_open_regular(path, err);
-    if (fd < 0) return NULL;
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
-        close(fd);
-    }
-    return f;
-}
-
 /* Expected file length for cfg at elem_bytes per parameter, or -1 with a message. */
 static int expected_bytes(const andrea_config *cfg, size_t elem_bytes, size_t *params, size_t *bytes,
                           const char *path, ae_error *err) {
@@ -95,7 +83,7 @@ static int read_header(FILE *f, const char *path, andrea_config *cfg_out, size_t
 }
 
 int andrea_bin_read_config(const char *path, andrea_config *cfg, int *version, ae_error *err) {
-    FILE *f = open_regular(path, err);
+    FILE *f = andrea_fopen_regular(path, err);
     if (!f) return -1;
     size_t elem, n_params;
     andrea_config c;
@@ -108,7 +96,7 @@ int andrea_bin_read_config(const char *path, andrea_config *cfg, int *version, a
 }
 
 int andrea_load_bin(andrea_model *m, const char *path, ae_error *err) {
-    FILE *f = open_regular(path, err);
+    FILE *f = andrea_fopen_regular(path, err);
     if (!f) return -1;
     int rc = -1;
     uint16_t *scratch = NULL;

@@ -34,6 +34,17 @@ int andrea_open_regular(const char *path, ae_error *err) {
     return fd;
 }
 
+FILE *andrea_fopen_regular(const char *path, ae_error *err) {
+    int fd = andrea_open_regular(path, err);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
 static int by_name(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }

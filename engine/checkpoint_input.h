@@ -18,6 +18,7 @@
 
 #include <cJSON.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../common/error.h"
 
@@ -25,6 +26,8 @@
  * O_NONBLOCK cleared, or -1 with "PATH: cannot open: ..." / "PATH: not a regular file (a
  * folder, FIFO or device)". */
 int andrea_open_regular(const char *path, ae_error *err);
+/* The same as a stdio stream ("rb"), or NULL with the message. */
+FILE *andrea_fopen_regular(const char *path, ae_error *err);
 
 /* Strict parse of text[0..len). check_dups: refuse a key given twice in any object (vocab.json
  * passes 0: its own check names the ids). Returns the tree, or NULL with why (cap bytes) set to

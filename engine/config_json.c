@@ -20,14 +20,8 @@
 /* The file, read whole (bounded by ANDREA_CONFIG_JSON_MAX) and NUL-terminated; NULL on failure.
  * A FIFO or folder is refused before anything is read (a FIFO would block). */
 static char *slurp(const char *path, size_t *len, ae_error *err) {
-    int fd = andrea_open_regular(path, err);
-    if (fd < 0) return NULL;
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
-        close(fd);
-        return NULL;
-    }
+    FILE *f = andrea_fopen_regular(path, err);
+    if (!f) return NULL;
     struct stat st;
     char *buf = NULL;
     if (fstat(fileno(f), &st) != 0) {

@@ -249,20 +249,8 @@ static int pcre2_fail(ae_error *err, const char *call, int code, const char *fil
 }
 #define PCRE2_FAIL(err, call, code) pcre2_fail(err, call, code, __FILE__, __LINE__)
 
-/* fopen for a file that must be regular: a FIFO or folder is refused without blocking. */
-static FILE *open_regular(const char *path, ae_error *err) {
-    int fd = andrea_open_regular(path, err);
-    if (fd < 0) return NULL;
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
-        close(fd);
-    }
-    return f;
-}
-
 static char *slurp(const char *path, size_t max, size_t *len, ae_error *err) {
-    FILE *f = open_regular(path, err);
+    FILE *f = andrea_fopen_regular(path, err);
     if (!f) return NULL;
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || st.st_size < 0) {
@@ -491,7 +479,7 @@ static long long read_line_bounded(FILE *f, char *line, size_t cap, int *had_new
 }
 
 static int load_merges(tok_bpe *b, const char *path, const int cp_to_byte[324], ae_error *err) {
-    FILE *f = open_regular(path, err);
+    FILE *f = andrea_fopen_regular(path, err);
     if (!f) return -1;
     merge_rule *rules = NULL;
     size_t n_rules = 0, cap_rules = 0;
