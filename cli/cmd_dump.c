@@ -166,7 +166,9 @@ int cmd_dump(int argc, char **argv) {
     }
     if (argc - optind != 1) return cli_usage_error("dump", "expects exactly one checkpoint");
     if (quiet) ae_progress_quiet = 1;
-    if ((bad = check_out_path(o.out_path))) return bad;
+    /* Under MPI the writer's own check runs on rank 0 and is agreed by all ranks (one line for the
+     * job); here every rank would print its own. */
+    if (!andrea_mpi_parallel() && (bad = check_out_path(o.out_path))) return bad;
 
     ae_error err = {{0}};
     andrea_model m;
