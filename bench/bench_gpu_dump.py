@@ -16,7 +16,8 @@ output_attentions=True, torch.stack(attentions).half().cpu(), h5py create_datase
     seal) vs a Python process that imports torch/transformers, loads the model, runs the pipeline;
   steady state: andrea's own dump time (its summary line: engine open to sealed file) vs the HF
     loop with the model already loaded and warmed up.
-Also: `andrea dump` of 8 sequences (its fixed cost). Prints the table last.
+Also: `andrea dump` of 8 sequences (its fixed cost), and the same dump with `--gzip 1` (the maps
+deflated on every core: the same values in fewer bytes). Prints the table last.
 """
 import json
 import os
@@ -112,6 +113,20 @@ def main():
                 size_a = os.path.getsize(out_a) / 1e9 if os.path.exists(out_a) else 0
                 if os.path.exists(out_a):
                     os.remove(out_a)
+        # the same dump deflated (level 1, on every core: engine/dump_write_h5.c): fewer bytes to
+        # the disk, whose writeback bounds the T=1024 job (bench/RESULTS.md, 2026-11-30)
+        tgz = float("nan")
+        size_gz = 0
+        if andrea != "-":
+            t0 = time.perf_counter()
+            r = subprocess.run([andrea, "dump", model_dir, "--probes", probes, "--out", out_a, "--device", "cuda",
+                                "--maps", "fp16", "--contrib", "none", "--batch", str(B), "--gzip", "1", "--timing"],
+                               capture_output=True, text=True)
+            tgz = time.perf_counter() - t0 if r.returncode == 0 else float("nan")
+            print(f"  andrea dump --gzip 1 n={n} T={T}: " + " ".join(l for l in r.stderr.splitlines() if "time:" in l))
+            if os.path.exists(out_a):
+                size_gz = os.path.getsize(out_a) / 1e9
+                os.remove(out_a)
         out_h = os.path.join(work, f"hf_{T}.h5")
         th = hf_pipeline(model, ids, B, out_h)
         size_h = os.path.getsize(out_h) / 1e9
@@ -126,7 +141,9 @@ def main():
             os.remove(out_h)
         rows.append((n, T, B, gb, ta, tphase, tfixed, th, thjob, stream.get(T, float("nan"))))
         print(f"n={n} T={T}: andrea dump {ta:.2f} s whole ({tphase:.2f} s dump phase, {tfixed:.2f} s for 8 sequences; "
-              f"{size_a:.2f} GB file), HF loop {th:.2f} s ({size_h:.2f} GB), HF whole job {thjob:.2f} s", flush=True)
+              f"{size_a:.2f} GB file), andrea dump --gzip 1 {tgz:.2f} s whole ({size_gz:.2f} GB file, "
+              f"HF job / it {thjob / tgz:.2f}x), HF loop {th:.2f} s ({size_h:.2f} GB), HF whole job {thjob:.2f} s",
+              flush=True)
     print("| sequences | T | batch | maps (fp16) | andrea dump, whole | HF job, whole | HF / andrea (whole) "
           "| andrea dump phase | streaming pipeline, H5Dwrite slabs | HF loop, model loaded | HF loop / andrea phase "
           "| andrea, 8 sequences |")
