@@ -46,6 +46,10 @@ int cli_opt_format(const char *cmd, const char *arg, int *fmt);            /* ta
 int cli_opt_timeout(const char *cmd, const char *arg, catalog_limits *lim); /* seconds, 0: none */
 /* Writes rows to stdout in fmt and frees them; returns the exit code (0, or 1 after cli_fail). */
 int cli_print_rows(catalog_rows *rows, int fmt, ae_error *err);
+/* The end of a command that printed to stdout (its result, or --help): flushes it; when that or
+ * an earlier write failed (e.g. a full disk) prints "andrea: stdout: write failed" and
+ * returns 1, else 0. */
+int cli_stdout_done(void);
 
 /* Default paths relative to the source tree / install (bundled model, probes data). */
 const char *cli_bundled_model_path(void);

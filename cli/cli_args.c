@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,4 +108,11 @@ int cli_print_rows(catalog_rows *rows, int fmt, ae_error *err) {
         return cli_fail(err);
     }
     return 0;
+}
+
+int cli_stdout_done(void) {
+    if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+    ae_error err;
+    ae_fail(&err, "stdout: write failed");
+    return cli_fail(&err);
 }

@@ -187,7 +187,7 @@ int cmd_analyze(int argc, char **argv) {
             if ((bad = cli_opt_precision("analyze", optarg))) return bad;
             break;
         case 'q': ae_progress_quiet = 1; break;
-        case 'h': help(stdout); return 0;
+        case 'h': help(stdout); return cli_stdout_done();
         default: return cli_option_error("analyze", c, argv);
         }
     }
@@ -213,5 +213,5 @@ int cmd_analyze(int argc, char **argv) {
         if (analyze_one(ckpts[i], dir, n == 1 ? dir : NULL, probes, &o, dev, maps_fp32, index, &err))
             return cli_fail(&err);
     }
-    return fflush(stdout) ? 1 : 0;
+    return cli_stdout_done();
 }

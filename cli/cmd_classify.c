@@ -79,7 +79,7 @@ int cmd_classify(int argc, char **argv) {
             if ((bad = cli_opt_precision("classify", optarg))) return bad;
             break;
         case 'q': ae_progress_quiet = 1; break;
-        case 'h': help(stdout); return 0;
+        case 'h': help(stdout); return cli_stdout_done();
         default: return cli_option_error("classify", c, argv);
         }
     }
@@ -106,5 +106,5 @@ int cmd_classify(int argc, char **argv) {
     andrea_summary_write(stdout, &a);
     printf("catalog: %s (run %lld)\n", db, (long long)run);
     andrea_analysis_free(&a);
-    return fflush(stdout) ? 1 : 0;
+    return cli_stdout_done();
 }

@@ -160,7 +160,7 @@ int cmd_dump(int argc, char **argv) {
         case 'P':
             if ((bad = cli_opt_precision("dump", optarg))) return bad;
             break;
-        case 'h': usage(stdout); return 0;
+        case 'h': usage(stdout); return cli_stdout_done();
         default: return cli_option_error("dump", c, argv);
         }
     }

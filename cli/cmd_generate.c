@@ -72,7 +72,7 @@ int cmd_generate(int argc, char **argv) {
         case 'd':
             if ((bad = cli_opt_device("generate", optarg, &dev))) return bad;
             break;
-        case 'h': usage(stdout); return 0;
+        case 'h': usage(stdout); return cli_stdout_done();
         default: return cli_option_error("generate", c, argv);
         }
     }

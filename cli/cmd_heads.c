@@ -56,7 +56,7 @@ int cmd_heads(int argc, char **argv) {
         case 't':
             if ((bad = cli_opt_timeout("heads", optarg, &lim))) return bad;
             break;
-        case 'h': help(stdout); return 0;
+        case 'h': help(stdout); return cli_stdout_done();
         default: return cli_option_error("heads", c, argv);
         }
     }

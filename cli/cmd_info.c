@@ -65,7 +65,7 @@ int cmd_info(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
-            return 0;
+            return cli_stdout_done();
         }
         return cli_option_error("info", c, argv);
     }

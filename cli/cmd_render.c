@@ -47,7 +47,7 @@ int cmd_render(int argc, char **argv) {
             o.quiet = 1;
             ae_progress_quiet = 1;
             break;
-        case 'h': help(stdout); return 0;
+        case 'h': help(stdout); return cli_stdout_done();
         default: return cli_option_error("render", c, argv);
         }
     }
@@ -58,5 +58,5 @@ int cmd_render(int argc, char **argv) {
     if (andrea_dump_check_isolated(argv[optind], &err)) return cli_fail(&err);
     if (andrea_render(argv[optind], db, out, &o, &err)) return cli_fail(&err);
     printf("report: %s/index.html\n", out);
-    return fflush(stdout) ? 1 : 0;
+    return cli_stdout_done();
 }

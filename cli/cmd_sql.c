@@ -36,7 +36,7 @@ int cmd_sql(int argc, char **argv) {
         case 't':
             if ((bad = cli_opt_timeout("sql", optarg, &lim))) return bad;
             break;
-        case 'h': help(stdout); return 0;
+        case 'h': help(stdout); return cli_stdout_done();
         default: return cli_option_error("sql", c, argv);
         }
     }

@@ -80,7 +80,7 @@ int cmd_tokenize(int argc, char **argv) {
         switch (c) {
         case 'i': ids_only = 1; break;
         case 'k': tok_dir = optarg; break;
-        case 'h': usage(stdout); return 0;
+        case 'h': usage(stdout); return cli_stdout_done();
         default: return cli_option_error("tokenize", c, argv);
         }
     }
