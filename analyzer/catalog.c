@@ -103,14 +103,15 @@ static void model_name(const char *path, char *out, size_t cap) {
 static char *config_json(const andrea_config *c) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
-    cJSON_AddNumberToObject(o, "n_layer", c->n_layer);
-    cJSON_AddNumberToObject(o, "n_head", c->n_head);
-    cJSON_AddNumberToObject(o, "d_model", c->d_model);
-    cJSON_AddNumberToObject(o, "head_dim", c->head_dim);
-    cJSON_AddNumberToObject(o, "vocab_size", c->vocab_size);
-    cJSON_AddNumberToObject(o, "padded_vocab_size", c->padded_vocab_size);
-    cJSON_AddNumberToObject(o, "max_seq_len", c->max_seq_len);
-    char *s = cJSON_PrintUnformatted(o);
+    /* no memory for one field: NULL (the caller's "out of memory"), never a config without it */
+    const int ok = cJSON_AddNumberToObject(o, "n_layer", c->n_layer) &&
+                   cJSON_AddNumberToObject(o, "n_head", c->n_head) &&
+                   cJSON_AddNumberToObject(o, "d_model", c->d_model) &&
+                   cJSON_AddNumberToObject(o, "head_dim", c->head_dim) &&
+                   cJSON_AddNumberToObject(o, "vocab_size", c->vocab_size) &&
+                   cJSON_AddNumberToObject(o, "padded_vocab_size", c->padded_vocab_size) &&
+                   cJSON_AddNumberToObject(o, "max_seq_len", c->max_seq_len);
+    char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return s;
 }
@@ -414,6 +415,9 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
     if (insert_rows(db, path, a, run, err)) goto fail;
     SQL_CHECK(path, db, sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
     in_tx = 0;
+    /* fails (SQLITE_BUSY) while a statement is left open; the last connection to close checkpoints the WAL */
+    SQL_CHECK(path, db, sqlite3_close(db), SQLITE_OK);
+    db = NULL;
     if (run_id) *run_id = run;
     ret = 0;
 fail:

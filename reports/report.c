@@ -222,7 +222,7 @@ static int load_catalog(report_data *d, const char *db_path, ae_error *err) {
     struct stat sb;
     if (stat(db_path, &sb) != 0) return ae_fail(err, "%s: cannot open the catalog: %s", db_path, strerror(errno));
     SQL_CHECK(db_path, db, sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    sqlite3_busy_timeout(db, 30000);
+    SQL_CHECK(db_path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
     if (sqlite3_prepare_v2(db, "SELECT * FROM head_catalog LIMIT 0", -1, &st, NULL) != SQLITE_OK) {
         ae_fail(err, "%s: not an andrea catalog (no view head_catalog: %s)", db_path, sqlite3_errmsg(db));
         goto fail;
