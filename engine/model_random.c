@@ -222,6 +222,14 @@ static int build_tensor_list(const andrea_model *m, int with_prefix, out_tensor 
     return 0;
 }
 
+/* Appends a number to a JSON array; 0 when cJSON has no memory for it. */
+static int add_number(cJSON *arr, double v) {
+    cJSON *n = cJSON_CreateNumber(v);
+    if (n && cJSON_AddItemToArray(arr, n)) return 1;
+    cJSON_Delete(n);
+    return 0;
+}
+
 static int write_config_json(const andrea_model *m, const char *path, const char *dtype, ae_error *err) {
     const andrea_config *c = &m->cfg;
     cJSON *o = cJSON_CreateObject();
@@ -231,22 +239,23 @@ static int write_config_json(const andrea_model *m, const char *path, const char
         cJSON_Delete(arch);
         return ae_fail(err, "%s: out of memory", path);
     }
-    cJSON_AddItemToObject(o, "architectures", arch);
-    cJSON_AddStringToObject(o, "model_type", "gpt2");
-    cJSON_AddNumberToObject(o, "vocab_size", c->vocab_size);
-    cJSON_AddNumberToObject(o, "n_positions", c->max_seq_len);
-    cJSON_AddNumberToObject(o, "n_ctx", c->max_seq_len);
-    cJSON_AddNumberToObject(o, "n_embd", c->d_model);
-    cJSON_AddNumberToObject(o, "n_layer", c->n_layer);
-    cJSON_AddNumberToObject(o, "n_head", c->n_head);
-    cJSON_AddNullToObject(o, "n_inner");
-    cJSON_AddStringToObject(o, "activation_function", "gelu_new");
-    cJSON_AddNumberToObject(o, "layer_norm_epsilon", 1e-5);
-    cJSON_AddBoolToObject(o, "scale_attn_weights", 1);
-    cJSON_AddBoolToObject(o, "tie_word_embeddings", 1);
-    cJSON_AddStringToObject(o, "torch_dtype",
-                            !strcmp(dtype, "F32") ? "float32" : !strcmp(dtype, "F16") ? "float16" : "bfloat16");
-    char *text = cJSON_Print(o);
+    if (!cJSON_AddItemToObject(o, "architectures", arch)) {
+        cJSON_Delete(o);
+        cJSON_Delete(arch);
+        return ae_fail(err, "%s: out of memory", path);
+    }
+    /* a field cJSON could not allocate would be missing from the file: out of memory instead */
+    const int ok =
+        cJSON_AddStringToObject(o, "model_type", "gpt2") && cJSON_AddNumberToObject(o, "vocab_size", c->vocab_size) &&
+        cJSON_AddNumberToObject(o, "n_positions", c->max_seq_len) &&
+        cJSON_AddNumberToObject(o, "n_ctx", c->max_seq_len) && cJSON_AddNumberToObject(o, "n_embd", c->d_model) &&
+        cJSON_AddNumberToObject(o, "n_layer", c->n_layer) && cJSON_AddNumberToObject(o, "n_head", c->n_head) &&
+        cJSON_AddNullToObject(o, "n_inner") && cJSON_AddStringToObject(o, "activation_function", "gelu_new") &&
+        cJSON_AddNumberToObject(o, "layer_norm_epsilon", 1e-5) && cJSON_AddBoolToObject(o, "scale_attn_weights", 1) &&
+        cJSON_AddBoolToObject(o, "tie_word_embeddings", 1) &&
+        cJSON_AddStringToObject(o, "torch_dtype",
+                                !strcmp(dtype, "F32") ? "float32" : !strcmp(dtype, "F16") ? "float16" : "bfloat16");
+    char *text = ok ? cJSON_Print(o) : NULL;
     cJSON_Delete(o);
     if (!text) return ae_fail(err, "%s: out of memory", path);
     writer *w = malloc(sizeof *w);
@@ -288,8 +297,11 @@ int andrea_model_save_safetensors(const andrea_model *m, const char *dir, const 
         ae_fail(err, "%s: out of memory", st_path);
         goto done;
     }
-    cJSON_AddStringToObject(meta, "format", "pt");
-    cJSON_AddItemToObject(root, "__metadata__", meta);
+    if (!cJSON_AddStringToObject(meta, "format", "pt") || !cJSON_AddItemToObject(root, "__metadata__", meta)) {
+        cJSON_Delete(meta);
+        ae_fail(err, "%s: out of memory", st_path);
+        goto done;
+    }
     size_t off = 0, max_cols = 1;
     for (size_t i = 0; i < nt; i++) {
         size_t n = t[i].rows * (t[i].cols ? t[i].cols : 1);
@@ -301,14 +313,23 @@ int andrea_model_save_safetensors(const andrea_model *m, const char *dir, const 
             ae_fail(err, "%s: out of memory", st_path);
             goto done;
         }
-        cJSON_AddStringToObject(e, "dtype", dtype);
-        cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t[i].rows));
-        if (t[i].cols) cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)t[i].cols));
-        cJSON_AddItemToObject(e, "shape", shape);
-        cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)off));
-        cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)(off + n * es)));
-        cJSON_AddItemToObject(e, "data_offsets", offs);
-        cJSON_AddItemToObject(root, t[i].name, e);
+        /* an entry cJSON could not complete would make a header that lies about the data */
+        int ok = cJSON_AddStringToObject(e, "dtype", dtype) &&
+                 add_number(shape, (double)t[i].rows) && (!t[i].cols || add_number(shape, (double)t[i].cols)) &&
+                 add_number(offs, (double)off) && add_number(offs, (double)(off + n * es));
+        if (ok && cJSON_AddItemToObject(e, "shape", shape)) shape = NULL; /* e owns it now */
+        else ok = 0;
+        if (ok && cJSON_AddItemToObject(e, "data_offsets", offs)) offs = NULL;
+        else ok = 0;
+        if (ok && cJSON_AddItemToObject(root, t[i].name, e)) e = NULL;
+        else ok = 0;
+        if (!ok) {
+            cJSON_Delete(e);
+            cJSON_Delete(shape);
+            cJSON_Delete(offs);
+            ae_fail(err, "%s: out of memory", st_path);
+            goto done;
+        }
         off += n * es;
         if (t[i].cols > max_cols) max_cols = t[i].cols;
     }
