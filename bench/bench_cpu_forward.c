@@ -88,6 +88,7 @@ static int run_child(const andrea_model *m, int B, int T, int instr, int fd) {
 static int parse_list(const char *s, int *vals, int cap) {
     int n = 0;
     char *copy = strdup(s), *save = NULL;
+    if (!copy) return -1;
     for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
         char *end;
         long v = strtol(p, &end, 10);
@@ -112,6 +113,7 @@ int main(int argc, char **argv) {
         if (o == 'm') {
             use[0] = use[1] = 0;
             char *copy = strdup(optarg), *save = NULL;
+            if (!copy) return fprintf(stderr, "bench: out of memory\n"), 1;
             for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
                 if (!strcmp(p, "12m")) use[0] = 1;
                 else if (!strcmp(p, "120m")) use[1] = 1;

@@ -56,6 +56,7 @@ int main(int argc, char **argv) {
     }
     const int L = m.cfg.n_layer, H = m.cfg.n_head;
     hid_t f16 = H5Tcopy(H5T_IEEE_F32LE); /* IEEE binary16, as engine/dump_write.c defines it */
+    H5CK(f16);
     H5CK(H5Tset_fields(f16, 15, 10, 5, 0, 10));
     H5CK(H5Tset_size(f16, 2));
     H5CK(H5Tset_precision(f16, 16));
@@ -70,6 +71,10 @@ int main(int argc, char **argv) {
             return 1;
         }
         int *tok = malloc((size_t)n * T * sizeof(int));
+        if (!tok) {
+            fprintf(stderr, "bench_gpu_dump_stream: out of memory\n");
+            return 1;
+        }
         for (size_t i = 0; i < (size_t)n * T; i++) tok[i] = (int)((i * 2654435761u) % (unsigned)m.cfg.vocab_size);
         { /* warm-up (cuBLAS plans, module load), not timed, as the HF side warms up */
             andrea_cuda_ready r;
@@ -107,7 +112,7 @@ int main(int argc, char **argv) {
             }
             if (r.valid && write_ready(ds, f16, &r, B, L, H)) return 1;
         }
-        H5Dclose(ds);
+        H5CK(H5Dclose(ds)); /* writes the dataset's cached chunks: part of the timed write */
         H5Pclose(dcpl);
         H5Sclose(sp);
         H5CK(H5Fclose(f));

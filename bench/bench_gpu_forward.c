@@ -54,6 +54,10 @@ static float median(float *v, int n) {
 
 static void fill_random(float *d, size_t n, uint64_t seed) {
     float *h = malloc(n * sizeof(float));
+    if (!h) {
+        fprintf(stderr, "bench_gpu_forward: out of memory for %zu floats\n", n);
+        exit(1);
+    }
     uint64_t s = seed;
     for (size_t i = 0; i < n; i++) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
@@ -169,6 +173,10 @@ int main(int argc, char **argv) {
             return 1;
         }
         int *tok = malloc((size_t)B * T * sizeof(int));
+        if (!tok) {
+            fprintf(stderr, "bench_gpu_forward: out of memory\n");
+            return 1;
+        }
         for (int i = 0; i < B * T; i++) tok[i] = (int)((i * 2654435761u) % 50257u);
         void *d32, *d16;
         CK(cudaMalloc(&d32, maps * 4));
@@ -231,7 +239,10 @@ int main(int argc, char **argv) {
         cudaFree(d16);
         free(tok);
     }
-    fclose(rf);
+    if (ferror(rf) | fclose(rf)) { /* both: fclose also when a write already failed */
+        fprintf(stderr, "bench_gpu_forward: %s: write failed\n", rpath);
+        return 1;
+    }
     andrea_model_free(&m);
     return 0;
 }
