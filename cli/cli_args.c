@@ -103,11 +103,8 @@ int cli_opt_timeout(const char *cmd, const char *arg, catalog_limits *lim) {
 int cli_print_rows(catalog_rows *rows, int fmt, ae_error *err) {
     int rc = catalog_rows_write(stdout, rows, (catalog_format)fmt, err);
     catalog_rows_free(rows);
-    if (rc || fflush(stdout)) {
-        if (!err->msg[0]) ae_fail(err, "stdout: write error");
-        return cli_fail(err);
-    }
-    return 0;
+    if (rc) return cli_fail(err);
+    return cli_stdout_done();
 }
 
 int cli_stdout_done(void) {

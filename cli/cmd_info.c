@@ -114,9 +114,5 @@ int cmd_info(int argc, char **argv) {
     printf("attention share  %.1f %% of all parameters (projection weights and biases)\n",
            100.0 * b.attn_share);
     andrea_model_free(&m);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "andrea: stdout: write failed\n");
-        return 1;
-    }
-    return 0;
+    return cli_stdout_done();
 }

@@ -112,9 +112,5 @@ int cmd_tokenize(int argc, char **argv) {
     if (ids_only) putchar('\n');
     free(ids);
     andrea_tokenizer_free(tok);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "andrea: stdout: write failed\n");
-        return 1;
-    }
-    return 0;
+    return cli_stdout_done();
 }
