@@ -66,7 +66,7 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     int *tokens = calloc(bt, sizeof(int)), *lengths = calloc((size_t)B, sizeof(int));
     unsigned char *use = calloc(bt, 1), *ablate = calloc((size_t)NH, 1), *want = calloc((size_t)NH, 1),
                   *in_mean = calloc((size_t)NH, 1);
-    float *logits = malloc(btv * sizeof(float));
+    float *logits = malloc(btv * sizeof(float)), *layer_inputs = NULL;
     int ret = -1;
     if (!tokens || !lengths || !use || !ablate || !want || !in_mean || !logits) {
         ae_fail(err, "%s: out of memory for the causal check", s->name);
@@ -86,13 +86,21 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     for (int i = 0; i < NH; i++)
         if (s->heads[i].label) want[i] = 1;
 
+    /* Where the engine can resume (the CPU's), the clean forward saves each layer's input and the
+     * ablation of a head of layer l runs layers l.. only: the layers before it are unchanged. */
+    size_t btc;
+    if (andrea_engine_can_resume(e) && !ae_mul(bt, (size_t)cfg->d_model, &btc) && !ae_mul(btc, (size_t)L, &btc) &&
+        btc <= ((size_t)1 << 30) / sizeof(float))
+        layer_inputs = malloc(btc * sizeof(float)); /* NULL: the whole forward each time */
     andrea_forward_io io = {0};
     io.B = B;
     io.T = T;
     io.tokens = tokens;
     io.lengths = lengths;
     io.logits = logits;
+    io.layer_inputs = layer_inputs;
     if (andrea_engine_forward(e, &io, err)) goto out;
+    io.layer_inputs = NULL;
     /* A forward that overflowed float32 (the CPU engine refuses it itself; a GPU's shows here)
      * would make every loss and delta NaN, stored as if nothing had been measured. */
     if (ae_any_nonfinite(logits, btv)) {
@@ -108,6 +116,9 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
         if (!want[i]) continue;
         memset(ablate, 0, (size_t)NH);
         ablate[i] = 1;
+        const int from = layer_inputs ? i / H : 0; /* the head's layer, where resuming is possible */
+        io.resume_layer = from;
+        io.resume_x = from > 0 ? layer_inputs + (size_t)from * bt * (size_t)cfg->d_model : NULL;
         if (andrea_engine_forward(e, &io, err)) goto out;
         double d = mean_loss(logits, tokens, use, B, T, V) - clean;
         s->heads[i].ablation_delta = d;
@@ -129,5 +140,6 @@ out:
     free(want);
     free(in_mean);
     free(logits);
+    free(layer_inputs);
     return ret;
 }

@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < (size_t)n * T; i++) tok[i] = (int)((i * 2654435761u) % (unsigned)m.cfg.vocab_size);
         { /* warm-up (cuBLAS plans, module load), not timed, as the HF side warms up */
             andrea_cuda_ready r;
-            andrea_forward_io io = {B, T, tok, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+            andrea_forward_io io = {.B = B, .T = T, .tokens = tok};
             if (andrea_cuda_pipeline_submit(p, &io, 0, &r, &err) || andrea_cuda_pipeline_flush(p, &r, &err)) {
                 fprintf(stderr, "bench_gpu_dump_stream: %s\n", err.msg);
                 return 1;
@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
             andrea_cuda_ready r;
             int rc;
             if (k < n / B) {
-                andrea_forward_io io = {B, T, tok + (size_t)k * B * T, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+                andrea_forward_io io = {.B = B, .T = T, .tokens = tok + (size_t)k * B * T};
                 rc = andrea_cuda_pipeline_submit(p, &io, k, &r, &err);
             } else {
                 rc = andrea_cuda_pipeline_flush(p, &r, &err);

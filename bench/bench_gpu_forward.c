@@ -187,7 +187,7 @@ int main(int argc, char **argv) {
         CK(cudaEventCreate(&e1));
         const char *modes[3] = {"no maps", "fp32 maps", "fp16 maps"};
         for (int mode = profile ? 1 : 0; mode < (profile ? 2 : 3); mode++) {
-            andrea_forward_io io = {B, T, tok, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+            andrea_forward_io io = {.B = B, .T = T, .tokens = tok};
             andrea_cuda_device_outputs out = {mode == 0 ? NULL : mode == 1 ? d32 : d16, mode == 2, NULL, NULL, NULL};
             float t[20];
             for (int r = profile ? -1 : -3; r < reps; r++) {
@@ -219,7 +219,7 @@ int main(int argc, char **argv) {
                 return 1;
             }
             st = (cudaStream_t)andrea_cuda_stream(e);
-            andrea_forward_io io = {B, T, tok, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+            andrea_forward_io io = {.B = B, .T = T, .tokens = tok};
             andrea_cuda_device_outputs out = {d32, 0, NULL, NULL, NULL};
             float t[20];
             for (int r = -1; r < 3; r++) {

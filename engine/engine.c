@@ -1,6 +1,7 @@
 #include "forward.h"
 
 #include <stddef.h>
+#include <string.h>
 
 andrea_engine *andrea_engine_open(const andrea_model *m, andrea_device dev, int max_B, int max_T,
                                   ae_error *err) {
@@ -17,8 +18,12 @@ andrea_engine *andrea_engine_open(const andrea_model *m, andrea_device dev, int 
 }
 
 int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_error *err) {
+    if ((io->layer_inputs || io->resume_layer || io->resume_x) && !andrea_engine_can_resume(e))
+        return ae_fail(err, "the %s engine cannot resume a forward at a layer", e->name);
     return e->forward(e, io, err);
 }
+
+int andrea_engine_can_resume(const andrea_engine *e) { return strcmp(e->name, "cpu") == 0; }
 
 const char *andrea_engine_name(const andrea_engine *e) { return e->name; }
 

@@ -43,6 +43,14 @@ typedef struct {
     float *head_out_norm;  /* [B, L, H, T] or NULL */
     float *head_dla;       /* [B, L, H, T] or NULL */
     float *logits;         /* [B, T, V] or NULL */
+    /* Resuming (the CPU engine only; andrea_engine_can_resume): ablating a head of layer l leaves
+     * layers 0..l-1 as they were, so the causal check saves each layer's input once and runs
+     * only layers l.. for each head of layer l. */
+    float *layer_inputs;   /* [L, B, T, C] or NULL: the residual stream entering each layer, saved */
+    int resume_layer;      /* 0: from the embeddings; l in 1..L-1: from layer l, with x = resume_x */
+    const float *resume_x; /* [B, T, C]: the input of layer resume_layer (a layer_inputs slice of a
+                              forward of the same tokens); with resume_layer > 0 only logits may be
+                              asked for (the per-layer outputs of layers < l are not computed) */
 } andrea_forward_io;
 
 /* A backend with scratch memory sized for at most max_B sequences of max_T tokens. */
@@ -57,6 +65,8 @@ andrea_engine *andrea_engine_open(const andrea_model *m, andrea_device dev, int 
 int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_error *err);
 /* "cpu" or "cuda" */
 const char *andrea_engine_name(const andrea_engine *e);
+/* 1 when the backend honours layer_inputs / resume_layer (andrea_forward_io); others refuse them. */
+int andrea_engine_can_resume(const andrea_engine *e);
 void andrea_engine_close(andrea_engine *e);
 
 /* Backend entry points (engine.c dispatches to them). The CUDA ones exist only when built with

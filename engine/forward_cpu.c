@@ -338,6 +338,11 @@ static int check_io(const cpu_engine *e, const andrea_forward_io *io, ae_error *
                                m->path, id, b, t, m->cfg.vocab_size - 1);
         }
     }
+    if (io->resume_layer < 0 || io->resume_layer >= m->cfg.n_layer || (io->resume_layer > 0) != (io->resume_x != NULL))
+        return ae_fail(err, "%s: resume at layer %d outside 0..%d, or without its input", m->path, io->resume_layer,
+                       m->cfg.n_layer - 1);
+    if (io->resume_layer > 0 && (io->attn || io->head_out || io->head_out_norm || io->head_dla))
+        return ae_fail(err, "%s: a resumed forward computes logits only", m->path);
     return 0;
 }
 
@@ -357,9 +362,11 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
      * An explicit OMP_DYNAMIC in the environment wins. */
     if (!getenv("OMP_DYNAMIC")) omp_set_dynamic(1);
 
-    /* x[b, t, :] = wte[token] + wpe[t]; padding embeds token 0 (its id may be anything). */
+    /* x[b, t, :] = wte[token] + wpe[t]; padding embeds token 0 (its id may be anything). A
+     * resumed forward starts from the saved input of its layer instead. */
+    if (io->resume_layer > 0) memcpy(e->x, io->resume_x, BT * C * sizeof(float));
 #pragma omp parallel for schedule(static)
-    for (size_t bt = 0; bt < BT; bt++) {
+    for (size_t bt = 0; bt < (io->resume_layer > 0 ? 0 : BT); bt++) {
         const int b = (int)(bt / T), t = (int)(bt % T);
         const int len = io->lengths ? io->lengths[b] : T;
         const int id = t < len ? io->tokens[bt] : 0;
@@ -369,7 +376,8 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     }
     if (io->head_dla) dla_directions(e, io);
 
-    for (int l = 0; l < L; l++) {
+    for (int l = io->resume_layer; l < L; l++) {
+        if (io->layer_inputs) memcpy(io->layer_inputs + (size_t)l * BT * C, e->x, BT * C * sizeof(float));
         /* qkv [BT, 3C] = LN1(x) · qkvwᵀ + qkvb: one sgemm for Q, K and V of every head */
         linear(nt, &(linear_step){.ln_in = e->x, .ln_w = p->ln1w + (size_t)l * C, .ln_b = p->ln1b + (size_t)l * C,
                                   .a = e->ln, .w = p->qkvw + (size_t)l * C3 * C, .bias = p->qkvb + (size_t)l * C3,

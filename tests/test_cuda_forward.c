@@ -75,7 +75,8 @@ static uint32_t next_u32(void) {
 
 static int run(andrea_engine *e, const andrea_config *c, int B, int T, const int *tok, const int *len,
                const unsigned char *ablate, outs *o) {
-    andrea_forward_io io = {B, T, tok, len, ablate, o->attn, o->head_out, o->norm, o->dla, o->logits};
+    andrea_forward_io io = {.B = B, .T = T, .tokens = tok, .lengths = len, .ablate = ablate, .attn = o->attn,
+                            .head_out = o->head_out, .head_out_norm = o->norm, .head_dla = o->dla, .logits = o->logits};
     ae_error err = {{0}};
     if (andrea_engine_forward(e, &io, &err) != 0) {
         fprintf(stderr, "forward on %s failed: %s\n", andrea_engine_name(e), err.msg);
@@ -252,7 +253,7 @@ static void test_cuda_refuses_token_outside_vocabulary(void) {
     CHECK(g != NULL);
     if (!g) return;
     int tok[8] = {1, 2, 3, 50, 4, 5, 6, 7};
-    andrea_forward_io io = {1, 8, tok, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    andrea_forward_io io = {.B = 1, .T = 8, .tokens = tok};
     CHECK(andrea_engine_forward(g, &io, &err) == -1);
     CHECK_MSG(strstr(err.msg, "token id 50") != NULL, "message: %s", err.msg);
     andrea_engine_close(g);
@@ -267,7 +268,7 @@ static void test_cuda_refuses_batch_larger_than_opened(void) {
     CHECK(g != NULL);
     if (!g) return;
     int tok[16] = {0};
-    andrea_forward_io io = {2, 8, tok, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    andrea_forward_io io = {.B = 2, .T = 8, .tokens = tok};
     CHECK(andrea_engine_forward(g, &io, &err) == -1);
     CHECK_MSG(strstr(err.msg, "B=2") != NULL, "message: %s", err.msg);
     andrea_engine_close(g);
@@ -292,10 +293,10 @@ static void test_cuda_device_fp16_maps_equal_host_maps_rounded(void) {
     float *host = malloc(n * sizeof(float)), *back = malloc(n * sizeof(float));
     uint16_t *h16 = malloc(n * sizeof(uint16_t));
     void *d16 = NULL;
-    andrea_forward_io io = {B, T, tok, NULL, NULL, host, NULL, NULL, NULL, NULL};
+    andrea_forward_io io = {.B = B, .T = T, .tokens = tok, .attn = host};
     CHECK(andrea_engine_forward(g, &io, &err) == 0);
     CHECK(cudaMalloc(&d16, n * 2) == cudaSuccess);
-    andrea_forward_io io2 = {B, T, tok, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    andrea_forward_io io2 = {.B = B, .T = T, .tokens = tok};
     andrea_cuda_device_outputs out = {d16, 1, NULL, NULL, NULL};
     CHECK_MSG(andrea_cuda_forward_device(g, &io2, &out, &err) == 0, "%s", err.msg);
     CHECK(andrea_cuda_synchronize(g, &err) == 0);
@@ -343,14 +344,15 @@ static void test_cuda_pipeline_hands_back_what_forward_computes(void) {
     float *want = malloc(3 * nmap * sizeof(float)), *wn = malloc(3 * nst * sizeof(float)),
           *wd = malloc(3 * nst * sizeof(float));
     for (int k = 0; k < 3; k++) {
-        andrea_forward_io io = {bsz[k], T, tok[k], NULL, NULL, want + k * nmap, NULL, wn + k * nst, wd + k * nst, NULL};
+        andrea_forward_io io = {.B = bsz[k], .T = T, .tokens = tok[k], .attn = want + k * nmap,
+                                .head_out_norm = wn + k * nst, .head_dla = wd + k * nst};
         CHECK(andrea_engine_forward(g, &io, &err) == 0);
     }
     int got = 0, same = 1;
     for (int k = 0; k <= 3; k++) {
         andrea_cuda_ready r;
         if (k < 3) {
-            andrea_forward_io io = {bsz[k], T, tok[k], NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+            andrea_forward_io io = {.B = bsz[k], .T = T, .tokens = tok[k]};
             CHECK(andrea_cuda_pipeline_submit(p, &io, k, &r, &err) == 0);
         } else {
             CHECK(andrea_cuda_pipeline_flush(p, &r, &err) == 0);

@@ -515,6 +515,45 @@ static void test_uninstrumented_run_gives_the_same_logits(void) {
     andrea_model_free(&m);
 }
 
+/* The causal check's shortcut: a forward resumed at layer l from the saved input of layer l, with
+ * a head of layer l ablated, gives the same logits, bit for bit, as the whole ablated forward. */
+static void test_resumed_forward_equals_the_whole_ablated_forward(void) {
+    andrea_model m;
+    make_model(&m, 3, 4, 32, 257, 257, 48, 21);
+    const int B = 2, T = 24, L = 3, H = 4, C = 32, V = 257;
+    int tok[48], lengths[2] = {24, 17};
+    random_tokens(tok, B * T, V);
+    ae_error err = {{0}};
+    andrea_engine *e = andrea_cpu_engine_open(&m, B, T, &err);
+    CHECK(e != NULL && andrea_engine_can_resume(e));
+    if (!e) return;
+    float *saved = calloc((size_t)L * B * T * C, sizeof(float));
+    float *whole = calloc((size_t)B * T * V, sizeof(float)), *resumed = calloc((size_t)B * T * V, sizeof(float));
+    andrea_forward_io clean = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .logits = whole, .layer_inputs = saved};
+    CHECK(andrea_engine_forward(e, &clean, &err) == 0);
+    for (int l = 1; l < L; l++) {
+        unsigned char ablate[12] = {0};
+        ablate[l * H + 2] = 1;
+        andrea_forward_io full = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .ablate = ablate, .logits = whole};
+        CHECK(andrea_engine_forward(e, &full, &err) == 0);
+        andrea_forward_io part = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .ablate = ablate,
+                                  .logits = resumed, .resume_layer = l, .resume_x = saved + (size_t)l * B * T * C};
+        CHECK_MSG(andrea_engine_forward(e, &part, &err) == 0, "%s", err.msg);
+        CHECK_MSG(memcmp(whole, resumed, sizeof(float) * (size_t)B * T * V) == 0, "layer %d: resumed logits differ", l);
+    }
+    /* a resumed forward computes logits only, and needs its input */
+    float attn[2 * 3 * 4 * 24 * 24];
+    andrea_forward_io bad = {.B = B, .T = T, .tokens = tok, .attn = attn, .resume_layer = 1, .resume_x = saved};
+    CHECK(andrea_engine_forward(e, &bad, &err) == -1 && strstr(err.msg, "logits only"));
+    andrea_forward_io no_x = {.B = B, .T = T, .tokens = tok, .logits = resumed, .resume_layer = 1};
+    CHECK(andrea_engine_forward(e, &no_x, &err) == -1 && strstr(err.msg, "without its input"));
+    andrea_engine_close(e);
+    free(saved);
+    free(whole);
+    free(resumed);
+    andrea_model_free(&m);
+}
+
 /* The same inputs give the same bits whatever the size of the OpenMP team (the engine lets the
  * team shrink under load): shapes large enough that every projection spans several blocks. */
 static void test_results_do_not_depend_on_the_number_of_threads(void) {
@@ -618,6 +657,7 @@ int main(void) {
     RUN(test_dla_matches_naive_double_recomputation);
     RUN(test_ablating_a_head_equals_zeroing_its_wo_columns);
     RUN(test_uninstrumented_run_gives_the_same_logits);
+    RUN(test_resumed_forward_equals_the_whole_ablated_forward);
     RUN(test_results_do_not_depend_on_the_number_of_threads);
     RUN(test_sequence_longer_than_max_T_is_refused);
     RUN(test_batch_larger_than_max_B_is_refused);
