@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""tf32_error_budget.py CKPT.bin PROBES.jsonl — where the CUDA engine's TF32 error in the attention
+"""tf32_error_budget.py CKPT.bin PROBES.jsonl|--random — where the CUDA engine's TF32 error in the attention
 maps comes from, without a GPU: the forward in float32 numpy, with the inputs of chosen matmuls
 rounded to TF32 (10-bit mantissa, round to nearest, as cvt.rna.tf32.f32 and cuBLAS's TF32 mode
 do), against the same forward in float64. Variants: no rounding; the projection matmuls (QKV,
 W_O, MLP) rounded; attention's Q.K^T and P.V rounded; both (the engine's default); and each
 matmul alone, everything but the two that make the logits (QKV and Q.K^T), and split TF32
-(3xTF32: each input as a TF32 high part plus a TF32 remainder, three products) everywhere."""
+(3xTF32: each input as a TF32 high part plus a TF32 remainder, three products) everywhere.
+--random: 8 sequences of 64 uniform token ids (the inputs test_cuda_forward gives the fixtures)
+instead of the card's probe items."""
 import json
 import os
 import sys
@@ -77,7 +79,11 @@ def forward(tokens, L, H, C, p, dt, proj_tf32, attn_tf32):
 def main(ckpt, probes, n_items=40):
     shape, p = read_bin(ckpt)
     L, H, C = shape["n_layer"], shape["n_head"], shape["n_embd"]
-    items = [json.loads(line)["tokens"] for line in open(probes)][:: max(1, sum(1 for _ in open(probes)) // n_items)]
+    if probes == "--random":  # what test_cuda_forward feeds the fixtures: uniform ids, T = 64
+        rng = np.random.default_rng(0)
+        items = [rng.integers(0, shape["vocab"], 64).tolist() for _ in range(8)]
+    else:
+        items = [json.loads(line)["tokens"] for line in open(probes)][:: max(1, sum(1 for _ in open(probes)) // n_items)]
     worst = {}
     for toks in items:
         ref = forward(toks, L, H, C, p, np.float64, False, False)
@@ -86,6 +92,8 @@ def main(ckpt, probes, n_items=40):
                              ("tf32 QKV only", {"qkv"}, False), ("tf32 W_O + MLP only", {"wo", "mlp"}, False),
                              ("tf32 Q.K^T only", False, {"qk"}), ("tf32 P.V only", False, {"pv"}),
                              ("tf32 all but QKV and Q.K^T", {"wo", "mlp"}, {"pv"}),
+                             ("tf32 all but QKV", {"wo", "mlp"}, True),
+                             ("tf32 all but Q.K^T", True, {"pv"}),
                              ("3xTF32 everywhere", "3x", "3x")):
             m = forward(toks, L, H, C, p, np.float32, pt, at)
             worst[name] = max(worst.get(name, 0.0), float(np.abs(m - ref).max()))
