@@ -130,8 +130,12 @@ static const void *map_padded(const void *maps, size_t i, size_t lh, size_t T, s
 
 /* --gzip: deflated in groups of maps on every OpenMP thread (zlib's compress2: the zlib stream
  * HDF5's own deflate filter writes and reads), then written in chunk order. HDF5 applies a filter
- * on the calling thread only: at level 1 that made a CPU dump ~1.6x slower (bench/RESULTS.md).
- * A group holds about 64 MB of maps, so memory stays bounded whatever the batch. */
+ * on the calling thread only: at level 1 that made the map writing of a CPU dump 2x slower on 2
+ * cores (bench/RESULTS.md). Two groups of about 64 MB each: while thread 0 writes group g (HDF5 is
+ * only ever called from that one thread), the others deflate group g + 1, and thread 0 joins them
+ * when its writes are done, so the job takes about max(deflate, write) rather than their sum. That
+ * pays where writes are slow (the GPU host's 19 GB dumps go at disk writeback speed); on the 2-core
+ * dev VM, whose writes land in the page cache, both schedules take the same time (RESULTS.md). */
 static herr_t write_maps_deflated(hid_t d, int b0, int nb, int L, int H, int T, size_t esz, const void *maps,
                                   const int *lengths, int level) {
     const size_t lh = (size_t)L * H, n = (size_t)nb * lh, map_bytes = (size_t)T * T * esz;
@@ -140,32 +144,58 @@ static herr_t write_maps_deflated(hid_t d, int b0, int nb, int L, int H, int T, 
     size_t group = ((size_t)64 << 20) / ((size_t)bound + 1);
     if (group < (size_t)threads * 2) group = (size_t)threads * 2;
     if (group > n) group = n;
-    unsigned char *out = malloc(group * (size_t)bound);
-    uLongf *out_len = malloc(group * sizeof *out_len);
+    const long long n_groups = group ? (long long)((n + group - 1) / group) : 0;
+    unsigned char *out[2] = {malloc(group * (size_t)bound), malloc(group * (size_t)bound)};
+    uLongf *out_len[2] = {malloc(group * sizeof(uLongf)), malloc(group * sizeof(uLongf))};
     unsigned char *stage = lengths ? malloc((size_t)threads * map_bytes) : NULL;
     herr_t rc = -1;
-    if (!out || !out_len || (lengths && !stage)) goto done;
-    for (size_t g0 = 0; g0 < n; g0 += group) {
-        const size_t gn = n - g0 < group ? n - g0 : group;
-        int failed = 0;
-#pragma omp parallel for schedule(dynamic) reduction(| : failed)
-        for (long long k = 0; k < (long long)gn; k++) {
+    int failed = 0;
+    if (!out[0] || !out[1] || !out_len[0] || !out_len[1] || (lengths && !stage)) goto done;
+    /* step g: write group g (g >= 0) while deflating group g + 1 (if any) */
+    for (long long g = -1; g < n_groups && !failed; g++) {
+        const size_t w0 = (size_t)(g < 0 ? 0 : g) * group, wn = g < 0 ? 0 : (n - w0 < group ? n - w0 : group);
+        const size_t c0 = (size_t)(g + 1) * group, cn = g + 1 < n_groups ? (n - c0 < group ? n - c0 : group) : 0;
+        unsigned char *wbuf = out[g & 1], *cbuf = out[(g + 1) & 1];
+        const uLongf *wlen = out_len[g & 1];
+        uLongf *clen = out_len[(g + 1) & 1];
+        size_t next = 0; /* the next map of group g + 1 to deflate, taken by any thread */
+#pragma omp parallel num_threads(threads)
+        {
+            if (omp_get_thread_num() == 0)
+                for (size_t k = 0; k < wn; k++) {
+                    int stop;
+#pragma omp atomic read
+                    stop = failed;
+                    if (stop) break;
+                    const size_t i = w0 + k;
+                    hsize_t off[5] = {(hsize_t)b0 + i / lh, (hsize_t)((i % lh) / (size_t)H), (hsize_t)(i % (size_t)H),
+                                      0, 0};
+                    if (H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, wlen[k], wbuf + k * bound) < 0) {
+#pragma omp atomic write
+                        failed = 1;
+                    }
+                }
             void *st = stage ? stage + (size_t)omp_get_thread_num() * map_bytes : NULL;
-            const void *src = map_padded(maps, g0 + (size_t)k, lh, (size_t)T, esz, lengths, st);
-            out_len[k] = bound;
-            failed |= compress2(out + (size_t)k * bound, &out_len[k], src, (uLong)map_bytes, level) != Z_OK;
-        }
-        if (failed) goto done; /* only Z_MEM_ERROR is possible with a full-size bound */
-        for (size_t k = 0; k < gn; k++) {
-            const size_t i = g0 + k;
-            hsize_t off[5] = {(hsize_t)b0 + i / lh, (hsize_t)((i % lh) / (size_t)H), (hsize_t)(i % (size_t)H), 0, 0};
-            if (H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, out_len[k], out + k * bound) < 0) goto done;
+            for (;;) {
+                size_t k;
+#pragma omp atomic capture
+                k = next++;
+                if (k >= cn) break;
+                const void *src = map_padded(maps, c0 + k, lh, (size_t)T, esz, lengths, st);
+                clen[k] = bound;
+                if (compress2(cbuf + k * bound, &clen[k], src, (uLong)map_bytes, level) != Z_OK) {
+#pragma omp atomic write
+                    failed = 1; /* only Z_MEM_ERROR is possible with a full-size bound */
+                }
+            }
         }
     }
-    rc = 0;
+    rc = failed ? -1 : 0;
 done:
-    free(out);
-    free(out_len);
+    for (int b = 0; b < 2; b++) {
+        free(out[b]);
+        free(out_len[b]);
+    }
     free(stage);
     return rc;
 }
