@@ -39,6 +39,8 @@ int cli_option_error(const char *cmd, int c, char *const *argv) {
     if (optopt && strncmp(arg, "--", 2) != 0) arg = shortopt;
     andrea_printable(arg, shown, sizeof shown);
     if (c == ':') return cli_usage_error(cmd, "%s needs a value", shown);
+    /* getopt_long also returns '?' for an abbreviation of several long options (--he: --heads, --help) */
+    if (!strncmp(arg, "--", 2)) return cli_usage_error(cmd, "unknown or ambiguous option '%s'", shown);
     return cli_usage_error(cmd, "unknown option '%s'", shown);
 }
 

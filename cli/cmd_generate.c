@@ -136,7 +136,7 @@ int cmd_generate(int argc, char **argv) {
         ctx[n_ctx++] = next;
         const int nb = andrea_tokenizer_token_bytes(tok, next, piece, sizeof piece);
         if (nb > 0) fwrite(piece, 1, (size_t)nb, stdout);
-        fflush(stdout);
+        if (fflush(stdout) != 0 || ferror(stdout)) break; /* reported below: no point computing on */
     }
     fputc('\n', stdout);
     if (fflush(stdout) != 0 || ferror(stdout)) {

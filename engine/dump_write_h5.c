@@ -131,18 +131,24 @@ static const void *map_padded(const void *maps, size_t i, size_t lh, size_t T, s
 /* --gzip: deflated in groups of maps on every OpenMP thread (zlib's compress2: the zlib stream
  * HDF5's own deflate filter writes and reads), then written in chunk order. HDF5 applies a filter
  * on the calling thread only: at level 1 that made the map writing of a CPU dump 2x slower on 2
- * cores (bench/RESULTS.md). Two groups of about 64 MB each: while thread 0 writes group g (HDF5 is
- * only ever called from that one thread), the others deflate group g + 1, and thread 0 joins them
- * when its writes are done, so the job takes about max(deflate, write) rather than their sum. That
+ * cores (bench/RESULTS.md). Two groups of maps (sizes below): while thread 0 writes group g (HDF5
+ * is only ever called from that one thread), the others deflate group g + 1, and thread 0 joins
+ * them when its writes are done, so the job takes about max(deflate, write) rather than their sum. That
  * pays where writes are slow (the GPU host's 19 GB dumps go at disk writeback speed); on the 2-core
  * dev VM, whose writes land in the page cache, both schedules take the same time (RESULTS.md). */
 static herr_t write_maps_deflated(hid_t d, int b0, int nb, int L, int H, int T, size_t esz, const void *maps,
                                   const int *lengths, int level) {
     const size_t lh = (size_t)L * H, n = (size_t)nb * lh, map_bytes = (size_t)T * T * esz;
     const uLong bound = compressBound((uLong)map_bytes);
-    const int threads = omp_get_max_threads() > 0 ? omp_get_max_threads() : 1;
-    size_t group = ((size_t)64 << 20) / ((size_t)bound + 1);
+    /* memory: at most 64 MB of stage (one map a thread, so fewer threads for big maps on many
+     * cores) and two groups of max(64 MB, 2 maps a thread) of deflated output */
+    const size_t mb64 = (size_t)64 << 20, max_threads = mb64 / map_bytes > 0 ? mb64 / map_bytes : 1;
+    int threads = omp_get_max_threads() > 0 ? omp_get_max_threads() : 1;
+    if ((size_t)threads > max_threads) threads = (int)max_threads;
+    size_t group = mb64 / ((size_t)bound + 1);
     if (group < (size_t)threads * 2) group = (size_t)threads * 2;
+    const char *forced = getenv("ANDREA_TEST_DEFLATE_GROUP"); /* tests: force several groups */
+    if (forced && atoi(forced) > 0) group = (size_t)atoi(forced);
     if (group > n) group = n;
     const long long n_groups = group ? (long long)((n + group - 1) / group) : 0;
     unsigned char *out[2] = {malloc(group * (size_t)bound), malloc(group * (size_t)bound)};

@@ -110,14 +110,26 @@ static void exec_sql(const char *path, const char *sql) {
     sqlite3_close(db);
 }
 
+/* The whole file into buf (at most cap bytes); its length, or 0. */
+static size_t file_bytes(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    return n < cap ? n : 0;
+}
+
 static void test_another_applications_database_is_refused_and_left_unchanged(void) {
     const char *db = tmp_path("foreign.db");
     exec_sql(db, "CREATE TABLE users(id INTEGER, name TEXT); INSERT INTO users VALUES(1, 'ada')");
     andrea_analysis a;
     make_analysis(&a, "f", "/m/ckpt.bin", "{\"s\":1}");
     ae_error err = {{0}};
+    static char before[65536], after[65536];
+    size_t nb = file_bytes(db, before, sizeof before);
     CHECK(catalog_write(db, &a, NULL, &err) == -1);
     CHECK_MSG(strstr(err.msg, "not an andrea catalog") && strstr(err.msg, "'users'"), "%s", err.msg);
+    CHECK(nb > 0 && file_bytes(db, after, sizeof after) == nb && memcmp(before, after, nb) == 0); /* byte-identical */
     CHECK(q1(db, "SELECT count(*) FROM sqlite_master") == 1); /* no andrea table added */
     CHECK(q1(db, "SELECT count(*) FROM pragma_journal_mode WHERE journal_mode = 'wal'") == 0);
     andrea_analysis_free(&a);

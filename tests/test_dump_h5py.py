@@ -126,6 +126,11 @@ def main():
     gz16, gz32 = os.path.join(tmp, "g16.h5"), os.path.join(tmp, "g32.h5")
     run_dump(ckpt, gz16, "--gzip", "1")
     run_dump(ckpt, gz32, "--gzip", "6", "--maps", "fp32", "--contrib", "full")
+    # several deflate groups per batch (write one group while deflating the next), forced small
+    gzg = os.path.join(tmp, "gg.h5")
+    os.environ["ANDREA_TEST_DEFLATE_GROUP"] = "3"
+    run_dump(ckpt, gzg, "--gzip", "1")
+    del os.environ["ANDREA_TEST_DEFLATE_GROUP"]
     if FAILED:
         return 1
     sha = hashlib.sha256(open(ckpt, "rb").read()).hexdigest()
@@ -198,7 +203,7 @@ def main():
         check(worst["hout"] < 1e-4, f"head_out equals the numpy forward ({worst['hout']:.2e})")
         check(worst["norm"] < 1e-4, f"head_out_norm equals the numpy forward ({worst['norm']:.2e})")
         check(worst["dla"] < 1e-4, f"head_dla equals the numpy forward ({worst['dla']:.2e})")
-    for plain, packed, level in ((f16, gz16, 1), (f32, gz32, 6)):
+    for plain, packed, level in ((f16, gz16, 1), (f32, gz32, 6), (f16, gzg, 1)):
         with h5py.File(plain, "r") as a, h5py.File(packed, "r") as z:
             for suite in ("prev_token", "induction", "bracket", "entity"):
                 check(z[suite]["attention"].compression == "gzip" and z[suite]["attention"].compression_opts == level,
