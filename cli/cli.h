@@ -5,6 +5,8 @@
 #ifndef ANDREA_CLI_H
 #define ANDREA_CLI_H
 
+#include <getopt.h>
+
 #include "../analyzer/catalog.h"
 #include "../analyzer/classify.h"
 #include "../common/error.h"
@@ -31,7 +33,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* The one-line usage error for what getopt_long returned as '?' (unknown option) or ':' (an
  * option without its value; optstring must start with ':'): getopt's own message would be a second
  * stderr line, so every command sets opterr = 0 and calls this from its default case. */
-int cli_option_error(const char *cmd, int c, char *const *argv);
+int cli_option_error(const char *cmd, int c, char *const *argv, const struct option *opts);
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 /* A finite decimal number, all of s; 0 or -1 (out untouched). */
 int cli_parse_double(const char *s, double *out);

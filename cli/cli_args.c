@@ -33,14 +33,19 @@ int cli_parse_double(const char *s, double *out) {
     return 0;
 }
 
-int cli_option_error(const char *cmd, int c, char *const *argv) {
+int cli_option_error(const char *cmd, int c, char *const *argv, const struct option *opts) {
     const char *arg = argv[optind - 1];
     char shown[64], shortopt[3] = {'-', (char)optopt, 0};
     if (optopt && strncmp(arg, "--", 2) != 0) arg = shortopt;
     andrea_printable(arg, shown, sizeof shown);
     if (c == ':') return cli_usage_error(cmd, "%s needs a value", shown);
     /* getopt_long also returns '?' for an abbreviation of several long options (--he: --heads, --help) */
-    if (!strncmp(arg, "--", 2)) return cli_usage_error(cmd, "unknown or ambiguous option '%s'", shown);
+    if (!strncmp(arg, "--", 2)) {
+        const size_t n = strcspn(arg + 2, "=");
+        int matches = 0;
+        for (const struct option *o = opts; o && o->name; o++) matches += n > 0 && !strncmp(o->name, arg + 2, n);
+        if (matches > 1) return cli_usage_error(cmd, "ambiguous option '%s' (%d options start so)", shown, matches);
+    }
     return cli_usage_error(cmd, "unknown option '%s'", shown);
 }
 

@@ -188,7 +188,7 @@ int cmd_analyze(int argc, char **argv) {
             break;
         case 'q': ae_progress_quiet = 1; break;
         case 'h': help(stdout); return cli_stdout_done();
-        default: return cli_option_error("analyze", c, argv);
+        default: return cli_option_error("analyze", c, argv, opts);
         }
     }
     if (o.has_step && argc - optind > 1)

@@ -80,7 +80,7 @@ int cmd_classify(int argc, char **argv) {
             break;
         case 'q': ae_progress_quiet = 1; break;
         case 'h': help(stdout); return cli_stdout_done();
-        default: return cli_option_error("classify", c, argv);
+        default: return cli_option_error("classify", c, argv, opts);
         }
     }
     if (optind + 1 != argc) return cli_usage_error("classify", "wants exactly one DUMP.h5");

@@ -161,7 +161,7 @@ int cmd_dump(int argc, char **argv) {
             if ((bad = cli_opt_precision("dump", optarg))) return bad;
             break;
         case 'h': usage(stdout); return cli_stdout_done();
-        default: return cli_option_error("dump", c, argv);
+        default: return cli_option_error("dump", c, argv, opts);
         }
     }
     if (argc - optind != 1) return cli_usage_error("dump", "expects exactly one checkpoint");

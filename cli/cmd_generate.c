@@ -73,7 +73,7 @@ int cmd_generate(int argc, char **argv) {
             if ((bad = cli_opt_device("generate", optarg, &dev))) return bad;
             break;
         case 'h': usage(stdout); return cli_stdout_done();
-        default: return cli_option_error("generate", c, argv);
+        default: return cli_option_error("generate", c, argv, opts);
         }
     }
     if (argc - optind != 1) return cli_usage_error("generate", "expects exactly one checkpoint");

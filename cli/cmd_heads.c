@@ -57,7 +57,7 @@ int cmd_heads(int argc, char **argv) {
             if ((bad = cli_opt_timeout("heads", optarg, &lim))) return bad;
             break;
         case 'h': help(stdout); return cli_stdout_done();
-        default: return cli_option_error("heads", c, argv);
+        default: return cli_option_error("heads", c, argv, opts);
         }
     }
     if (!db) return cli_usage_error("heads", "--db CATALOG is required");

@@ -67,7 +67,7 @@ int cmd_info(int argc, char **argv) {
             usage(stdout);
             return cli_stdout_done();
         }
-        return cli_option_error("info", c, argv);
+        return cli_option_error("info", c, argv, opts);
     }
     if (argc - optind != 1) return cli_usage_error("info", "expects exactly one checkpoint");
     const char *path = argv[optind];

@@ -48,7 +48,7 @@ int cmd_render(int argc, char **argv) {
             ae_progress_quiet = 1;
             break;
         case 'h': help(stdout); return cli_stdout_done();
-        default: return cli_option_error("render", c, argv);
+        default: return cli_option_error("render", c, argv, opts);
         }
     }
     if (optind + 1 != argc) return cli_usage_error("render", "wants exactly one DUMP.h5");

@@ -37,7 +37,7 @@ int cmd_sql(int argc, char **argv) {
             if ((bad = cli_opt_timeout("sql", optarg, &lim))) return bad;
             break;
         case 'h': help(stdout); return cli_stdout_done();
-        default: return cli_option_error("sql", c, argv);
+        default: return cli_option_error("sql", c, argv, opts);
         }
     }
     /* Options may also follow the two positionals. */

@@ -81,7 +81,7 @@ int cmd_tokenize(int argc, char **argv) {
         case 'i': ids_only = 1; break;
         case 'k': tok_dir = optarg; break;
         case 'h': usage(stdout); return cli_stdout_done();
-        default: return cli_option_error("tokenize", c, argv);
+        default: return cli_option_error("tokenize", c, argv, opts);
         }
     }
     if (argc - optind != 2) return cli_usage_error("tokenize", "expects a checkpoint and a text");
