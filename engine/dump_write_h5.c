@@ -133,9 +133,9 @@ static const void *map_padded(const void *maps, size_t i, size_t lh, size_t T, s
  * on the calling thread only: at level 1 that made the map writing of a CPU dump 2x slower on 2
  * cores (bench/RESULTS.md). Two groups of maps (sizes below): while thread 0 writes group g (HDF5
  * is only ever called from that one thread), the others deflate group g + 1, and thread 0 joins
- * them when its writes are done, so the job takes about max(deflate, write) rather than their sum. That
- * pays where writes are slow (the GPU host's 19 GB dumps go at disk writeback speed); on the 2-core
- * dev VM, whose writes land in the page cache, both schedules take the same time (RESULTS.md). */
+ * them when its writes are done, so the job takes about max(deflate, write) rather than their
+ * sum. That pays where writes are slow (the GPU host's 19 GB dumps go at disk writeback speed); on
+ * the 2-core dev VM, whose writes land in the page cache, both take the same time (RESULTS.md). */
 static herr_t write_maps_deflated(hid_t d, int b0, int nb, int L, int H, int T, size_t esz, const void *maps,
                                   const int *lengths, int level) {
     const size_t lh = (size_t)L * H, n = (size_t)nb * lh, map_bytes = (size_t)T * T * esz;
@@ -151,8 +151,9 @@ static herr_t write_maps_deflated(hid_t d, int b0, int nb, int L, int H, int T, 
     if (forced && atoi(forced) > 0) group = (size_t)atoi(forced);
     if (group > n) group = n;
     const long long n_groups = group ? (long long)((n + group - 1) / group) : 0;
-    unsigned char *out[2] = {malloc(group * (size_t)bound), malloc(group * (size_t)bound)};
-    uLongf *out_len[2] = {malloc(group * sizeof(uLongf)), malloc(group * sizeof(uLongf))};
+    const size_t slots = group ? group : 1; /* malloc(0) may be NULL */
+    unsigned char *out[2] = {malloc(slots * (size_t)bound), malloc(slots * (size_t)bound)};
+    uLongf *out_len[2] = {malloc(slots * sizeof(uLongf)), malloc(slots * sizeof(uLongf))};
     unsigned char *stage = lengths ? malloc((size_t)threads * map_bytes) : NULL;
     herr_t rc = -1;
     int failed = 0;
