@@ -5,6 +5,7 @@
 
 #include "../analyzer/catalog.h"
 #include "cli.h"
+#include "../engine/checkpoint.h"
 
 static void help(FILE *f) {
     fprintf(f,
@@ -44,16 +45,24 @@ int cmd_sql(int argc, char **argv) {
     const char *pos[2];
     int np = 0;
     for (int i = optind; i < argc; i++) {
-        if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-            if ((bad = cli_opt_format("sql", argv[++i], &fmt))) return bad;
+        const char *a = argv[i], *val = NULL;
+        /* --format X, --format=X, --timeout X, --timeout=X */
+        int is_fmt = !strncmp(a, "--format", 8) && (a[8] == '\0' || a[8] == '=');
+        int is_tmo = !strncmp(a, "--timeout", 9) && (a[9] == '\0' || a[9] == '=');
+        if (is_fmt || is_tmo) {
+            const char *eq = strchr(a, '=');
+            if (eq) val = eq + 1;
+            else if (i + 1 < argc) val = argv[++i];
+            else return cli_usage_error("sql", "%s needs a value", a);
+            if ((bad = is_fmt ? cli_opt_format("sql", val, &fmt) : cli_opt_timeout("sql", val, &lim))) return bad;
             continue;
         }
-        if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-            if ((bad = cli_opt_timeout("sql", argv[++i], &lim))) return bad;
-            continue;
+        if (np == 2) {
+            char shown[64];
+            andrea_printable(a, shown, sizeof shown);
+            return cli_usage_error("sql", a[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", shown);
         }
-        if (np == 2) return cli_usage_error("sql", "unexpected argument '%s'", argv[i]);
-        pos[np++] = argv[i];
+        pos[np++] = a;
     }
     if (np != 2) return cli_usage_error("sql", "wants CATALOG and one SQL statement");
     ae_error err = {{0}};

@@ -354,6 +354,17 @@ static void test_sql_answers_a_select(void) {
     CHECK(strcmp(slurp(out), "n\r\n1\r\n") == 0);
 }
 
+static void test_sql_options_after_the_statement_take_both_spellings(void) {
+    const char *out = tmp_path("sel2.out");
+    const char *args[] = {"sql", cli_db(), "SELECT 1 AS n", "--format=csv", "--timeout=5", NULL};
+    CHECK(run_andrea(args, out) == 0);
+    CHECK(strcmp(slurp(out), "n\r\n1\r\n") == 0);
+    const char *bad[] = {"sql", cli_db(), "SELECT 1", "--bogus", NULL};
+    CHECK(run_andrea(bad, out) == 2);
+    const char *novalue[] = {"sql", cli_db(), "SELECT 1", "--format", NULL};
+    CHECK(run_andrea(novalue, out) == 2);
+}
+
 /* Each refused statement: exit 1 and the catalog unchanged. */
 static void refused(const char *sql) {
     const char *out = tmp_path("refused.out");
@@ -462,6 +473,7 @@ int main(void) {
     RUN(test_heads_filters_by_layer_and_json_has_numbers);
     RUN(test_heads_on_a_missing_catalog_fails_without_creating_it);
     RUN(test_sql_answers_a_select);
+    RUN(test_sql_options_after_the_statement_take_both_spellings);
     RUN(test_sql_refuses_insert);
     RUN(test_sql_refuses_drop);
     RUN(test_sql_refuses_delete);
