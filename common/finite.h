@@ -9,9 +9,11 @@
 #include <string.h>
 
 /* 1 when any of the n floats is NaN or Inf (exponent bits all ones). Branch-free over the bits so
- * the compiler vectorises it; memcpy, not a cast, reads the bits (no aliasing question). */
+ * the compiler vectorises it (an element-wise isfinite loop was 20% of loading a 500 MB checkpoint,
+ * perf); memcpy, not a cast, reads the bits (no aliasing question). */
 static inline int ae_any_nonfinite(const float *p, size_t n) {
     uint32_t bad = 0;
+#pragma omp simd reduction(| : bad)
     for (size_t j = 0; j < n; j++) {
         uint32_t u;
         memcpy(&u, p + j, sizeof u);
