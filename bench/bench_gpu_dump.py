@@ -145,7 +145,7 @@ def main():
               f"HF job / it {thjob / tgz:.2f}x), HF loop {th:.2f} s ({size_h:.2f} GB), HF whole job {thjob:.2f} s",
               flush=True)
     print("| sequences | T | batch | maps (fp16) | andrea dump, whole | HF job, whole | HF / andrea (whole) "
-          "| andrea dump phase | streaming pipeline, H5Dwrite slabs | HF loop, model loaded | HF loop / andrea phase "
+          "| andrea dump phase | streaming pipeline alone (no open, no seal) | HF loop, model loaded | HF loop / andrea phase "
           "| andrea, 8 sequences |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n, T, B, gb, ta, tp, tf, th, thj, ts in rows:

@@ -1,6 +1,6 @@
 /* bench_gpu_dump_stream.c — end to end through the streaming pipeline (kernels/cuda_engine.h):
- * forward + every attention map as fp16 into an HDF5 file on disk, with compute k+1 / copy k /
- * write k-1 overlapped. The attention dataset only (what bench_gpu_dump.py's HF pipeline writes),
+ * forward + every attention map as fp16 into an HDF5 file on disk, batch k+1 computing while
+ * batch k drains through the pipeline's pinned ring into the file. The attention dataset only (what bench_gpu_dump.py's HF pipeline writes),
  * same layout as `andrea dump` ([n, L, H, T, T], IEEE fp16, chunks of one map).
  * Usage: bench_gpu_dump_stream MODEL_DIR WORKDIR
  * Workloads: 512 sequences of T=128 in batches of 64; 64 of T=1024 in batches of 8. Wall clock from
@@ -30,16 +30,23 @@
     } while (0)
 
 
-static int write_ready(hid_t ds, hid_t f16, const andrea_cuda_ready *r, int B0, int L, int H) {
-    hsize_t start[5] = {(hsize_t)r->tag * B0, 0, 0, 0, 0};
-    hsize_t count[5] = {(hsize_t)r->B, (hsize_t)L, (hsize_t)H, (hsize_t)r->T, (hsize_t)r->T};
-    hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(5, count, NULL);
-    H5CK(fs);
-    H5CK(ms);
-    H5CK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL));
-    H5CK(H5Dwrite(ds, f16, ms, fs, H5P_DEFAULT, r->attn));
-    H5Sclose(ms);
-    H5Sclose(fs);
+/* the batch handed back in r, piece by piece from the pipeline's pinned ring, one H5Dwrite_chunk
+ * per map (as `andrea dump` writes them) */
+static int write_ready(andrea_cuda_pipeline *p, hid_t ds, const andrea_cuda_ready *r, int B0, int L, int H) {
+    ae_error err = {{0}};
+    const size_t lh = (size_t)L * H, map_bytes = (size_t)r->T * r->T * 2;
+    for (size_t first = 0, n = 0; first < (size_t)r->B * lh; first += n) {
+        const void *piece;
+        if (andrea_cuda_pipeline_maps(p, first, &piece, &n, &err)) {
+            fprintf(stderr, "bench_gpu_dump_stream: %s\n", err.msg);
+            return 1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const size_t m = first + i;
+            hsize_t off[5] = {(hsize_t)r->tag * B0 + m / lh, (m % lh) / H, (m % lh) % H, 0, 0};
+            H5CK(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, off, map_bytes, (const char *)piece + i * map_bytes));
+        }
+    }
     return 0;
 }
 
@@ -110,7 +117,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bench_gpu_dump_stream: %s\n", err.msg);
                 return 1;
             }
-            if (r.valid && write_ready(ds, f16, &r, B, L, H)) return 1;
+            if (r.valid && write_ready(p, ds, &r, B, L, H)) return 1;
         }
         H5CK(H5Dclose(ds)); /* writes the dataset's cached chunks: part of the timed write */
         H5Pclose(dcpl);

@@ -116,11 +116,10 @@ int dw_maps_direct_ok(const andrea_dump_options *o) {
 #endif
 }
 
-/* The map of chunk index i (of nb * L * H, in chunk order) with the query rows t >= its sequence's
- * length zeroed: src itself when nothing is padded, else a copy in stage. */
-static const void *map_padded(const void *maps, size_t i, size_t lh, size_t T, size_t esz, const int *lengths,
+/* Map i of `maps` (a piece whose maps are contiguous) with its query rows t >= len zeroed: the
+ * source itself when nothing is padded, else a copy in stage. */
+static const void *map_padded(const void *maps, size_t i, size_t map_bytes, size_t T, size_t esz, size_t len,
                               void *stage) {
-    const size_t map_bytes = T * T * esz, len = lengths ? (size_t)lengths[i / lh] : T;
     const char *src = (const char *)maps + i * map_bytes;
     if (len >= T) return src;
     memcpy(stage, src, len * T * esz);
@@ -128,17 +127,18 @@ static const void *map_padded(const void *maps, size_t i, size_t lh, size_t T, s
     return stage;
 }
 
-/* --gzip: deflated in groups of maps on every OpenMP thread (zlib's compress2: the zlib stream
- * HDF5's own deflate filter writes and reads), then written in chunk order. HDF5 applies a filter
- * on the calling thread only: at level 1 that made the map writing of a CPU dump 2x slower on 2
- * cores (bench/RESULTS.md). Two groups of maps (sizes below): while thread 0 writes group g (HDF5
- * is only ever called from that one thread), the others deflate group g + 1, and thread 0 joins
- * them when its writes are done, so the job takes about max(deflate, write) rather than their
- * sum. That pays where writes are slow (the GPU host's 19 GB dumps go at disk writeback speed); on
- * the 2-core dev VM, whose writes land in the page cache, both take the same time (RESULTS.md). */
-static herr_t write_maps_deflated(hid_t d, int b0, int nb, int L, int H, int T, size_t esz, const void *maps,
-                                  const int *lengths, int level) {
-    const size_t lh = (size_t)L * H, n = (size_t)nb * lh, map_bytes = (size_t)T * T * esz;
+/* --gzip on the direct path: deflated in groups of maps on every OpenMP thread (zlib's compress2:
+ * the zlib stream HDF5's own deflate filter writes and reads), then written in chunk order. HDF5
+ * applies a filter on the calling thread only: at level 1 that made the map writing of a CPU dump
+ * 2x slower on 2 cores (bench/RESULTS.md). Two groups of maps (sizes below): while thread 0 writes
+ * group g (HDF5 is only ever called from that one thread), the others deflate group g + 1, and
+ * thread 0 joins them when its writes are done, so the job takes about max(deflate, write) rather
+ * than their sum. That pays where writes are slow (the GPU host's 19 GB dumps go at disk
+ * writeback speed); on the 2-core dev VM, whose writes land in the page cache, both schedules take
+ * the same time (RESULTS.md). Maps [first, first + n) of the batch, as dw_write_maps. */
+static herr_t write_maps_deflated(hid_t d, int b0, size_t first, size_t n, int L, int H, int T, size_t esz,
+                                  const void *maps, const int *lengths, int level) {
+    const size_t lh = (size_t)L * H, map_bytes = (size_t)T * T * esz;
     const uLong bound = compressBound((uLong)map_bytes);
     /* memory: at most 64 MB of stage (one map a thread, so fewer threads for big maps on many
      * cores) and two groups of max(64 MB, 2 maps a thread) of deflated output */
@@ -151,9 +151,8 @@ static herr_t write_maps_deflated(hid_t d, int b0, int nb, int L, int H, int T, 
     if (forced && atoi(forced) > 0) group = (size_t)atoi(forced);
     if (group > n) group = n;
     const long long n_groups = group ? (long long)((n + group - 1) / group) : 0;
-    const size_t slots = group ? group : 1; /* malloc(0) may be NULL */
-    unsigned char *out[2] = {malloc(slots * (size_t)bound), malloc(slots * (size_t)bound)};
-    uLongf *out_len[2] = {malloc(slots * sizeof(uLongf)), malloc(slots * sizeof(uLongf))};
+    unsigned char *out[2] = {malloc((group ? group : 1) * (size_t)bound), malloc((group ? group : 1) * (size_t)bound)};
+    uLongf *out_len[2] = {malloc((group ? group : 1) * sizeof(uLongf)), malloc((group ? group : 1) * sizeof(uLongf))};
     unsigned char *stage = lengths ? malloc((size_t)threads * map_bytes) : NULL;
     herr_t rc = -1;
     int failed = 0;
@@ -174,8 +173,8 @@ static herr_t write_maps_deflated(hid_t d, int b0, int nb, int L, int H, int T, 
 #pragma omp atomic read
                     stop = failed;
                     if (stop) break;
-                    const size_t i = w0 + k;
-                    hsize_t off[5] = {(hsize_t)b0 + i / lh, (hsize_t)((i % lh) / (size_t)H), (hsize_t)(i % (size_t)H),
+                    const size_t m = first + w0 + k;
+                    hsize_t off[5] = {(hsize_t)b0 + m / lh, (hsize_t)((m % lh) / (size_t)H), (hsize_t)(m % (size_t)H),
                                       0, 0};
                     if (H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, wlen[k], wbuf + k * bound) < 0) {
 #pragma omp atomic write
@@ -188,7 +187,8 @@ static herr_t write_maps_deflated(hid_t d, int b0, int nb, int L, int H, int T, 
 #pragma omp atomic capture
                 k = next++;
                 if (k >= cn) break;
-                const void *src = map_padded(maps, c0 + k, lh, (size_t)T, esz, lengths, st);
+                const size_t i = c0 + k, len = lengths ? (size_t)lengths[(first + i) / lh] : (size_t)T;
+                const void *src = map_padded(maps, i, map_bytes, (size_t)T, esz, len, st);
                 clen[k] = bound;
                 if (compress2(cbuf + k * bound, &clen[k], src, (uLong)map_bytes, level) != Z_OK) {
 #pragma omp atomic write
@@ -207,21 +207,28 @@ done:
     return rc;
 }
 
-/* Writes the maps [nb, L, H, T, T] of sequences b0.. (in memory in chunk order, esz bytes a
- * value) one chunk (= one map) per H5Dwrite_chunk. Why: H5Dwrite of a batch's hyperslab runs
- * HDF5's selection, type-path and chunk-cache machinery per 32 KB chunk; the direct write is one
- * index update and one pwrite, 1.6x the rate here (bench/bench_h5_maps.c; bench/RESULTS.md).
+/* Writes maps [first, first + n) of a batch whose sequence 0 is the dump's sequence b0 (map m of
+ * the batch is sequence m / (L*H), head m % (L*H), in [B, L, H, T, T] order; `maps` holds them
+ * contiguously, esz bytes a value). direct (dw_maps_direct_ok): one H5Dwrite_chunk per map —
+ * why: H5Dwrite runs HDF5's selection, type-path and chunk-cache machinery per chunk, the direct
+ * write is one index update and one pwrite, 1.5x the rate on the H200 host (bench/bench_h5_maps.c);
+ * with gzip > 0 the chunks are deflated first, on every core (write_maps_deflated); else one
+ * hyperslab H5Dwrite per map (mtype: the maps' memory type; MPI-IO, where HDF5 applies the filter).
  * lengths (may be NULL: rows already zeroed): query rows t >= lengths[b] are written as zeros,
- * through a one-map copy in stage (the source may be a buffer the caller must not change).
- * gzip > 0: the chunks are deflated first (write_maps_deflated; stage unused). */
-herr_t dw_write_maps_direct(hid_t d, int b0, int nb, int L, int H, int T, size_t esz, const void *maps,
-                            const int *lengths, void *stage, int gzip) {
-    if (gzip > 0) return write_maps_deflated(d, b0, nb, L, H, T, esz, maps, lengths, gzip);
+ * through a one-map copy in stage (the source may be a buffer the caller must not change). */
+herr_t dw_write_maps(hid_t d, hid_t dxpl, hid_t mtype, int direct, int b0, size_t first, size_t n, int L, int H,
+                     int T, size_t esz, const void *maps, const int *lengths, void *stage, int gzip) {
+    if (direct && gzip > 0) return write_maps_deflated(d, b0, first, n, L, H, T, esz, maps, lengths, gzip);
     const size_t map_bytes = (size_t)T * T * esz, lh = (size_t)L * H;
-    for (size_t i = 0; i < (size_t)nb * lh; i++) {
-        const void *src = map_padded(maps, i, lh, (size_t)T, esz, lengths, stage);
-        hsize_t off[5] = {(hsize_t)b0 + i / lh, (hsize_t)((i % lh) / (size_t)H), (hsize_t)(i % (size_t)H), 0, 0};
-        if (H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, map_bytes, src) < 0) return -1;
+    for (size_t i = 0; i < n; i++) {
+        const size_t m = first + i, b = m / lh, k = m % lh;
+        const size_t len = lengths ? (size_t)lengths[b] : (size_t)T;
+        const void *src = map_padded(maps, i, map_bytes, (size_t)T, esz, len, stage);
+        hsize_t off[5] = {(hsize_t)b0 + b, (hsize_t)(k / (size_t)H), (hsize_t)(k % (size_t)H), 0, 0};
+        hsize_t one[5] = {1, 1, 1, (hsize_t)T, (hsize_t)T};
+        if (direct ? H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, map_bytes, src) < 0
+                   : dw_dset_write_slab(d, dxpl, 1, mtype, 5, off, one, src) < 0)
+            return -1;
     }
     return 0;
 }

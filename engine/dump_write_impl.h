@@ -57,8 +57,8 @@ hid_t dw_dset_create(hid_t group, const char *name, hid_t type, int rank, const 
 herr_t dw_dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, int rank, const hsize_t *start,
                           const hsize_t *count, const void *buf);
 int dw_maps_direct_ok(const andrea_dump_options *o);
-herr_t dw_write_maps_direct(hid_t d, int b0, int nb, int L, int H, int T, size_t esz, const void *maps,
-                            const int *lengths, void *stage, int gzip);
+herr_t dw_write_maps(hid_t d, hid_t dxpl, hid_t mtype, int direct, int b0, size_t first, size_t n, int L, int H,
+                     int T, size_t esz, const void *maps, const int *lengths, void *stage, int gzip);
 void dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n);
 
 /* dump_write_suite.c: one suite into file f (batches [batch_off, ...) of the job's n_batches_all,

@@ -82,31 +82,17 @@ static int write_suite_stream(const char *model_path, const probe_suite *s, int 
         }
         if (!rd.valid) continue;
         const int b0 = (int)rd.tag, nb = rd.B;
-        int padded = 0;
-        for (int b = 0; b < nb; b++) padded |= s->items[b0 + b].n_tokens < T;
         const size_t n_maps = (size_t)nb * lh * map, esz = o->maps_fp32 ? 4 : 2;
-        const void *att = rd.attn;
         double t0 = ae_now_seconds();
-        if (dw_maps_direct_ok(o)) {
-            int *len = bb->lengths; /* free again: the next batch's tokens were copied by submit */
-            for (int b = 0; b < nb; b++) len[b] = s->items[b0 + b].n_tokens;
-            H5_TRY(dw_write_maps_direct(datt, b0, nb, L, H, T, esz, rd.attn, len, bb->attn, o->gzip));
-            padded = 0;
-            att = NULL;
+        int *len = bb->lengths; /* free again: the next batch's tokens were copied by submit */
+        for (int b = 0; b < nb; b++) len[b] = s->items[b0 + b].n_tokens;
+        /* the maps piece by piece from the pipeline's pinned ring; padded rows zeroed on the way */
+        for (size_t first = 0, n = 0; first < (size_t)nb * lh; first += n) {
+            const void *piece;
+            if (andrea_cuda_pipeline_maps(bb->pipe, first, &piece, &n, err)) return -1;
+            H5_TRY(dw_write_maps(datt, dxpl, o->maps_fp32 ? H5T_NATIVE_FLOAT : f16, dw_maps_direct_ok(o), b0, first, n,
+                                 L, H, T, esz, piece, len, bb->attn, o->gzip));
         }
-        if (padded) { /* zero the rows of padded queries in a copy */
-            void *stage = o->maps_fp32 ? (void *)bb->attn : (void *)bb->attn16;
-            memcpy(stage, rd.attn, n_maps * esz);
-            for (int b = 0; b < nb; b++) {
-                const size_t len = (size_t)s->items[b0 + b].n_tokens;
-                if (len == (size_t)T) continue;
-                for (size_t k = 0; k < lh; k++)
-                    memset((char *)stage + (((size_t)b * lh + k) * map + len * T) * esz, 0, ((size_t)T - len) * T * esz);
-            }
-            att = stage;
-        }
-        hsize_t s5[5] = {(hsize_t)b0, 0, 0, 0, 0}, n5[5] = {(hsize_t)nb, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T};
-        if (att) H5_TRY(dw_dset_write_slab(datt, dxpl, 1, o->maps_fp32 ? H5T_NATIVE_FLOAT : f16, 5, s5, n5, att));
         *bytes += (long long)(n_maps * esz);
         double t1 = ae_now_seconds();
         bb->t_maps += t1 - t0;
@@ -121,7 +107,6 @@ static int write_suite_stream(const char *model_path, const probe_suite *s, int 
                         if (t >= len) bb->norm[((size_t)b * lh + k) * T + t] = 0.0f;
                         bb->dla[((size_t)b * lh + k) * T + t] = NAN; /* no next token */
                     }
-                bb->lengths[b] = len; /* free again: submit copied the next batch's */
             }
             if (check_values_finite(bb->norm, bb->dla, bb->lengths, nb, L, H, T, model_path, err)) return -1;
             hsize_t s4[4] = {(hsize_t)b0, 0, 0, 0}, n4[4] = {(hsize_t)nb, (hsize_t)L, (hsize_t)H, (hsize_t)T};
@@ -292,7 +277,8 @@ int dw_write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const pro
         bb->t_forward += t1 - t0;
         const void *att = o->maps_fp32 ? (const void *)bb->attn : (const void *)bb->attn16;
         if (dw_maps_direct_ok(o))
-            H5_TRY(dw_write_maps_direct(datt, b0, nb_seq, L, H, T, o->maps_fp32 ? 4 : 2, att, NULL, NULL, o->gzip));
+            H5_TRY(dw_write_maps(datt, par->dxpl, H5T_NATIVE_FLOAT, 1, b0, 0, (size_t)nb_seq * L * H, L, H, T,
+                                 o->maps_fp32 ? 4 : 2, att, NULL, NULL, o->gzip));
         else
             H5_TRY(dw_dset_write_slab(datt, par->dxpl, active, o->maps_fp32 ? H5T_NATIVE_FLOAT : f16, 5, s5, n_att, att));
         *bytes += (long long)(n_maps * (o->maps_fp32 ? sizeof(float) : sizeof(uint16_t)));

@@ -40,22 +40,22 @@ const andrea_config *andrea_cuda_config(const andrea_engine *e);
 /* 1 when the engine runs full fp32 (ANDREA_CUDA_FP32=1 at open), 0 for TF32. */
 int andrea_cuda_is_fp32(const andrea_engine *e);
 
-/* ---------- streaming: compute batch k+1 / copy batch k / write batch k-1 ----------
- * For dump writers. A pipeline owns two sets of device outputs and two sets of pinned host
- * buffers, and a copy stream. andrea_cuda_pipeline_submit enqueues the forward of a batch
- * (compute stream) and the copy of its outputs to pinned memory (copy stream, after the forward),
- * then waits only for the PREVIOUS batch's copy and hands that batch back in *ready; the caller
- * writes it to disk while the GPU computes and copies the batch just submitted. _flush hands back
- * the last batch. Memory is bounded by two batches of max_B x max_T on each side.
- * Invariant: a ready batch's buffers stay valid until the second submit after the one that
- * returned it (the caller writes it before calling submit again). */
+/* ---------- streaming: compute batch k+1 while batch k drains to the writer ----------
+ * For dump writers. A pipeline owns two sets of device outputs and two copy streams.
+ * andrea_cuda_pipeline_submit enqueues the forward of a batch (compute stream) and the copy of
+ * its norms and DLA (small, whole, pinned), then hands back the PREVIOUS batch in *ready. The
+ * maps of the batch handed back come piece by piece with andrea_cuda_pipeline_maps, through a
+ * ring of small pinned buffers (kernels/cuda_pipeline.cu: a few hundred MB whatever the batch),
+ * the next pieces copying while the caller writes one. _flush hands back the last batch.
+ * Invariants: the caller takes all of a ready batch (norms, DLA, every piece of its maps) before
+ * it calls submit or flush again; a piece stays valid until the next call. */
 typedef struct andrea_cuda_pipeline andrea_cuda_pipeline;
 
 typedef struct {
     int valid;             /* 0: nothing ready (first submit) */
     int B, T;              /* shape of this batch */
     long long tag;         /* the tag given at submit */
-    const void *attn;      /* pinned host [B, L, H, T, T] (fp16 as uint16 bits, or float), or NULL */
+    const void *attn;      /* NULL: the maps come through andrea_cuda_pipeline_maps */
     const float *head_out_norm; /* pinned host [B, L, H, T] or NULL */
     const float *head_dla;      /* pinned host [B, L, H, T] or NULL */
 } andrea_cuda_ready;
@@ -66,6 +66,10 @@ andrea_cuda_pipeline *andrea_cuda_pipeline_open(andrea_engine *e, int max_B, int
 int andrea_cuda_pipeline_submit(andrea_cuda_pipeline *p, const andrea_forward_io *io, long long tag,
                                 andrea_cuda_ready *ready, ae_error *err);
 int andrea_cuda_pipeline_flush(andrea_cuda_pipeline *p, andrea_cuda_ready *ready, ae_error *err);
+/* Maps [first, first + *n) of the batch handed back last, of its B*L*H maps in [B, L, H, T, T]
+ * order (fp16 as uint16 bits, or float), in pinned memory: *maps, *n >= 1. Ask with first = 0,
+ * then first += *n, until B*L*H; anything else is an error. */
+int andrea_cuda_pipeline_maps(andrea_cuda_pipeline *p, size_t first, const void **maps, size_t *n, ae_error *err);
 void andrea_cuda_pipeline_close(andrea_cuda_pipeline *p);
 
 #ifdef __cplusplus

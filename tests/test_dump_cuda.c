@@ -112,6 +112,9 @@ static void test_gpu_dump_with_head_out_equals_the_cpu_dump(void) {
 int main(void) {
     if (!andrea_cuda_available()) return check_skip("no usable CUDA device (or built without CUDA)");
     setenv("ANDREA_CUDA_FP32", "1", 1);
+    /* pipeline pieces of 5 maps: they span sequences (4 heads x 2 layers a sequence) and the ring
+     * of 4 pieces wraps within a batch of 3 sequences (kernels/cuda_pipeline.cu) */
+    setenv("ANDREA_CUDA_PIECE_MAPS", "5", 1);
     ae_error err;
     andrea_config c = {0};
     c.max_seq_len = 64;
