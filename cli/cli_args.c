@@ -58,13 +58,11 @@ int cli_opt_device(const char *cmd, const char *arg, andrea_device *out) {
 }
 
 int cli_opt_precision(const char *cmd, const char *arg) {
-    int fp32;
-    if (!strcmp(arg, "tf32")) fp32 = 0;
-    else if (!strcmp(arg, "fp32")) fp32 = 1;
-    else return cli_usage_error(cmd, "--precision wants tf32 or fp32, not '%s'", arg);
+    if (strcmp(arg, "tf32") && strcmp(arg, "tf32x3") && strcmp(arg, "fp32"))
+        return cli_usage_error(cmd, "--precision wants tf32, tf32x3 or fp32, not '%s'", arg);
     /* the CUDA engine takes its precision at open from this variable (kernels/cuda_engine.h) */
-    if (setenv("ANDREA_CUDA_FP32", fp32 ? "1" : "0", 1) != 0)
-        return cli_usage_error(cmd, "--precision: cannot set ANDREA_CUDA_FP32");
+    if (setenv("ANDREA_CUDA_PRECISION", arg, 1) != 0)
+        return cli_usage_error(cmd, "--precision: cannot set ANDREA_CUDA_PRECISION");
     return 0;
 }
 

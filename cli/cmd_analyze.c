@@ -26,14 +26,16 @@ static void help(FILE *f) {
     fprintf(f,
             "usage: andrea analyze [CKPT..] [--out DIR] [--probes SUITE[,SUITE..]|FILE.jsonl]\n"
             "                      [--device auto|cpu|cuda] [--maps fp16|fp32] [--step N]\n"
-            "                      [--ablate-items N] [--rules FILE] [--precision tf32|fp32] [--quiet]\n\n"
+            "                      [--ablate-items N] [--rules FILE] [--precision tf32|tf32x3|fp32] [--quiet]\n\n"
             "For each checkpoint: dump the built-in probe suites (or --probes) to DIR/NAME.h5, classify\n"
             "the heads into DIR/catalog.db (scores, labels, causal check on --ablate-items items per\n"
             "suite, default %d), render the report (DIR/index.html; with several checkpoints\n"
             "DIR/NAME/index.html each) and print the labelled heads per class. Without CKPT it\n"
             "analyses the model bundled with andrea. DIR defaults to ./andrea-out.\n"
             "--precision: on a GPU, matmuls in TF32 (default, fast; attention probabilities of trained\n"
-            "models within ~1e-2 of fp32) or fp32 (exact to ~1e-6); the CPU is always fp32.\n",
+            "models within ~1e-2 of fp32), tf32x3 (the QKV matmul and Q.K^T as three TF32 products of\n"
+            "high and low parts: the logits near fp32, slower) or fp32 (exact to ~1e-6); the CPU is\n"
+            "always fp32.\n",
             ANDREA_ABLATE_ITEMS_DEFAULT);
 }
 

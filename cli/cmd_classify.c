@@ -17,7 +17,7 @@ static void help(FILE *f) {
     fprintf(f,
             "usage: andrea classify DUMP.h5 --db CATALOG [--rules FILE] [--min-score X] [--min-ratio X]\n"
             "                       [--min-margin X] [--step N] [--ckpt PATH] [--ablate-items N]\n"
-            "                       [--device auto|cpu|cuda] [--precision tf32|fp32] [--quiet]\n\n"
+            "                       [--device auto|cpu|cuda] [--precision tf32|tf32x3|fp32] [--quiet]\n\n"
             "Scores every head on every suite of the dump (attention mass on the targets, against a\n"
             "uniform-causal baseline and a shuffled-target control), labels heads by the rules, runs\n"
             "the causal check (ablating heads on the first N items of each suite, default %d; 0 = off)\n"
@@ -27,7 +27,7 @@ static void help(FILE *f) {
             "  --min-score X    (and --min-ratio, --min-margin) override the rule of every class\n"
             "  --step N         training step of the checkpoint (else parsed from names like *_step1200.bin)\n"
             "  --ckpt PATH      checkpoint for the causal check (default: the path recorded in the dump)\n"
-            "  --precision P    the causal check's matmuls on a GPU: tf32 (default, fast) or fp32 (exact)\n",
+            "  --precision P    the causal check's matmuls on a GPU: tf32 (default, fast), tf32x3 or fp32\n",
             ANDREA_ABLATE_ITEMS_DEFAULT);
 }
 

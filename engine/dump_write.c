@@ -318,7 +318,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     char engine_name[16], precision[8] = "fp32"; /* the matmuls' precision: CPU always fp32 */
     snprintf(engine_name, sizeof engine_name, "%s", andrea_engine_name(eng));
 #ifdef ANDREA_HAVE_CUDA
-    if (eng && !strcmp(engine_name, "cuda") && !andrea_cuda_is_fp32(eng)) snprintf(precision, sizeof precision, "tf32");
+    if (eng && !strcmp(engine_name, "cuda")) snprintf(precision, sizeof precision, "%s", andrea_cuda_precision(eng));
 #endif
     if (andrea_mpi_bcast(engine_name, sizeof engine_name, 0, err) || andrea_mpi_bcast(precision, sizeof precision, 0, err))
         goto fail;

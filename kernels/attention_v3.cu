@@ -11,6 +11,10 @@
  *   - softmax in base 2 (exp2f of scores pre-scaled by log2(e)/sqrt(hd)), and each lane of a row
  *     pair takes interleaved columns (fewer shared-memory bank conflicts than v2's halves);
  *   - probabilities stored as float4 (fp32) / half2 (fp16) when the row length allows.
+ * v3 with split_qk (the engine's tf32x3 precision): Q·Kᵀ as three TF32 products of high and low
+ * parts (x = hi + lo, hi = tf32(x), lo = tf32(x - hi): qh·khᵀ + qh·klᵀ + ql·khᵀ), fp32-level
+ * scores for 3x the score matmul's tensor work (kernels/NOTES.md: the logits are where TF32
+ * moves a trained model's probabilities most). P·V stays one TF32 product.
  */
 #include <cuda_fp16.h>
 #include <math.h>
@@ -47,8 +51,20 @@ __device__ __forceinline__ void v3_load(float *dst, const float *src, int r0, in
     }
 }
 
-template <int HD>
-__device__ __forceinline__ void v3_scores(const f3_a (&qf)[HD / 8], const float *Ks, float *Sw) {
+/* f = tf32(f) and lo = tf32(f - tf32(f)), element by element (the fragments share a layout) */
+template <typename F> __device__ __forceinline__ void v3_split(F &f, F &lo) {
+#pragma unroll
+    for (int t = 0; t < f.num_elements; t++) {
+        const float x = f.x[t], hi = wmma::__float_to_tf32(x);
+        f.x[t] = hi;
+        lo.x[t] = wmma::__float_to_tf32(x - hi);
+    }
+}
+
+/* SPLIT: qf holds Q's high parts and ql its low parts; else ql is unused. */
+template <int HD, bool SPLIT>
+__device__ __forceinline__ void v3_scores(const f3_a (&qf)[HD / 8], const f3_a (&ql)[SPLIT ? HD / 8 : 1],
+                                          const float *Ks, float *Sw) {
     constexpr int LD = HD + 4;
     f3_c acc[V3_BK / 16];
 #pragma unroll
@@ -59,7 +75,14 @@ __device__ __forceinline__ void v3_scores(const f3_a (&qf)[HD / 8], const float 
         for (int n = 0; n < V3_BK / 16; n++) {
             f3_bt fb;
             wmma::load_matrix_sync(fb, Ks + n * 16 * LD + kk * 8, LD);
-            v3_tf32(fb);
+            if constexpr (SPLIT) {
+                f3_bt fbl;
+                v3_split(fb, fbl);
+                wmma::mma_sync(acc[n], qf[kk], fbl, acc[n]); /* the small products first */
+                wmma::mma_sync(acc[n], ql[kk], fb, acc[n]);
+            } else {
+                v3_tf32(fb);
+            }
             wmma::mma_sync(acc[n], qf[kk], fb, acc[n]);
         }
     }
@@ -91,8 +114,8 @@ __device__ __forceinline__ void v3_store_row_chunk(const andrea_attn_args &a, in
     }
 }
 
-template <int HD>
-__global__ void __launch_bounds__(V3_WARPS * 32, 2) attention_v3_kernel(andrea_attn_args a) {
+template <int HD, bool SPLIT>
+__global__ void __launch_bounds__(V3_WARPS * 32, SPLIT ? 1 : 2) attention_v3_kernel(andrea_attn_args a) {
     constexpr int LD = HD + 4;
     extern __shared__ __align__(128) float sm[];
     float *Ks = sm;                /* [64][LD] */
@@ -115,11 +138,14 @@ __global__ void __launch_bounds__(V3_WARPS * 32, 2) attention_v3_kernel(andrea_a
     /* Q tile (128 rows) through the K and V buffers, which are adjacent, into registers */
     v3_load<HD>(Ks, q, q0, V3_BQ, T);
     __syncthreads();
-    f3_a qf[HD / 8];
+    f3_a qf[HD / 8], ql[SPLIT ? HD / 8 : 1];
 #pragma unroll
     for (int kk = 0; kk < HD / 8; kk++) {
         wmma::load_matrix_sync(qf[kk], Ks + warp * 16 * LD + kk * 8, LD);
-        v3_tf32(qf[kk]);
+        if constexpr (SPLIT)
+            v3_split(qf[kk], ql[kk]);
+        else
+            v3_tf32(qf[kk]);
     }
 
     const int r = lane & 15, half = lane >> 4; /* row r of the warp's 16, columns c = 2j + half */
@@ -131,7 +157,7 @@ __global__ void __launch_bounds__(V3_WARPS * 32, 2) attention_v3_kernel(andrea_a
         v3_load<HD>(Ks, k, kt, V3_BK, T);
         __syncthreads();
         if (kt >= kend_w) continue; /* tile wholly above this warp's rows */
-        v3_scores<HD>(qf, Ks, Sw);
+        v3_scores<HD, SPLIT>(qf, ql, Ks, Sw);
         __syncwarp();
         float tmax = -INFINITY;
 #pragma unroll 8
@@ -165,7 +191,7 @@ __global__ void __launch_bounds__(V3_WARPS * 32, 2) attention_v3_kernel(andrea_a
         v3_load<HD>(Vs, v, kt, V3_BK, T);
         __syncthreads();
         if (kt >= kend_w) continue;
-        v3_scores<HD>(qf, Ks, Sw);
+        v3_scores<HD, SPLIT>(qf, ql, Ks, Sw);
         __syncwarp();
 #pragma unroll 8
         for (int j = 0; j < V3_BK / 2; j++) {
@@ -220,15 +246,19 @@ __global__ void __launch_bounds__(V3_WARPS * 32, 2) attention_v3_kernel(andrea_a
 
 int andrea_attention_v3_supports(int hd) { return hd % 16 == 0 && hd >= 16 && hd <= 128; }
 
-template <int HD> static cudaError_t launch_v3(const andrea_attn_args *a, cudaStream_t st) {
+template <int HD, bool SPLIT> static cudaError_t launch_v3_as(const andrea_attn_args *a, cudaStream_t st) {
     constexpr int LD = HD + 4;
     const size_t smem = ((size_t)2 * V3_BK * LD + (size_t)V3_WARPS * 16 * V3_LDS) * sizeof(float);
-    cudaError_t rc = cudaFuncSetAttribute(attention_v3_kernel<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    cudaError_t rc = cudaFuncSetAttribute(attention_v3_kernel<HD, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)smem);
     if (rc != cudaSuccess) return rc;
     dim3 grid((unsigned)(a->B * a->H), (unsigned)((a->T + V3_BQ - 1) / V3_BQ));
-    attention_v3_kernel<HD><<<grid, V3_WARPS * 32, smem, st>>>(*a);
+    attention_v3_kernel<HD, SPLIT><<<grid, V3_WARPS * 32, smem, st>>>(*a);
     return cudaGetLastError();
+}
+
+template <int HD> static cudaError_t launch_v3(const andrea_attn_args *a, cudaStream_t st) {
+    return a->split_qk ? launch_v3_as<HD, true>(a, st) : launch_v3_as<HD, false>(a, st);
 }
 
 cudaError_t andrea_attention_v3(const andrea_attn_args *a, cudaStream_t st) {

@@ -37,6 +37,7 @@ typedef struct {
     andrea_engine base; /* first: engine.c dispatches through it */
     const andrea_model *m;
     int max_B, max_T, fp32;
+    int split;           /* tf32x3: QKV and Q·Kᵀ as three TF32 products of high and low parts */
     int attn_version;    /* 1, 2 or 3 (tensor-core versions only where head_dim allows) */
     cudaStream_t st;
     cublasHandle_t blas;
@@ -44,6 +45,8 @@ typedef struct {
     float *wte_mean;     /* [C] mean over the real vocabulary of wte rows */
     float *x, *ln, *qkv, *q, *k, *v, *y, *ycat, *att, *fc; /* activations, N = max_B*max_T rows */
     float *rstd;         /* [N] final LayerNorm 1/sigma */
+    float *qkvw_lo;      /* tf32x3: [L, 3C, C] low parts of qkvw (w holds its high parts) */
+    float *ln_lo;        /* tf32x3: [N, C] low parts of the QKV matmul's input */
     int *tok, *len;      /* [N], [max_B] */
     unsigned char *abl;  /* [L*H] */
     int *h_tok;          /* [N] host scratch: tokens with padding ids made safe */
@@ -139,6 +142,20 @@ __global__ void residual_bias_kernel(float *x, const float *a, const float *bias
     if (idx < total) x[idx] += a[idx] + bias[idx % C];
 }
 
+/* x = hi + lo with hi = tf32(x) (round to nearest), lo = x - hi, exactly: hi in place, lo out.
+ * For the tf32x3 precision (3xTF32): a·b ~ ah·bh + ah·bl + al·bh, each product on TF32 tensor cores,
+ * fp32-level accuracy (the dropped al·bl is ~2^-22 relative). */
+__global__ void split_tf32_kernel(float *hi, float *lo, size_t n) {
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= n) return;
+    const float x = hi[idx];
+    unsigned u = __float_as_uint(x);
+    /* round to nearest at 10 mantissa bits (cvt.rna.tf32.f32); Inf/NaN pass unchanged */
+    const float h = (u & 0x7f800000u) == 0x7f800000u ? x : __uint_as_float((u + 0x1000u) & 0xffffe000u);
+    hi[idx] = h;
+    lo[idx] = x - h;
+}
+
 /* h += bias[c] */
 __global__ void bias_kernel(float *hbuf, const float *bias, size_t total, int C) {
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -219,13 +236,18 @@ __global__ void dla_finish_kernel(float *dla, const float *rstd, const int *len,
 static unsigned blocks_for(size_t n, int threads) { return (unsigned)((n + threads - 1) / threads); }
 
 /* ---------- matmuls: row-major out[N, O] = in[N, I] · W[O, I]ᵀ (Linear layout) ---------- */
-static int linear(cuda_engine *e, float *out, const float *in, const float *W, int N, int O, int I,
-                  ae_error *err) {
-    const float one = 1.f, zero = 0.f;
-    CUBLAS_CHECK(cublasSgemm(e->blas, CUBLAS_OP_T, CUBLAS_OP_N, O, N, I, &one, W, I, in, I, &zero, out, O));
+static int linear_beta(cuda_engine *e, float *out, const float *in, const float *W, int N, int O, int I, float beta,
+                       ae_error *err) {
+    const float one = 1.f;
+    CUBLAS_CHECK(cublasSgemm(e->blas, CUBLAS_OP_T, CUBLAS_OP_N, O, N, I, &one, W, I, in, I, &beta, out, O));
     return 0;
 fail:
     return -1;
+}
+
+static int linear(cuda_engine *e, float *out, const float *in, const float *W, int N, int O, int I,
+                  ae_error *err) {
+    return linear_beta(e, out, in, W, N, O, I, 0.f, err);
 }
 
 static unsigned ptr_align(const void *p) {
@@ -366,7 +388,8 @@ extern "C" int andrea_cuda_available(void) {
 static void free_engine(cuda_engine *e) {
     if (!e) return;
     void *bufs[] = {e->w, e->wte_mean, e->x, e->ln, e->qkv, e->q, e->k, e->v, e->y, e->ycat, e->att, e->fc,
-                    e->rstd, e->tok, e->len, e->abl, e->contrib, e->stage, e->norm, e->dla, e->logits};
+                    e->rstd, e->tok, e->len, e->abl, e->contrib, e->stage, e->norm, e->dla, e->logits,
+                    e->qkvw_lo, e->ln_lo};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) cudaFree(bufs[i]);
     for (int i = 0; i < e->n_plans; i++) destroy_plan(&e->plans[i]);
@@ -473,9 +496,18 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
         layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, NULL, e->x, dev_param(e, p->ln1w + (size_t)l * C),
                                                             dev_param(e, p->ln1b + (size_t)l * C), (int)N, C);
         CU_CHECK(cudaGetLastError());
-        /* ONE matmul for Q, K and V of all heads: [N, C] x [C, 3C] */
-        if (fused_linear(e, e->qkv, e->ln, dev_param(e, p->qkvw + (size_t)l * 3 * C * C),
-                         dev_param(e, p->qkvb + (size_t)l * 3 * C), (int)N, 3 * C, C, LIN_BIAS, NULL, err))
+        /* ONE matmul for Q, K and V of all heads: [N, C] x [C, 3C] (tf32x3: three, of high and low
+         * parts; w holds qkvw's high parts, split once at open) */
+        const float *Wqkv = dev_param(e, p->qkvw + (size_t)l * 3 * C * C);
+        if (e->split) {
+            split_tf32_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->ln, e->ln_lo, N * C);
+            CU_CHECK(cudaGetLastError());
+        }
+        if (fused_linear(e, e->qkv, e->ln, Wqkv, dev_param(e, p->qkvb + (size_t)l * 3 * C), (int)N, 3 * C, C, LIN_BIAS,
+                         NULL, err))
+            return -1;
+        if (e->split && (linear_beta(e, e->qkv, e->ln, e->qkvw_lo + (size_t)l * 3 * C * C, (int)N, 3 * C, C, 1.f, err) ||
+                         linear_beta(e, e->qkv, e->ln_lo, Wqkv, (int)N, 3 * C, C, 1.f, err)))
             return -1;
         split_heads_kernel<<<blocks_for(N * 3 * C, TH), TH, 0, e->st>>>(e->q, e->k, e->v, e->qkv, NULL, B, T, H, hd);
         CU_CHECK(cudaGetLastError());
@@ -485,6 +517,7 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
         aa.len = e->len;
         aa.B = B; aa.H = H; aa.T = T; aa.hd = hd;
         aa.scale = 1.f / sqrtf((float)hd);
+        aa.split_qk = e->split;
         if (o->attn_dev) {
             size_t elt = o->attn_fp16 ? sizeof(__half) : sizeof(float);
             aa.probs = (char *)o->attn_dev + (size_t)l * H * T * T * elt;
@@ -621,13 +654,18 @@ extern "C" const andrea_config *andrea_cuda_config(const andrea_engine *base) {
 
 extern "C" int andrea_cuda_is_fp32(const andrea_engine *base) { return ((const cuda_engine *)base)->fp32; }
 
+extern "C" const char *andrea_cuda_precision(const andrea_engine *base) {
+    const cuda_engine *e = (const cuda_engine *)base;
+    return e->fp32 ? "fp32" : e->split ? "tf32x3" : "tf32";
+}
+
 extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err) {
     const andrea_config *cf = &m->cfg;
     const int C = cf->d_model, V = cf->vocab_size;
     size_t N = 0, acts = 0;
     double *acc = NULL;
     float *mean = NULL;
-    const char *env = getenv("ANDREA_CUDA_FP32");
+    const char *env = getenv("ANDREA_CUDA_FP32"), *prec = getenv("ANDREA_CUDA_PRECISION");
     cuda_engine *e = (cuda_engine *)calloc(1, sizeof *e);
     if (!e) {
         ae_fail(err, "%s: out of memory for the CUDA engine", m->path);
@@ -645,7 +683,15 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max
     e->m = m;
     e->max_B = max_B;
     e->max_T = max_T;
-    e->fp32 = env && strcmp(env, "1") == 0;
+    /* ANDREA_CUDA_PRECISION=tf32|tf32x3|fp32 (the CLI's --precision); ANDREA_CUDA_FP32=1, the
+     * older switch, still means fp32 */
+    if (prec && strcmp(prec, "tf32") && strcmp(prec, "tf32x3") && strcmp(prec, "fp32")) {
+        ae_fail(err, "ANDREA_CUDA_PRECISION is '%.32s': tf32, tf32x3 or fp32", prec);
+        free(e);
+        return NULL;
+    }
+    e->fp32 = (prec && !strcmp(prec, "fp32")) || (!prec && env && strcmp(env, "1") == 0);
+    e->split = prec && !strcmp(prec, "tf32x3");
     /* ANDREA_CUDA_ATTN=v1|v2|v3 picks a kernel version (benchmarks); full fp32 always takes v1 */
     env = getenv("ANDREA_CUDA_ATTN");
     e->attn_version = e->fp32 ? 1 : env && strcmp(env, "v1") == 0 ? 1 : env && strcmp(env, "v2") == 0 ? 2 : 3;
@@ -687,6 +733,14 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max
     CU_CHECK(cudaMalloc((void **)&e->tok, N * sizeof(int)));
     CU_CHECK(cudaMalloc((void **)&e->len, (size_t)max_B * sizeof(int)));
     CU_CHECK(cudaMalloc((void **)&e->abl, (size_t)cf->n_layer * cf->n_head));
+    if (e->split) { /* qkvw's high parts in place in w, its low parts beside */
+        const size_t nq = (size_t)cf->n_layer * 3 * C * C;
+        CU_CHECK(cudaMalloc((void **)&e->qkvw_lo, nq * sizeof(float)));
+        CU_CHECK(cudaMalloc((void **)&e->ln_lo, N * C * sizeof(float)));
+        split_tf32_kernel<<<blocks_for(nq, 256), 256, 0, e->st>>>((float *)dev_param(e, m->p.qkvw), e->qkvw_lo, nq);
+        CU_CHECK(cudaGetLastError());
+        CU_CHECK(cudaStreamSynchronize(e->st));
+    }
     free(acc);
     free(mean);
     return &e->base;

@@ -39,6 +39,9 @@ void *andrea_cuda_stream(andrea_engine *e);
 const andrea_config *andrea_cuda_config(const andrea_engine *e);
 /* 1 when the engine runs full fp32 (ANDREA_CUDA_FP32=1 at open), 0 for TF32. */
 int andrea_cuda_is_fp32(const andrea_engine *e);
+/* The matmul precision the engine opened with (ANDREA_CUDA_PRECISION, the CLI's --precision):
+ * "tf32", "tf32x3" (QKV and Q·Kᵀ as three TF32 products of high and low parts) or "fp32". */
+const char *andrea_cuda_precision(const andrea_engine *e);
 
 /* ---------- streaming: compute batch k+1 while batch k drains to the writer ----------
  * For dump writers. A pipeline owns two sets of device outputs and two copy streams.

@@ -9,6 +9,8 @@
  *   - attention probabilities, max abs error: 2e-3 with TF32 (Q, K, P, V and every projection
  *     rounded to a 10-bit mantissa; probabilities are in [0, 1] and errors stay ~1e-4 on these
  *     models), 1e-5 with ANDREA_CUDA_FP32=1 (only the summation order differs from the CPU);
+ *     tf32x3 (QKV and Q·Kᵀ as three TF32 products) is held to TF32's 2e-3: its point is to meet
+ *     that on the trained fixtures, where plain TF32 does not (kernels/NOTES.md);
  *   - logits, head_out, norms, DLA, relative L2 error ||gpu - cpu|| / ||cpu||: 2e-2 with TF32
  *     (TF32's 2^-11 relative rounding accumulated over the layers), 1e-4 in fp32.
  * With no usable GPU the test prints SKIP and exits 77.
@@ -98,9 +100,13 @@ static void acc(errs *e, float g, float c) {
 }
 static double rel(const errs *e) { return e->r2 > 0 ? sqrt(e->d2 / e->r2) : sqrt(e->d2); }
 
-/* Runs both engines and checks every output over valid positions; fp32 selects tolerances. */
-static void compare_engines(const andrea_model *m, int B, int T, const unsigned char *ablate, int fp32,
+/* Runs both engines and checks every output over valid positions. mode: 0 TF32, 1 full fp32,
+ * 2 tf32x3 (QKV and Q·Kᵀ as three TF32 products); fp32 has the tight tolerances. */
+enum { TF32 = 0, FP32 = 1, TF32X3 = 2 };
+static void compare_engines(const andrea_model *m, int B, int T, const unsigned char *ablate, int mode,
                             const char *what) {
+    static const char *const names[] = {"tf32", "fp32", "tf32x3"};
+    const int fp32 = mode == FP32;
     const andrea_config *c = &m->cfg;
     const int L = c->n_layer, H = c->n_head, C = c->d_model, V = c->vocab_size;
     ae_error err = {{0}};
@@ -109,9 +115,10 @@ static void compare_engines(const andrea_model *m, int B, int T, const unsigned 
     for (int i = 0; i < B * T; i++) tok[i] = (int)(next_u32() % (unsigned)V);
     if (B > 1) tok[(size_t)1 * T + T - 1] = -5; /* padding id out of range: must not be read */
     if (B > 1 && len[1] == T) len[1] = T - 1;
-    setenv("ANDREA_CUDA_FP32", fp32 ? "1" : "0", 1);
+    setenv("ANDREA_CUDA_PRECISION", names[mode], 1);
     andrea_engine *cpu = andrea_cpu_engine_open(m, B, T, &err);
     andrea_engine *gpu = cpu ? andrea_cuda_engine_open(m, B, T, &err) : NULL;
+    unsetenv("ANDREA_CUDA_PRECISION"); /* the other tests choose with ANDREA_CUDA_FP32 */
     CHECK_MSG(cpu && gpu, "%s: open failed: %s", what, err.msg);
     if (!cpu || !gpu) {
         andrea_engine_close(cpu);
@@ -155,7 +162,7 @@ static void compare_engines(const andrea_model *m, int B, int T, const unsigned 
         const double tol_attn = fp32 ? 1e-5 : 2e-3, tol_rel = fp32 ? 1e-4 : 2e-2;
         fprintf(stderr,
                 "  %s [%s]: attn maxabs %.3g | rel L2: logits %.3g head_out %.3g sum_h %.3g norm %.3g dla %.3g\n",
-                what, fp32 ? "fp32" : "tf32", ea.maxabs, rel(&el), rel(&eh), rel(&es), rel(&en), rel(&ed));
+                what, names[mode], ea.maxabs, rel(&el), rel(&eh), rel(&es), rel(&en), rel(&ed));
         CHECK_MSG(ea.maxabs <= tol_attn, "%s: attention max abs error %g > %g", what, ea.maxabs, tol_attn);
         CHECK_MSG(rel(&el) <= tol_rel, "%s: logits rel error %g", what, rel(&el));
         CHECK_MSG(rel(&eh) <= tol_rel, "%s: head_out rel error %g", what, rel(&eh));
@@ -202,6 +209,7 @@ static void test_cuda_matches_cpu_at_andrea_120m_shape(void) {
     CHECK(random_model(&m, 12, 12, 768, 2000, 256, 120) == 0);
     compare_engines(&m, 2, 128, NULL, 0, "ANDREA-120M");
     compare_engines(&m, 2, 128, NULL, 1, "ANDREA-120M");
+    compare_engines(&m, 2, 128, NULL, TF32X3, "ANDREA-120M");
     andrea_model_free(&m);
 }
 
@@ -212,6 +220,7 @@ static void test_cuda_matches_cpu_with_head_dim_72(void) {
     CHECK(random_model(&m, 2, 4, 288, 500, 128, 72) == 0);
     compare_engines(&m, 2, 100, NULL, 0, "head_dim 72");
     compare_engines(&m, 2, 100, NULL, 1, "head_dim 72");
+    compare_engines(&m, 2, 100, NULL, TF32X3, "head_dim 72"); /* the split QKV beside the exact kernel */
     andrea_model_free(&m);
 }
 
@@ -241,6 +250,7 @@ static void test_cuda_matches_cpu_on_fixture_checkpoints(void) {
         int T = m.cfg.max_seq_len < 64 ? m.cfg.max_seq_len : 64;
         compare_engines(&m, 2, T, NULL, 0, names[i]);
         compare_engines(&m, 2, T, NULL, 1, names[i]);
+        compare_engines(&m, 2, T, NULL, TF32X3, names[i]);
         andrea_model_free(&m);
     }
 }
