@@ -10,7 +10,11 @@
 #   validate: the whole ctest suite on the GPU, compute-sanitizer on the CUDA forward and dump tests,
 #             analyzer labels with --device cuda vs --device cpu on the fixture models;
 #   e2e: HDF5 map-writing strategies (bench_h5_maps) and the end-to-end dump benchmark only;
-#   x3: the tf32x3 precision: parity against the CPU, sanitizers, forward time beside tf32 and HF.
+#   x3: the tf32x3 precision: parity against the CPU, sanitizers, forward time beside tf32 and HF;
+#   check: one lease's correctness pass: CUDA forward and dump tests, their sanitizers, labels in
+#          tf32 and tf32x3 against the CPU, the forward benchmark in both precisions beside HF;
+#          each step skipped when it would run past CHECK_BUDGET_S (default 540) seconds;
+#   rest: the ctest suite without the two CUDA tests, then e2e.
 set -u
 MODE=${1:-quick}
 OUT=${OUT:-/tmp/andrea-gpu-out}
@@ -53,6 +57,42 @@ if [ "$MODE" = validate ]; then
   done
   cp /tmp/lab-andrea-bundled-cuda.txt $OUT/analyze-bundled-cuda.txt
   echo "== done"; exit 0
+fi
+if [ "$MODE" = check ]; then
+  BUDGET=${CHECK_BUDGET_S:-540} # seconds since this script started (the build included)
+  # step NAME SECONDS CMD...: run CMD only if SECONDS more still fit in the budget
+  step() { local name=$1 need=$2; shift 2; local used=$SECONDS
+    if [ $((used + need)) -gt "$BUDGET" ]; then echo "-- SKIPPED $name (at ${used}s, needs ${need}s)"; return; fi
+    echo "== $name (at ${used}s)"; "$@"; }
+  verbose_test() { (cd build-gpu/tests && timeout 150 ./$1 2>&1 | tail -$2); }
+  forward_bench() {
+    local BD=/tmp/andrea-bench; mkdir -p $BD
+    for p in tf32 tf32x3; do echo "-- ANDREA_CUDA_PRECISION=$p"; ANDREA_CUDA_PRECISION=$p ./build-gpu/bench/bench_gpu_forward $BD 2>&1 | tee $OUT/bench_andrea_$p.txt; done
+    PYTHONUNBUFFERED=1 timeout 150 python3 bench/bench_gpu_hf.py $BD 2>&1 | grep -v Warning | tee $OUT/bench_hf.txt; }
+  labels() {
+    for m in models/andrea-tiny.bin models/andrea-bundled.bin; do local n; n=$(basename $m .bin)
+      for d in cpu tf32 tf32x3; do local a="--device cuda --precision $d"; [ $d = cpu ] && a="--device cpu"
+        local t0; t0=$(date +%s.%N)
+        ./build-gpu/andrea analyze $m $a --out /tmp/lab-$n-$d > /tmp/lab-$n-$d.txt 2>&1 || { echo "analyze $n $d failed"; tail -3 /tmp/lab-$n-$d.txt; }
+        echo "$n $d: $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s wall"
+      done
+      for d in tf32 tf32x3; do echo "-- $n cpu vs $d"; python3 tools/compare_labels.py /tmp/lab-$n-cpu/catalog.db /tmp/lab-$n-$d/catalog.db; done
+    done; cp /tmp/lab-andrea-bundled-tf32x3.txt $OUT/analyze-bundled-tf32x3.txt; }
+  sanitize() { local tool=$1 t=$2 extra=; [ $tool = memcheck ] && extra="--leak-check no"
+    (cd build-gpu/tests && ANDREA_TEST_QUICK=1 timeout 100 compute-sanitizer --tool $tool $extra --error-exitcode 9 ./$t > $OUT/$tool-$t.txt 2>&1
+     echo "$tool $t rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/$tool-$t.txt | tail -1); }
+  step "test_cuda_forward (tf32, fp32, tf32x3 vs CPU)" 90 verbose_test test_cuda_forward 45
+  step "test_dump_cuda (ring of pinned pieces)" 60 verbose_test test_dump_cuda 14
+  step "forward benchmark tf32 / tf32x3 / HF" 150 forward_bench
+  step "labels: analyze cpu vs cuda tf32 vs cuda tf32x3" 60 labels
+  for t in test_cuda_forward test_dump_cuda; do for tool in memcheck racecheck; do
+    step "$tool $t" 100 sanitize $tool $t; done; done
+  echo "== done at ${SECONDS}s"; exit 0
+fi
+if [ "$MODE" = rest ]; then
+  echo "== ctest without the CUDA tests (python tests with /usr/bin/python3)"
+  (cd build-gpu && ctest -j12 -E "test_cuda_forward|test_dump_cuda" --output-on-failure --timeout 200 > $OUT/ctest.txt 2>&1); grep -E "tests passed|Failed|\*\*\*|Skipped|Not Run" $OUT/ctest.txt | head -30
+  MODE=e2e
 fi
 if [ "$MODE" = e2e ]; then
   echo "== HDF5 map-write strategies (one thread, page cache)"; df -h /tmp | tail -1
