@@ -14,7 +14,10 @@
  * v3 with split_qk (the engine's tf32x3 precision): Q·Kᵀ as three TF32 products of high and low
  * parts (x = hi + lo, hi = tf32(x), lo = tf32(x - hi): qh·khᵀ + qh·klᵀ + ql·khᵀ), fp32-level
  * scores for 3x the score matmul's tensor work (kernels/NOTES.md: the logits are where TF32
- * moves a trained model's probabilities most). P·V stays one TF32 product.
+ * moves a trained model's probabilities most). P·V stays one TF32 product. Two layouts of Q's
+ * low parts: split_qk 1 keeps them in registers beside the high parts (255 registers: 1 block per
+ * SM), split_qk 2 in shared memory, read once per 8 columns of head_dim for the 4 key fragments
+ * that use them (2 blocks per SM at head_dim <= 64, as without the split).
  */
 #include <cuda_fp16.h>
 #include <math.h>
@@ -61,25 +64,40 @@ template <typename F> __device__ __forceinline__ void v3_split(F &f, F &lo) {
     }
 }
 
-/* SPLIT: qf holds Q's high parts and ql its low parts; else ql is unused. */
-template <int HD, bool SPLIT>
-__device__ __forceinline__ void v3_scores(const f3_a (&qf)[HD / 8], const f3_a (&ql)[SPLIT ? HD / 8 : 1],
-                                          const float *Ks, float *Sw) {
+/* tf32(x) rounded to nearest (as cvt.rna.tf32.f32) with the 13 low bits zero, so x - it is exact */
+__device__ __forceinline__ float v3_tf32_high(float x) {
+    const unsigned u = __float_as_uint(x);
+    return (u & 0x7f800000u) == 0x7f800000u ? x : __uint_as_float((u + 0x1000u) & 0xffffe000u);
+}
+
+/* SPLIT 0: qf holds Q as TF32. SPLIT 1: qf its high parts, ql its low parts. SPLIT 2: qf its high
+ * parts, Qlw (shared, [16][HD + 4]) its low parts. */
+template <int HD, int SPLIT>
+__device__ __forceinline__ void v3_scores(const f3_a (&qf)[HD / 8], const f3_a (&ql)[SPLIT == 1 ? HD / 8 : 1],
+                                          const float *Qlw, const float *Ks, float *Sw) {
     constexpr int LD = HD + 4;
     f3_c acc[V3_BK / 16];
 #pragma unroll
     for (int n = 0; n < V3_BK / 16; n++) wmma::fill_fragment(acc[n], 0.f);
 #pragma unroll
     for (int kk = 0; kk < HD / 8; kk++) {
+        f3_a qlf;
+        if constexpr (SPLIT == 2) {
+            wmma::load_matrix_sync(qlf, Qlw + kk * 8, LD);
+            v3_tf32(qlf);
+        }
 #pragma unroll
         for (int n = 0; n < V3_BK / 16; n++) {
             f3_bt fb;
             wmma::load_matrix_sync(fb, Ks + n * 16 * LD + kk * 8, LD);
-            if constexpr (SPLIT) {
+            if constexpr (SPLIT != 0) {
                 f3_bt fbl;
                 v3_split(fb, fbl);
                 wmma::mma_sync(acc[n], qf[kk], fbl, acc[n]); /* the small products first */
-                wmma::mma_sync(acc[n], ql[kk], fb, acc[n]);
+                if constexpr (SPLIT == 1)
+                    wmma::mma_sync(acc[n], ql[kk], fb, acc[n]);
+                else
+                    wmma::mma_sync(acc[n], qlf, fb, acc[n]);
             } else {
                 v3_tf32(fb);
             }
@@ -114,13 +132,15 @@ __device__ __forceinline__ void v3_store_row_chunk(const andrea_attn_args &a, in
     }
 }
 
-template <int HD, bool SPLIT>
-__global__ void __launch_bounds__(V3_WARPS * 32, SPLIT ? 1 : 2) attention_v3_kernel(andrea_attn_args a) {
+template <int HD, int SPLIT>
+__global__ void __launch_bounds__(V3_WARPS * 32, SPLIT == 1 || (SPLIT == 2 && HD > 64) ? 1 : 2)
+    attention_v3_kernel(andrea_attn_args a) {
     constexpr int LD = HD + 4;
     extern __shared__ __align__(128) float sm[];
     float *Ks = sm;                /* [64][LD] */
     float *Vs = Ks + V3_BK * LD;   /* [64][LD] */
     float *Ss = Vs + V3_BK * LD;   /* [8 warps][16][V3_LDS] */
+    float *Ql = Ss + V3_WARPS * 16 * V3_LDS; /* SPLIT 2: [8 warps][16][LD] Q's low parts */
     const int T = a.T;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int bh = blockIdx.x, b = bh / a.H, h = bh % a.H;
@@ -138,11 +158,20 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT ? 1 : 2) attention_v3_ker
     /* Q tile (128 rows) through the K and V buffers, which are adjacent, into registers */
     v3_load<HD>(Ks, q, q0, V3_BQ, T);
     __syncthreads();
-    f3_a qf[HD / 8], ql[SPLIT ? HD / 8 : 1];
+    f3_a qf[HD / 8], ql[SPLIT == 1 ? HD / 8 : 1];
+    float *Qlw = Ql + warp * 16 * LD;
+    if constexpr (SPLIT == 2) { /* this warp's 16 rows: x - tf32(x), exact in fp32 */
+        for (int idx = lane; idx < 16 * HD; idx += 32) {
+            const int rr = idx / HD, c = idx % HD;
+            const float x = Ks[(warp * 16 + rr) * LD + c];
+            Qlw[rr * LD + c] = x - v3_tf32_high(x);
+        }
+        __syncwarp();
+    }
 #pragma unroll
     for (int kk = 0; kk < HD / 8; kk++) {
         wmma::load_matrix_sync(qf[kk], Ks + warp * 16 * LD + kk * 8, LD);
-        if constexpr (SPLIT)
+        if constexpr (SPLIT == 1)
             v3_split(qf[kk], ql[kk]);
         else
             v3_tf32(qf[kk]);
@@ -157,7 +186,7 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT ? 1 : 2) attention_v3_ker
         v3_load<HD>(Ks, k, kt, V3_BK, T);
         __syncthreads();
         if (kt >= kend_w) continue; /* tile wholly above this warp's rows */
-        v3_scores<HD, SPLIT>(qf, ql, Ks, Sw);
+        v3_scores<HD, SPLIT>(qf, ql, Qlw, Ks, Sw);
         __syncwarp();
         float tmax = -INFINITY;
 #pragma unroll 8
@@ -191,7 +220,7 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT ? 1 : 2) attention_v3_ker
         v3_load<HD>(Vs, v, kt, V3_BK, T);
         __syncthreads();
         if (kt >= kend_w) continue;
-        v3_scores<HD, SPLIT>(qf, ql, Ks, Sw);
+        v3_scores<HD, SPLIT>(qf, ql, Qlw, Ks, Sw);
         __syncwarp();
 #pragma unroll 8
         for (int j = 0; j < V3_BK / 2; j++) {
@@ -246,9 +275,10 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT ? 1 : 2) attention_v3_ker
 
 int andrea_attention_v3_supports(int hd) { return hd % 16 == 0 && hd >= 16 && hd <= 128; }
 
-template <int HD, bool SPLIT> static cudaError_t launch_v3_as(const andrea_attn_args *a, cudaStream_t st) {
+template <int HD, int SPLIT> static cudaError_t launch_v3_as(const andrea_attn_args *a, cudaStream_t st) {
     constexpr int LD = HD + 4;
-    const size_t smem = ((size_t)2 * V3_BK * LD + (size_t)V3_WARPS * 16 * V3_LDS) * sizeof(float);
+    const size_t smem = ((size_t)2 * V3_BK * LD + (size_t)V3_WARPS * 16 * V3_LDS +
+                         (SPLIT == 2 ? (size_t)V3_WARPS * 16 * LD : 0)) * sizeof(float);
     cudaError_t rc = cudaFuncSetAttribute(attention_v3_kernel<HD, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)smem);
     if (rc != cudaSuccess) return rc;
@@ -258,7 +288,12 @@ template <int HD, bool SPLIT> static cudaError_t launch_v3_as(const andrea_attn_
 }
 
 template <int HD> static cudaError_t launch_v3(const andrea_attn_args *a, cudaStream_t st) {
-    return a->split_qk ? launch_v3_as<HD, true>(a, st) : launch_v3_as<HD, false>(a, st);
+    switch (a->split_qk) {
+    case 0: return launch_v3_as<HD, 0>(a, st);
+    case 1: return launch_v3_as<HD, 1>(a, st);
+    case 2: return launch_v3_as<HD, 2>(a, st);
+    default: return cudaErrorInvalidValue;
+    }
 }
 
 cudaError_t andrea_attention_v3(const andrea_attn_args *a, cudaStream_t st) {

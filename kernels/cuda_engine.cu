@@ -38,6 +38,7 @@ typedef struct {
     const andrea_model *m;
     int max_B, max_T, fp32;
     int split;           /* tf32x3: QKV and Q·Kᵀ as three TF32 products of high and low parts */
+    int split_qk;        /* tf32x3: attention v3's layout of Q's low parts (attention.h's split_qk) */
     int attn_version;    /* 1, 2 or 3 (tensor-core versions only where head_dim allows) */
     cudaStream_t st;
     cublasHandle_t blas;
@@ -45,8 +46,8 @@ typedef struct {
     float *wte_mean;     /* [C] mean over the real vocabulary of wte rows */
     float *x, *ln, *qkv, *q, *k, *v, *y, *ycat, *att, *fc; /* activations, N = max_B*max_T rows */
     float *rstd;         /* [N] final LayerNorm 1/sigma */
-    float *qkvw_lo;      /* tf32x3: [L, 3C, C] low parts of qkvw (w holds its high parts) */
-    float *ln_lo;        /* tf32x3: [N, C] low parts of the QKV matmul's input */
+    float *qkvw3;        /* tf32x3: [L, 3C, 3C] rows [hi | hi | lo] of qkvw's rows */
+    float *ln3;          /* tf32x3: [N, 3C] rows [hi | lo | hi] of the QKV matmul's input */
     int *tok, *len;      /* [N], [max_B] */
     unsigned char *abl;  /* [L*H] */
     int *h_tok;          /* [N] host scratch: tokens with padding ids made safe */
@@ -142,18 +143,28 @@ __global__ void residual_bias_kernel(float *x, const float *a, const float *bias
     if (idx < total) x[idx] += a[idx] + bias[idx % C];
 }
 
-/* x = hi + lo with hi = tf32(x) (round to nearest), lo = x - hi, exactly: hi in place, lo out.
- * For the tf32x3 precision (3xTF32): a·b ~ ah·bh + ah·bl + al·bh, each product on TF32 tensor cores,
- * fp32-level accuracy (the dropped al·bl is ~2^-22 relative). */
-__global__ void split_tf32_kernel(float *hi, float *lo, size_t n) {
+/* x = hi + lo with hi = tf32(x) (round to nearest, as cvt.rna.tf32.f32), lo = x - hi exactly.
+ * Inf/NaN pass through as hi. */
+__device__ __forceinline__ float tf32_high(float x) {
+    const unsigned u = __float_as_uint(x);
+    return (u & 0x7f800000u) == 0x7f800000u ? x : __uint_as_float((u + 0x1000u) & 0xffffe000u);
+}
+
+/* For the tf32x3 precision (3xTF32): a·b ~ ah·bh + al·bh + ah·bl, each product on TF32 tensor
+ * cores, fp32-level accuracy (the dropped al·bl is ~2^-22 relative). The three products are ONE
+ * matmul over a tripled inner dimension: input rows [ah | al | ah] against weight rows
+ * [bh | bh | bl]: one pass over the output instead of three, and one accumulator.
+ * in [rows, n] -> out [rows, 3n]; lo_last: weight layout [h | h | l], else input [h | l | h]. */
+__global__ void split3_tf32_kernel(float *out, const float *in, size_t rows, int n, int lo_last) {
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= n) return;
-    const float x = hi[idx];
-    unsigned u = __float_as_uint(x);
-    /* round to nearest at 10 mantissa bits (cvt.rna.tf32.f32); Inf/NaN pass unchanged */
-    const float h = (u & 0x7f800000u) == 0x7f800000u ? x : __uint_as_float((u + 0x1000u) & 0xffffe000u);
-    hi[idx] = h;
-    lo[idx] = x - h;
+    if (idx >= rows * (size_t)n) return;
+    const size_t r = idx / (size_t)n;
+    const int c = (int)(idx % (size_t)n);
+    const float x = in[idx], h = tf32_high(x), l = x - h;
+    float *o = out + r * 3 * (size_t)n + c;
+    o[0] = h;
+    o[n] = lo_last ? h : l;
+    o[2 * (size_t)n] = lo_last ? l : h;
 }
 
 /* h += bias[c] */
@@ -236,18 +247,13 @@ __global__ void dla_finish_kernel(float *dla, const float *rstd, const int *len,
 static unsigned blocks_for(size_t n, int threads) { return (unsigned)((n + threads - 1) / threads); }
 
 /* ---------- matmuls: row-major out[N, O] = in[N, I] · W[O, I]ᵀ (Linear layout) ---------- */
-static int linear_beta(cuda_engine *e, float *out, const float *in, const float *W, int N, int O, int I, float beta,
-                       ae_error *err) {
-    const float one = 1.f;
-    CUBLAS_CHECK(cublasSgemm(e->blas, CUBLAS_OP_T, CUBLAS_OP_N, O, N, I, &one, W, I, in, I, &beta, out, O));
+static int linear(cuda_engine *e, float *out, const float *in, const float *W, int N, int O, int I,
+                  ae_error *err) {
+    const float one = 1.f, zero = 0.f;
+    CUBLAS_CHECK(cublasSgemm(e->blas, CUBLAS_OP_T, CUBLAS_OP_N, O, N, I, &one, W, I, in, I, &zero, out, O));
     return 0;
 fail:
     return -1;
-}
-
-static int linear(cuda_engine *e, float *out, const float *in, const float *W, int N, int O, int I,
-                  ae_error *err) {
-    return linear_beta(e, out, in, W, N, O, I, 0.f, err);
 }
 
 static unsigned ptr_align(const void *p) {
@@ -389,7 +395,7 @@ static void free_engine(cuda_engine *e) {
     if (!e) return;
     void *bufs[] = {e->w, e->wte_mean, e->x, e->ln, e->qkv, e->q, e->k, e->v, e->y, e->ycat, e->att, e->fc,
                     e->rstd, e->tok, e->len, e->abl, e->contrib, e->stage, e->norm, e->dla, e->logits,
-                    e->qkvw_lo, e->ln_lo};
+                    e->qkvw3, e->ln3};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) cudaFree(bufs[i]);
     for (int i = 0; i < e->n_plans; i++) destroy_plan(&e->plans[i]);
@@ -496,19 +502,19 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
         layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, NULL, e->x, dev_param(e, p->ln1w + (size_t)l * C),
                                                             dev_param(e, p->ln1b + (size_t)l * C), (int)N, C);
         CU_CHECK(cudaGetLastError());
-        /* ONE matmul for Q, K and V of all heads: [N, C] x [C, 3C] (tf32x3: three, of high and low
-         * parts; w holds qkvw's high parts, split once at open) */
-        const float *Wqkv = dev_param(e, p->qkvw + (size_t)l * 3 * C * C);
+        /* ONE matmul for Q, K and V of all heads: [N, C] x [C, 3C] (tf32x3: [N, 3C] x [3C, 3C],
+         * the high and low parts side by side, qkvw's split once at open) */
+        const float *qkvb = dev_param(e, p->qkvb + (size_t)l * 3 * C);
         if (e->split) {
-            split_tf32_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->ln, e->ln_lo, N * C);
+            split3_tf32_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->ln3, e->ln, N, C, 0);
             CU_CHECK(cudaGetLastError());
+            if (fused_linear(e, e->qkv, e->ln3, e->qkvw3 + (size_t)l * 9 * C * C, qkvb, (int)N, 3 * C, 3 * C, LIN_BIAS,
+                             NULL, err))
+                return -1;
+        } else if (fused_linear(e, e->qkv, e->ln, dev_param(e, p->qkvw + (size_t)l * 3 * C * C), qkvb, (int)N, 3 * C, C,
+                                LIN_BIAS, NULL, err)) {
+            return -1;
         }
-        if (fused_linear(e, e->qkv, e->ln, Wqkv, dev_param(e, p->qkvb + (size_t)l * 3 * C), (int)N, 3 * C, C, LIN_BIAS,
-                         NULL, err))
-            return -1;
-        if (e->split && (linear_beta(e, e->qkv, e->ln, e->qkvw_lo + (size_t)l * 3 * C * C, (int)N, 3 * C, C, 1.f, err) ||
-                         linear_beta(e, e->qkv, e->ln_lo, Wqkv, (int)N, 3 * C, C, 1.f, err)))
-            return -1;
         split_heads_kernel<<<blocks_for(N * 3 * C, TH), TH, 0, e->st>>>(e->q, e->k, e->v, e->qkv, NULL, B, T, H, hd);
         CU_CHECK(cudaGetLastError());
 
@@ -517,7 +523,7 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
         aa.len = e->len;
         aa.B = B; aa.H = H; aa.T = T; aa.hd = hd;
         aa.scale = 1.f / sqrtf((float)hd);
-        aa.split_qk = e->split;
+        aa.split_qk = e->split_qk;
         if (o->attn_dev) {
             size_t elt = o->attn_fp16 ? sizeof(__half) : sizeof(float);
             aa.probs = (char *)o->attn_dev + (size_t)l * H * T * T * elt;
@@ -692,6 +698,9 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max
     }
     e->fp32 = (prec && !strcmp(prec, "fp32")) || (!prec && env && strcmp(env, "1") == 0);
     e->split = prec && !strcmp(prec, "tf32x3");
+    /* ANDREA_CUDA_SPLIT_QLO=regs: attention v3 keeps Q's low parts in registers (benchmarks) */
+    env = getenv("ANDREA_CUDA_SPLIT_QLO");
+    e->split_qk = !e->split ? 0 : env && strcmp(env, "regs") == 0 ? 1 : 2;
     /* ANDREA_CUDA_ATTN=v1|v2|v3 picks a kernel version (benchmarks); full fp32 always takes v1 */
     env = getenv("ANDREA_CUDA_ATTN");
     e->attn_version = e->fp32 ? 1 : env && strcmp(env, "v1") == 0 ? 1 : env && strcmp(env, "v2") == 0 ? 2 : 3;
@@ -733,11 +742,11 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max
     CU_CHECK(cudaMalloc((void **)&e->tok, N * sizeof(int)));
     CU_CHECK(cudaMalloc((void **)&e->len, (size_t)max_B * sizeof(int)));
     CU_CHECK(cudaMalloc((void **)&e->abl, (size_t)cf->n_layer * cf->n_head));
-    if (e->split) { /* qkvw's high parts in place in w, its low parts beside */
-        const size_t nq = (size_t)cf->n_layer * 3 * C * C;
-        CU_CHECK(cudaMalloc((void **)&e->qkvw_lo, nq * sizeof(float)));
-        CU_CHECK(cudaMalloc((void **)&e->ln_lo, N * C * sizeof(float)));
-        split_tf32_kernel<<<blocks_for(nq, 256), 256, 0, e->st>>>((float *)dev_param(e, m->p.qkvw), e->qkvw_lo, nq);
+    if (e->split) { /* qkvw stays as it is; its rows as [hi | hi | lo] beside it */
+        const size_t rows = (size_t)cf->n_layer * 3 * C; /* L * 3C * 3C floats: 3x qkvw, which is in memory */
+        CU_CHECK(cudaMalloc((void **)&e->qkvw3, rows * 3 * C * sizeof(float)));
+        CU_CHECK(cudaMalloc((void **)&e->ln3, N * 3 * C * sizeof(float)));
+        split3_tf32_kernel<<<blocks_for(rows * C, 256), 256, 0, e->st>>>(e->qkvw3, dev_param(e, m->p.qkvw), rows, C, 1);
         CU_CHECK(cudaGetLastError());
         CU_CHECK(cudaStreamSynchronize(e->st));
     }

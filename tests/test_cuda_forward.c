@@ -198,6 +198,7 @@ static void test_cuda_matches_cpu_at_andrea_12m_shape(void) {
     CHECK(random_model(&m, 6, 12, 384, 1000, 256, 12) == 0);
     compare_engines(&m, 3, 96, NULL, 0, "ANDREA-12M");
     compare_engines(&m, 3, 96, NULL, 1, "ANDREA-12M");
+    compare_engines(&m, 3, 96, NULL, TF32X3, "ANDREA-12M");
     setenv("ANDREA_CUDA_ATTN", "v2", 1); /* the kept earlier tensor-core version stays correct */
     compare_engines(&m, 3, 96, NULL, 0, "ANDREA-12M attention v2");
     unsetenv("ANDREA_CUDA_ATTN");
@@ -210,6 +211,9 @@ static void test_cuda_matches_cpu_at_andrea_120m_shape(void) {
     compare_engines(&m, 2, 128, NULL, 0, "ANDREA-120M");
     compare_engines(&m, 2, 128, NULL, 1, "ANDREA-120M");
     compare_engines(&m, 2, 128, NULL, TF32X3, "ANDREA-120M");
+    setenv("ANDREA_CUDA_SPLIT_QLO", "regs", 1); /* the other layout of Q's low parts, kept for benchmarks */
+    compare_engines(&m, 2, 128, NULL, TF32X3, "ANDREA-120M Q low parts in registers");
+    unsetenv("ANDREA_CUDA_SPLIT_QLO");
     andrea_model_free(&m);
 }
 
@@ -339,7 +343,9 @@ static void test_cuda_pipeline_hands_back_what_forward_computes(void) {
     ae_error err = {{0}};
     setenv("ANDREA_CUDA_FP32", "0", 1);
     andrea_engine *g = andrea_cuda_engine_open(&m, B, T, &err);
+    setenv("ANDREA_CUDA_PIECE_MAPS", "3", 1); /* 8 pieces a batch: the ring of 4 wraps twice */
     andrea_cuda_pipeline *p = g ? andrea_cuda_pipeline_open(g, B, T, 0, 1, 1, 1, &err) : NULL;
+    unsetenv("ANDREA_CUDA_PIECE_MAPS");
     CHECK_MSG(g && p, "%s", err.msg);
     if (!p) {
         andrea_engine_close(g);
@@ -371,7 +377,19 @@ static void test_cuda_pipeline_hands_back_what_forward_computes(void) {
         const int kk = (int)r.tag, b = r.B;
         CHECK(kk == got);
         got++;
-        same &= memcmp(r.attn, want + kk * nmap, (size_t)b * LH * T * T * sizeof(float)) == 0;
+        CHECK(r.attn == NULL); /* maps come piece by piece through the pinned ring */
+        const size_t nmaps = (size_t)b * LH, tt = (size_t)T * T;
+        for (size_t first = 0; first < nmaps;) {
+            const void *piece = NULL;
+            size_t n = 0;
+            if (andrea_cuda_pipeline_maps(p, first, &piece, &n, &err) != 0 || n == 0 || first + n > nmaps) {
+                CHECK_MSG(0, "pipeline_maps at %zu: %s", first, err.msg);
+                same = 0;
+                break;
+            }
+            same &= memcmp(piece, want + kk * nmap + first * tt, n * tt * sizeof(float)) == 0;
+            first += n;
+        }
         same &= memcmp(r.head_out_norm, wn + kk * nst, (size_t)b * LH * T * sizeof(float)) == 0;
         for (size_t i = 0; i < (size_t)b * LH * T; i++) /* NaN != NaN under ==: compare bits via isnan */
             same &= (isnan(r.head_dla[i]) && isnan(wd[kk * nst + i])) || r.head_dla[i] == wd[kk * nst + i];

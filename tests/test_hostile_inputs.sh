@@ -6,6 +6,7 @@
 set -u
 source "$ANDREA_SRC/tests/lib.sh"
 PY=/usr/bin/python3
+need_python_modules numpy # fixtures come from tests/tiny_ckpt.py
 cd "$tmp" || exit 1 # a command that ran on despite a bad option must not write into the caller's folder
 
 # expect RC NAME REGEX ARGS...: exit code RC, exactly one stderr line matching REGEX, within 20 s.
