@@ -11,10 +11,10 @@
  *   - softmax in base 2 (exp2f of scores pre-scaled by log2(e)/sqrt(hd)), and each lane of a row
  *     pair takes interleaved columns (fewer shared-memory bank conflicts than v2's halves);
  *   - probabilities stored as float4 (fp32) / half2 (fp16) when the row length allows.
- * v3 with split_qk (the engine's tf32x3 precision): Q·Kᵀ as three TF32 products of high and low
- * parts (x = hi + lo, hi = tf32(x), lo = tf32(x - hi): qh·khᵀ + qh·klᵀ + ql·khᵀ), fp32-level
- * scores for 3x the score matmul's tensor work (kernels/NOTES.md: the logits are where TF32
- * moves a trained model's probabilities most). P·V stays one TF32 product. Two layouts of Q's
+ * v3 with split_qk (the engine's tf32x3 precision): Q·Kᵀ and P·V as three TF32 products of high
+ * and low parts each (x = hi + lo, hi = tf32(x), lo = tf32(x - hi): qh·khᵀ + qh·klᵀ + ql·khᵀ),
+ * fp32-level results for 3x the tensor work (kernels/NOTES.md: on trained models TF32's rounding
+ * anywhere upstream of a layer's logits moves its probabilities by more than 2e-3). Two layouts of Q's
  * low parts: split_qk 1 keeps them in registers beside the high parts (255 registers: 1 block per
  * SM), split_qk 2 in shared memory, read once per 8 columns of head_dim for the 4 key fragments
  * that use them (2 blocks per SM at head_dim <= 64, as without the split).
@@ -54,20 +54,20 @@ __device__ __forceinline__ void v3_load(float *dst, const float *src, int r0, in
     }
 }
 
-/* f = tf32(f) and lo = tf32(f - tf32(f)), element by element (the fragments share a layout) */
-template <typename F> __device__ __forceinline__ void v3_split(F &f, F &lo) {
-#pragma unroll
-    for (int t = 0; t < f.num_elements; t++) {
-        const float x = f.x[t], hi = wmma::__float_to_tf32(x);
-        f.x[t] = hi;
-        lo.x[t] = wmma::__float_to_tf32(x - hi);
-    }
-}
-
 /* tf32(x) rounded to nearest (as cvt.rna.tf32.f32) with the 13 low bits zero, so x - it is exact */
 __device__ __forceinline__ float v3_tf32_high(float x) {
     const unsigned u = __float_as_uint(x);
     return (u & 0x7f800000u) == 0x7f800000u ? x : __uint_as_float((u + 0x1000u) & 0xffffe000u);
+}
+
+/* f = tf32(f) and lo = tf32(f - tf32(f)), element by element (the fragments share a layout) */
+template <typename F> __device__ __forceinline__ void v3_split(F &f, F &lo) {
+#pragma unroll
+    for (int t = 0; t < f.num_elements; t++) {
+        const float x = f.x[t], hi = v3_tf32_high(x);
+        f.x[t] = hi;
+        lo.x[t] = wmma::__float_to_tf32(x - hi);
+    }
 }
 
 /* SPLIT 0: qf holds Q as TF32. SPLIT 1: qf its high parts, ql its low parts. SPLIT 2: qf its high
@@ -238,14 +238,24 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT == 1 || (SPLIT == 2 && HD
         }
 #pragma unroll
         for (int kk = 0; kk < V3_BK; kk += 8) {
-            f3_a fp;
+            f3_a fp, fpl;
             wmma::load_matrix_sync(fp, Sw + kk, V3_LDS);
-            v3_tf32(fp);
+            if constexpr (SPLIT != 0)
+                v3_split(fp, fpl);
+            else
+                v3_tf32(fp);
 #pragma unroll
             for (int n = 0; n < HD / 16; n++) {
                 f3_b fv;
                 wmma::load_matrix_sync(fv, Vs + kk * LD + n * 16, LD);
-                v3_tf32(fv);
+                if constexpr (SPLIT != 0) { /* P·V as three products too: y feeds the later layers */
+                    f3_b fvl;
+                    v3_split(fv, fvl);
+                    wmma::mma_sync(o[n], fp, fvl, o[n]);
+                    wmma::mma_sync(o[n], fpl, fv, o[n]);
+                } else {
+                    v3_tf32(fv);
+                }
                 wmma::mma_sync(o[n], fp, fv, o[n]);
             }
         }

@@ -37,7 +37,7 @@ typedef struct {
     andrea_engine base; /* first: engine.c dispatches through it */
     const andrea_model *m;
     int max_B, max_T, fp32;
-    int split;           /* tf32x3: QKV and Q·Kᵀ as three TF32 products of high and low parts */
+    int split;           /* tf32x3: the layers' matmuls as three TF32 products of high and low parts */
     int split_qk;        /* tf32x3: attention v3's layout of Q's low parts (attention.h's split_qk) */
     int attn_version;    /* 1, 2 or 3 (tensor-core versions only where head_dim allows) */
     cudaStream_t st;
@@ -46,8 +46,8 @@ typedef struct {
     float *wte_mean;     /* [C] mean over the real vocabulary of wte rows */
     float *x, *ln, *qkv, *q, *k, *v, *y, *ycat, *att, *fc; /* activations, N = max_B*max_T rows */
     float *rstd;         /* [N] final LayerNorm 1/sigma */
-    float *qkvw3;        /* tf32x3: [L, 3C, 3C] rows [hi | hi | lo] of qkvw's rows */
-    float *ln3;          /* tf32x3: [N, 3C] rows [hi | lo | hi] of the QKV matmul's input */
+    float *w3[4];        /* tf32x3: qkvw, attprojw, fcw, fcprojw with rows [hi | hi | lo] (W3_*) */
+    float *in3;          /* tf32x3: [N, 3 * 4C] rows [hi | lo | hi] of a matmul's input */
     int *tok, *len;      /* [N], [max_B] */
     unsigned char *abl;  /* [L*H] */
     int *h_tok;          /* [N] host scratch: tokens with padding ids made safe */
@@ -363,6 +363,20 @@ fail:
     return -1;
 }
 
+/* One of a layer's four matmuls: out[N, O] = in[N, I] · W[O, I]ᵀ + epilogue, W layer l's slice of
+ * the parameter `which`. tf32x3: ONE TF32 matmul over a tripled inner dimension, input rows
+ * [hi | lo | hi] against weight rows [hi | hi | lo] (split3_tf32_kernel): fp32-level products. */
+enum { W3_QKV, W3_ATTPROJ, W3_FC, W3_FCPROJ };
+static int layer_linear(cuda_engine *e, int which, size_t l, float *out, const float *in, const float *W,
+                        const float *b, int N, int O, int I, int kind, float *tmp, ae_error *err) {
+    if (!e->split) return fused_linear(e, out, in, W, b, N, O, I, kind, tmp, err);
+    split3_tf32_kernel<<<blocks_for((size_t)N * I, 256), 256, 0, e->st>>>(e->in3, in, (size_t)N, I, 0);
+    CU_CHECK(cudaGetLastError());
+    return fused_linear(e, out, e->in3, e->w3[which] + l * O * 3 * (size_t)I, b, N, O, 3 * I, kind, tmp, err);
+fail:
+    return -1;
+}
+
 /* ---------- engine ---------- */
 
 extern "C" int andrea_cuda_free_memory(size_t *free_bytes) {
@@ -395,7 +409,7 @@ static void free_engine(cuda_engine *e) {
     if (!e) return;
     void *bufs[] = {e->w, e->wte_mean, e->x, e->ln, e->qkv, e->q, e->k, e->v, e->y, e->ycat, e->att, e->fc,
                     e->rstd, e->tok, e->len, e->abl, e->contrib, e->stage, e->norm, e->dla, e->logits,
-                    e->qkvw3, e->ln3};
+                    e->w3[0], e->w3[1], e->w3[2], e->w3[3], e->in3};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) cudaFree(bufs[i]);
     for (int i = 0; i < e->n_plans; i++) destroy_plan(&e->plans[i]);
@@ -502,19 +516,10 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
         layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, NULL, e->x, dev_param(e, p->ln1w + (size_t)l * C),
                                                             dev_param(e, p->ln1b + (size_t)l * C), (int)N, C);
         CU_CHECK(cudaGetLastError());
-        /* ONE matmul for Q, K and V of all heads: [N, C] x [C, 3C] (tf32x3: [N, 3C] x [3C, 3C],
-         * the high and low parts side by side, qkvw's split once at open) */
-        const float *qkvb = dev_param(e, p->qkvb + (size_t)l * 3 * C);
-        if (e->split) {
-            split3_tf32_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->ln3, e->ln, N, C, 0);
-            CU_CHECK(cudaGetLastError());
-            if (fused_linear(e, e->qkv, e->ln3, e->qkvw3 + (size_t)l * 9 * C * C, qkvb, (int)N, 3 * C, 3 * C, LIN_BIAS,
-                             NULL, err))
-                return -1;
-        } else if (fused_linear(e, e->qkv, e->ln, dev_param(e, p->qkvw + (size_t)l * 3 * C * C), qkvb, (int)N, 3 * C, C,
-                                LIN_BIAS, NULL, err)) {
+        /* ONE matmul for Q, K and V of all heads: [N, C] x [C, 3C] */
+        if (layer_linear(e, W3_QKV, l, e->qkv, e->ln, dev_param(e, p->qkvw + (size_t)l * 3 * C * C),
+                         dev_param(e, p->qkvb + (size_t)l * 3 * C), (int)N, 3 * C, C, LIN_BIAS, NULL, err))
             return -1;
-        }
         split_heads_kernel<<<blocks_for(N * 3 * C, TH), TH, 0, e->st>>>(e->q, e->k, e->v, e->qkv, NULL, B, T, H, hd);
         CU_CHECK(cudaGetLastError());
 
@@ -574,17 +579,17 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
                                                cudaMemcpyDeviceToHost, e->st));
         }
         /* x += ycat · W_Oᵀ + attprojb: one matmul, bias and residual in its epilogue */
-        if (fused_linear(e, e->x, e->ycat, Wo, dev_param(e, p->attprojb + (size_t)l * C), (int)N, C, C, LIN_RESID,
-                         e->att, err))
+        if (layer_linear(e, W3_ATTPROJ, l, e->x, e->ycat, Wo, dev_param(e, p->attprojb + (size_t)l * C), (int)N, C, C,
+                         LIN_RESID, e->att, err))
             return -1;
 
         layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, NULL, e->x, dev_param(e, p->ln2w + (size_t)l * C),
                                                             dev_param(e, p->ln2b + (size_t)l * C), (int)N, C);
         CU_CHECK(cudaGetLastError());
-        if (fused_linear(e, e->fc, e->ln, dev_param(e, p->fcw + (size_t)l * 4 * C * C),
+        if (layer_linear(e, W3_FC, l, e->fc, e->ln, dev_param(e, p->fcw + (size_t)l * 4 * C * C),
                          dev_param(e, p->fcb + (size_t)l * 4 * C), (int)N, 4 * C, C, LIN_GELU, NULL, err))
             return -1;
-        if (fused_linear(e, e->x, e->fc, dev_param(e, p->fcprojw + (size_t)l * C * 4 * C),
+        if (layer_linear(e, W3_FCPROJ, l, e->x, e->fc, dev_param(e, p->fcprojw + (size_t)l * C * 4 * C),
                          dev_param(e, p->fcprojb + (size_t)l * C), (int)N, C, 4 * C, LIN_RESID, e->att, err))
             return -1;
     }
@@ -742,12 +747,19 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max
     CU_CHECK(cudaMalloc((void **)&e->tok, N * sizeof(int)));
     CU_CHECK(cudaMalloc((void **)&e->len, (size_t)max_B * sizeof(int)));
     CU_CHECK(cudaMalloc((void **)&e->abl, (size_t)cf->n_layer * cf->n_head));
-    if (e->split) { /* qkvw stays as it is; its rows as [hi | hi | lo] beside it */
-        const size_t rows = (size_t)cf->n_layer * 3 * C; /* L * 3C * 3C floats: 3x qkvw, which is in memory */
-        CU_CHECK(cudaMalloc((void **)&e->qkvw3, rows * 3 * C * sizeof(float)));
-        CU_CHECK(cudaMalloc((void **)&e->ln3, N * 3 * C * sizeof(float)));
-        split3_tf32_kernel<<<blocks_for(rows * C, 256), 256, 0, e->st>>>(e->qkvw3, dev_param(e, m->p.qkvw), rows, C, 1);
-        CU_CHECK(cudaGetLastError());
+    if (e->split) { /* the weights stay as they are; their rows as [hi | hi | lo] beside them: 3x the
+                     * layers' weights, which are in memory (so the sizes cannot overflow) */
+        const size_t Ls = (size_t)cf->n_layer, Cs = (size_t)C;
+        const size_t rows[4] = {Ls * 3 * Cs, Ls * Cs, Ls * 4 * Cs, Ls * Cs}, cols[4] = {Cs, Cs, Cs, 4 * Cs};
+        const float *src[4] = {dev_param(e, m->p.qkvw), dev_param(e, m->p.attprojw), dev_param(e, m->p.fcw),
+                               dev_param(e, m->p.fcprojw)};
+        for (int i = 0; i < 4; i++) {
+            CU_CHECK(cudaMalloc((void **)&e->w3[i], rows[i] * 3 * cols[i] * sizeof(float)));
+            split3_tf32_kernel<<<blocks_for(rows[i] * cols[i], 256), 256, 0, e->st>>>(e->w3[i], src[i], rows[i],
+                                                                                      (int)cols[i], 1);
+            CU_CHECK(cudaGetLastError());
+        }
+        CU_CHECK(cudaMalloc((void **)&e->in3, N * 3 * 4 * Cs * sizeof(float)));
         CU_CHECK(cudaStreamSynchronize(e->st));
     }
     free(acc);

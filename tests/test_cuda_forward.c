@@ -6,11 +6,12 @@
  * output requested, and compares over the valid (non-padding) positions. Outputs are poisoned
  * with NaN first, so an element the GPU never wrote fails the comparison.
  * Tolerances, and why:
- *   - attention probabilities, max abs error: 2e-3 with TF32 (Q, K, P, V and every projection
- *     rounded to a 10-bit mantissa; probabilities are in [0, 1] and errors stay ~1e-4 on these
- *     models), 1e-5 with ANDREA_CUDA_FP32=1 (only the summation order differs from the CPU);
- *     tf32x3 (QKV and Q·Kᵀ as three TF32 products) is held to TF32's 2e-3: its point is to meet
- *     that on the trained fixtures, where plain TF32 does not (kernels/NOTES.md);
+ *   - attention probabilities, max abs error: 2e-3 with TF32 on random models (Q, K, P, V and
+ *     every projection rounded to a 10-bit mantissa; probabilities are in [0, 1] and errors stay
+ *     ~2e-4), 1e-2 with TF32 on the trained fixtures (measured 3.3e-3 and 1.8e-3 on the H200:
+ *     trained heads' large logits turn TF32's 2^-11 rounding anywhere upstream into probability
+ *     errors of that size, kernels/NOTES.md); 1e-4 with tf32x3 (every layer matmul, Q·Kᵀ and P·V
+ *     as three TF32 products: fp32-level), 1e-5 in fp32 (only the summation order differs);
  *   - logits, head_out, norms, DLA, relative L2 error ||gpu - cpu|| / ||cpu||: 2e-2 with TF32
  *     (TF32's 2^-11 relative rounding accumulated over the layers), 1e-4 in fp32.
  * With no usable GPU the test prints SKIP and exits 77.
@@ -103,8 +104,8 @@ static double rel(const errs *e) { return e->r2 > 0 ? sqrt(e->d2 / e->r2) : sqrt
 /* Runs both engines and checks every output over valid positions. mode: 0 TF32, 1 full fp32,
  * 2 tf32x3 (QKV and Q·Kᵀ as three TF32 products); fp32 has the tight tolerances. */
 enum { TF32 = 0, FP32 = 1, TF32X3 = 2 };
-static void compare_engines(const andrea_model *m, int B, int T, const unsigned char *ablate, int mode,
-                            const char *what) {
+static void compare_engines_tol(const andrea_model *m, int B, int T, const unsigned char *ablate, int mode,
+                                const char *what, double tf32_attn_tol) {
     static const char *const names[] = {"tf32", "fp32", "tf32x3"};
     const int fp32 = mode == FP32;
     const andrea_config *c = &m->cfg;
@@ -159,7 +160,7 @@ static void compare_engines(const andrea_model *m, int B, int T, const unsigned 
                         acc(&es, (float)sg, (float)sc);
                     }
             }
-        const double tol_attn = fp32 ? 1e-5 : 2e-3, tol_rel = fp32 ? 1e-4 : 2e-2;
+        const double tol_attn = fp32 ? 1e-5 : mode == TF32X3 ? 1e-4 : tf32_attn_tol, tol_rel = fp32 ? 1e-4 : 2e-2;
         fprintf(stderr,
                 "  %s [%s]: attn maxabs %.3g | rel L2: logits %.3g head_out %.3g sum_h %.3g norm %.3g dla %.3g\n",
                 what, names[mode], ea.maxabs, rel(&el), rel(&eh), rel(&es), rel(&en), rel(&ed));
@@ -176,6 +177,11 @@ static void compare_engines(const andrea_model *m, int B, int T, const unsigned 
     andrea_engine_close(gpu);
     free(tok);
     free(len);
+}
+
+static void compare_engines(const andrea_model *m, int B, int T, const unsigned char *ablate, int mode,
+                            const char *what) {
+    compare_engines_tol(m, B, T, ablate, mode, what, 2e-3);
 }
 
 static int random_model(andrea_model *m, int L, int H, int C, int V, int maxT, uint64_t seed) {
@@ -252,8 +258,8 @@ static void test_cuda_matches_cpu_on_fixture_checkpoints(void) {
         CHECK_MSG(andrea_model_load(&m, path, &err) == 0, "%s", err.msg);
         if (!m.memory) continue;
         int T = m.cfg.max_seq_len < 64 ? m.cfg.max_seq_len : 64;
-        compare_engines(&m, 2, T, NULL, 0, names[i]);
-        compare_engines(&m, 2, T, NULL, 1, names[i]);
+        compare_engines_tol(&m, 2, T, NULL, TF32, names[i], 1e-2);
+        compare_engines(&m, 2, T, NULL, FP32, names[i]);
         compare_engines(&m, 2, T, NULL, TF32X3, names[i]);
         andrea_model_free(&m);
     }
