@@ -212,9 +212,12 @@ int cmd_dump(int argc, char **argv) {
     if (timing && andrea_mpi_rank() == 0)
         fprintf(stderr,
                 "andrea dump: time: model load %.2f s, tokenizer + probes %.2f s, checkpoint sha256 %.2f s, engine open "
-                "%.2f s, forwards %.2f s, attention writes %.2f s, other writes %.2f s, close %.2f s, seal %.2f s\n",
-                t_load, t_probes, stats.t_hash, stats.t_open, stats.t_forward, stats.t_maps, stats.t_other,
-                stats.t_close, stats.t_seal);
+                "%.2f s, file create %.2f s, forwards %.2f s, attention writes %.2f s, other writes %.2f s, datasets "
+                "%.2f s, close %.2f s, seal %.2f s, unaccounted %.2f s\n",
+                t_load, t_probes, stats.t_hash, stats.t_open, stats.t_create, stats.t_forward, stats.t_maps,
+                stats.t_other, stats.t_suites_rest, stats.t_close, stats.t_seal,
+                stats.seconds - stats.t_open - stats.t_create - stats.t_forward - stats.t_maps - stats.t_other -
+                    stats.t_suites_rest - stats.t_close - stats.t_seal);
     rc = 0;
 out:
     if (rc == 1 && err.msg[0]) cli_fail(&err);

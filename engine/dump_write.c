@@ -335,6 +335,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         ae_fail(err, "%s: cannot replace the temporary file: %s", o->out_path, strerror(errno));
         goto fail;
     }
+    const double t_create0 = ae_now_seconds();
     H5_ID(f, H5Fcreate(tmp, andrea_mpi_parallel() ? H5F_ACC_TRUNC : H5F_ACC_EXCL, fcpl, fapl));
     H5_ID(f16, dw_make_f16_type());
     if (write_root_attrs(f, m, suites, n_suites, sha, o, engine_name, precision, h5_path, err)) goto fail;
@@ -348,6 +349,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         andrea_shard_part(n_batches_all, off, (n + B - 1) / B, andrea_mpi_rank(), andrea_mpi_size(), &lo, &hi);
         for (long long b = lo; b < hi; b++) my_seq += n - b * B < B ? n - b * B : B;
     }
+    const double t_create = ae_now_seconds() - t_create0, t_suites0 = ae_now_seconds();
     ae_progress prog;
     ae_progress_begin(&prog, o->progress_label ? o->progress_label : "dump", (uint64_t)my_seq);
     long long bytes = 0;
@@ -358,6 +360,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         }
     }
     ae_progress_end(&prog);
+    const double t_suites = ae_now_seconds() - t_suites0;
     H5Tclose(f16);
     f16 = -1;
     const double t_close0 = ae_now_seconds();
@@ -394,6 +397,8 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         o->stats->t_other = bb.t_other;
         o->stats->t_close = t_close;
         o->stats->t_seal = t_seal;
+        o->stats->t_create = t_create;
+        o->stats->t_suites_rest = t_suites - bb.t_forward - bb.t_maps - bb.t_other;
     }
     engine_and_bufs_close(eng, &bb);
     return 0;

@@ -30,8 +30,10 @@ typedef struct {
     /* where the wall time went (seconds; `andrea dump --timing` prints them): hashing the
      * checkpoint, opening the engine (CUDA: context, weights, pinned buffers), the forwards (CPU:
      * compute + fp16 conversion; CUDA: time blocked waiting for the GPU pipeline), writing the
-     * attention maps, the other datasets, closing the HDF5 file, sealing it */
-    double t_hash, t_open, t_forward, t_maps, t_other, t_close, t_seal;
+     * attention maps, the other datasets, closing the HDF5 file, sealing it; creating the file
+     * with its attributes, and the suites' time outside forwards and writes (their datasets'
+     * creation and closing) */
+    double t_hash, t_open, t_forward, t_maps, t_other, t_close, t_seal, t_create, t_suites_rest;
 } andrea_dump_stats;
 
 typedef struct {

@@ -14,7 +14,8 @@
 #   check: one lease's correctness pass: CUDA forward and dump tests, their sanitizers, labels in
 #          tf32 and tf32x3 against the CPU, the forward benchmark in both precisions beside HF;
 #          each step skipped when it would run past CHECK_BUDGET_S (default 540) seconds;
-#   rest: the ctest suite without the two CUDA tests, then e2e.
+#   rest: the ctest suite without the two CUDA tests, then e2e;
+#   gap: andrea dump --timing at T=128 and T=1024 alone (where the end-to-end time goes).
 set -u
 MODE=${1:-quick}
 OUT=${OUT:-/tmp/andrea-gpu-out}
@@ -96,6 +97,25 @@ if [ "$MODE" = rest ]; then
   echo "== ctest without the CUDA tests (python tests with /usr/bin/python3)"
   (cd build-gpu && ctest -j12 -E "test_cuda_forward|test_dump_cuda" --output-on-failure --timeout 200 > $OUT/ctest.txt 2>&1); grep -E "tests passed|Failed|\*\*\*|Skipped|Not Run" $OUT/ctest.txt | head -30
   MODE=e2e
+fi
+if [ "$MODE" = gap ]; then # where andrea dump's time goes at T=1024 (its --timing breakdown)
+  BD=/tmp/andrea-bench; mkdir -p $BD /tmp/gap
+  ./build-gpu/bench/bench_gpu_forward $BD --profile > $OUT/bench_model.txt 2>&1 || { tail -3 $OUT/bench_model.txt; exit 1; }
+  python3 -c "
+import json, random
+random.seed(0)
+for n, T in ((512, 128), (64, 1024)):
+    with open(f'/tmp/gap/p{T}.jsonl', 'w') as f:
+        for _ in range(n): f.write(json.dumps({'suite': 'prev_token', 'tokens': [random.randrange(50257) for _ in range(T)]}) + '\\n')
+"
+  which perf strace 2>&1 | head -2
+  for T in 1024 128 1024; do B=8; [ $T = 128 ] && B=64
+    grep -E "^(Dirty|Writeback):" /proc/meminfo | tr -s ' ' | paste -sd' '
+    t0=$(date +%s.%N)
+    ./build-gpu/andrea dump $BD/model --probes /tmp/gap/p$T.jsonl --out /tmp/gap/a$T.h5 --device cuda --maps fp16 --contrib none --batch $B --timing 2>&1 | grep -v "^dump" | tail -2
+    echo "T=$T whole $(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $t0}") s"; rm -f /tmp/gap/a$T.h5
+  done
+  echo "== done at ${SECONDS}s"; exit 0
 fi
 if [ "$MODE" = e2e ]; then
   echo "== HDF5 map-write strategies (one thread, page cache)"; df -h /tmp | tail -1
