@@ -18,6 +18,9 @@ output_attentions=True, torch.stack(attentions).half().cpu(), h5py create_datase
     loop with the model already loaded and warmed up.
 Also: `andrea dump` of 8 sequences (its fixed cost), and the same dump with `--gzip 1` (the maps
 deflated on every core: the same values in fewer bytes). Prints the table last.
+Each timed job starts after os.sync(): without it a job inherits the writeback of the previous
+job's 2-19 GB (measured on the H200 machine: the same T=1024 andrea dump took 16.1 s right after
+other writes and 8.0-11.1 s alone), which made the comparison depend on the order of the jobs.
 """
 import json
 import os
@@ -93,6 +96,7 @@ def main():
         size_a = 0
         if andrea != "-":
             for which, src in (("fixed", few), ("full", probes)):
+                os.sync()  # the previous job's dirty pages written back first: each job starts alike
                 t0 = time.perf_counter()
                 r = subprocess.run([andrea, "dump", model_dir, "--probes", src, "--out", out_a, "--device", "cuda",
                                     "--maps", "fp16", "--contrib", "none", "--batch", str(B), "--timing"],
@@ -118,6 +122,7 @@ def main():
         tgz = float("nan")
         size_gz = 0
         if andrea != "-":
+            os.sync()  # the previous job's dirty pages written back first: each job starts alike
             t0 = time.perf_counter()
             r = subprocess.run([andrea, "dump", model_dir, "--probes", probes, "--out", out_a, "--device", "cuda",
                                 "--maps", "fp16", "--contrib", "none", "--batch", str(B), "--gzip", "1", "--timing"],
@@ -128,9 +133,11 @@ def main():
                 size_gz = os.path.getsize(out_a) / 1e9
                 os.remove(out_a)
         out_h = os.path.join(work, f"hf_{T}.h5")
+        os.sync()  # the previous job's dirty pages written back first: each job starts alike
         th = hf_pipeline(model, ids, B, out_h)
         size_h = os.path.getsize(out_h) / 1e9
         os.remove(out_h)
+        os.sync()  # the previous job's dirty pages written back first: each job starts alike
         t0 = time.perf_counter()
         r = subprocess.run([sys.executable, os.path.abspath(__file__), "--hf-job", model_dir, probes, str(B), out_h],
                            capture_output=True, text=True)

@@ -118,9 +118,11 @@ for n, T in ((512, 128), (64, 1024)):
   echo "== done at ${SECONDS}s"; exit 0
 fi
 if [ "$MODE" = e2e ]; then
-  echo "== HDF5 map-write strategies (one thread, page cache)"; df -h /tmp | tail -1
-  ./build-gpu/bench/bench_h5_maps /tmp 512 128 64
-  ./build-gpu/bench/bench_h5_maps /tmp 16 1024 8
+  if [ -z "${E2E_SKIP_H5:-}" ]; then
+    echo "== HDF5 map-write strategies (one thread, page cache)"; df -h /tmp | tail -1
+    ./build-gpu/bench/bench_h5_maps /tmp 512 128 64
+    ./build-gpu/bench/bench_h5_maps /tmp 16 1024 8
+  fi
   BD=/tmp/andrea-bench; mkdir -p $BD
   ./build-gpu/bench/bench_gpu_forward $BD --profile > $OUT/bench_model.txt 2>&1 # writes the model (one forward per shape)
   echo "== end to end: andrea dump vs HF + h5py"
