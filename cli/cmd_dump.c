@@ -48,9 +48,10 @@ static void usage(FILE *f) {
             "  --gzip L        deflate level 1-9 for attention/head_out (default 0: none, fastest)\n"
             "  --tokenizer DIR folder with vocab.json + merges.txt (default: beside CKPT)\n"
             "  --quiet         no progress bar or summary\n"
-            "  --timing        also print where the time went (load, hashing, engine open, forwards,\n"
-            "                  writes, close, seal; a serial dump hashes the checkpoint while the\n"
-            "                  engine opens)\n",
+            "  --timing        also print where the time went (load, hashing, engine open, file\n"
+            "                  create, forwards, writes, datasets, close, seal, and what none of them\n"
+            "                  covers, e.g. the final rename; a serial dump hashes the checkpoint while\n"
+            "                  the engine opens)\n",
             PROBE_DEFAULT_SEED, PROBE_DEFAULT_N_ITEMS, PROBE_ENTITY_N_ITEMS, PROBE_DEFAULT_SEQ_LEN, PROBE_ENTITY_SEQ_LEN);
 }
 
