@@ -157,10 +157,13 @@ static int per_seq_bytes(const andrea_config *c, int T, const andrea_dump_option
 
 /* GPU bytes one sequence of T tokens takes in a CUDA dump, generously: the streaming pipeline's
  * two slots of maps, norms and DLA, and the engine's activations (residual, QKV, attention output,
- * MLP hidden, per-head W_O contributions of a layer: about (16 + H) x T x C floats). */
+ * MLP hidden, per-head W_O contributions of a layer: about (16 + H) x T x C floats; tf32x3 adds
+ * the split input of a matmul, up to 12 x T x C floats: kernels/cuda_engine.cu). */
 static int per_seq_device_bytes(const andrea_config *c, int T, const andrea_dump_options *o, size_t *out) {
     size_t lh = (size_t)c->n_layer * (size_t)c->n_head, t = (size_t)T, C = (size_t)c->d_model, maps, acts;
-    if (ae_mul(lh, t * t * (o->maps_fp32 ? 4 : 2), &maps) || ae_mul(t * C * 4, 16 + (size_t)c->n_head, &acts))
+    const char *prec = getenv("ANDREA_CUDA_PRECISION"); /* set by the CLI's --precision */
+    const size_t split = prec && !strcmp(prec, "tf32x3") ? 12 : 0;
+    if (ae_mul(lh, t * t * (o->maps_fp32 ? 4 : 2), &maps) || ae_mul(t * C * 4, 16 + split + (size_t)c->n_head, &acts))
         return -1;
     size_t total = 2 * maps + 16 * lh * t + acts;
     if (total < maps) return -1;
