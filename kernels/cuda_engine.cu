@@ -10,8 +10,10 @@
  * Instrumentation, only when asked: probabilities written by the attention kernel; per-head
  * W_O contributions by ONE cublasSgemmStridedBatched over heads, their norms and DLA reduced on
  * the GPU (DLA's final-LayerNorm scale applied after the last layer).
- * Precision: TF32 tensor cores for matmuls and attention by default; ANDREA_CUDA_FP32=1 at open
- * selects full fp32 matmuls and the exact fp32 attention kernel (v1).
+ * Precision (ANDREA_CUDA_PRECISION at open, the CLI's --precision): tf32, the default, TF32 tensor
+ * cores for matmuls and attention; tf32x3, every layer matmul and attention's Q·Kᵀ and P·V as
+ * three TF32 products of high and low parts (fp32-level maps at ~2.1x the time: kernels/NOTES.md);
+ * fp32 (or ANDREA_CUDA_FP32=1), full fp32 matmuls and the exact fp32 attention kernel (v1).
  * Failure contract: every CUDA / cuBLAS call is checked (cuda_check.h); errors come back in
  * ae_error, nothing exits, open frees what it allocated.
  */

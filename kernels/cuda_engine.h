@@ -8,8 +8,10 @@
  * Tokens, lengths and ablate are read from host memory before the call returns, so the caller may
  * reuse them at once; the device outputs are complete once andrea_cuda_synchronize returns, or
  * once work queued after this call on andrea_cuda_stream() runs (stream order).
- * Environment: ANDREA_CUDA_FP32=1 at open makes every matmul full fp32 (no TF32) and selects the
- * exact fp32 attention kernel, so results match the CPU engine to ~1e-6.
+ * Environment, read at open: ANDREA_CUDA_PRECISION=tf32 (default) | tf32x3 | fp32 (fp32, or the
+ * older ANDREA_CUDA_FP32=1: every matmul full fp32 and the exact fp32 attention kernel, results
+ * within ~1e-6 of the CPU engine; tf32x3: within ~3e-5 at ~2.1x TF32's time);
+ * ANDREA_CUDA_ATTN=v1|v2|v3 and ANDREA_CUDA_SPLIT_QLO=regs pick kept kernel versions (benchmarks).
  * Failure contract: -1 with err filled ("CUDA: call failed at file:line: reason").
  */
 #ifndef ANDREA_CUDA_ENGINE_H
@@ -40,7 +42,8 @@ const andrea_config *andrea_cuda_config(const andrea_engine *e);
 /* 1 when the engine runs full fp32 (ANDREA_CUDA_FP32=1 at open), 0 for TF32. */
 int andrea_cuda_is_fp32(const andrea_engine *e);
 /* The matmul precision the engine opened with (ANDREA_CUDA_PRECISION, the CLI's --precision):
- * "tf32", "tf32x3" (QKV and Q·Kᵀ as three TF32 products of high and low parts) or "fp32". */
+ * "tf32", "tf32x3" (every layer matmul, Q·Kᵀ and P·V as three TF32 products of high and low
+ * parts) or "fp32". */
 const char *andrea_cuda_precision(const andrea_engine *e);
 
 /* ---------- streaming: compute batch k+1 while batch k drains to the writer ----------

@@ -3,14 +3,15 @@
 # unpack carried -dev packages, build (sm_90), run the test suite, compute-sanitizer memcheck and
 # racecheck on the CUDA tests, then the benchmarks (bench_gpu_forward + bench_gpu_hf.py on the
 # same weights). Logs and results go under $OUT (the device tool brings them back).
-# Usage (on the device machine, repo root, carry=[".carry"]):  bash tools/gpu-check.sh [quick|dev|full|bench]
+# Usage (on the device machine, repo root, carry=[".carry/debs"]):
+#   bash tools/gpu-check.sh [quick|dev|full|bench|final|validate|e2e|check|rest|gap]
 #   quick: build, tests, sanitizer, short benchmark;  full: the same with full benchmark repeats;
 #   dev: build, tests, per-kernel times under ncu, short benchmark;  bench: build + benchmark only;
 #   final: tests, sanitizers, full benchmarks, end to end without re-timing the CLI dump;
 #   validate: the whole ctest suite on the GPU, compute-sanitizer on the CUDA forward and dump tests,
 #             analyzer labels with --device cuda vs --device cpu on the fixture models;
-#   e2e: HDF5 map-writing strategies (bench_h5_maps) and the end-to-end dump benchmark only;
-#   x3: the tf32x3 precision: parity against the CPU, sanitizers, forward time beside tf32 and HF;
+#   e2e: HDF5 map-writing strategies (bench_h5_maps; E2E_SKIP_H5=1 skips them) and the end-to-end
+#        dump benchmark only (BENCH_ONLY_T=128|1024: that workload alone, for short leases);
 #   check: one lease's correctness pass: CUDA forward and dump tests, their sanitizers, labels in
 #          tf32 and tf32x3 against the CPU, the forward benchmark in both precisions beside HF;
 #          each step skipped when it would run past CHECK_BUDGET_S (default 540) seconds;
@@ -127,23 +128,6 @@ if [ "$MODE" = e2e ]; then
   ./build-gpu/bench/bench_gpu_forward $BD --profile > $OUT/bench_model.txt 2>&1 # writes the model (one forward per shape)
   echo "== end to end: andrea dump vs HF + h5py"
   PYTHONUNBUFFERED=1 timeout 400 python3 bench/bench_gpu_dump.py ./build-gpu/andrea $BD/model /tmp/andrea-e2e ./build-gpu/bench/bench_gpu_dump_stream 2>&1 | grep -v Warning | tee $OUT/bench_dump.txt
-  echo "== done"; exit 0
-fi
-if [ "$MODE" = x3 ]; then
-  echo "== test_cuda_forward (verbose): tf32, fp32 and tf32x3 against the CPU engine"
-  (cd build-gpu/tests && ./test_cuda_forward 2>&1 | tail -45)
-  echo "== compute-sanitizer memcheck / racecheck (tf32x3 runs inside test_cuda_forward)"
-  for tool in memcheck racecheck; do extra=; [ $tool = memcheck ] && extra="--leak-check no"
-    (cd build-gpu/tests && ANDREA_TEST_QUICK=1 timeout 150 compute-sanitizer --tool $tool $extra --error-exitcode 9 ./test_cuda_forward > $OUT/$tool.txt 2>&1; echo "$tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/$tool.txt | tail -1)
-  done
-  echo "== benchmark: the forward in tf32 and in tf32x3, same call, then HF"
-  BD=/tmp/andrea-bench; mkdir -p $BD
-  for p in tf32 tf32x3; do echo "-- ANDREA_CUDA_PRECISION=$p"; ANDREA_CUDA_PRECISION=$p ./build-gpu/bench/bench_gpu_forward $BD 2>&1 | tee $OUT/bench_andrea_$p.txt; done
-  PYTHONUNBUFFERED=1 python3 bench/bench_gpu_hf.py $BD 2>&1 | grep -v Warning | tee $OUT/bench_hf.txt
-  echo "== labels: analyze --precision tf32x3 vs --device cpu (bundled)"
-  ./build-gpu/andrea analyze models/andrea-bundled.bin --device cuda --precision tf32x3 --out /tmp/x3-cuda > /dev/null 2>&1 || echo "analyze tf32x3 failed"
-  ./build-gpu/andrea analyze models/andrea-bundled.bin --device cpu --out /tmp/x3-cpu > /dev/null 2>&1 || echo "analyze cpu failed"
-  python3 tools/compare_labels.py /tmp/x3-cpu/catalog.db /tmp/x3-cuda/catalog.db
   echo "== done"; exit 0
 fi
 if [ "$MODE" != bench ]; then
