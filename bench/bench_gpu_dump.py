@@ -67,6 +67,8 @@ def main():
     # BENCH_ONLY_T=1024: that workload alone, without the streaming run, the gzip run and the HF
     # loop (short leases)
     only = int(os.environ.get("BENCH_ONLY_T", "0"))
+    if only not in (0, 128, 1024):
+        sys.exit(f"bench_gpu_dump.py: BENCH_ONLY_T is {only}: 128 or 1024")
     if len(sys.argv) > 4 and not only:
         os.makedirs(work, exist_ok=True)
         r = subprocess.run([sys.argv[4], model_dir, work], capture_output=True, text=True)

@@ -33,9 +33,10 @@ static void help(FILE *f) {
             "DIR/NAME/index.html each) and print the labelled heads per class. Without CKPT it\n"
             "analyses the model bundled with andrea. DIR defaults to ./andrea-out.\n"
             "--precision: on a GPU, matmuls in TF32 (default, fast; attention probabilities of trained\n"
-            "models within ~4e-3 of fp32), tf32x3 (every matmul as three TF32 products of high and\n"
-            "low parts: within ~3e-5 of fp32, ~2.2x the forward time) or fp32 (exact to ~1e-6, the\n"
-            "slowest); the CPU is always fp32.\n",
+            "models within ~4e-3 of fp32), tf32x3 (every layer matmul and attention as three TF32\n"
+            "products of high and low parts: maps within ~3e-5 of fp32, ~2.2x the forward time; the\n"
+            "LM head and per-head W_O terms stay TF32) or fp32 (exact to ~1e-6, the slowest); the CPU\n"
+            "is always fp32.\n",
             ANDREA_ABLATE_ITEMS_DEFAULT);
 }
 

@@ -33,10 +33,12 @@ static void usage(FILE *f) {
             "  --device D      auto (CUDA when available), cpu or cuda (default auto)\n"
             "  --maps T        attention stored as fp16 (default) or fp32\n"
             "  --precision P   on a GPU, matmuls in tf32 (default, fast; attention probabilities of\n"
-            "                  trained models within ~4e-3 of fp32), tf32x3 (every matmul as three\n"
-            "                  TF32 products of high and low parts: within ~3e-5 of fp32, ~2.2x the\n"
-            "                  forward time) or fp32 (exact to ~1e-6, the slowest); the CPU is always\n"
-            "                  fp32. Recorded in the dump's `precision` attribute\n"
+            "                  trained models within ~4e-3 of fp32), tf32x3 (every layer matmul and\n"
+            "                  attention as three TF32 products of high and low parts: maps within\n"
+            "                  ~3e-5 of fp32, ~2.2x the forward time; the per-head W_O terms, their\n"
+            "                  norms and DLA stay TF32, ~3e-4 relative) or fp32 (exact to ~1e-6, the\n"
+            "                  slowest); the CPU is always fp32. Recorded in the dump's `precision`\n"
+            "                  attribute\n"
             "  --contrib C     none: attention only; norm (default): + head_out_norm and head_dla;\n"
             "                  full: + every head's W_O contribution head_out [.., T, C] (large)\n"
             "  --heads L.H,..  also store head_out for these heads only (e.g. 0.3,2.1)\n"
@@ -216,9 +218,7 @@ int cmd_dump(int argc, char **argv) {
                 "%.2f s, file create %.2f s, forwards %.2f s, attention writes %.2f s, other writes %.2f s, datasets "
                 "%.2f s, close %.2f s, seal %.2f s, unaccounted %.2f s\n",
                 t_load, t_probes, stats.t_hash, stats.t_open, stats.t_create, stats.t_forward, stats.t_maps,
-                stats.t_other, stats.t_suites_rest, stats.t_close, stats.t_seal,
-                stats.seconds - stats.t_open - stats.t_create - stats.t_forward - stats.t_maps - stats.t_other -
-                    stats.t_suites_rest - stats.t_close - stats.t_seal);
+                stats.t_other, stats.t_suites_rest, stats.t_close, stats.t_seal, stats.t_unaccounted);
     rc = 0;
 out:
     if (rc == 1 && err.msg[0]) cli_fail(&err);

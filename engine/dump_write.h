@@ -31,9 +31,10 @@ typedef struct {
      * checkpoint, opening the engine (CUDA: context, weights, pinned buffers), the forwards (CPU:
      * compute + fp16 conversion; CUDA: time blocked waiting for the GPU pipeline), writing the
      * attention maps, the other datasets, closing the HDF5 file, sealing it; creating the file
-     * with its attributes, and the suites' time outside forwards and writes (their datasets'
-     * creation and closing) */
-    double t_hash, t_open, t_forward, t_maps, t_other, t_close, t_seal, t_create, t_suites_rest;
+     * with its attributes, the suites' time outside forwards and writes (their datasets'
+     * creation and closing), and what none of these covers (the final rename, among others;
+     * under MPI `seconds` is the slowest rank's and the parts are this rank's) */
+    double t_hash, t_open, t_forward, t_maps, t_other, t_close, t_seal, t_create, t_suites_rest, t_unaccounted;
 } andrea_dump_stats;
 
 typedef struct {

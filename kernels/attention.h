@@ -28,8 +28,8 @@ typedef struct {
     const int *len;         /* [B] device: probability rows i >= len[b] are written as zeros */
     int B, H, T, hd;
     float scale;            /* 1 / sqrt(hd) */
-    int split_qk;           /* v3: Q·Kᵀ as three TF32 products of high and low parts (tf32x3): 0 no,
-                               1 Q's low parts in registers, 2 in shared memory */
+    int split_qk;           /* v3: Q·Kᵀ and P·V as three TF32 products of high and low parts
+                               (tf32x3): 0 no, 1 Q's low parts in registers, 2 in shared memory */
 } andrea_attn_args;
 
 cudaError_t andrea_attention_v1(const andrea_attn_args *a, cudaStream_t st);

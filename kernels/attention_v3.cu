@@ -54,7 +54,10 @@ __device__ __forceinline__ void v3_load(float *dst, const float *src, int r0, in
     }
 }
 
-/* tf32(x) rounded to nearest (as cvt.rna.tf32.f32) with the 13 low bits zero, so x - it is exact */
+/* tf32(x) rounded to nearest (as cvt.rna.tf32.f32) with the 13 low bits zero, so x - it is exact.
+ * Non-finite inputs (a forward that already overflowed) give NaN low parts: no guard here, in the
+ * inner loop (it cost registers); non-finite results are refused downstream (the dump writer's
+ * norm/DLA check, the dump reader's check of every map row). */
 __device__ __forceinline__ float v3_tf32_high(float x) {
     const unsigned u = __float_as_uint(x);
     return (u & 0x7f800000u) == 0x7f800000u ? x : __uint_as_float((u + 0x1000u) & 0xffffe000u);

@@ -146,11 +146,15 @@ __global__ void residual_bias_kernel(float *x, const float *a, const float *bias
 }
 
 /* x = hi + lo with hi = tf32(x) (round to nearest, as cvt.rna.tf32.f32), lo = x - hi exactly.
- * Inf/NaN pass through as hi. */
+ * Inf/NaN pass through as hi (their lo is 0: tf32_low); the few finite values that would round up
+ * to Inf are truncated instead, so lo stays finite. */
 __device__ __forceinline__ float tf32_high(float x) {
     const unsigned u = __float_as_uint(x);
-    return (u & 0x7f800000u) == 0x7f800000u ? x : __uint_as_float((u + 0x1000u) & 0xffffe000u);
+    if ((u & 0x7f800000u) == 0x7f800000u) return x;
+    const unsigned r = (u + 0x1000u) & 0xffffe000u;
+    return __uint_as_float((r & 0x7f800000u) == 0x7f800000u ? u & 0xffffe000u : r);
 }
+__device__ __forceinline__ float tf32_low(float x, float hi) { return isfinite(x) ? x - hi : 0.f; }
 
 /* For the tf32x3 precision (3xTF32): a·b ~ ah·bh + al·bh + ah·bl, each product on TF32 tensor
  * cores, fp32-level accuracy (the dropped al·bl is ~2^-22 relative). The three products are ONE
@@ -162,7 +166,7 @@ __global__ void split3_tf32_kernel(float *out, const float *in, size_t rows, int
     if (idx >= rows * (size_t)n) return;
     const size_t r = idx / (size_t)n;
     const int c = (int)(idx % (size_t)n);
-    const float x = in[idx], h = tf32_high(x), l = x - h;
+    const float x = in[idx], h = tf32_high(x), l = tf32_low(x, h);
     float *o = out + r * 3 * (size_t)n + c;
     o[0] = h;
     o[n] = lo_last ? h : l;
@@ -542,7 +546,8 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
         }
         if (e->attn_version == 3 && andrea_attention_v3_supports(hd)) {
             CU_CHECK(andrea_attention_v3(&aa, e->st));
-        } else if (e->attn_version == 2 && andrea_attention_v2_supports(hd)) {
+        } else if (e->attn_version == 2 && andrea_attention_v2_supports(hd) && !e->split) {
+            /* v2 has no split products: under tf32x3 the exact v1 below keeps the precision's promise */
             CU_CHECK(andrea_attention_v2(&aa, e->st));
         } else {
             CU_CHECK(andrea_attention_v1(&aa, e->st));
@@ -755,6 +760,9 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max
         const size_t rows[4] = {Ls * 3 * Cs, Ls * Cs, Ls * 4 * Cs, Ls * Cs}, cols[4] = {Cs, Cs, Cs, 4 * Cs};
         const float *src[4] = {dev_param(e, m->p.qkvw), dev_param(e, m->p.attprojw), dev_param(e, m->p.fcw),
                                dev_param(e, m->p.fcprojw)};
+        /* the weights' upload (a pageable cudaMemcpy, which may return before its DMA lands) must be
+         * complete before kernels on the non-blocking stream read them */
+        CU_CHECK(cudaDeviceSynchronize());
         for (int i = 0; i < 4; i++) {
             CU_CHECK(cudaMalloc((void **)&e->w3[i], rows[i] * 3 * cols[i] * sizeof(float)));
             split3_tf32_kernel<<<blocks_for(rows[i] * cols[i], 256), 256, 0, e->st>>>(e->w3[i], src[i], rows[i],

@@ -39,7 +39,7 @@ int andrea_cuda_synchronize(andrea_engine *e, ae_error *err);
 void *andrea_cuda_stream(andrea_engine *e);
 /* The model's config (L, H, ... for sizing buffers). */
 const andrea_config *andrea_cuda_config(const andrea_engine *e);
-/* 1 when the engine runs full fp32 (ANDREA_CUDA_FP32=1 at open), 0 for TF32. */
+/* 1 when the engine runs full fp32 (precision fp32 at open), 0 for tf32 and tf32x3. */
 int andrea_cuda_is_fp32(const andrea_engine *e);
 /* The matmul precision the engine opened with (ANDREA_CUDA_PRECISION, the CLI's --precision):
  * "tf32", "tf32x3" (every layer matmul, Q·Kᵀ and P·V as three TF32 products of high and low

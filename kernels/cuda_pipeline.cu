@@ -61,7 +61,9 @@ struct andrea_cuda_pipeline {
 
 extern "C" void andrea_cuda_pipeline_close(andrea_cuda_pipeline *p) {
     if (!p) return;
+    /* both copy streams drained before any of their sources or destinations is freed */
     if (p->copy) cudaStreamSynchronize(p->copy);
+    if (p->copy_small) cudaStreamSynchronize(p->copy_small);
     for (int i = 0; i < 2; i++) {
         struct slot *s = &p->s[i];
         if (s->d_attn) cudaFree(s->d_attn);
@@ -76,7 +78,6 @@ extern "C" void andrea_cuda_pipeline_close(andrea_cuda_pipeline *p) {
         if (p->ring[i].h) cudaFreeHost(p->ring[i].h);
         if (p->ring[i].copied) cudaEventDestroy(p->ring[i].copied);
     }
-    if (p->copy_small) cudaStreamSynchronize(p->copy_small);
     if (p->copies_done) cudaEventDestroy(p->copies_done);
     if (p->small_done) cudaEventDestroy(p->small_done);
     if (p->copy) cudaStreamDestroy(p->copy);

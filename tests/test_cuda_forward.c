@@ -102,7 +102,7 @@ static void acc(errs *e, float g, float c) {
 static double rel(const errs *e) { return e->r2 > 0 ? sqrt(e->d2 / e->r2) : sqrt(e->d2); }
 
 /* Runs both engines and checks every output over valid positions. mode: 0 TF32, 1 full fp32,
- * 2 tf32x3 (QKV and Q·Kᵀ as three TF32 products); fp32 has the tight tolerances. */
+ * 2 tf32x3 (the layer matmuls, Q·Kᵀ and P·V as three TF32 products); fp32 has the tight tolerances. */
 enum { TF32 = 0, FP32 = 1, TF32X3 = 2 };
 static void compare_engines_tol(const andrea_model *m, int B, int T, const unsigned char *ablate, int mode,
                                 const char *what, double tf32_attn_tol) {
@@ -230,7 +230,7 @@ static void test_cuda_matches_cpu_with_head_dim_72(void) {
     CHECK(random_model(&m, 2, 4, 288, 500, 128, 72) == 0);
     compare_engines(&m, 2, 100, NULL, 0, "head_dim 72");
     compare_engines(&m, 2, 100, NULL, 1, "head_dim 72");
-    compare_engines(&m, 2, 100, NULL, TF32X3, "head_dim 72"); /* the split QKV beside the exact kernel */
+    compare_engines(&m, 2, 100, NULL, TF32X3, "head_dim 72"); /* split matmuls beside the exact kernel */
     andrea_model_free(&m);
 }
 

@@ -70,8 +70,10 @@ if [ "$MODE" = check ]; then
   forward_bench() {
     local BD=/tmp/andrea-bench; mkdir -p $BD
     # the last run's times are the ones bench_gpu_hf.py sets beside HF's
-    for p in tf32 tf32x3:regs tf32x3; do echo "-- ANDREA_CUDA_PRECISION=${p%:*} (Q low parts: ${p#*:})"
-      ANDREA_CUDA_SPLIT_QLO=${p#*:} ANDREA_CUDA_PRECISION=${p%:*} ./build-gpu/bench/bench_gpu_forward $BD 2>&1 | tee $OUT/bench_andrea_${p/:/_}.txt; done
+    for p in tf32 tf32x3:regs tf32x3:shared; do
+      local prec=${p%:*} qlo=; [ "$p" != "$prec" ] && qlo=${p#*:}
+      echo "-- ANDREA_CUDA_PRECISION=$prec${qlo:+ (attention v3, Q low parts in: $qlo)}"
+      ANDREA_CUDA_SPLIT_QLO=$qlo ANDREA_CUDA_PRECISION=$prec ./build-gpu/bench/bench_gpu_forward $BD 2>&1 | tee $OUT/bench_andrea_${p/:/_}.txt; done
     PYTHONUNBUFFERED=1 timeout 150 python3 bench/bench_gpu_hf.py $BD 2>&1 | grep -v Warning | tee $OUT/bench_hf.txt; }
   labels() {
     for m in models/andrea-tiny.bin models/andrea-bundled.bin; do local n; n=$(basename $m .bin)
