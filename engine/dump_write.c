@@ -155,14 +155,19 @@ static int per_seq_bytes(const andrea_config *c, int T, const andrea_dump_option
     return 0;
 }
 
+/* Whether a CUDA engine opened now runs tf32x3 (the CLI's --precision sets the variable). */
+static int cuda_precision_is_tf32x3(void) {
+    const char *prec = getenv("ANDREA_CUDA_PRECISION");
+    return prec && !strcmp(prec, "tf32x3");
+}
+
 /* GPU bytes one sequence of T tokens takes in a CUDA dump, generously: the streaming pipeline's
  * two slots of maps, norms and DLA, and the engine's activations (residual, QKV, attention output,
  * MLP hidden, per-head W_O contributions of a layer: about (16 + H) x T x C floats; tf32x3 adds
  * the split input of a matmul, up to 12 x T x C floats: kernels/cuda_engine.cu). */
 static int per_seq_device_bytes(const andrea_config *c, int T, const andrea_dump_options *o, size_t *out) {
     size_t lh = (size_t)c->n_layer * (size_t)c->n_head, t = (size_t)T, C = (size_t)c->d_model, maps, acts;
-    const char *prec = getenv("ANDREA_CUDA_PRECISION"); /* set by the CLI's --precision */
-    const size_t split = prec && !strcmp(prec, "tf32x3") ? 12 : 0;
+    const size_t split = cuda_precision_is_tf32x3() ? 12 : 0;
     if (ae_mul(lh, t * t * (o->maps_fp32 ? 4 : 2), &maps) || ae_mul(t * C * 4, 16 + split + (size_t)c->n_head, &acts))
         return -1;
     size_t total = 2 * maps + 16 * lh * t + acts;
@@ -249,9 +254,8 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         per_seq_device_bytes(&m->cfg, max_T, o, &per_dev) == 0) {
         /* tf32x3 keeps split copies of the layer weights: 3 x 12 x L x C^2 floats, all of which
          * are in host memory already, so the product cannot overflow */
-        const char *prec = getenv("ANDREA_CUDA_PRECISION");
-        const size_t Cw = (size_t)m->cfg.d_model, split_w = prec && !strcmp(prec, "tf32x3")
-            ? 3 * 12 * (size_t)m->cfg.n_layer * Cw * Cw * sizeof(float) : 0;
+        const size_t Cw = (size_t)m->cfg.d_model,
+                     split_w = cuda_precision_is_tf32x3() ? 3 * 12 * (size_t)m->cfg.n_layer * Cw * Cw * sizeof(float) : 0;
         gpu_free = gpu_free > split_w ? gpu_free - split_w : 0;
         const size_t fit = gpu_free / 2 / per_dev;
         if (fit < (size_t)B) B = fit < 1 ? 1 : (int)fit;

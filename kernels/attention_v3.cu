@@ -24,6 +24,7 @@
 #include <mma.h>
 
 #include "attention.h"
+#include "tf32_split.cuh"
 
 using namespace nvcuda;
 
@@ -54,20 +55,15 @@ __device__ __forceinline__ void v3_load(float *dst, const float *src, int r0, in
     }
 }
 
-/* tf32(x) rounded to nearest (as cvt.rna.tf32.f32) with the 13 low bits zero, so x - it is exact.
- * Non-finite inputs (a forward that already overflowed) give NaN low parts: no guard here, in the
- * inner loop (it cost registers); non-finite results are refused downstream (the dump writer's
- * norm/DLA check, the dump reader's check of every map row). */
-__device__ __forceinline__ float v3_tf32_high(float x) {
-    const unsigned u = __float_as_uint(x);
-    return (u & 0x7f800000u) == 0x7f800000u ? x : __uint_as_float((u + 0x1000u) & 0xffffe000u);
-}
 
 /* f = tf32(f) and lo = tf32(f - tf32(f)), element by element (the fragments share a layout) */
 template <typename F> __device__ __forceinline__ void v3_split(F &f, F &lo) {
 #pragma unroll
     for (int t = 0; t < f.num_elements; t++) {
-        const float x = f.x[t], hi = v3_tf32_high(x);
+        /* non-finite inputs (a forward that already overflowed) give NaN low parts: no guard in
+         * this inner loop (it cost registers); the dump writer's norm/DLA check and the dump
+         * reader's check of every map row refuse non-finite results */
+        const float x = f.x[t], hi = tf32_round_high(x);
         f.x[t] = hi;
         lo.x[t] = wmma::__float_to_tf32(x - hi);
     }
@@ -167,7 +163,7 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT == 1 || (SPLIT == 2 && HD
         for (int idx = lane; idx < 16 * HD; idx += 32) {
             const int rr = idx / HD, c = idx % HD;
             const float x = Ks[(warp * 16 + rr) * LD + c];
-            Qlw[rr * LD + c] = x - v3_tf32_high(x);
+            Qlw[rr * LD + c] = x - tf32_round_high(x);
         }
         __syncwarp();
     }

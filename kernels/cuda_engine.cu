@@ -33,6 +33,7 @@ extern "C" {
 #include "cuda_engine.h"
 }
 #include "attention.h"
+#include "tf32_split.cuh"
 #include "cuda_check.h"
 
 typedef struct {
@@ -145,14 +146,11 @@ __global__ void residual_bias_kernel(float *x, const float *a, const float *bias
     if (idx < total) x[idx] += a[idx] + bias[idx % C];
 }
 
-/* x = hi + lo with hi = tf32(x) (round to nearest, as cvt.rna.tf32.f32), lo = x - hi exactly.
- * Inf/NaN pass through as hi (their lo is 0: tf32_low); the few finite values that would round up
- * to Inf are truncated instead, so lo stays finite. */
+/* x = hi + lo (tf32_split.cuh). Inf/NaN pass through as hi (their lo is 0: tf32_low); the few
+ * finite values that would round up to Inf are truncated instead, so lo stays finite. */
 __device__ __forceinline__ float tf32_high(float x) {
-    const unsigned u = __float_as_uint(x);
-    if ((u & 0x7f800000u) == 0x7f800000u) return x;
-    const unsigned r = (u + 0x1000u) & 0xffffe000u;
-    return __uint_as_float((r & 0x7f800000u) == 0x7f800000u ? u & 0xffffe000u : r);
+    const float h = tf32_round_high(x);
+    return isinf(h) && isfinite(x) ? __uint_as_float(__float_as_uint(x) & 0xffffe000u) : h;
 }
 __device__ __forceinline__ float tf32_low(float x, float hi) { return isfinite(x) ? x - hi : 0.f; }
 
