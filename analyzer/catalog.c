@@ -14,6 +14,7 @@
 
 #include "catalog_sql.h"
 #include "../engine/checkpoint.h"
+#include "../common/printable.h"
 
 /* The schema. Tables are created inside the writer's transaction, so two first writers racing on
  * a new file cannot see a half-made schema. */

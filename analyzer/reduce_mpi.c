@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "../common/checked_size.h"
-#include "../engine/mpi_shard.h"
+#include "../common/mpi_shard.h"
 
 #define N_F64 7 /* per head: score, control, baseline, top1, hard_top1, dla, norm sums */
 #define N_I64 4 /* per head: n, n_hard, dla_n, norm_n */

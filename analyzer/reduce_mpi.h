@@ -1,4 +1,4 @@
-/* reduce_mpi.h — pooling one suite's statistics over MPI ranks (engine/mpi_shard.h, docs/cluster.md).
+/* reduce_mpi.h — pooling one suite's statistics over MPI ranks (common/mpi_shard.h, docs/cluster.md).
  *
  * Job: under `mpirun -np N andrea classify|analyze`, each rank scores its shard of a suite's items;
  * every statistic of the catalog is a pooled sum over (item, query) pairs divided by a count

@@ -1,6 +1,6 @@
 /* bench_cpu_forward.c — tokens/s and peak memory of the CPU forward engine.
  *
- * Random ANDREA-12M- and ANDREA-120M-shaped models (engine/model_random.h, built in memory), batch
+ * Random ANDREA-12M- and ANDREA-120M-shaped models (tests/support/model_random.h, built in memory), batch
  * B = 1..4, T = 128 and 512, each run twice: "plain" (logits only: an ordinary LM forward) and
  * "instr" (logits + attention maps + per-head W_O contribution norms: what `andrea dump` asks for
  * by default). Each configuration runs in its own forked child so that its peak RSS (wait4's
@@ -24,7 +24,7 @@
 #include "common/progress.h"
 #include "engine/forward.h"
 #include "engine/model.h"
-#include "engine/model_random.h"
+#include "tests/support/model_random.h"
 
 typedef struct {
     const char *name;

@@ -129,7 +129,7 @@ def main():
                 size_a = os.path.getsize(out_a) / 1e9 if os.path.exists(out_a) else 0
                 if os.path.exists(out_a):
                     os.remove(out_a)
-        # the same dump deflated (level 1, on every core: engine/dump_write_h5.c): fewer bytes to
+        # the same dump deflated (level 1, on every core: dump/dump_write_h5.c): fewer bytes to
         # the disk, whose writeback bounds the T=1024 job (bench/RESULTS.md, 2026-11-30)
         tgz = float("nan")
         size_gz = 0

@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     const int L = m.cfg.n_layer, H = m.cfg.n_head;
-    hid_t f16 = H5Tcopy(H5T_IEEE_F32LE); /* IEEE binary16, as engine/dump_write.c defines it */
+    hid_t f16 = H5Tcopy(H5T_IEEE_F32LE); /* IEEE binary16, as dump/dump_write.c defines it */
     H5CK(f16);
     H5CK(H5Tset_fields(f16, 15, 10, 5, 0, 10));
     H5CK(H5Tset_size(f16, 2));

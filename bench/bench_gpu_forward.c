@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "../engine/forward.h"
-#include "../engine/model_random.h"
+#include "../tests/support/model_random.h"
 #include "../kernels/cuda_engine.h"
 
 #define CK(call)                                                                                  \

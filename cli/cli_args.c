@@ -8,11 +8,14 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "../common/mpi_shard.h"
 #include "../engine/checkpoint.h"
+#include "../common/printable.h"
 
 int cli_parse_long(const char *s, long lo, long hi, long *out) {
     char *end;
@@ -117,4 +120,20 @@ int cli_stdout_done(void) {
     ae_error err;
     ae_fail(&err, "stdout: write failed");
     return cli_fail(&err);
+}
+
+int cli_fail(const ae_error *err) {
+    /* MPI: when another rank's failure stopped this one, that rank prints the line. */
+    if (andrea_mpi_report_error()) fprintf(stderr, "andrea: %s\n", err->msg[0] ? err->msg : "unknown error");
+    return 1;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "andrea %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see andrea %s --help)\n", cmd);
+    return 2;
 }

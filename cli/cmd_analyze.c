@@ -1,6 +1,6 @@
 /* cmd_analyze.c — `andrea analyze [CKPT..]`: for each checkpoint dump (HDF5) + classify (catalog)
  * + render (heatmaps, index.html). Default: the bundled model into ./andrea-out/.
- * Wiring only: every step is a library call (engine/dump_write.h, analyzer/classify.h,
+ * Wiring only: every step is a library call (dump/dump_write.h, analyzer/classify.h,
  * analyzer/catalog.h, reports/report.h). */
 #include <errno.h>
 #include <getopt.h>
@@ -14,10 +14,10 @@
 #include "../analyzer/summary.h"
 #include "../common/progress.h"
 #include "../engine/checkpoint.h"
-#include "../engine/dump_write.h"
+#include "../dump/dump_write.h"
 #include "../engine/model.h"
-#include "../engine/mpi_shard.h"
-#include "../engine/tokenizer.h"
+#include "../common/mpi_shard.h"
+#include "../tokenizer/tokenizer.h"
 #include "../probes/probe.h"
 #include "../reports/report.h"
 #include "cli.h"

@@ -9,8 +9,8 @@
 #include "../analyzer/classify.h"
 #include "../analyzer/summary.h"
 #include "../common/progress.h"
-#include "../engine/dump.h"
-#include "../engine/mpi_shard.h"
+#include "../dump/dump.h"
+#include "../common/mpi_shard.h"
 #include "cli.h"
 
 static void help(FILE *f) {
@@ -87,7 +87,7 @@ int cmd_classify(int argc, char **argv) {
     if (!db) return cli_usage_error("classify", "--db CATALOG is required");
     if (rules && andrea_rules_load(&o.rules, rules, &err)) return cli_fail(&err);
     /* A dump the user gives may be crafted to crash HDF5 itself: read it once in a sacrificial
-     * child first (engine/dump.h). `andrea analyze` skips this: it classifies its own new file. */
+     * child first (dump/dump.h). `andrea analyze` skips this: it classifies its own new file. */
     if (andrea_dump_check_isolated(argv[optind], &err)) return cli_fail(&err);
     andrea_analysis a;
     if (andrea_classify_dump(argv[optind], &o, &a, &err)) return cli_fail(&err);

@@ -1,6 +1,6 @@
 /* cmd_dump.c — `andrea dump CKPT`: probe suites through the instrumented forward into HDF5.
  * Wiring only: parse options, load the model and tokenizer, build the suites
- * (probes/probe.h), call andrea_dump_write (engine/dump_write.h), print one summary line. */
+ * (probes/probe.h), call andrea_dump_write (dump/dump_write.h), print one summary line. */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -11,10 +11,11 @@
 
 #include "../common/progress.h"
 #include "../engine/checkpoint.h"
-#include "../engine/dump_write.h"
+#include "../dump/dump_write.h"
 #include "../engine/model.h"
-#include "../engine/mpi_shard.h"
-#include "../engine/tokenizer.h"
+#include "../engine/head_mask.h"
+#include "../common/mpi_shard.h"
+#include "../tokenizer/tokenizer.h"
 #include "../probes/probe.h"
 #include "cli.h"
 

@@ -15,7 +15,7 @@
 #include "../engine/forward.h"
 #include "../engine/model.h"
 #include "../engine/sample.h"
-#include "../engine/tokenizer.h"
+#include "../tokenizer/tokenizer.h"
 #include "cli.h"
 
 static void usage(FILE *f) {

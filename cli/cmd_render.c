@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../common/progress.h"
-#include "../engine/dump.h"
+#include "../dump/dump.h"
 #include "../reports/report.h"
 #include "cli.h"
 

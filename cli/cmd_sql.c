@@ -6,6 +6,7 @@
 #include "../analyzer/catalog.h"
 #include "cli.h"
 #include "../engine/checkpoint.h"
+#include "../common/printable.h"
 
 static void help(FILE *f) {
     fprintf(f,

@@ -10,7 +10,7 @@
 
 #include "../engine/checkpoint.h"
 #include "../engine/model.h"
-#include "../engine/tokenizer.h"
+#include "../tokenizer/tokenizer.h"
 #include "cli.h"
 
 static void usage(FILE *f) {

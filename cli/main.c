@@ -5,7 +5,7 @@
 
 #include "../common/atomic_file.h"
 #include "../common/progress.h"
-#include "../engine/mpi_shard.h"
+#include "../common/mpi_shard.h"
 #include "cli.h"
 
 typedef struct {
@@ -33,22 +33,6 @@ static void usage(FILE *f) {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n`andrea COMMAND --help` describes each command. Formats: docs/ in the source tree.\n");
-}
-
-int cli_fail(const ae_error *err) {
-    /* MPI: when another rank's failure stopped this one, that rank prints the line. */
-    if (andrea_mpi_report_error()) fprintf(stderr, "andrea: %s\n", err->msg[0] ? err->msg : "unknown error");
-    return 1;
-}
-
-int cli_usage_error(const char *cmd, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "andrea %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, " (see andrea %s --help)\n", cmd);
-    return 2;
 }
 
 const char *cli_bundled_model_path(void) { return ANDREA_SOURCE_DIR "/models/andrea-bundled.bin"; }

@@ -73,3 +73,25 @@ void ae_tmp_install_signals(void) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 }
+
+int ae_write_file_atomic(const char *path, const void *data, size_t len, ae_error *err) {
+    char tmp[AE_PATH_MAX];
+    if (ae_tmp_begin(path, tmp, sizeof tmp, err)) return -1;
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        ae_tmp_abort(tmp);
+        return ae_fail(err, "%s: cannot create: %s", path, strerror(errno));
+    }
+    size_t wrote = len ? fwrite(data, 1, len, f) : 0;
+    int bad = wrote != len || ferror(f);
+    int e = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
+        ae_tmp_abort(tmp);
+        return ae_fail(err, "%s: write failed: %s", path, strerror(e));
+    }
+    return ae_tmp_commit(tmp, path, err);
+}

@@ -27,4 +27,8 @@ void ae_tmp_install_signals(void);
 /* Set by the signal handler; long loops poll it to stop cleanly. */
 extern volatile int ae_interrupted;
 
+/* Writes len bytes to path under a temporary name, then renames. Not thread-safe (the registry of
+ * temporaries): call from one thread. */
+int ae_write_file_atomic(const char *path, const void *data, size_t len, ae_error *err);
+
 #endif

@@ -51,19 +51,4 @@ int andrea_checkpoint_weights_file(const andrea_model *m, char *out, size_t cap,
 /* sha256 (lowercase hex) of that file. */
 int andrea_checkpoint_sha256(const andrea_model *m, char hex[65], ae_error *err);
 
-/* Copies s into buf for an error message: bytes outside printable ASCII become '?', and long
- * strings are cut with "...", so text from a hostile file can never split the one-line message. */
-const char *andrea_printable(const char *s, char *buf, size_t cap);
-
-/* Number conversions shared by readers and writers. bf16/fp16 -> fp32 are exact; fp32 -> bf16 and
- * fp32 -> fp16 round to nearest even (NaN stays NaN, overflow becomes Inf). */
-static inline float andrea_bf16_to_f32(uint16_t h) {
-    union { uint32_t u; float f; } v;
-    v.u = (uint32_t)h << 16;
-    return v.f;
-}
-float andrea_f16_to_f32(uint16_t h);
-uint16_t andrea_f32_to_bf16(float f);
-uint16_t andrea_f32_to_f16(float f);
-
 #endif

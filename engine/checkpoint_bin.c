@@ -19,7 +19,8 @@
 
 #include "../common/checked_size.h"
 #include "checkpoint.h"
-#include "checkpoint_input.h"
+#include "../common/strict_input.h"
+#include "../common/half.h"
 
 #define BF16_CHUNK (1u << 20) /* bf16 values converted per read: 2 MB of scratch */
 

@@ -5,7 +5,7 @@
  * to the data section. The config (sizes) comes from config.json beside the file.
  * Invariants, in the order they are established:
  *   1. N <= the file and N <= ANDREA_SAFETENSORS_MAX_HEADER before the header is read;
- *   1b. the header is strict JSON (checkpoint_input.h: nothing after it but padding, no key
+ *   1b. the header is strict JSON (strict_input.h: nothing after it but padding, no key
  *      given twice, no NUL), as the safetensors library reads it;
  *   2. every entry's dtype is F32/F16/BF16, its byte size equals prod(shape) * dtype size, its
  *      offsets lie inside the data section, and no two entries overlap;
@@ -31,7 +31,9 @@
 
 #include "../common/checked_size.h"
 #include "checkpoint.h"
-#include "checkpoint_input.h"
+#include "../common/strict_input.h"
+#include "../common/printable.h"
+#include "../common/half.h"
 
 #define SCRATCH_BYTES ((size_t)4 << 20)
 #define MAX_DIMS 8

@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
-#include "checkpoint_input.h"
+#include "../common/strict_input.h"
+#include "../common/printable.h"
 
 /* The file, read whole (bounded by ANDREA_CONFIG_JSON_MAX) and NUL-terminated; NULL on failure.
  * A FIFO or folder is refused before anything is read (a FIFO would block). */

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "../common/error.h"
-#include "../engine/tokenizer.h"
+#include "../tokenizer/tokenizer.h"
 
 typedef struct {
     int query, key;

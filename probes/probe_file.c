@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #include "../common/checked_size.h"
-#include "../engine/checkpoint_input.h"
+#include "../common/strict_input.h"
 #include "probe_internal.h"
 
 typedef struct {
@@ -124,7 +124,7 @@ static void item_clear(probe_item *it) {
 static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok, int vocab_size,
                       int max_seq_len, char suite[64], probe_item *it, char *why, size_t why_cap) {
     memset(it, 0, sizeof *it);
-    /* strict (engine/checkpoint_input.h): a second object after the first ("{..} {..}": an
+    /* strict (common/strict_input.h): a second object after the first ("{..} {..}": an
      * item silently dropped), a key given twice (cJSON would answer the first, a Python writer
      * meant the last) and "\u0000" in a text (cJSON's string would end there) are refused */
     char jwhy[160];

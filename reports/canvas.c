@@ -252,33 +252,11 @@ int canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_
     return 0;
 }
 
-int write_file_atomic(const char *path, const void *data, size_t len, ae_error *err) {
-    char tmp[AE_PATH_MAX];
-    if (ae_tmp_begin(path, tmp, sizeof tmp, err)) return -1;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        ae_tmp_abort(tmp);
-        return ae_fail(err, "%s: cannot create: %s", path, strerror(errno));
-    }
-    size_t wrote = len ? fwrite(data, 1, len, f) : 0;
-    int bad = wrote != len || ferror(f);
-    int e = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    if (bad) {
-        ae_tmp_abort(tmp);
-        return ae_fail(err, "%s: write failed: %s", path, strerror(e));
-    }
-    return ae_tmp_commit(tmp, path, err);
-}
-
 int canvas_write_png(const canvas *c, const char *path, ae_error *err) {
     unsigned char *buf;
     size_t len;
     if (canvas_encode_png(c, &buf, &len, err)) return ae_prefix(err, "%s", path);
-    int rc = write_file_atomic(path, buf, len, err);
+    int rc = ae_write_file_atomic(path, buf, len, err);
     free(buf);
     return rc;
 }

@@ -48,9 +48,6 @@ int text_width(const report_font *f, const char *utf8);
 /* Encodes the canvas as an RGB PNG into a malloc'd buffer (*out, *out_len; caller frees).
  * Thread-safe: touches nothing shared. */
 int canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_error *err);
-/* Writes len bytes to path under a temporary name, then renames. Not thread-safe (atomic_file's
- * registry): call from one thread. */
-int write_file_atomic(const char *path, const void *data, size_t len, ae_error *err);
 /* Writes the canvas as an RGB PNG to path (temporary name, then rename). */
 int canvas_write_png(const canvas *c, const char *path, ae_error *err);
 

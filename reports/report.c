@@ -24,8 +24,8 @@
 
 #include "../common/checked_size.h"
 #include "../common/sqlite_check.h"
-#include "../engine/dump.h"
-#include "../engine/tokenizer.h"
+#include "../dump/dump.h"
+#include "../tokenizer/tokenizer.h"
 #include "../probes/probe.h"
 #include "report_data.h"
 

@@ -7,7 +7,7 @@
  * maps whatever the model's size; every string here is raw (unescaped): the writer escapes all
  * of them.
  * Failure contract: report_write returns -1 with "FILE: problem"; files already complete stay,
- * none is partial (all go through write_file_atomic).
+ * none is partial (all go through ae_write_file_atomic).
  */
 #ifndef ANDREA_REPORT_DATA_H
 #define ANDREA_REPORT_DATA_H

@@ -119,7 +119,7 @@ static int write_encoded(const char *out_dir, const char *rel, encoded *e, ae_er
     char path[AE_PATH_MAX];
     int rc = 0;
     if (e->failed) rc = ae_fail(err, "%s/%s: %s", out_dir, rel, e->err.msg);
-    else if (join_path(path, sizeof path, out_dir, rel, err) || write_file_atomic(path, e->buf, e->len, err)) rc = -1;
+    else if (join_path(path, sizeof path, out_dir, rel, err) || ae_write_file_atomic(path, e->buf, e->len, err)) rc = -1;
     free(e->buf);
     e->buf = NULL;
     return rc;
@@ -360,7 +360,7 @@ static int write_html(const char *out_dir, const char *rel, sbuf *b, ae_error *e
     char path[AE_PATH_MAX];
     if (sbuf_failed(b)) return ae_fail(err, "%s/%s: out of memory building the page", out_dir, rel);
     if (join_path(path, sizeof path, out_dir, rel, err)) return -1;
-    return write_file_atomic(path, b->s, b->len, err);
+    return ae_write_file_atomic(path, b->s, b->len, err);
 }
 
 /* One table cell with a number for sorting (data-v) and its text; NaN sorts last. */

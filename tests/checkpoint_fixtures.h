@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "../engine/model.h"
-#include "../engine/model_random.h"
+#include "support/model_random.h"
 
 static void fx_die(const char *what, const char *path) {
     fprintf(stderr, "fixture: %s: %s\n", what, path);

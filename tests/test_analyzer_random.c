@@ -7,9 +7,9 @@
 
 #include "../analyzer/catalog.h"
 #include "../analyzer/classify.h"
-#include "../engine/dump_write.h"
-#include "../engine/model_random.h"
-#include "../engine/tokenizer.h"
+#include "../dump/dump_write.h"
+#include "support/model_random.h"
+#include "../tokenizer/tokenizer.h"
 #include "check.h"
 
 static const char *path_in_tmp(const char *name) {

@@ -6,6 +6,7 @@
 #include "../engine/checkpoint.h"
 #include "check.h"
 #include "checkpoint_fixtures.h"
+#include "../common/half.h"
 
 static int same_config(const andrea_config *a, const andrea_config *b) {
     return a->max_seq_len == b->max_seq_len && a->vocab_size == b->vocab_size &&

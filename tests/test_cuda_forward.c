@@ -25,7 +25,7 @@
 
 #include "../engine/forward.h"
 #include "../engine/model.h"
-#include "../engine/model_random.h"
+#include "support/model_random.h"
 #include "check.h"
 #ifdef ANDREA_HAVE_CUDA
 #include <cuda_runtime.h>

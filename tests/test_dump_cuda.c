@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../engine/dump.h"
-#include "../engine/dump_write.h"
-#include "../engine/model_random.h"
+#include "../dump/dump.h"
+#include "../dump/dump_write.h"
+#include "support/model_random.h"
 #include "check.h"
 
 static andrea_model model;

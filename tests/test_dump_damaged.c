@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "../common/sha256.h"
-#include "../engine/dump.h"
-#include "../engine/dump_write.h"
-#include "../engine/model_random.h"
+#include "../dump/dump.h"
+#include "../dump/dump_write.h"
+#include "support/model_random.h"
 #include "check.h"
 
 static char good[4096];

@@ -8,9 +8,10 @@
 #include <unistd.h>
 
 #include "../common/atomic_file.h"
-#include "../engine/dump.h"
-#include "../engine/dump_write.h"
-#include "../engine/model_random.h"
+#include "../dump/dump.h"
+#include "../dump/dump_write.h"
+#include "../engine/head_mask.h"
+#include "support/model_random.h"
 #include "check.h"
 
 static andrea_model model;

@@ -1,4 +1,4 @@
-/* test_tokenizer.c — byte-level and GPT-2 BPE tokenizers (engine/tokenizer.h).
+/* test_tokenizer.c — byte-level and GPT-2 BPE tokenizers (tokenizer/tokenizer.h).
  * GPT-2 encodings are compared with tests/data/gpt2/reference_encodings.json, made independently
  * by tools/make_tokenizer_reference.sh (npm gpt-3-encoder, cross-checked with OpenAI's
  * encoder.py). Bad tokenizer files are written by the tests themselves into a temporary folder. */
@@ -11,7 +11,7 @@
 #include <cJSON.h>
 
 #include "check.h"
-#include "engine/tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 #define GPT2_DIR ANDREA_SOURCE_DIR "/tests/data/gpt2"
 #define GPT2_VOCAB 50257

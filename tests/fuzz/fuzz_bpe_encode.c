@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../engine/tokenizer.h"
+#include "../../tokenizer/tokenizer.h"
 #include "fuzz_util.h"
 
 static andrea_tokenizer *tok;

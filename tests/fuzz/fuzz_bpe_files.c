@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../engine/tokenizer.h"
+#include "../../tokenizer/tokenizer.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

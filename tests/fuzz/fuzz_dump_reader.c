@@ -5,7 +5,7 @@
  * shapes, capped so one input cannot ask for gigabytes. */
 #include <stdlib.h>
 
-#include "../../engine/dump.h"
+#include "../../dump/dump.h"
 #include "fuzz_util.h"
 
 #define MAX_FLOATS (1u << 22) /* 16 MB per read buffer */

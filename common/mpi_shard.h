@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "error.h"
 
 /* Starts MPI when launched by an MPI launcher (build with ANDREA_MPI only) and binds the GPU.
  * Call once, first thing in main, before anything touches CUDA or OpenMP. */

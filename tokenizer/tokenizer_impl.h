@@ -1,5 +1,5 @@
 /* tokenizer_impl.h — what tokenizer.c (dispatch), tokenizer_byte.c and tokenizer_bpe.c share.
- * Private to engine/tokenizer*.c; everything else uses tokenizer.h.
+ * Private to tokenizer/tokenizer*.c; everything else uses tokenizer.h.
  * Invariant: kind says which member is live; bos is -1 or a valid id < vocab_size. */
 #ifndef ANDREA_TOKENIZER_IMPL_H
 #define ANDREA_TOKENIZER_IMPL_H

@@ -9,9 +9,10 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "checkpoint.h"
+#include "../engine/checkpoint.h"
 #include "dump.h"
 #include "dump_write_impl.h"
+#include "../common/half.h"
 
 /* The IEEE binary16 file type: HDF5 1.10 has no predefined half type, so derive one from the
  * 32-bit IEEE type (sign bit 15, exponent bits 10-14 with bias 15, mantissa bits 0-9); h5py and

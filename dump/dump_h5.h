@@ -1,4 +1,4 @@
-/* dump_h5.h — HDF5 helpers shared by the dump writer and reader (internal to engine/dump_*.c).
+/* dump_h5.h — HDF5 helpers shared by the dump writer and reader (internal to dump/dump_*.c).
  *
  * One check macro for every HDF5 call (STYLE.md): H5_TRY(call) evaluates a call returning hid_t
  * or herr_t, and on a negative result fills err with "PATH: HDF5 CALL failed: <HDF5's own

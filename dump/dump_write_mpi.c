@@ -1,7 +1,7 @@
 /* dump_write_mpi.c — parallel-HDF5 property lists for the dump writer (dump_write_mpi.h). */
 #include "dump_write_mpi.h"
 
-#include "mpi_shard.h"
+#include "../common/mpi_shard.h"
 
 #if defined(ANDREA_HAVE_MPI) && !defined(H5_HAVE_PARALLEL)
 #error "ANDREA_MPI needs parallel HDF5 (libhdf5-openmpi-dev): this hdf5.h is the serial one"

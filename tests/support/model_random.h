@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "model.h"
+#include "../../engine/model.h"
 
 /* Allocates m for cfg and fills it GPT-2 style: weights and embeddings ~ N(0, 0.02) (residual
  * output projections attprojw and fcprojw scaled by 1/sqrt(2L), as GPT-2 does), LayerNorm weights

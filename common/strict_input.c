@@ -1,6 +1,6 @@
-/* checkpoint_input.c — regular-file open and strict JSON parsing for outside files (see
- * checkpoint_input.h for why each check exists). */
-#include "checkpoint_input.h"
+/* strict_input.c — regular-file open and strict JSON parsing for outside files (see
+ * strict_input.h for why each check exists). */
+#include "strict_input.h"
 
 #include <errno.h>
 #include <fcntl.h>

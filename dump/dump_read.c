@@ -21,9 +21,10 @@
 
 #include "../common/checked_size.h"
 #include "../common/sha256.h"
-#include "checkpoint.h"
+#include "../engine/checkpoint.h"
 #include "dump.h"
 #include "dump_h5.h"
+#include "../common/half.h"
 
 enum { DS_TOKENS, DS_LENGTHS, DS_TARGETS, DS_ENTITIES, DS_ATTENTION, DS_NORM, DS_DLA, DS_OUT, DS_COUNT };
 static const char *const ds_names[DS_COUNT] = {"tokens",    "lengths",       "targets",  "entities",

@@ -1,4 +1,4 @@
-/* dump_write_mpi.h — the parallel-HDF5 pieces of the dump writer (engine/dump_write.c).
+/* dump_write_mpi.h — the parallel-HDF5 pieces of the dump writer (dump/dump_write.c).
  *
  * Job: under `mpirun -np N` (mpi_shard.h: andrea_mpi_parallel()), every rank opens the one output
  * file through the MPI-IO driver and writes its shard of sequences with collective transfers;

@@ -48,7 +48,7 @@ long long andrea_shard_part_max(long long n, long long off, long long len, int s
 #include <sched.h>
 #include <unistd.h>
 
-#include "../common/progress.h"
+#include "progress.h"
 
 static int g_on;            /* MPI_Init was called by us */
 static int g_rank, g_size = 1, g_local_rank, g_local_size = 1;

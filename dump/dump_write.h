@@ -1,4 +1,4 @@
-/* dump_write.h — writes the HDF5 dump (layout: engine/dump.h, docs/dump-format.md).
+/* dump_write.h — writes the HDF5 dump (layout: dump/dump.h, docs/dump-format.md).
  *
  * Job: run the instrumented forward over probe suites in batches and stream each batch into the
  * HDF5 datasets with hyperslab writes. Used by `andrea dump` and `andrea analyze`.
@@ -16,8 +16,8 @@
 
 #include "../common/error.h"
 #include "../probes/probe.h"
-#include "forward.h"
-#include "model.h"
+#include "../engine/forward.h"
+#include "../engine/model.h"
 
 typedef enum { ANDREA_CONTRIB_NONE = 0, ANDREA_CONTRIB_NORM = 1, ANDREA_CONTRIB_FULL = 2 } andrea_contrib;
 
@@ -60,7 +60,5 @@ void andrea_dump_options_init(andrea_dump_options *o);
 int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_suites,
                       const andrea_dump_options *o, ae_error *err);
 
-/* Parses "L.H,L.H,..." into mask [n_layer * n_head] (nonzero = chosen). */
-int andrea_parse_heads(const char *spec, const andrea_config *c, unsigned char *mask, ae_error *err);
 
 #endif

@@ -1,4 +1,4 @@
-/* checkpoint_input.h — two checks every reader of an outside file shares (checkpoints,
+/* strict_input.h — two checks every reader of an outside file shares (checkpoints,
  * config.json, tokenizer files, probe lines).
  *
  * Job: (1) open a file that must be a regular file without ever blocking on it (a FIFO named
@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../common/error.h"
+#include "error.h"
 
 /* Opens path read-only (O_NONBLOCK, so a FIFO cannot block) and returns the descriptor with
  * O_NONBLOCK cleared, or -1 with "PATH: cannot open: ..." / "PATH: not a regular file (a

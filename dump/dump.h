@@ -1,5 +1,5 @@
 /* dump.h — the HDF5 dump: checked reader (analyzer and reports side); the writer is
- * engine/dump_write.h.
+ * dump/dump_write.h.
  *
  * Layout (SPEC.md section 5, documented in docs/dump-format.md):
  *   / attributes: andrea_version, checkpoint_path, checkpoint_sha256 ("" for an in-memory model),
@@ -36,7 +36,7 @@
 
 #include "../common/error.h"
 #include "../probes/probe.h"
-#include "model.h"
+#include "../engine/model.h"
 
 /* ---------- seal ---------- */
 #define ANDREA_DUMP_USERBLOCK 512

@@ -9,8 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../common/atomic_file.h"
-#include "checkpoint.h"
+#include "../../common/atomic_file.h"
+#include "../../engine/checkpoint.h"
+#include "../../common/half.h"
 
 /* ---- deterministic normal RNG: splitmix64 -> 53-bit uniforms -> Box-Muller ---- */
 

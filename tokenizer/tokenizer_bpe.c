@@ -33,7 +33,7 @@
 #include <pcre2.h>
 
 #include "../common/checked_size.h"
-#include "checkpoint_input.h"
+#include "../common/strict_input.h"
 #include "tokenizer_impl.h"
 
 /* vocab.json of GPT-2 is 1 MB; a file 64 times larger is not a tokenizer we can use. */
@@ -293,7 +293,7 @@ static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], i
     size_t len;
     char *text = slurp(path, VOCAB_JSON_MAX, &len, err);
     if (!text) return -1;
-    /* strict (checkpoint_input.h): data after the object or a \u0000 in a token is refused;
+    /* strict (strict_input.h): data after the object or a \u0000 in a token is refused;
      * keys given twice are left to the check below, which names both ids */
     char why0[160];
     size_t off;

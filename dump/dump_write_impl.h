@@ -1,4 +1,4 @@
-/* dump_write_impl.h — what the dump writer's files share (internal to engine/dump_write*.c).
+/* dump_write_impl.h — what the dump writer's files share (internal to dump/dump_write*.c).
  *
  * dump_write.c runs the whole dump (sizes, engine, file, root attributes, seal); dump_write_suite.c
  * writes one suite (its group, datasets and batches: CPU/MPI path and the CUDA streaming path);
@@ -14,8 +14,8 @@
 
 #include "../common/progress.h"
 #include "dump_write.h"
-#include "forward.h"
-#include "mpi_shard.h"
+#include "../engine/forward.h"
+#include "../common/mpi_shard.h"
 #ifdef ANDREA_HAVE_CUDA
 #include "../kernels/cuda_engine.h"
 #endif
