@@ -6,30 +6,14 @@
 #include <string.h>
 
 #include "../common/checked_size.h"
+#include "../common/rng.h"
 
-/* splitmix64: a tiny, well-mixed generator; the control keys must be reproducible bit for bit
- * across runs and machines, so no libc rand(). */
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform integer in [0, n) without modulo bias. */
-static int uniform_below(uint64_t *s, int n) {
-    uint64_t lim = UINT64_MAX - UINT64_MAX % (uint64_t)n;
-    uint64_t r;
-    do r = splitmix64(s);
-    while (r >= lim);
-    return (int)(r % (uint64_t)n);
-}
 
 /* Robert Floyd's sampling: k distinct values from [0, n), each k-subset equally likely. */
 static void draw_distinct(uint64_t *s, int n, int k, int *out) {
     int m = 0;
     for (int j = n - k; j < n; j++) {
-        int t = uniform_below(s, j + 1), seen = 0;
+        int t = (int)ae_rng_below(s, (uint64_t)j + 1), seen = 0;
         for (int i = 0; i < m; i++)
             if (out[i] == t) seen = 1;
         out[m++] = seen ? j : t;
@@ -85,7 +69,7 @@ int score_plan_build(const probe_item *it, int seq, const char *suite, score_seq
         score_query *sq = &p->queries[i];
         p->baseline_sum += (double)sq->n_keys / (double)(sq->query + 1);
         uint64_t s = ANDREA_CONTROL_SEED ^ ((uint64_t)(uint32_t)seq << 32) ^ (uint64_t)(uint32_t)sq->query;
-        splitmix64(&s);
+        ae_splitmix64(&s);
         draw_distinct(&s, sq->query + 1, sq->n_keys, p->control_keys + sq->key_off);
         /* Bracket evidence: the target k of q is "not the most recent opener" when another
          * matched pair (q2, k2) sits strictly inside it and closed before q: k < k2 < q2 < q. */

@@ -8,6 +8,7 @@
 
 #include "../common/checked_size.h"
 #include "probe_internal.h"
+#include "../common/rng.h"
 
 const char *const probe_builtin_names[] = {"prev_token", "induction", "duplicate", "bracket",
                                            "entity",     "bos",       NULL};
@@ -33,20 +34,9 @@ void probe_rng_seed(probe_rng *r, uint64_t seed, const char *stream) {
     r->s = seed ^ h;
 }
 
-uint64_t probe_rng_next(probe_rng *r) {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+uint64_t probe_rng_next(probe_rng *r) { return ae_splitmix64(&r->s); }
 
-uint32_t probe_rng_below(probe_rng *r, uint32_t n) {
-    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-    uint64_t x;
-    do x = probe_rng_next(r);
-    while (x >= limit);
-    return (uint32_t)(x % n);
-}
+uint32_t probe_rng_below(probe_rng *r, uint32_t n) { return (uint32_t)ae_rng_below(&r->s, n); }
 
 /* ---------------- pbuf ---------------- */
 
