@@ -9,6 +9,8 @@
 #    effects tell the matching head apart;
 #  - today's closer -> opener rule (`bracket_close`) does not see 1.2 (score near its baseline)
 #    and does not label it; on this fixture it labels no head at all.
+# The bundled model adds the case the dyck fixture lacks (see the end of this script): there the
+# two rules label different heads, and the stored causal effects tell them apart.
 # What the fixture does NOT show, stated so nobody reads more into the test: 1.2 is not the head
 # whose ablation hurts closer prediction most over the whole model. Layer-0 heads 0.0 and 0.2
 # raise the closer loss more when ablated (about 2.3 nats against 1.4 for 1.2; every later head
@@ -59,4 +61,34 @@ check(not any(v["label"] for v in bc.values()), "bracket_close labels no head on
 check(abs(m["delta"] - bc[(1, 2)]["delta"]) > 1e-6, "bracket and bracket_close measure different loss positions")
 sys.exit(1 if bad else 0)
 PY
+# The bundled model (models/andrea-bundled.md): its card labels `bracket` 2.3 and `bracket_close`
+# 2.1, two different heads. On the built-in suites the stored causal effects tell them apart: 2.3's
+# ablation raises the loss of predicting closers far above the mean head's (causal 1), 2.1's does
+# not (causal 0), and 2.1 is still the best closer -> opener head there.
+if [[ -f $ANDREA_SRC/models/andrea-bundled.bin ]]; then
+  "$A" analyze "$ANDREA_SRC/models/andrea-bundled.bin" --probes bracket,bracket_close --out bundled \
+    --device cpu --quiet >b.txt 2>b.err || { cat b.txt b.err; bad bundled "analyze failed"; finish; }
+  cat b.txt
+  /usr/bin/python3 - bundled/catalog.db "$ANDREA_SRC/models/andrea-bundled.card.json" <<'PY' || fails=$((fails + 1))
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+card = json.load(open(sys.argv[2]))
+h = {(c, l, hd): (s, d, m, ca, lab) for c, l, hd, s, d, m, ca, lab in db.execute(
+    "SELECT class, layer, head, score, ablation_delta, ablation_mean, causal, label FROM head_catalog")}
+bad = 0
+def check(cond, what):
+    global bad
+    print(("ok   " if cond else "FAIL ") + what)
+    bad += not cond
+cb = [(x["layer"], x["head"]) for x in card["classes"]["bracket"]]
+cc = [(x["layer"], x["head"]) for x in card["classes"]["bracket_close"]]
+check(cb == [(2, 3)] and cc == [(2, 1)], "the card: bracket %s, bracket_close %s" % (cb, cc))
+b23, b21 = h[("bracket", 2, 3)], h[("bracket", 2, 1)]
+check(b23[4] == 1 and b23[3] == 1, "bracket labels 2.3 on the built-in suite, causal 1 (%.3f vs mean %.3f)" % (b23[1], b23[2]))
+check(b21[3] == 0 and b21[1] < 0.1 * b23[1], "2.1's ablation does not raise the closer loss: %.3f, causal 0" % b21[1])
+best = max((k for k in h if k[0] == "bracket_close"), key=lambda k: h[k][0])
+check(best == ("bracket_close", 2, 1), "2.1 is the best bracket_close head on the built-in suite (%.3f)" % h[best][0])
+sys.exit(1 if bad else 0)
+PY
+fi
 finish
