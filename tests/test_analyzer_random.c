@@ -84,6 +84,18 @@ static void test_random_model_gets_no_label_on_builtin_suites(void) {
         CHECK(isfinite(a.suites[s].ablation_mean));
     }
     CHECK(labels == 0);
+    /* duplicate and induction share their items but not their loss positions (docs/scores.md):
+     * their causal-check deltas must differ (they were equal, head for head, when both measured
+     * at the target queries). */
+    int ind = -1, dup = -1, differ = 0;
+    for (int s = 0; s < a.n_suites; s++) {
+        if (!strcmp(a.suites[s].name, "induction")) ind = s;
+        if (!strcmp(a.suites[s].name, "duplicate")) dup = s;
+    }
+    CHECK(ind >= 0 && dup >= 0);
+    for (int h = 0; ind >= 0 && dup >= 0 && h < 32; h++)
+        differ += a.suites[ind].heads[h].ablation_delta != a.suites[dup].heads[h].ablation_delta;
+    CHECK_MSG(differ > 16, "%d of 32 heads have a duplicate delta other than their induction delta", differ);
     /* ... and the catalog holds the run with no label. */
     const char *db = path_in_tmp("random.db");
     CHECK_MSG(catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
