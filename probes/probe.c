@@ -320,17 +320,20 @@ int probe_bracket_inside_targets(const char *text, size_t len, const ptext *tt, 
         int c = pairs[i].close == BRACKET_OPEN ? -1 : ptext_token_at(tt, pairs[i].close);
         kc[i] = c < 0 ? INT_MAX : c;
     }
-    int rc = 0;
+    /* One sweep over the tokens with a stack of the pairs holding q: pairs come in opener order
+     * and nest (one stack over the text), so the pair on top is the innermost and a pair below
+     * closes no earlier than the one above it. O(tokens + pairs): a long hostile text costs no
+     * more than its length. ko/kc's memory is reused: stack entries are pair indices. */
+    int *stack = malloc(sizeof(int) * (size_t)(np > 0 ? np : 1)), depth = 0, j = 0, rc = 0;
+    if (!stack) rc = ae_fail(err, "out of memory matching brackets");
     for (int q = tt->first; q < tt->n && !rc; q++) {
-        /* Pairs are nested (one stack): the innermost pair holding q is the one with the latest
-         * opener among those holding q. */
-        int best = -1;
-        for (int i = np - 1; i >= 0 && best < 0; i--)
-            if (ko[i] >= 0 && ko[i] < q && q < kc[i]) best = i;
+        for (; j < np && ko[j] >= 0 && ko[j] < q; j++) stack[depth++] = j;
+        while (depth > 0 && kc[stack[depth - 1]] <= q) depth--;
         /* Inside a bracket nothing closes: no target (never a wrong pair). */
-        if (best < 0 || pairs[best].close == BRACKET_OPEN) continue;
-        rc = probe_targets_push(out, n, &cap, q, ko[best], err);
+        if (depth == 0 || pairs[stack[depth - 1]].close == BRACKET_OPEN) continue;
+        rc = probe_targets_push(out, n, &cap, q, ko[stack[depth - 1]], err);
     }
+    free(stack);
     free(ko);
     free(kc);
     free(pairs);

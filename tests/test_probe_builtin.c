@@ -366,6 +366,26 @@ static void test_bracket_targets_are_the_innermost_unclosed_opener_on_byte_token
     andrea_tokenizer_free(tok);
 }
 
+/* 100,000 nested pairs (200,000 byte tokens): the rule is one sweep, not tokens x pairs (which
+ * took minutes here); every position but the first opener and the last closer has a target, the
+ * opener just before it (inside) or its own pair's outer opener (closers). */
+static void test_bracket_rule_on_a_long_deeply_nested_text_is_linear(void) {
+    andrea_tokenizer *tok = byte_tok(256);
+    enum { N = 100000 };
+    probe_item it = {0};
+    it.n_tokens = 2 * N;
+    it.tokens = malloc(sizeof(int) * 2 * N);
+    for (int i = 0; i < N; i++) it.tokens[i] = '(', it.tokens[2 * N - 1 - i] = ')';
+    ae_error err;
+    CHECK(probe_default_targets("bracket", &it, tok, &err) == 0);
+    CHECK_MSG(it.n_targets == 2 * N - 2, "%d targets", it.n_targets);
+    CHECK(it.n_targets > 0 && it.targets[0].query == 1 && it.targets[0].key == 0);
+    CHECK(it.n_targets > N && it.targets[N - 1].query == N && it.targets[N - 1].key == N - 2);
+    free(it.tokens);
+    free(it.targets);
+    andrea_tokenizer_free(tok);
+}
+
 static void test_bracket_and_bracket_close_share_their_sequences(void) {
     andrea_tokenizer *tok = byte_tok(257);
     probe_suite a, b;
@@ -495,6 +515,7 @@ int main(void) {
     RUN(test_bracket_close_targets_are_matching_openers_on_gpt2_tokens);
     RUN(test_bracket_targets_are_the_innermost_unclosed_opener_on_byte_tokens);
     RUN(test_bracket_and_bracket_close_share_their_sequences);
+    RUN(test_bracket_rule_on_a_long_deeply_nested_text_is_linear);
     RUN(test_entity_targets_are_the_most_recent_mention_on_byte_tokens);
     RUN(test_entity_targets_are_the_most_recent_mention_on_gpt2_tokens);
     RUN(test_unknown_suite_name_is_refused);
