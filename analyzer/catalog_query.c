@@ -152,7 +152,7 @@ int catalog_heads(const char *path, const catalog_heads_filter *f, const catalog
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,
                                  "SELECT model, step, layer, head, class, score, baseline, control,"
-                                 " ablation_delta, ablation_mean, dla_mean, label, checkpoint_sha256"
+                                 " ablation_delta, ablation_mean, causal, dla_mean, label, checkpoint_sha256"
                                  " FROM head_catalog WHERE latest"
                                  " AND (?1 IS NULL OR class = ?1)"
                                  " AND (?2 IS NULL OR layer = ?2)"

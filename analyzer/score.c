@@ -7,6 +7,7 @@
 
 #include "../common/checked_size.h"
 #include "../common/rng.h"
+#include "../probes/classes.h"
 
 
 /* Robert Floyd's sampling: k distinct values from [0, n), each k-subset equally likely. */
@@ -18,6 +19,21 @@ static void draw_distinct(uint64_t *s, int n, int k, int *out) {
             if (out[i] == t) seen = 1;
         out[m++] = seen ? j : t;
     }
+}
+
+/* The class's hard queries (probes/classes.c), for its extra statistic. */
+static int mark_hard(const probe_item *it, int seq, const char *suite, score_seq_plan *p, ae_error *err) {
+    const probe_class *c = probe_class_find(suite);
+    if (!c || !c->hard || p->n_queries == 0) return 0;
+    unsigned char *hard = calloc((size_t)it->n_tokens, 1);
+    if (!hard) {
+        score_plan_free(p);
+        return ae_fail(err, "%s: item %d: out of memory", suite, seq);
+    }
+    c->hard(it, hard);
+    for (int i = 0; i < p->n_queries; i++) p->queries[i].hard = hard[p->queries[i].query];
+    free(hard);
+    return 0;
 }
 
 void score_plan_free(score_seq_plan *p) {
@@ -71,19 +87,8 @@ int score_plan_build(const probe_item *it, int seq, const char *suite, score_seq
         uint64_t s = ANDREA_CONTROL_SEED ^ ((uint64_t)(uint32_t)seq << 32) ^ (uint64_t)(uint32_t)sq->query;
         ae_splitmix64(&s);
         draw_distinct(&s, sq->query + 1, sq->n_keys, p->control_keys + sq->key_off);
-        /* Bracket evidence: the target k of q is "not the most recent opener" when another
-         * matched pair (q2, k2) sits strictly inside it and closed before q: k < k2 < q2 < q. */
-        if (sq->n_keys == 1) {
-            int k = p->keys[sq->key_off];
-            for (int j = 0; j < p->n_queries && !sq->hard; j++) {
-                const score_query *o = &p->queries[j];
-                if (o->n_keys != 1) continue;
-                int k2 = p->keys[o->key_off];
-                if (k < k2 && k2 < o->query && o->query < sq->query) sq->hard = 1;
-            }
-        }
     }
-    return 0;
+    return mark_hard(it, seq, suite, p, err);
 }
 
 void score_acc_add(score_acc *a, const score_seq_plan *p, const float *map, int T) {

@@ -13,7 +13,9 @@ static void help(FILE *f) {
             "                    [--format table|csv|json] [--timeout S]\n\n"
             "Lists the heads of the latest run of each model in the catalog; by default only the heads\n"
             "labelled with a class. --model matches the model name, its path or a sha256 prefix.\n"
-            "--all lists every head and class (with label 0 or 1). --timeout S stops the query after\n"
+            "--all lists every head and class (with label 0 or 1). causal: 1 when ablating the head raises\n"
+            "its class's loss more than the mean head's, 0 when not (attention-only evidence), empty when\n"
+            "not measured (docs/scores.md). --timeout S stops the query after\n"
             "S seconds (default %g; 0: no limit).\n",
             CATALOG_TIMEOUT_DEFAULT_S);
 }

@@ -115,17 +115,17 @@ static void run_key(const char *name, char *out, size_t cap) {
 }
 
 typedef struct {
-    int model, sha, step, layer, head, cls, score, baseline, ablation, label, latest, control;
+    int model, sha, step, layer, head, cls, score, baseline, ablation, label, latest, control, causal;
 } view_cols;
 
 static int find_cols(sqlite3_stmt *st, view_cols *c, const char *db_path, ae_error *err) {
     int *slots[] = {&c->model, &c->sha, &c->step, &c->layer, &c->head, &c->cls, &c->score, &c->baseline,
-                    &c->ablation, &c->label, &c->latest, &c->control};
+                    &c->ablation, &c->label, &c->latest, &c->control, &c->causal};
     static const char *const names[] = {"model", "checkpoint_sha256", "step", "layer", "head", "class", "score",
-                                        "baseline", "ablation_delta", "label", "latest", "control"};
-    for (int i = 0; i < 12; i++) *slots[i] = -1;
+                                        "baseline", "ablation_delta", "label", "latest", "control", "causal"};
+    for (int i = 0; i < 13; i++) *slots[i] = -1;
     for (int j = 0; j < sqlite3_column_count(st); j++)
-        for (int i = 0; i < 12; i++)
+        for (int i = 0; i < 13; i++)
             if (!strcmp(sqlite3_column_name(st, j), names[i])) *slots[i] = j;
     for (int i = 0; i < 10; i++) /* the first ten are required (SPEC.md section 6) */
         if (*slots[i] < 0) return ae_fail(err, "%s: view head_catalog has no column '%s'", db_path, names[i]);
@@ -173,6 +173,7 @@ static report_score *alloc_scores(const report_data *d, size_t n_sets) {
     for (size_t i = 0; i < n; i++) {
         s[i].score = s[i].baseline = s[i].control = s[i].ablation = NAN;
         s[i].label = 0;
+        s[i].causal = -1;
     }
     return s;
 }
@@ -201,6 +202,8 @@ static int fill_scores(report_data *d, sqlite3 *db, const char *db_path, const c
         s->ablation = col_num(st, vc->ablation);
         s->control = col_num(st, vc->control);
         s->label = sqlite3_column_int64(st, vc->label) != 0;
+        if (vc->causal >= 0 && sqlite3_column_type(st, vc->causal) != SQLITE_NULL)
+            s->causal = sqlite3_column_int64(st, vc->causal) != 0;
         const char *m = (const char *)sqlite3_column_text(st, vc->model);
         if (model_name && m) snprintf(model_name, name_cap, "%s", m);
     }
