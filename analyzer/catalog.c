@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "catalog_circuits.h"
 #include "catalog_sql.h"
 #include "../engine/checkpoint.h"
 #include "../common/printable.h"
@@ -308,6 +309,7 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
     if (begin_immediate(db, path, err)) goto fail;
     in_tx = 1;
     SQL_CHECK(path, db, sqlite3_exec(db, SCHEMA, NULL, NULL, NULL), SQLITE_OK);
+    if (catalog_circuits_schema(db, path, err)) goto fail; /* circuit tables (catalog_circuits.c) */
     {
         /* A catalog from a newer andrea may have a different schema: refuse rather than corrupt. */
         SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
