@@ -14,7 +14,7 @@
  *   D_d = X_d^T rg(Y_d) X_d          (one per destination head and kind).
  * Cost for ANDREA-120M: the direct products Or_s X_d^T for all pairs cost ~180 GFLOP; the Gram
  * form costs one rank-hd syrk per matrix (~20 GFLOP) and one C(C+1)/2-long dot per pair (~17 GFLOP,
- * in double: it cancels, ||M||^2 is ~hd/C of |S||D|).
+ * float products summed in double per 4096-long chunk: the sum cancels, ||M||^2 is ~hd/C of |S||D|).
  */
 #include "circuits.h"
 
@@ -28,7 +28,8 @@
 
 const char *const circuit_kind_names[CIRCUIT_N_KINDS] = {"Q", "K", "V"};
 
-/* LAPACK (OpenBLAS exports it): symmetric and general eigenvalues, column-major. */
+/* LAPACK (OpenBLAS exports it): Cholesky, symmetric and general eigenvalues, column-major. */
+extern void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
 extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
                    double *work, const int *lwork, int *info);
 extern void dgeev_(const char *jobvl, const char *jobvr, const int *n, double *a, const int *lda, double *wr,
@@ -39,13 +40,21 @@ extern void dgeev_(const char *jobvl, const char *jobvr, const int *n, double *a
 
 /* out [hd, hd] = X X^T for X [hd, C] float, in double. */
 static void row_gram(const float *X, int hd, int C, double *out) {
+    double *x = malloc(sizeof(double) * (size_t)hd * C);
+    if (!x) { /* scalar fallback, same sums */
+        for (int i = 0; i < hd; i++)
+            for (int j = i; j < hd; j++) {
+                double s = 0;
+                for (int c = 0; c < C; c++) s += (double)X[(size_t)i * C + c] * X[(size_t)j * C + c];
+                out[i * hd + j] = out[j * hd + i] = s;
+            }
+        return;
+    }
+    for (size_t i = 0; i < (size_t)hd * C; i++) x[i] = X[i];
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, hd, C, 1.0, x, C, 0.0, out, hd);
     for (int i = 0; i < hd; i++)
-        for (int j = i; j < hd; j++) {
-            double s = 0;
-            const float *a = X + (size_t)i * C, *b = X + (size_t)j * C;
-            for (int c = 0; c < C; c++) s += (double)a[c] * b[c];
-            out[i * hd + j] = out[j * hd + i] = s;
-        }
+        for (int j = 0; j < i; j++) out[i * hd + j] = out[j * hd + i];
+    free(x);
 }
 
 /* tr(A B) for symmetric A, B [n, n] = sum of A ⊙ B. */
@@ -55,12 +64,20 @@ static double trace_prod(const double *A, const double *B, int n) {
     return s;
 }
 
-/* R [hd, hd] float with R^T R = P (P symmetric PSD): R = diag(sqrt(max(lambda, 0))) V^T from
- * P = V diag(lambda) V^T. Works for singular P (a head with zero weights). */
+/* R [hd, hd] float with R^T R = P (P symmetric PSD): the Cholesky factor, or where P is singular
+ * (a head with zero weights) R = diag(sqrt(max(lambda, 0))) V^T from P = V diag(lambda) V^T. */
 static int sqrt_factor(const double *P, int hd, float *R, double *work, int lwork, ae_error *err) {
     double *a = work, *w = work + (size_t)hd * hd, *ws = w + hd;
     memcpy(a, P, sizeof(double) * (size_t)hd * hd);
     int n = hd, info = 0, lw = lwork - hd * hd - hd;
+    /* Cholesky P = U^T U (column-major upper U: U(i,j) = a[j*n + i], i <= j) when P is definite */
+    dpotrf_("U", &n, a, &n, &info);
+    if (info == 0) {
+        for (int i = 0; i < hd; i++)
+            for (int j = 0; j < hd; j++) R[i * hd + j] = j >= i ? (float)a[(size_t)j * hd + i] : 0.0f;
+        return 0;
+    }
+    memcpy(a, P, sizeof(double) * (size_t)hd * hd); /* semi-definite (e.g. zero weights): eigen-decompose */
     dsyev_("V", "U", &n, a, &n, w, ws, &lw, &info);
     if (info != 0) return ae_fail(err, "LAPACK dsyev failed (info %d)", info);
     for (int k = 0; k < hd; k++) {
@@ -74,7 +91,7 @@ static int sqrt_factor(const double *P, int hd, float *R, double *work, int lwor
  * entries times sqrt(2), so that a plain dot product of two packings is the Frobenius inner
  * product of the symmetric matrices. tmp: hd*C + C*C floats. */
 static int sandwich_packed(const float *X, const double *P, int hd, int C, float *tmp, double *work, int lwork,
-                           double *packed, ae_error *err) {
+                           float *packed, ae_error *err) {
     float *R = tmp, *RX = tmp + (size_t)hd * hd, *G = RX + (size_t)hd * C;
     if (sqrt_factor(P, hd, R, work, lwork, err)) return -1;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, hd, C, hd, 1.0f, R, hd, X, C, 0.0f, RX, C);
@@ -82,7 +99,7 @@ static int sandwich_packed(const float *X, const double *P, int hd, int C, float
     size_t k = 0;
     for (int i = 0; i < C; i++) {
         packed[k++] = G[(size_t)i * C + i];
-        for (int j = i + 1; j < C; j++) packed[k++] = M_SQRT2 * G[(size_t)i * C + j];
+        for (int j = i + 1; j < C; j++) packed[k++] = (float)M_SQRT2 * G[(size_t)i * C + j];
     }
     return 0;
 }
@@ -187,20 +204,34 @@ static void head_norms(const andrea_model *m, int l, const float *qkv, const flo
     }
 }
 
+/* dots [M, N] (double) = S [M, NP] D [N, NP]^T (float): float products over chunks of CHUNK
+ * columns, summed in double, so a rounding error never grows with the C(C+1)/2 length. */
+enum { CHUNK = 4096 };
+static void dot_rows(const float *S, const float *D, int M, int N, size_t NP, float *part, double *dots) {
+    memset(dots, 0, sizeof(double) * (size_t)M * N);
+    for (size_t off = 0; off < NP; off += CHUNK) {
+        const int len = (int)(NP - off < CHUNK ? NP - off : CHUNK);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, len, 1.0f, S + off, (int)NP, D + off, (int)NP, 0.0f,
+                    part, N);
+        for (size_t i = 0; i < (size_t)M * N; i++) dots[i] += part[i];
+    }
+}
+
 static int composition(const andrea_model *m, andrea_circuits *out, float *qkv, float *o, ae_error *err) {
     const int L = m->cfg.n_layer, H = m->cfg.n_head, C = m->cfg.d_model, hd = m->cfg.head_dim, NH = L * H;
     const size_t NP = (size_t)C * (C + 1) / 2;
     const int lwork = hd * hd + hd + 64 * hd;
     int ret = -1;
     size_t ns = (size_t)(L > 1 ? L - 1 : 0) * H;
-    double *S = malloc(sizeof(double) * (ns ? ns : 1) * NP);           /* [(L-1)H, NP] sources */
-    double *D = malloc(sizeof(double) * (size_t)3 * H * NP);           /* [3H, NP] one dst layer */
+    float *S = malloc(sizeof(float) * (ns ? ns : 1) * NP);             /* [(L-1)H, NP] sources */
+    float *D = malloc(sizeof(float) * (size_t)3 * H * NP);             /* [3H, NP] one dst layer */
     double *dots = malloc(sizeof(double) * (ns ? ns : 1) * 3 * H);     /* [l2 H, 3H] */
+    float *part = malloc(sizeof(float) * (ns ? ns : 1) * 3 * H);
     float *tmp = malloc(sizeof(float) * ((size_t)hd * hd + (size_t)hd * C + (size_t)C * C));
     double *work = malloc(sizeof(double) * (size_t)lwork), *rg = malloc(sizeof(double) * 2 * hd * hd);
     double *nov = malloc(sizeof(double) * NH), *nqk = malloc(sizeof(double) * NH);
-    if (!S || !D || !dots || !tmp || !work || !rg || !nov || !nqk) {
-        ae_fail(err, "circuits: out of memory (%zu MiB of Gram matrices)", (ns + 3 * (size_t)H) * NP * 8 >> 20);
+    if (!S || !D || !dots || !part || !tmp || !work || !rg || !nov || !nqk) {
+        ae_fail(err, "circuits: out of memory (%zu MiB of Gram matrices)", (ns + 3 * (size_t)H) * NP * 4 >> 20);
         goto out;
     }
     for (int l = 0; l < L; l++) {
@@ -227,8 +258,7 @@ static int composition(const andrea_model *m, andrea_circuits *out, float *qkv, 
                 if (sandwich_packed(X, rg, hd, C, tmp, work, lwork, D + (size_t)(k * H + h) * NP, err)) goto out;
             }
         /* dots[s, k*H + h] = <S_s, D_(k,h)> for every source head s in layers < l2 */
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, l2 * H, 3 * H, (int)NP, 1.0, S, (int)NP, D, (int)NP, 0.0,
-                    dots, 3 * H);
+        dot_rows(S, D, l2 * H, 3 * H, NP, part, dots);
         for (int s = 0; s < l2 * H; s++)
             for (int k = 0; k < CIRCUIT_N_KINDS; k++)
                 for (int h = 0; h < H; h++) {
@@ -243,6 +273,7 @@ out:
     free(S);
     free(D);
     free(dots);
+    free(part);
     free(tmp);
     free(work);
     free(rg);
