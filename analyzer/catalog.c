@@ -145,7 +145,8 @@ static void crash_hook(const char *where) {
  * other SQLite file given to --db by mistake is refused before anything in it changes: the
  * schema, the WAL switch and the mark would otherwise land in someone else's database. */
 static int check_catalog_is_ours(sqlite3 *db, const char *path, ae_error *err) {
-    static const char *const ours[] = {"models", "runs", "suites", "head_scores", "labels", "head_catalog", NULL};
+    static const char *const ours[] = {"models", "runs", "suites", "head_scores", "labels", "head_catalog",
+                                       CATALOG_CIRCUITS_NAMES, NULL};
     sqlite3_stmt *st = NULL;
     int ret = -1;
     SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &st, NULL), SQLITE_OK);

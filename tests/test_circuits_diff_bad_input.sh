@@ -3,7 +3,8 @@
 # bad input with ONE line on stderr and a non-zero exit: 2 for usage errors and for a selector
 # that matches nothing (which lists the checkpoints that exist), 1 for unreadable files and for
 # checkpoints of different shapes. Also: circuits --weights / --top / --format work, and
-# circuits --db writes into a fresh catalog and refuses a database that is not andrea's.
+# circuits --db writes into a fresh catalog, replaces a checkpoint's scores when run again, and
+# refuses a database that is not andrea's.
 set -euo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
 need_python_modules numpy
@@ -53,6 +54,9 @@ expect 1 "not an andrea catalog" circuits "$c" --db "$tmp/other.db"
 # a catalog: two steps of one series, and a checkpoint of another shape
 db=$tmp/c.db
 "$A" circuits "$c" --db "$db" >/dev/null && ok "circuits --db creates a catalog" || bad "circuits --db" "failed"
+"$A" circuits "$c" --db "$db" >/dev/null
+n=$(/usr/bin/python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute("SELECT count(*) FROM circuit_runs").fetchone()[0], c.execute("SELECT count(*) FROM head_composition").fetchone()[0], c.execute("SELECT count(*) FROM head_weights").fetchone()[0])' "$db")
+[[ $n == "1 48 8" ]] && ok "circuits --db again replaces the checkpoint's scores (1 run, 48 + 8 rows)" || bad "replace" "$n"
 for m in small-step00100 small-step00200 wide; do
   "$A" analyze "$tmp/$m.bin" --out "$tmp/a-$m" --probes prev_token,induction --ablate-items 2 --device cpu --quiet >/dev/null
 done
