@@ -80,4 +80,14 @@ expect 1 "different shapes" diff --db "$db" --from small --to wide
 [[ $(wc -l <"$tmp/d.csv") == 9 ]] && ok "--class induction: 8 heads" || bad "--class" "$(cat "$tmp/d.csv")"
 "$A" diff --db "$db" --from small@100 --to small@100 --changed --format csv >"$tmp/same.csv"
 [[ $(wc -l <"$tmp/same.csv") == 1 ]] && ok "--changed on one checkpoint: header only" || bad "--changed" "$(cat "$tmp/same.csv")"
+# a stdout that cannot take the result (/dev/full): exit 1 and one line, never exit 0
+if [[ -c /dev/full && -w /dev/full ]]; then
+  for args in "circuits $c" "circuits $c --weights --format json" "diff --db $db --from small@100 --to small@200"; do
+    rc=0
+    # shellcheck disable=SC2086
+    "$A" $args >/dev/full 2>"$tmp/err" || rc=$?
+    [[ $rc == 1 && $(wc -l <"$tmp/err") == 1 ]] && grep -Eq "^andrea: .*write (failed|error)" "$tmp/err" &&
+      ok "andrea $args > /dev/full: exit 1" || bad "$args > /dev/full" "exit $rc: $(cat "$tmp/err")"
+  done
+fi
 finish
