@@ -88,15 +88,17 @@ static int resolve(const char *path, const char *option, const char *sel, const 
         }
     }
     *pick = -1;
-    for (int i = 0; i < n; i++) {
-        char series[256];
-        catalog_series_of(cps[i].name, series, sizeof series);
-        if (strcmp(cps[i].name, name) && strcmp(series, name)) continue;
-        if (at && cps[i].step != step) continue;
-        if (*pick < 0 || cps[i].step > cps[*pick].step ||
-            (cps[i].step == cps[*pick].step && cps[i].run > cps[*pick].run))
-            *pick = i;
-    }
+    /* pass 0: model names; pass 1 (only when no model has that name): series */
+    for (int pass = 0; pass < 2 && *pick < 0; pass++)
+        for (int i = 0; i < n; i++) {
+            char series[256];
+            catalog_series_of(cps[i].name, series, sizeof series);
+            if (strcmp(pass ? series : cps[i].name, name)) continue;
+            if (at && cps[i].step != step) continue;
+            if (*pick < 0 || cps[i].step > cps[*pick].step ||
+                (cps[i].step == cps[*pick].step && cps[i].run > cps[*pick].run))
+                *pick = i;
+        }
     if (*pick >= 0) return 0;
     /* exit 2 with the names that exist (as many as fit in one line) */
     char list[600] = "";

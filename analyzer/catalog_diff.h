@@ -6,9 +6,9 @@
  * Invariants:
  *   - the catalog is opened read-only and never created; selectors are bound, never pasted;
  *   - a selector names a model (models.name) or a series (the name without its trailing step
- *     part, catalog_series_of); with @STEP only checkpoints of that step match; of several
- *     matches the highest step wins, then the most recent run; each checkpoint is read from its
- *     latest run;
+ *     part, catalog_series_of); model names are tried first, series only when no model has the
+ *     name; with @STEP only checkpoints of that step match; of several matches the highest step
+ *     wins, then the most recent run; each checkpoint is read from its latest run;
  *   - rows come sorted by |delta| descending (rows without a delta last), then layer, head, class.
  * Failure contract: -1 with "DB: problem" (exit 1: unreadable catalog, different shapes), or
  * CATALOG_DIFF_USAGE with a message (exit 2: a selector matching nothing, which lists the names

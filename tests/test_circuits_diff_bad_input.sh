@@ -10,6 +10,7 @@ source "$ANDREA_SRC/tests/lib.sh"
 need_python_modules numpy
 write_tiny_bin "$tmp/small-step00100.bin" 3
 write_tiny_bin "$tmp/small-step00200.bin" 4
+write_tiny_bin "$tmp/small.bin" 6   # a model named like the series "small"
 /usr/bin/python3 "$ANDREA_SRC/tests/tiny_ckpt.py" "$tmp/wide.bin" --seed 5 --maxT 48 --H 4 --C 64 --scale 0.3 --ln-ones
 
 # expect CODE REGEX CMD...: exit code CODE, exactly one stderr line matching REGEX
@@ -57,25 +58,28 @@ db=$tmp/c.db
 "$A" circuits "$c" --db "$db" >/dev/null
 n=$(/usr/bin/python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute("SELECT count(*) FROM circuit_runs").fetchone()[0], c.execute("SELECT count(*) FROM head_composition").fetchone()[0], c.execute("SELECT count(*) FROM head_weights").fetchone()[0])' "$db")
 [[ $n == "1 48 8" ]] && ok "circuits --db again replaces the checkpoint's scores (1 run, 48 + 8 rows)" || bad "replace" "$n"
-for m in small-step00100 small-step00200 wide; do
+for m in small-step00100 small-step00200 small wide; do
   "$A" analyze "$tmp/$m.bin" --out "$tmp/a-$m" --probes prev_token,induction --ablate-items 2 --device cpu --quiet >/dev/null
 done
 # one catalog holding all three: classify each dump into $db
-for m in small-step00100 small-step00200 wide; do
+for m in small-step00100 small-step00200 small wide; do
   "$A" classify "$tmp/a-$m/$m.h5" --db "$db" --ablate-items 2 --device cpu --quiet >/dev/null
 done
-expect 2 "--db CATALOG is required" diff --from small --to small
+expect 2 "--db CATALOG is required" diff --from small --to small-step00100
 expect 2 "--from and --to" diff --db "$db" --from small
 expect 2 "empty" diff --db "$db" --from "" --to small
 expect 2 "format" diff --db "$db" --from small --to small --format xml
 expect 2 "unexpected argument" diff --db "$db" --from small --to small extra
 expect 1 "no such catalog" diff --db "$tmp/none.db" --from small --to small
-expect 2 "--from 'nosuch' matches no checkpoint; the catalog holds: small-step00100@100, small-step00200@200, wide" \
+expect 2 "--from 'nosuch' matches no checkpoint; the catalog holds: small, small-step00100@100, small-step00200@200, wide" \
   diff --db "$db" --from nosuch --to small
 expect 2 "--to 'small@300' matches no checkpoint" diff --db "$db" --from small --to small@300
 expect 2 "STEP after '@' must be a whole number" diff --db "$db" --from small@x --to small
 expect 2 "--class 'nosuch'" diff --db "$db" --from small@100 --to small@200 --class nosuch
 expect 1 "different shapes" diff --db "$db" --from small --to wide
+# "small" is a model name and a series: the model wins (a series would be its step 200)
+"$A" diff --db "$db" --from small --to small-step00200 --format csv | tail -n +2 | awk -F, '$6 != 0' >"$tmp/n.csv"
+[[ -s $tmp/n.csv ]] && ok "a model name wins over a series of that name" || bad "name precedence" "small resolved to small-step00200"
 "$A" diff --db "$db" --from small@100 --to small@200 --class induction --format csv >"$tmp/d.csv"
 [[ $(wc -l <"$tmp/d.csv") == 9 ]] && ok "--class induction: 8 heads" || bad "--class" "$(cat "$tmp/d.csv")"
 "$A" diff --db "$db" --from small@100 --to small@100 --changed --format csv >"$tmp/same.csv"
