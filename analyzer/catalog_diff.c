@@ -36,6 +36,16 @@ static int list_checkpoints(sqlite3 *db, const char *path, checkpoint_row **out,
     *n = 0;
     *out = malloc(sizeof **out * (size_t)cap);
     if (!*out) return ae_fail(err, "%s: out of memory", path);
+    /* a catalog holding only circuit scores (andrea circuits --db) has no analysed checkpoint */
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('models', 'runs')",
+                                 -1, &st, NULL),
+              SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+    const int tables = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (tables < 2) return 0;
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,
                                  "SELECT m.name, m.step, max(r.id), m.n_layer, m.n_head, m.d_model"

@@ -55,6 +55,8 @@ expect 1 "not an andrea catalog" circuits "$c" --db "$tmp/other.db"
 # a catalog: two steps of one series, and a checkpoint of another shape
 db=$tmp/c.db
 "$A" circuits "$c" --db "$db" >/dev/null && ok "circuits --db creates a catalog" || bad "circuits --db" "failed"
+expect 2 "--from 'small' matches no checkpoint; the catalog holds: \(no analysed checkpoint\)" \
+  diff --db "$db" --from small --to small
 "$A" circuits "$c" --db "$db" >/dev/null
 n=$(/usr/bin/python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute("SELECT count(*) FROM circuit_runs").fetchone()[0], c.execute("SELECT count(*) FROM head_composition").fetchone()[0], c.execute("SELECT count(*) FROM head_weights").fetchone()[0])' "$db")
 [[ $n == "1 48 8" ]] && ok "circuits --db again replaces the checkpoint's scores (1 run, 48 + 8 rows)" || bad "replace" "$n"
