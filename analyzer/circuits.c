@@ -217,56 +217,76 @@ static void dot_rows(const float *S, const float *D, int M, int N, size_t NP, fl
     }
 }
 
-static int composition(const andrea_model *m, andrea_circuits *out, float *qkv, float *o, ae_error *err) {
-    const int L = m->cfg.n_layer, H = m->cfg.n_head, C = m->cfg.d_model, hd = m->cfg.head_dim, NH = L * H;
+/* The destination Grams of layer l2 into D [3H, NP]: D_(k,h) = X^T rg(Y) X, (X, Y) = (Qr, Kr) for Q,
+ * (Kr, Qr) for K, (Vr, Or) for V. */
+static int dst_grams(const andrea_model *m, int l2, float *qkv, float *o, float *D, float *tmp, double *work, int lwork,
+                     double *rg, ae_error *err) {
+    const int H = m->cfg.n_head, C = m->cfg.d_model, hd = m->cfg.head_dim;
     const size_t NP = (size_t)C * (C + 1) / 2;
+    layer_factors(m, l2, qkv, o);
+    for (int h = 0; h < H; h++)
+        for (int k = 0; k < CIRCUIT_N_KINDS; k++) {
+            const float *qr = qkv + (size_t)h * hd * C, *kr = qkv + ((size_t)C + (size_t)h * hd) * C;
+            const float *vr = qkv + ((size_t)2 * C + (size_t)h * hd) * C, *orow = o + (size_t)h * hd * C;
+            const float *X = k == CIRCUIT_Q ? qr : k == CIRCUIT_K ? kr : vr;
+            const float *Y = k == CIRCUIT_Q ? kr : k == CIRCUIT_K ? qr : orow;
+            row_gram(Y, hd, C, rg);
+            if (sandwich_packed(X, rg, hd, C, tmp, work, lwork, D + (size_t)(k * H + h) * NP, err)) return -1;
+        }
+    return 0;
+}
+
+/* Source Grams S_s = Or^T rg(Vr) Or are kept for a block of source layers at a time, as many as
+ * fit in budget bytes (at least one); each block re-forms the destination Grams it needs, so a
+ * model too large for one block costs more time, never more memory. */
+static int composition(const andrea_model *m, andrea_circuits *out, float *qkv, float *o, size_t budget,
+                       ae_error *err) {
+    const int L = m->cfg.n_layer, H = m->cfg.n_head, C = m->cfg.d_model, hd = m->cfg.head_dim, NH = L * H;
+    const size_t NP = (size_t)C * (C + 1) / 2, layer_bytes = sizeof(float) * (size_t)H * NP;
     const int lwork = hd * hd + hd + 64 * hd;
-    int ret = -1;
-    size_t ns = (size_t)(L > 1 ? L - 1 : 0) * H;
-    float *S = malloc(sizeof(float) * (ns ? ns : 1) * NP);             /* [(L-1)H, NP] sources */
+    int ret = -1, block = (int)(budget / layer_bytes);
+    if (block < 1) block = 1;
+    if (block > L - 1) block = L > 1 ? L - 1 : 1;
+    float *S = malloc(layer_bytes * (size_t)block);                    /* [block H, NP] sources */
     float *D = malloc(sizeof(float) * (size_t)3 * H * NP);             /* [3H, NP] one dst layer */
-    double *dots = malloc(sizeof(double) * (ns ? ns : 1) * 3 * H);     /* [l2 H, 3H] */
-    float *part = malloc(sizeof(float) * (ns ? ns : 1) * 3 * H);
+    double *dots = malloc(sizeof(double) * (size_t)block * H * 3 * H); /* [block H, 3H] */
+    float *part = malloc(sizeof(float) * (size_t)block * H * 3 * H);
     float *tmp = malloc(sizeof(float) * ((size_t)hd * hd + (size_t)hd * C + (size_t)C * C));
     double *work = malloc(sizeof(double) * (size_t)lwork), *rg = malloc(sizeof(double) * 2 * hd * hd);
     double *nov = malloc(sizeof(double) * NH), *nqk = malloc(sizeof(double) * NH);
     if (!S || !D || !dots || !part || !tmp || !work || !rg || !nov || !nqk) {
-        ae_fail(err, "circuits: out of memory (%zu MiB of Gram matrices)", (ns + 3 * (size_t)H) * NP * 4 >> 20);
+        ae_fail(err, "circuits: out of memory (%zu MiB of Gram matrices)", (layer_bytes * block + 3 * layer_bytes) >> 20);
         goto out;
     }
     for (int l = 0; l < L; l++) {
         layer_factors(m, l, qkv, o);
         head_norms(m, l, qkv, o, rg, nov, nqk);
-        if (l < L - 1)
-            for (int h = 0; h < H; h++) { /* S_s = Or^T rg(Vr) Or */
+    }
+    for (int b0 = 0; b0 < L - 1; b0 += block) {
+        const int b1 = b0 + block < L - 1 ? b0 + block : L - 1; /* source layers b0..b1-1 */
+        for (int l = b0; l < b1; l++) {
+            layer_factors(m, l, qkv, o);
+            for (int h = 0; h < H; h++) {
                 row_gram(qkv + ((size_t)2 * C + (size_t)h * hd) * C, hd, C, rg);
-                if (sandwich_packed(o + (size_t)h * hd * C, rg, hd, C, tmp, work, lwork, S + (size_t)(l * H + h) * NP,
-                                    err))
+                if (sandwich_packed(o + (size_t)h * hd * C, rg, hd, C, tmp, work, lwork,
+                                    S + (size_t)((l - b0) * H + h) * NP, err))
                     goto out;
             }
-    }
-    for (int l2 = 1; l2 < L; l2++) {
-        layer_factors(m, l2, qkv, o);
-        for (int h = 0; h < H; h++)
-            for (int k = 0; k < CIRCUIT_N_KINDS; k++) {
-                /* (X, Y): Q -> (Qr, Kr), K -> (Kr, Qr), V -> (Vr, Or) */
-                const float *qr = qkv + (size_t)h * hd * C, *kr = qkv + ((size_t)C + (size_t)h * hd) * C;
-                const float *vr = qkv + ((size_t)2 * C + (size_t)h * hd) * C, *orow = o + (size_t)h * hd * C;
-                const float *X = k == CIRCUIT_Q ? qr : k == CIRCUIT_K ? kr : vr;
-                const float *Y = k == CIRCUIT_Q ? kr : k == CIRCUIT_K ? qr : orow;
-                row_gram(Y, hd, C, rg);
-                if (sandwich_packed(X, rg, hd, C, tmp, work, lwork, D + (size_t)(k * H + h) * NP, err)) goto out;
-            }
-        /* dots[s, k*H + h] = <S_s, D_(k,h)> for every source head s in layers < l2 */
-        dot_rows(S, D, l2 * H, 3 * H, NP, part, dots);
-        for (int s = 0; s < l2 * H; s++)
-            for (int k = 0; k < CIRCUIT_N_KINDS; k++)
-                for (int h = 0; h < H; h++) {
-                    const int d = l2 * H + h;
-                    const double den = nov[s] * (k == CIRCUIT_V ? nov[d] : nqk[d]);
-                    const double v = dots[(size_t)s * 3 * H + k * H + h];
-                    out->comp[((size_t)k * NH + s) * NH + d] = den > 0 ? sqrt(v > 0 ? v : 0) / den : NAN;
-                }
+        }
+        for (int l2 = b0 + 1; l2 < L; l2++) {
+            if (dst_grams(m, l2, qkv, o, D, tmp, work, lwork, rg, err)) goto out;
+            /* dots[s, k*H + h] = <S_s, D_(k,h)> for the block's source heads in layers < l2 */
+            const int n_src = ((l2 < b1 ? l2 : b1) - b0) * H;
+            dot_rows(S, D, n_src, 3 * H, NP, part, dots);
+            for (int i = 0; i < n_src; i++)
+                for (int k = 0; k < CIRCUIT_N_KINDS; k++)
+                    for (int h = 0; h < H; h++) {
+                        const int s = b0 * H + i, d = l2 * H + h;
+                        const double den = nov[s] * (k == CIRCUIT_V ? nov[d] : nqk[d]);
+                        const double v = dots[(size_t)i * 3 * H + k * H + h];
+                        out->comp[((size_t)k * NH + s) * NH + d] = den > 0 ? sqrt(v > 0 ? v : 0) / den : NAN;
+                    }
+        }
     }
     ret = 0;
 out:
@@ -393,6 +413,10 @@ void andrea_circuits_free(andrea_circuits *c) {
 }
 
 int andrea_circuits_compute(const andrea_model *m, andrea_circuits *out, ae_error *err) {
+    return andrea_circuits_compute_budget(m, CIRCUITS_GRAM_BUDGET, out, err);
+}
+
+int andrea_circuits_compute_budget(const andrea_model *m, size_t budget, andrea_circuits *out, ae_error *err) {
     memset(out, 0, sizeof *out);
     const andrea_config *cfg = &m->cfg;
     const int NH = cfg->n_layer * cfg->n_head, C = cfg->d_model;
@@ -416,7 +440,7 @@ int andrea_circuits_compute(const andrea_model *m, andrea_circuits *out, ae_erro
     }
     for (size_t i = 0; i < ncomp; i++) out->comp[i] = NAN;
     if (andrea_circuits_baseline(C, cfg->head_dim, out->baseline_samples, out->baseline_seed, &out->baseline, err) ||
-        composition(m, out, qkv, o, err) || copying(m, out, qkv, o, err) || prev_pos(m, out, qkv, o, err)) {
+        composition(m, out, qkv, o, budget, err) || copying(m, out, qkv, o, err) || prev_pos(m, out, qkv, o, err)) {
         ae_prefix(err, "%s", m->path);
         goto out;
     }

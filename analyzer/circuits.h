@@ -19,6 +19,7 @@
 #ifndef ANDREA_CIRCUITS_H
 #define ANDREA_CIRCUITS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../common/error.h"
@@ -45,6 +46,11 @@ typedef struct {
 } andrea_circuits;
 
 int andrea_circuits_compute(const andrea_model *m, andrea_circuits *out, ae_error *err);
+/* The same with the memory for source Gram matrices held to budget bytes (4 H C(C+1)/2 bytes a
+ * layer; at least one layer): a smaller budget recomputes destination Grams, same scores.
+ * andrea_circuits_compute uses CIRCUITS_GRAM_BUDGET (ANDREA-120M needs 156 MiB, fits whole). */
+#define CIRCUITS_GRAM_BUDGET ((size_t)1 << 30)
+int andrea_circuits_compute_budget(const andrea_model *m, size_t budget, andrea_circuits *out, ae_error *err);
 void andrea_circuits_free(andrea_circuits *c);
 
 /* The composition score of one pair and kind (NaN when not stored). */
