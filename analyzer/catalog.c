@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "catalog_circuits.h"
 #include "catalog_sql.h"
 #include "../engine/checkpoint.h"
 #include "../common/printable.h"
@@ -152,7 +153,8 @@ static void crash_hook(const char *where) {
  * other SQLite file given to --db by mistake is refused before anything in it changes: the
  * schema, the WAL switch and the mark would otherwise land in someone else's database. */
 static int check_catalog_is_ours(sqlite3 *db, const char *path, ae_error *err) {
-    static const char *const ours[] = {"models", "runs", "suites", "head_scores", "labels", "head_catalog", NULL};
+    static const char *const ours[] = {"models", "runs", "suites", "head_scores", "labels", "head_catalog",
+                                       CATALOG_CIRCUITS_NAMES, NULL};
     sqlite3_stmt *st = NULL;
     int ret = -1;
     SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &st, NULL), SQLITE_OK);
@@ -319,6 +321,7 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
      * andrea gets the view's newer columns (causal) on its next run. */
     SQL_CHECK(path, db, sqlite3_exec(db, "DROP VIEW IF EXISTS head_catalog", NULL, NULL, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_exec(db, SCHEMA, NULL, NULL, NULL), SQLITE_OK);
+    if (catalog_circuits_schema(db, path, err)) goto fail; /* circuit tables (catalog_circuits.c) */
     {
         /* A catalog from a newer andrea may have a different schema: refuse rather than corrupt. */
         SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "../analyzer/catalog.h"
+#include "../analyzer/catalog_circuits.h"
 #include "../analyzer/classify.h"
 #include "../analyzer/summary.h"
 #include "../common/progress.h"
@@ -138,7 +139,9 @@ static int analyze_one(const char *ckpt, const char *dir, const char *report_dir
     else snprintf(rdir, sizeof rdir, "%s/%s", dir, name);
     andrea_render_options ropt = {0};
     ropt.quiet = ae_progress_quiet;
-    if (andrea_mpi_agree(catalog_write(db_path, &a, NULL, err) || andrea_render(dump_path, db_path, rdir, &ropt, err),
+    if (andrea_mpi_agree(catalog_write(db_path, &a, NULL, err) ||
+                             catalog_circuits_compute_and_write(db_path, &m, ckpt, hex, err) || /* andrea circuits */
+                             andrea_render(dump_path, db_path, rdir, &ropt, err),
                          err))
         goto out;
     printf("%s (%s)\n", ckpt, dump_path);

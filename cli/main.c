@@ -24,6 +24,8 @@ static const command commands[] = {
     {"analyze", cmd_analyze, "dump + classify + render (default: the bundled model)"},
     {"heads", cmd_heads, "query the head catalog"},
     {"sql", cmd_sql, "read-only SQL over the head catalog"},
+    {"circuits", cmd_circuits, "composition, copying and positional scores from the weights"},
+    {"diff", cmd_diff, "what changed between two checkpoints of a catalog"},
 };
 
 static void usage(FILE *f) {

@@ -21,6 +21,7 @@
 
 #include "../common/atomic_file.h"
 #include "../common/checked_size.h"
+#include "../analyzer/catalog_circuits.h"
 #include "../common/progress.h"
 #include "canvas.h"
 #include "plots.h"
@@ -571,6 +572,9 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
         sbuf_printf(&b, "<td>%s</td></tr>\n", sc && sc->label ? "yes" : "");
     }
     sbuf_puts(&b, "</table>\n");
+    char *circuits = circuits_head_html(d->db_path, d->sha256, l, h); /* top sources/destinations */
+    if (circuits) sbuf_puts(&b, circuits);
+    free(circuits);
     for (int s = 0; s < d->n_suites; s++) {
         const report_suite *su = &d->suites[s];
         sbuf_puts(&b, "<h2>");

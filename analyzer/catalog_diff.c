@@ -1,0 +1,235 @@
+/* catalog_diff.c — two checkpoints of the catalog side by side (see catalog_diff.h). */
+#include "catalog_diff.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "catalog_sql.h"
+
+void catalog_series_of(const char *name, char *out, size_t cap) {
+    snprintf(out, cap, "%s", name);
+    size_t n = strlen(out), d = n;
+    while (d > 0 && isdigit((unsigned char)out[d - 1])) d--;
+    if (d == n) return;
+    size_t p = d;
+    if (p > 0 && (out[p - 1] == '-' || out[p - 1] == '_')) p--;
+    if (p < 4 || strncasecmp(out + p - 4, "step", 4)) return;
+    p -= 4;
+    if (p > 0 && (out[p - 1] == '-' || out[p - 1] == '_' || out[p - 1] == '.')) p--;
+    if (p > 0) out[p] = 0; /* "step300" alone stays its own series */
+}
+
+typedef struct {
+    char name[256];
+    long long step; /* -1: unknown */
+    long long run;  /* latest run id */
+    int n_layer, n_head, d_model;
+} checkpoint_row;
+
+/* Every analysed checkpoint with its latest run. */
+static int list_checkpoints(sqlite3 *db, const char *path, checkpoint_row **out, int *n, ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    int cap = 16, rc;
+    *n = 0;
+    *out = malloc(sizeof **out * (size_t)cap);
+    if (!*out) return ae_fail(err, "%s: out of memory", path);
+    /* a catalog holding only circuit scores (andrea circuits --db) has no analysed checkpoint */
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('models', 'runs')",
+                                 -1, &st, NULL),
+              SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+    const int tables = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (tables < 2) return 0;
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db,
+                                 "SELECT m.name, m.step, max(r.id), m.n_layer, m.n_head, m.d_model"
+                                 " FROM models m JOIN runs r ON r.model_id = m.id GROUP BY m.id ORDER BY m.name, m.step",
+                                 -1, &st, NULL),
+              SQLITE_OK);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            checkpoint_row *p = realloc(*out, sizeof *p * (size_t)cap * 2);
+            if (!p) {
+                ae_fail(err, "%s: out of memory", path);
+                goto fail;
+            }
+            *out = p;
+            cap *= 2;
+        }
+        checkpoint_row *c = &(*out)[(*n)++];
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        snprintf(c->name, sizeof c->name, "%s", name ? name : "");
+        c->step = -1;
+        if (sqlite3_column_type(st, 1) != SQLITE_NULL) c->step = sqlite3_column_int64(st, 1);
+        else if (!catalog_step_from_name(c->name, &c->step)) c->step = -1;
+        c->run = sqlite3_column_int64(st, 2);
+        c->n_layer = sqlite3_column_int(st, 3);
+        c->n_head = sqlite3_column_int(st, 4);
+        c->d_model = sqlite3_column_int(st, 5);
+    }
+    SQL_CHECK(path, db, rc, SQLITE_DONE);
+    sqlite3_finalize(st);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    free(*out);
+    *out = NULL;
+    return -1;
+}
+
+/* Resolves "NAME[@STEP]" (option names the flag for messages) to an index into cps. */
+static int resolve(const char *path, const char *option, const char *sel, const checkpoint_row *cps, int n, int *pick,
+                   ae_error *err) {
+    char name[256];
+    long long step = -1;
+    const char *at = strrchr(sel, '@');
+    snprintf(name, sizeof name, "%.*s", at ? (int)(at - sel) : (int)strlen(sel), sel);
+    if (at) {
+        char *end;
+        if (!isdigit((unsigned char)at[1]) || (step = strtoll(at + 1, &end, 10), *end) || step < 0) {
+            ae_fail(err, "%s: %s '%s': STEP after '@' must be a whole number", path, option, sel);
+            return CATALOG_DIFF_USAGE;
+        }
+    }
+    *pick = -1;
+    /* pass 0: model names; pass 1 (only when no model has that name): series */
+    for (int pass = 0; pass < 2 && *pick < 0; pass++)
+        for (int i = 0; i < n; i++) {
+            char series[256];
+            catalog_series_of(cps[i].name, series, sizeof series);
+            if (strcmp(pass ? series : cps[i].name, name)) continue;
+            if (at && cps[i].step != step) continue;
+            if (*pick < 0 || cps[i].step > cps[*pick].step ||
+                (cps[i].step == cps[*pick].step && cps[i].run > cps[*pick].run))
+                *pick = i;
+        }
+    if (*pick >= 0) return 0;
+    /* exit 2 with the names that exist (as many as fit in one line) */
+    char list[600] = "";
+    size_t used = 0;
+    for (int i = 0; i < n && used < sizeof list - 40; i++) {
+        int k = cps[i].step >= 0 ? snprintf(list + used, sizeof list - used, "%s%s@%lld", i ? ", " : "", cps[i].name,
+                                            cps[i].step)
+                                 : snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", cps[i].name);
+        used += k > 0 ? (size_t)k : 0;
+        if (used >= sizeof list - 40 && i + 1 < n) snprintf(list + used, sizeof list - used, ", ... (%d in all)", n);
+    }
+    ae_fail(err, "%s: %s '%s' matches no checkpoint; the catalog holds: %s", path, option, sel,
+            n ? list : "(no analysed checkpoint)");
+    return CATALOG_DIFF_USAGE;
+}
+
+static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, catalog_rows *out, ae_error *err) {
+    memset(out, 0, sizeof *out);
+    const int nc = sqlite3_column_count(st);
+    size_t cap = 64;
+    out->col_names = calloc((size_t)nc, sizeof(char *));
+    out->cells = calloc(cap * nc, sizeof(char *));
+    out->numeric = calloc(cap * nc, 1);
+    if (!out->col_names || !out->cells || !out->numeric) return ae_fail(err, "%s: out of memory", path);
+    out->n_cols = nc;
+    for (int i = 0; i < nc; i++)
+        if (!(out->col_names[i] = strdup(sqlite3_column_name(st, i)))) return ae_fail(err, "%s: out of memory", path);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((size_t)out->n_rows == cap) {
+            char **c = realloc(out->cells, cap * 2 * nc * sizeof(char *));
+            if (c) out->cells = c;
+            unsigned char *u = c ? realloc(out->numeric, cap * 2 * nc) : NULL;
+            if (!u) return ae_fail(err, "%s: out of memory", path);
+            out->numeric = u;
+            cap *= 2;
+        }
+        const size_t base = (size_t)out->n_rows++ * nc;
+        for (int i = 0; i < nc; i++) out->cells[base + i] = NULL;
+        for (int i = 0; i < nc; i++) {
+            const int t = sqlite3_column_type(st, i);
+            char buf[64];
+            out->numeric[base + i] = t == SQLITE_INTEGER || t == SQLITE_FLOAT;
+            if (t == SQLITE_NULL) continue;
+            if (t == SQLITE_FLOAT) snprintf(buf, sizeof buf, "%.6g", sqlite3_column_double(st, i));
+            const char *s = t == SQLITE_FLOAT ? buf : (const char *)sqlite3_column_text(st, i);
+            if (!(out->cells[base + i] = strdup(s ? s : ""))) return ae_fail(err, "%s: out of memory", path);
+        }
+    }
+    if (rc != SQLITE_DONE) return ae_fail(err, "%s: query failed: %s", path, sqlite3_errmsg(db));
+    return 0;
+}
+
+static const char *const DIFF_SQL =
+    "WITH f AS (SELECT s.layer, s.head, s.class, s.score, (l.run_id IS NOT NULL) AS label FROM head_scores s\n"
+    "           LEFT JOIN labels l USING(run_id, layer, head, class) WHERE s.run_id = ?1),\n"
+    "     t AS (SELECT s.layer, s.head, s.class, s.score, (l.run_id IS NOT NULL) AS label FROM head_scores s\n"
+    "           LEFT JOIN labels l USING(run_id, layer, head, class) WHERE s.run_id = ?2),\n"
+    "     k AS (SELECT layer, head, class FROM f UNION SELECT layer, head, class FROM t)\n"
+    "SELECT k.layer AS layer, k.head AS head, k.class AS class, f.score AS from_score, t.score AS to_score,\n"
+    "       t.score - f.score AS delta, f.label AS from_label, t.label AS to_label,\n"
+    "       CASE WHEN f.label = 0 AND t.label = 1 THEN 'gained' WHEN f.label = 1 AND t.label = 0 THEN 'lost'\n"
+    "            ELSE '' END AS change\n"
+    "FROM k LEFT JOIN f USING(layer, head, class) LEFT JOIN t USING(layer, head, class)\n"
+    "WHERE (?3 IS NULL OR k.class = ?3) AND (NOT ?4 OR f.label IS NOT t.label)\n"
+    "ORDER BY abs(t.score - f.score) IS NULL, abs(t.score - f.score) DESC, k.layer, k.head, k.class";
+
+int catalog_diff(const char *path, const catalog_diff_options *o, catalog_rows *out, ae_error *err) {
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    checkpoint_row *cps = NULL;
+    int n = 0, from, to, ret = -1, rc;
+    struct stat sb;
+    memset(out, 0, sizeof *out);
+    if (stat(path, &sb) != 0) return ae_fail(err, "%s: no such catalog", path);
+    if (!S_ISREG(sb.st_mode)) return ae_fail(err, "%s: not a regular file", path);
+    SQL_CHECK(path, db, sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA query_only=ON", NULL, NULL, NULL), SQLITE_OK);
+    if (list_checkpoints(db, path, &cps, &n, err)) goto fail;
+    if ((rc = resolve(path, "--from", o->from, cps, n, &from, err)) || (rc = resolve(path, "--to", o->to, cps, n, &to, err))) {
+        ret = rc;
+        goto fail;
+    }
+    const checkpoint_row *a = &cps[from], *b = &cps[to];
+    if (a->n_layer != b->n_layer || a->n_head != b->n_head || a->d_model != b->d_model) {
+        ae_fail(err, "%s: %s (%d layers x %d heads, d_model %d) and %s (%d x %d, d_model %d) have different shapes; "
+                     "a diff compares the heads of one architecture",
+                path, a->name, a->n_layer, a->n_head, a->d_model, b->name, b->n_layer, b->n_head, b->d_model);
+        goto fail;
+    }
+    if (o->class_name) { /* a class neither checkpoint scored is a mistake, not an empty answer */
+        SQL_CHECK(path, db,
+                  sqlite3_prepare_v2(db, "SELECT count(*) FROM head_scores WHERE run_id IN (?1, ?2) AND class = ?3", -1,
+                                     &st, NULL),
+                  SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, a->run), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_int64(st, 2, b->run), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_text(st, 3, o->class_name, -1, SQLITE_STATIC), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+        const int have = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        st = NULL;
+        if (!have) {
+            ae_fail(err, "%s: --class '%s': neither %s nor %s has scores of that class", path, o->class_name, a->name,
+                    b->name);
+            ret = CATALOG_DIFF_USAGE;
+            goto fail;
+        }
+    }
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, DIFF_SQL, -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, a->run), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int64(st, 2, b->run), SQLITE_OK);
+    if (o->class_name) SQL_CHECK(path, db, sqlite3_bind_text(st, 3, o->class_name, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int(st, 4, o->changed_only ? 1 : 0), SQLITE_OK);
+    if (collect(db, path, st, out, err)) goto fail;
+    ret = 0;
+fail:
+    if (ret) catalog_rows_free(out);
+    free(cps);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return ret;
+}

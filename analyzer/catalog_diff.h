@@ -1,0 +1,40 @@
+/* catalog_diff.h — what changed between two checkpoints of the catalog (`andrea diff`; docs/catalog.md,
+ * section "Comparing two checkpoints").
+ *
+ * Job: resolve two selectors NAME[@STEP] to analysed checkpoints and list, per (layer, head,
+ * class), the score and label in each and the change.
+ * Invariants:
+ *   - the catalog is opened read-only and never created; selectors are bound, never pasted;
+ *   - a selector names a model (models.name) or a series (the name without its trailing step
+ *     part, catalog_series_of); model names are tried first, series only when no model has the
+ *     name; with @STEP only checkpoints of that step match; of several matches the highest step
+ *     wins, then the most recent run; each checkpoint is read from its latest run;
+ *   - rows come sorted by |delta| descending (rows without a delta last), then layer, head, class.
+ * Failure contract: -1 with "DB: problem" (exit 1: unreadable catalog, different shapes), or
+ * CATALOG_DIFF_USAGE with a message (exit 2: a selector matching nothing, which lists the names
+ * that exist; a malformed selector; a class neither checkpoint has).
+ */
+#ifndef ANDREA_CATALOG_DIFF_H
+#define ANDREA_CATALOG_DIFF_H
+
+#include <stddef.h>
+
+#include "catalog.h"
+
+#define CATALOG_DIFF_USAGE 2
+
+typedef struct {
+    const char *from, *to;  /* NAME[@STEP] */
+    const char *class_name; /* NULL: every class */
+    int changed_only;       /* only rows whose label differs */
+} catalog_diff_options;
+
+/* Columns: layer, head, class, from_score, to_score, delta, from_label, to_label, change. */
+int catalog_diff(const char *db_path, const catalog_diff_options *o, catalog_rows *out, ae_error *err);
+
+/* The series of a model name: the name with a trailing step part ("step" [-_]? digits, and the
+ * separator before it) removed: "run-step00400" -> "run"; a name without one is its own series.
+ * (The one place the rule lives for diff; a catalog `series` column can replace it.) */
+void catalog_series_of(const char *name, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,64 @@
+/* cmd_diff.c — `andrea diff`: per (layer, head, class), what changed between two checkpoints of a
+ * catalog (analyzer/catalog_diff.h). */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../analyzer/catalog_diff.h"
+#include "cli.h"
+
+static void help(FILE *f) {
+    fprintf(f,
+            "usage: andrea diff --db CATALOG --from NAME[@STEP] --to NAME[@STEP] [--class C] [--changed]\n"
+            "                   [--format table|csv|json]\n\n"
+            "One row per (layer, head, class): the score and label in each checkpoint, delta = to - from,\n"
+            "and change (gained / lost: the label), sorted by |delta| descending.\n"
+            "NAME is a model name (the checkpoint file name without .bin) or a series (that name without\n"
+            "its trailing step part: run-step00400 -> run); of several matches the highest step is used,\n"
+            "@STEP picks one. Each checkpoint is read from its latest run.\n"
+            "  --class C   only class C\n"
+            "  --changed   only rows whose label changed\n"
+            "A selector that matches nothing exits 2 and lists the checkpoints the catalog holds;\n"
+            "checkpoints of different shapes are refused.\n");
+}
+
+int cmd_diff(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"db", required_argument, 0, 'd'},    {"from", required_argument, 0, 'F'},
+        {"to", required_argument, 0, 'T'},    {"class", required_argument, 0, 'c'},
+        {"changed", no_argument, 0, 'x'},     {"format", required_argument, 0, 'f'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
+    };
+    const char *db = NULL;
+    catalog_diff_options o = {0};
+    int fmt = CATALOG_TABLE, c, bad;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'F': o.from = optarg; break;
+        case 'T': o.to = optarg; break;
+        case 'c': o.class_name = optarg; break;
+        case 'x': o.changed_only = 1; break;
+        case 'f':
+            if ((bad = cli_opt_format("diff", optarg, &fmt))) return bad;
+            break;
+        case 'h': help(stdout); return cli_stdout_done();
+        default: return cli_option_error("diff", c, argv, opts);
+        }
+    }
+    if (!db) return cli_usage_error("diff", "--db CATALOG is required");
+    if (!o.from || !o.to) return cli_usage_error("diff", "--from and --to are both required");
+    if (!*o.from || !*o.to) return cli_usage_error("diff", "--from and --to want NAME[@STEP], not an empty string");
+    if (optind < argc) return cli_usage_error("diff", "unexpected argument '%s'", argv[optind]);
+    ae_error err = {{0}};
+    catalog_rows rows;
+    int rc = catalog_diff(db, &o, &rows, &err);
+    if (rc == CATALOG_DIFF_USAGE) {
+        cli_fail(&err);
+        return 2;
+    }
+    if (rc) return cli_fail(&err);
+    return cli_print_rows(&rows, fmt, &err);
+}
