@@ -201,7 +201,9 @@ int cmd_analyze(int argc, char **argv) {
         ae_fail(&err, "%s: %s", dir, strerror(errno));
         return cli_fail(&err);
     }
-    const char *bundled[1] = {cli_bundled_model_path()};
+    char bundled_path[4096];
+    const char *bundled[1] = {bundled_path};
+    if (optind >= argc && cli_bundled_model_path(bundled_path, sizeof bundled_path, &err)) return cli_fail(&err);
     const char *const *ckpts = optind < argc ? (const char *const *)argv + optind : bundled;
     int n = optind < argc ? argc - optind : 1;
     for (int i = 0; i < n; i++) {

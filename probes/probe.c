@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "../common/checked_size.h"
+#include "../common/data_path.h"
 #include "probe_internal.h"
 
 const char *const probe_builtin_names[] = {"prev_token", "induction", "duplicate", "bracket",
@@ -18,10 +19,8 @@ int probe_is_builtin(const char *name) {
     return 0;
 }
 
-const char *probe_data_dir(void) {
-    const char *env = getenv("ANDREA_PROBE_DATA");
-    if (env && *env) return env;
-    return ANDREA_SOURCE_DIR "/probes/data";
+int probe_data_dir(char *out, size_t n, ae_error *err) {
+    return andrea_data_dir("probes/data", "ANDREA_PROBE_DATA", out, n, err);
 }
 
 /* ---------------- PRNG ---------------- */
