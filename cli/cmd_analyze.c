@@ -116,6 +116,7 @@ static int analyze_one(const char *ckpt, const char *dir, const char *report_dir
     dopt.contrib = ANDREA_CONTRIB_NORM;
     dopt.checkpoint_sha256 = hex;
     dopt.tokenizer = andrea_tokenizer_kind(tok);
+    dopt.tok = tok; /* token_text + tokenizer_vocab_sha256 in the dump */
     if (andrea_dump_write(&m, suites, n_suites, &dopt, err)) goto out;
 
     andrea_classify_options o = *copt;
