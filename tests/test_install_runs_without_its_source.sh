@@ -9,6 +9,12 @@ set -euo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
 command -v cmake >/dev/null || skip "cmake not found"
 
+# --version of the build-tree binary names the commit it was built from (in a git checkout)
+if [[ -e $ANDREA_SRC/.git ]] && command -v git >/dev/null && head=$(git -C "$ANDREA_SRC" rev-parse --short=12 HEAD 2>/dev/null); then
+  [[ $("$A" --version) == *"(git $head"* ]] && ok "--version names the commit: $("$A" --version)" ||
+    bad "--version" "$("$A" --version), HEAD $head"
+fi
+
 copy=$tmp/src-copy build=$tmp/build-copy prefix=$tmp/prefix
 mkdir -p "$copy"
 # everything but build trees, VCS data and test fixtures (not needed to build)
