@@ -55,7 +55,8 @@ int cli_print_rows(catalog_rows *rows, int fmt, ae_error *err);
  * returns 1, else 0. */
 int cli_stdout_done(void);
 
-/* Default paths relative to the source tree / install (bundled model, probes data). */
-const char *cli_bundled_model_path(void);
+/* The bundled model's path into out (n bytes): $ANDREA_MODEL_DIR, share/andrea/models beside the
+ * installed binary, or the build tree's source folder (common/data_path.h). 0 or -1 (err filled). */
+int cli_bundled_model_path(char *out, size_t n, ae_error *err);
 
 #endif

@@ -119,6 +119,7 @@ static int analyze_one(const char *ckpt, const char *dir, const char *report_dir
     dopt.contrib = ANDREA_CONTRIB_NORM;
     dopt.checkpoint_sha256 = hex;
     dopt.tokenizer = andrea_tokenizer_kind(tok);
+    dopt.tok = tok; /* token_text + tokenizer_vocab_sha256 in the dump */
     if (andrea_dump_write(&m, suites, n_suites, &dopt, err)) goto out;
 
     andrea_classify_options o = *copt;
@@ -206,7 +207,9 @@ int cmd_analyze(int argc, char **argv) {
         ae_fail(&err, "%s: %s", dir, strerror(errno));
         return cli_fail(&err);
     }
-    const char *bundled[1] = {cli_bundled_model_path()};
+    char bundled_path[4096];
+    const char *bundled[1] = {bundled_path};
+    if (optind >= argc && cli_bundled_model_path(bundled_path, sizeof bundled_path, &err)) return cli_fail(&err);
     const char *const *ckpts = optind < argc ? (const char *const *)argv + optind : bundled;
     int n = optind < argc ? argc - optind : 1;
     for (int i = 0; i < n; i++) {

@@ -206,6 +206,7 @@ int cmd_dump(int argc, char **argv) {
         o.heads = mask;
     }
     o.tokenizer = tok_desc;
+    o.tok = tok; /* token_text + tokenizer_vocab_sha256 (none without a tokenizer) */
     o.stats = &stats;
     const double t_probes = ae_now_seconds() - t_start - t_load;
     if (andrea_dump_write(&m, suites, n_suites, &o, &err)) goto out;

@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "andrea_git.h"
 #include "../common/atomic_file.h"
+#include "../common/data_path.h"
 #include "../common/progress.h"
 #include "../common/mpi_shard.h"
 #include "cli.h"
@@ -37,7 +39,12 @@ static void usage(FILE *f) {
     fprintf(f, "\n`andrea COMMAND --help` describes each command. Formats: docs/ in the source tree.\n");
 }
 
-const char *cli_bundled_model_path(void) { return ANDREA_SOURCE_DIR "/models/andrea-bundled.bin"; }
+int cli_bundled_model_path(char *out, size_t n, ae_error *err) {
+    char dir[4096];
+    if (andrea_data_dir("models", "ANDREA_MODEL_DIR", dir, sizeof dir, err)) return -1;
+    if ((size_t)snprintf(out, n, "%s/andrea-bundled.bin", dir) >= n) return ae_fail(err, "%s: path too long", dir);
+    return 0;
+}
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -49,7 +56,11 @@ int main(int argc, char **argv) {
         return cli_stdout_done();
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-        printf("andrea %s\n", ANDREA_VERSION);
+        /* andrea_git.h: written at build time by cmake/git_version.cmake ("" outside git) */
+        if (ANDREA_GIT_COMMIT[0])
+            printf("andrea %s (git %s)\n", ANDREA_VERSION, ANDREA_GIT_COMMIT);
+        else
+            printf("andrea %s\n", ANDREA_VERSION);
         return cli_stdout_done();
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {

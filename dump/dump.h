@@ -20,6 +20,11 @@
  *                                                   or --heads (then heads not chosen read as 0
  *                                                   and the dataset attribute "heads" lists the
  *                                                   chosen ones as "L.H,L.H")
+ *     token_text    fixed-length UTF-8 [n_seq, T]  each token's text ("" past lengths; absent
+ *                                        when the dump was written without a tokenizer)
+ *     seq, layer, head, query, key, position, target, entity, field (+ d_model with head_out):
+ *                   int32 0..n-1 dimension scales (H5DS) attached to every dataset's axes
+ *   / attribute tokenizer_vocab_sha256: the tokenizer's identity ("" without one)
  * Strings are fixed-length, NUL-terminated UTF-8 (h5py: numpy.bytes_, .decode() them).
  * fp16 is IEEE binary16 (an HDF5 float type derived from IEEE F32LE; h5py reads float16).
  * Seal: the file starts with a 512-byte HDF5 user block (ignored by HDF5 tools) holding
@@ -90,6 +95,13 @@ int andrea_dump_read_head_values(andrea_dump *d, int suite, int seq, const char 
 /* Reads one head's W_O contribution [T, C] of one sequence (dumps with head_out only). */
 int andrea_dump_read_head_out(andrea_dump *d, int suite, int seq, int layer, int head, float *out,
                               ae_error *err);
+
+/* The text of token id as the writer's tokenizer gave it (the suites' token_text datasets,
+ * docs/dump-format.md), so a dump reads without its tokenizer: the number of bytes written to buf
+ * (NUL-terminated, cut to cap - 1), -1 when no suite holds that id with text (a dump written
+ * without a tokenizer, or older than token_text), -2 with err filled when a token_text is
+ * malformed. The first call reads every suite's tokens and token_text once (one row at a time). */
+int andrea_dump_token_text(andrea_dump *d, int id, char *buf, size_t cap, ae_error *err);
 
 /* Reads the whole dump (every suite's items, every attention map, per-head values, head_out)
  * in a forked child process before the caller touches it with HDF5, because HDF5 1.10.8 can

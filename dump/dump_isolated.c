@@ -65,6 +65,10 @@ static int read_everything(const char *path, ae_error *err) {
                     goto out;
         }
     }
+    { /* the stored token text (render reads it when the tokenizer is absent) */
+        char text[64];
+        if (andrea_dump_token_text(d, 0, text, sizeof text, err) == -2) goto out;
+    }
     rc = 0;
 out:
     free(buf);

@@ -49,6 +49,10 @@ struct andrea_dump {
     char tokenizer[512];
     int n_suites;
     suite_rec *suites;
+    /* token text by id from the suites' token_text (andrea_dump_token_text): loaded on first use */
+    char **id_text;     /* [vocab_size], NULL entries for ids never seen */
+    int id_text_state;  /* 0 not loaded, 1 loaded, -1 failed (err in id_text_err) */
+    ae_error id_text_err;
 };
 
 /* ---- attributes ---- */
@@ -259,6 +263,9 @@ void andrea_dump_close(andrea_dump *d) {
         if (d->suites[i].group >= 0) H5Gclose(d->suites[i].group);
     }
     free(d->suites);
+    if (d->id_text)
+        for (int i = 0; i < d->cfg.vocab_size; i++) free(d->id_text[i]);
+    free(d->id_text);
     if (d->file >= 0) H5Fclose(d->file);
     free(d);
 }
@@ -696,4 +703,93 @@ int andrea_dump_read_head_out(andrea_dump *d, int suite, int seq, int layer, int
     char what[128];
     snprintf(what, sizeof what, "/%s/head_out[%d, %d, %d]", s->info.name, seq, layer, head);
     return read_slab(s->ds[DS_OUT], H5T_NATIVE_FLOAT, 5, st, cnt, out, d->path, what, err);
+}
+
+/* ---- token text (docs/dump-format.md) ---- */
+
+/* Longest token_text entry accepted (bytes): the writer's longest is 3 x ANDREA_TOKEN_MAX_BYTES. */
+#define TOKEN_TEXT_MAX 4096
+
+/* Reads suite s's token_text into d->id_text: per sequence, the text at positions < length is the
+ * text of the token id there. An absent token_text is no error (an older dump, or one written
+ * without a tokenizer); a malformed one is. */
+static int load_suite_text(andrea_dump *d, suite_rec *s, ae_error *err) {
+    const char *h5_path = d->path;
+    const int n = s->info.n_seq, T = s->info.T;
+    hid_t ds = -1, t = -1;
+    int *tokens = NULL, *lengths = NULL, rc = -1;
+    char *row = NULL, what[128];
+    htri_t ex = H5Lexists(s->group, "token_text", H5P_DEFAULT);
+    H5_TRY(ex);
+    if (!ex) return 0;
+    H5_ID(ds, H5Dopen2(s->group, "token_text", H5P_DEFAULT));
+    H5_ID(t, H5Dget_type(ds));
+    size_t w = H5Tget_size(t);
+    if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0 || w < 1 || w > TOKEN_TEXT_MAX) {
+        ae_fail(err, "%s: /%s/token_text is not fixed-length strings of 1..%d bytes", h5_path, s->info.name,
+                TOKEN_TEXT_MAX);
+        goto fail;
+    }
+    H5Dclose(ds);
+    long long want[2] = {n, T};
+    if ((ds = open_checked(s->group, s->info.name, "token_text", 2, want, NULL, H5T_STRING, w, NULL, h5_path, err)) < 0)
+        goto fail;
+    snprintf(what, sizeof what, "/%s/tokens", s->info.name);
+    if (read_ints(s->ds[DS_TOKENS], n, T, &tokens, h5_path, what, err)) goto fail;
+    snprintf(what, sizeof what, "/%s/lengths", s->info.name);
+    if (read_ints(s->ds[DS_LENGTHS], n, 1, &lengths, h5_path, what, err)) goto fail;
+    if (!(row = malloc((size_t)T * w))) {
+        ae_fail(err, "%s: out of memory reading /%s/token_text", h5_path, s->info.name);
+        goto fail;
+    }
+    snprintf(what, sizeof what, "/%s/token_text", s->info.name);
+    for (int i = 0; i < n; i++) {
+        hsize_t st[2] = {(hsize_t)i, 0}, cnt[2] = {1, (hsize_t)T};
+        if (read_slab(ds, t, 2, st, cnt, row, h5_path, what, err)) goto fail; /* memory type = file type */
+        const int len = lengths[i] < 0 ? 0 : lengths[i] > T ? T : lengths[i];
+        for (int p = 0; p < len; p++) {
+            int id = tokens[(size_t)i * T + p];
+            if (id < 0 || id >= d->cfg.vocab_size || d->id_text[id]) continue;
+            const char *cell = row + (size_t)p * w;
+            size_t k = strnlen(cell, w);
+            if (!(d->id_text[id] = malloc(k + 1))) {
+                ae_fail(err, "%s: out of memory reading /%s/token_text", h5_path, s->info.name);
+                goto fail;
+            }
+            memcpy(d->id_text[id], cell, k);
+            d->id_text[id][k] = 0;
+        }
+    }
+    rc = 0;
+fail:
+    free(row);
+    free(tokens);
+    free(lengths);
+    if (t >= 0) H5Tclose(t);
+    if (ds >= 0) H5Dclose(ds);
+    return rc;
+}
+
+int andrea_dump_token_text(andrea_dump *d, int id, char *buf, size_t cap, ae_error *err) {
+    if (d->id_text_state == 0) {
+        d->id_text_state = -1;
+        if (!(d->id_text = calloc((size_t)(d->cfg.vocab_size > 0 ? d->cfg.vocab_size : 1), sizeof *d->id_text))) {
+            ae_fail(&d->id_text_err, "%s: out of memory", d->path);
+        } else {
+            int bad = 0;
+            for (int s = 0; s < d->n_suites && !bad; s++) bad = load_suite_text(d, &d->suites[s], &d->id_text_err);
+            if (!bad) d->id_text_state = 1;
+        }
+    }
+    if (d->id_text_state < 0) {
+        if (err) *err = d->id_text_err;
+        return -2;
+    }
+    if (id < 0 || id >= d->cfg.vocab_size || !d->id_text[id]) return -1;
+    size_t k = strlen(d->id_text[id]);
+    if (cap == 0) return -1;
+    if (k >= cap) k = cap - 1;
+    memcpy(buf, d->id_text[id], k);
+    buf[k] = 0;
+    return (int)k;
 }

@@ -117,6 +117,9 @@ static int write_root_attrs(hid_t f, const andrea_model *m, const probe_suite *s
     H5_TRY(dw_attr_str(f, "engine", engine));
     H5_TRY(dw_attr_str(f, "precision", precision));
     H5_TRY(dw_attr_str(f, "tokenizer", o->tokenizer ? o->tokenizer : ""));
+    char vocab_sha[65] = ""; /* the tokenizer's identity (dump_write_h5.c); "" without one */
+    if (o->tok && dw_tokenizer_sha256(o->tok, c->vocab_size, vocab_sha)) H5_FAIL_("tokenizer sha256");
+    H5_TRY(dw_attr_str(f, "tokenizer_vocab_sha256", vocab_sha));
     free(list);
     return 0;
 fail:

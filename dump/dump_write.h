@@ -49,6 +49,8 @@ typedef struct {
     int gzip;                      /* 0 = no compression, 1..9 = deflate level on the big datasets */
     const char *checkpoint_sha256; /* precomputed hex digest, or NULL to hash the checkpoint file */
     const char *tokenizer;         /* description stored as root attribute "tokenizer", or NULL */
+    const andrea_tokenizer *tok;   /* the model's tokenizer: each suite's token_text and the root
+                                    * attribute tokenizer_vocab_sha256 (NULL: neither is stored) */
     const char *progress_label;    /* progress bar label, NULL = "dump" */
     andrea_dump_stats *stats;      /* filled on success when non-NULL */
 } andrea_dump_options;

@@ -7,12 +7,15 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <hdf5_hl.h>
+#include <openssl/evp.h>
 #include <zlib.h>
 
 #include "../engine/checkpoint.h"
 #include "dump.h"
 #include "dump_write_impl.h"
 #include "../common/half.h"
+#include "../tokenizer/tokenizer.h"
 
 /* The IEEE binary16 file type: HDF5 1.10 has no predefined half type, so derive one from the
  * 32-bit IEEE type (sign bit 15, exponent bits 10-14 with bias 15, mantissa bits 0-9); h5py and
@@ -240,4 +243,86 @@ herr_t dw_write_maps(hid_t d, hid_t dxpl, hid_t mtype, int direct, int b0, size_
 void dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n) {
 #pragma omp parallel for schedule(static)
     for (long long i = 0; i < (long long)n; i++) dst[i] = andrea_f32_to_f16(src[i]);
+}
+
+/* ---- dimension scales (H5DS, the hdf5_hl library) ---- */
+
+/* A dimension scale /<suite>/<name>: int32 [n] holding 0..n-1, so netCDF readers (xarray through
+ * h5netcdf) name the axis `name` with its index as the coordinate. MPI: rank 0 writes its values
+ * (root), every rank makes the calls. */
+hid_t dw_scale_create(hid_t g, const char *name, hsize_t n, hid_t dxpl, int root) {
+    hid_t d = dw_dset_create(g, name, H5T_STD_I32LE, 1, &n, NULL, 0, 0);
+    if (d < 0) return -1;
+    int *v = malloc((n ? n : 1) * sizeof *v);
+    herr_t rc = v ? 0 : -1;
+    for (hsize_t i = 0; v && i < n; i++) v[i] = (int)i;
+    hsize_t zero = 0;
+    if (rc >= 0 && n) rc = dw_dset_write_slab(d, dxpl, root, H5T_NATIVE_INT, 1, &zero, &n, v);
+    free(v);
+    if (rc >= 0) rc = H5DSset_scale(d, name);
+    if (rc < 0) {
+        H5Dclose(d);
+        return -1;
+    }
+    return d;
+}
+
+/* Attaches scales[i] to dimension i of d and labels the dimension with the scale's name. */
+herr_t dw_scales_attach(hid_t d, int rank, const hid_t *scales, const char *const *names) {
+    for (int i = 0; i < rank; i++) {
+        if (H5DSattach_scale(d, scales[i], (unsigned)i) < 0) return -1;
+        if (H5DSset_label(d, (unsigned)i, names[i]) < 0) return -1;
+    }
+    return 0;
+}
+
+/* ---- token text ---- */
+
+/* Appends the UTF-8 text of src[0..n) to dst (cap bytes, NUL-terminated): valid UTF-8 is copied,
+ * every byte that does not start a valid sequence (a token holding part of a character) and NUL
+ * become U+FFFD. Returns the bytes written (without the NUL). */
+size_t dw_utf8_clean(const unsigned char *src, size_t n, char *dst, size_t cap) {
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned c = src[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        int ok = c != 0 && len && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++) ok = (src[i + k] & 0xc0) == 0x80;
+        if (ok && len == 2) ok = c >= 0xc2;                                              /* overlong */
+        if (ok && len == 3) ok = !(c == 0xe0 && src[i + 1] < 0xa0) && !(c == 0xed && src[i + 1] >= 0xa0);
+        if (ok && len == 4) ok = c <= 0xf4 && !(c == 0xf0 && src[i + 1] < 0x90) && !(c == 0xf4 && src[i + 1] >= 0x90);
+        if (!ok) len = 1;
+        const char *put = ok ? (const char *)src + i : "\xef\xbf\xbd";
+        size_t plen = ok ? len : 3;
+        if (o + plen + 1 > cap) break;
+        memcpy(dst + o, put, plen);
+        o += plen;
+        i += len;
+    }
+    if (cap) dst[o] = 0;
+    return o;
+}
+
+/* The tokenizer's identity: sha256 over ids 0..vocab_size-1 of each token's bytes, each preceded
+ * by its length as 4 bytes little-endian (0xffffffff for an id the tokenizer has no text for), in
+ * lowercase hex. Two tokenizers with the same text for every id have the same digest, whatever
+ * files they were read from (docs/dump-format.md). */
+int dw_tokenizer_sha256(const andrea_tokenizer *tok, int vocab_size, char hex[65]) {
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned mdlen = 0;
+    int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
+    char buf[ANDREA_TOKEN_MAX_BYTES];
+    for (int id = 0; ok && id < vocab_size; id++) {
+        int nb = andrea_tokenizer_token_bytes(tok, id, buf, sizeof buf);
+        uint32_t len = nb < 0 ? 0xffffffffu : (uint32_t)nb;
+        unsigned char le[4] = {(unsigned char)len, (unsigned char)(len >> 8), (unsigned char)(len >> 16),
+                               (unsigned char)(len >> 24)};
+        ok = EVP_DigestUpdate(ctx, le, 4) == 1 && (nb <= 0 || EVP_DigestUpdate(ctx, buf, (size_t)nb) == 1);
+    }
+    ok = ok && EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32;
+    EVP_MD_CTX_free(ctx);
+    if (!ok) return -1;
+    for (unsigned i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    return 0;
 }

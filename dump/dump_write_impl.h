@@ -60,6 +60,15 @@ int dw_maps_direct_ok(const andrea_dump_options *o);
 herr_t dw_write_maps(hid_t d, hid_t dxpl, hid_t mtype, int direct, int b0, size_t first, size_t n, int L, int H,
                      int T, size_t esz, const void *maps, const int *lengths, void *stage, int gzip);
 void dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n);
+/* dimension scales: an int32 0..n-1 scale dataset named name (MPI: rank root writes), and the
+ * attachment of one scale per dimension of d, each dimension labelled with its scale's name */
+hid_t dw_scale_create(hid_t g, const char *name, hsize_t n, hid_t dxpl, int root);
+herr_t dw_scales_attach(hid_t d, int rank, const hid_t *scales, const char *const *names);
+/* token text: n bytes as valid UTF-8 (bad bytes and NUL -> U+FFFD) into dst (cap, NUL-terminated) */
+size_t dw_utf8_clean(const unsigned char *src, size_t n, char *dst, size_t cap);
+/* the tokenizer's identity: sha256 hex of every id's text (docs/dump-format.md); 0 or -1 */
+struct andrea_tokenizer;
+int dw_tokenizer_sha256(const struct andrea_tokenizer *tok, int vocab_size, char hex[65]);
 
 /* dump_write_suite.c: one suite into file f (batches [batch_off, ...) of the job's n_batches_all,
  * MPI-sharded; the CUDA pipeline in bb streams when present) */

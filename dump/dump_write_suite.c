@@ -16,6 +16,7 @@
 #include "dump.h"
 #include "dump_h5.h"
 #include "dump_write_impl.h"
+#include "../tokenizer/tokenizer.h"
 
 /* The values a batch is about to write, after the padded positions were set: every norm, and
  * every DLA with a next token (t < length - 1), must be finite. The CPU engine refuses a forward
@@ -123,6 +124,96 @@ fail:
 }
 #endif
 
+/* What makes the suite's group self-describing (docs/dump-format.md): dimension scales named
+ * seq, layer, head, query, key, position (+ d_model for head_out, target/entity/field for the
+ * tables) attached to every dataset, and token_text [n_seq, T]: each token's text as fixed-length
+ * UTF-8 (NUL-padded; "" past an item's length). Not variable-length strings: MPI-IO cannot write
+ * those (HDF5 1.10), and they live in the global heap, whose damage HDF5 1.10 does not survive.
+ * ds: tokens, lengths, targets, entities, attention, head_out_norm, head_dla, head_out (-1:
+ * absent). Memory: one block of 256 sequences' text at a time. */
+static int describe_suite(hid_t g, const probe_suite *s, int L, int H, int C, hsize_t n_pairs, hsize_t n_spans,
+                          const hid_t ds[8], const andrea_tokenizer *tok, par_state *par, const char *h5_path,
+                          ae_error *err) {
+    const int N = s->n_items, T = s->max_len, root = andrea_mpi_rank() == 0;
+    enum { SEQ, LAYER, HEAD, QUERY, KEY, POS, DMODEL, TARGET, ENTITY, FIELD, NSCALE };
+    static const char *const names[NSCALE] = {"seq",     "layer",  "head",   "query", "key",
+                                              "position", "d_model", "target", "entity", "field"};
+    const hsize_t sizes[NSCALE] = {(hsize_t)N, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T,
+                                   (hsize_t)T, (hsize_t)C, n_pairs,    n_spans,    3};
+    hid_t sc[NSCALE], dtt = -1, st = -1;
+    char *text = NULL;
+    int rc = -1;
+    for (int i = 0; i < NSCALE; i++) sc[i] = -1;
+    for (int i = 0; i < NSCALE; i++)
+        if (i != DMODEL || ds[7] >= 0) H5_ID(sc[i], dw_scale_create(g, names[i], sizes[i], par->dxpl, root));
+
+    /* token_text: its width is the longest token text of the suite (every rank computes the same) */
+    char raw[ANDREA_TOKEN_MAX_BYTES], clean[3 * ANDREA_TOKEN_MAX_BYTES + 1];
+    size_t width = 1;
+    for (int i = 0; tok && i < N; i++)
+        for (int t = 0; t < s->items[i].n_tokens; t++) {
+            int nb = andrea_tokenizer_token_bytes(tok, s->items[i].tokens[t], raw, sizeof raw);
+            size_t w = dw_utf8_clean((const unsigned char *)raw, nb > 0 ? (size_t)nb : 0, clean, sizeof clean);
+            if (w > width) width = w;
+        }
+    if (tok) {
+        hsize_t d_tt[2] = {(hsize_t)N, (hsize_t)T};
+        H5_ID(st, H5Tcopy(H5T_C_S1));
+        H5_TRY(H5Tset_size(st, width));
+        H5_TRY(H5Tset_strpad(st, H5T_STR_NULLPAD));
+        H5_TRY(H5Tset_cset(st, H5T_CSET_UTF8));
+        H5_ID(dtt, dw_dset_create(g, "token_text", st, 2, d_tt, NULL, 0, 0));
+        const int block = 256;
+        size_t cap;
+        if (ae_mul((size_t)(N < block ? N : block) * (size_t)T, width, &cap) || !(text = malloc(cap ? cap : 1))) {
+            ae_fail(err, "%s: out of memory for the token text of suite %s", h5_path, s->name);
+            goto fail;
+        }
+        for (int b0 = 0; b0 < N; b0 += block) {
+            const int nb_seq = N - b0 < block ? N - b0 : block;
+            memset(text, 0, (size_t)nb_seq * T * width);
+            for (int i = 0; i < nb_seq; i++) {
+                const probe_item *it = &s->items[b0 + i];
+                for (int t = 0; t < it->n_tokens; t++) {
+                    int nb = andrea_tokenizer_token_bytes(tok, it->tokens[t], raw, sizeof raw);
+                    size_t w = dw_utf8_clean((const unsigned char *)raw, nb > 0 ? (size_t)nb : 0, clean, sizeof clean);
+                    memcpy(text + ((size_t)i * T + (size_t)t) * width, clean, w);
+                }
+            }
+            hsize_t start[2] = {(hsize_t)b0, 0}, count[2] = {(hsize_t)nb_seq, (hsize_t)T};
+            H5_TRY(dw_dset_write_slab(dtt, par->dxpl, root, st, 2, start, count, text));
+        }
+    }
+
+    /* every dataset's axes */
+    const hid_t by_pos[2] = {sc[SEQ], sc[POS]};
+    const char *const n_by_pos[2] = {names[SEQ], names[POS]};
+    H5_TRY(dw_scales_attach(ds[0], 2, by_pos, n_by_pos));
+    if (dtt >= 0) H5_TRY(dw_scales_attach(dtt, 2, by_pos, n_by_pos));
+    H5_TRY(dw_scales_attach(ds[1], 1, &sc[SEQ], &names[SEQ]));
+    const hid_t tar[2] = {sc[TARGET], sc[FIELD]}, ent[2] = {sc[ENTITY], sc[FIELD]};
+    const char *const n_tar[2] = {names[TARGET], names[FIELD]}, *const n_ent[2] = {names[ENTITY], names[FIELD]};
+    H5_TRY(dw_scales_attach(ds[2], 2, tar, n_tar));
+    H5_TRY(dw_scales_attach(ds[3], 2, ent, n_ent));
+    const hid_t att[5] = {sc[SEQ], sc[LAYER], sc[HEAD], sc[QUERY], sc[KEY]};
+    const char *const n_att[5] = {names[SEQ], names[LAYER], names[HEAD], names[QUERY], names[KEY]};
+    H5_TRY(dw_scales_attach(ds[4], 5, att, n_att));
+    const hid_t val[5] = {sc[SEQ], sc[LAYER], sc[HEAD], sc[POS], sc[DMODEL]};
+    const char *const n_val[5] = {names[SEQ], names[LAYER], names[HEAD], names[POS], names[DMODEL]};
+    for (int k = 5; k <= 6; k++)
+        if (ds[k] >= 0) H5_TRY(dw_scales_attach(ds[k], 4, val, n_val));
+    if (ds[7] >= 0) H5_TRY(dw_scales_attach(ds[7], 5, val, n_val));
+    rc = 0;
+fail:
+    free(text);
+    if (st >= 0) H5Tclose(st);
+    if (dtt >= 0 && H5Dclose(dtt) < 0 && rc == 0) rc = ae_fail(err, "%s: HDF5 cannot close token_text of %s", h5_path, s->name);
+    for (int i = 0; i < NSCALE; i++)
+        if (sc[i] >= 0 && H5Dclose(sc[i]) < 0 && rc == 0)
+            rc = ae_fail(err, "%s: HDF5 cannot close the %s scale of %s", h5_path, names[i], s->name);
+    return rc;
+}
+
 int dw_write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const probe_suite *s, int B,
                        const andrea_dump_options *o, hid_t f16, batch_bufs *bb, ae_progress *prog,
                        long long *bytes, par_state *par, long long batch_off, long long n_batches_all,
@@ -199,6 +290,9 @@ int dw_write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const pro
             H5_TRY(dw_attr_str(dout, "heads", list));
         }
     }
+
+    const hid_t ds[8] = {dtok, dlen, dtar, dent, datt, dnorm, ddla, dout};
+    if (describe_suite(g, s, L, H, C, n_pairs, n_spans, ds, o->tok, par, h5_path, err)) goto fail;
 
     const size_t map = (size_t)T * T, per_seq_maps = (size_t)L * H * map;
 #ifdef ANDREA_HAVE_CUDA

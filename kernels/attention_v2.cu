@@ -18,11 +18,15 @@
 
 using namespace nvcuda;
 
+
 #define V2_BQ 64
 #define V2_BK 64
 #define V2_WARPS 4
 #define V2_LDS (V2_BK + 4)
 
+/* TF32 WMMA exists from sm_80 on: for an older target (-DCMAKE_CUDA_ARCHITECTURES=75) the kernel
+ * below is a stub that the engine never launches (cuda_engine.cu takes version 1 there). */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 typedef wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> frag_a;
 typedef wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> frag_bt;
 typedef wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> frag_b;
@@ -197,6 +201,10 @@ __global__ void __launch_bounds__(V2_WARPS * 32) attention_v2_kernel(andrea_attn
         if (ii < T) y[(size_t)ii * HD + c] = Ow[rr * LD + c];
     }
 }
+
+#else
+template <int HD> __global__ void attention_v2_kernel(andrea_attn_args a) { __trap(); }
+#endif
 
 int andrea_attention_v2_supports(int hd) { return hd % 16 == 0 && hd >= 16 && hd <= 128; }
 

@@ -28,11 +28,15 @@
 
 using namespace nvcuda;
 
+
 #define V3_WARPS 8
 #define V3_BQ (16 * V3_WARPS)
 #define V3_BK 64
 #define V3_LDS (V3_BK + 4)
 
+/* TF32 WMMA exists from sm_80 on: for an older target (-DCMAKE_CUDA_ARCHITECTURES=75) the kernel
+ * below is a stub that the engine never launches (cuda_engine.cu takes version 1 there). */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 typedef wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> f3_a;
 typedef wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> f3_bt;
 typedef wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> f3_b;
@@ -281,6 +285,10 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT == 1 || (SPLIT == 2 && HD
         if (ii < T) *(float4 *)(y + (size_t)ii * HD + c) = *(const float4 *)(Ow + rr * LD + c);
     }
 }
+
+#else
+template <int HD, int SPLIT> __global__ void attention_v3_kernel(andrea_attn_args a) { __trap(); }
+#endif
 
 int andrea_attention_v3_supports(int hd) { return hd % 16 == 0 && hd >= 16 && hd <= 128; }
 

@@ -675,12 +675,41 @@ extern "C" const char *andrea_cuda_precision(const andrea_engine *base) {
     return e->fp32 ? "fp32" : e->split ? "tf32x3" : "tf32";
 }
 
+#ifndef ANDREA_CUDA_ARCHS
+#define ANDREA_CUDA_ARCHS "?"
+#endif
+/* The compute capability major of the current GPU, or -1 with err filled: a GPU this build has no
+ * code for (CMAKE_CUDA_ARCHITECTURES, passed in as ANDREA_CUDA_ARCHS) is refused here, at engine
+ * open, with what to do, instead of failing at the first kernel launch. */
+static int cuda_device_major(ae_error *err) {
+    int dev = 0;
+    cudaDeviceProp p;
+    cudaFuncAttributes fa;
+    cudaError_t rc;
+    CU_CHECK(cudaGetDevice(&dev));
+    CU_CHECK(cudaGetDeviceProperties(&p, dev));
+    rc = cudaFuncGetAttributes(&fa, (const void *)concat_heads_kernel);
+    if (rc == cudaErrorNoKernelImageForDevice || rc == cudaErrorInvalidDeviceFunction) {
+        (void)cudaGetLastError();
+        ae_fail(err,
+                "CUDA: %s (compute capability %d.%d) has no code in this build of andrea (built for %s): "
+                "rebuild with -DCMAKE_CUDA_ARCHITECTURES=%d%d (or native), or run with --device cpu",
+                p.name, p.major, p.minor, ANDREA_CUDA_ARCHS, p.major, p.minor);
+        return -1;
+    }
+    CU_CHECK(rc);
+    return p.major;
+fail:
+    return -1;
+}
+
 extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err) {
     const andrea_config *cf = &m->cfg;
     const int C = cf->d_model, V = cf->vocab_size;
     size_t N = 0, acts = 0;
     double *acc = NULL;
     float *mean = NULL;
+    int major;
     const char *env = getenv("ANDREA_CUDA_FP32"), *prec = getenv("ANDREA_CUDA_PRECISION");
     cuda_engine *e = (cuda_engine *)calloc(1, sizeof *e);
     if (!e) {
@@ -722,6 +751,8 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max
         ae_fail(err, "%s: out of memory for the CUDA engine", m->path);
         goto fail;
     }
+    if ((major = cuda_device_major(err)) < 0) goto fail;
+    if (major < 8) e->attn_version = 1; /* no TF32 tensor cores before sm_80: the fp32 fallback */
     CU_CHECK(cudaStreamCreateWithFlags(&e->st, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&e->blas));
     CUBLAS_CHECK(cublasSetStream(e->blas, e->st));

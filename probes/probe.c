@@ -8,16 +8,15 @@
 #include <sys/stat.h>
 
 #include "../common/checked_size.h"
+#include "../common/data_path.h"
 #include "classes.h"
 #include "probe_internal.h"
 #include "../common/rng.h"
 
 int probe_is_builtin(const char *name) { return probe_class_find(name) != NULL; }
 
-const char *probe_data_dir(void) {
-    const char *env = getenv("ANDREA_PROBE_DATA");
-    if (env && *env) return env;
-    return ANDREA_SOURCE_DIR "/probes/data";
+int probe_data_dir(char *out, size_t n, ae_error *err) {
+    return andrea_data_dir("probes/data", "ANDREA_PROBE_DATA", out, n, err);
 }
 
 /* ---------------- PRNG ---------------- */

@@ -66,9 +66,10 @@ typedef struct {
 /* 1 when name is a built-in class (classes.h). */
 int probe_is_builtin(const char *name);
 
-/* Folder holding prose.txt, people.txt, places.txt: $ANDREA_PROBE_DATA, else
- * <source tree>/probes/data. */
-const char *probe_data_dir(void);
+/* Folder holding prose.txt, people.txt, places.txt into out (n bytes): $ANDREA_PROBE_DATA, else
+ * share/andrea/probes/data beside the installed binary, else the build tree's source folder
+ * (common/data_path.h). 0, or -1 with err naming where it looked. */
+int probe_data_dir(char *out, size_t n, ae_error *err);
 
 /* Builds every suite named in a comma list ("all" or NULL = every built-in suite); *suites is
  * malloc'd. On failure nothing is returned. */

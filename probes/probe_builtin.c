@@ -27,8 +27,9 @@
 #define DATA_MAX_BYTES (16u << 20)
 
 static int read_data_file(const char *name, char **out, size_t *len, ae_error *err) {
-    char path[4096];
-    int n = snprintf(path, sizeof path, "%s/%s", probe_data_dir(), name);
+    char dir[4096], path[4096 + 64];
+    if (probe_data_dir(dir, sizeof dir, err)) return -1;
+    int n = snprintf(path, sizeof path, "%s/%s", dir, name);
     if (n < 0 || (size_t)n >= sizeof path) return ae_fail(err, "%s: probe data path too long", name);
     FILE *f = fopen(path, "rb");
     if (!f) return ae_fail(err, "%s: cannot open probe data (set ANDREA_PROBE_DATA to the probes/data folder)", path);
@@ -73,7 +74,9 @@ static int read_name_list(const char *file, char **store, char ***names, int *n,
         (*names)[(*n)++] = line;
     }
     if (*n < 3) {
-        ae_fail(err, "%s/%s: needs at least 3 names, found %d", probe_data_dir(), file, *n);
+        char dir[4096];
+        if (probe_data_dir(dir, sizeof dir, NULL)) snprintf(dir, sizeof dir, "probes/data");
+        ae_fail(err, "%s/%s: needs at least 3 names, found %d", dir, file, *n);
         goto fail;
     }
     return 0;

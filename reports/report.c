@@ -36,7 +36,11 @@ typedef struct {
 
 static int tok_bytes(const report_data *d, int id, char *buf, size_t cap) {
     const source *src = d->ctx;
-    if (!src->tok || id < 0) return -1;
+    if (id < 0) return -1;
+    if (!src->tok) { /* no tokenizer beside the checkpoint: the text the dump stored (token_text) */
+        int nb = andrea_dump_token_text(src->dump, id, buf, cap, NULL);
+        return nb < 0 ? -1 : nb;
+    }
     return andrea_tokenizer_token_bytes(src->tok, id, buf, cap);
 }
 
@@ -346,7 +350,17 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
     else snprintf(dir, sizeof dir, ".");
     ae_error terr = {{0}};
     src.tok = andrea_tokenizer_open(d->vocab_size, dir, NULL, &terr);
-    if (!src.tok) snprintf(d->note, sizeof d->note, "Token text unavailable (%.400s); tokens are shown as #id.", terr.msg);
+    int stored = 0; /* without a tokenizer: does the dump hold token text (token_text)? */
+    char probe_text[8];
+    for (int id = 0; !src.tok && id < d->vocab_size && !stored; id++) {
+        int r = andrea_dump_token_text(src.dump, id, probe_text, sizeof probe_text, NULL);
+        if (r == -2) break;
+        stored = r >= 0;
+    }
+    if (!src.tok && !stored)
+        snprintf(d->note, sizeof d->note, "Token text unavailable (%.400s); tokens are shown as #id.", terr.msg);
+    else if (!src.tok)
+        snprintf(d->note, sizeof d->note, "Token text from the dump (no tokenizer found: %.400s).", terr.msg);
     d->bos = src.tok ? andrea_tokenizer_bos(src.tok) : -1;
     d->token_bytes = tok_bytes;
     d->read_map = read_map;

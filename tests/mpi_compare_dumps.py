@@ -9,14 +9,19 @@ import h5py
 import numpy as np
 
 RUN_ATTRS = {"created", "hostname"}
+# Dimension scales' attributes hold object references (file addresses, which differ between two
+# files with the same content): compared as what they name, each dataset's axes (label, scales).
+REF_ATTRS = {"DIMENSION_LIST", "REFERENCE_LIST"}
 
 
 def attrs(obj):
     out = {}
     for k, v in obj.attrs.items():
-        if k in RUN_ATTRS:
+        if k in RUN_ATTRS or k in REF_ATTRS:
             continue
         out[k] = v.decode() if isinstance(v, bytes) else (v.tolist() if hasattr(v, "tolist") else v)
+    if isinstance(obj, h5py.Dataset) and "DIMENSION_LIST" in obj.attrs:
+        out["(dims)"] = [(d.label, [v.name for v in d.values()]) for d in obj.dims]
     return out
 
 
