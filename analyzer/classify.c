@@ -120,6 +120,7 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
     const andrea_config *cfg = andrea_dump_config(d);
     a->cfg = *cfg;
     snprintf(a->dump_path, sizeof a->dump_path, "%s", dump_path);
+    snprintf(a->dump_seal, sizeof a->dump_seal, "%s", andrea_dump_seal_hex(d));
     snprintf(a->ckpt_path, sizeof a->ckpt_path, "%s", andrea_dump_checkpoint_path(d) ? andrea_dump_checkpoint_path(d) : "");
     snprintf(a->sha256, sizeof a->sha256, "%s", andrea_dump_checkpoint_sha256(d) ? andrea_dump_checkpoint_sha256(d) : "");
     snprintf(a->maps_dtype, sizeof a->maps_dtype, "%s", andrea_dump_maps_dtype(d) ? andrea_dump_maps_dtype(d) : "");

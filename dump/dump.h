@@ -68,6 +68,8 @@ const andrea_config *andrea_dump_config(const andrea_dump *d);
 const char *andrea_dump_checkpoint_path(const andrea_dump *d);
 const char *andrea_dump_checkpoint_sha256(const andrea_dump *d);
 const char *andrea_dump_maps_dtype(const andrea_dump *d);
+/* The seal's checksum (64 hex digits): identifies this dump's content (the catalog's runs.dump_seal). */
+const char *andrea_dump_seal_hex(const andrea_dump *d);
 int andrea_dump_n_suites(const andrea_dump *d);
 const andrea_dump_suite_info *andrea_dump_suite(const andrea_dump *d, int i);
 
