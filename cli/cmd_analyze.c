@@ -20,6 +20,7 @@
 #include "../tokenizer/tokenizer.h"
 #include "../probes/probe.h"
 #include "../reports/report.h"
+#include "analyze_series.h"
 #include "cli.h"
 
 static void help(FILE *f) {
@@ -84,9 +85,11 @@ static void stem(const char *path, char *out, size_t cap) {
     if (dot && dot != out) *dot = 0;
 }
 
+/* scored != NULL (a series): dump, classify and write the catalog only, and say where in *scored;
+ * the series loop (analyze_series.c) renders once every checkpoint is scored. */
 static int analyze_one(const char *ckpt, const char *dir, const char *report_dir, const char *probes,
                        const andrea_classify_options *copt, andrea_device dev, int maps_fp32, int index,
-                       ae_error *err) {
+                       analyze_scored *scored, ae_error *err) {
     andrea_model m;
     memset(&m, 0, sizeof m);
     andrea_tokenizer *tok = NULL;
@@ -131,6 +134,14 @@ static int analyze_one(const char *ckpt, const char *dir, const char *report_dir
     }
     if (a.ablation_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", a.ablation_note);
     /* One checkpoint: its report is DIR itself; several: DIR/NAME each. */
+    if (scored) {
+        snprintf(scored->name, sizeof scored->name, "%s", name);
+        snprintf(scored->dump, sizeof scored->dump, "%s", dump_path);
+        snprintf(scored->db, sizeof scored->db, "%s", db_path);
+        snprintf(scored->sha256, sizeof scored->sha256, "%s", hex);
+        ret = andrea_mpi_agree(catalog_write(db_path, &a, NULL, err), err);
+        goto out;
+    }
     char rdir[4400];
     if (report_dir) snprintf(rdir, sizeof rdir, "%s", report_dir);
     else snprintf(rdir, sizeof rdir, "%s/%s", dir, name);
@@ -150,6 +161,27 @@ out:
     andrea_tokenizer_free(tok);
     andrea_model_free(&m);
     return ret;
+}
+
+typedef struct {
+    const char *const *ckpts;
+    const char *dir, *probes;
+    const andrea_classify_options *o;
+    andrea_device dev;
+    int maps_fp32;
+} series_job;
+
+/* Checkpoint i of a series: its dump stem made unique as in the one-by-one loop below. */
+static int score_one(int i, analyze_scored *out, void *ctx, ae_error *err) {
+    const series_job *j = ctx;
+    char si[256], sj[256];
+    int index = 0;
+    stem(j->ckpts[i], si, sizeof si);
+    for (int k = 0; k < i; k++) {
+        stem(j->ckpts[k], sj, sizeof sj);
+        if (!strcmp(si, sj)) index++;
+    }
+    return analyze_one(j->ckpts[i], j->dir, NULL, j->probes, j->o, j->dev, j->maps_fp32, index, out, err);
 }
 
 int cmd_analyze(int argc, char **argv) {
@@ -204,6 +236,11 @@ int cmd_analyze(int argc, char **argv) {
     const char *bundled[1] = {cli_bundled_model_path()};
     const char *const *ckpts = optind < argc ? (const char *const *)argv + optind : bundled;
     int n = optind < argc ? argc - optind : 1;
+    if (n > 1) {
+        series_job job = {ckpts, dir, probes, &o, dev, maps_fp32};
+        if (analyze_series(n, ckpts, dir, score_one, &job, ae_progress_quiet, &err)) return cli_fail(&err);
+        return cli_stdout_done();
+    }
     for (int i = 0; i < n; i++) {
         /* Two checkpoints with one file name (run1/model.bin, run2/model.bin) get distinct dumps. */
         char si[256], sj[256];
@@ -213,7 +250,7 @@ int cmd_analyze(int argc, char **argv) {
             stem(ckpts[j], sj, sizeof sj);
             if (!strcmp(si, sj)) index++;
         }
-        if (analyze_one(ckpts[i], dir, n == 1 ? dir : NULL, probes, &o, dev, maps_fp32, index, &err))
+        if (analyze_one(ckpts[i], dir, n == 1 ? dir : NULL, probes, &o, dev, maps_fp32, index, NULL, &err))
             return cli_fail(&err);
     }
     return cli_stdout_done();
