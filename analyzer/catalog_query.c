@@ -466,14 +466,14 @@ static size_t width(const char *s) {
 }
 
 /* What the table shows of cell k: a REAL (kept as %.17g) with 6 significant digits, a pivot cell
- * likewise with its "*" kept; buf holds the shortened text. */
+ * with 3 decimals and its "*" kept; buf holds the shortened text. */
 static const char *table_text(const catalog_rows *r, size_t k, char *buf, size_t cap) {
     const char *c = r->cells[k];
     if (!c) return "NULL";
     if (r->numeric[k] == 2 || r->numeric[k] == 3) {
         char *end;
         double v = strtod(c, &end);
-        snprintf(buf, cap, "%.6g%s", v, end);
+        snprintf(buf, cap, r->numeric[k] == 3 ? "%.3f%s" : "%.6g%s", v, end);
         return buf;
     }
     return c;
