@@ -140,19 +140,29 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
     if (!cJSON_IsObject(j)) BAD("not a JSON object");
     for (const cJSON *k = j->child; k; k = k->next) {
         if (strcmp(k->string, "suite") && strcmp(k->string, "text") && strcmp(k->string, "tokens") &&
-            strcmp(k->string, "targets") && strcmp(k->string, "entities"))
-            BAD("unknown key \"%.40s\" (allowed: suite, text, tokens, targets, entities)", k->string);
+            strcmp(k->string, "targets") && strcmp(k->string, "entities") && strcmp(k->string, "bos"))
+            BAD("unknown key \"%.40s\" (allowed: suite, text, tokens, targets, entities, bos)", k->string);
     }
     const cJSON *js = cJSON_GetObjectItemCaseSensitive(j, "suite");
     const cJSON *jtext = cJSON_GetObjectItemCaseSensitive(j, "text");
     const cJSON *jtok = cJSON_GetObjectItemCaseSensitive(j, "tokens");
     const cJSON *jtar = cJSON_GetObjectItemCaseSensitive(j, "targets");
     const cJSON *jent = cJSON_GetObjectItemCaseSensitive(j, "entities");
+    const cJSON *jbos = cJSON_GetObjectItemCaseSensitive(j, "bos");
     if (!js) BAD("missing \"suite\"");
     if (!cJSON_IsString(js) || !valid_suite_name(js->valuestring))
         BAD("\"suite\" must be a name of 1-63 letters, digits, '_' or '-'");
     snprintf(suite, 64, "%s", js->valuestring);
     if (!!jtext == !!jtok) BAD("needs exactly one of \"text\" and \"tokens\"");
+    if (jbos && !cJSON_IsBool(jbos)) BAD("\"bos\" must be true or false");
+    if (jbos && jtok) BAD("\"bos\" applies to \"text\" items (a \"tokens\" item lists its ids, BOS included)");
+    if (!jtar && !probe_is_builtin(suite))
+        BAD("suite \"%s\" is not a built-in class, so its items need \"targets\" (docs/probes.md)", suite);
+    /* a text item starts with BOS when the vocabulary has one, as built-in items do; its targets
+     * and entities count the text's own tokens and are shifted past it */
+    const int bos_id = jtext && tok ? andrea_tokenizer_bos(tok) : -1;
+    if (jbos && cJSON_IsTrue(jbos) && bos_id < 0) BAD("\"bos\": true, but this model's vocabulary has no BOS token");
+    const int off = bos_id >= 0 && !(jbos && cJSON_IsFalse(jbos)) ? 1 : 0;
 
     if (jtok) {
         if (!cJSON_IsArray(jtok)) BAD("\"tokens\" must be an array of token ids");
@@ -179,14 +189,25 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
             free(ids);
             BAD("\"text\" tokenizes to nothing");
         }
-        if (n > max_seq_len) {
+        if (n + off > max_seq_len) {
             free(ids);
-            BAD("\"text\" is %d tokens, more than the model's max_seq_len %d", n, max_seq_len);
+            BAD("\"text\" is %d tokens%s, more than the model's max_seq_len %d", n + off, off ? " with BOS" : "",
+                max_seq_len);
+        }
+        if (off) {
+            int *with = realloc(ids, (size_t)(n + 1) * sizeof *with);
+            if (!with) {
+                free(ids);
+                BAD("out of memory");
+            }
+            memmove(with + 1, with, (size_t)n * sizeof *with);
+            with[0] = bos_id;
+            ids = with;
         }
         it->tokens = ids;
-        it->n_tokens = n;
+        it->n_tokens = n + off;
     }
-    int T = it->n_tokens;
+    int T = it->n_tokens - off; /* positions the user wrote count from the first text token */
 
     if (jent) {
         if (!cJSON_IsArray(jent)) BAD("\"entities\" must be an array of [start, end] token spans");
@@ -199,10 +220,10 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
             if (!cJSON_IsArray(sp) || cJSON_GetArraySize(sp) != 2 || json_int(sp->child, 0, T, &a) ||
                 json_int(sp->child->next, 0, T, &b) || a >= b)
                 BAD("\"entities\"[%d] must be [start, end] with 0 <= start < end <= %d", i, T);
-            if (i > 0 && a < it->entities[2 * (i - 1)])
+            if (i > 0 && a + off < it->entities[2 * (i - 1)])
                 BAD("\"entities\"[%d] starts before the span before it (spans must be in order)", i);
-            it->entities[2 * i] = a;
-            it->entities[2 * i + 1] = b;
+            it->entities[2 * i] = a + off;
+            it->entities[2 * i + 1] = b + off;
         }
         it->n_entities = n;
     }
@@ -220,7 +241,7 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
                 int k;
                 if (json_int(kv, 0, q, &k))
                     BAD("\"targets\"[%d]: key[%d] must be a position in 0..%d (keys precede their query)", i, kidx, q);
-                if (probe_targets_push(&it->targets, &it->n_targets, &cap, q, k, &e)) BAD("%.500s", e.msg);
+                if (probe_targets_push(&it->targets, &it->n_targets, &cap, q + off, k + off, &e)) BAD("%.500s", e.msg);
             }
         }
         it->n_targets = probe_targets_normalize(it->targets, it->n_targets);
