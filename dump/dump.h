@@ -1,7 +1,7 @@
 /* dump.h — the HDF5 dump: checked reader (analyzer and reports side); the writer is
  * dump/dump_write.h.
  *
- * Layout (SPEC.md section 5, documented in docs/dump-format.md):
+ * Layout (docs/dump-format.md):
  *   / attributes: andrea_version, checkpoint_path, checkpoint_sha256 ("" for an in-memory model),
  *                 config (JSON string) and n_layer, n_head, d_model, head_dim, vocab_size,
  *                 padded_vocab_size, max_seq_len (int), maps_dtype ("fp16"|"fp32"),

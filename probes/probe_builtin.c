@@ -1,4 +1,4 @@
-/* probe_builtin.c — the six built-in suites of SPEC.md section 4.
+/* probe_builtin.c — the six built-in suites of docs/probes.md.
  *
  * Job: generate each suite's items, seeded and deterministic, for any tokenizer. Text suites
  * (prev_token, bracket, entity, bos) are generated as text and tokenized, and their targets are

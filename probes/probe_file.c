@@ -1,4 +1,4 @@
-/* probe_file.c — user probe files: JSON Lines, one item a line (SPEC.md section 4).
+/* probe_file.c — user probe files: JSON Lines, one item a line (docs/probes.md).
  *
  * Job: parse {"suite", "text"|"tokens", "targets"?, "entities"?} lines with cJSON, tokenize
  * texts, validate everything against the model (ids < vocab_size, 1 <= length <= max_seq_len,

@@ -35,7 +35,7 @@ L, H, C, V, VP, T = 1, 2, 8, 20, 24, 8
 
 
 def params(rng):
-    """The 16 tensors in llm.c order and Linear layout [out, in] (SPEC.md section 2)."""
+    """The 16 tensors in llm.c order and Linear layout [out, in] (docs/checkpoints.md)."""
     r = lambda *s: (rng.standard_normal(s) * 0.1).astype(np.float32)
     one = lambda *s: np.ones(s, np.float32)
     return [("wte", r(VP, C)), ("wpe", r(T, C)), ("ln1w", one(L, C)), ("ln1b", r(L, C)),
