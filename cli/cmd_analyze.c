@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../analyzer/catalog.h"
 #include "../analyzer/classify.h"
@@ -72,6 +73,14 @@ static int make_suites(const char *probes, const andrea_model *m, const andrea_t
     *out = s;
     *n = k;
     return 0;
+}
+
+/* p relative to the working folder when it lies below it ("models/x.bin", not a machine path). */
+static const char *shown_path(const char *p) {
+    static char cwd[4096];
+    if (p[0] != '/' || !getcwd(cwd, sizeof cwd)) return p;
+    size_t n = strlen(cwd);
+    return n > 1 && !strncmp(p, cwd, n) && p[n] == '/' ? p + n + 1 : p;
 }
 
 /* File-name stem of a checkpoint: "models/andrea-bundled.bin" -> "andrea-bundled". */
@@ -150,7 +159,7 @@ static int analyze_one(const char *ckpt, const char *dir, const char *report_dir
     if (andrea_mpi_agree(catalog_write(db_path, &a, NULL, err) || andrea_render(dump_path, db_path, rdir, &ropt, err),
                          err))
         goto out;
-    printf("%s (%s)\n", ckpt, dump_path);
+    printf("%s (%s)\n", shown_path(ckpt), dump_path);
     andrea_summary_write(stdout, &a);
     printf("catalog: %s\nreport:  %s/index.html\n\n", db_path, rdir);
     ret = 0;
