@@ -403,6 +403,16 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
                     ANDREA_CATALOG_SCHEMA_VERSION);
             goto fail;
         }
+        if (v == 0) { /* no version yet: a new file, or tables of the first schema written before it */
+            SQL_CHECK(path, db,
+                      sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'models'",
+                                         -1, &st, NULL),
+                      SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+            if (sqlite3_column_int(st, 0) > 0) v = 1;
+            sqlite3_finalize(st);
+            st = NULL;
+        }
         /* version 1: rebuilt into this schema in this same transaction (see MIGRATE_1_*) */
         if (v == 1) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_1_RENAME, NULL, NULL, NULL), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_exec(db, SCHEMA, NULL, NULL, NULL), SQLITE_OK);

@@ -62,4 +62,20 @@ grep -q '0\.926' r8/index.html 2>/dev/null && ok "re-rendering the earlier dump 
   || bad "render of the earlier dump" "no induction score in r8/index.html"
 "$A" render c.h5 --db s/catalog.db --out rc --quiet >/dev/null 2>rc.err || bad "render custom" "$(cat rc.err)"
 grep -q 'my_suite' rc/index.html 2>/dev/null && ok "rendering the custom dump shows the custom run" || bad "render custom" ""
+
+# a newer dump of the same suite (other items) becomes current; rendering the earlier dump still
+# shows the run that scored it (matched by its seal)
+"$A" dump "${ckpts[5]}" --probes induction --n 6 --seed 7 --out b.h5 --device cpu --quiet >/dev/null 2>b.err \
+  && "$A" classify b.h5 --db s/catalog.db --quiet >/dev/null 2>>b.err || bad "second dump" "$(cat b.err)"
+new=$("$A" heads --db s/catalog.db --class induction --step 8000 --head 1.0 --format csv | tail -1 | cut -d, -f7)
+new3=$(printf '%.3f' "$new")
+if [[ $new3 != 0.926 ]]; then
+  "$A" render s/dyck-step08000.h5 --db s/catalog.db --out r8b --quiet >/dev/null 2>r8b.err || bad "render" "$(cat r8b.err)"
+  grep -q '0\.926' r8b/index.html && ! grep -q "${new3/./\\.}" r8b/index.html \
+    && ok "the earlier dump renders with its own run, not the newer current one ($new3)" || bad "seal match" "current $new3"
+  "$A" render b.h5 --db s/catalog.db --out rb --quiet >/dev/null 2>rb.err || bad "render b" "$(cat rb.err)"
+  grep -q "${new3/./\\.}" rb/index.html && ok "the newer dump renders with its run ($new3)" || bad "render b" "no $new3"
+else
+  bad "second dump" "scores 0.926 like the first: pick another seed"
+fi
 finish

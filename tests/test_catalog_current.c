@@ -283,6 +283,23 @@ static void test_heads_with_a_layer_or_head_out_of_range_exits_2(void) {
     CHECK(run_andrea(junk, out) == 2);
 }
 
+static void test_heads_refuses_bad_step_and_pivot_values_in_one_line(void) {
+    const char *out = tmp_path("badval.out");
+    char errp[600];
+    snprintf(errp, sizeof errp, "%s.err", out);
+    const char *step[] = {"heads", "--db", cli_db(), "--step", "3k", NULL};
+    CHECK(run_andrea(step, out) == 2 && lines(slurp(errp)) == 1 && strstr(slurp(errp), "--step wants"));
+    const char *neg[] = {"heads", "--db", cli_db(), "--step", "-1", NULL};
+    CHECK(run_andrea(neg, out) == 2);
+    const char *pivot[] = {"heads", "--db", cli_db(), "--series", "run", "--pivot", "layer", NULL};
+    CHECK(run_andrea(pivot, out) == 2 && lines(slurp(errp)) == 1 && strstr(slurp(errp), "--pivot wants 'step'"));
+    const char *head[] = {"heads", "--db", cli_db(), "--head", "1.2.3", NULL};
+    CHECK(run_andrea(head, out) == 2 && strstr(slurp(errp), "--head wants LAYER.HEAD"));
+    /* an unknown series is no error: a series is a name, and none may match yet */
+    const char *series[] = {"heads", "--db", cli_db(), "--series", "nothing", "--format", "csv", NULL};
+    CHECK(run_andrea(series, out) == 0 && lines(slurp(out)) == 1);
+}
+
 static void test_heads_filters_by_head_and_step(void) {
     const char *out = tmp_path("filter.out");
     const char *args[] = {"heads", "--db", cli_db(), "--all", "--head", "1.2", "--step", "300", "--format", "csv", NULL};
@@ -355,6 +372,7 @@ int main(void) {
     }
     RUN(test_heads_with_an_unknown_class_says_so_and_exits_2);
     RUN(test_heads_with_a_layer_or_head_out_of_range_exits_2);
+    RUN(test_heads_refuses_bad_step_and_pivot_values_in_one_line);
     RUN(test_heads_filters_by_head_and_step);
     RUN(test_heads_csv_and_json_print_reals_exactly);
     RUN(test_model_matches_a_series_name);

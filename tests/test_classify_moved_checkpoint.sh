@@ -39,6 +39,14 @@ mv a/m.bin b/m.bin
 "$A" classify d/x.h5 --db c.db --device cpu --quiet --checkpoint "$ANDREA_SRC/tests/data/series/dyck-step00030.bin" \
   >out 2>e5 && bad "--checkpoint other" "accepted" || { grep -q "differs" e5 && ok "--checkpoint of another model is refused"; }
 
+# --checkpoint that does not exist, or a folder without the model: one line, exit 1
+"$A" classify d/x.h5 --db c.db --device cpu --quiet --checkpoint nowhere/m.bin >out 2>e7; rc=$?
+[[ $rc -eq 1 && $(wc -l <e7) -eq 1 ]] && grep -q "^andrea: nowhere/m.bin: " e7 && ok "--checkpoint of a missing file: one line" \
+  || bad "--checkpoint missing" "rc $rc: $(cat e7)"
+"$A" classify d/x.h5 --db c.db --device cpu --quiet --checkpoint elsewhere >out 2>e8; rc=$?
+[[ $rc -eq 1 && $(wc -l <e8) -eq 1 ]] && grep -q "no checkpoint in this folder has the dump's sha256" e8 \
+  && ok "--checkpoint of a folder without the model: one line" || bad "--checkpoint empty folder" "rc $rc: $(cat e8)"
+
 # beside the dump (under another name): found by sha256
 cp b/m.bin d/renamed.bin
 "$A" classify d/x.h5 --db c.db --device cpu --quiet --min-score 0.7 >out 2>e6 \

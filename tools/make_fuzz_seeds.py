@@ -217,6 +217,7 @@ def main():
         {"suite": "duplicate", "tokens": [256, 5, 6, 5, 6]},
         {"suite": "entity", "text": "Alice met Bob in Paris. She", "entities": [[0, 5], [10, 13], [17, 22]]},
         {"suite": "bos", "text": "anything at all"},
+        {"suite": "prev_token", "text": "no BOS in front", "bos": False},
         {"suite": "my_suite", "tokens": [1, 2, 3], "targets": [[2, [0, 1]]]},
     ]
     write("fuzz_probe_jsonl", "all_suites.jsonl", "".join(json.dumps(l) + "\n" for l in lines).encode())
