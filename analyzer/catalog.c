@@ -383,6 +383,50 @@ fail:
     return ret;
 }
 
+/* Inside the writer's transaction: refuses a newer schema, migrates schema 1 (MIGRATE_1_*),
+ * creates what is missing (SCHEMA), sets user_version and the application mark. */
+static int prepare_schema(sqlite3 *db, const char *path, ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    /* A catalog from a newer andrea may have a different schema: refuse rather than corrupt. */
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+    int v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (v > ANDREA_CATALOG_SCHEMA_VERSION) {
+        ae_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
+                ANDREA_CATALOG_SCHEMA_VERSION);
+        goto fail;
+    }
+    if (v == 0) { /* no version yet: a new file, or tables of the first schema written before it */
+        SQL_CHECK(path, db,
+                  sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'models'",
+                                     -1, &st, NULL),
+                  SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+        if (sqlite3_column_int(st, 0) > 0) v = 1;
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    /* version 1: rebuilt into this schema in this same transaction (see MIGRATE_1_*) */
+    if (v == 1) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_1_RENAME, NULL, NULL, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_exec(db, SCHEMA, NULL, NULL, NULL), SQLITE_OK);
+    if (v == 1) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_1_COPY, NULL, NULL, NULL), SQLITE_OK);
+    if (v < ANDREA_CATALOG_SCHEMA_VERSION) {
+        char uv[64];
+        snprintf(uv, sizeof uv, "PRAGMA user_version=%d", ANDREA_CATALOG_SCHEMA_VERSION);
+        SQL_CHECK(path, db, sqlite3_exec(db, uv, NULL, NULL, NULL), SQLITE_OK);
+    }
+    /* the mark check_catalog_is_ours looks for (catalogs made before it get it on their next run) */
+    char mark[64];
+    snprintf(mark, sizeof mark, "PRAGMA application_id=%d", ANDREA_CATALOG_APPLICATION_ID);
+    SQL_CHECK(path, db, sqlite3_exec(db, mark, NULL, NULL, NULL), SQLITE_OK);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
 int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, ae_error *err) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
@@ -391,42 +435,7 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
     if (catalog_open_rw(path, &db, err)) return -1;
     if (begin_immediate(db, path, err)) goto fail;
     in_tx = 1;
-    {
-        /* A catalog from a newer andrea may have a different schema: refuse rather than corrupt. */
-        SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
-        SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
-        int v = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-        st = NULL;
-        if (v > ANDREA_CATALOG_SCHEMA_VERSION) {
-            ae_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
-                    ANDREA_CATALOG_SCHEMA_VERSION);
-            goto fail;
-        }
-        if (v == 0) { /* no version yet: a new file, or tables of the first schema written before it */
-            SQL_CHECK(path, db,
-                      sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'models'",
-                                         -1, &st, NULL),
-                      SQLITE_OK);
-            SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
-            if (sqlite3_column_int(st, 0) > 0) v = 1;
-            sqlite3_finalize(st);
-            st = NULL;
-        }
-        /* version 1: rebuilt into this schema in this same transaction (see MIGRATE_1_*) */
-        if (v == 1) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_1_RENAME, NULL, NULL, NULL), SQLITE_OK);
-        SQL_CHECK(path, db, sqlite3_exec(db, SCHEMA, NULL, NULL, NULL), SQLITE_OK);
-        if (v == 1) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_1_COPY, NULL, NULL, NULL), SQLITE_OK);
-        if (v < ANDREA_CATALOG_SCHEMA_VERSION) {
-            char uv[64];
-            snprintf(uv, sizeof uv, "PRAGMA user_version=%d", ANDREA_CATALOG_SCHEMA_VERSION);
-            SQL_CHECK(path, db, sqlite3_exec(db, uv, NULL, NULL, NULL), SQLITE_OK);
-        }
-        /* the mark check_catalog_is_ours looks for (catalogs made before it get it on their next run) */
-        char mark[64];
-        snprintf(mark, sizeof mark, "PRAGMA application_id=%d", ANDREA_CATALOG_APPLICATION_ID);
-        SQL_CHECK(path, db, sqlite3_exec(db, mark, NULL, NULL, NULL), SQLITE_OK);
-    }
+    if (prepare_schema(db, path, err)) goto fail;
     cfg = config_json(&a->cfg);
     if (!cfg) {
         ae_fail(err, "%s: out of memory", path);

@@ -120,6 +120,42 @@ static void item_clear(probe_item *it) {
     memset(it, 0, sizeof *it);
 }
 
+/* A "text" item's tokens into it: the text tokenized, after bos (-1: none). 0, or -1 with why. */
+static int text_tokens(const cJSON *jtext, const andrea_tokenizer *tok, int bos, int max_seq_len, probe_item *it,
+                       char *why, size_t why_cap) {
+    const int off = bos >= 0;
+    ae_error e;
+    if (!cJSON_IsString(jtext)) return snprintf(why, why_cap, "\"text\" must be a string"), -1;
+    if (!tok)
+        return snprintf(why, why_cap, "a \"text\" item needs a tokenizer (none was found for this model; use \"tokens\" or "
+                                      "--tokenizer DIR)"), -1;
+    size_t tl = strlen(jtext->valuestring);
+    if (tl == 0) return snprintf(why, why_cap, "\"text\" is empty"), -1;
+    int *ids = NULL, *offs = NULL, n = 0;
+    if (andrea_tokenizer_encode(tok, jtext->valuestring, tl, &ids, &offs, &n, &e))
+        return snprintf(why, why_cap, "%.500s", e.msg), -1;
+    free(offs);
+    if (n < 1 || n + off > max_seq_len) {
+        free(ids);
+        if (n < 1) return snprintf(why, why_cap, "\"text\" tokenizes to nothing"), -1;
+        return snprintf(why, why_cap, "\"text\" is %d tokens%s, more than the model's max_seq_len %d", n + off,
+                        off ? " with BOS" : "", max_seq_len), -1;
+    }
+    if (off) {
+        int *with = realloc(ids, (size_t)(n + 1) * sizeof *with);
+        if (!with) {
+            free(ids);
+            return snprintf(why, why_cap, "out of memory"), -1;
+        }
+        memmove(with + 1, with, (size_t)n * sizeof *with);
+        with[0] = bos;
+        ids = with;
+    }
+    it->tokens = ids;
+    it->n_tokens = n + off;
+    return 0;
+}
+
 /* Parses one line into *it and its suite name. Returns 0, or -1 with why in `why`. */
 static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok, int vocab_size,
                       int max_seq_len, char suite[64], probe_item *it, char *why, size_t why_cap) {
@@ -161,7 +197,7 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
     /* a text item starts with BOS when the vocabulary has one, as built-in items do; its targets
      * and entities count the text's own tokens and are shifted past it */
     const int bos_id = jtext && tok ? andrea_tokenizer_bos(tok) : -1;
-    if (jbos && cJSON_IsTrue(jbos) && bos_id < 0) BAD("\"bos\": true, but this model's vocabulary has no BOS token");
+    if (jbos && cJSON_IsTrue(jbos) && tok && bos_id < 0) BAD("\"bos\": true, but this model's vocabulary has no BOS token");
     const int off = bos_id >= 0 && !(jbos && cJSON_IsFalse(jbos)) ? 1 : 0;
 
     if (jtok) {
@@ -177,35 +213,8 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
                 BAD("\"tokens\"[%d] is not a token id in 0..%d", i, vocab_size - 1);
         }
         it->n_tokens = n;
-    } else {
-        if (!cJSON_IsString(jtext)) BAD("\"text\" must be a string");
-        if (!tok) BAD("a \"text\" item needs a tokenizer (none was found for this model; use \"tokens\" or --tokenizer DIR)");
-        size_t tl = strlen(jtext->valuestring);
-        if (tl == 0) BAD("\"text\" is empty");
-        int *ids = NULL, *offs = NULL, n = 0;
-        if (andrea_tokenizer_encode(tok, jtext->valuestring, tl, &ids, &offs, &n, &e)) BAD("%.500s", e.msg);
-        free(offs);
-        if (n < 1) {
-            free(ids);
-            BAD("\"text\" tokenizes to nothing");
-        }
-        if (n + off > max_seq_len) {
-            free(ids);
-            BAD("\"text\" is %d tokens%s, more than the model's max_seq_len %d", n + off, off ? " with BOS" : "",
-                max_seq_len);
-        }
-        if (off) {
-            int *with = realloc(ids, (size_t)(n + 1) * sizeof *with);
-            if (!with) {
-                free(ids);
-                BAD("out of memory");
-            }
-            memmove(with + 1, with, (size_t)n * sizeof *with);
-            with[0] = bos_id;
-            ids = with;
-        }
-        it->tokens = ids;
-        it->n_tokens = n + off;
+    } else if (text_tokens(jtext, tok, off ? bos_id : -1, max_seq_len, it, why, why_cap)) {
+        goto done;
     }
     int T = it->n_tokens - off; /* positions the user wrote count from the first text token */
 
