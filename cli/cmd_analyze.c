@@ -31,9 +31,12 @@ static void help(FILE *f) {
             "                      [--ablate-items N] [--rules FILE] [--precision tf32|tf32x3|fp32] [--quiet]\n\n"
             "For each checkpoint: dump the built-in probe suites (or --probes) to DIR/NAME.h5, classify\n"
             "the heads into DIR/catalog.db (scores, labels, causal check on --ablate-items items per\n"
-            "suite, default %d), render the report (DIR/index.html; with several checkpoints\n"
-            "DIR/NAME/index.html each) and print the labelled heads per class. Without CKPT it\n"
-            "analyses the model bundled with andrea. DIR defaults to ./andrea-out.\n"
+            "suite, default %d), render the report (DIR/index.html) and print the labelled heads per\n"
+            "class. Several checkpoints (a training run's steps) are one analysis: all are scored\n"
+            "first, then each report is rendered into DIR/NAME/ with the whole series' step plots,\n"
+            "then DIR/index.html shows the series (head x step matrix, formation plots) and a table\n"
+            "of labelled heads per step is printed; progress lines name the checkpoint and k/N.\n"
+            "Without CKPT it analyses the model bundled with andrea. DIR defaults to ./andrea-out.\n"
             "--precision: on a GPU, matmuls in TF32 (default, fast; attention probabilities of trained\n"
             "models within ~4e-3 of fp32), tf32x3 (every layer matmul and attention as three TF32\n"
             "products of high and low parts: maps within ~3e-5 of fp32, ~2.2x the forward time; the\n"
@@ -142,7 +145,6 @@ static int analyze_one(const char *ckpt, const char *dir, const char *report_dir
         goto out;
     }
     if (a.ablation_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", a.ablation_note);
-    /* One checkpoint: its report is DIR itself; several: DIR/NAME each. */
     if (scored) {
         snprintf(scored->name, sizeof scored->name, "%s", name);
         snprintf(scored->dump, sizeof scored->dump, "%s", dump_path);
@@ -151,6 +153,7 @@ static int analyze_one(const char *ckpt, const char *dir, const char *report_dir
         ret = andrea_mpi_agree(catalog_write(db_path, &a, NULL, err), err);
         goto out;
     }
+    /* One checkpoint: its report is DIR itself; several: DIR/NAME each. */
     char rdir[4400];
     if (report_dir) snprintf(rdir, sizeof rdir, "%s", report_dir);
     else snprintf(rdir, sizeof rdir, "%s/%s", dir, name);
