@@ -48,7 +48,7 @@ static const char *const SCHEMA =
     "  min_score REAL NOT NULL, min_ratio REAL NOT NULL, min_margin REAL NOT NULL,\n"
     "  ablation_items INTEGER NOT NULL, clean_loss REAL, ablation_mean REAL,\n"
     "  PRIMARY KEY(run_id, class));\n"
-    "CREATE INDEX IF NOT EXISTS suites_class ON suites(class, run_id);\n"
+
     "CREATE TABLE IF NOT EXISTS head_scores(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
     "  layer INTEGER NOT NULL, head INTEGER NOT NULL, class TEXT NOT NULL,\n"
@@ -70,7 +70,9 @@ static const char *const SCHEMA =
     "CREATE TRIGGER IF NOT EXISTS models_delete AFTER DELETE ON models BEGIN\n"
     "  DELETE FROM runs WHERE model_id = old.id; END;\n"
     /* current: the newest run that scored this suite (class) on this checkpoint (model row =
-     * sha256), so a run of other suites or settings never hides it */
+     * sha256), so a run of other suites or settings never hides it. Planned as: the model's runs
+     * through runs_model, each probed in suites' primary key (run_id, class); an index on
+     * suites(class) would make SQLite scan every run of the class instead. */
     "CREATE VIEW IF NOT EXISTS head_catalog AS\n"
     "  SELECT m.name AS model, coalesce(m.series, m.name) AS series, m.path AS model_path,\n"
     "         m.sha256 AS checkpoint_sha256, m.step AS step,\n"
