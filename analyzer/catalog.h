@@ -7,6 +7,10 @@
  *     crash at any point leaves the catalog exactly as it was before the run;
  *   - a model is identified by its checkpoint sha256; re-analysing a checkpoint with the same
  *     settings (settings JSON equal byte for byte) replaces that run's rows;
+ *   - runs coexist: for each checkpoint and class the view's `current` run is the newest run that
+ *     scored that class on that checkpoint; every connection turns foreign keys on, and rows of a
+ *     deleted run (or model) go with it (ON DELETE CASCADE, plus triggers for clients without keys);
+ *   - schema version 2; a version-1 catalog is migrated inside the next writer's transaction;
  *   - readers (heads, sql) open the file read-only: a missing file is an error, never created;
  *   - every parameter from the user is bound with sqlite3_bind_*, never pasted into SQL.
  * Failure contract: -1 with "DB: <call> failed (file:line): sqlite message" or "DB: problem".
