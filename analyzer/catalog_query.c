@@ -246,8 +246,18 @@ static const char HEADS_SQL[] =
 
 /* The pivot: rows of (model, series, step, layer, head, class, score, label) ordered by class,
  * head, step become one row per (class, head) and one column per step. */
+static int col_of(const catalog_rows *r, const char *name) {
+    for (int i = 0; i < r->n_cols; i++)
+        if (!strcmp(r->col_names[i], name)) return i;
+    return -1;
+}
+
 static int pivot_rows(const char *path, const catalog_rows *in, catalog_rows *out, ae_error *err) {
-    enum { C_STEP = 2, C_LAYER = 3, C_HEAD = 4, C_CLASS = 5, C_SCORE = 6, C_LABEL = 12 };
+    /* columns by name: the heads query may gain columns */
+    const int C_STEP = col_of(in, "step"), C_LAYER = col_of(in, "layer"), C_HEAD = col_of(in, "head"),
+              C_CLASS = col_of(in, "class"), C_SCORE = col_of(in, "score"), C_LABEL = col_of(in, "label");
+    if (C_STEP < 0 || C_LAYER < 0 || C_HEAD < 0 || C_CLASS < 0 || C_SCORE < 0 || C_LABEL < 0)
+        return ae_fail(err, "%s: the heads query lacks a column the pivot needs", path);
     const size_t nc_in = (size_t)in->n_cols;
     long long *steps = malloc(((size_t)in->n_rows + 1) * sizeof *steps);
     int n_steps = 0, ret = -1;
