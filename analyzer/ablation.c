@@ -7,6 +7,7 @@
 
 #include "../common/checked_size.h"
 #include "../common/finite.h"
+#include "../probes/classes.h"
 #include "classify.h"
 
 /* Mean cross-entropy at the loss positions; logits: [B, T, V]. */
@@ -29,6 +30,25 @@ static double mean_loss(const float *logits, const int *tokens, const unsigned c
     return n ? sum / (double)n : NAN;
 }
 
+/* The class's loss positions (probes/classes.c; a user suite: its target queries) of one item:
+ * use[p] = 1 where predicting token p + 1 counts, p + 1 < len. Returns the last such p + 2
+ * (the tokens the forward needs), 0 when there is none. use: [len], zeroed here. */
+static int loss_positions(const probe_suite *s, const probe_item *it, int len, unsigned char *use) {
+    const probe_class *c = probe_class_find(s->name);
+    unsigned char *all = calloc((size_t)(it->n_tokens > 0 ? it->n_tokens : 1), 1);
+    memset(use, 0, (size_t)len);
+    if (!all) return -1;
+    (c ? c->loss_positions : probe_loss_at_queries)(it, all);
+    int need = 0;
+    for (int p = 0; p + 1 < len && p + 1 < it->n_tokens; p++)
+        if (all[p]) {
+            use[p] = 1;
+            need = p + 2;
+        }
+    free(all);
+    return need;
+}
+
 int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
                    andrea_suite_scores *s, ae_error *err) {
     int L = cfg->n_layer, H = cfg->n_head, NH = L * H, V = cfg->vocab_size;
@@ -39,21 +59,30 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
 
     /* The first max_items items with at least one loss position. */
     int *pick = malloc(sizeof(int) * (size_t)(max_items > 0 ? max_items : 1));
-    if (!pick) return ae_fail(err, "%s: out of memory", s->name);
+    int max_len = 1;
+    for (int i = 0; i < items->n_items; i++)
+        if (items->items[i].n_tokens > max_len) max_len = items->items[i].n_tokens;
+    unsigned char *row = malloc((size_t)max_len);
+    if (!pick || !row) {
+        free(pick);
+        free(row);
+        return ae_fail(err, "%s: out of memory", s->name);
+    }
     int B = 0, T = 0;
     for (int i = 0; i < items->n_items && B < max_items; i++) {
         const probe_item *it = &items->items[i];
-        int ok = 0;
-        for (int j = 0; j < it->n_targets; j++)
-            if (it->targets[j].query + 1 < it->n_tokens) ok = 1;
-        if (!ok) continue;
-        pick[B++] = i;
         /* Causal: tokens after the last loss position's target cannot change its loss. */
-        int need = 0;
-        for (int j = 0; j < it->n_targets; j++)
-            if (it->targets[j].query + 1 < it->n_tokens && it->targets[j].query + 2 > need) need = it->targets[j].query + 2;
+        int need = loss_positions(items, it, it->n_tokens, row);
+        if (need < 0) {
+            free(pick);
+            free(row);
+            return ae_fail(err, "%s: out of memory", s->name);
+        }
+        if (need == 0) continue;
+        pick[B++] = i;
         if (need > T) T = need;
     }
+    free(row);
     if (B == 0) {
         free(pick);
         return 0;
@@ -77,8 +106,10 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
         int len = it->n_tokens < T ? it->n_tokens : T;
         memcpy(tokens + (size_t)b * T, it->tokens, sizeof(int) * (size_t)len);
         lengths[b] = len;
-        for (int j = 0; j < it->n_targets; j++)
-            if (it->targets[j].query + 1 < len) use[(size_t)b * T + it->targets[j].query] = 1;
+        if (loss_positions(items, it, len, use + (size_t)b * T) < 0) {
+            ae_fail(err, "%s: out of memory for the causal check", s->name);
+            goto out;
+        }
     }
     /* Heads for the mean: all of them, or an even spread to bound the cost on big models. */
     int stride = NH <= ANDREA_ABLATE_MEAN_HEADS ? 1 : (NH + ANDREA_ABLATE_MEAN_HEADS - 1) / ANDREA_ABLATE_MEAN_HEADS;

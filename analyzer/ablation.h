@@ -1,7 +1,8 @@
 /* ablation.h — the causal check of one suite (internal to classify; see classify.h).
- * Invariant: the loss positions are the suite's eligible queries q with q + 1 < length, the
- * predicted token is tokens[q + 1]; the same items and positions serve the clean run and every
- * ablated run, so deltas of different heads are comparable. */
+ * Invariant: the loss positions are the class's (probes/classes.h `loss_positions`; a user suite:
+ * its target queries) p with p + 1 < length, the predicted token is tokens[p + 1]; the same items
+ * and positions serve the clean run and every ablated run, so deltas of different heads are
+ * comparable. */
 #ifndef ANDREA_ABLATION_H
 #define ANDREA_ABLATION_H
 

@@ -82,6 +82,9 @@ static const char *const SCHEMA =
     "         s.layer AS layer, s.head AS head, s.class AS class,\n"
     "         s.score AS score, s.baseline AS baseline, s.control AS control,\n"
     "         s.ablation_delta AS ablation_delta, s.ablation_mean AS ablation_mean,\n"
+    /* causal: 1 when the head's ablation effect stands above the mean head's (docs/catalog.md) */
+    "         CASE WHEN s.ablation_delta IS NULL OR s.ablation_mean IS NULL THEN NULL\n"
+    "              ELSE s.ablation_delta > s.ablation_mean END AS causal,\n"
     "         s.dla_mean AS dla_mean, s.norm_mean AS norm_mean, s.n_queries AS n_queries,\n"
     "         s.extra_name AS extra_name, s.extra_value AS extra_value,\n"
     "         (l.run_id IS NOT NULL) AS label\n"
@@ -215,9 +218,14 @@ static int begin_immediate(sqlite3 *db, const char *path, ae_error *err) {
     }
 }
 
+/* Test hook, compiled into test builds only (-DANDREA_TESTING): a SIGKILL at a named point. */
 static void crash_hook(const char *where) {
+#ifdef ANDREA_TESTING
     const char *at = getenv("ANDREA_TEST_CRASH_AT");
     if (at && !strcmp(at, where)) raise(SIGKILL);
+#else
+    (void)where;
+#endif
 }
 
 /* Whether the database at db is one andrea may write into: empty (a new catalog), marked with
@@ -437,6 +445,9 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
     if (catalog_open_rw(path, &db, err)) return -1;
     if (begin_immediate(db, path, err)) goto fail;
     in_tx = 1;
+    /* The view holds no data: it is made anew on every write, so a catalog written by an older
+     * andrea gets the view's newer columns (causal) on its next run. */
+    SQL_CHECK(path, db, sqlite3_exec(db, "DROP VIEW IF EXISTS head_catalog", NULL, NULL, NULL), SQLITE_OK);
     if (prepare_schema(db, path, err)) goto fail;
     cfg = config_json(&a->cfg);
     if (!cfg) {

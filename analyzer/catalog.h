@@ -14,7 +14,7 @@
  *   - readers (heads, sql) open the file read-only: a missing file is an error, never created;
  *   - every parameter from the user is bound with sqlite3_bind_*, never pasted into SQL.
  * Failure contract: -1 with "DB: <call> failed (file:line): sqlite message" or "DB: problem".
- * Test hook: env ANDREA_TEST_CRASH_AT=mid-run makes catalog_write SIGKILL its own process halfway
+ * Test hook (test builds only, -DANDREA_TESTING): env ANDREA_TEST_CRASH_AT=mid-run makes catalog_write SIGKILL its own process halfway
  * through inserting the run's rows (inside the transaction).
  */
 #ifndef ANDREA_CATALOG_H

@@ -232,7 +232,7 @@ fail:
 
 static const char HEADS_SQL[] =
     "SELECT model, series, step, layer, head, class, score, baseline, control,"
-    " ablation_delta, ablation_mean, dla_mean, label, checkpoint_sha256"
+    " ablation_delta, ablation_mean, causal, dla_mean, label, checkpoint_sha256"
     " FROM head_catalog WHERE current"
     " AND (?1 IS NULL OR class = ?1)"
     " AND (?2 IS NULL OR layer = ?2)"

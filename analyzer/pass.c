@@ -1,4 +1,5 @@
-/* pass.c — the registry of class passes, the generic pass and the label rule (see pass.h). */
+/* pass.c — the passes, made from the class table (probes/classes.c), the generic pass and the
+ * label rule (see pass.h). */
 #include "pass.h"
 
 #include <math.h>
@@ -7,18 +8,32 @@
 /* Unknown suite names: the user's targets define the class, so only the mass statistics apply,
  * under the same rule as the built-in classes. */
 const andrea_pass andrea_pass_generic = {
-    "generic", "the probe file's explicit targets", {0.30, 3.0, 0.15}, "top1", score_acc_top1,
+    "generic", "the probe file's explicit targets", {0.30, 3.0, 0.15}, "top1", score_acc_top1, NULL,
 };
 
-const andrea_pass *const andrea_passes[] = {
-    &andrea_pass_prev_token, &andrea_pass_induction, &andrea_pass_duplicate,
-    &andrea_pass_bracket,    &andrea_pass_entity,    &andrea_pass_bos,
-    NULL,
-};
+#define MAX_PASSES 64
+static andrea_pass passes[MAX_PASSES];
+static int n_passes = -1;
+
+static void build_passes(void) {
+    int n = 0;
+    for (int i = 0; probe_classes[i].name && n < MAX_PASSES; i++, n++) {
+        const probe_class *c = &probe_classes[i];
+        andrea_pass *p = &passes[n];
+        p->name = c->name;
+        p->targets = c->targets;
+        p->rule = c->rule;
+        p->cls = c;
+        p->extra_name = c->extra == PROBE_EXTRA_NONE ? NULL : c->extra_name;
+        p->extra = c->extra == PROBE_EXTRA_TOP1 ? score_acc_top1 : c->extra == PROBE_EXTRA_HARD_TOP1 ? score_acc_hard_top1 : NULL;
+    }
+    n_passes = n;
+}
 
 const andrea_pass *andrea_pass_for(const char *suite) {
-    for (int i = 0; andrea_passes[i]; i++)
-        if (!strcmp(andrea_passes[i]->name, suite)) return andrea_passes[i];
+    if (n_passes < 0) build_passes(); /* the table is constant: rebuilding gives the same entries */
+    for (int i = 0; i < n_passes; i++)
+        if (!strcmp(passes[i].name, suite)) return &passes[i];
     return &andrea_pass_generic;
 }
 

@@ -6,34 +6,34 @@
 #include <string.h>
 
 #include "../common/checked_size.h"
+#include "../common/rng.h"
+#include "../probes/classes.h"
 
-/* splitmix64: a tiny, well-mixed generator; the control keys must be reproducible bit for bit
- * across runs and machines, so no libc rand(). */
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform integer in [0, n) without modulo bias. */
-static int uniform_below(uint64_t *s, int n) {
-    uint64_t lim = UINT64_MAX - UINT64_MAX % (uint64_t)n;
-    uint64_t r;
-    do r = splitmix64(s);
-    while (r >= lim);
-    return (int)(r % (uint64_t)n);
-}
 
 /* Robert Floyd's sampling: k distinct values from [0, n), each k-subset equally likely. */
 static void draw_distinct(uint64_t *s, int n, int k, int *out) {
     int m = 0;
     for (int j = n - k; j < n; j++) {
-        int t = uniform_below(s, j + 1), seen = 0;
+        int t = (int)ae_rng_below(s, (uint64_t)j + 1), seen = 0;
         for (int i = 0; i < m; i++)
             if (out[i] == t) seen = 1;
         out[m++] = seen ? j : t;
     }
+}
+
+/* The class's hard queries (probes/classes.c), for its extra statistic. */
+static int mark_hard(const probe_item *it, int seq, const char *suite, score_seq_plan *p, ae_error *err) {
+    const probe_class *c = probe_class_find(suite);
+    if (!c || !c->hard || p->n_queries == 0) return 0;
+    unsigned char *hard = calloc((size_t)it->n_tokens, 1);
+    if (!hard) {
+        score_plan_free(p);
+        return ae_fail(err, "%s: item %d: out of memory", suite, seq);
+    }
+    c->hard(it, hard);
+    for (int i = 0; i < p->n_queries; i++) p->queries[i].hard = hard[p->queries[i].query];
+    free(hard);
+    return 0;
 }
 
 void score_plan_free(score_seq_plan *p) {
@@ -85,21 +85,10 @@ int score_plan_build(const probe_item *it, int seq, const char *suite, score_seq
         score_query *sq = &p->queries[i];
         p->baseline_sum += (double)sq->n_keys / (double)(sq->query + 1);
         uint64_t s = ANDREA_CONTROL_SEED ^ ((uint64_t)(uint32_t)seq << 32) ^ (uint64_t)(uint32_t)sq->query;
-        splitmix64(&s);
+        ae_splitmix64(&s);
         draw_distinct(&s, sq->query + 1, sq->n_keys, p->control_keys + sq->key_off);
-        /* Bracket evidence: the target k of q is "not the most recent opener" when another
-         * matched pair (q2, k2) sits strictly inside it and closed before q: k < k2 < q2 < q. */
-        if (sq->n_keys == 1) {
-            int k = p->keys[sq->key_off];
-            for (int j = 0; j < p->n_queries && !sq->hard; j++) {
-                const score_query *o = &p->queries[j];
-                if (o->n_keys != 1) continue;
-                int k2 = p->keys[o->key_off];
-                if (k < k2 && k2 < o->query && o->query < sq->query) sq->hard = 1;
-            }
-        }
     }
-    return 0;
+    return mark_hard(it, seq, suite, p, err);
 }
 
 void score_acc_add(score_acc *a, const score_seq_plan *p, const float *map, int T) {

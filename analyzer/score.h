@@ -29,7 +29,7 @@ typedef struct {
     int query;
     int n_keys;      /* targets of this query (>= 1) */
     int key_off;     /* offset of its keys in plan->keys and plan->control_keys */
-    int hard;        /* bracket evidence: 1 when the target is not the most recent opener */
+    int hard;        /* counted by the extra statistic: the class's `hard` rule (probes/classes.h) */
 } score_query;
 
 typedef struct {

@@ -46,15 +46,17 @@ static void help(FILE *f) {
 }
 
 /* Suites for model m: a probe file (a path ending in .jsonl or naming a file), else a comma list
- * of built-in names (default: all six). */
+ * of built-in names (default: every built-in class). */
 static int make_suites(const char *probes, const andrea_model *m, const andrea_tokenizer *tok, probe_suite **out,
                        int *n, ae_error *err) {
     struct stat sb;
     size_t len = probes ? strlen(probes) : 0;
     if (probes && ((len > 6 && !strcmp(probes + len - 6, ".jsonl")) || (stat(probes, &sb) == 0 && S_ISREG(sb.st_mode))))
         return probe_file_load(probes, tok, m->cfg.vocab_size, m->cfg.max_seq_len, out, n, err);
+    if (!probes) /* every built-in class (probes/classes.c) */
+        return probe_suites_builtin_list(NULL, tok, m->cfg.vocab_size, m->cfg.max_seq_len, NULL, out, n, err);
     char list[1024];
-    snprintf(list, sizeof list, "%s", probes ? probes : "prev_token,induction,duplicate,bracket,entity,bos");
+    snprintf(list, sizeof list, "%s", probes);
     int cap = 1;
     for (char *p = list; *p; p++) cap += *p == ',';
     probe_suite *s = calloc((size_t)cap, sizeof *s);

@@ -33,7 +33,16 @@ static void usage(FILE *f) {
                "vocabulary) when the vocabulary has one; generation stops early if the model emits it.\n");
 }
 
-int cmd_generate(int argc, char **argv) {
+typedef struct {
+    const char *prompt, *tok_dir;
+    long n_new;
+    double temperature;
+    unsigned long long seed;
+    andrea_device dev;
+} generate_args;
+
+/* Fills a from the command line: -1 to go on, else the exit code (help printed, usage error). */
+static int parse_generate_args(int argc, char **argv, generate_args *a) {
     static const struct option opts[] = {{"prompt", required_argument, NULL, 'p'},
                                          {"temperature", required_argument, NULL, 't'},
                                          {"seed", required_argument, NULL, 's'},
@@ -41,42 +50,50 @@ int cmd_generate(int argc, char **argv) {
                                          {"device", required_argument, NULL, 'd'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    const char *prompt = "", *tok_dir = NULL;
-    long n_new = 64;
-    double temperature = 1.0;
-    unsigned long long seed = 1337;
-    andrea_device dev = ANDREA_DEVICE_AUTO;
+    *a = (generate_args){.prompt = "", .n_new = 64, .temperature = 1.0, .seed = 1337, .dev = ANDREA_DEVICE_AUTO};
     int c, bad; /* bad: a parser's usage-error exit code */
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":n:h", opts, NULL)) != -1) {
         char *end;
         switch (c) {
-        case 'p': prompt = optarg; break;
+        case 'p': a->prompt = optarg; break;
         case 'n':
-            if (cli_parse_long(optarg, 0, 1000000, &n_new))
+            if (cli_parse_long(optarg, 0, 1000000, &a->n_new))
                 return cli_usage_error("generate", "-n wants a token count 0..1000000, not '%s'", optarg);
             break;
         case 't':
-            if (cli_parse_double(optarg, &temperature) || temperature < 0)
+            if (cli_parse_double(optarg, &a->temperature) || a->temperature < 0)
                 return cli_usage_error("generate", "--temperature wants a number >= 0, not '%s'", optarg);
             break;
         case 's':
             errno = 0;
-            seed = strtoull(optarg, &end, 10);
+            a->seed = strtoull(optarg, &end, 10);
             /* a digit first: strtoull would take " -1" as 2^64 - 1 */
             if (errno || !isdigit((unsigned char)optarg[0]) || *end)
                 return cli_usage_error("generate", "--seed wants a non-negative integer, not '%s'", optarg);
             break;
-        case 'k': tok_dir = optarg; break;
+        case 'k': a->tok_dir = optarg; break;
         case 'd':
-            if ((bad = cli_opt_device("generate", optarg, &dev))) return bad;
+            if ((bad = cli_opt_device("generate", optarg, &a->dev))) return bad;
             break;
         case 'h': usage(stdout); return cli_stdout_done();
         default: return cli_option_error("generate", c, argv, opts);
         }
     }
     if (argc - optind != 1) return cli_usage_error("generate", "expects exactly one checkpoint");
+    return -1;
+}
+
+int cmd_generate(int argc, char **argv) {
+    generate_args ga;
+    int parsed = parse_generate_args(argc, argv, &ga);
+    if (parsed >= 0) return parsed;
+    const char *prompt = ga.prompt, *tok_dir = ga.tok_dir;
+    const long n_new = ga.n_new;
+    const double temperature = ga.temperature;
+    const unsigned long long seed = ga.seed;
+    const andrea_device dev = ga.dev;
 
     ae_error err = {{0}};
     andrea_model m;

@@ -17,8 +17,10 @@ static void help(FILE *f) {
             "with a class. --model matches the model name, its series (the name without its step part),\n"
             "its path or a sha256 prefix; --series the series name. --pivot step (with --series) prints\n"
             "one row per class and head and one column per step, a labelled cell marked with *.\n"
-            "--all lists every head and class (with label 0 or 1). A class the catalog does not hold or\n"
-            "a layer/head beyond its models is an error (exit 2). --timeout S stops the query after\n"
+            "--all lists every head and class (with label 0 or 1). causal: 1 when ablating the head raises\n"
+            "its class's loss more than the mean head's, 0 when not (attention-only evidence), empty when\n"
+            "not measured (docs/scores.md). A class the catalog does not hold or a layer/head beyond its\n"
+            "models is an error (exit 2). --timeout S stops the query after\n"
             "S seconds (default %g; 0: no limit).\n",
             CATALOG_TIMEOUT_DEFAULT_S);
 }

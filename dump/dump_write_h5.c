@@ -148,8 +148,10 @@ static herr_t write_maps_deflated(hid_t d, int b0, size_t first, size_t n, int L
     if ((size_t)threads > max_threads) threads = (int)max_threads;
     size_t group = mb64 / ((size_t)bound + 1);
     if (group < (size_t)threads * 2) group = (size_t)threads * 2;
-    const char *forced = getenv("ANDREA_TEST_DEFLATE_GROUP"); /* tests: force several groups */
+#ifdef ANDREA_TESTING
+    const char *forced = getenv("ANDREA_TEST_DEFLATE_GROUP"); /* test builds: force several groups */
     if (forced && atoi(forced) > 0) group = (size_t)atoi(forced);
+#endif
     if (group > n) group = n;
     const long long n_groups = group ? (long long)((n + group - 1) / group) : 0;
     unsigned char *out[2] = {malloc((group ? group : 1) * (size_t)bound), malloc((group ? group : 1) * (size_t)bound)};

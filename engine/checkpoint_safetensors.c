@@ -227,134 +227,121 @@ static int load_tensor(int fd, size_t data_start, const st_entry *e, const st_ta
     return 0;
 }
 
-int andrea_load_safetensors(andrea_model *m, const char *path, const char *config_path, ae_error *err) {
+/* One safetensors file being read: what each step below fills in for the next. */
+typedef struct {
+    const char *path, *config_path;
     andrea_config cfg;
-    size_t sizes[ANDREA_N_PARAM_TENSORS], total;
-    if (andrea_config_json_read(config_path, &cfg, err)) return -1;
-    if (andrea_param_sizes(&cfg, sizes, &total, err)) return ae_prefix(err, "%s", config_path);
+    size_t sizes[ANDREA_N_PARAM_TENSORS];
+    int fd;
+    char *hjson;
+    cJSON *root;
+    size_t data_start, data_bytes;
+    st_entry *entries, **sorted; /* n entries; sorted by data offset */
+    int n;
+    int *slot_of; /* [n_slots]: entry index of each GPT-2 parameter slot, or -1 */
+    size_t n_slots;
+    int lm_head; /* entry index of lm_head.weight, or -1 */
+    void *scratch;
+    float *fscratch;
+} st_file;
 
-    int fd = andrea_open_regular(path, err); /* a FIFO or folder is refused, never waited on */
-    if (fd < 0) return -1;
-    int rc = -1;
-    char *hjson = NULL;
-    cJSON *root = NULL;
-    st_entry *entries = NULL, **sorted = NULL;
-    int *slot_of = NULL;
-    void *scratch = NULL;
-    float *fscratch = NULL;
-
+/* 1. The header: its length fits the file and the limit, and it is one strict JSON object. */
+static int st_read_header(st_file *f, ae_error *err) {
+    const char *path = f->path;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
-        goto done;
-    }
+    if (fstat(f->fd, &st) != 0) return ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
     size_t file_bytes = (size_t)st.st_size;
     uint64_t n_hdr;
-    if (file_bytes < 8) {
-        ae_fail(err, "%s: truncated: %zu bytes, shorter than the 8-byte header length", path, file_bytes);
-        goto done;
-    }
-    if (pread_all(fd, &n_hdr, 8, 0, path, err)) goto done;
-    if (n_hdr > file_bytes - 8) {
-        ae_fail(err, "%s: header length %llu is larger than the file (%zu bytes)", path,
-                (unsigned long long)n_hdr, file_bytes);
-        goto done;
-    }
-    if (n_hdr > ANDREA_SAFETENSORS_MAX_HEADER) {
-        ae_fail(err, "%s: header length %llu exceeds the %u-byte limit", path, (unsigned long long)n_hdr,
-                ANDREA_SAFETENSORS_MAX_HEADER);
-        goto done;
-    }
-    if (!(hjson = malloc((size_t)n_hdr + 1))) {
-        ae_fail(err, "%s: out of memory", path);
-        goto done;
-    }
-    if (pread_all(fd, hjson, (size_t)n_hdr, 8, path, err)) goto done;
-    hjson[n_hdr] = '\0';
+    if (file_bytes < 8)
+        return ae_fail(err, "%s: truncated: %zu bytes, shorter than the 8-byte header length", path, file_bytes);
+    if (pread_all(f->fd, &n_hdr, 8, 0, path, err)) return -1;
+    if (n_hdr > file_bytes - 8)
+        return ae_fail(err, "%s: header length %llu is larger than the file (%zu bytes)", path,
+                       (unsigned long long)n_hdr, file_bytes);
+    if (n_hdr > ANDREA_SAFETENSORS_MAX_HEADER)
+        return ae_fail(err, "%s: header length %llu exceeds the %u-byte limit", path, (unsigned long long)n_hdr,
+                       ANDREA_SAFETENSORS_MAX_HEADER);
+    if (!(f->hjson = malloc((size_t)n_hdr + 1))) return ae_fail(err, "%s: out of memory", path);
+    if (pread_all(f->fd, f->hjson, (size_t)n_hdr, 8, path, err)) return -1;
+    f->hjson[n_hdr] = '\0';
     /* strict, as the safetensors library itself (serde_json) reads it: nothing after the JSON
      * but the padding spaces, no tensor or field given twice (cJSON would answer the first) */
     char why[160];
     size_t bad_at;
-    root = andrea_json_parse_strict(hjson, (size_t)n_hdr, 1, &bad_at, why, sizeof why);
-    if (!root || !cJSON_IsObject(root)) {
-        if (root || bad_at != SIZE_MAX)
-            ae_fail(err, "%s: header is not a valid JSON object", path);
-        else
-            ae_fail(err, "%s: header: %s", path, why);
-        goto done;
+    f->root = andrea_json_parse_strict(f->hjson, (size_t)n_hdr, 1, &bad_at, why, sizeof why);
+    if (!f->root || !cJSON_IsObject(f->root)) {
+        if (f->root || bad_at != SIZE_MAX) return ae_fail(err, "%s: header is not a valid JSON object", path);
+        return ae_fail(err, "%s: header: %s", path, why);
     }
-    size_t data_start = 8 + (size_t)n_hdr, data_bytes = file_bytes - data_start;
+    f->data_start = 8 + (size_t)n_hdr;
+    f->data_bytes = file_bytes - f->data_start;
+    return 0;
+}
 
-    /* 2. every entry on its own */
-    int n_items = cJSON_GetArraySize(root), n = 0;
-    entries = calloc((size_t)n_items + 1, sizeof *entries);
-    sorted = calloc((size_t)n_items + 1, sizeof *sorted);
-    if (!entries || !sorted) {
-        ae_fail(err, "%s: out of memory", path);
-        goto done;
-    }
-    for (const cJSON *it = root->child; it; it = it->next) {
+/* 2. Every entry on its own, then against each other: no two tensors share bytes. */
+static int st_parse_entries(st_file *f, ae_error *err) {
+    int n_items = cJSON_GetArraySize(f->root);
+    f->entries = calloc((size_t)n_items + 1, sizeof *f->entries);
+    f->sorted = calloc((size_t)n_items + 1, sizeof *f->sorted);
+    if (!f->entries || !f->sorted) return ae_fail(err, "%s: out of memory", f->path);
+    for (const cJSON *it = f->root->child; it; it = it->next) {
         if (!strcmp(it->string, "__metadata__")) continue;
-        if (parse_entry(it, &entries[n], data_bytes, path, err)) goto done;
-        sorted[n] = &entries[n];
-        n++;
+        if (parse_entry(it, &f->entries[f->n], f->data_bytes, f->path, err)) return -1;
+        f->sorted[f->n] = &f->entries[f->n];
+        f->n++;
     }
-    /* ... and against each other */
-    qsort(sorted, (size_t)n, sizeof *sorted, by_begin);
+    qsort(f->sorted, (size_t)f->n, sizeof *f->sorted, by_begin);
     const st_entry *reach = NULL; /* the non-empty entry reaching furthest so far */
-    for (int i = 0; i < n; i++) {
-        const st_entry *e = sorted[i];
+    for (int i = 0; i < f->n; i++) {
+        const st_entry *e = f->sorted[i];
         if (e->begin == e->end) continue; /* empty tensors occupy no bytes */
-        if (reach && e->begin < reach->end) {
-            ae_fail(err, "%s: tensor %s: data_offsets [%zu, %zu] overlap tensor %s [%zu, %zu]", path,
-                    e->shown, e->begin, e->end, reach->shown, reach->begin, reach->end);
-            goto done;
-        }
+        if (reach && e->begin < reach->end)
+            return ae_fail(err, "%s: tensor %s: data_offsets [%zu, %zu] overlap tensor %s [%zu, %zu]", f->path,
+                           e->shown, e->begin, e->end, reach->shown, reach->begin, reach->end);
         if (!reach || e->end > reach->end) reach = e;
     }
+    return 0;
+}
 
-    /* 3. map to GPT-2 parameters. Slots: 0 wte, 1 wpe, 14 ln_f.w, 15 ln_f.b (global) and
-     * 16 + layer*16 + tensor for per-layer tensors; slot_of[slot] = entry index or -1. */
-    size_t n_slots = 16 + (size_t)cfg.n_layer * 16;
-    slot_of = malloc(n_slots * sizeof *slot_of);
-    if (!slot_of) {
-        ae_fail(err, "%s: out of memory", path);
-        goto done;
-    }
-    for (size_t s = 0; s < n_slots; s++) slot_of[s] = -1;
-    int lm_head = -1;
-    for (int i = 0; i < n; i++) {
-        const char *name = entries[i].name;
+/* 3. Map entries to GPT-2 parameters. Slots: 0 wte, 1 wpe, 14 ln_f.w, 15 ln_f.b (global) and
+ * 16 + layer*16 + tensor for per-layer tensors. Unknown, misshapen or doubled tensors are refused. */
+static int st_map_slots(st_file *f, ae_error *err) {
+    f->n_slots = 16 + (size_t)f->cfg.n_layer * 16;
+    if (!(f->slot_of = malloc(f->n_slots * sizeof *f->slot_of))) return ae_fail(err, "%s: out of memory", f->path);
+    for (size_t s = 0; s < f->n_slots; s++) f->slot_of[s] = -1;
+    f->lm_head = -1;
+    for (int i = 0; i < f->n; i++) {
+        const st_entry *e = &f->entries[i];
+        const char *name = e->name;
         if (!strncmp(name, "transformer.", 12)) name += 12;
         st_target t;
-        int kind = classify(name, &cfg, &t);
-        if (kind < 0) {
-            ae_fail(err, "%s: tensor %s: not a GPT-2 parameter for a %d-layer model (unexpected tensor)",
-                    path, entries[i].shown, cfg.n_layer);
-            goto done;
-        }
+        int kind = classify(name, &f->cfg, &t);
+        if (kind < 0)
+            return ae_fail(err, "%s: tensor %s: not a GPT-2 parameter for a %d-layer model (unexpected tensor)",
+                           f->path, e->shown, f->cfg.n_layer);
         if (kind == 0) continue;
         char want[64], have[128];
         shape_str(want, sizeof want, t.shape, t.ndim);
-        shape_str(have, sizeof have, entries[i].shape, entries[i].ndim);
-        if (entries[i].ndim != t.ndim || entries[i].shape[0] != t.shape[0] ||
-            (t.ndim == 2 && entries[i].shape[1] != t.shape[1])) {
-            ae_fail(err, "%s: tensor %s: shape %s, but %s implies %s", path, entries[i].shown, have,
-                    config_path, want);
-            goto done;
-        }
+        shape_str(have, sizeof have, e->shape, e->ndim);
+        if (e->ndim != t.ndim || e->shape[0] != t.shape[0] || (t.ndim == 2 && e->shape[1] != t.shape[1]))
+            return ae_fail(err, "%s: tensor %s: shape %s, but %s implies %s", f->path, e->shown, have,
+                           f->config_path, want);
         if (kind == 2) {
-            lm_head = i;
+            f->lm_head = i;
             continue;
         }
         size_t slot = t.layer < 0 ? (size_t)t.tensor : 16 + (size_t)t.layer * 16 + (size_t)t.tensor;
-        if (slot_of[slot] >= 0) {
-            ae_fail(err, "%s: tensor %s: appears twice (also as %s)", path, entries[i].shown,
-                    entries[slot_of[slot]].shown);
-            goto done;
-        }
-        slot_of[slot] = i;
+        if (f->slot_of[slot] >= 0)
+            return ae_fail(err, "%s: tensor %s: appears twice (also as %s)", f->path, e->shown,
+                           f->entries[f->slot_of[slot]].shown);
+        f->slot_of[slot] = i;
     }
+    return 0;
+}
+
+/* 4. Nothing missing, and the tensors fill the data section exactly, as the safetensors library
+ * requires: bytes that belong to no tensor mean a header that lost an entry or a corrupt offset. */
+static int st_check_complete(const st_file *f, ae_error *err) {
     static const char *const global_names[16] = {[0] = "wte.weight", [1] = "wpe.weight",
                                                   [14] = "ln_f.weight", [15] = "ln_f.bias"};
     static const char *const layer_names[16] = {
@@ -362,94 +349,93 @@ int andrea_load_safetensors(andrea_model *m, const char *path, const char *confi
         [6] = "attn.c_proj.weight", [7] = "attn.c_proj.bias", [8] = "ln_2.weight", [9] = "ln_2.bias",
         [10] = "mlp.c_fc.weight", [11] = "mlp.c_fc.bias", [12] = "mlp.c_proj.weight",
         [13] = "mlp.c_proj.bias"};
-    for (size_t s = 0; s < n_slots; s++) {
+    for (size_t s = 0; s < f->n_slots; s++) {
         int layer = s < 16 ? -1 : (int)((s - 16) / 16), tensor = (int)(s % 16);
         const char *nm = layer < 0 ? global_names[tensor] : layer_names[tensor];
-        if (!nm || slot_of[s] >= 0) continue;
-        if (layer < 0)
-            ae_fail(err, "%s: tensor %s: missing", path, nm);
-        else
-            ae_fail(err, "%s: tensor h.%d.%s: missing", path, layer, nm);
-        goto done;
+        if (!nm || f->slot_of[s] >= 0) continue;
+        if (layer < 0) return ae_fail(err, "%s: tensor %s: missing", f->path, nm);
+        return ae_fail(err, "%s: tensor h.%d.%s: missing", f->path, layer, nm);
     }
-
-    /* ... and the tensors fill the data section exactly, as the safetensors library requires:
-     * bytes that belong to no tensor mean a header that lost an entry or a corrupt offset */
     size_t expect_at = 0;
-    for (int i = 0; i < n; i++) {
-        const st_entry *e = sorted[i];
+    for (int i = 0; i < f->n; i++) {
+        const st_entry *e = f->sorted[i];
         if (e->begin == e->end) continue;
-        if (e->begin > expect_at) {
-            ae_fail(err, "%s: bytes [%zu, %zu) of the data section belong to no tensor (before tensor %s)",
-                    path, expect_at, e->begin, e->shown);
-            goto done;
-        }
+        if (e->begin > expect_at)
+            return ae_fail(err, "%s: bytes [%zu, %zu) of the data section belong to no tensor (before tensor %s)",
+                           f->path, expect_at, e->begin, e->shown);
         expect_at = e->end;
     }
-    if (expect_at != data_bytes) {
-        ae_fail(err, "%s: trailing bytes: the tensors end at byte %zu of the data section, the file holds %zu",
-                path, expect_at, data_bytes);
-        goto done;
-    }
+    if (expect_at != f->data_bytes)
+        return ae_fail(err, "%s: trailing bytes: the tensors end at byte %zu of the data section, the file holds %zu",
+                       f->path, expect_at, f->data_bytes);
+    return 0;
+}
 
-    /* 4. allocate and convert */
-    if (andrea_model_alloc(m, &cfg, err)) {
-        ae_prefix(err, "%s", path);
-        goto done;
-    }
-    scratch = malloc(SCRATCH_BYTES);
-    fscratch = malloc(SCRATCH_BYTES * 2); /* fp32 of a chunk of 2-byte values */
-    if (!scratch || !fscratch) {
-        ae_fail(err, "%s: out of memory", path);
-        goto done;
-    }
+/* 5. Allocate the model and convert every tensor into it (finite values only); an lm_head must
+ * equal wte (tied unembedding). */
+static int st_load_values(st_file *f, andrea_model *m, ae_error *err) {
+    const char *path = f->path;
+    if (andrea_model_alloc(m, &f->cfg, err)) return ae_prefix(err, "%s", path);
+    f->scratch = malloc(SCRATCH_BYTES);
+    f->fscratch = malloc(SCRATCH_BYTES * 2); /* fp32 of a chunk of 2-byte values */
+    if (!f->scratch || !f->fscratch) return ae_fail(err, "%s: out of memory", path);
     float *base[ANDREA_N_PARAM_TENSORS];
     base[0] = m->memory;
-    for (int i = 1; i < ANDREA_N_PARAM_TENSORS; i++) base[i] = base[i - 1] + sizes[i - 1];
-    for (size_t s = 0; s < n_slots; s++) {
-        if (slot_of[s] < 0) continue;
-        const st_entry *e = &entries[slot_of[s]];
+    for (int i = 1; i < ANDREA_N_PARAM_TENSORS; i++) base[i] = base[i - 1] + f->sizes[i - 1];
+    for (size_t s = 0; s < f->n_slots; s++) {
+        if (f->slot_of[s] < 0) continue;
+        const st_entry *e = &f->entries[f->slot_of[s]];
         const char *name = e->name;
         if (!strncmp(name, "transformer.", 12)) name += 12;
         st_target t;
-        classify(name, &cfg, &t);
-        size_t per_layer = t.layer < 0 ? 0 : sizes[t.tensor] / (size_t)cfg.n_layer;
+        classify(name, &f->cfg, &t);
+        size_t per_layer = t.layer < 0 ? 0 : f->sizes[t.tensor] / (size_t)f->cfg.n_layer;
         float *dst = base[t.tensor] + (t.layer < 0 ? 0 : (size_t)t.layer * per_layer);
-        if (load_tensor(fd, data_start, e, &t, dst, 0, scratch, fscratch, path, err)) goto done;
+        if (load_tensor(f->fd, f->data_start, e, &t, dst, 0, f->scratch, f->fscratch, path, err)) return -1;
         /* checked here, not only by andrea_model_load, so the message names the file's tensor */
         size_t count = (size_t)t.shape[0] * (t.ndim == 2 ? (size_t)t.shape[1] : 1);
         for (size_t j = 0; j < count; j++) {
             if (isfinite(dst[j])) continue;
-            ae_fail(err, "%s: tensor %s holds a non-finite value (%s at element %zu)", path, e->shown,
-                    isnan(dst[j]) ? "NaN" : "Inf", j);
-            goto done;
+            return ae_fail(err, "%s: tensor %s holds a non-finite value (%s at element %zu)", path, e->shown,
+                           isnan(dst[j]) ? "NaN" : "Inf", j);
         }
     }
-    if (lm_head >= 0) {
-        st_target t = {0, -1, 0, 2, {cfg.vocab_size, cfg.d_model}};
-        int r = load_tensor(fd, data_start, &entries[lm_head], &t, m->p.wte, 1, scratch, fscratch, path, err);
-        if (r < 0) goto done;
-        if (r > 0) {
-            ae_fail(err, "%s: tensor %s: differs from wte.weight (andrea needs the unembedding tied "
-                         "to the token embedding)", path, entries[lm_head].shown);
-            goto done;
-        }
+    if (f->lm_head >= 0) {
+        st_target t = {0, -1, 0, 2, {f->cfg.vocab_size, f->cfg.d_model}};
+        int r = load_tensor(f->fd, f->data_start, &f->entries[f->lm_head], &t, m->p.wte, 1, f->scratch,
+                            f->fscratch, path, err);
+        if (r < 0) return -1;
+        if (r > 0)
+            return ae_fail(err, "%s: tensor %s: differs from wte.weight (andrea needs the unembedding tied "
+                                "to the token embedding)", path, f->entries[f->lm_head].shown);
     }
-    int dt = entries[slot_of[0]].dtype;
-    for (size_t s = 0; s < n_slots; s++)
-        if (slot_of[s] >= 0 && entries[slot_of[s]].dtype != dt) dt = -1;
+    int dt = f->entries[f->slot_of[0]].dtype;
+    for (size_t s = 0; s < f->n_slots; s++)
+        if (f->slot_of[s] >= 0 && f->entries[f->slot_of[s]].dtype != dt) dt = -1;
     m->format = ANDREA_FMT_SAFETENSORS;
     snprintf(m->stored_dtype, sizeof m->stored_dtype, "%s",
              dt == DT_F32 ? "fp32" : dt == DT_F16 ? "fp16" : dt == DT_BF16 ? "bf16" : "mixed");
-    rc = 0;
-done:
-    free(fscratch);
-    free(scratch);
-    free(slot_of);
-    free(sorted);
-    free(entries);
-    cJSON_Delete(root);
-    free(hjson);
-    close(fd);
+    return 0;
+}
+
+int andrea_load_safetensors(andrea_model *m, const char *path, const char *config_path, ae_error *err) {
+    st_file f = {.path = path, .config_path = config_path, .fd = -1};
+    size_t total;
+    if (andrea_config_json_read(config_path, &f.cfg, err)) return -1;
+    if (andrea_param_sizes(&f.cfg, f.sizes, &total, err)) return ae_prefix(err, "%s", config_path);
+    f.fd = andrea_open_regular(path, err); /* a FIFO or folder is refused, never waited on */
+    if (f.fd < 0) return -1;
+    int rc = st_read_header(&f, err) || st_parse_entries(&f, err) || st_map_slots(&f, err) ||
+                     st_check_complete(&f, err) || st_load_values(&f, m, err)
+                 ? -1
+                 : 0;
+    free(f.fscratch);
+    free(f.scratch);
+    free(f.slot_of);
+    free(f.sorted);
+    free(f.entries);
+    cJSON_Delete(f.root);
+    free(f.hjson);
+    close(f.fd);
     return rc;
 }

@@ -2,16 +2,11 @@
 #include "sample.h"
 
 #include <math.h>
+#include "../common/rng.h"
 
 void andrea_rng_seed(andrea_rng *r, uint64_t seed) { r->state = seed; }
 
-/* splitmix64 (Steele, Lea, Flood 2014): tiny, portable, passes BigCrush. */
-uint64_t andrea_rng_next(andrea_rng *r) {
-    uint64_t z = (r->state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
+uint64_t andrea_rng_next(andrea_rng *r) { return ae_splitmix64(&r->state); }
 
 double andrea_rng_uniform(andrea_rng *r) { return (double)(andrea_rng_next(r) >> 11) * 0x1.0p-53; }
 

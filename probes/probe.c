@@ -2,21 +2,17 @@
  * lifetime and probe_default_targets (see probe.h, probe_internal.h, docs/probes.md).
  * Invariant: every target array leaving this module is normalized (sorted by query then key,
  * no duplicates, 0 <= key <= query < n_tokens). */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "../common/checked_size.h"
+#include "classes.h"
 #include "probe_internal.h"
+#include "../common/rng.h"
 
-const char *const probe_builtin_names[] = {"prev_token", "induction", "duplicate", "bracket",
-                                           "entity",     "bos",       NULL};
-
-int probe_is_builtin(const char *name) {
-    for (int i = 0; probe_builtin_names[i]; i++)
-        if (!strcmp(name, probe_builtin_names[i])) return 1;
-    return 0;
-}
+int probe_is_builtin(const char *name) { return probe_class_find(name) != NULL; }
 
 const char *probe_data_dir(void) {
     const char *env = getenv("ANDREA_PROBE_DATA");
@@ -33,20 +29,9 @@ void probe_rng_seed(probe_rng *r, uint64_t seed, const char *stream) {
     r->s = seed ^ h;
 }
 
-uint64_t probe_rng_next(probe_rng *r) {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+uint64_t probe_rng_next(probe_rng *r) { return ae_splitmix64(&r->s); }
 
-uint32_t probe_rng_below(probe_rng *r, uint32_t n) {
-    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-    uint64_t x;
-    do x = probe_rng_next(r);
-    while (x >= limit);
-    return (uint32_t)(x % n);
-}
+uint32_t probe_rng_below(probe_rng *r, uint32_t n) { return (uint32_t)ae_rng_below(&r->s, n); }
 
 /* ---------------- pbuf ---------------- */
 
@@ -233,44 +218,123 @@ int probe_targets_normalize(probe_target *t, int n) {
 
 static char closing_for(char c) { return c == '(' ? ')' : c == '[' ? ']' : c == '{' ? '}' : 0; }
 
-int probe_bracket_targets(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
-                    ae_error *err) {
+/* One stack over the text: every opener, in text order, with the byte of its matching closer
+ * (BRACKET_OPEN when none matched it). A closer that does not match the innermost open bracket
+ * is ignored. */
+#define BRACKET_OPEN ((size_t)-1)
+typedef struct {
+    size_t open, close;
+} bracket_pair;
+
+static int match_brackets(const char *text, size_t len, bracket_pair **out, int *n, ae_error *err) {
     *out = NULL;
     *n = 0;
     int cap = 0;
     size_t depth = 0, scap = 0;
-    size_t *stack = NULL;
+    int *stack = NULL; /* indices into *out */
     for (size_t p = 0; p < len; p++) {
         char c = text[p];
-        if (closing_for(c)) { /* an opener */
-            if (depth == scap) {
-                size_t nc = scap ? scap * 2 : 64, bytes;
-                if (ae_mul(nc, sizeof *stack, &bytes)) goto oom;
-                size_t *s = realloc(stack, bytes);
-                if (!s) goto oom;
-                stack = s;
-                scap = nc;
+        if (closing_for(c)) {
+            if (*n == cap || depth == scap) {
+                int nc = cap ? cap * 2 : 64;
+                if (nc < cap) goto oom;
+                bracket_pair *np = realloc(*out, (size_t)nc * sizeof *np);
+                if (!np) goto oom;
+                *out = np;
+                cap = nc;
+                int *ns = realloc(stack, (size_t)nc * sizeof *ns);
+                if (!ns) goto oom;
+                stack = ns;
+                scap = (size_t)nc;
             }
-            stack[depth++] = p;
+            (*out)[*n].open = p;
+            (*out)[*n].close = BRACKET_OPEN;
+            stack[depth++] = (*n)++;
         } else if (c == ')' || c == ']' || c == '}') {
-            if (depth == 0 || closing_for(text[stack[depth - 1]]) != c) continue; /* unmatched: ignored */
-            size_t open = stack[--depth];
-            int q = ptext_token_at(tt, p), k = ptext_token_at(tt, open);
-            if (q < 0) break; /* beyond the kept tokens: no later closer can be kept either */
-            if (k >= 0 && k < q && probe_targets_push(out, n, &cap, q, k, err)) goto fail;
+            if (depth == 0 || closing_for(text[(*out)[stack[depth - 1]].open]) != c) continue; /* ignored */
+            (*out)[stack[--depth]].close = p;
         }
     }
     free(stack);
-    *n = probe_targets_normalize(*out, *n);
     return 0;
 oom:
-    ae_fail(err, "out of memory matching brackets");
-fail:
     free(stack);
     free(*out);
     *out = NULL;
     *n = 0;
-    return -1;
+    return ae_fail(err, "out of memory matching brackets");
+}
+
+int probe_bracket_close_targets(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
+                                ae_error *err) {
+    *out = NULL;
+    *n = 0;
+    bracket_pair *pairs;
+    int np, cap = 0;
+    if (match_brackets(text, len, &pairs, &np, err)) return -1;
+    for (int i = 0; i < np; i++) {
+        if (pairs[i].close == BRACKET_OPEN) continue;
+        int q = ptext_token_at(tt, pairs[i].close), k = ptext_token_at(tt, pairs[i].open);
+        if (q < 0 || k < 0 || k >= q) continue; /* cut off, or opener and closer in one token */
+        if (probe_targets_push(out, n, &cap, q, k, err)) {
+            free(pairs);
+            free(*out);
+            *out = NULL;
+            *n = 0;
+            return -1;
+        }
+    }
+    free(pairs);
+    *n = probe_targets_normalize(*out, *n);
+    return 0;
+}
+
+int probe_bracket_inside_targets(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
+                                 ae_error *err) {
+    *out = NULL;
+    *n = 0;
+    bracket_pair *pairs;
+    int np, cap = 0;
+    if (match_brackets(text, len, &pairs, &np, err)) return -1;
+    /* Token spans of the pairs: opener token ko, closer token kc (INT_MAX: never closed, or
+     * closed beyond the kept tokens). Position q is inside when ko < q < kc. */
+    int *ko = malloc(sizeof(int) * (size_t)(np > 0 ? np : 1)), *kc = malloc(sizeof(int) * (size_t)(np > 0 ? np : 1));
+    if (!ko || !kc) {
+        free(ko);
+        free(kc);
+        free(pairs);
+        return ae_fail(err, "out of memory matching brackets");
+    }
+    for (int i = 0; i < np; i++) {
+        ko[i] = ptext_token_at(tt, pairs[i].open);
+        int c = pairs[i].close == BRACKET_OPEN ? -1 : ptext_token_at(tt, pairs[i].close);
+        kc[i] = c < 0 ? INT_MAX : c;
+    }
+    /* One sweep over the tokens with a stack of the pairs holding q: pairs come in opener order
+     * and nest (one stack over the text), so the pair on top is the innermost and a pair below
+     * closes no earlier than the one above it. O(tokens + pairs): a long hostile text costs no
+     * more than its length. ko/kc's memory is reused: stack entries are pair indices. */
+    int *stack = malloc(sizeof(int) * (size_t)(np > 0 ? np : 1)), depth = 0, j = 0, rc = 0;
+    if (!stack) rc = ae_fail(err, "out of memory matching brackets");
+    for (int q = tt->first; q < tt->n && !rc; q++) {
+        for (; j < np && ko[j] >= 0 && ko[j] < q; j++) stack[depth++] = j;
+        while (depth > 0 && kc[stack[depth - 1]] <= q) depth--;
+        /* Inside a bracket nothing closes: no target (never a wrong pair). */
+        if (depth == 0 || pairs[stack[depth - 1]].close == BRACKET_OPEN) continue;
+        rc = probe_targets_push(out, n, &cap, q, ko[stack[depth - 1]], err);
+    }
+    free(stack);
+    free(ko);
+    free(kc);
+    free(pairs);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return -1;
+    }
+    *n = probe_targets_normalize(*out, *n);
+    return 0;
 }
 
 int probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_target **out, int *n,
@@ -312,7 +376,7 @@ int probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_targ
  * covers >= 2 tokens. The j with the longest match wins (ties: the nearest), giving key j + 1
  * (induction: the token after the earlier occurrence) or j (duplicate). A lone repeated token
  * (a space, a common letter) is not a query. */
-static int repeat_targets(probe_item *it, int shift, ae_error *err) {
+int probe_repeat_targets(probe_item *it, int shift, ae_error *err) {
     int cap = 0;
     const int *t = it->tokens, n = it->n_tokens;
     for (int i = 1; i < n; i++) {
@@ -334,32 +398,25 @@ static int repeat_targets(probe_item *it, int shift, ae_error *err) {
     return 0;
 }
 
+int probe_text_targets(probe_item *it, const andrea_tokenizer *tok, probe_text_rule rule, ae_error *err) {
+    if (!tok) return ae_fail(err, "a bracket item without \"targets\" needs a tokenizer to find its brackets");
+    ptext tt;
+    char *text;
+    size_t len;
+    if (ptext_decode(tok, it->tokens, it->n_tokens, &tt, &text, &len, err)) return -1;
+    int rc = rule(text, len, &tt, &it->targets, &it->n_targets, err);
+    free(text);
+    ptext_free(&tt);
+    return rc;
+}
+
 int probe_default_targets(const char *name, probe_item *it, const andrea_tokenizer *tok, ae_error *err) {
     free(it->targets);
     it->targets = NULL;
     it->n_targets = 0;
-    int cap = 0, rc = 0;
-    if (!strcmp(name, "prev_token") || !strcmp(name, "bos")) {
-        int prev = !strcmp(name, "prev_token");
-        for (int i = 1; i < it->n_tokens && !rc; i++)
-            rc = probe_targets_push(&it->targets, &it->n_targets, &cap, i, prev ? i - 1 : 0, err);
-    } else if (!strcmp(name, "induction")) {
-        rc = repeat_targets(it, 1, err);
-    } else if (!strcmp(name, "duplicate")) {
-        rc = repeat_targets(it, 0, err);
-    } else if (!strcmp(name, "entity")) {
-        rc = probe_entity_targets(it->entities, it->n_entities, it->n_tokens, &it->targets, &it->n_targets, err);
-    } else if (!strcmp(name, "bracket")) {
-        if (!tok) return ae_fail(err, "a bracket item without \"targets\" needs a tokenizer to find its brackets");
-        ptext tt;
-        char *text;
-        size_t len;
-        if (ptext_decode(tok, it->tokens, it->n_tokens, &tt, &text, &len, err)) return -1;
-        rc = probe_bracket_targets(text, len, &tt, &it->targets, &it->n_targets, err);
-        free(text);
-        ptext_free(&tt);
-    }
-    if (rc) {
+    const probe_class *c = probe_class_find(name);
+    if (!c) return 0; /* a user suite: its targets are its own */
+    if (c->default_targets(it, tok, err)) {
         free(it->targets);
         it->targets = NULL;
         it->n_targets = 0;

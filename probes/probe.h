@@ -39,8 +39,7 @@ typedef struct {
     int max_len;        /* longest item */
 } probe_suite;
 
-/* The built-in suite names, NULL-terminated: prev_token, induction, duplicate, bracket, entity, bos */
-extern const char *const probe_builtin_names[];
+/* The built-in suite names are the class names of classes.h (probe_classes). */
 
 typedef struct {
     int n_items;        /* sequences to generate (0 = the suite's default) */
@@ -64,7 +63,7 @@ typedef struct {
 /* Longest probe-file line accepted (bytes, without the newline). */
 #define PROBE_FILE_MAX_LINE (1 << 20)
 
-/* 1 when name is one of probe_builtin_names. */
+/* 1 when name is a built-in class (classes.h). */
 int probe_is_builtin(const char *name);
 
 /* Folder holding prose.txt, people.txt, places.txt: $ANDREA_PROBE_DATA, else

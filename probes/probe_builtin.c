@@ -1,14 +1,16 @@
-/* probe_builtin.c — the six built-in suites of docs/probes.md.
+/* probe_builtin.c — the generators of the built-in suites (docs/probes.md) and the suite
+ * builder; which class uses which generator, stream and target rule is its entry in classes.c.
  *
  * Job: generate each suite's items, seeded and deterministic, for any tokenizer. Text suites
- * (prev_token, bracket, entity, bos) are generated as text and tokenized, and their targets are
- * computed on the tokens through the tokenizer's byte offsets (docs/probes.md defines the
- * mapping); induction and duplicate draw token ids directly, so both copies are identical
+ * (prev_token, bracket, bracket_close, entity, bos) are generated as text and tokenized, and their
+ * targets are computed on the tokens through the tokenizer's byte offsets (docs/probes.md defines
+ * the mapping); induction and duplicate draw token ids directly, so both copies are identical
  * token for token.
  * Invariants: same (name, seed, n_items, seq_len, tokenizer) -> same items; every item is
  * 1..seq_len tokens and starts with BOS when the vocabulary has one (models see BOS first in
- * training and generation; without it every suite would probe an unusual context); induction and duplicate share one random stream, so their sequences are the
- * same and only the target rule differs.
+ * training and generation; without it every suite would probe an unusual context); classes that
+ * share a stream (induction and duplicate; bracket and bracket_close) have the same sequences and
+ * differ only in the target rule.
  * Failure contract: -1 with "PATH: problem" (missing or empty data files) or "suite: problem";
  * *out is left empty.
  */
@@ -122,8 +124,10 @@ static int prose_window(const char *corpus, size_t clen, probe_rng *r, size_t by
     return 0;
 }
 
-static int gen_text_suite(const char *name, const andrea_tokenizer *tok, int seq_len, probe_rng *r,
-                          probe_suite *s, ae_error *err) {
+int probe_gen_prose(const probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err) {
+    const andrea_tokenizer *tok = g->tok;
+    int seq_len = g->seq_len;
+    probe_rng *r = g->rng;
     char *corpus;
     size_t clen;
     if (read_data_file("prose.txt", &corpus, &clen, err)) return -1;
@@ -137,7 +141,7 @@ static int gen_text_suite(const char *name, const andrea_tokenizer *tok, int seq
              encode_window(tok, bos, &text, seq_len, &tt, err);
         if (rc) break;
         rc = item_from_tok_text(&s->items[i], &tt, err) ||
-             probe_default_targets(name, &s->items[i], tok, err);
+             probe_default_targets(c->name, &s->items[i], tok, err);
         ptext_free(&tt);
     }
     pbuf_free(&text);
@@ -147,8 +151,11 @@ static int gen_text_suite(const char *name, const andrea_tokenizer *tok, int seq
 
 /* ---------------- induction and duplicate ---------------- */
 
-static int gen_repeat_suite(const char *name, const andrea_tokenizer *tok, int vocab_size, int seq_len,
-                            probe_rng *r, probe_suite *s, ae_error *err) {
+int probe_gen_repeat(const probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err) {
+    const char *name = c->name;
+    const andrea_tokenizer *tok = g->tok;
+    int vocab_size = g->vocab_size, seq_len = g->seq_len;
+    probe_rng *r = g->rng;
     int bos = andrea_tokenizer_bos(tok);
     int first = bos >= 0 ? 1 : 0;
     int byte_level = !strcmp(andrea_tokenizer_kind(tok), "byte");
@@ -162,7 +169,6 @@ static int gen_repeat_suite(const char *name, const andrea_tokenizer *tok, int v
     if (n < 2) return ae_fail(err, "%s: needs at least %d tokens per item, got %d", name, 4 + first, seq_len);
     int *chosen = malloc((size_t)n * sizeof *chosen);
     if (!chosen) return ae_fail(err, "%s: out of memory", name);
-    int is_induction = !strcmp(name, "induction");
     char piece[64];
     for (int it = 0; it < s->n_items; it++) {
         for (int k = 0; k < n; k++) {
@@ -187,20 +193,18 @@ static int gen_repeat_suite(const char *name, const andrea_tokenizer *tok, int v
         memset(item, 0, sizeof *item);
         item->n_tokens = first + 2 * n;
         item->tokens = malloc((size_t)item->n_tokens * sizeof(int));
-        item->targets = malloc((size_t)n * sizeof(probe_target));
-        if (!item->tokens || !item->targets) {
+        if (!item->tokens) {
             free(chosen);
             return ae_fail(err, "%s: out of memory", name);
         }
         if (first) item->tokens[0] = bos;
         for (int k = 0; k < n; k++) item->tokens[first + k] = item->tokens[first + n + k] = chosen[k];
-        /* second-copy position i: induction -> i - n + 1, duplicate -> i - n */
-        for (int k = 0; k < n; k++) {
-            int i = first + n + k;
-            item->targets[k].query = i;
-            item->targets[k].key = is_induction ? i - n + 1 : i - n;
+        /* The class's rule: tokens within a copy are distinct, so second-copy position i gets
+         * i - n + 1 (induction) or i - n (duplicate), the first copy nothing. */
+        if (probe_default_targets(name, item, tok, err)) {
+            free(chosen);
+            return -1;
         }
-        item->n_targets = n;
     }
     free(chosen);
     return 0;
@@ -288,7 +292,10 @@ static int put_statement(pbuf *b, probe_rng *r, int depth, ae_error *err) {
     }
 }
 
-static int gen_bracket_suite(const andrea_tokenizer *tok, int seq_len, probe_rng *r, probe_suite *s, ae_error *err) {
+int probe_gen_code(const probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err) {
+    const andrea_tokenizer *tok = g->tok;
+    int seq_len = g->seq_len;
+    probe_rng *r = g->rng;
     pbuf text = {0};
     int rc = 0;
     for (int i = 0; i < s->n_items && !rc; i++) {
@@ -305,8 +312,9 @@ static int gen_bracket_suite(const andrea_tokenizer *tok, int seq_len, probe_rng
             want = text.len * 2;
         }
         if (!rc) rc = item_from_tok_text(&s->items[i], &tt, err);
-        if (!rc)
-            rc = probe_bracket_targets(text.p, text.len, &tt, &s->items[i].targets, &s->items[i].n_targets, err);
+        /* The class's rule on the kept tokens (as for a probe-file item): a bracket whose closer
+         * was cut off gives no targets. */
+        if (!rc) rc = probe_default_targets(c->name, &s->items[i], tok, err);
         ptext_free(&tt);
     }
     pbuf_free(&text);
@@ -386,7 +394,10 @@ static int put_entity_sentence(pbuf *text, probe_rng *r, char **people, const in
     return 0;
 }
 
-static int gen_entity_suite(const andrea_tokenizer *tok, int seq_len, probe_rng *r, probe_suite *s, ae_error *err) {
+int probe_gen_entity(const probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err) {
+    const andrea_tokenizer *tok = g->tok;
+    int seq_len = g->seq_len;
+    probe_rng *r = g->rng;
     char *pstore = NULL, *lstore = NULL;
     char **people = NULL, **places = NULL;
     int n_people, n_places;
@@ -463,7 +474,7 @@ static int gen_entity_suite(const andrea_tokenizer *tok, int seq_len, probe_rng 
         }
         memcpy(it->entities, tspans, (size_t)m * 2 * sizeof(int));
         it->n_entities = m;
-        rc = probe_entity_targets(it->entities, m, it->n_tokens, &it->targets, &it->n_targets, err);
+        rc = probe_default_targets(c->name, it, tok, err);
         ptext_free(&tt);
     }
     free(tspans);
@@ -481,15 +492,16 @@ static int gen_entity_suite(const andrea_tokenizer *tok, int seq_len, probe_rng 
 int probe_suite_builtin(const char *name, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
                         const probe_options *opt, probe_suite *out, ae_error *err) {
     memset(out, 0, sizeof *out);
-    if (!probe_is_builtin(name)) return ae_fail(err, "%s: not a built-in probe suite (built-in: prev_token, "
-                                                     "induction, duplicate, bracket, entity, bos)", name);
+    const probe_class *c = probe_class_find(name);
+    if (!c) {
+        char list[512] = "";
+        for (int i = 0; probe_classes[i].name; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", probe_classes[i].name);
+        return ae_fail(err, "%s: not a built-in probe suite (built-in: %s)", name, list);
+    }
     if (!tok) return ae_fail(err, "%s: built-in suites need a tokenizer", name);
-    /* entity items are longer by default: a mention covers several tokens, so in a short context
-     * the uniform-attention baseline of the entity targets is high (0.15 at 128 byte tokens) and
-     * a real entity head cannot stand out from it (docs/probes.md). */
-    int is_entity = !strcmp(name, "entity");
-    int n_items = opt && opt->n_items > 0 ? opt->n_items : is_entity ? PROBE_ENTITY_N_ITEMS : PROBE_DEFAULT_N_ITEMS;
-    int seq_len = opt && opt->seq_len > 0 ? opt->seq_len : is_entity ? PROBE_ENTITY_SEQ_LEN : PROBE_DEFAULT_SEQ_LEN;
+    int n_items = opt && opt->n_items > 0 ? opt->n_items : c->n_items > 0 ? c->n_items : PROBE_DEFAULT_N_ITEMS;
+    int seq_len = opt && opt->seq_len > 0 ? opt->seq_len : c->seq_len > 0 ? c->seq_len : PROBE_DEFAULT_SEQ_LEN;
     uint64_t seed = opt && opt->seed ? opt->seed : PROBE_DEFAULT_SEED;
     if (n_items > PROBE_MAX_ITEMS) return ae_fail(err, "%s: %d items asked for, at most %d", name, n_items, PROBE_MAX_ITEMS);
     if (seq_len > max_seq_len) seq_len = max_seq_len;
@@ -503,18 +515,10 @@ int probe_suite_builtin(const char *name, const andrea_tokenizer *tok, int vocab
     out->n_items = n_items;
 
     probe_rng r;
-    /* duplicate shares induction's stream: "same sequences", different target rule */
-    probe_rng_seed(&r, seed, !strcmp(name, "duplicate") ? "induction" : name);
-    int rc;
-    if (!strcmp(name, "induction") || !strcmp(name, "duplicate"))
-        rc = gen_repeat_suite(name, tok, vocab_size, seq_len, &r, out, err);
-    else if (!strcmp(name, "bracket"))
-        rc = gen_bracket_suite(tok, seq_len, &r, out, err);
-    else if (!strcmp(name, "entity"))
-        rc = gen_entity_suite(tok, seq_len, &r, out, err);
-    else
-        rc = gen_text_suite(name, tok, seq_len, &r, out, err);
-    if (rc) {
+    /* classes naming another's stream (duplicate: induction's) get the same sequences */
+    probe_rng_seed(&r, seed, c->stream ? c->stream : name);
+    probe_gen g = {tok, vocab_size, seq_len, &r};
+    if (c->generate(c, &g, out, err)) {
         probe_suite_free(out);
         return -1;
     }
@@ -536,9 +540,9 @@ int probe_suites_builtin_list(const char *names, const andrea_tokenizer *tok, in
     char list[1024];
     if (!names || !*names || !strcmp(names, "all")) {
         list[0] = 0;
-        for (int i = 0; probe_builtin_names[i]; i++) {
+        for (int i = 0; probe_classes[i].name; i++) {
             strcat(list, i ? "," : "");
-            strcat(list, probe_builtin_names[i]);
+            strcat(list, probe_classes[i].name);
         }
     } else {
         if (strlen(names) >= sizeof list) return ae_fail(err, "suite list too long");

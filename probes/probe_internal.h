@@ -13,10 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "classes.h"
 #include "probe.h"
 
 /* ---- PRNG: splitmix64, seeded from (seed, stream name) so suites draw independent streams ---- */
-typedef struct {
+typedef struct probe_rng_s {
     uint64_t s;
 } probe_rng;
 
@@ -58,11 +59,25 @@ int ptext_token_at(const ptext *tt, size_t p);
 int ptext_span(const ptext *tt, size_t cs, size_t ce, int *t0, int *t1);
 
 /* ---- target rules ---- */
-/* Bracket rule (docs/probes.md): brackets ()[]{} are matched with a stack over the text; a
- * closer that does not match the innermost open bracket is ignored. For each matched pair whose
- * closer lies in kept token q and opener in token k < q, (q, k) is a target. */
-int probe_bracket_targets(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
-                    ae_error *err);
+/* A target rule over an item's text (tt maps bytes to kept tokens). */
+typedef int (*probe_text_rule)(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
+                               ae_error *err);
+/* Brackets ()[]{} are matched with one stack over the text; a closer that does not match the
+ * innermost open bracket is ignored (docs/probes.md).
+ * bracket_close: for each matched pair whose closer lies in kept token q and opener in token
+ * k < q, (q, k).
+ * bracket (inside): every kept token q strictly between a pair's opener token and its closer
+ * token (a closer cut off by the length limit counts as beyond the end) gets the opener token
+ * of the innermost such pair; when that innermost bracket is never closed, q gets nothing. */
+int probe_bracket_close_targets(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
+                                ae_error *err);
+int probe_bracket_inside_targets(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
+                                 ae_error *err);
+/* Runs a text rule on an item's decoded tokens (needs tok). */
+int probe_text_targets(probe_item *it, const andrea_tokenizer *tok, probe_text_rule rule, ae_error *err);
+/* induction (shift 1) / duplicate (shift 0) on arbitrary tokens: the nearest earlier occurrence
+ * j of tokens[i] gives key j + shift. Appends to it->targets (unsorted). */
+int probe_repeat_targets(probe_item *it, int shift, ae_error *err);
 /* Entity rule: spans [n_spans, 2] token spans; query i outside every span gets every token of
  * the most recent span that ends at or before i; queries inside a span get none. */
 int probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_target **out, int *n,
@@ -70,5 +85,11 @@ int probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_targ
 
 /* Appends a target, growing the array. */
 int probe_targets_push(probe_target **t, int *n, int *cap, int query, int key, ae_error *err);
+
+/* ---- built-in generators (the classes' `generate`, classes.h) ---- */
+int probe_gen_prose(const struct probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err);
+int probe_gen_repeat(const struct probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err);
+int probe_gen_code(const struct probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err);
+int probe_gen_entity(const struct probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err);
 
 #endif

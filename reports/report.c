@@ -117,21 +117,21 @@ static void run_key(const char *name, char *out, size_t cap) {
 }
 
 typedef struct {
-    int model, sha, step, layer, head, cls, score, baseline, ablation, label, latest, control, series, run;
+    int model, sha, step, layer, head, cls, score, baseline, ablation, label, latest, control, causal, series, run;
     long long dump_run; /* the run that scored the dump (runs.dump_seal), or -1 */
     char cur_name[16];  /* "current" or "latest" (schema 1), "" when the view has neither */
 } view_cols;
 
 static int find_cols(sqlite3_stmt *st, view_cols *c, const char *db_path, ae_error *err) {
     int *slots[] = {&c->model, &c->sha, &c->step, &c->layer, &c->head, &c->cls, &c->score, &c->baseline,
-                    &c->ablation, &c->label, &c->latest, &c->control, &c->series, &c->run, &c->latest};
+                    &c->ablation, &c->label, &c->latest, &c->control, &c->causal, &c->series, &c->run, &c->latest};
     static const char *const names[] = {"model", "checkpoint_sha256", "step", "layer", "head", "class", "score",
-                                        "baseline", "ablation_delta", "label", "latest", "control", "series", "run",
-                                        "current"};
+                                        "baseline", "ablation_delta", "label", "latest", "control", "causal",
+                                        "series", "run", "current"};
     c->dump_run = -1;
-    for (int i = 0; i < 15; i++) *slots[i] = -1;
+    for (int i = 0; i < 16; i++) *slots[i] = -1;
     for (int j = 0; j < sqlite3_column_count(st); j++)
-        for (int i = 0; i < 15; i++)
+        for (int i = 0; i < 16; i++)
             if (!strcmp(sqlite3_column_name(st, j), names[i])) *slots[i] = j;
     snprintf(c->cur_name, sizeof c->cur_name, "%s", c->latest >= 0 ? sqlite3_column_name(st, c->latest) : "");
     for (int i = 0; i < 10; i++) /* the first ten are required (docs/scores.md) */
@@ -180,6 +180,7 @@ static report_score *alloc_scores(const report_data *d, size_t n_sets) {
     for (size_t i = 0; i < n; i++) {
         s[i].score = s[i].baseline = s[i].control = s[i].ablation = NAN;
         s[i].label = 0;
+        s[i].causal = -1;
     }
     return s;
 }
@@ -219,6 +220,8 @@ static int fill_scores(report_data *d, sqlite3 *db, const char *db_path, const c
         s->ablation = col_num(st, vc->ablation);
         s->control = col_num(st, vc->control);
         s->label = sqlite3_column_int64(st, vc->label) != 0;
+        if (vc->causal >= 0 && sqlite3_column_type(st, vc->causal) != SQLITE_NULL)
+            s->causal = sqlite3_column_int64(st, vc->causal) != 0;
         const char *m = (const char *)sqlite3_column_text(st, vc->model);
         if (model_name && m) snprintf(model_name, name_cap, "%s", m);
     }

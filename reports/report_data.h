@@ -30,6 +30,7 @@ typedef struct {
 typedef struct {
     double score, baseline, control, ablation;
     int label;
+    int causal;           /* the view's causal: 1, 0, or -1 when NULL (not measured) */
 } report_score;
 
 typedef struct report_data report_data;

@@ -135,7 +135,9 @@ static void score_text(const report_data *d, int cls, int l, int h, char *out, s
     fmt_num(sc->score, "%.3f", a, sizeof a);
     fmt_num(sc->baseline, "%.3f", b, sizeof b);
     fmt_num(sc->ablation, "%+.3f", c, sizeof c);
-    snprintf(out, cap, "score %s (baseline %s, \xCE\x94loss %s) \xC2\xB7 %s", a, b, c,
+    /* causal (docs/scores.md): does ablating it raise the loss more than the mean head's? */
+    snprintf(out, cap, "score %s (baseline %s, \xCE\x94loss %s%s) \xC2\xB7 %s", a, b, c,
+             sc->causal < 0 ? "" : sc->causal ? ", causal 1" : ", causal 0",
              sc->label ? "LABELLED" : "not labelled");
 }
 
@@ -472,6 +474,7 @@ static int write_index(const report_data *d, const char *out_dir, ae_error *err)
                 if (!sc || !sc->label) continue;
                 if (!first) sbuf_puts(&b, ", ");
                 sbuf_html(&b, d->classes[c]);
+                if (sc->causal == 0) sbuf_puts(&b, " (attention-only)"); /* causal 0: docs/scores.md */
                 first = 0;
             }
             sbuf_puts(&b, "</td>");

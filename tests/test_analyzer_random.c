@@ -41,10 +41,10 @@ static void test_random_model_gets_no_label_on_builtin_suites(void) {
     andrea_tokenizer *tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, NULL, &err);
     CHECK_MSG(tok != NULL, "%s", err.msg);
     if (!tok) return;
-    probe_suite suites[6];
+    probe_suite suites[16];
     int n = 0;
-    for (int i = 0; probe_builtin_names[i]; i++) {
-        CHECK_MSG(probe_suite_builtin(probe_builtin_names[i], tok, m.cfg.vocab_size, m.cfg.max_seq_len, NULL,
+    for (int i = 0; probe_classes[i].name && n < 16; i++) {
+        CHECK_MSG(probe_suite_builtin(probe_classes[i].name, tok, m.cfg.vocab_size, m.cfg.max_seq_len, NULL,
                                       &suites[n], &err) == 0,
                   "%s", err.msg);
         n++;
@@ -62,7 +62,7 @@ static void test_random_model_gets_no_label_on_builtin_suites(void) {
     co.ablate_items = 1; /* exercise the causal check on the path recorded in the dump, cheaply */
     andrea_analysis a;
     CHECK_MSG(andrea_classify_dump(dump, &co, &a, &err) == 0, "%s", err.msg);
-    CHECK(a.n_suites == 6);
+    CHECK(a.n_suites == n);
     CHECK(a.has_step && a.step == 0);
     CHECK_MSG(a.ablation_note[0] == 0, "%s", a.ablation_note);
     int labels = 0;
@@ -84,6 +84,18 @@ static void test_random_model_gets_no_label_on_builtin_suites(void) {
         CHECK(isfinite(a.suites[s].ablation_mean));
     }
     CHECK(labels == 0);
+    /* duplicate and induction share their items but not their loss positions (docs/scores.md):
+     * their causal-check deltas must differ (they were equal, head for head, when both measured
+     * at the target queries). */
+    int ind = -1, dup = -1, differ = 0;
+    for (int s = 0; s < a.n_suites; s++) {
+        if (!strcmp(a.suites[s].name, "induction")) ind = s;
+        if (!strcmp(a.suites[s].name, "duplicate")) dup = s;
+    }
+    CHECK(ind >= 0 && dup >= 0);
+    for (int h = 0; ind >= 0 && dup >= 0 && h < 32; h++)
+        differ += a.suites[ind].heads[h].ablation_delta != a.suites[dup].heads[h].ablation_delta;
+    CHECK_MSG(differ > 16, "%d of 32 heads have a duplicate delta other than their induction delta", differ);
     /* ... and the catalog holds the run with no label. */
     const char *db = path_in_tmp("random.db");
     CHECK_MSG(catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);

@@ -136,7 +136,7 @@ static void test_bracket_target_behind_a_closed_pair_is_marked_hard(void) {
     probe_item it = item_with(tg, 2);
     score_seq_plan p;
     ae_error err;
-    CHECK(score_plan_build(&it, 0, "bracket", &p, &err) == 0);
+    CHECK(score_plan_build(&it, 0, "bracket_close", &p, &err) == 0);
     CHECK(p.n_queries == 2);
     CHECK(p.queries[0].hard == 0);
     CHECK(p.queries[1].hard == 1);
@@ -168,7 +168,7 @@ static void test_rule_needs_score_ratio_and_margin_together(void) {
 }
 
 static void test_unknown_suite_gets_the_generic_pass(void) {
-    CHECK(andrea_pass_for("induction") == &andrea_pass_induction);
+    CHECK(!strcmp(andrea_pass_for("induction")->name, "induction") && andrea_pass_for("induction")->cls == probe_class_find("induction"));
     CHECK(andrea_pass_for("my_suite") == &andrea_pass_generic);
 }
 
@@ -187,13 +187,14 @@ static void test_rules_file_overrides_one_class_and_flags_override_all(void) {
     ae_error err = {{0}};
     const char *p = write_file("rules.json", "{\"induction\": {\"min_score\": 0.7}, \"default\": {\"min_margin\": 0.05}}");
     CHECK(andrea_rules_load(&r, p, &err) == 0);
-    andrea_label_rule ind = andrea_rules_for(&r, "induction", &andrea_pass_induction);
-    CHECK(ind.min_score == 0.7 && ind.min_ratio == andrea_pass_induction.rule.min_ratio && ind.min_margin == 0.05);
-    andrea_label_rule bos = andrea_rules_for(&r, "bos", &andrea_pass_bos);
-    CHECK(bos.min_score == andrea_pass_bos.rule.min_score && bos.min_margin == 0.05);
+    const andrea_pass *pi = andrea_pass_for("induction"), *pb = andrea_pass_for("bos");
+    andrea_label_rule ind = andrea_rules_for(&r, "induction", pi);
+    CHECK(ind.min_score == 0.7 && ind.min_ratio == pi->rule.min_ratio && ind.min_margin == 0.05);
+    andrea_label_rule bos = andrea_rules_for(&r, "bos", pb);
+    CHECK(bos.min_score == pb->rule.min_score && bos.min_margin == 0.05);
     r.flags.has_min_score = 1;
     r.flags.r.min_score = 0.1;
-    CHECK(andrea_rules_for(&r, "induction", &andrea_pass_induction).min_score == 0.1);
+    CHECK(andrea_rules_for(&r, "induction", pi).min_score == 0.1);
 }
 
 static void test_rules_file_with_a_misspelt_field_is_refused_naming_it(void) {

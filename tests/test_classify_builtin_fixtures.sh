@@ -11,7 +11,7 @@ for name in andrea-tiny andrea-bundled; do
 done
 for name in andrea-tiny andrea-bundled; do
   m=$ANDREA_SRC/models/$name
-  "$ANDREA_BIN" dump "$m.bin" --probes prev_token,induction,duplicate,bracket,entity,bos --out "$tmp/$name.h5" \
+  "$ANDREA_BIN" dump "$m.bin" --probes prev_token,induction,duplicate,bracket,bracket_close,entity,bos --out "$tmp/$name.h5" \
       --device cpu --quiet
   "$ANDREA_BIN" classify "$tmp/$name.h5" --db "$tmp/catalog.db" --ablate-items 0 --quiet >"$tmp/$name.out"
   cat "$tmp/$name.out"

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../probes/classes.h"
 #include "../probes/probe.h"
 #include "check.h"
 
@@ -66,12 +67,12 @@ static int targets_normalized(const probe_item *it) {
 
 static void test_every_builtin_suite_is_deterministic_and_within_length(void) {
     andrea_tokenizer *tok = byte_tok(257);
-    for (int s = 0; probe_builtin_names[s]; s++) {
+    for (int s = 0; probe_classes[s].name; s++) {
         probe_suite a, b;
-        CHECK(build(probe_builtin_names[s], tok, 257, 1024, 8, 96, 7, &a) == 0);
-        CHECK(build(probe_builtin_names[s], tok, 257, 1024, 8, 96, 7, &b) == 0);
+        CHECK(build(probe_classes[s].name, tok, 257, 1024, 8, 96, 7, &a) == 0);
+        CHECK(build(probe_classes[s].name, tok, 257, 1024, 8, 96, 7, &b) == 0);
         CHECK(a.n_items == 8 && b.n_items == 8);
-        CHECK(a.seed == 7 && !strcmp(a.source, "builtin") && !strcmp(a.name, probe_builtin_names[s]));
+        CHECK(a.seed == 7 && !strcmp(a.source, "builtin") && !strcmp(a.name, probe_classes[s].name));
         for (int i = 0; i < a.n_items; i++) {
             CHECK(a.items[i].n_tokens == b.items[i].n_tokens);
             CHECK(!memcmp(a.items[i].tokens, b.items[i].tokens, sizeof(int) * (size_t)a.items[i].n_tokens));
@@ -222,11 +223,11 @@ static int token_of(const int *start, const int *end, int n, int p) {
     return -1;
 }
 
-/* Every target is (token of a closer, token of its opener) and every such pair with distinct
- * tokens is a target; counts closers whose opener is not the most recent opener. */
+/* bracket_close: every target is (token of a closer, token of its opener) and every such pair with
+ * distinct tokens is a target; counts closers whose opener is not the most recent opener. */
 static void check_bracket_suite(andrea_tokenizer *tok, int vocab, int *n_closers, int *n_not_recent) {
     probe_suite s;
-    CHECK(build("bracket", tok, vocab, 1024, 32, 128, 5, &s) == 0);
+    CHECK(build("bracket_close", tok, vocab, 1024, 32, 128, 5, &s) == 0);
     *n_closers = *n_not_recent = 0;
     for (int i = 0; i < s.n_items; i++) {
         probe_item *it = &s.items[i];
@@ -266,7 +267,7 @@ static void check_bracket_suite(andrea_tokenizer *tok, int vocab, int *n_closers
     probe_suite_free(&s);
 }
 
-static void test_bracket_targets_are_matching_openers_on_byte_tokens(void) {
+static void test_bracket_close_targets_are_matching_openers_on_byte_tokens(void) {
     andrea_tokenizer *tok = byte_tok(256);
     int n, nr;
     check_bracket_suite(tok, 256, &n, &nr);
@@ -274,7 +275,7 @@ static void test_bracket_targets_are_matching_openers_on_byte_tokens(void) {
     CHECK(n > 200);
 }
 
-static void test_bracket_suite_has_many_closers_whose_opener_is_not_the_most_recent(void) {
+static void test_bracket_close_suite_has_many_closers_whose_opener_is_not_the_most_recent(void) {
     andrea_tokenizer *tok = byte_tok(256);
     int n, nr;
     check_bracket_suite(tok, 256, &n, &nr);
@@ -284,7 +285,7 @@ static void test_bracket_suite_has_many_closers_whose_opener_is_not_the_most_rec
     CHECK(nr >= 100 && nr * 4 >= n); /* at least a quarter */
 }
 
-static void test_bracket_targets_are_matching_openers_on_gpt2_tokens(void) {
+static void test_bracket_close_targets_are_matching_openers_on_gpt2_tokens(void) {
     andrea_tokenizer *tok = gpt2_tok();
     if (!tok) {
         CHECK(!"GPT-2 tokenizer files missing");
@@ -294,6 +295,110 @@ static void test_bracket_targets_are_matching_openers_on_gpt2_tokens(void) {
     check_bracket_suite(tok, 50257, &n, &nr);
     andrea_tokenizer_free(tok);
     CHECK(n > 100 && nr * 5 >= n);
+}
+
+/* Independent rule for `bracket` on byte tokens: the innermost opener still open at byte p (a
+ * backward depth scan from p - 1), when a closer for it follows somewhere after p (a forward depth
+ * scan); -1 when p is not inside a closed pair. */
+static int innermost_open(const char *text, int len, int p) {
+    int depth = 0;
+    for (int j = p - 1; j >= 0; j--) {
+        char c = text[j];
+        if (c == ')' || c == ']' || c == '}') depth++;
+        else if (c == '(' || c == '[' || c == '{') {
+            if (depth > 0) {
+                depth--;
+                continue;
+            }
+            int d = 0; /* forward: its closer must come after p - 1 (p itself may be it) */
+            for (int f = j + 1; f < len; f++) {
+                if (text[f] == '(' || text[f] == '[' || text[f] == '{') d++;
+                else if (text[f] == ')' || text[f] == ']' || text[f] == '}') {
+                    if (d == 0) return f >= p ? (f == p ? -2 : j) : -1;
+                    d--;
+                }
+            }
+            return -1; /* never closed (cut off) */
+        }
+    }
+    return -1;
+}
+
+static void test_bracket_targets_are_the_innermost_unclosed_opener_on_byte_tokens(void) {
+    andrea_tokenizer *tok = byte_tok(257);
+    probe_suite s;
+    CHECK(build("bracket", tok, 257, 1024, 16, 128, 5, &s) == 0);
+    int n_q = 0, n_not_recent = 0;
+    for (int i = 0; i < s.n_items; i++) {
+        probe_item *it = &s.items[i];
+        int *st = malloc(sizeof(int) * (size_t)it->n_tokens), *en = malloc(sizeof(int) * (size_t)it->n_tokens);
+        char *text = decode(tok, it->tokens, it->n_tokens, st, en);
+        int len = en[it->n_tokens - 1], expected = 0;
+        for (int q = 1; q < it->n_tokens; q++) {
+            int o = innermost_open(text, len, st[q]);
+            if (o == -2) { /* q closes its innermost pair: q is inside the pair around it, if any */
+                int nr;
+                int mine = match_backwards(text, st[q], &nr);
+                o = mine >= 0 ? innermost_open(text, len, mine) : -1;
+                if (o == -2) o = -1;
+            }
+            if (o < 0) continue;
+            int k = token_of(st, en, it->n_tokens, o);
+            CHECK_MSG(has_target(it, q, k), "item %d: token %d should target opener token %d", i, q, k);
+            expected++;
+            /* the most recent opener before q is another one: a pair closed in between */
+            for (int j = st[q] - 1; j > o; j--)
+                if (text[j] == '(' || text[j] == '[' || text[j] == '{') {
+                    n_not_recent++;
+                    break;
+                }
+        }
+        CHECK_MSG(it->n_targets == expected, "item %d: %d targets, %d expected", i, it->n_targets, expected);
+        n_q += expected;
+        free(text);
+        free(st);
+        free(en);
+    }
+    fprintf(stderr, "  bracket: %d queries inside brackets, %d whose innermost opener is not the most recent\n", n_q,
+            n_not_recent);
+    CHECK(n_q > 16 * 40 && n_not_recent * 4 >= n_q);
+    probe_suite_free(&s);
+    andrea_tokenizer_free(tok);
+}
+
+/* 100,000 nested pairs (200,000 byte tokens): the rule is one sweep, not tokens x pairs (which
+ * took minutes here); every position but the first opener and the last closer has a target, the
+ * opener just before it (inside) or its own pair's outer opener (closers). */
+static void test_bracket_rule_on_a_long_deeply_nested_text_is_linear(void) {
+    andrea_tokenizer *tok = byte_tok(256);
+    enum { N = 100000 };
+    probe_item it = {0};
+    it.n_tokens = 2 * N;
+    it.tokens = malloc(sizeof(int) * 2 * N);
+    for (int i = 0; i < N; i++) it.tokens[i] = '(', it.tokens[2 * N - 1 - i] = ')';
+    ae_error err;
+    CHECK(probe_default_targets("bracket", &it, tok, &err) == 0);
+    CHECK_MSG(it.n_targets == 2 * N - 2, "%d targets", it.n_targets);
+    CHECK(it.n_targets > 0 && it.targets[0].query == 1 && it.targets[0].key == 0);
+    CHECK(it.n_targets > N && it.targets[N - 1].query == N && it.targets[N - 1].key == N - 2);
+    free(it.tokens);
+    free(it.targets);
+    andrea_tokenizer_free(tok);
+}
+
+static void test_bracket_and_bracket_close_share_their_sequences(void) {
+    andrea_tokenizer *tok = byte_tok(257);
+    probe_suite a, b;
+    CHECK(build("bracket", tok, 257, 1024, 4, 96, 9, &a) == 0);
+    CHECK(build("bracket_close", tok, 257, 1024, 4, 96, 9, &b) == 0);
+    for (int i = 0; i < 4; i++) {
+        CHECK(a.items[i].n_tokens == b.items[i].n_tokens);
+        CHECK(!memcmp(a.items[i].tokens, b.items[i].tokens, sizeof(int) * (size_t)a.items[i].n_tokens));
+        CHECK(a.items[i].n_targets > b.items[i].n_targets);
+    }
+    probe_suite_free(&a);
+    probe_suite_free(&b);
+    andrea_tokenizer_free(tok);
 }
 
 /* Entity spans hold a name of the lists; query q targets the whole most recent span ending at or
@@ -380,7 +485,7 @@ static void test_unknown_suite_name_is_refused(void) {
     CHECK(probe_suites_builtin_list("bos,bos", tok, 256, 1024, NULL, &arr, &n, &err) == -1);
     CHECK(strstr(err.msg, "bos: suite named twice") != NULL);
     CHECK(probe_suites_builtin_list("all", tok, 256, 1024, &(probe_options){2, 32, 0}, &arr, &n, &err) == 0);
-    CHECK(n == 6 && !strcmp(arr[5].name, "bos"));
+    CHECK(n == 7 && !strcmp(arr[4].name, "bracket_close") && !strcmp(arr[6].name, "bos"));
     probe_suites_free(arr, n);
     andrea_tokenizer_free(tok);
 }
@@ -405,9 +510,12 @@ int main(void) {
     RUN(test_bos_suite_starts_with_bos_and_targets_position_zero);
     RUN(test_induction_and_duplicate_repeat_random_letters_for_byte_models);
     RUN(test_induction_and_duplicate_draw_gpt2_ids_without_specials);
-    RUN(test_bracket_targets_are_matching_openers_on_byte_tokens);
-    RUN(test_bracket_suite_has_many_closers_whose_opener_is_not_the_most_recent);
-    RUN(test_bracket_targets_are_matching_openers_on_gpt2_tokens);
+    RUN(test_bracket_close_targets_are_matching_openers_on_byte_tokens);
+    RUN(test_bracket_close_suite_has_many_closers_whose_opener_is_not_the_most_recent);
+    RUN(test_bracket_close_targets_are_matching_openers_on_gpt2_tokens);
+    RUN(test_bracket_targets_are_the_innermost_unclosed_opener_on_byte_tokens);
+    RUN(test_bracket_and_bracket_close_share_their_sequences);
+    RUN(test_bracket_rule_on_a_long_deeply_nested_text_is_linear);
     RUN(test_entity_targets_are_the_most_recent_mention_on_byte_tokens);
     RUN(test_entity_targets_are_the_most_recent_mention_on_gpt2_tokens);
     RUN(test_unknown_suite_name_is_refused);

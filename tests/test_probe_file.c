@@ -101,10 +101,10 @@ static void test_entity_items_use_their_spans(void) {
     probe_suites_free(s, n);
 }
 
-static void test_bracket_items_from_text_get_matching_openers(void) {
+static void test_bracket_close_items_from_text_get_matching_openers(void) {
     probe_suite *s;
     int n;
-    const char *msg = load("{\"suite\": \"bracket\", \"text\": \"f(a[i], b)\"}\n", &s, &n);
+    const char *msg = load("{\"suite\": \"bracket_close\", \"text\": \"f(a[i], b)\"}\n", &s, &n);
     CHECK_MSG(msg == NULL, "%s", msg);
     if (msg) return;
     probe_item *it = &s[0].items[0];
@@ -112,6 +112,61 @@ static void test_bracket_items_from_text_get_matching_openers(void) {
     CHECK(it->n_targets == 2);
     CHECK(it->targets[0].query == 6 && it->targets[0].key == 4);
     CHECK(it->targets[1].query == 10 && it->targets[1].key == 2);
+    probe_suites_free(s, n);
+}
+
+static void test_bracket_items_from_text_target_the_innermost_unclosed_opener(void) {
+    probe_suite *s;
+    int n;
+    /* "bos": false: positions as in the text */
+    const char *msg = load("{\"suite\": \"bracket\", \"text\": \"f(a[i], b)\", \"bos\": false}\n", &s, &n);
+    CHECK_MSG(msg == NULL, "%s", msg);
+    if (msg) return;
+    probe_item *it = &s[0].items[0];
+    /* tokens 0..9 = f ( a [ i ] , ' ' b ): 2..8 are inside '(' at 1, 4 inside '[' at 3; the
+     * opener '[' itself (3) and the closer ']' (5) are inside '(' only. */
+    static const int want[][2] = {{2, 1}, {3, 1}, {4, 3}, {5, 1}, {6, 1}, {7, 1}, {8, 1}};
+    CHECK(it->n_targets == 7);
+    for (int i = 0; i < 7 && i < it->n_targets; i++)
+        CHECK_MSG(it->targets[i].query == want[i][0] && it->targets[i].key == want[i][1], "target %d: (%d, %d)", i,
+                  it->targets[i].query, it->targets[i].key);
+    probe_suites_free(s, n);
+}
+
+/* "(a[b)c]d)": the ')' at 4 does not match '[' and is ignored; ']' at 6 closes '[' at 2, the ')'
+ * at 8 closes '(' at 0. "x(y[z": nothing closes: no target at all. "a)b(c": the stray ')' is
+ * ignored, '(' never closes. */
+static void test_bracket_items_with_unbalanced_or_mismatched_brackets_get_no_wrong_pair(void) {
+    probe_suite *s;
+    int n;
+    const char *msg = load("{\"suite\": \"bracket\", \"text\": \"(a[b)c]d)\", \"bos\": false}\n"
+                           "{\"suite\": \"bracket\", \"text\": \"x(y[z\", \"bos\": false}\n"
+                           "{\"suite\": \"bracket\", \"text\": \"a)b(c\", \"bos\": false}\n"
+                           "{\"suite\": \"bracket\", \"text\": \")]}\", \"bos\": false}\n",
+                           &s, &n);
+    CHECK_MSG(msg == NULL, "%s", msg);
+    if (msg) return;
+    CHECK(n == 1 && s[0].n_items == 4);
+    probe_item *it = &s[0].items[0];
+    static const int want[][2] = {{1, 0}, {2, 0}, {3, 2}, {4, 2}, {5, 2}, {6, 0}, {7, 0}};
+    CHECK(it->n_targets == 7);
+    for (int i = 0; i < 7 && i < it->n_targets; i++)
+        CHECK_MSG(it->targets[i].query == want[i][0] && it->targets[i].key == want[i][1], "target %d: (%d, %d)", i,
+                  it->targets[i].query, it->targets[i].key);
+    for (int i = 1; i < 4; i++) CHECK_MSG(s[0].items[i].n_targets == 0, "item %d: %d targets", i, s[0].items[i].n_targets);
+    probe_suites_free(s, n);
+}
+
+static void test_bracket_suite_with_explicit_targets_keeps_them(void) {
+    probe_suite *s;
+    int n;
+    const char *msg = load("{\"suite\": \"bracket\", \"text\": \"f(a[i], b)\", \"targets\": [[9, [1]], [5, [3]]]}\n", &s, &n);
+    CHECK_MSG(msg == NULL, "%s", msg);
+    if (msg) return;
+    probe_item *it = &s[0].items[0];
+    CHECK(it->n_targets == 2);
+    /* the text's positions, shifted past the BOS the item starts with */
+    CHECK(it->targets[0].query == 6 && it->targets[0].key == 4 && it->targets[1].query == 10 && it->targets[1].key == 2);
     probe_suites_free(s, n);
 }
 
@@ -306,7 +361,10 @@ int main(void) {
     RUN(test_text_and_token_items_group_by_suite_with_builtin_targets);
     RUN(test_explicit_targets_override_the_rule_and_are_sorted);
     RUN(test_entity_items_use_their_spans);
-    RUN(test_bracket_items_from_text_get_matching_openers);
+    RUN(test_bracket_close_items_from_text_get_matching_openers);
+    RUN(test_bracket_items_from_text_target_the_innermost_unclosed_opener);
+    RUN(test_bracket_items_with_unbalanced_or_mismatched_brackets_get_no_wrong_pair);
+    RUN(test_bracket_suite_with_explicit_targets_keeps_them);
     RUN(test_invalid_json_is_refused_with_its_line);
     RUN(test_non_object_line_is_refused);
     RUN(test_missing_suite_is_refused);

@@ -328,7 +328,7 @@ static void syn_data(report_data *d) {
     for (int c = 0; c < 2; c++) snprintf(d->classes[c], 64, "%s", names[c]);
     d->scores = malloc(sizeof *d->scores * 2 * SL * SH);
     for (int i = 0; i < 2 * SL * SH; i++)
-        d->scores[i] = (report_score){(i * 7 % 10) / 10.0, 0.1, 0.1, 0.01 * i, i % 5 == 0};
+        d->scores[i] = (report_score){(i * 7 % 10) / 10.0, 0.1, 0.1, 0.01 * i, i % 5 == 0, i == 5 ? 0 : i % 5 == 0 ? 1 : -1};
     d->token_bytes = syn_token_bytes;
     d->bos = 0;
     d->read_map = syn_read_map;
@@ -339,7 +339,7 @@ static void syn_data(report_data *d) {
     for (int t = 0; t < 3; t++) {
         d->steps[t] = 100.0 * (t + 1);
         for (int i = 0; i < 2 * SL * SH; i++)
-            d->step_scores[t * 2 * SL * SH + i] = (report_score){0.2 * t + 0.01 * i, 0.1, 0.1, 0, (i % 5 == 0) && t == 2};
+            d->step_scores[t * 2 * SL * SH + i] = (report_score){0.2 * t + 0.01 * i, 0.1, 0.1, 0, (i % 5 == 0) && t == 2, -1};
     }
 }
 
@@ -387,6 +387,27 @@ static void test_report_write_escapes_every_name_and_path(void) {
         for (char *s = (char *)b; (s = strstr(s, "<tr data-i=")); s++) rows++;
         CHECK_MSG(rows == SL * SH, "rows %d", rows);
     }
+    free(b);
+    report_data_free(&d);
+}
+
+/* A labelled head whose ablation does not raise the loss above the mean head's (causal 0) is
+ * flagged in the head table; causal 1 or unmeasured heads are not. */
+static void test_report_flags_a_labelled_head_without_causal_evidence(void) {
+    report_data d;
+    syn_data(&d);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/rep_causal", check_tmpdir());
+    ae_error err = {{0}};
+    andrea_render_options o = {0, 1};
+    CHECK_MSG(report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    char p[1024];
+    size_t n;
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    unsigned char *b = slurp(p, &n);
+    int flags = 0;
+    for (char *s = b ? (char *)b : ""; (s = strstr(s, "(attention-only)")); s++) flags++;
+    CHECK_MSG(flags == 1, "%d flags", flags); /* labelled: 0, 5 (causal 0) and 10 */
     free(b);
     report_data_free(&d);
 }
@@ -500,6 +521,7 @@ int main(void) {
     RUN(test_absurd_canvas_size_is_refused_with_a_message);
     RUN(test_png_into_a_missing_folder_fails_and_names_the_file);
     RUN(test_report_write_escapes_every_name_and_path);
+    RUN(test_report_flags_a_labelled_head_without_causal_evidence);
     RUN(test_report_write_makes_every_image_it_links);
     RUN(test_report_write_is_deterministic);
     RUN(test_report_into_a_path_under_a_file_fails_with_its_name);

@@ -289,6 +289,34 @@ static int line_of(const char *text, size_t off) {
     return line;
 }
 
+/* First pass over vocab.json: every id valid, and the table sizes they imply (ids index the
+ * tables, so they are sized by the largest id, not by the model's vocab_size). */
+static int vocab_table_sizes(const tok_bpe *b, const cJSON *root, const char *path, size_t *n_ids_out,
+                             size_t *pool_bytes_out, ae_error *err) {
+    size_t n_ids = 0, pool_bytes = 0;
+    char shown[96];
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root) {
+        const char *key = item->string;
+        size_t klen = strlen(key);
+        if (!cJSON_IsNumber(item))
+            return ae_fail(err, "%s: token \"%s\" has a value that is not an id number", path,
+                           show(key, klen, shown, sizeof shown));
+        double idv = item->valuedouble;
+        if (!(idv >= 0 && idv < (double)b->vocab_size))
+            return ae_fail(err, "%s: token \"%s\" has id %g, outside 0..%d (the model's vocab_size is %d)",
+                           path, show(key, klen, shown, sizeof shown), idv, b->vocab_size - 1, b->vocab_size);
+        if (idv != (double)(int)idv)
+            return ae_fail(err, "%s: token \"%s\" has id %g, which is not an integer", path,
+                           show(key, klen, shown, sizeof shown), idv);
+        if ((size_t)idv + 1 > n_ids) n_ids = (size_t)idv + 1;
+        if (ae_add(pool_bytes, klen, &pool_bytes)) return ae_fail(err, "%s: token sizes overflow", path);
+    }
+    *n_ids_out = n_ids;
+    *pool_bytes_out = pool_bytes;
+    return 0;
+}
+
 static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], int *bos, ae_error *err) {
     size_t len;
     char *text = slurp(path, VOCAB_JSON_MAX, &len, err);
@@ -322,35 +350,9 @@ static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], i
         ae_fail(err, "%s: %d tokens, more than the model's vocab_size %d", path, count, b->vocab_size);
         goto out;
     }
-    /* First pass: ids valid, and the table sizes they imply (ids index the tables, so they are
-     * sized by the largest id, not by the model's vocab_size). */
     size_t n_ids = 0, pool_bytes = 0;
+    if (vocab_table_sizes(b, root, path, &n_ids, &pool_bytes, err)) goto out;
     const cJSON *item;
-    cJSON_ArrayForEach(item, root) {
-        const char *key = item->string;
-        size_t klen = strlen(key);
-        if (!cJSON_IsNumber(item)) {
-            ae_fail(err, "%s: token \"%s\" has a value that is not an id number", path,
-                    show(key, klen, shown, sizeof shown));
-            goto out;
-        }
-        double idv = item->valuedouble;
-        if (!(idv >= 0 && idv < (double)b->vocab_size)) {
-            ae_fail(err, "%s: token \"%s\" has id %g, outside 0..%d (the model's vocab_size is %d)",
-                    path, show(key, klen, shown, sizeof shown), idv, b->vocab_size - 1, b->vocab_size);
-            goto out;
-        }
-        if (idv != (double)(int)idv) {
-            ae_fail(err, "%s: token \"%s\" has id %g, which is not an integer", path,
-                    show(key, klen, shown, sizeof shown), idv);
-            goto out;
-        }
-        if ((size_t)idv + 1 > n_ids) n_ids = (size_t)idv + 1;
-        if (ae_add(pool_bytes, klen, &pool_bytes)) {
-            ae_fail(err, "%s: token sizes overflow", path);
-            goto out;
-        }
-    }
     b->n_ids = (int)n_ids;
     b->tok_off = calloc(n_ids, sizeof *b->tok_off);
     b->tok_len = malloc(n_ids * sizeof *b->tok_len);

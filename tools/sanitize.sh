@@ -20,7 +20,7 @@ t0=$(date +%s)
 
 bash "$here/tools/ci-install.sh"
 command -v "$cc" >/dev/null || { echo "sanitize.sh: $cc not found (see tools/ci-packages.txt)" >&2; exit 2; }
-cmake -S "$here" -B "$build" -DCMAKE_C_COMPILER="$cc" -DANDREA_SANITIZE=ON -DANDREA_CUDA=OFF \
+cmake -S "$here" -B "$build" -DCMAKE_C_COMPILER="$cc" -DANDREA_SANITIZE=ON -DANDREA_TESTING=ON -DANDREA_CUDA=OFF \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$jobs" >"$build/sanitize-build.log" 2>&1 ||
   { tail -40 "$build/sanitize-build.log"; echo "sanitize.sh: build failed (log: $build/sanitize-build.log)" >&2; exit 2; }

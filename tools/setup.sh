@@ -11,5 +11,6 @@ bash "$here/tools/install-packages.sh" "$here/tools/debian-packages.txt"
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH=/usr/local/cuda/bin:$PATH
 fi
-cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${ANDREA_CMAKE_ARGS:-} >/dev/null
+# ANDREA_TESTING=ON (tools/test.sh) compiles the test hooks in; the plain set-up builds without them
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DANDREA_TESTING=${ANDREA_TESTING:-OFF} ${ANDREA_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"$(nproc)"

@@ -3,11 +3,13 @@
 #   1. the whole ctest suite (build/),
 #   2. the same suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/),
 #   3. every libFuzzer target for a short time (build-fuzz/; TEST_FUZZ_SECONDS, default 30),
-#   4. the MPI build's tests: mpirun -np 2/3/4 against the serial tool (build-mpi/).
+#   4. the MPI build's tests: mpirun -np 2/3/4 against the serial tool (build-mpi/),
+# after the house checks (includes only run down a floor, no function over 120 lines:
+# tools/include_graph.py, tools/function_length.py; docs/ARCHITECTURE.md).
 # Stops at the first failing stage. TEST_STAGES="ctest asan fuzz mpi" picks stages.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-stages=${TEST_STAGES:-ctest asan fuzz mpi}
+stages=${TEST_STAGES:-house ctest asan fuzz mpi}
 t0=$(date +%s)
 bash "$here/tools/install-packages.sh" "$here/tools/debian-packages.txt" "$here/tools/ci-packages.txt" \
   "$here/tools/ci-extra-packages.txt" "$here/tools/mpi-packages.txt"
@@ -15,8 +17,11 @@ bash "$here/tools/install-packages.sh" "$here/tools/debian-packages.txt" "$here/
 stage() { echo; echo "=== test.sh: $1 ($(( $(date +%s) - t0 )) s so far) ==="; }
 for s in $stages; do
   case $s in
+    house) stage "house checks"
+           python3 "$here/tools/include_graph.py"
+           python3 "$here/tools/function_length.py" ;;
     ctest) stage "build + ctest"
-           bash "$here/tools/setup.sh"
+           ANDREA_TESTING=ON bash "$here/tools/setup.sh"
            ctest --test-dir "${ANDREA_BUILD_DIR:-$here/build}" --output-on-failure -j2 ;;
     asan)  stage "ASan + UBSan build + ctest"
            bash "$here/tools/sanitize.sh" ;;

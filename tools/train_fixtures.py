@@ -43,6 +43,9 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import build_corpus  # noqa: E402  (the synthetic generators, for held-out probe items)
 from andrea_bin import MAGIC, read_bin  # noqa: E402,F401  (make_golden.py reads checkpoints through here)
+# the torch-free half of the cards: target rules, label rule, markdown (tools/fixture_card.py)
+from fixture_card import (RULE, SUITES, accumulate, bracket_close_targets, bracket_inside_targets,  # noqa: E402
+                          bracket_not_most_recent, control_targets, labels, write_card_md)  # noqa: F401
 
 BOS = 256
 VOCAB = 257
@@ -77,10 +80,8 @@ VARIANTS = {
                       mix=dict(prose=0.15, code=0.1, ind_rand=0.1, ind_text=0.05, bracket=0.32, entity=0.28)),
 }
 
-SUITES = ["prev_token", "induction", "duplicate", "bracket", "entity", "bos"]
 REQUIRED = {"tiny": ["prev_token", "induction"],
             "bundled": ["prev_token", "induction", "bracket", "entity"]}
-RULE = dict(min_score=0.3, min_ratio=3.0, min_margin=0.2)
 
 
 def log(*a):
@@ -397,8 +398,11 @@ def make_probes(kind, corpus, seed):
         else:
             s, pairs = build_corpus.code_bracket_seq(rng, (200 if big else 100))
         toks = [BOS] + list(s.encode("ascii"))
-        tg = sorted([c + 1, [o + 1]] for o, c in pairs)
-        items.append(dict(suite="bracket", tokens=toks, targets=tg))
+        close = bracket_close_targets(toks)
+        if close != sorted([c + 1, [o + 1]] for o, c in pairs):  # the generator's own pairs agree
+            raise SystemExit("train_fixtures.py: bracket rule and generator disagree")
+        items.append(dict(suite="bracket", tokens=toks, targets=bracket_inside_targets(toks)))
+        items.append(dict(suite="bracket_close", tokens=toks, targets=close))
     for _ in range(n_items):
         s, spans = build_corpus.entity_story(rng, people, places, (240 if big else 120))
         toks = [BOS] + list(s.encode("ascii"))
@@ -420,167 +424,16 @@ def make_probes(kind, corpus, seed):
     return items
 
 
-def bracket_not_most_recent(items):
-    """Fraction of bracket queries whose matching opener is not the most recent opener."""
-    n = k = 0
-    for it in items:
-        if it["suite"] != "bracket":
-            continue
-        toks = it["tokens"]
-        for q, keys in it["targets"]:
-            last_open = max(i for i in range(q) if toks[i] in (40, 91, 123))
-            n += 1
-            k += keys[0] != last_open
-    return k / max(1, n)
-
-
-def control_targets(items, seed):
-    rng = random.Random(seed)
-    out = []
-    for it in items:
-        tg = []
-        for q, keys in it["targets"]:
-            pool = [p for p in range(q + 1) if p not in set(keys)]
-            if len(pool) < len(keys):
-                pool = list(range(q + 1))
-            tg.append([q, rng.sample(pool, len(keys))])
-        out.append(tg)
-    return out
-
-
 @torch.no_grad()
 def score_model(model, shape, items, seed=7):
     """Per suite: score [L, H], baseline, control [L, H] (definitions in the module header)."""
-    L, H = shape["n_layer"], shape["n_head"]
-    ctrl = control_targets(items, seed)
-    acc = {}
-    for it, ctg in zip(items, ctrl):
-        s = acc.setdefault(it["suite"], dict(score=np.zeros((L, H)), control=np.zeros((L, H)), base=0.0, n=0))
-        x = torch.tensor([it["tokens"]], dtype=torch.long)
-        _, probs = model(x, want_probs=True)
-        att = torch.stack([p[0] for p in probs]).double().numpy()  # [L, H, T, T]
-        for (q, keys), (_, ckeys) in zip(it["targets"], ctg):
-            s["score"] += att[:, :, q, keys].sum(-1)
-            s["control"] += att[:, :, q, ckeys].sum(-1)
-            s["base"] += len([k for k in keys if k <= q]) / (q + 1)
-            s["n"] += 1
-    res = {}
-    for suite, s in acc.items():
-        n = max(1, s["n"])
-        res[suite] = dict(score=s["score"] / n, control=s["control"] / n, baseline=s["base"] / n, n_pairs=s["n"])
-    return res
-
-
-def labels(res):
-    classes = {}
-    for suite in SUITES:
-        if suite not in res:
-            continue
-        r = res[suite]
-        heads = []
-        L, H = r["score"].shape
-        for l in range(L):
-            for h in range(H):
-                sc, ct, bl = float(r["score"][l, h]), float(r["control"][l, h]), r["baseline"]
-                if sc >= RULE["min_score"] and sc >= RULE["min_ratio"] * bl and sc - ct >= RULE["min_margin"]:
-                    heads.append(dict(layer=l, head=h, score=round(sc, 4), baseline=round(bl, 4), control=round(ct, 4)))
-        heads.sort(key=lambda d: -d["score"])
-        classes[suite] = heads
-    return classes
+    def attn_of(toks):
+        _, probs = model(torch.tensor([toks], dtype=torch.long), want_probs=True)
+        return torch.stack([p[0] for p in probs]).double().numpy()  # [L, H, T, T]
+    return accumulate(items, attn_of, shape["n_layer"], shape["n_head"], seed)
 
 
 # ---------------------------------------------------------------- card
-
-def write_card_md(card, path):
-    sh = card["shape"]
-    tr = card["training"]
-    lines = []
-    a = lines.append
-    a("# %s — fixture model card" % card["name"])
-    a("")
-    a(card["purpose"])
-    a("")
-    a("## Shape")
-    a("")
-    a("| field | value |")
-    a("|---|---|")
-    a("| file | `models/%s.bin` (%d bytes, sha256 `%s`) |" % (card["name"], card["file_bytes"], card["sha256"]))
-    a("| format | ANDREA .bin (llm.c layout), version %d (%s) |" % (sh["version"], "bf16" if sh["version"] == 5 else "fp32"))
-    a("| n_layer, n_head, d_model, head_dim | %d, %d, %d, %d |" % (sh["n_layer"], sh["n_head"], sh["n_embd"], sh["n_embd"] // sh["n_head"]))
-    a("| max_seq_len | %d |" % sh["max_t"])
-    a("| vocab | 257 (bytes 0-255, BOS = 256), padded vocab %d%s |" % (sh["vp"], " (zero rows 257..%d)" % (sh["vp"] - 1) if sh["vp"] > 257 else ""))
-    a("| parameters | %d (unpadded) |" % tr["n_params"])
-    a("| architecture | GPT-2: pre-LN, LayerNorm eps 1e-5, GELU tanh approximation, attention scale 1/sqrt(head_dim), tied unembedding, biases everywhere |")
-    a("")
-    a("## How it was made")
-    a("")
-    a("- Corpus: `python3 tools/build_corpus.py` (seed %s; no downloads). Sections and sha256 in the table below; Debian packages needed: "
-      "bible-kjv (its `bible` program), fortunes, libc6-dev and other -dev packages (C headers under /usr/include), python3.N (stdlib sources)." % card["corpus"].get("seed"))
-    for k, v in card["corpus"].get("sources", {}).items():
-        sec = card["corpus"]["sections"].get(k, {})
-        a("  - `%s` (%s bytes, sha256 `%s…`): %s" % (k, sec.get("bytes"), str(sec.get("sha256"))[:16], v))
-    a("- Training: `python3 tools/train_fixtures.py --model %s --variant %s` (all of it: `bash tools/fixtures.sh` on a GPU machine)." % (card["name"].replace("andrea-", ""), tr["variant"]))
-    a("  Every window starts with BOS (256). Batch mix per step: %s. `ind_rand`: BOS + a random byte string "
-      "(0-255 or printable) of period 4..64 repeated to fill the window; `ind_text`: the same with a text chunk as the period."
-      % ", ".join("%s %.0f%%" % (k, 100 * v) for k, v in tr["mix"].items()))
-    a("- Seed %d, %d steps of batch %d x %d tokens, %s, peak lr %g, %s, %s." % (
-        tr["seed"], tr["steps"], tr["batch"], tr["seq_len"], tr["optimizer"], tr["lr"], tr["schedule"], tr["precision"]))
-    a("- Final training loss (mean of the last logged steps): %.4f nats/byte. Training time %.1f s on %s (torch %s)." % (
-        tr["final_loss"], tr["train_seconds"], tr["device"], tr["torch"]))
-    if card.get("selection"):
-        a("- %s" % card["selection"])
-    a("")
-    a("## Heads (computed by tools/train_fixtures.py, independent of the C engine)")
-    a("")
-    a("The exported file was read back with numpy and run in fp32 on the CPU with explicit softmax attention, on the held-out probe items "
-      "saved beside this card as `models/%s.probes.jsonl` (docs/probes.md JSON Lines, token ids with BOS = 256 at position 0, explicit targets; "
-      "entity items also carry `entities`). Probe seed %d; %s." % (card["name"], card["probe_seed"],
-      ", ".join("%s %d items / %d pairs" % (s, card["suites"][s]["items"], card["suites"][s]["pairs"]) for s in card["suites"])))
-    a("")
-    a("- score(head, suite) = mean over ALL eligible (item, query) pairs pooled across the suite's items of the head's attention mass on that query's target keys;")
-    a("- baseline = the same mean under uniform causal attention (|targets| / (q + 1));")
-    a("- control = the head's score on shuffled targets: per pair, as many keys drawn (seeded) from [0, q] outside the true targets;")
-    a("- label rule: score >= %.1f and score >= %.0f x baseline and score - control >= %.1f. Layers and heads are 0-based." % (
-        RULE["min_score"], RULE["min_ratio"], RULE["min_margin"]))
-    a("- Targets: prev_token i -> i-1; bos i -> 0 (i >= 1); induction (BOS + r1..rn r1..rn, r without repeats) second-copy i -> i-n+1; "
-      "duplicate i -> i-n; bracket: each closing bracket -> its matching opener (%.0f%% of them are not the most recent opener); "
-      "entity: each position at or after the end of an entity mention, outside mentions, -> every token of the most recent mention."
-      % (100 * card["bracket_not_most_recent"]))
-    a("")
-    a("| class | heads (layer.head: score / baseline / control) | best head |")
-    a("|---|---|---|")
-    for s in SUITES:
-        hs = card["classes"].get(s, [])
-        txt = ", ".join("%d.%d: %.3f / %.3f / %.3f" % (h["layer"], h["head"], h["score"], h["baseline"], h["control"]) for h in hs[:8])
-        if len(hs) > 8:
-            txt += ", … (%d in all)" % len(hs)
-        sc = np.array(card["scores"][s])
-        l, h = np.unravel_index(int(np.argmax(sc)), sc.shape)
-        a("| %s | %s | %d.%d %.3f (baseline %.3f) |" % (s, txt or "none", l, h, sc[l, h], card["baselines"][s]))
-    a("")
-    missing = [s for s in card["required"] if not card["classes"].get(s)]
-    if missing:
-        a("**Not formed:** %s — no head of this model clears the rule for %s; the table above shows the best head anyway." % (
-            ", ".join(missing), "it" if len(missing) == 1 else "them"))
-        a("")
-    a("Random-weight control (same shape, fresh init, seed 1): largest score per suite %s; labelled heads: %d." % (
-        ", ".join("%s %.3f" % (s, v) for s, v in card["random_model_max"].items()), card["random_model_labelled"]))
-    a("")
-    a("Full score grids (rows = layers, columns = heads) are in `models/%s.card.json` (`scores`, `controls`, `baselines`)." % card["name"])
-    a("")
-    for s in SUITES:
-        a("<details><summary>%s scores</summary>" % s)
-        a("")
-        a("```")
-        for row in card["scores"][s]:
-            a(" ".join("%.3f" % v for v in row))
-        a("```")
-        a("</details>")
-        a("")
-    with open(path + ".tmp-card", "w") as f:
-        f.write("\n".join(lines))
-    os.replace(path + ".tmp-card", path)
-
 
 PURPOSE = {
     "andrea-tiny": "Tiny test model for fast tests and the Hugging Face golden fixture (tests/data/golden_tiny.h5, tests/data/tiny_hf/). "
@@ -611,7 +464,8 @@ def finish(name, model_info, binpath, corpus, outdir):
         name=name, purpose=PURPOSE[name], shape=shape, file_bytes=len(raw), sha256=hashlib.sha256(raw).hexdigest(),
         training=model_info, corpus=recipe, probe_seed=probe_seed, rule=RULE, required=REQUIRED[kind],
         suites={s: dict(items=sum(1 for it in items if it["suite"] == s), pairs=res[s]["n_pairs"]) for s in SUITES},
-        bracket_not_most_recent=bracket_not_most_recent(items),
+        bracket_not_most_recent=bracket_not_most_recent(items, "bracket_close"),
+        bracket_inside_not_most_recent=bracket_not_most_recent(items, "bracket"),
         classes=labels(res),
         scores={s: np.round(res[s]["score"], 4).tolist() for s in SUITES},
         controls={s: np.round(res[s]["control"], 4).tolist() for s in SUITES},

@@ -12,6 +12,7 @@
 #include "../../common/atomic_file.h"
 #include "../../engine/checkpoint.h"
 #include "../../common/half.h"
+#include "../../common/rng.h"
 
 /* ---- deterministic normal RNG: splitmix64 -> 53-bit uniforms -> Box-Muller ---- */
 
@@ -21,15 +22,8 @@ typedef struct {
     double spare;
 } rng_t;
 
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static double uniform01(rng_t *r) { /* in (0, 1]: safe for log() */
-    return ((double)(splitmix64(&r->s) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+    return ((double)(ae_splitmix64(&r->s) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
 }
 
 static double normal(rng_t *r) {

@@ -1,0 +1,71 @@
+/* classes.h — the head classes: one table entry per class (docs/probes.md, docs/scores.md).
+ *
+ * Job: say, for each built-in class, everything that is particular to it: its name, the generator
+ * of its built-in suite, its default target rule, its extra statistic (which queries are "hard"),
+ * where its causal check measures the loss, and its default label rule. The analyzer (score.c,
+ * pass.c, ablation.c) reads this table and holds no per-class code; adding a class touches
+ * classes.c and tests/test_classes.c only. A suite whose name is not in the table (a user suite)
+ * gets the generic behaviour: its explicit targets, top-1 as extra statistic, the loss at its
+ * target queries.
+ * Invariants: names are unique; every entry has a generator and a target rule; rule thresholds
+ * are finite. Rules that mark positions fill a caller-zeroed [n_tokens] byte array, never write
+ * outside it and never fail (an item without what the rule needs gets no marks).
+ * Failure contract: target rules return -1 with err filled (allocation, or a text rule without a
+ * tokenizer); the item is then left without targets.
+ */
+#ifndef ANDREA_CLASSES_H
+#define ANDREA_CLASSES_H
+
+#include "probe.h"
+
+/* A head is labelled with a class when ALL three hold (docs/scores.md):
+ *   score >= min_score, score / baseline >= min_ratio, score - control >= min_margin. */
+typedef struct {
+    double min_score, min_ratio, min_margin;
+} probe_label_rule;
+
+typedef enum {
+    PROBE_EXTRA_NONE,      /* no statistic beyond the mass */
+    PROBE_EXTRA_TOP1,      /* fraction of queries whose most-attended key is a target */
+    PROBE_EXTRA_HARD_TOP1, /* the same over the queries the class's `hard` rule marks */
+} probe_extra_kind;
+
+typedef struct probe_class probe_class;
+
+/* What a generator gets: the model's tokenizer and sizes, the suite's seeded stream. */
+typedef struct {
+    const andrea_tokenizer *tok;
+    int vocab_size;
+    int seq_len;
+    struct probe_rng_s *rng;
+} probe_gen;
+
+struct probe_class {
+    const char *name;         /* class = suite name */
+    const char *targets;      /* the target rule, in words */
+    const char *stream;       /* generator stream name (NULL: name): classes sharing one share items */
+    int n_items, seq_len;     /* built-in suite defaults (0: PROBE_DEFAULT_*) */
+    /* Fills s->items[0..n_items) (tokens and targets) for this class. */
+    int (*generate)(const probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err);
+    /* The default target rule on an item whose tokens (and entities) are set. */
+    int (*default_targets)(probe_item *it, const andrea_tokenizer *tok, ae_error *err);
+    probe_extra_kind extra;
+    const char *extra_name;   /* catalog name of the extra statistic, or NULL */
+    /* Hard queries: hard[q] = 1 for target queries q the extra statistic counts (NULL: none). */
+    void (*hard)(const probe_item *it, unsigned char *hard);
+    /* Causal check: use[p] = 1 where the loss of predicting token p + 1 from position p counts. */
+    void (*loss_positions)(const probe_item *it, unsigned char *use);
+    const char *loss_words;   /* the loss positions, in words */
+    probe_label_rule rule;    /* default label rule */
+};
+
+/* The table, in suite order; terminated by an entry with name NULL. */
+extern const probe_class probe_classes[];
+
+/* The entry of a built-in class, or NULL for any other name. */
+const probe_class *probe_class_find(const char *name);
+
+/* The generic loss positions of a user suite: every target query. */
+void probe_loss_at_queries(const probe_item *it, unsigned char *use);
+
+#endif

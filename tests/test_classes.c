@@ -1,0 +1,123 @@
+/* test_classes.c — the class table (probes/classes.c): every entry is complete and unique, and
+ * each class's loss positions for the causal check and hard queries for its extra statistic are
+ * the documented ones (docs/scores.md), on small hand-made items. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analyzer/pass.h"
+#include "../probes/classes.h"
+#include "check.h"
+
+static void test_every_class_entry_is_complete_and_names_are_unique(void) {
+    int n = 0;
+    for (int i = 0; probe_classes[i].name; i++, n++) {
+        const probe_class *c = &probe_classes[i];
+        CHECK_MSG(c->targets && c->generate && c->default_targets && c->loss_positions && c->loss_words, "%s", c->name);
+        CHECK_MSG(c->rule.min_score > 0 && c->rule.min_ratio > 1 && c->rule.min_margin > 0, "%s", c->name);
+        CHECK_MSG((c->extra == PROBE_EXTRA_NONE) == (c->extra_name == NULL), "%s", c->name);
+        CHECK_MSG((c->extra == PROBE_EXTRA_HARD_TOP1) == (c->hard != NULL), "%s", c->name);
+        CHECK(probe_class_find(c->name) == c && probe_is_builtin(c->name));
+        for (int j = 0; j < i; j++) CHECK(strcmp(probe_classes[j].name, c->name));
+        const andrea_pass *p = andrea_pass_for(c->name);
+        CHECK(p->cls == c && p->rule.min_ratio == c->rule.min_ratio && (p->extra != NULL) == (c->extra != PROBE_EXTRA_NONE));
+    }
+    CHECK(n == 7);
+    CHECK(probe_class_find("bracket_close") && probe_class_find("my_suite") == NULL);
+    CHECK(andrea_pass_for("my_suite") == &andrea_pass_generic);
+}
+
+/* An item of `len` tokens 0..len-1 (tokens[i] = i unless given) with these targets. */
+static probe_item item(int len, const int *tokens, const int (*t)[2], int nt) {
+    probe_item it = {0};
+    it.n_tokens = len;
+    it.tokens = malloc(sizeof(int) * (size_t)len);
+    for (int i = 0; i < len; i++) it.tokens[i] = tokens ? tokens[i] : i;
+    it.targets = malloc(sizeof(probe_target) * (size_t)(nt ? nt : 1));
+    for (int i = 0; i < nt; i++) it.targets[i] = (probe_target){t[i][0], t[i][1]};
+    it.n_targets = nt;
+    return it;
+}
+
+/* "1" where the class's rule marks position p, "." elsewhere. */
+static const char *marks(const char *cls, const probe_item *it, int hard) {
+    static char out[128];
+    unsigned char m[128] = {0};
+    const probe_class *c = probe_class_find(cls);
+    if (hard) c->hard(it, m);
+    else c->loss_positions(it, m);
+    for (int i = 0; i < it->n_tokens; i++) out[i] = m[i] ? '1' : '.';
+    out[it->n_tokens] = 0;
+    return out;
+}
+
+static void item_free(probe_item *it) {
+    free(it->tokens);
+    free(it->targets);
+    free(it->entities);
+}
+
+/* "f(a[i], b)x" as tokens 0..10: bracket targets inside '(' at 1 and '[' at 3. */
+static const int inside[][2] = {{2, 1}, {3, 1}, {4, 3}, {5, 1}, {6, 1}, {7, 1}, {8, 1}};
+static const int closers[][2] = {{5, 3}, {9, 1}};
+
+static void test_bracket_loss_is_predicting_each_closer_and_bracket_close_the_token_after_it(void) {
+    probe_item a = item(11, NULL, inside, 7), b = item(11, NULL, closers, 2);
+    /* bracket: p = 4 predicts ']' (5), p = 8 predicts ')' (9) */
+    CHECK_MSG(!strcmp(marks("bracket", &a, 0), "....1...1.."), "%s", marks("bracket", &a, 0));
+    /* bracket_close: p = 5 predicts ',' after ']', p = 9 predicts 'x' after ')' */
+    CHECK_MSG(!strcmp(marks("bracket_close", &b, 0), ".....1...1."), "%s", marks("bracket_close", &b, 0));
+    item_free(&a);
+    item_free(&b);
+}
+
+static void test_bracket_hard_queries_are_those_behind_a_closed_pair(void) {
+    probe_item a = item(11, NULL, inside, 7), b = item(11, NULL, closers, 2);
+    /* after "[i]" closed, positions 5..8 still target '(' at 1: not the most recent opener */
+    CHECK_MSG(!strcmp(marks("bracket", &a, 1), ".....1111.."), "%s", marks("bracket", &a, 1));
+    CHECK_MSG(!strcmp(marks("bracket_close", &b, 1), ".........1."), "%s", marks("bracket_close", &b, 1));
+    item_free(&a);
+    item_free(&b);
+}
+
+static void test_induction_and_duplicate_measure_different_positions(void) {
+    /* BOS a b c a b c: second copy 4..6; induction keys i-2, duplicate keys i-3 */
+    int toks[] = {9, 1, 2, 3, 1, 2, 3};
+    int ind[][2] = {{4, 2}, {5, 3}, {6, 4}}, dup[][2] = {{4, 1}, {5, 2}, {6, 3}};
+    probe_item a = item(7, toks, ind, 3), b = item(7, toks, dup, 3);
+    /* induction: at each second-copy position (the last one predicts nothing: dropped by the check) */
+    CHECK_MSG(!strcmp(marks("induction", &a, 0), "....111"), "%s", marks("induction", &a, 0));
+    CHECK_MSG(!strcmp(marks("duplicate", &b, 0), "...111."), "%s", marks("duplicate", &b, 0)); /* predicts 4, 5, 6 */
+    item_free(&a);
+    item_free(&b);
+}
+
+static void test_prev_token_and_bos_measure_every_next_token(void) {
+    int t[][2] = {{1, 0}, {2, 1}};
+    probe_item a = item(5, NULL, t, 2);
+    CHECK(!strcmp(marks("prev_token", &a, 0), "1111."));
+    CHECK(!strcmp(marks("bos", &a, 0), "1111."));
+    item_free(&a);
+}
+
+static void test_entity_measures_the_re_mention_tokens(void) {
+    /* spans [1,3) = "Ann Lee", [4,5) = "Rome", [6,8) = "Ann Lee" again */
+    int toks[] = {0, 10, 11, 5, 20, 6, 10, 11, 7};
+    int t[][2] = {{3, 1}, {3, 2}};
+    probe_item a = item(9, toks, t, 2);
+    a.entities = malloc(sizeof(int) * 6);
+    int sp[] = {1, 3, 4, 5, 6, 8};
+    memcpy(a.entities, sp, sizeof sp);
+    a.n_entities = 3;
+    CHECK_MSG(!strcmp(marks("entity", &a, 0), ".....11.."), "%s", marks("entity", &a, 0));
+    item_free(&a);
+}
+
+int main(void) {
+    RUN(test_every_class_entry_is_complete_and_names_are_unique);
+    RUN(test_bracket_loss_is_predicting_each_closer_and_bracket_close_the_token_after_it);
+    RUN(test_bracket_hard_queries_are_those_behind_a_closed_pair);
+    RUN(test_induction_and_duplicate_measure_different_positions);
+    RUN(test_prev_token_and_bos_measure_every_next_token);
+    RUN(test_entity_measures_the_re_mention_tokens);
+    return check_summary("test_classes");
+}
