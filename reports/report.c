@@ -134,7 +134,7 @@ static int find_cols(sqlite3_stmt *st, view_cols *c, const char *db_path, ae_err
         for (int i = 0; i < 16; i++)
             if (!strcmp(sqlite3_column_name(st, j), names[i])) *slots[i] = j;
     snprintf(c->cur_name, sizeof c->cur_name, "%s", c->latest >= 0 ? sqlite3_column_name(st, c->latest) : "");
-    for (int i = 0; i < 10; i++) /* the first ten are required (docs/scores.md) */
+    for (int i = 0; i < 10; i++) /* the first ten are required (docs/catalog.md) */
         if (*slots[i] < 0) return ae_fail(err, "%s: view head_catalog has no column '%s'", db_path, names[i]);
     return 0;
 }
