@@ -39,6 +39,7 @@ typedef struct {
     char dump_path[4096];
     char ckpt_path[4096];       /* as recorded in the dump */
     char sha256[65];
+    char dump_seal[65];         /* the dump's seal checksum: which run scored which dump */
     char maps_dtype[8];
     andrea_config cfg;
     int has_step;

@@ -28,27 +28,30 @@ static const char *const SCHEMA =
     "  config TEXT NOT NULL,\n"
     "  n_layer INTEGER NOT NULL, n_head INTEGER NOT NULL,\n"
     "  d_model INTEGER NOT NULL, head_dim INTEGER NOT NULL,\n"
-    "  step INTEGER);\n"
+    "  step INTEGER,\n"
+    "  series TEXT);\n"
     "CREATE TABLE IF NOT EXISTS runs(\n"
     "  id INTEGER PRIMARY KEY,\n"
-    "  model_id INTEGER NOT NULL REFERENCES models(id),\n"
+    "  model_id INTEGER NOT NULL REFERENCES models(id) ON DELETE CASCADE,\n"
     "  time TEXT NOT NULL,\n"
     "  andrea_version TEXT NOT NULL,\n"
     "  suites TEXT NOT NULL,\n"
     "  settings TEXT NOT NULL,\n"
     "  dump_path TEXT NOT NULL,\n"
     "  maps_dtype TEXT,\n"
-    "  ablation_note TEXT);\n"
+    "  ablation_note TEXT,\n"
+    "  dump_seal TEXT);\n"
     "CREATE INDEX IF NOT EXISTS runs_model ON runs(model_id, settings);\n"
     "CREATE TABLE IF NOT EXISTS suites(\n"
-    "  run_id INTEGER NOT NULL REFERENCES runs(id),\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
     "  class TEXT NOT NULL,\n"
     "  n_items INTEGER NOT NULL, n_queries INTEGER NOT NULL,\n"
     "  min_score REAL NOT NULL, min_ratio REAL NOT NULL, min_margin REAL NOT NULL,\n"
     "  ablation_items INTEGER NOT NULL, clean_loss REAL, ablation_mean REAL,\n"
     "  PRIMARY KEY(run_id, class));\n"
+
     "CREATE TABLE IF NOT EXISTS head_scores(\n"
-    "  run_id INTEGER NOT NULL REFERENCES runs(id),\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
     "  layer INTEGER NOT NULL, head INTEGER NOT NULL, class TEXT NOT NULL,\n"
     "  score REAL, baseline REAL, control REAL,\n"
     "  ablation_delta REAL, ablation_mean REAL,\n"
@@ -56,14 +59,27 @@ static const char *const SCHEMA =
     "  extra_name TEXT, extra_value REAL,\n"
     "  PRIMARY KEY(run_id, layer, head, class));\n"
     "CREATE TABLE IF NOT EXISTS labels(\n"
-    "  run_id INTEGER NOT NULL REFERENCES runs(id),\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
     "  layer INTEGER NOT NULL, head INTEGER NOT NULL, class TEXT NOT NULL,\n"
     "  rule TEXT NOT NULL,\n"
     "  PRIMARY KEY(run_id, layer, head, class));\n"
+    /* deleting a run (or model) removes its rows also on connections without foreign keys on
+     * (the sqlite3 shell's and Python's default): with them on, ON DELETE CASCADE did it first */
+    "CREATE TRIGGER IF NOT EXISTS runs_delete AFTER DELETE ON runs BEGIN\n"
+    "  DELETE FROM suites WHERE run_id = old.id; DELETE FROM head_scores WHERE run_id = old.id;\n"
+    "  DELETE FROM labels WHERE run_id = old.id; END;\n"
+    "CREATE TRIGGER IF NOT EXISTS models_delete AFTER DELETE ON models BEGIN\n"
+    "  DELETE FROM runs WHERE model_id = old.id; END;\n"
+    /* current: the newest run that scored this suite (class) on this checkpoint (model row =
+     * sha256), so a run of other suites or settings never hides it. Planned as: the model's runs
+     * through runs_model, each probed in suites' primary key (run_id, class); an index on
+     * suites(class) would make SQLite scan every run of the class instead. */
     "CREATE VIEW IF NOT EXISTS head_catalog AS\n"
-    "  SELECT m.name AS model, m.path AS model_path, m.sha256 AS checkpoint_sha256, m.step AS step,\n"
+    "  SELECT m.name AS model, coalesce(m.series, m.name) AS series, m.path AS model_path,\n"
+    "         m.sha256 AS checkpoint_sha256, m.step AS step,\n"
     "         r.id AS run, r.time AS run_time,\n"
-    "         (r.id = (SELECT max(r2.id) FROM runs r2 WHERE r2.model_id = r.model_id)) AS latest,\n"
+    "         (r.id = (SELECT max(s2.run_id) FROM suites s2 JOIN runs r2 ON r2.id = s2.run_id\n"
+    "                  WHERE r2.model_id = r.model_id AND s2.class = s.class)) AS current,\n"
     "         s.layer AS layer, s.head AS head, s.class AS class,\n"
     "         s.score AS score, s.baseline AS baseline, s.control AS control,\n"
     "         s.ablation_delta AS ablation_delta, s.ablation_mean AS ablation_mean,\n"
@@ -76,6 +92,32 @@ static const char *const SCHEMA =
     "  FROM head_scores s JOIN runs r ON r.id = s.run_id JOIN models m ON m.id = r.model_id\n"
     "  LEFT JOIN labels l ON l.run_id = s.run_id AND l.layer = s.layer AND l.head = s.head\n"
     "                     AND l.class = s.class;\n";
+
+/* Schema 1 -> 2 (foreign keys gain ON DELETE CASCADE, models.series, runs.dump_seal, the view's
+ * `current` replaces `latest`). SQLite cannot alter a foreign key, so the tables are rebuilt inside
+ * the writer's transaction: the old ones are renamed, the new ones created (SCHEMA, run after this),
+ * rows copied and the old tables dropped, children first. Orphan rows (a run deleted by hand while
+ * the keys were not enforced) have nothing to point at and are not copied. */
+static const char *const MIGRATE_1_RENAME =
+    "DROP VIEW IF EXISTS head_catalog;\n"
+    "DROP INDEX IF EXISTS runs_model;\n"
+    "ALTER TABLE labels RENAME TO labels_v1;\n"
+    "ALTER TABLE head_scores RENAME TO head_scores_v1;\n"
+    "ALTER TABLE suites RENAME TO suites_v1;\n"
+    "ALTER TABLE runs RENAME TO runs_v1;\n"
+    "ALTER TABLE models RENAME TO models_v1;\n";
+static const char *const MIGRATE_1_COPY =
+    "INSERT INTO models(id, sha256, name, path, config, n_layer, n_head, d_model, head_dim, step, series)\n"
+    "  SELECT id, sha256, name, path, config, n_layer, n_head, d_model, head_dim, step, andrea_series(name)\n"
+    "  FROM models_v1;\n"
+    "INSERT INTO runs(id, model_id, time, andrea_version, suites, settings, dump_path, maps_dtype, ablation_note)\n"
+    "  SELECT id, model_id, time, andrea_version, suites, settings, dump_path, maps_dtype, ablation_note\n"
+    "  FROM runs_v1 WHERE model_id IN (SELECT id FROM models);\n"
+    "INSERT INTO suites SELECT * FROM suites_v1 WHERE run_id IN (SELECT id FROM runs);\n"
+    "INSERT INTO head_scores SELECT * FROM head_scores_v1 WHERE run_id IN (SELECT id FROM runs);\n"
+    "INSERT INTO labels SELECT * FROM labels_v1 WHERE run_id IN (SELECT id FROM runs);\n"
+    "DROP TABLE labels_v1; DROP TABLE head_scores_v1; DROP TABLE suites_v1;\n"
+    "DROP TABLE runs_v1; DROP TABLE models_v1;\n";
 
 int catalog_step_from_name(const char *path, long long *step) {
     const char *base = strrchr(path, '/');
@@ -93,6 +135,45 @@ int catalog_step_from_name(const char *path, long long *step) {
         found = 1;
     }
     return found;
+}
+
+/* The rule (docs/catalog.md): a trailing "[-_.]?(step|iter|ckpt)[-_]?DIGITS" or "[-_.]DIGITS"
+ * (letters in any case) is removed; a name without such an ending, or that would become empty,
+ * is its own series. */
+void catalog_series_from_name(const char *name, char *out, size_t cap) {
+    size_t n = strlen(name), k = n;
+    while (k > 0 && isdigit((unsigned char)name[k - 1])) k--;
+    size_t keep = n;
+    if (k < n && k > 0) {
+        size_t j = k;
+        if (name[j - 1] == '-' || name[j - 1] == '_') j--;
+        static const char *const words[] = {"step", "iter", "ckpt"};
+        int word = 0;
+        for (int w = 0; w < 3 && !word; w++)
+            if (j >= 4 && !strncasecmp(name + j - 4, words[w], 4)) word = 1;
+        if (word) {
+            j -= 4;
+            if (j > 0 && (name[j - 1] == '-' || name[j - 1] == '_' || name[j - 1] == '.')) j--;
+            keep = j;
+        } else if (name[k - 1] == '-' || name[k - 1] == '_' || name[k - 1] == '.') {
+            keep = k - 1;
+        }
+        if (keep == 0) keep = n;
+    }
+    snprintf(out, cap, "%.*s", (int)keep, name);
+}
+
+/* andrea_series(name): catalog_series_from_name as an SQL function (the schema migration). */
+static void sql_series(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc;
+    const unsigned char *name = sqlite3_value_text(argv[0]);
+    if (!name) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    char out[512];
+    catalog_series_from_name((const char *)name, out, sizeof out);
+    sqlite3_result_text(ctx, out, -1, SQLITE_TRANSIENT);
 }
 
 static void model_name(const char *path, char *out, size_t cap) {
@@ -221,6 +302,11 @@ int catalog_open_rw(const char *path, sqlite3 **out, ae_error *err) {
     }
     /* NORMAL is durable enough in WAL mode: a crash may lose the last commit, never consistency. */
     SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL), SQLITE_OK);
+    SQL_CHECK(path, db,
+              sqlite3_create_function(db, "andrea_series", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_series, NULL,
+                                      NULL),
+              SQLITE_OK);
     *out = db;
     return 0;
 fail:
@@ -309,6 +395,51 @@ fail:
     return ret;
 }
 
+/* Inside the writer's transaction: refuses a newer schema, migrates schema 1 (MIGRATE_1_*),
+ * creates what is missing (SCHEMA), sets user_version and the application mark. */
+static int prepare_schema(sqlite3 *db, const char *path, ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    /* A catalog from a newer andrea may have a different schema: refuse rather than corrupt. */
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+    int v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (v > ANDREA_CATALOG_SCHEMA_VERSION) {
+        ae_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
+                ANDREA_CATALOG_SCHEMA_VERSION);
+        goto fail;
+    }
+    if (v == 0) { /* no version yet: a new file, or tables of the first schema written before it */
+        SQL_CHECK(path, db,
+                  sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'models'",
+                                     -1, &st, NULL),
+                  SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+        if (sqlite3_column_int(st, 0) > 0) v = 1;
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    /* version 1: rebuilt into this schema in this same transaction (see MIGRATE_1_*) */
+    if (v == 1) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_1_RENAME, NULL, NULL, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_exec(db, SCHEMA, NULL, NULL, NULL), SQLITE_OK);
+    if (v == 1) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_1_COPY, NULL, NULL, NULL), SQLITE_OK);
+    if (catalog_circuits_schema(db, path, err)) goto fail; /* circuit tables (catalog_circuits.c) */
+    if (v < ANDREA_CATALOG_SCHEMA_VERSION) {
+        char uv[64];
+        snprintf(uv, sizeof uv, "PRAGMA user_version=%d", ANDREA_CATALOG_SCHEMA_VERSION);
+        SQL_CHECK(path, db, sqlite3_exec(db, uv, NULL, NULL, NULL), SQLITE_OK);
+    }
+    /* the mark check_catalog_is_ours looks for (catalogs made before it get it on their next run) */
+    char mark[64];
+    snprintf(mark, sizeof mark, "PRAGMA application_id=%d", ANDREA_CATALOG_APPLICATION_ID);
+    SQL_CHECK(path, db, sqlite3_exec(db, mark, NULL, NULL, NULL), SQLITE_OK);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
 int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, ae_error *err) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
@@ -320,27 +451,7 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
     /* The view holds no data: it is made anew on every write, so a catalog written by an older
      * andrea gets the view's newer columns (causal) on its next run. */
     SQL_CHECK(path, db, sqlite3_exec(db, "DROP VIEW IF EXISTS head_catalog", NULL, NULL, NULL), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_exec(db, SCHEMA, NULL, NULL, NULL), SQLITE_OK);
-    if (catalog_circuits_schema(db, path, err)) goto fail; /* circuit tables (catalog_circuits.c) */
-    {
-        /* A catalog from a newer andrea may have a different schema: refuse rather than corrupt. */
-        SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
-        SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
-        int v = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-        st = NULL;
-        if (v > ANDREA_CATALOG_SCHEMA_VERSION) {
-            ae_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
-                    ANDREA_CATALOG_SCHEMA_VERSION);
-            goto fail;
-        }
-        if (v < ANDREA_CATALOG_SCHEMA_VERSION)
-            SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA user_version=1", NULL, NULL, NULL), SQLITE_OK);
-        /* the mark check_catalog_is_ours looks for (catalogs made before it get it on their next run) */
-        char mark[64];
-        snprintf(mark, sizeof mark, "PRAGMA application_id=%d", ANDREA_CATALOG_APPLICATION_ID);
-        SQL_CHECK(path, db, sqlite3_exec(db, mark, NULL, NULL, NULL), SQLITE_OK);
-    }
+    if (prepare_schema(db, path, err)) goto fail;
     cfg = config_json(&a->cfg);
     if (!cfg) {
         ae_fail(err, "%s: out of memory", path);
@@ -352,9 +463,10 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,
                                  "INSERT INTO models(sha256, name, path, config, n_layer, n_head, d_model,"
-                                 " head_dim, step) VALUES(?,?,?,?,?,?,?,?,?)"
+                                 " head_dim, step, series) VALUES(?,?,?,?,?,?,?,?,?,andrea_series(?2))"
                                  " ON CONFLICT(sha256) DO UPDATE SET name=excluded.name, path=excluded.path,"
-                                 " config=excluded.config, step=coalesce(excluded.step, models.step)",
+                                 " config=excluded.config, step=coalesce(excluded.step, models.step),"
+                                 " series=excluded.series",
                                  -1, &st, NULL),
               SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_text(st, 1, a->sha256, -1, SQLITE_STATIC), SQLITE_OK);
@@ -379,11 +491,9 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
     sqlite3_finalize(st);
     st = NULL;
 
-    /* Same checkpoint, same settings: the new run replaces the old one. */
+    /* Same checkpoint, same settings: the new run replaces the old one (its rows go with it:
+     * ON DELETE CASCADE, foreign keys on). */
     static const char *const del[] = {
-        "DELETE FROM labels WHERE run_id IN (SELECT id FROM runs WHERE model_id = ?1 AND settings = ?2)",
-        "DELETE FROM head_scores WHERE run_id IN (SELECT id FROM runs WHERE model_id = ?1 AND settings = ?2)",
-        "DELETE FROM suites WHERE run_id IN (SELECT id FROM runs WHERE model_id = ?1 AND settings = ?2)",
         "DELETE FROM runs WHERE model_id = ?1 AND settings = ?2",
     };
     for (size_t i = 0; i < sizeof del / sizeof del[0]; i++) {
@@ -408,7 +518,7 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,
                                  "INSERT INTO runs(model_id, time, andrea_version, suites, settings, dump_path,"
-                                 " maps_dtype, ablation_note) VALUES(?,?,?,?,?,?,?,?)",
+                                 " maps_dtype, ablation_note, dump_seal) VALUES(?,?,?,?,?,?,?,?,?)",
                                  -1, &st, NULL),
               SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, model_id), SQLITE_OK);
@@ -422,6 +532,10 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
         SQL_CHECK(path, db, sqlite3_bind_text(st, 8, a->ablation_note, -1, SQLITE_STATIC), SQLITE_OK);
     else
         SQL_CHECK(path, db, sqlite3_bind_null(st, 8), SQLITE_OK);
+    if (a->dump_seal[0])
+        SQL_CHECK(path, db, sqlite3_bind_text(st, 9, a->dump_seal, -1, SQLITE_STATIC), SQLITE_OK);
+    else
+        SQL_CHECK(path, db, sqlite3_bind_null(st, 9), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_step(st), SQLITE_DONE);
     sqlite3_finalize(st);
     st = NULL;

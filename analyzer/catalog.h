@@ -7,6 +7,10 @@
  *     crash at any point leaves the catalog exactly as it was before the run;
  *   - a model is identified by its checkpoint sha256; re-analysing a checkpoint with the same
  *     settings (settings JSON equal byte for byte) replaces that run's rows;
+ *   - runs coexist: for each checkpoint and class the view's `current` run is the newest run that
+ *     scored that class on that checkpoint; every connection turns foreign keys on, and rows of a
+ *     deleted run (or model) go with it (ON DELETE CASCADE, plus triggers for clients without keys);
+ *   - schema version 2; a version-1 catalog is migrated inside the next writer's transaction;
  *   - readers (heads, sql) open the file read-only: a missing file is an error, never created;
  *   - every parameter from the user is bound with sqlite3_bind_*, never pasted into SQL.
  * Failure contract: -1 with "DB: <call> failed (file:line): sqlite message" or "DB: problem".
@@ -21,7 +25,7 @@
 
 #include "analysis.h"
 
-#define ANDREA_CATALOG_SCHEMA_VERSION 1
+#define ANDREA_CATALOG_SCHEMA_VERSION 2
 /* PRAGMA application_id of an andrea catalog ("ANDR"): tells it from other SQLite databases. */
 #define ANDREA_CATALOG_APPLICATION_ID 0x414E4452
 
@@ -32,14 +36,18 @@ int catalog_write(const char *db_path, const andrea_analysis *a, int64_t *run_id
  * "Step300" (the last match in the base name). Returns 1 and sets *step when found, else 0. */
 int catalog_step_from_name(const char *path, long long *step);
 
+/* The series of a checkpoint name (its step part removed: "run-step00400" -> "run"; the exact
+ * rule is in docs/catalog.md) into out. */
+void catalog_series_from_name(const char *name, char *out, size_t cap);
+
 /* ---------- queries ---------- */
 
 /* A result set held in memory: every cell as text (NULL = SQL NULL) plus whether it was numeric. */
 typedef struct {
     int n_cols, n_rows;
     char **col_names;     /* [n_cols] */
-    char **cells;         /* [n_rows * n_cols] */
-    unsigned char *numeric; /* [n_rows * n_cols]: 1 integer/real, 0 text/NULL */
+    char **cells;         /* [n_rows * n_cols]; a REAL as %.17g (exact round trip) */
+    unsigned char *numeric; /* [n_rows * n_cols]: 1 integer, 2 real, 0 text/NULL */
 } catalog_rows;
 
 void catalog_rows_free(catalog_rows *r);
@@ -47,8 +55,9 @@ void catalog_rows_free(catalog_rows *r);
 typedef enum { CATALOG_TABLE = 0, CATALOG_CSV = 1, CATALOG_JSON = 2 } catalog_format;
 /* Parses "table" | "csv" | "json"; -1 when unknown. */
 int catalog_format_parse(const char *s);
-/* Writes rows to out in the format: an aligned text table, RFC 4180 CSV, or a JSON array of
- * objects (cJSON). */
+/* Writes rows to out in the format: an aligned text table (REALs shown with 6 digits, control
+ * characters escaped: newline as \n), RFC 4180 CSV, or a JSON array of objects; CSV and JSON
+ * print REALs with %.17g (exact round trip). */
 int catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_error *err);
 
 /* What one query may cost: a query still running after timeout_s seconds is stopped (0 = no
@@ -63,16 +72,26 @@ typedef struct {
 #define CATALOG_RESULT_MAX_BYTES ((size_t)1 << 30)
 
 typedef struct {
-    const char *class_name; /* NULL = any */
+    const char *class_name; /* NULL = any; else a class the catalog holds */
     int has_layer;
     int layer;
+    int has_head;           /* --head L.H */
+    int head_layer, head_head;
+    int has_step;
+    long long step;
     int has_min_score;
     double min_score;
-    const char *model;      /* model name, path or sha256; NULL = any */
-    int all;                /* 0: labelled heads only */
+    const char *model;      /* model name, series name, path or sha256 prefix; NULL = any */
+    const char *series;     /* series name; NULL = any */
+    int pivot_step;         /* 1: one row per (class, head), one column per step (needs series) */
+    int all;                /* 0: labelled heads only (the pivot shows every head of a class) */
 } catalog_heads_filter;
 
-/* The heads of the latest run of each model matching the filter, from the head_catalog view. */
+/* The current heads (docs/catalog.md: the newest run that scored a suite on a checkpoint) matching
+ * the filter, from the head_catalog view. Returns 0; -1 on a catalog error; -2 (err says why) when
+ * the filter names a class the catalog does not hold or a layer/head beyond every model's shape:
+ * a usage error, not an empty answer. With pivot_step, cells are the score followed by "*" when
+ * the head is labelled at that step (table: 3 decimals; CSV/JSON: %.17g). */
 int catalog_heads(const char *db_path, const catalog_heads_filter *f, const catalog_limits *lim, catalog_rows *out,
                   ae_error *err);
 

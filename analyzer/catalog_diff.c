@@ -7,20 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "catalog.h"
 #include "catalog_sql.h"
-
-void catalog_series_of(const char *name, char *out, size_t cap) {
-    snprintf(out, cap, "%s", name);
-    size_t n = strlen(out), d = n;
-    while (d > 0 && isdigit((unsigned char)out[d - 1])) d--;
-    if (d == n) return;
-    size_t p = d;
-    if (p > 0 && (out[p - 1] == '-' || out[p - 1] == '_')) p--;
-    if (p < 4 || strncasecmp(out + p - 4, "step", 4)) return;
-    p -= 4;
-    if (p > 0 && (out[p - 1] == '-' || out[p - 1] == '_' || out[p - 1] == '.')) p--;
-    if (p > 0) out[p] = 0; /* "step300" alone stays its own series */
-}
 
 typedef struct {
     char name[256];
@@ -102,7 +90,7 @@ static int resolve(const char *path, const char *option, const char *sel, const 
     for (int pass = 0; pass < 2 && *pick < 0; pass++)
         for (int i = 0; i < n; i++) {
             char series[256];
-            catalog_series_of(cps[i].name, series, sizeof series);
+            catalog_series_from_name(cps[i].name, series, sizeof series);
             if (strcmp(pass ? series : cps[i].name, name)) continue;
             if (at && cps[i].step != step) continue;
             if (*pick < 0 || cps[i].step > cps[*pick].step ||

@@ -6,7 +6,7 @@
  * Invariants:
  *   - the catalog is opened read-only and never created; selectors are bound, never pasted;
  *   - a selector names a model (models.name) or a series (the name without its trailing step
- *     part, catalog_series_of); model names are tried first, series only when no model has the
+ *     part, catalog_series_from_name in catalog.h); model names are tried first, series only when no model has the
  *     name; with @STEP only checkpoints of that step match; of several matches the highest step
  *     wins, then the most recent run; each checkpoint is read from its latest run;
  *   - rows come sorted by |delta| descending (rows without a delta last), then layer, head, class.
@@ -32,9 +32,5 @@ typedef struct {
 /* Columns: layer, head, class, from_score, to_score, delta, from_label, to_label, change. */
 int catalog_diff(const char *db_path, const catalog_diff_options *o, catalog_rows *out, ae_error *err);
 
-/* The series of a model name: the name with a trailing step part ("step" [-_]? digits, and the
- * separator before it) removed: "run-step00400" -> "run"; a name without one is its own series.
- * (The one place the rule lives for diff; a catalog `series` column can replace it.) */
-void catalog_series_of(const char *name, char *out, size_t cap);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "../common/checked_size.h"
 #include "catalog_sql.h"
+#include "../common/printable.h"
 
 void catalog_rows_free(catalog_rows *r) {
     if (r->col_names)
@@ -47,6 +48,7 @@ static int open_ro(const char *path, sqlite3 **out, ae_error *err) {
     }
     SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA query_only=ON", NULL, NULL, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL), SQLITE_OK);
     *out = db;
     return 0;
 fail:
@@ -101,12 +103,12 @@ static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double 
         size_t base = (size_t)out->n_rows * (size_t)nc;
         for (int i = 0; i < nc; i++) {
             int t = sqlite3_column_type(st, i);
-            out->numeric[base + i] = t == SQLITE_INTEGER || t == SQLITE_FLOAT;
+            out->numeric[base + i] = t == SQLITE_INTEGER ? 1 : t == SQLITE_FLOAT ? 2 : 0;
             if (t == SQLITE_NULL) {
                 out->cells[base + i] = NULL;
             } else if (t == SQLITE_FLOAT) {
                 char buf[64];
-                snprintf(buf, sizeof buf, "%.6g", sqlite3_column_double(st, i));
+                snprintf(buf, sizeof buf, "%.17g", sqlite3_column_double(st, i));
                 out->cells[base + i] = strdup(buf);
             } else {
                 const unsigned char *s = sqlite3_column_text(st, i);
@@ -141,6 +143,189 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, const catalo
     return rc;
 }
 
+/* Schema version of a catalog opened read-only: `heads` needs the view's `current` (version 2). */
+static int check_schema(sqlite3 *db, const char *path, ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+    int v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (v > ANDREA_CATALOG_SCHEMA_VERSION)
+        return ae_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
+                       ANDREA_CATALOG_SCHEMA_VERSION);
+    if (v < ANDREA_CATALOG_SCHEMA_VERSION)
+        return ae_fail(err, "%s: catalog schema version %d is older than this andrea's (%d): the next andrea classify "
+                            "or analyze into it upgrades it (docs/catalog.md)", path, v, ANDREA_CATALOG_SCHEMA_VERSION);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
+/* The filter's class and layer/head against what the catalog holds: -2 with the reason when the
+ * class is unknown or the layer/head lies beyond every model's shape, -1 on a catalog error. */
+static int check_filter(sqlite3 *db, const char *path, const catalog_heads_filter *f, ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    if (f->class_name) {
+        SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT 1 FROM suites WHERE class = ?1 LIMIT 1", -1, &st, NULL),
+                  SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_text(st, 1, f->class_name, -1, SQLITE_STATIC), SQLITE_OK);
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        st = NULL;
+        if (rc == SQLITE_DONE) {
+            char known[512] = "", shown[64];
+            SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT DISTINCT class FROM suites ORDER BY class", -1, &st, NULL),
+                      SQLITE_OK);
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                size_t u = strlen(known);
+                snprintf(known + u, sizeof known - u, "%s%s", u ? ", " : "", (const char *)sqlite3_column_text(st, 0));
+            }
+            sqlite3_finalize(st);
+            andrea_printable(f->class_name, shown, sizeof shown);
+            ae_fail(err, "%s: no class '%s' in this catalog (it holds: %s)", path, shown, known[0] ? known : "none");
+            return -2;
+        }
+        if (rc != SQLITE_ROW) goto fail;
+    }
+    if (f->has_layer || f->has_head) {
+        SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT max(n_layer), max(n_head) FROM models", -1, &st, NULL),
+                  SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+        const int nl = sqlite3_column_int(st, 0), nh = sqlite3_column_int(st, 1);
+        sqlite3_finalize(st);
+        st = NULL;
+        const int l = f->has_head ? f->head_layer : f->layer;
+        if ((f->has_layer && f->layer >= nl) || (f->has_head && f->head_layer >= nl)) {
+            ae_fail(err, "%s: layer %d is out of range (the catalog's models have layers 0..%d)", path, l, nl - 1);
+            return -2;
+        }
+        if (f->has_head && f->head_head >= nh) {
+            ae_fail(err, "%s: head %d.%d is out of range (the catalog's models have heads 0..%d per layer)", path,
+                    f->head_layer, f->head_head, nh - 1);
+            return -2;
+        }
+    }
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
+/* Binds the filter to the heads statement (parameters ?1..?10, see catalog_heads). */
+static int bind_filter(sqlite3 *db, const char *path, sqlite3_stmt *st, const catalog_heads_filter *f, ae_error *err) {
+    if (f->class_name) SQL_CHECK(path, db, sqlite3_bind_text(st, 1, f->class_name, -1, SQLITE_STATIC), SQLITE_OK);
+    if (f->has_layer) SQL_CHECK(path, db, sqlite3_bind_int(st, 2, f->layer), SQLITE_OK);
+    if (f->has_min_score) SQL_CHECK(path, db, sqlite3_bind_double(st, 3, f->min_score), SQLITE_OK);
+    if (f->model) SQL_CHECK(path, db, sqlite3_bind_text(st, 4, f->model, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int(st, 5, f->all || f->pivot_step ? 1 : 0), SQLITE_OK);
+    if (f->has_head) {
+        SQL_CHECK(path, db, sqlite3_bind_int(st, 6, f->head_layer), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_int(st, 7, f->head_head), SQLITE_OK);
+    }
+    if (f->has_step) SQL_CHECK(path, db, sqlite3_bind_int64(st, 8, f->step), SQLITE_OK);
+    if (f->series) SQL_CHECK(path, db, sqlite3_bind_text(st, 9, f->series, -1, SQLITE_STATIC), SQLITE_OK);
+    return 0;
+fail:
+    return -1;
+}
+
+static const char HEADS_SQL[] =
+    "SELECT model, series, step, layer, head, class, score, baseline, control,"
+    " ablation_delta, ablation_mean, causal, dla_mean, label, checkpoint_sha256"
+    " FROM head_catalog WHERE current"
+    " AND (?1 IS NULL OR class = ?1)"
+    " AND (?2 IS NULL OR layer = ?2)"
+    " AND (?3 IS NULL OR score >= ?3)"
+    " AND (?4 IS NULL OR model = ?4 OR series = ?4 OR model_path = ?4"
+    "      OR substr(checkpoint_sha256, 1, length(?4)) = lower(?4))"
+    " AND (?5 OR label = 1)"
+    " AND (?6 IS NULL OR (layer = ?6 AND head = ?7))"
+    " AND (?8 IS NULL OR step = ?8)"
+    " AND (?9 IS NULL OR series = ?9)";
+
+/* The pivot: rows of (model, series, step, layer, head, class, score, label) ordered by class,
+ * head, step become one row per (class, head) and one column per step. */
+static int col_of(const catalog_rows *r, const char *name) {
+    for (int i = 0; i < r->n_cols; i++)
+        if (!strcmp(r->col_names[i], name)) return i;
+    return -1;
+}
+
+static int pivot_rows(const char *path, const catalog_rows *in, catalog_rows *out, ae_error *err) {
+    /* columns by name: the heads query may gain columns */
+    const int C_STEP = col_of(in, "step"), C_LAYER = col_of(in, "layer"), C_HEAD = col_of(in, "head"),
+              C_CLASS = col_of(in, "class"), C_SCORE = col_of(in, "score"), C_LABEL = col_of(in, "label");
+    if (C_STEP < 0 || C_LAYER < 0 || C_HEAD < 0 || C_CLASS < 0 || C_SCORE < 0 || C_LABEL < 0)
+        return ae_fail(err, "%s: the heads query lacks a column the pivot needs", path);
+    const size_t nc_in = (size_t)in->n_cols;
+    long long *steps = malloc(((size_t)in->n_rows + 1) * sizeof *steps);
+    int n_steps = 0, ret = -1;
+    memset(out, 0, sizeof *out);
+    if (!steps) return ae_fail(err, "%s: out of memory", path);
+    for (int r = 0; r < in->n_rows; r++) {
+        const char *s = in->cells[(size_t)r * nc_in + C_STEP];
+        if (!s) continue;
+        long long v = strtoll(s, NULL, 10);
+        int k = 0;
+        while (k < n_steps && steps[k] < v) k++;
+        if (k < n_steps && steps[k] == v) continue;
+        memmove(steps + k + 1, steps + k, (size_t)(n_steps - k) * sizeof *steps);
+        steps[k] = v;
+        n_steps++;
+    }
+    out->n_cols = 2 + n_steps;
+    out->col_names = calloc((size_t)out->n_cols, sizeof(char *));
+    if (!out->col_names) goto oom;
+    out->col_names[0] = strdup("class");
+    out->col_names[1] = strdup("head");
+    for (int k = 0; k < n_steps; k++) {
+        char b[40];
+        snprintf(b, sizeof b, "step %lld", steps[k]);
+        out->col_names[2 + k] = strdup(b);
+    }
+    for (int i = 0; i < out->n_cols; i++)
+        if (!out->col_names[i]) goto oom;
+    /* rows: distinct (class, layer, head) in input order (already sorted by class, layer, head) */
+    out->cells = calloc(((size_t)in->n_rows + 1) * (size_t)out->n_cols, sizeof(char *));
+    out->numeric = calloc(((size_t)in->n_rows + 1) * (size_t)out->n_cols, 1);
+    if (!out->cells || !out->numeric) goto oom;
+    char prev[160] = "";
+    for (int r = 0; r < in->n_rows; r++) {
+        const char *const *c = (const char *const *)in->cells + (size_t)r * nc_in;
+        if (!c[C_STEP] || !c[C_CLASS]) continue;
+        char key[160];
+        snprintf(key, sizeof key, "%s|%s.%s", c[C_CLASS], c[C_LAYER], c[C_HEAD]);
+        char **row;
+        if (strcmp(key, prev)) {
+            snprintf(prev, sizeof prev, "%s", key);
+            row = out->cells + (size_t)out->n_rows * (size_t)out->n_cols;
+            out->n_rows++;
+            char h[64];
+            snprintf(h, sizeof h, "%s.%s", c[C_LAYER], c[C_HEAD]);
+            if (!(row[0] = strdup(c[C_CLASS])) || !(row[1] = strdup(h))) goto oom;
+        } else {
+            row = out->cells + (size_t)(out->n_rows - 1) * (size_t)out->n_cols;
+        }
+        long long v = strtoll(c[C_STEP], NULL, 10);
+        int k = 0;
+        while (steps[k] != v) k++;
+        if (!c[C_SCORE]) continue;
+        char cell[64];
+        snprintf(cell, sizeof cell, "%s%s", c[C_SCORE], c[C_LABEL] && !strcmp(c[C_LABEL], "1") ? "*" : "");
+        free(row[2 + k]);
+        if (!(row[2 + k] = strdup(cell))) goto oom;
+        out->numeric[(size_t)(out->n_rows - 1) * (size_t)out->n_cols + 2 + (size_t)k] = 3;
+    }
+    ret = 0;
+    goto done;
+oom:
+    ae_fail(err, "%s: out of memory", path);
+done:
+    free(steps);
+    return ret;
+}
+
 int catalog_heads(const char *path, const catalog_heads_filter *f, const catalog_limits *lim, catalog_rows *out,
                   ae_error *err) {
     sqlite3 *db = NULL;
@@ -148,27 +333,25 @@ int catalog_heads(const char *path, const catalog_heads_filter *f, const catalog
     int ret = -1;
     memset(out, 0, sizeof *out);
     if (open_ro(path, &db, err)) return -1;
+    if (check_schema(db, path, err)) goto fail;
+    if ((ret = check_filter(db, path, f, err)) != 0) goto fail;
+    ret = -1;
     /* Every filter is a bound parameter; a NULL parameter disables its filter. */
-    SQL_CHECK(path, db,
-              sqlite3_prepare_v2(db,
-                                 "SELECT model, step, layer, head, class, score, baseline, control,"
-                                 " ablation_delta, ablation_mean, causal, dla_mean, label, checkpoint_sha256"
-                                 " FROM head_catalog WHERE latest"
-                                 " AND (?1 IS NULL OR class = ?1)"
-                                 " AND (?2 IS NULL OR layer = ?2)"
-                                 " AND (?3 IS NULL OR score >= ?3)"
-                                 " AND (?4 IS NULL OR model = ?4 OR model_path = ?4"
-                                 "      OR substr(checkpoint_sha256, 1, length(?4)) = lower(?4))"
-                                 " AND (?5 OR label = 1)"
-                                 " ORDER BY step IS NULL, step, model, class, layer, head",
-                                 -1, &st, NULL),
-              SQLITE_OK);
-    if (f->class_name) SQL_CHECK(path, db, sqlite3_bind_text(st, 1, f->class_name, -1, SQLITE_STATIC), SQLITE_OK);
-    if (f->has_layer) SQL_CHECK(path, db, sqlite3_bind_int(st, 2, f->layer), SQLITE_OK);
-    if (f->has_min_score) SQL_CHECK(path, db, sqlite3_bind_double(st, 3, f->min_score), SQLITE_OK);
-    if (f->model) SQL_CHECK(path, db, sqlite3_bind_text(st, 4, f->model, -1, SQLITE_STATIC), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_int(st, 5, f->all ? 1 : 0), SQLITE_OK);
+    char sql[sizeof HEADS_SQL + 128];
+    snprintf(sql, sizeof sql, "%s ORDER BY %s", HEADS_SQL,
+             f->pivot_step ? "class, layer, head, step" : "step IS NULL, step, model, class, layer, head");
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    if (bind_filter(db, path, st, f, err)) goto fail;
     if (collect(db, path, st, lim, out, err)) goto fail;
+    if (f->pivot_step) {
+        catalog_rows p;
+        if (pivot_rows(path, out, &p, err)) {
+            catalog_rows_free(&p);
+            goto fail;
+        }
+        catalog_rows_free(out);
+        *out = p;
+    }
     ret = 0;
 fail:
     if (ret) catalog_rows_free(out);
@@ -275,22 +458,45 @@ static void csv_cell(FILE *out, const char *s) {
     fputc('"', out);
 }
 
-/* Display width of a UTF-8 string in code points (close enough for a terminal table). */
+/* A control character in a table cell: "\n", "\r", "\t" as written in C, others as "?" (they
+ * would break the table's lines or the terminal). */
+static const char *ctl_escape(unsigned char c) {
+    return c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : (c < 0x20 || c == 0x7f) ? "?" : NULL;
+}
+
+/* Display width of a UTF-8 string in code points, escapes counted (close enough for a terminal table). */
 static size_t width(const char *s) {
     size_t n = 0;
-    for (; s && *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80) n++;
+    for (; s && *s; s++) {
+        const char *e = ctl_escape((unsigned char)*s);
+        if (e) n += strlen(e);
+        else if (((unsigned char)*s & 0xC0) != 0x80) n++;
+    }
     return n;
 }
 
-/* Control characters would break the table's lines (or the terminal): show them escaped. */
+/* What the table shows of cell k: a REAL (kept as %.17g) with 6 significant digits, a pivot cell
+ * with 3 decimals and its "*" kept; buf holds the shortened text. */
+static const char *table_text(const catalog_rows *r, size_t k, char *buf, size_t cap) {
+    const char *c = r->cells[k];
+    if (!c) return "NULL";
+    if (r->numeric[k] == 2 || r->numeric[k] == 3) {
+        char *end;
+        double v = strtod(c, &end);
+        snprintf(buf, cap, r->numeric[k] == 3 ? "%.3f%s" : "%.6g%s", v, end);
+        return buf;
+    }
+    return c;
+}
+
 static void table_cell(FILE *out, const char *s, size_t w, int right) {
     const char *t = s ? s : "NULL";
     size_t pad = w > width(t) ? w - width(t) : 0;
     if (right)
         for (size_t i = 0; i < pad; i++) fputc(' ', out);
     for (const char *p = t; *p; p++) {
-        if ((unsigned char)*p < 0x20 || *p == 0x7f) fputc('?', out);
+        const char *e = ctl_escape((unsigned char)*p);
+        if (e) fputs(e, out);
         else fputc(*p, out);
     }
     if (!right)
@@ -325,8 +531,11 @@ int catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_
             for (size_t i = 0; i < nc; i++) {
                 size_t k = (size_t)row * nc + i;
                 const char *c = r->cells[k];
+                /* numbers as SQLite gave them (a REAL as %.17g: exact round trip); inf is no JSON */
+                const int finite = c && r->numeric[k] && r->numeric[k] != 3 && strspn(c, "0123456789+-.eE") == strlen(c);
                 cJSON *v = !c ? cJSON_CreateNull()
-                                  : r->numeric[k] ? cJSON_CreateNumber(strtod(c, NULL)) : cJSON_CreateString(c);
+                              : finite ? cJSON_CreateRaw(c)
+                                       : r->numeric[k] && r->numeric[k] != 3 ? cJSON_CreateNull() : cJSON_CreateString(c);
                 if (!v || !cJSON_AddItemToObject(o, r->col_names[i], v)) {
                     cJSON_Delete(v);
                     cJSON_Delete(arr);
@@ -355,7 +564,8 @@ int catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_
         for (int row = 0; row < r->n_rows; row++)
             for (size_t i = 0; i < nc; i++) {
                 size_t k = (size_t)row * nc + i;
-                size_t cw = width(r->cells[k] ? r->cells[k] : "NULL");
+                char buf[64];
+                size_t cw = width(table_text(r, k, buf, sizeof buf));
                 if (cw > w[i]) w[i] = cw;
                 if (r->cells[k] && !r->numeric[k]) num[i] = 0;
             }
@@ -368,7 +578,9 @@ int catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_
             for (size_t i = 0; i < nc; i++) {
                 if (i) fputs("  ", out);
                 /* no padding after a left-aligned last column: no trailing blanks */
-                table_cell(out, r->cells[(size_t)row * nc + i], i + 1 < nc || num[i] ? w[i] : 0, num[i]);
+                char buf[64];
+                table_cell(out, table_text(r, (size_t)row * nc + i, buf, sizeof buf), i + 1 < nc || num[i] ? w[i] : 0,
+                           num[i]);
             }
             fputc('\n', out);
         }

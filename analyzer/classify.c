@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <cjson/cJSON.h>
@@ -63,35 +64,92 @@ done:
     return out;
 }
 
-/* Decides whether (and with which file) the causal check can run. Returns 1 = run it with
- * *model loaded, 0 = skip (note filled), -1 = error. */
-static int open_checkpoint(const char *dump_path, const andrea_dump *d, const andrea_classify_options *opt,
-                           andrea_model *model, andrea_analysis *a, ae_error *err) {
-    const char *ck = opt->ckpt ? opt->ckpt : andrea_dump_checkpoint_path(d);
+/* The sha256 of checkpoint path ck (a folder: its model.safetensors) into hex; -1 when unreadable. */
+static int ckpt_sha256(const char *ck, char hex[65], ae_error *err) {
     struct stat sb;
-    if (!ck || !ck[0] || stat(ck, &sb) != 0) {
-        if (opt->ckpt) return ae_fail(err, "%s: %s", opt->ckpt, strerror(errno));
-        snprintf(a->ablation_note, sizeof a->ablation_note,
-                 "checkpoint %.500s (recorded in %.100s) not found: no causal check (give it with --ckpt)",
-                 ck && ck[0] ? ck : "(none)", dump_path);
-        return 0;
-    }
-    const char *want = andrea_dump_checkpoint_sha256(d);
-    /* A folder checkpoint (safetensors) is identified by its model.safetensors. */
+    if (stat(ck, &sb) != 0) return ae_fail(err, "%s: %s", ck, strerror(errno));
     char file[4200];
     if (S_ISDIR(sb.st_mode)) snprintf(file, sizeof file, "%s/model.safetensors", ck);
     else snprintf(file, sizeof file, "%s", ck);
-    char hex[65];
-    if (ae_sha256_file(file, hex, err)) return -1;
-    if (!want || strcmp(hex, want)) {
-        if (opt->ckpt)
-            return ae_fail(err, "%s: sha256 %.12s... differs from the dump's checkpoint (%.12s...): not the model that was dumped",
-                           opt->ckpt, hex, want ? want : "none");
-        snprintf(a->ablation_note, sizeof a->ablation_note,
-                 "checkpoint %.600s changed since the dump (sha256 differs): no causal check", ck);
-        return 0;
+    return ae_sha256_file(file, hex, err);
+}
+
+/* Looks in folder dir (not below it) for a checkpoint whose sha256 is want: files named *.bin or
+ * *.safetensors (the latter loads with the config.json beside it). 1 and found filled, or 0. */
+static int find_by_sha256(const char *dir, const char *want, char *found, size_t cap) {
+    DIR *dh = opendir(dir);
+    if (!dh) return 0;
+    struct dirent *e;
+    int hit = 0;
+    while (!hit && (e = readdir(dh)) != NULL) {
+        size_t n = strlen(e->d_name);
+        const int bin = n > 4 && !strcmp(e->d_name + n - 4, ".bin");
+        const int st = n > 12 && !strcmp(e->d_name + n - 12, ".safetensors");
+        if (!bin && !st) continue;
+        char path[4400], hex[65];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat sb;
+        ae_error ignored;
+        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || ckpt_sha256(path, hex, &ignored)) continue;
+        if (ae_sha256_hex_equal(hex, want)) {
+            snprintf(found, cap, "%s", path);
+            hit = 1;
+        }
     }
-    if (andrea_model_load(model, ck, err)) return -1;
+    closedir(dh);
+    return hit;
+}
+
+/* Decides with which file the causal check runs (docs/scores.md, "Finding the checkpoint"):
+ * --checkpoint PATH (a file: it must be the dumped model; a folder: searched by sha256), else the
+ * path the dump records when its sha256 still matches, else a file with that sha256 beside the
+ * dump. None: an error, or with opt->no_causal a note (the caller warns). Returns 1 = run it with
+ * *model loaded, 0 = skip (note filled), -1 = error. */
+static int open_checkpoint(const char *dump_path, const andrea_dump *d, const andrea_classify_options *opt,
+                           andrea_model *model, andrea_analysis *a, ae_error *err) {
+    const char *rec = andrea_dump_checkpoint_path(d), *want = andrea_dump_checkpoint_sha256(d);
+    char found[4400] = "", hex[65];
+    struct stat sb;
+    if (!want || strlen(want) != 64) return ae_fail(err, "%s: the dump records no checkpoint sha256", dump_path);
+    if (opt->ckpt) {
+        if (stat(opt->ckpt, &sb) != 0) return ae_fail(err, "%s: %s", opt->ckpt, strerror(errno));
+        char inner[4200];
+        snprintf(inner, sizeof inner, "%s/model.safetensors", opt->ckpt);
+        if (S_ISDIR(sb.st_mode) && stat(inner, &sb) != 0) {
+            if (!find_by_sha256(opt->ckpt, want, found, sizeof found))
+                return ae_fail(err, "%s: no checkpoint in this folder has the dump's sha256 (%.12s...)", opt->ckpt, want);
+        } else {
+            if (ckpt_sha256(opt->ckpt, hex, err)) return -1;
+            if (!ae_sha256_hex_equal(hex, want))
+                return ae_fail(err, "%s: sha256 %.12s... differs from the dump's checkpoint (%.12s...): not the model that was dumped",
+                               opt->ckpt, hex, want);
+            snprintf(found, sizeof found, "%s", opt->ckpt);
+        }
+    } else {
+        ae_error ignored;
+        int moved = !rec || !rec[0] || stat(rec, &sb) != 0;
+        if (!moved && (ckpt_sha256(rec, hex, &ignored) || !ae_sha256_hex_equal(hex, want))) moved = 2;
+        if (!moved) {
+            snprintf(found, sizeof found, "%s", rec);
+        } else {
+            char dir[4200];
+            snprintf(dir, sizeof dir, "%s", dump_path);
+            char *slash = strrchr(dir, '/');
+            if (slash) *slash = 0;
+            else snprintf(dir, sizeof dir, ".");
+            if (!find_by_sha256(dir, want, found, sizeof found)) {
+                char why[1200];
+                snprintf(why, sizeof why, "checkpoint %.600s (recorded in the dump) %s, and no checkpoint beside the dump has its sha256 %.12s...",
+                         rec && rec[0] ? rec : "(none)", moved == 2 ? "has changed since the dump" : "not found", want);
+                if (!opt->no_causal)
+                    return ae_fail(err, "%s: %s: give it with --checkpoint PATH (a file or a folder to search), or --no-causal "
+                                        "to classify without the causal check", dump_path, why);
+                snprintf(a->ablation_note, sizeof a->ablation_note, "%.700s: no causal check (--no-causal)", why);
+                return 0;
+            }
+        }
+    }
+    if (andrea_model_load(model, found, err)) return -1;
     return 1;
 }
 
@@ -120,6 +178,7 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
     const andrea_config *cfg = andrea_dump_config(d);
     a->cfg = *cfg;
     snprintf(a->dump_path, sizeof a->dump_path, "%s", dump_path);
+    snprintf(a->dump_seal, sizeof a->dump_seal, "%s", andrea_dump_seal_hex(d));
     snprintf(a->ckpt_path, sizeof a->ckpt_path, "%s", andrea_dump_checkpoint_path(d) ? andrea_dump_checkpoint_path(d) : "");
     snprintf(a->sha256, sizeof a->sha256, "%s", andrea_dump_checkpoint_sha256(d) ? andrea_dump_checkpoint_sha256(d) : "");
     snprintf(a->maps_dtype, sizeof a->maps_dtype, "%s", andrea_dump_maps_dtype(d) ? andrea_dump_maps_dtype(d) : "");

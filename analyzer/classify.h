@@ -8,10 +8,11 @@
  * loss at the eligible queries q with q + 1 < length (predicting token q + 1) on the first
  * `ablate_items` items that have such a query. Every labelled head is ablated; for the mean rise,
  * all heads when L*H <= 64, else 64 heads spread evenly (plus the labelled ones).
- * The checkpoint for the causal check is the dump's checkpoint_path (or opt->ckpt); its sha256
- * must equal the dump's. A missing checkpoint (or ablate_items == 0) is not an error: ablation
- * statistics stay NaN and out->ablation_note says why. A present checkpoint with a different
- * sha256 is an error when given with --ckpt and a note otherwise.
+ * The checkpoint for the causal check is opt->ckpt (a file, or a folder searched by sha256), else
+ * the dump's checkpoint_path while its sha256 still equals the dump's, else a .bin or .safetensors file
+ * beside the dump with that sha256. None found is an error, unless opt->no_causal: then ablation
+ * statistics stay NaN and out->ablation_note says why (so does ablate_items == 0). The causal
+ * check is never skipped silently.
  * Failure contract: -1 with "FILE: problem"; out is left freed.
  */
 #ifndef ANDREA_CLASSIFY_H
@@ -28,6 +29,8 @@ typedef struct {
     andrea_rules rules;
     const char *ckpt;       /* override of the dump's checkpoint path, or NULL */
     int ablate_items;       /* items per suite for the causal check; 0 = off */
+    int no_causal;          /* 1: a checkpoint that cannot be found skips the causal check (note)
+                               instead of failing */
     int has_step;
     long long step;         /* training step (else parsed from the checkpoint's file name) */
     andrea_device device;

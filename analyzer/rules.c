@@ -1,4 +1,4 @@
-/* rules.c — label rules from defaults, a JSON rules file and flags (see rules.h). */
+/* rules.c — label rules from defaults, a JSON rules file (read strictly) and flags (see rules.h). */
 #include "rules.h"
 
 #include <cjson/cJSON.h>
@@ -8,12 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/printable.h"
+#include "../common/strict_input.h"
+
 #define RULES_FILE_MAX (1 << 20)
 
 void andrea_rules_init(andrea_rules *r) { memset(r, 0, sizeof *r); }
 
-static int parse_entry(const char *path, const char *key, const cJSON *obj, andrea_rule_override *o,
+/* Names from the file are shown through andrea_printable: a "\n" in a key must not split the
+ * one-line message. */
+static int parse_entry(const char *path, const char *key_raw, const cJSON *obj, andrea_rule_override *o,
                        ae_error *err) {
+    char key[64], field[64];
+    andrea_printable(key_raw, key, sizeof key);
     if (!cJSON_IsObject(obj)) return ae_fail(err, "%s: \"%s\" must be an object", path, key);
     for (const cJSON *f = obj->child; f; f = f->next) {
         double *dst;
@@ -23,7 +30,7 @@ static int parse_entry(const char *path, const char *key, const cJSON *obj, andr
         else if (!strcmp(f->string, "min_margin")) dst = &o->r.min_margin, has = &o->has_min_margin;
         else
             return ae_fail(err, "%s: \"%s\": unknown field \"%s\" (min_score, min_ratio, min_margin)", path,
-                           key, f->string);
+                           key, (andrea_printable(f->string, field, sizeof field), field));
         if (!cJSON_IsNumber(f) || !isfinite(f->valuedouble))
             return ae_fail(err, "%s: \"%s\".%s must be a finite number", path, key, f->string);
         *dst = f->valuedouble;
@@ -32,29 +39,12 @@ static int parse_entry(const char *path, const char *key, const cJSON *obj, andr
     return 0;
 }
 
-int andrea_rules_load(andrea_rules *r, const char *path, ae_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return ae_fail(err, "%s: %s", path, strerror(errno));
-    char *buf = malloc(RULES_FILE_MAX + 1);
-    if (!buf) {
-        fclose(f);
-        return ae_fail(err, "%s: out of memory", path);
-    }
-    size_t n = fread(buf, 1, RULES_FILE_MAX + 1, f);
-    int rd_err = ferror(f);
-    fclose(f);
-    if (rd_err) {
-        free(buf);
-        return ae_fail(err, "%s: read error", path);
-    }
-    if (n > RULES_FILE_MAX) {
-        free(buf);
-        return ae_fail(err, "%s: larger than %d bytes, not a rules file", path, RULES_FILE_MAX);
-    }
-    buf[n] = 0;
-    cJSON *root = cJSON_ParseWithLength(buf, n);
-    free(buf);
-    if (!root) return ae_fail(err, "%s: not valid JSON", path);
+int andrea_rules_parse(andrea_rules *r, const char *path, const char *text, size_t len, ae_error *err) {
+    /* strict (common/strict_input.h): a second object after the first, a key given twice (cJSON
+     * would answer the first, a Python writer meant the last) and NUL bytes are refused */
+    char why[160];
+    cJSON *root = andrea_json_parse_strict(text, len, 1, NULL, why, sizeof why);
+    if (!root) return ae_fail(err, "%s: %s", path, why);
     int rc = 0;
     if (!cJSON_IsObject(root)) rc = ae_fail(err, "%s: expected a JSON object of class -> rule", path);
     for (const cJSON *e = root->child; !rc && e; e = e->next) {
@@ -63,7 +53,9 @@ int andrea_rules_load(andrea_rules *r, const char *path, ae_error *err) {
             continue;
         }
         if (strlen(e->string) >= sizeof r->names[0]) {
-            rc = ae_fail(err, "%s: class name \"%.40s...\" longer than 63 bytes", path, e->string);
+            char shown[48];
+            andrea_printable(e->string, shown, sizeof shown);
+            rc = ae_fail(err, "%s: class name \"%s...\" longer than 63 bytes", path, shown);
             break;
         }
         int slot = -1;
@@ -81,6 +73,31 @@ int andrea_rules_load(andrea_rules *r, const char *path, ae_error *err) {
         rc = parse_entry(path, e->string, e, &r->file[slot], err);
     }
     cJSON_Delete(root);
+    return rc;
+}
+
+int andrea_rules_load(andrea_rules *r, const char *path, ae_error *err) {
+    FILE *f = andrea_fopen_regular(path, err); /* a FIFO or folder is refused, never waited on */
+    if (!f) return -1;
+    char *buf = malloc(RULES_FILE_MAX + 1);
+    if (!buf) {
+        fclose(f);
+        return ae_fail(err, "%s: out of memory", path);
+    }
+    size_t n = fread(buf, 1, RULES_FILE_MAX + 1, f);
+    int rd_err = ferror(f);
+    fclose(f);
+    if (rd_err) {
+        free(buf);
+        return ae_fail(err, "%s: read error", path);
+    }
+    if (n > RULES_FILE_MAX) {
+        free(buf);
+        return ae_fail(err, "%s: larger than %d bytes, not a rules file", path, RULES_FILE_MAX);
+    }
+    buf[n] = 0;
+    int rc = andrea_rules_parse(r, path, buf, n, err);
+    free(buf);
     return rc;
 }
 

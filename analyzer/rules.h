@@ -2,7 +2,8 @@
  *
  * Job: resolve, per class name, the andrea_label_rule to apply, and serialise the rules in force
  * into the run's settings (so a catalog says which rule produced each label).
- * Rules file (JSON, parsed with cJSON): an object whose keys are class names (built-in or user
+ * Rules file (JSON, read by common/strict_input.h: a regular file of at most 1 MiB; a second value
+ * after the object, a key given twice, NUL bytes are refused): an object whose keys are class names (built-in or user
  * suite names) or "default" (every class without its own entry), each an object with any of
  * "min_score", "min_ratio", "min_margin" (finite numbers); keys it does not set keep the pass's
  * default. Unknown fields are refused (a typo must not silently keep a default).
@@ -32,6 +33,8 @@ typedef struct {
 
 void andrea_rules_init(andrea_rules *r);
 int andrea_rules_load(andrea_rules *r, const char *path, ae_error *err);
+/* The same on text[0..len) (path only names it in messages): the fuzz target's entry. */
+int andrea_rules_parse(andrea_rules *r, const char *path, const char *text, size_t len, ae_error *err);
 /* The rule for class `name` given its pass. */
 andrea_label_rule andrea_rules_for(const andrea_rules *r, const char *name, const andrea_pass *pass);
 

@@ -1,4 +1,4 @@
-/* score.h — the score, baseline and control statistics of SPEC.md section 6 (docs/scores.md).
+/* score.h — the score, baseline and control statistics of docs/scores.md.
  *
  * Job: turn one head's attention maps, one sequence at a time, into three numbers per suite:
  *   score    = mean over ALL eligible (item, query) pairs of the suite, pooled across items, of

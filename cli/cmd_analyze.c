@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../analyzer/catalog.h"
 #include "../analyzer/catalog_circuits.h"
@@ -21,6 +22,7 @@
 #include "../tokenizer/tokenizer.h"
 #include "../probes/probe.h"
 #include "../reports/report.h"
+#include "analyze_series.h"
 #include "cli.h"
 
 static void help(FILE *f) {
@@ -30,9 +32,12 @@ static void help(FILE *f) {
             "                      [--ablate-items N] [--rules FILE] [--precision tf32|tf32x3|fp32] [--quiet]\n\n"
             "For each checkpoint: dump the built-in probe suites (or --probes) to DIR/NAME.h5, classify\n"
             "the heads into DIR/catalog.db (scores, labels, causal check on --ablate-items items per\n"
-            "suite, default %d), render the report (DIR/index.html; with several checkpoints\n"
-            "DIR/NAME/index.html each) and print the labelled heads per class. Without CKPT it\n"
-            "analyses the model bundled with andrea. DIR defaults to ./andrea-out.\n"
+            "suite, default %d), render the report (DIR/index.html) and print the labelled heads per\n"
+            "class. Several checkpoints (a training run's steps) are one analysis: all are scored\n"
+            "first, then each report is rendered into DIR/NAME/ with the whole series' step plots,\n"
+            "then DIR/index.html shows the series (head x step matrix, formation plots) and a table\n"
+            "of labelled heads per step is printed; progress lines name the checkpoint and k/N.\n"
+            "Without CKPT it analyses the model bundled with andrea. DIR defaults to ./andrea-out.\n"
             "--precision: on a GPU, matmuls in TF32 (default, fast; attention probabilities of trained\n"
             "models within ~4e-3 of fp32), tf32x3 (every layer matmul and attention as three TF32\n"
             "products of high and low parts: maps within ~3e-5 of fp32, ~2.2x the forward time; the\n"
@@ -76,6 +81,14 @@ static int make_suites(const char *probes, const andrea_model *m, const andrea_t
     return 0;
 }
 
+/* p relative to the working folder when it lies below it ("models/x.bin", not a machine path). */
+static const char *shown_path(const char *p) {
+    static char cwd[4096];
+    if (p[0] != '/' || !getcwd(cwd, sizeof cwd)) return p;
+    size_t n = strlen(cwd);
+    return n > 1 && !strncmp(p, cwd, n) && p[n] == '/' ? p + n + 1 : p;
+}
+
 /* File-name stem of a checkpoint: "models/andrea-bundled.bin" -> "andrea-bundled". */
 static void stem(const char *path, char *out, size_t cap) {
     size_t n = strlen(path);
@@ -87,9 +100,11 @@ static void stem(const char *path, char *out, size_t cap) {
     if (dot && dot != out) *dot = 0;
 }
 
+/* scored != NULL (a series): dump, classify and write the catalog only, and say where in *scored;
+ * the series loop (analyze_series.c) renders once every checkpoint is scored. */
 static int analyze_one(const char *ckpt, const char *dir, const char *report_dir, const char *probes,
                        const andrea_classify_options *copt, andrea_device dev, int maps_fp32, int index,
-                       ae_error *err) {
+                       analyze_scored *scored, ae_error *err) {
     andrea_model m;
     memset(&m, 0, sizeof m);
     andrea_tokenizer *tok = NULL;
@@ -134,6 +149,16 @@ static int analyze_one(const char *ckpt, const char *dir, const char *report_dir
         goto out;
     }
     if (a.ablation_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", a.ablation_note);
+    if (scored) {
+        snprintf(scored->name, sizeof scored->name, "%s", name);
+        snprintf(scored->dump, sizeof scored->dump, "%s", dump_path);
+        snprintf(scored->db, sizeof scored->db, "%s", db_path);
+        snprintf(scored->sha256, sizeof scored->sha256, "%s", hex);
+        ret = andrea_mpi_agree(catalog_write(db_path, &a, NULL, err) ||
+                                   catalog_circuits_compute_and_write(db_path, &m, ckpt, hex, err), /* andrea circuits */
+                               err);
+        goto out;
+    }
     /* One checkpoint: its report is DIR itself; several: DIR/NAME each. */
     char rdir[4400];
     if (report_dir) snprintf(rdir, sizeof rdir, "%s", report_dir);
@@ -145,7 +170,7 @@ static int analyze_one(const char *ckpt, const char *dir, const char *report_dir
                              andrea_render(dump_path, db_path, rdir, &ropt, err),
                          err))
         goto out;
-    printf("%s (%s)\n", ckpt, dump_path);
+    printf("%s (%s)\n", shown_path(ckpt), dump_path);
     andrea_summary_write(stdout, &a);
     printf("catalog: %s\nreport:  %s/index.html\n\n", db_path, rdir);
     ret = 0;
@@ -156,6 +181,27 @@ out:
     andrea_tokenizer_free(tok);
     andrea_model_free(&m);
     return ret;
+}
+
+typedef struct {
+    const char *const *ckpts;
+    const char *dir, *probes;
+    const andrea_classify_options *o;
+    andrea_device dev;
+    int maps_fp32;
+} series_job;
+
+/* Checkpoint i of a series: its dump stem made unique as in the one-by-one loop below. */
+static int score_one(int i, analyze_scored *out, void *ctx, ae_error *err) {
+    const series_job *j = ctx;
+    char si[256], sj[256];
+    int index = 0;
+    stem(j->ckpts[i], si, sizeof si);
+    for (int k = 0; k < i; k++) {
+        stem(j->ckpts[k], sj, sizeof sj);
+        if (!strcmp(si, sj)) index++;
+    }
+    return analyze_one(j->ckpts[i], j->dir, NULL, j->probes, j->o, j->dev, j->maps_fp32, index, out, err);
 }
 
 int cmd_analyze(int argc, char **argv) {
@@ -212,6 +258,11 @@ int cmd_analyze(int argc, char **argv) {
     if (optind >= argc && cli_bundled_model_path(bundled_path, sizeof bundled_path, &err)) return cli_fail(&err);
     const char *const *ckpts = optind < argc ? (const char *const *)argv + optind : bundled;
     int n = optind < argc ? argc - optind : 1;
+    if (n > 1) {
+        series_job job = {ckpts, dir, probes, &o, dev, maps_fp32};
+        if (analyze_series(n, ckpts, dir, score_one, &job, ae_progress_quiet, &err)) return cli_fail(&err);
+        return cli_stdout_done();
+    }
     for (int i = 0; i < n; i++) {
         /* Two checkpoints with one file name (run1/model.bin, run2/model.bin) get distinct dumps. */
         char si[256], sj[256];
@@ -221,7 +272,7 @@ int cmd_analyze(int argc, char **argv) {
             stem(ckpts[j], sj, sizeof sj);
             if (!strcmp(si, sj)) index++;
         }
-        if (analyze_one(ckpts[i], dir, n == 1 ? dir : NULL, probes, &o, dev, maps_fp32, index, &err))
+        if (analyze_one(ckpts[i], dir, n == 1 ? dir : NULL, probes, &o, dev, maps_fp32, index, NULL, &err))
             return cli_fail(&err);
     }
     return cli_stdout_done();

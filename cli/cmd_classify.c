@@ -16,7 +16,7 @@
 static void help(FILE *f) {
     fprintf(f,
             "usage: andrea classify DUMP.h5 --db CATALOG [--rules FILE] [--min-score X] [--min-ratio X]\n"
-            "                       [--min-margin X] [--step N] [--ckpt PATH] [--ablate-items N]\n"
+            "                       [--min-margin X] [--step N] [--checkpoint PATH] [--no-causal] [--ablate-items N]\n"
             "                       [--device auto|cpu|cuda] [--precision tf32|tf32x3|fp32] [--quiet]\n\n"
             "Scores every head on every suite of the dump (attention mass on the targets, against a\n"
             "uniform-causal baseline and a shuffled-target control), labels heads by the rules, runs\n"
@@ -26,7 +26,11 @@ static void help(FILE *f) {
             "  --rules FILE     JSON {\"class\": {\"min_score\": x, \"min_ratio\": x, \"min_margin\": x}, \"default\": {...}}\n"
             "  --min-score X    (and --min-ratio, --min-margin) override the rule of every class\n"
             "  --step N         training step of the checkpoint (else parsed from names like *_step1200.bin)\n"
-            "  --ckpt PATH      checkpoint for the causal check (default: the path recorded in the dump)\n"
+            "  --checkpoint PATH  checkpoint for the causal check, or a folder to search for the file with the\n"
+            "                   dump's sha256 (also --ckpt). Default: the path recorded in the dump, else a\n"
+            "                   checkpoint beside the dump with that sha256; none found is an error\n"
+            "  --no-causal      when no checkpoint is found, warn and classify without the causal check\n"
+            "  --quiet          no progress bar and no table: only the catalog line\n"
             "  --precision P    the causal check's matmuls on a GPU: tf32 (default, fast), tf32x3 or fp32\n",
             ANDREA_ABLATE_ITEMS_DEFAULT);
 }
@@ -39,6 +43,7 @@ int cmd_classify(int argc, char **argv) {
         {"ckpt", required_argument, 0, 'c'},       {"ablate-items", required_argument, 0, 'a'},
         {"device", required_argument, 0, 'D'},     {"quiet", no_argument, 0, 'q'},
         {"precision", required_argument, 0, 'P'},  {"help", no_argument, 0, 'h'},
+        {"checkpoint", required_argument, 0, 'c'}, {"no-causal", no_argument, 0, 'N'},
         {0, 0, 0, 0},
     };
     const char *db = NULL, *rules = NULL;
@@ -79,6 +84,7 @@ int cmd_classify(int argc, char **argv) {
             if ((bad = cli_opt_precision("classify", optarg))) return bad;
             break;
         case 'q': ae_progress_quiet = 1; break;
+        case 'N': o.no_causal = 1; break;
         case 'h': help(stdout); return cli_stdout_done();
         default: return cli_option_error("classify", c, argv, opts);
         }
@@ -91,7 +97,9 @@ int cmd_classify(int argc, char **argv) {
     if (andrea_dump_check_isolated(argv[optind], &err)) return cli_fail(&err);
     andrea_analysis a;
     if (andrea_classify_dump(argv[optind], &o, &a, &err)) return cli_fail(&err);
-    if (a.ablation_note[0]) fprintf(stderr, "andrea classify: note: %s\n", a.ablation_note);
+    if (a.ablation_note[0])
+        fprintf(stderr, "andrea classify: %s: %s\n", o.no_causal && strstr(a.ablation_note, "--no-causal") ? "warning" : "note",
+                a.ablation_note);
     int64_t run = 0;
     /* MPI: the statistics were pooled on every rank; rank 0 alone writes and prints them. */
     const int root = andrea_mpi_rank() == 0;
@@ -103,7 +111,7 @@ int cmd_classify(int argc, char **argv) {
         andrea_analysis_free(&a);
         return 0;
     }
-    andrea_summary_write(stdout, &a);
+    if (!ae_progress_quiet) andrea_summary_write(stdout, &a);
     printf("catalog: %s (run %lld)\n", db, (long long)run);
     andrea_analysis_free(&a);
     return cli_stdout_done();

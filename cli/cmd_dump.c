@@ -191,6 +191,9 @@ int cmd_dump(int argc, char **argv) {
     if (!tok && !probe_spec_is_file(probes)) goto out;
     char tok_desc[4200];
     snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
+    if (po.seq_len > m.cfg.max_seq_len && !probe_spec_is_file(probes))
+        fprintf(stderr, "andrea dump: note: --len %d is clipped to the model's max_seq_len %d\n", po.seq_len,
+                m.cfg.max_seq_len);
     if (probe_suites_load(probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &po, &suites, &n_suites, &err)) goto out;
     if (heads) {
         mask = malloc((size_t)m.cfg.n_layer * (size_t)m.cfg.n_head);

@@ -9,13 +9,18 @@
 
 static void help(FILE *f) {
     fprintf(f,
-            "usage: andrea heads --db CATALOG [--class C] [--layer L] [--min-score S] [--model M] [--all]\n"
+            "usage: andrea heads --db CATALOG [--class C] [--layer L] [--head L.H] [--step N] [--min-score S]\n"
+            "                    [--model M] [--series NAME [--pivot step]] [--all]\n"
             "                    [--format table|csv|json] [--timeout S]\n\n"
-            "Lists the heads of the latest run of each model in the catalog; by default only the heads\n"
-            "labelled with a class. --model matches the model name, its path or a sha256 prefix.\n"
+            "Lists the current heads of every checkpoint in the catalog (for each checkpoint and class,\n"
+            "the newest run that scored that class: docs/catalog.md); by default only the heads labelled\n"
+            "with a class. --model matches the model name, its series (the name without its step part),\n"
+            "its path or a sha256 prefix; --series the series name. --pivot step (with --series) prints\n"
+            "one row per class and head and one column per step, a labelled cell marked with *.\n"
             "--all lists every head and class (with label 0 or 1). causal: 1 when ablating the head raises\n"
             "its class's loss more than the mean head's, 0 when not (attention-only evidence), empty when\n"
-            "not measured (docs/scores.md). --timeout S stops the query after\n"
+            "not measured (docs/scores.md). A class the catalog does not hold or a layer/head beyond its\n"
+            "models is an error (exit 2). --timeout S stops the query after\n"
             "S seconds (default %g; 0: no limit).\n",
             CATALOG_TIMEOUT_DEFAULT_S);
 }
@@ -26,6 +31,8 @@ int cmd_heads(int argc, char **argv) {
         {"layer", required_argument, 0, 'l'},  {"min-score", required_argument, 0, 's'},
         {"model", required_argument, 0, 'm'},  {"all", no_argument, 0, 'a'},
         {"format", required_argument, 0, 'f'}, {"timeout", required_argument, 0, 't'},
+        {"head", required_argument, 0, 'H'},   {"step", required_argument, 0, 'S'},
+        {"series", required_argument, 0, 'e'}, {"pivot", required_argument, 0, 'p'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -50,6 +57,25 @@ int cmd_heads(int argc, char **argv) {
             if (cli_parse_double(optarg, &f.min_score)) return cli_usage_error("heads", "--min-score wants a number, not '%s'", optarg);
             f.has_min_score = 1;
             break;
+        case 'H': {
+            int l, h, used = 0;
+            if (sscanf(optarg, "%d.%d%n", &l, &h, &used) != 2 || optarg[used] || l < 0 || h < 0 || l > (1 << 20) ||
+                h > (1 << 20))
+                return cli_usage_error("heads", "--head wants LAYER.HEAD (e.g. 1.3), not '%s'", optarg);
+            f.has_head = 1, f.head_layer = l, f.head_head = h;
+            break;
+        }
+        case 'S': {
+            long v;
+            if (cli_parse_long(optarg, 0, 1L << 53, &v)) return cli_usage_error("heads", "--step wants a step >= 0, not '%s'", optarg);
+            f.has_step = 1, f.step = v;
+            break;
+        }
+        case 'e': f.series = optarg; break;
+        case 'p':
+            if (strcmp(optarg, "step")) return cli_usage_error("heads", "--pivot wants 'step', not '%s'", optarg);
+            f.pivot_step = 1;
+            break;
         case 'm': f.model = optarg; break;
         case 'a': f.all = 1; break;
         case 'f':
@@ -64,8 +90,11 @@ int cmd_heads(int argc, char **argv) {
     }
     if (!db) return cli_usage_error("heads", "--db CATALOG is required");
     if (optind < argc) return cli_usage_error("heads", "unexpected argument '%s'", argv[optind]);
+    if (f.pivot_step && !f.series) return cli_usage_error("heads", "--pivot step needs --series NAME");
     ae_error err = {{0}};
     catalog_rows rows;
-    if (catalog_heads(db, &f, &lim, &rows, &err)) return cli_fail(&err);
+    int rc = catalog_heads(db, &f, &lim, &rows, &err);
+    if (rc == -2) return cli_fail(&err) + 1; /* a filter naming what the catalog lacks: a usage error */
+    if (rc) return cli_fail(&err);
     return cli_print_rows(&rows, fmt, &err);
 }

@@ -89,7 +89,7 @@ int cmd_info(int argc, char **argv) {
     printf("format         %s\n",
            m.format == ANDREA_FMT_BIN ? "ANDREA .bin (llm.c layout)" : "Hugging Face GPT-2 safetensors");
     printf("stored dtype   %s\n", m.stored_dtype);
-    printf("family         %s\n", family ? family : "none (shape not in SPEC.md's table)");
+    printf("family         %s\n", family ? family : "none (shape not in the family table of docs/checkpoints.md)");
     printf("layers         %d\n", cf->n_layer);
     printf("heads          %d\n", cf->n_head);
     printf("d_model        %d\n", cf->d_model);

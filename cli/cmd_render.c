@@ -15,7 +15,8 @@ static void help(FILE *f) {
             "Writes a static, offline report of the dump's model into DIR (created if missing):\n"
             "index.html (a sortable head table filterable by class, overview images), one page per\n"
             "head (heads/L{l}_H{h}.html) with its heatmaps for every suite, and the PNGs (maps/,\n"
-            "overview/). Scores, labels and ablations come from the catalog (read-only).\n"
+            "overview/). Scores, labels and ablations come from the catalog (read-only): the run that\n"
+            "scored this dump (matched by its seal), else the current run of each class (docs/catalog.md).\n"
             "Layout and images: docs/report.md.\n"
             "  --examples N   heatmaps per head and suite (default 2; 1..1000)\n"
             "  --quiet        no progress bar\n");

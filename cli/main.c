@@ -36,7 +36,8 @@ static void usage(FILE *f) {
                "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n`andrea COMMAND --help` describes each command. Formats: docs/ in the source tree.\n");
+    fprintf(f, "\n`andrea help COMMAND` (or `andrea COMMAND --help`, `-h`) describes each command. Formats:\n"
+               "docs/ in the source tree.\n");
 }
 
 int cli_bundled_model_path(char *out, size_t n, ae_error *err) {
@@ -51,10 +52,22 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    /* `andrea help CMD` is `andrea CMD --help`; `andrea help` alone the command list */
+    char help_flag[] = "--help";
+    if (!strcmp(argv[1], "help") && argc >= 3) {
+        if (argc > 3) {
+            fprintf(stderr, "andrea: help takes one command name (see andrea --help)\n");
+            return 2;
+        }
+        argv[1] = argv[2];
+        argv[2] = help_flag;
+    }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
         return cli_stdout_done();
     }
+    /* `andrea CMD -h`: -h right after the command asks for its help */
+    if (argc >= 3 && !strcmp(argv[2], "-h")) argv[2] = help_flag;
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
         /* andrea_git.h: written at build time by cmake/git_version.cmake ("" outside git) */
         if (ANDREA_GIT_COMMIT[0])

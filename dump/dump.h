@@ -1,7 +1,7 @@
 /* dump.h — the HDF5 dump: checked reader (analyzer and reports side); the writer is
  * dump/dump_write.h.
  *
- * Layout (SPEC.md section 5, documented in docs/dump-format.md):
+ * Layout (docs/dump-format.md):
  *   / attributes: andrea_version, checkpoint_path, checkpoint_sha256 ("" for an in-memory model),
  *                 config (JSON string) and n_layer, n_head, d_model, head_dim, vocab_size,
  *                 padded_vocab_size, max_seq_len (int), maps_dtype ("fp16"|"fp32"),
@@ -73,6 +73,8 @@ const andrea_config *andrea_dump_config(const andrea_dump *d);
 const char *andrea_dump_checkpoint_path(const andrea_dump *d);
 const char *andrea_dump_checkpoint_sha256(const andrea_dump *d);
 const char *andrea_dump_maps_dtype(const andrea_dump *d);
+/* The seal's checksum (64 hex digits): identifies this dump's content (the catalog's runs.dump_seal). */
+const char *andrea_dump_seal_hex(const andrea_dump *d);
 int andrea_dump_n_suites(const andrea_dump *d);
 const andrea_dump_suite_info *andrea_dump_suite(const andrea_dump *d, int i);
 

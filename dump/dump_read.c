@@ -47,6 +47,7 @@ struct andrea_dump {
     char maps[8];
     char contrib[8];
     char tokenizer[512];
+    char seal[65];      /* the content checksum of the user block (hex) */
     int n_suites;
     suite_rec *suites;
     /* token text by id from the suites' token_text (andrea_dump_token_text): loaded on first use */
@@ -398,6 +399,7 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
     }
     d->file = -1;
     snprintf(d->path, sizeof d->path, "%s", path);
+    snprintf(d->seal, sizeof d->seal, "%s", want);
     d->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (d->file < 0) {
         char m[200];
@@ -471,6 +473,7 @@ const andrea_config *andrea_dump_config(const andrea_dump *d) { return &d->cfg; 
 const char *andrea_dump_checkpoint_path(const andrea_dump *d) { return d->ckpt_path; }
 const char *andrea_dump_checkpoint_sha256(const andrea_dump *d) { return d->sha256; }
 const char *andrea_dump_maps_dtype(const andrea_dump *d) { return d->maps; }
+const char *andrea_dump_seal_hex(const andrea_dump *d) { return d->seal; }
 const char *andrea_dump_contrib(const andrea_dump *d) { return d->contrib; }
 const char *andrea_dump_tokenizer(const andrea_dump *d) { return d->tokenizer; }
 int andrea_dump_n_suites(const andrea_dump *d) { return d->n_suites; }

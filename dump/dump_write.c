@@ -17,6 +17,7 @@
 #include "dump_write.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -101,7 +102,9 @@ static int write_root_attrs(hid_t f, const andrea_model *m, const probe_suite *s
     }
     static const char *const contrib_names[] = {"none", "norm", "full"};
     H5_TRY(dw_attr_str(f, "andrea_version", ANDREA_VERSION));
-    H5_TRY(dw_attr_str(f, "checkpoint_path", m->path));
+    /* absolute, so that classify finds the checkpoint from any folder (docs/dump-format.md) */
+    char abs_ck[PATH_MAX];
+    H5_TRY(dw_attr_str(f, "checkpoint_path", m->path[0] && realpath(m->path, abs_ck) ? abs_ck : m->path));
     H5_TRY(dw_attr_str(f, "checkpoint_sha256", sha));
     H5_TRY(dw_attr_str(f, "config", cfg_json));
     H5_TRY(dw_attr_int(f, "n_layer", c->n_layer));

@@ -1,4 +1,4 @@
-/* checkpoint_bin.c — the ANDREA .bin reader (llm.c's GPT-2 layout, SPEC.md section 2).
+/* checkpoint_bin.c — the ANDREA .bin reader (llm.c's GPT-2 layout, docs/checkpoints.md).
  *
  * Layout: 256 int32 header ([0] magic 20240326, [1] version 3 = fp32 / 5 = bf16, [2] maxT, [3] V,
  * [4] L, [5] H, [6] C, [7] Vp), then the 16 tensors in llm.c order, Linear layout [out, in],

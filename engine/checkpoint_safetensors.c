@@ -1,4 +1,4 @@
-/* checkpoint_safetensors.c — the Hugging Face GPT-2 safetensors reader (SPEC.md section 2).
+/* checkpoint_safetensors.c — the Hugging Face GPT-2 safetensors reader (docs/checkpoints.md).
  *
  * File: 8-byte little-endian header length N, N bytes of JSON {name: {dtype, shape,
  * data_offsets: [begin, end]}, "__metadata__": {...}}, then the data section; offsets are relative

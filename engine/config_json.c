@@ -1,6 +1,6 @@
 /* config_json.c — reads a Hugging Face GPT-2 config.json (cJSON) into an andrea_config.
  *
- * Invariant: every setting that would change the computation away from SPEC.md's ANDREA model
+ * Invariant: every setting that would change the computation away from the ANDREA model of docs/checkpoints.md
  * is refused here, by name, rather than silently ignored: a model that loads computes what its
  * trainer computed. Sizes are range-checked again by andrea_param_sizes before any allocation.
  */

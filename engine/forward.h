@@ -17,7 +17,7 @@
  *   logits        [B, T, V]         V = vocab_size (padding rows of wte excluded)
  *   ablate        [L * H]           nonzero = drop that head's contribution from the residual
  *
- * Direct logit attribution (SPEC.md section 5) of a contribution c at position t, toward the
+ * Direct logit attribution (docs/dump-format.md) of a contribution c at position t, toward the
  * actual next token y = tokens[b, t+1], with x the final residual at t and
  * sigma = sqrt(var(x) + 1e-5) the final LayerNorm's scale:
  *   dla = sum_i (c_i - mean(c)) / sigma * lnfw_i * (wte[y, i] - mean_v wte[v, i])

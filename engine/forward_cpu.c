@@ -4,7 +4,7 @@
  * instrumentation buffers the caller asked for (attention maps, per-head W_O contributions,
  * their norms, direct logit attributions, logits), honouring head ablation.
  *
- * Per layer (SPEC.md section 1): LayerNorm → ONE fused QKV sgemm into qkv [B*T, 3C] → causal
+ * Per layer (docs/checkpoints.md): LayerNorm → ONE fused QKV sgemm into qkv [B*T, 3C] → causal
  * softmax attention per (batch, head), OpenMP over B×H, reading head h of qkv through strides
  * (q of head h at column h*hd, k at C + h*hd, v at 2C + h*hd: no per-head buffer or projection) →
  * concat o [B*T, C] → ONE W_O sgemm (+ bias) into the residual → LayerNorm → MLP (GELU tanh) →

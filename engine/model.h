@@ -9,7 +9,7 @@
  *   - heads are a stride pattern, never separate buffers: in qkvw [L, 3C, C] rows 0..C-1 are Q,
  *     C..2C-1 K, 2C..3C-1 V, and head h owns rows h*hd..(h+1)*hd-1 of each block; in attprojw
  *     [L, C, C] (out = C, in = C) head h owns input columns h*hd..(h+1)*hd-1 (= rows of W_O in
- *     SPEC.md's [in, out] view);
+ *     the [in, out] view of docs/checkpoints.md);
  *   - every value is finite (NaN/Inf are refused at load, naming the tensor);
  *   - rows vocab_size..padded_vocab_size-1 of wte are padding and never used.
  * Failure contract: loaders return -1 with "PATH: problem" and leave the model zeroed.
@@ -85,7 +85,7 @@ void andrea_model_free(andrea_model *m);
 /* Refuses non-finite parameters, naming the first bad tensor. */
 int andrea_model_check_finite(const andrea_model *m, ae_error *err);
 
-/* Name of the family whose shape matches SPEC.md's table ("ANDREA-120M"), or NULL. */
+/* Name of the family whose shape matches the family table of docs/checkpoints.md ("ANDREA-120M"), or NULL. */
 const char *andrea_family_name(const andrea_config *c);
 
 /* Reads only a checkpoint's config (the .bin header, or config.json for safetensors) and the

@@ -1,4 +1,4 @@
-/* param_count.h — where the parameters of an ANDREA model sit (SPEC.md section 1, "Parameter count").
+/* param_count.h — where the parameters of an ANDREA model sit (docs/checkpoints.md, "Model families").
  *
  * Job: the numbers `andrea info` prints, computed once here so the CLI holds no arithmetic and
  * tests can check them for any shape without a checkpoint file.

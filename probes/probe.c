@@ -366,17 +366,33 @@ int probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_targ
 
 /* ---------------- default targets ---------------- */
 
-/* induction / duplicate on arbitrary tokens: the nearest earlier occurrence j of tokens[i]
- * gives key j + 1 (induction) or j (duplicate). */
+/* Matches longer than this are counted as this long (bounds the work on degenerate items). */
+#define REPEAT_MATCH_CAP 64
+
+/* induction / duplicate on arbitrary tokens: position i is a query when it lies in the second
+ * occurrence of a repeated span of at least 2 tokens: some earlier j with tokens[j] == tokens[i]
+ * whose match around (j, i) (backward from j and i, and forward while j's side stays before i)
+ * covers >= 2 tokens. The j with the longest match wins (ties: the nearest), giving key j + 1
+ * (induction: the token after the earlier occurrence) or j (duplicate). A lone repeated token
+ * (a space, a common letter) is not a query. */
 int probe_repeat_targets(probe_item *it, int shift, ae_error *err) {
     int cap = 0;
-    for (int i = 1; i < it->n_tokens; i++) {
+    const int *t = it->tokens, n = it->n_tokens;
+    for (int i = 1; i < n; i++) {
+        int best = -1, best_len = 1;
         for (int j = i - 1; j >= 0; j--) {
-            if (it->tokens[j] == it->tokens[i]) {
-                if (probe_targets_push(&it->targets, &it->n_targets, &cap, i, j + shift, err)) return -1;
-                break;
+            if (t[j] != t[i]) continue;
+            int len = 1;
+            for (int k = 1; j - k >= 0 && t[j - k] == t[i - k] && len < REPEAT_MATCH_CAP; k++) len++;
+            for (int k = 1; i + k < n && j + k < i && t[j + k] == t[i + k] && len < REPEAT_MATCH_CAP; k++) len++;
+            if (len > best_len) {
+                best_len = len;
+                best = j;
             }
         }
+        if (best >= 0 && best + shift <= i &&
+            probe_targets_push(&it->targets, &it->n_targets, &cap, i, best + shift, err))
+            return -1;
     }
     return 0;
 }

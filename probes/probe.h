@@ -1,5 +1,5 @@
 /* probe.h — probe suites: token sequences plus, per query position, the keys a head of the class
- * under test should attend to (SPEC.md section 4).
+ * under test should attend to (docs/probes.md).
  *
  * Job: build the built-in suites (seeded, deterministic) and parse user JSON Lines probe files.
  * Invariants of a probe_suite: name is one of the class names or a user suite name (it selects the

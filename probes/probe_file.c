@@ -1,4 +1,4 @@
-/* probe_file.c — user probe files: JSON Lines, one item a line (SPEC.md section 4).
+/* probe_file.c — user probe files: JSON Lines, one item a line (docs/probes.md).
  *
  * Job: parse {"suite", "text"|"tokens", "targets"?, "entities"?} lines with cJSON, tokenize
  * texts, validate everything against the model (ids < vocab_size, 1 <= length <= max_seq_len,
@@ -120,6 +120,42 @@ static void item_clear(probe_item *it) {
     memset(it, 0, sizeof *it);
 }
 
+/* A "text" item's tokens into it: the text tokenized, after bos (-1: none). 0, or -1 with why. */
+static int text_tokens(const cJSON *jtext, const andrea_tokenizer *tok, int bos, int max_seq_len, probe_item *it,
+                       char *why, size_t why_cap) {
+    const int off = bos >= 0;
+    ae_error e;
+    if (!cJSON_IsString(jtext)) return snprintf(why, why_cap, "\"text\" must be a string"), -1;
+    if (!tok)
+        return snprintf(why, why_cap, "a \"text\" item needs a tokenizer (none was found for this model; use \"tokens\" or "
+                                      "--tokenizer DIR)"), -1;
+    size_t tl = strlen(jtext->valuestring);
+    if (tl == 0) return snprintf(why, why_cap, "\"text\" is empty"), -1;
+    int *ids = NULL, *offs = NULL, n = 0;
+    if (andrea_tokenizer_encode(tok, jtext->valuestring, tl, &ids, &offs, &n, &e))
+        return snprintf(why, why_cap, "%.500s", e.msg), -1;
+    free(offs);
+    if (n < 1 || n + off > max_seq_len) {
+        free(ids);
+        if (n < 1) return snprintf(why, why_cap, "\"text\" tokenizes to nothing"), -1;
+        return snprintf(why, why_cap, "\"text\" is %d tokens%s, more than the model's max_seq_len %d", n + off,
+                        off ? " with BOS" : "", max_seq_len), -1;
+    }
+    if (off) {
+        int *with = realloc(ids, (size_t)(n + 1) * sizeof *with);
+        if (!with) {
+            free(ids);
+            return snprintf(why, why_cap, "out of memory"), -1;
+        }
+        memmove(with + 1, with, (size_t)n * sizeof *with);
+        with[0] = bos;
+        ids = with;
+    }
+    it->tokens = ids;
+    it->n_tokens = n + off;
+    return 0;
+}
+
 /* Parses one line into *it and its suite name. Returns 0, or -1 with why in `why`. */
 static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok, int vocab_size,
                       int max_seq_len, char suite[64], probe_item *it, char *why, size_t why_cap) {
@@ -140,19 +176,29 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
     if (!cJSON_IsObject(j)) BAD("not a JSON object");
     for (const cJSON *k = j->child; k; k = k->next) {
         if (strcmp(k->string, "suite") && strcmp(k->string, "text") && strcmp(k->string, "tokens") &&
-            strcmp(k->string, "targets") && strcmp(k->string, "entities"))
-            BAD("unknown key \"%.40s\" (allowed: suite, text, tokens, targets, entities)", k->string);
+            strcmp(k->string, "targets") && strcmp(k->string, "entities") && strcmp(k->string, "bos"))
+            BAD("unknown key \"%.40s\" (allowed: suite, text, tokens, targets, entities, bos)", k->string);
     }
     const cJSON *js = cJSON_GetObjectItemCaseSensitive(j, "suite");
     const cJSON *jtext = cJSON_GetObjectItemCaseSensitive(j, "text");
     const cJSON *jtok = cJSON_GetObjectItemCaseSensitive(j, "tokens");
     const cJSON *jtar = cJSON_GetObjectItemCaseSensitive(j, "targets");
     const cJSON *jent = cJSON_GetObjectItemCaseSensitive(j, "entities");
+    const cJSON *jbos = cJSON_GetObjectItemCaseSensitive(j, "bos");
     if (!js) BAD("missing \"suite\"");
     if (!cJSON_IsString(js) || !valid_suite_name(js->valuestring))
         BAD("\"suite\" must be a name of 1-63 letters, digits, '_' or '-'");
     snprintf(suite, 64, "%s", js->valuestring);
     if (!!jtext == !!jtok) BAD("needs exactly one of \"text\" and \"tokens\"");
+    if (jbos && !cJSON_IsBool(jbos)) BAD("\"bos\" must be true or false");
+    if (jbos && jtok) BAD("\"bos\" applies to \"text\" items (a \"tokens\" item lists its ids, BOS included)");
+    if (!jtar && !probe_is_builtin(suite))
+        BAD("suite \"%s\" is not a built-in class, so its items need \"targets\" (docs/probes.md)", suite);
+    /* a text item starts with BOS when the vocabulary has one, as built-in items do; its targets
+     * and entities count the text's own tokens and are shifted past it */
+    const int bos_id = jtext && tok ? andrea_tokenizer_bos(tok) : -1;
+    if (jbos && cJSON_IsTrue(jbos) && tok && bos_id < 0) BAD("\"bos\": true, but this model's vocabulary has no BOS token");
+    const int off = bos_id >= 0 && !(jbos && cJSON_IsFalse(jbos)) ? 1 : 0;
 
     if (jtok) {
         if (!cJSON_IsArray(jtok)) BAD("\"tokens\" must be an array of token ids");
@@ -167,26 +213,10 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
                 BAD("\"tokens\"[%d] is not a token id in 0..%d", i, vocab_size - 1);
         }
         it->n_tokens = n;
-    } else {
-        if (!cJSON_IsString(jtext)) BAD("\"text\" must be a string");
-        if (!tok) BAD("a \"text\" item needs a tokenizer (none was found for this model; use \"tokens\" or --tokenizer DIR)");
-        size_t tl = strlen(jtext->valuestring);
-        if (tl == 0) BAD("\"text\" is empty");
-        int *ids = NULL, *offs = NULL, n = 0;
-        if (andrea_tokenizer_encode(tok, jtext->valuestring, tl, &ids, &offs, &n, &e)) BAD("%.500s", e.msg);
-        free(offs);
-        if (n < 1) {
-            free(ids);
-            BAD("\"text\" tokenizes to nothing");
-        }
-        if (n > max_seq_len) {
-            free(ids);
-            BAD("\"text\" is %d tokens, more than the model's max_seq_len %d", n, max_seq_len);
-        }
-        it->tokens = ids;
-        it->n_tokens = n;
+    } else if (text_tokens(jtext, tok, off ? bos_id : -1, max_seq_len, it, why, why_cap)) {
+        goto done;
     }
-    int T = it->n_tokens;
+    int T = it->n_tokens - off; /* positions the user wrote count from the first text token */
 
     if (jent) {
         if (!cJSON_IsArray(jent)) BAD("\"entities\" must be an array of [start, end] token spans");
@@ -199,10 +229,10 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
             if (!cJSON_IsArray(sp) || cJSON_GetArraySize(sp) != 2 || json_int(sp->child, 0, T, &a) ||
                 json_int(sp->child->next, 0, T, &b) || a >= b)
                 BAD("\"entities\"[%d] must be [start, end] with 0 <= start < end <= %d", i, T);
-            if (i > 0 && a < it->entities[2 * (i - 1)])
+            if (i > 0 && a + off < it->entities[2 * (i - 1)])
                 BAD("\"entities\"[%d] starts before the span before it (spans must be in order)", i);
-            it->entities[2 * i] = a;
-            it->entities[2 * i + 1] = b;
+            it->entities[2 * i] = a + off;
+            it->entities[2 * i + 1] = b + off;
         }
         it->n_entities = n;
     }
@@ -220,7 +250,7 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
                 int k;
                 if (json_int(kv, 0, q, &k))
                     BAD("\"targets\"[%d]: key[%d] must be a position in 0..%d (keys precede their query)", i, kidx, q);
-                if (probe_targets_push(&it->targets, &it->n_targets, &cap, q, k, &e)) BAD("%.500s", e.msg);
+                if (probe_targets_push(&it->targets, &it->n_targets, &cap, q + off, k + off, &e)) BAD("%.500s", e.msg);
             }
         }
         it->n_targets = probe_targets_normalize(it->targets, it->n_targets);

@@ -1,14 +1,16 @@
 /* report.c — andrea_render: gathers a report_data from a dump, a catalog and the model's
  * tokenizer, then hands it to report_write (see report.h, report_data.h).
  *
- * The catalog is read through SQL on the `head_catalog` view only (SPEC.md section 6 columns:
- * model, checkpoint_sha256, step, layer, head, class, score, baseline, ablation_delta, label; the
- * optional columns `latest` and `control` are used when the view has them), opened read-only.
- * Rows of this dump's checkpoint (matched by sha256) give the scores; when the view has `latest`,
- * only the latest run of each model counts.
- * Training runs: models of the catalog whose names differ only in their digits ("x_step100",
- * "x_step2000") and that have a step form one run; when the dump's model belongs to a run of
- * two or more steps, the report plots each labelled head's score against step.
+ * The catalog is read through SQL on the `head_catalog` view (docs/catalog.md columns: model,
+ * checkpoint_sha256, step, layer, head, class, score, baseline, ablation_delta, label; the
+ * optional columns `current` (or `latest` in catalogs of schema 1), `series`, `run` and `control`
+ * are used when the view has them), opened read-only. Rows of this dump's checkpoint (matched by
+ * sha256) give the scores: for each class the current run's (the newest run that scored that class
+ * on that checkpoint), except that the run which scored THIS dump (runs.dump_seal = the dump's seal)
+ * wins for the classes it scored, so re-rendering an older dump shows its own run.
+ * Training runs: models of one series (the view's `series`; else names that differ only in their
+ * digits, "x_step100", "x_step2000") that have a step form one run; when the dump's model belongs
+ * to a run of two or more steps, the report plots each labelled head's score against step.
  * Token text comes from the tokenizer beside the checkpoint; when it cannot be opened (the
  * checkpoint moved), tokens are shown as "#id" and the index says why.
  */
@@ -119,19 +121,24 @@ static void run_key(const char *name, char *out, size_t cap) {
 }
 
 typedef struct {
-    int model, sha, step, layer, head, cls, score, baseline, ablation, label, latest, control, causal;
+    int model, sha, step, layer, head, cls, score, baseline, ablation, label, latest, control, causal, series, run;
+    long long dump_run; /* the run that scored the dump (runs.dump_seal), or -1 */
+    char cur_name[16];  /* "current" or "latest" (schema 1), "" when the view has neither */
 } view_cols;
 
 static int find_cols(sqlite3_stmt *st, view_cols *c, const char *db_path, ae_error *err) {
     int *slots[] = {&c->model, &c->sha, &c->step, &c->layer, &c->head, &c->cls, &c->score, &c->baseline,
-                    &c->ablation, &c->label, &c->latest, &c->control, &c->causal};
+                    &c->ablation, &c->label, &c->latest, &c->control, &c->causal, &c->series, &c->run, &c->latest};
     static const char *const names[] = {"model", "checkpoint_sha256", "step", "layer", "head", "class", "score",
-                                        "baseline", "ablation_delta", "label", "latest", "control", "causal"};
-    for (int i = 0; i < 13; i++) *slots[i] = -1;
+                                        "baseline", "ablation_delta", "label", "latest", "control", "causal",
+                                        "series", "run", "current"};
+    c->dump_run = -1;
+    for (int i = 0; i < 16; i++) *slots[i] = -1;
     for (int j = 0; j < sqlite3_column_count(st); j++)
-        for (int i = 0; i < 13; i++)
+        for (int i = 0; i < 16; i++)
             if (!strcmp(sqlite3_column_name(st, j), names[i])) *slots[i] = j;
-    for (int i = 0; i < 10; i++) /* the first ten are required (SPEC.md section 6) */
+    snprintf(c->cur_name, sizeof c->cur_name, "%s", c->latest >= 0 ? sqlite3_column_name(st, c->latest) : "");
+    for (int i = 0; i < 10; i++) /* the first ten are required (docs/catalog.md) */
         if (*slots[i] < 0) return ae_fail(err, "%s: view head_catalog has no column '%s'", db_path, names[i]);
     return 0;
 }
@@ -186,10 +193,21 @@ static report_score *alloc_scores(const report_data *d, size_t n_sets) {
 static int fill_scores(report_data *d, sqlite3 *db, const char *db_path, const char *sha, const view_cols *vc,
                        report_score *set, char *model_name, size_t name_cap, ae_error *err) {
     sqlite3_stmt *st = NULL;
-    char sql[256];
-    snprintf(sql, sizeof sql, "SELECT * FROM head_catalog WHERE checkpoint_sha256 = ?1%s", vc->latest >= 0 ? " AND latest" : "");
+    char sql[512];
+    /* vc->latest is the column `current` (or `latest` in a schema-1 catalog); the dump's own run,
+     * when known, comes last so that its rows overwrite the current ones of its classes */
+    const char *cur = vc->latest >= 0 ? vc->cur_name : NULL;
+    const int own = vc->run >= 0 && vc->dump_run >= 0 && model_name;
+    if (own)
+        snprintf(sql, sizeof sql,
+                 "SELECT * FROM head_catalog WHERE checkpoint_sha256 = ?1 AND (%s%srun = ?2) ORDER BY run = ?2",
+                 cur ? cur : "", cur ? " OR " : "");
+    else
+        snprintf(sql, sizeof sql, "SELECT * FROM head_catalog WHERE checkpoint_sha256 = ?1%s%s", cur ? " AND " : "",
+                 cur ? cur : "");
     SQL_CHECK(db_path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
     SQL_CHECK(db_path, db, sqlite3_bind_text(st, 1, sha, -1, SQLITE_TRANSIENT), SQLITE_OK);
+    if (own) SQL_CHECK(db_path, db, sqlite3_bind_int64(st, 2, vc->dump_run), SQLITE_OK);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (sqlite3_column_type(st, vc->layer) == SQLITE_NULL || sqlite3_column_type(st, vc->head) == SQLITE_NULL)
@@ -219,7 +237,7 @@ fail:
     return -1;
 }
 
-static int load_catalog(report_data *d, const char *db_path, ae_error *err) {
+static int load_catalog(report_data *d, const char *db_path, const char *seal, ae_error *err) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     ckpt *ck = NULL;
@@ -235,6 +253,14 @@ static int load_catalog(report_data *d, const char *db_path, ae_error *err) {
         goto fail;
     }
     if (find_cols(st, &vc, db_path, err)) goto fail;
+    sqlite3_finalize(st);
+    st = NULL;
+    /* the run that scored this very dump (catalogs of schema 2 record each run's dump seal) */
+    if (seal && seal[0] && sqlite3_prepare_v2(db, "SELECT max(id) FROM runs WHERE dump_seal = ?1", -1, &st, NULL) == SQLITE_OK) {
+        SQL_CHECK(db_path, db, sqlite3_bind_text(st, 1, seal, -1, SQLITE_TRANSIENT), SQLITE_OK);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
+            vc.dump_run = sqlite3_column_int64(st, 0);
+    }
     sqlite3_finalize(st);
     st = NULL;
 
@@ -262,8 +288,8 @@ static int load_catalog(report_data *d, const char *db_path, ae_error *err) {
 
     /* the training run this checkpoint belongs to, if any */
     char sql[256];
-    snprintf(sql, sizeof sql, "SELECT DISTINCT checkpoint_sha256, model, step FROM head_catalog WHERE step IS NOT NULL%s",
-             vc.latest >= 0 ? " AND latest" : "");
+    snprintf(sql, sizeof sql, "SELECT DISTINCT checkpoint_sha256, %s, step FROM head_catalog WHERE step IS NOT NULL%s%s",
+             vc.series >= 0 ? "series" : "model", vc.latest >= 0 ? " AND " : "", vc.latest >= 0 ? vc.cur_name : "");
     SQL_CHECK(db_path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
     char my_key[256] = "";
     int have_me = 0;
@@ -277,7 +303,8 @@ static int load_catalog(report_data *d, const char *db_path, ae_error *err) {
         snprintf(ck[n_ck].name, sizeof ck[n_ck].name, "%s", name);
         ck[n_ck].step = sqlite3_column_double(st, 2);
         if (!strcmp(sha, d->sha256)) {
-            run_key(name, my_key, sizeof my_key);
+            if (vc.series >= 0) snprintf(my_key, sizeof my_key, "%s", name);
+            else run_key(name, my_key, sizeof my_key);
             have_me = 1;
         }
         n_ck++;
@@ -289,7 +316,8 @@ static int load_catalog(report_data *d, const char *db_path, ae_error *err) {
         int m = 0;
         for (int i = 0; i < n_ck; i++) {
             char k[256];
-            run_key(ck[i].name, k, sizeof k);
+            if (vc.series >= 0) snprintf(k, sizeof k, "%s", ck[i].name);
+            else run_key(ck[i].name, k, sizeof k);
             if (!strcmp(k, my_key)) ck[m++] = ck[i];
         }
         qsort(ck, (size_t)m, sizeof *ck, cmp_ckpt);
@@ -376,7 +404,7 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
         d->n_suites = s + 1;
         if (load_suite(src.dump, dump_path, s, examples, &d->suites[s], err)) goto done;
     }
-    if (load_catalog(d, db_path, err)) goto done;
+    if (load_catalog(d, db_path, andrea_dump_seal_hex(src.dump), err)) goto done;
     rc = report_write(d, out_dir, opt, err);
 done:
     if (src.tok) andrea_tokenizer_free(src.tok);

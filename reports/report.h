@@ -1,4 +1,4 @@
-/* report.h — heatmap PNGs, overview images and the browsable HTML index (SPEC.md section 7).
+/* report.h — heatmap PNGs, overview images and the browsable HTML index (docs/report.md).
  *
  * Job: turn a dump (attention maps, tokens) and a head catalog (scores, labels, ablations) into a
  * static, offline folder: index.html (sortable, filterable head table), one page per head with

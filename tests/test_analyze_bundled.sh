@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_analyze_bundled.sh — `andrea analyze` with no argument, in an empty folder: the dump, the
 # catalog and the report appear under ./andrea-out/, the run takes under a minute (2 CPU cores,
-# SPEC.md section 3), every head the bundled card lists is found by `andrea heads --class C` with a
+# README.md), every head the bundled card lists is found by `andrea heads --class C` with a
 # score, a baseline and an ablation effect and is labelled (bracket/entity: see tests/card_heads.py),
 # and the final table names index.html.
 # Skips (77) while the bundled model is absent.

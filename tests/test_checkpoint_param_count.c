@@ -1,5 +1,5 @@
 /* test_checkpoint_param_count — the parameter breakdown `andrea info` prints, checked against
- * numbers known independently: SPEC.md's 2,359,296 attention projection weights per layer for
+ * numbers known independently: docs/checkpoints.md's 2,359,296 attention projection weights per layer for
  * ANDREA-120M, and GPT-2 small's published total of 124,439,808 parameters (the same shape). */
 #include <string.h>
 

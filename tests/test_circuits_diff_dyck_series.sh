@@ -28,11 +28,11 @@ n=$(q "$db" "SELECT count(*) FROM head_weights WHERE copying BETWEEN 0 AND 1 AND
 top=$(q "$db" "SELECT src_layer || '.' || src_head FROM head_composition WHERE model = 'dyck-step08000'
                AND dst_layer = 1 AND dst_head = 1 AND kind = 'K' ORDER BY score DESC LIMIT 1")
 [[ $top == 0.3 ]] && ok "the top K-composition source of induction head 1.1 is 0.3" || bad "top K source of 1.1" "$top"
-lab=$(q "$db" "SELECT label FROM head_catalog WHERE model = 'dyck-step08000' AND latest AND layer = 0 AND head = 3
+lab=$(q "$db" "SELECT label FROM head_catalog WHERE model = 'dyck-step08000' AND current AND layer = 0 AND head = 3
                AND class = 'prev_token'")
 [[ $lab == 1 ]] && ok "0.3 is labelled prev_token" || bad "0.3 prev_token label" "$lab"
 lab=$(q "$db" "SELECT group_concat(layer || '.' || head, ' ') FROM (SELECT layer, head FROM head_catalog
-               WHERE model = 'dyck-step08000' AND latest AND class = 'induction' AND label ORDER BY layer, head)")
+               WHERE model = 'dyck-step08000' AND current AND class = 'induction' AND label ORDER BY layer, head)")
 [[ $lab == "1.0 1.1 1.3" ]] && ok "induction heads at step 8000: $lab" || bad "induction labels" "$lab"
 
 page=$tmp/out/dyck-step08000/heads/L1_H1.html

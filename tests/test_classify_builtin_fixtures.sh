@@ -26,7 +26,7 @@ bad = n = 0
 for suite, heads in card["classes"].items():
     rows = {(l, h): (s, b, lab) for l, h, s, b, lab in con.execute(
         "SELECT layer, head, score, baseline, label FROM head_catalog WHERE checkpoint_sha256 = ? AND class = ?"
-        " AND latest", (card["sha256"], suite))}
+        " AND current", (card["sha256"], suite))}
     for hd in heads:
         n += 1
         ok, note = judge(suite, (hd["layer"], hd["head"]), rows)

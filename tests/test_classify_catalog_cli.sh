@@ -44,10 +44,14 @@ wait $p2 || { echo "FAIL: writer 2"; exit 1; }
 "$ANDREA_BIN" classify "$tmp/t.h5" --db "$db" --min-score 0.7 --device cpu --quiet >/dev/null
 [[ $(q "$db" "SELECT count(*) FROM runs") == 3 ]] || { echo "FAIL: same settings duplicated the run"; exit 1; }
 
-# checkpoint gone: classify still works, ablation NULL, note printed and stored
+# checkpoint gone: an error naming the way out; with --no-causal classify works, ablation NULL,
+# a warning printed and the note stored
 rm "$tmp/tiny_step300.bin"
-"$ANDREA_BIN" classify "$tmp/t.h5" --db "$db" --min-score 0.8 --device cpu --quiet >/dev/null 2>"$tmp/err"
-grep -q "not found" "$tmp/err" || { echo "FAIL: no note about the missing checkpoint"; cat "$tmp/err"; exit 1; }
+"$ANDREA_BIN" classify "$tmp/t.h5" --db "$db" --min-score 0.8 --device cpu --quiet >/dev/null 2>"$tmp/err" \
+  && { echo "FAIL: a missing checkpoint skipped the causal check with exit 0"; exit 1; }
+grep -q "no-causal" "$tmp/err" || { echo "FAIL: no hint about --no-causal"; cat "$tmp/err"; exit 1; }
+"$ANDREA_BIN" classify "$tmp/t.h5" --db "$db" --min-score 0.8 --device cpu --quiet --no-causal >/dev/null 2>"$tmp/err"
+grep -q "warning: .*not found" "$tmp/err" || { echo "FAIL: no warning about the missing checkpoint"; cat "$tmp/err"; exit 1; }
 [[ $(q "$db" "SELECT count(*) FROM head_catalog WHERE run = (SELECT max(id) FROM runs) AND ablation_delta IS NOT NULL") == 0 ]] \
   || { echo "FAIL: ablation stored without a checkpoint"; exit 1; }
 [[ $(q "$db" "SELECT ablation_note IS NOT NULL FROM runs ORDER BY id DESC LIMIT 1") == 1 ]] || { echo "FAIL: note not stored"; exit 1; }

@@ -23,7 +23,7 @@ bad = 0
 n = 0
 for suite, grid in card["scores"].items():
     rows = {(l, h): (s, lab) for l, h, s, lab in con.execute(
-        "SELECT layer, head, score, label FROM head_catalog WHERE checkpoint_sha256 = ? AND class = ? AND latest",
+        "SELECT layer, head, score, label FROM head_catalog WHERE checkpoint_sha256 = ? AND class = ? AND current",
         (card["sha256"], suite))}
     if not rows:
         print("FAIL: %s: no rows for suite %s" % (card["name"], suite)); bad += 1; continue

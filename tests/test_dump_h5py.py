@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""test_dump_h5py — `andrea dump` output read with h5py as SPEC.md section 5 says.
+"""test_dump_h5py — `andrea dump` output read with h5py as docs/dump-format.md says.
 
 Writes a tiny random ANDREA .bin with numpy (llm.c layout), dumps it with the CLI (fp32 and fp16),
 and checks: root attributes (sha256 of the checkpoint, config), shapes and dtypes, every attention
@@ -59,7 +59,7 @@ def write_bin(path):
             f.write(P[name].astype("<f4").tobytes())
 
 
-# ---- independent float64 forward (SPEC.md section 1, forward.h's DLA definition) ----
+# ---- independent float64 forward (docs/checkpoints.md, forward.h's DLA definition) ----
 def layernorm(x, w, b):
     mu = x.mean(-1, keepdims=True)
     var = ((x - mu) ** 2).mean(-1, keepdims=True)

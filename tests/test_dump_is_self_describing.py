@@ -95,11 +95,14 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("dump", "bpe/m.bin", "--probes", "p.jsonl", "--tokenizer", os.path.join(SRC, "tests/data/gpt2"),
             "--out", "bpe.h5", "--quiet", "--device", "cpu")
     check(r.returncode == 0, "dump of the BPE model")
-    sha_bpe = check_dump("bpe.h5", {"prev_token": {(0, 0): "The", (0, 1): " quick", (0, 2): " brown"}})
+    # text items start with BOS (<|endoftext|>) when the vocabulary has one (docs/probes.md)
+    sha_bpe = check_dump("bpe.h5", {"prev_token": {(0, 0): "<|endoftext|>", (0, 1): "The", (0, 2): " quick",
+                                                   (0, 3): " brown"}})
     check(sha_bpe != sha_byte, "two tokenizers have two identities")
     with h5py.File("bpe.h5", "r") as f:
         row = "".join(f["prev_token/token_text"].asstr()[0])
-        check(row == "The quick brown fox jumps over the lazy dog, naïvely.", f"BPE texts join to the text: {row!r}")
+        check(row == "<|endoftext|>The quick brown fox jumps over the lazy dog, naïvely.",
+              f"BPE texts join to BOS + the text: {row!r}")
 
     # render without the tokenizer: the stored text, not #id
     r = run("classify", "bpe.h5", "--db", "c.db", "--quiet", "--device", "cpu")

@@ -1,6 +1,6 @@
 /* test_forward_cpu.c — the CPU forward engine against an independent naive reference.
  *
- * The reference below is written from SPEC.md section 1 alone: plain loops, double precision, and
+ * The reference below is written from docs/checkpoints.md alone: plain loops, double precision, and
  * explicit per-head matrices W_Q^h, W_K^h, W_V^h [C, hd] and W_O^h [hd, C] copied out of the fused
  * tensors, so a stride or layout mistake in the engine cannot be mirrored here.
  * Tolerances: attention probabilities 1e-5 and logits 1e-4 absolute (fp32 engine vs double

@@ -104,7 +104,7 @@ probe("key_given_twice", '{"suite": "bos", "tokens": [256, 1], "tokens": [256, 1
 probe("nul_escape_in_text", '{"suite": "bos", "text": "ab\\u0000cd"}\n')
 probe("ok", '{"suite": "bos", "tokens": [256, 1, 2]}\n')
 # 1025 one-item suites (a few hundred thousand made the loader quadratic and the dump endless)
-probe("too_many_suites", "".join('{"suite": "s%d", "tokens": [1]}\n' % i for i in range(1025)))
+probe("too_many_suites", "".join('{"suite": "s%d", "tokens": [1], "targets": [[0, [0]]]}\n' % i for i in range(1025)))
 EOF
 mkfifo "$tmp/fifo_st/model.safetensors" "$tmp/fifo_cfg/config.json" "$tmp/tok_fifo/vocab.json" \
   "$tmp/fifo.bin" "$tmp/out_fifo"

@@ -87,7 +87,7 @@ else
     fail "info on the safetensors folder exited non-zero: $(cat "$T/err")"
 fi
 
-# ANDREA-120M shape: SPEC.md's numbers
+# ANDREA-120M shape: docs/checkpoints.md's numbers
 if "$ANDREA_BIN" info "$T/a120.bin" >"$T/out" 2>"$T/err"; then
     expect_line "$T/out" '^family +ANDREA-120M$'
     expect_line "$T/out" '^head_dim +64$'

@@ -7,8 +7,8 @@ source "$ANDREA_SRC/tests/mpi_lib.sh"
 cd "$W"
 tiny_model m.bin
 head -c 3000 m.bin > bad.bin
-printf '{"suite": "x", "tokens": [1, 2, 3]}\n{"suite": "x", "tokens": [1, 999999]}\n' > bad.jsonl
-printf '{"suite": "x", "tokens": [1, 2, 3]}\n{"suite": "x", "tokens": [1, 2]}\n' > good.jsonl
+printf '{"suite": "x", "tokens": [1, 2, 3], "targets": [[1, [0]]]}\n{"suite": "x", "tokens": [1, 999999], "targets": [[1, [0]]]}\n' > bad.jsonl
+printf '{"suite": "x", "tokens": [1, 2, 3], "targets": [[1, [0]]]}\n{"suite": "x", "tokens": [1, 2], "targets": [[1, [0]]]}\n' > good.jsonl
 D="dump --n 7 --len 24 --device cpu --quiet"
 run() { # run NAME CMD...: exit code in $rc, milliseconds in $ms, stderr in NAME.err
   local name=$1; shift

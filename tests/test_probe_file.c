@@ -51,17 +51,19 @@ static void test_text_and_token_items_group_by_suite_with_builtin_targets(void) 
     int n;
     const char *msg = load("{\"suite\": \"prev_token\", \"text\": \"abc\"}\n"
                            "\n"
-                           "{\"suite\": \"my_class\", \"tokens\": [1, 2, 3, 4]}\n"
+                           "{\"suite\": \"my_class\", \"tokens\": [1, 2, 3, 4], \"targets\": [[3, [0]]]}\n"
                            "{\"suite\": \"prev_token\", \"tokens\": [5, 6]}\n"
                            "{\"suite\": \"induction\", \"tokens\": [256, 7, 8, 9, 7, 8, 9]}\n",
                            &s, &n);
     CHECK_MSG(msg == NULL, "%s", msg);
     if (msg) return;
     CHECK(n == 3);
-    CHECK(!strcmp(s[0].name, "prev_token") && s[0].n_items == 2 && s[0].max_len == 3);
-    CHECK(s[0].items[0].n_tokens == 3 && s[0].items[0].tokens[0] == 'a' && s[0].items[0].tokens[2] == 'c');
-    CHECK(s[0].items[0].n_targets == 2 && s[0].items[0].targets[1].query == 2 && s[0].items[0].targets[1].key == 1);
-    CHECK(!strcmp(s[1].name, "my_class") && s[1].items[0].n_targets == 0); /* unknown class: no rule */
+    /* a text item starts with BOS (256), as built-in items do */
+    CHECK(!strcmp(s[0].name, "prev_token") && s[0].n_items == 2 && s[0].max_len == 4);
+    CHECK(s[0].items[0].n_tokens == 4 && s[0].items[0].tokens[0] == 256 && s[0].items[0].tokens[1] == 'a' &&
+          s[0].items[0].tokens[3] == 'c');
+    CHECK(s[0].items[0].n_targets == 3 && s[0].items[0].targets[2].query == 3 && s[0].items[0].targets[2].key == 2);
+    CHECK(!strcmp(s[1].name, "my_class") && s[1].items[0].n_targets == 1); /* a user class: its own targets */
     CHECK(strstr(s[1].source, "probes.jsonl") != NULL && s[1].seed == 0);
     /* induction on tokens: the repeat of 7 at 4 targets 2 (after its earlier occurrence at 1) */
     probe_item *it = &s[2].items[0];
@@ -106,17 +108,18 @@ static void test_bracket_close_items_from_text_get_matching_openers(void) {
     CHECK_MSG(msg == NULL, "%s", msg);
     if (msg) return;
     probe_item *it = &s[0].items[0];
-    /* ']' at 5 -> '[' at 3; ')' at 9 -> '(' at 1 (not the most recent opener) */
+    /* BOS first, so: ']' at 6 -> '[' at 4; ')' at 10 -> '(' at 2 (not the most recent opener) */
     CHECK(it->n_targets == 2);
-    CHECK(it->targets[0].query == 5 && it->targets[0].key == 3);
-    CHECK(it->targets[1].query == 9 && it->targets[1].key == 1);
+    CHECK(it->targets[0].query == 6 && it->targets[0].key == 4);
+    CHECK(it->targets[1].query == 10 && it->targets[1].key == 2);
     probe_suites_free(s, n);
 }
 
 static void test_bracket_items_from_text_target_the_innermost_unclosed_opener(void) {
     probe_suite *s;
     int n;
-    const char *msg = load("{\"suite\": \"bracket\", \"text\": \"f(a[i], b)\"}\n", &s, &n);
+    /* "bos": false: positions as in the text */
+    const char *msg = load("{\"suite\": \"bracket\", \"text\": \"f(a[i], b)\", \"bos\": false}\n", &s, &n);
     CHECK_MSG(msg == NULL, "%s", msg);
     if (msg) return;
     probe_item *it = &s[0].items[0];
@@ -136,10 +139,10 @@ static void test_bracket_items_from_text_target_the_innermost_unclosed_opener(vo
 static void test_bracket_items_with_unbalanced_or_mismatched_brackets_get_no_wrong_pair(void) {
     probe_suite *s;
     int n;
-    const char *msg = load("{\"suite\": \"bracket\", \"text\": \"(a[b)c]d)\"}\n"
-                           "{\"suite\": \"bracket\", \"text\": \"x(y[z\"}\n"
-                           "{\"suite\": \"bracket\", \"text\": \"a)b(c\"}\n"
-                           "{\"suite\": \"bracket\", \"text\": \")]}\"}\n",
+    const char *msg = load("{\"suite\": \"bracket\", \"text\": \"(a[b)c]d)\", \"bos\": false}\n"
+                           "{\"suite\": \"bracket\", \"text\": \"x(y[z\", \"bos\": false}\n"
+                           "{\"suite\": \"bracket\", \"text\": \"a)b(c\", \"bos\": false}\n"
+                           "{\"suite\": \"bracket\", \"text\": \")]}\", \"bos\": false}\n",
                            &s, &n);
     CHECK_MSG(msg == NULL, "%s", msg);
     if (msg) return;
@@ -162,7 +165,8 @@ static void test_bracket_suite_with_explicit_targets_keeps_them(void) {
     if (msg) return;
     probe_item *it = &s[0].items[0];
     CHECK(it->n_targets == 2);
-    CHECK(it->targets[0].query == 5 && it->targets[0].key == 3 && it->targets[1].query == 9 && it->targets[1].key == 1);
+    /* the text's positions, shifted past the BOS the item starts with */
+    CHECK(it->targets[0].query == 6 && it->targets[0].key == 4 && it->targets[1].query == 10 && it->targets[1].key == 2);
     probe_suites_free(s, n);
 }
 
@@ -187,7 +191,7 @@ static void test_fractional_token_id_is_refused(void) {
 static void test_empty_tokens_are_refused(void) { expect_refused("{\"suite\": \"bos\", \"tokens\": []}\n", 1, "\"tokens\" is empty"); }
 static void test_item_longer_than_the_model_is_refused(void) {
     expect_refused("{\"suite\": \"bos\", \"text\": \"0123456789012345678901234567890123456789\"}\n", 1,
-                   "\"text\" is 40 tokens, more than the model's max_seq_len 32");
+                   "\"text\" is 41 tokens with BOS, more than the model's max_seq_len 32");
 }
 static void test_target_key_after_its_query_is_refused(void) {
     expect_refused("{\"suite\": \"bos\", \"tokens\": [1,2,3], \"targets\": [[1, [2]]]}\n", 1,
@@ -279,6 +283,77 @@ static void test_probes_argument_tells_files_from_suite_lists(void) {
     CHECK(probe_spec_is_file("my.jsonl") && probe_spec_is_file("./bos") && probe_spec_is_file("x.json"));
 }
 
+static void test_bos_false_leaves_a_text_item_without_bos(void) {
+    probe_suite *s;
+    int n;
+    const char *msg = load("{\"suite\": \"prev_token\", \"text\": \"abc\", \"bos\": false}\n", &s, &n);
+    CHECK_MSG(msg == NULL, "%s", msg);
+    if (msg) return;
+    CHECK(s[0].items[0].n_tokens == 3 && s[0].items[0].tokens[0] == 'a');
+    probe_suites_free(s, n);
+}
+
+static void test_text_item_positions_count_from_the_first_text_token(void) {
+    probe_suite *s;
+    int n;
+    /* "Ann met Bo": entities at text positions [0,3) and [8,10); targets [[4, [0]]] */
+    const char *msg = load("{\"suite\": \"entity\", \"text\": \"Ann met Bo\", \"entities\": [[0, 3], [8, 10]]}\n"
+                           "{\"suite\": \"my_class\", \"text\": \"abcde\", \"targets\": [[4, [0]]]}\n",
+                           &s, &n);
+    CHECK_MSG(msg == NULL, "%s", msg);
+    if (msg) return;
+    probe_item *it = &s[0].items[0];
+    CHECK(it->n_tokens == 11 && it->entities[0] == 1 && it->entities[1] == 4 && it->entities[2] == 9);
+    it = &s[1].items[0];
+    CHECK(it->n_targets == 1 && it->targets[0].query == 5 && it->targets[0].key == 1);
+    probe_suites_free(s, n);
+}
+
+static void test_default_induction_on_repeated_text_scores_only_the_second_copy(void) {
+    probe_suite *s;
+    int n;
+    /* no token repeats inside "Quick fox." (10 bytes); the space between the copies repeats one
+     * alone (no query), the second copy starts at 1 (BOS) + 11 */
+    const char *msg = load("{\"suite\": \"induction\", \"text\": \"Quick fox. Quick fox.\"}\n"
+                           "{\"suite\": \"duplicate\", \"text\": \"Quick fox. Quick fox.\"}\n",
+                           &s, &n);
+    CHECK_MSG(msg == NULL, "%s", msg);
+    if (msg) return;
+    for (int d = 0; d < 2; d++) {
+        probe_item *it = &s[d].items[0];
+        CHECK_MSG(it->n_targets == 10, "%s: %d targets", s[d].name, it->n_targets);
+        int good = 1;
+        for (int k = 0; k < it->n_targets; k++)
+            good &= it->targets[k].query >= 12 && it->targets[k].key == it->targets[k].query - 11 + (d == 0);
+        CHECK_MSG(good, "%s: a target outside the second copy or not at its earlier occurrence", s[d].name);
+    }
+    probe_suites_free(s, n);
+}
+
+static void test_a_lone_repeated_token_is_no_induction_query(void) {
+    probe_suite *s;
+    int n;
+    /* 5 repeats alone (neighbours differ); 7 8 repeats as a span: only 7 and 8 of the second copy */
+    const char *msg = load("{\"suite\": \"induction\", \"tokens\": [256, 5, 7, 8, 1, 5, 2, 7, 8]}\n", &s, &n);
+    CHECK_MSG(msg == NULL, "%s", msg);
+    if (msg) return;
+    probe_item *it = &s[0].items[0];
+    CHECK(it->n_targets == 2 && it->targets[0].query == 7 && it->targets[0].key == 3 && it->targets[1].query == 8 &&
+          it->targets[1].key == 4);
+    probe_suites_free(s, n);
+}
+
+static void test_user_suite_without_targets_is_refused_naming_it(void) {
+    expect_refused("{\"suite\": \"my_heads\", \"tokens\": [1, 2, 3]}\n", 1,
+                   "suite \"my_heads\" is not a built-in class, so its items need \"targets\"");
+}
+static void test_bos_that_is_not_a_boolean_is_refused(void) {
+    expect_refused("{\"suite\": \"bos\", \"text\": \"ab\", \"bos\": 0}\n", 1, "\"bos\" must be true or false");
+}
+static void test_bos_on_a_tokens_item_is_refused(void) {
+    expect_refused("{\"suite\": \"bos\", \"tokens\": [1, 2], \"bos\": true}\n", 1, "\"bos\" applies to \"text\" items");
+}
+
 int main(void) {
     ae_error err;
     tok = andrea_tokenizer_open(257, NULL, NULL, &err);
@@ -310,6 +385,13 @@ int main(void) {
     RUN(test_nul_byte_in_a_line_is_refused);
     RUN(test_every_malformed_line_is_reported);
     RUN(test_empty_file_is_refused);
+    RUN(test_bos_false_leaves_a_text_item_without_bos);
+    RUN(test_text_item_positions_count_from_the_first_text_token);
+    RUN(test_default_induction_on_repeated_text_scores_only_the_second_copy);
+    RUN(test_a_lone_repeated_token_is_no_induction_query);
+    RUN(test_user_suite_without_targets_is_refused_naming_it);
+    RUN(test_bos_that_is_not_a_boolean_is_refused);
+    RUN(test_bos_on_a_tokens_item_is_refused);
     RUN(test_missing_file_is_refused_with_its_path);
     RUN(test_probes_argument_tells_files_from_suite_lists);
     andrea_tokenizer_free(tok);

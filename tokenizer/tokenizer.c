@@ -1,5 +1,5 @@
 /* tokenizer.c — picks the tokenizer for a model (tokenizer.h) and dispatches to its kind.
- * Rule (SPEC.md section 2): vocab_size 256 or 257 is byte-level; anything else needs GPT-2 BPE
+ * Rule (docs/checkpoints.md): vocab_size 256 or 257 is byte-level; anything else needs GPT-2 BPE
  * files, vocab.json + merges.txt, in tok_dir when given, else in the checkpoint's folder.
  * Failure contract: "PATH: problem", naming the folder that lacks the files or the file at fault. */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* tokenizer.h — text ↔ token ids for ANDREA models.
  *
- * Two kinds, chosen from the model's vocab_size (SPEC.md section 2):
+ * Two kinds, chosen from the model's vocab_size (docs/checkpoints.md):
  *   - byte-level: vocab 256, or 257 where id 256 is BOS; token i is byte i;
  *   - GPT-2 byte-level BPE: vocab.json + merges.txt beside the checkpoint (or in the folder given
  *     by --tokenizer), with GPT-2's pre-tokenization regex run by PCRE2; BOS is <|endoftext|>.

@@ -9,7 +9,7 @@ import sys
 
 def catalog(path):
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    rows = db.execute("SELECT model, layer, head, class, score, label FROM head_catalog WHERE latest").fetchall()
+    rows = db.execute("SELECT model, layer, head, class, score, label FROM head_catalog WHERE current").fetchall()
     db.close()
     return {(m, l, h, c): (s, lab) for m, l, h, c, s, lab in rows}
 

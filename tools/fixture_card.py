@@ -226,7 +226,7 @@ def write_card_md(card, path):
         a(card["rescore_note"])
         a("")
     a("The exported file was read back with numpy and run in fp32 on the CPU with explicit softmax attention, on the held-out probe items "
-      "saved beside this card as `models/%s.probes.jsonl` (SPEC.md JSON Lines, token ids with BOS = 256 at position 0, explicit targets; "
+      "saved beside this card as `models/%s.probes.jsonl` (docs/probes.md JSON Lines, token ids with BOS = 256 at position 0, explicit targets; "
       "entity items also carry `entities`). Probe seed %d; %s." % (card["name"], card["probe_seed"],
       ", ".join("%s %d items / %d pairs" % (s, card["suites"][s]["items"], card["suites"][s]["pairs"]) for s in card["suites"])))
     a("")

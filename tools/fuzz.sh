@@ -25,7 +25,7 @@ jobs=${FUZZ_JOBS:-2}
 rss=${FUZZ_RSS_MB:-2048}
 nicelvl=${FUZZ_NICE:-0}
 
-all_targets=(fuzz_checkpoint_bin fuzz_safetensors fuzz_bpe_files fuzz_bpe_encode fuzz_probe_jsonl fuzz_dump_reader)
+all_targets=(fuzz_checkpoint_bin fuzz_safetensors fuzz_bpe_files fuzz_bpe_encode fuzz_probe_jsonl fuzz_rules_json fuzz_dump_reader)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 

@@ -13,6 +13,7 @@ Targets and their input format (see tests/fuzz/*.c):
   fuzz_bpe_files       "vocab.json\\n--\\nmerges.txt"
   fuzz_bpe_encode      raw text for the GPT-2 tokenizer of tests/data/gpt2
   fuzz_probe_jsonl     probe JSON Lines for a byte-level (vocab 257) model
+  fuzz_rules_json      a label rules file (--rules)
   fuzz_dump_reader     a tiny HDF5 dump made by `andrea dump` (only when --andrea works)
 """
 import argparse
@@ -35,7 +36,7 @@ L, H, C, V, VP, T = 1, 2, 8, 20, 24, 8
 
 
 def params(rng):
-    """The 16 tensors in llm.c order and Linear layout [out, in] (SPEC.md section 2)."""
+    """The 16 tensors in llm.c order and Linear layout [out, in] (docs/checkpoints.md)."""
     r = lambda *s: (rng.standard_normal(s) * 0.1).astype(np.float32)
     one = lambda *s: np.ones(s, np.float32)
     return [("wte", r(VP, C)), ("wpe", r(T, C)), ("ln1w", one(L, C)), ("ln1b", r(L, C)),
@@ -172,7 +173,7 @@ def main():
 
     keep_dump = os.path.join(CORPUS, "fuzz_dump_reader")
     for t in ("fuzz_checkpoint_bin", "fuzz_safetensors", "fuzz_bpe_files", "fuzz_bpe_encode",
-              "fuzz_probe_jsonl"):
+              "fuzz_probe_jsonl", "fuzz_rules_json"):
         shutil.rmtree(os.path.join(CORPUS, t), ignore_errors=True)
 
     # .bin: fp32 v3, bf16 v5, and a pre-padding file (Vp slot 0 means Vp = V)
@@ -216,12 +217,20 @@ def main():
         {"suite": "duplicate", "tokens": [256, 5, 6, 5, 6]},
         {"suite": "entity", "text": "Alice met Bob in Paris. She", "entities": [[0, 5], [10, 13], [17, 22]]},
         {"suite": "bos", "text": "anything at all"},
+        {"suite": "prev_token", "text": "no BOS in front", "bos": False},
         {"suite": "my_suite", "tokens": [1, 2, 3], "targets": [[2, [0, 1]]]},
     ]
     write("fuzz_probe_jsonl", "all_suites.jsonl", "".join(json.dumps(l) + "\n" for l in lines).encode())
     write("fuzz_probe_jsonl", "one_line.jsonl", b'{"suite": "prev_token", "text": "ab"}')
     write("fuzz_probe_jsonl", "crlf_blank.jsonl",
           b'{"suite":"bos","tokens":[256,1]}\r\n\r\n   \n{"suite":"bos","text":"x\\u00e9\\n"}\r\n')
+
+    # label rules files (classify/analyze --rules)
+    write("fuzz_rules_json", "classes.json", json.dumps(
+        {"induction": {"min_score": 0.5}, "bos": {"min_ratio": 3, "min_margin": 0.1},
+         "default": {"min_score": 0.25, "min_ratio": 2.0, "min_margin": 0.05}}, indent=1).encode())
+    write("fuzz_rules_json", "user_class.json", b'{"my_suite": {"min_score": 1e-3}}\n')
+    write("fuzz_rules_json", "empty.json", b"{}")
 
     # the dump: only through the real writer, so the seed is what andrea really produces
     if os.access(args.andrea, os.X_OK):

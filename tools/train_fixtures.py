@@ -5,10 +5,10 @@ their heads independently of the C engine.
 Job, per model (--model tiny|bundled, --variant picks a data mix / seed):
   1. train a byte-level GPT-2 (vocab 257, BOS = 256 opens every window) on the sections that
      tools/build_corpus.py wrote, mixed with on-the-fly repeated sequences (induction food);
-  2. export it in llm.c's layout (SPEC.md section 2; fp32 = version 3, bf16 = version 5);
+  2. export it in llm.c's layout (docs/checkpoints.md; fp32 = version 3, bf16 = version 5);
   3. read the exported file back with numpy, run it in fp32 on the CPU with explicit softmax
      attention (this file's own forward: no C code involved) on HELD-OUT probe items generated
-     here with their own seeds, and score every head per suite (SPEC.md section 6):
+     here with their own seeds, and score every head per suite (docs/scores.md):
        score    = mean over all eligible (item, query) pairs of the attention mass on the targets
        baseline = the same mean under uniform causal attention, |targets| / (q + 1)
        control  = the head's score on shuffled targets (per pair, as many keys drawn at random

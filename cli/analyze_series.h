@@ -1,0 +1,27 @@
+/* analyze_series.h — `andrea analyze CKPT CKPT..`: the outer loop over a checkpoint series.
+ * Score every checkpoint first (each into the one catalog), then render every checkpoint's report
+ * (so each sees the whole series: full score-against-step plots), then the series page
+ * DIR/index.html (reports/series.h) and a table of labelled heads across steps on stdout.
+ * Progress lines on stderr name the checkpoint and k/N (none with --quiet).
+ * Failure contract: the first failure stops the loop and returns -1 with err set. */
+#ifndef ANDREA_ANALYZE_SERIES_H
+#define ANDREA_ANALYZE_SERIES_H
+
+#include "../common/error.h"
+
+/* What scoring one checkpoint left behind, for the render phase. */
+typedef struct {
+    char name[256];     /* dump/report stem ("dyck-step00400", "model-2" for a repeated stem) */
+    char dump[4400];    /* DIR/NAME.h5 */
+    char db[4400];      /* DIR/catalog.db */
+    char sha256[65];
+} analyze_scored;
+
+/* Scores checkpoint i (dump + classify + catalog write), filling *out. */
+typedef int (*analyze_score_fn)(int i, analyze_scored *out, void *ctx, ae_error *err);
+
+/* Runs the three phases over n checkpoints into dir; returns 0 or -1. */
+int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_score_fn score, void *ctx, int quiet,
+                   ae_error *err);
+
+#endif

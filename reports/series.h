@@ -1,0 +1,57 @@
+/* series.h — the pages of a checkpoint series: what `andrea analyze CKPT CKPT..` writes at the top of
+ * its output folder once every checkpoint is scored (docs/report.md, "A checkpoint series").
+ *
+ * Job: read the scores of several checkpoints of one training run from the catalog (series_data.c)
+ * and lay them out (series_page.c): index.html with, per class, a head x step matrix of scores
+ * (labelled cells marked) and a formation plot per head (score against step, the class's label
+ * threshold drawn, a log step axis when the steps span a decade or more), links to each
+ * checkpoint's report; and a terminal table of the labelled heads per step and class.
+ * Invariants: checkpoints are ordered by step (those without a step keep the caller's order, after
+ * the others); scores are the view's `current` rows (docs/catalog.md), NaN where not measured;
+ * every string shown in HTML is escaped; the page is one self-contained file (inline SVG, no
+ * script, nothing fetched) written through ae_write_file_atomic.
+ * Failure contract: -1 with "FILE: problem"; nothing partial is left.
+ */
+#ifndef ANDREA_SERIES_H
+#define ANDREA_SERIES_H
+
+#include <stdio.h>
+
+#include "../common/error.h"
+
+typedef struct {
+    const char *sha256;      /* checkpoint sha256 (the catalog's model) */
+    const char *report_href; /* link to its report, relative to the series page ("" = none) */
+} series_input;
+
+typedef struct {
+    char name[256];          /* the model name in the catalog */
+    char sha256[65];
+    char href[512];
+    int has_step;
+    long long step;
+} series_checkpoint;
+
+typedef struct {
+    char name[256];          /* the series name (of the first checkpoint) */
+    int n_ck;
+    series_checkpoint *ck;   /* [n_ck], ordered by step */
+    int n_classes;
+    char (*classes)[64];     /* [n_classes] */
+    double *threshold;       /* [n_classes]: the rule's min_score (NaN when unknown) */
+    int n_layer, n_head;     /* the largest over the checkpoints */
+    double *score;           /* [n_ck, n_classes, n_layer, n_head]; NaN = not measured */
+    unsigned char *label;    /* same shape */
+} series_data;
+
+/* Reads the current scores of the n checkpoints from the catalog at db_path (read-only). */
+int series_load(const char *db_path, const series_input *in, int n, series_data *out, ae_error *err);
+void series_free(series_data *d);
+
+/* Writes the series page to path (e.g. DIR/index.html). */
+int series_page_write(const series_data *d, const char *path, ae_error *err);
+
+/* Prints the labelled heads per step (rows) and class (columns) as an aligned text table. */
+void series_table_write(FILE *out, const series_data *d);
+
+#endif

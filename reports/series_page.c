@@ -1,0 +1,233 @@
+/* series_page.c — the series page (index.html) and the terminal table across steps (see series.h).
+ * The page is one file: a matrix per class (rows: heads, columns: steps, cells coloured by score
+ * with magma, labelled cells marked *), and per head a formation plot drawn as inline SVG (score
+ * against step; the class's min_score as a dashed line; labelled steps as filled dots). */
+#include "series.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/atomic_file.h"
+#include "colormap.h"
+#include "text.h"
+
+/* Heads per class above which only the heads labelled at some step get a formation plot. */
+#define SERIES_PLOT_ALL_HEADS 64
+
+static size_t at(const series_data *d, int ck, int c, int l, int h) {
+    return (((size_t)ck * (size_t)d->n_classes + (size_t)c) * (size_t)d->n_layer + (size_t)l) * (size_t)d->n_head +
+           (size_t)h;
+}
+
+/* x of checkpoint i in [0, 1]: by step (log when all steps are > 0 and span a decade or more),
+ * or by position when a step is unknown. Sets *log_axis. */
+static void x_positions(const series_data *d, double *x, int *log_axis) {
+    int all = d->n_ck > 1;
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < d->n_ck; i++) {
+        all &= d->ck[i].has_step;
+        if (d->ck[i].has_step) {
+            lo = fmin(lo, (double)d->ck[i].step);
+            hi = fmax(hi, (double)d->ck[i].step);
+        }
+    }
+    *log_axis = all && lo > 0 && hi / lo >= 10;
+    for (int i = 0; i < d->n_ck; i++) {
+        if (!all || hi <= lo) x[i] = d->n_ck > 1 ? (double)i / (d->n_ck - 1) : 0.5;
+        else if (*log_axis) x[i] = (log10((double)d->ck[i].step) - log10(lo)) / (log10(hi) - log10(lo));
+        else x[i] = ((double)d->ck[i].step - lo) / (hi - lo);
+    }
+}
+
+static void step_label(const series_checkpoint *c, int i, char *out, size_t cap) {
+    if (c->has_step) snprintf(out, cap, "%lld", c->step);
+    else snprintf(out, cap, "#%d", i + 1);
+}
+
+/* One formation plot: score of head (l, h) on class c against step. */
+static void plot_svg(sbuf *b, const series_data *d, int c, int l, int h, const double *x, int log_axis) {
+    const double W = 240, Ht = 130, ml = 30, mr = 8, mt = 8, mb = 22, pw = W - ml - mr, ph = Ht - mt - mb;
+    sbuf_printf(b, "<figure><svg width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">", W, Ht, W, Ht);
+    sbuf_printf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" class=\"frame\"/>", ml, mt, pw, ph);
+    for (int t = 0; t <= 2; t++) {
+        const double y = mt + ph - ph * t / 2.0;
+        sbuf_printf(b, "<text x=\"%.0f\" y=\"%.1f\" class=\"ax\" text-anchor=\"end\">%.1f</text>", ml - 5, y + 3, t / 2.0);
+    }
+    const double thr = d->threshold[c];
+    if (isfinite(thr) && thr >= 0 && thr <= 1)
+        sbuf_printf(b, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" class=\"thr\"><title>label threshold %g</title></line>",
+                    ml, ml + pw, mt + ph * (1 - thr), mt + ph * (1 - thr), thr);
+    sbuf_puts(b, "<polyline class=\"line\" points=\"");
+    for (int i = 0; i < d->n_ck; i++) {
+        const double s = d->score[at(d, i, c, l, h)];
+        if (isfinite(s)) sbuf_printf(b, "%.1f,%.1f ", ml + pw * x[i], mt + ph * (1 - fmin(fmax(s, 0), 1)));
+    }
+    sbuf_puts(b, "\"/>");
+    for (int i = 0; i < d->n_ck; i++) {
+        const double s = d->score[at(d, i, c, l, h)];
+        if (!isfinite(s)) continue;
+        char st[32];
+        step_label(&d->ck[i], i, st, sizeof st);
+        sbuf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" class=\"%s\"><title>step %s: %.3f%s</title></circle>",
+                    ml + pw * x[i], mt + ph * (1 - fmin(fmax(s, 0), 1)), d->label[at(d, i, c, l, h)] ? "lab" : "nolab", st, s,
+                    d->label[at(d, i, c, l, h)] ? " (labelled)" : "");
+    }
+    /* the first and last step under the axis */
+    for (int e = 0; e < 2 && d->n_ck > 0; e++) {
+        const int i = e ? d->n_ck - 1 : 0;
+        char st[32];
+        step_label(&d->ck[i], i, st, sizeof st);
+        sbuf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax\" text-anchor=\"%s\">%s</text>", ml + pw * x[i], Ht - 8,
+                    e ? "end" : "start", st);
+    }
+    sbuf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax\" text-anchor=\"middle\">step%s</text>", ml + pw / 2, Ht - 8,
+                log_axis ? " (log)" : "");
+    sbuf_printf(b, "</svg><figcaption>head %d.%d</figcaption></figure>\n", l, h);
+}
+
+static void matrix(sbuf *b, const series_data *d, int c) {
+    sbuf_puts(b, "<table class=\"matrix\"><tr><th>head</th>");
+    for (int i = 0; i < d->n_ck; i++) {
+        char st[32];
+        step_label(&d->ck[i], i, st, sizeof st);
+        sbuf_puts(b, "<th>");
+        if (d->ck[i].href[0]) {
+            sbuf_puts(b, "<a href=\"");
+            sbuf_html(b, d->ck[i].href);
+            sbuf_puts(b, "\">");
+        }
+        sbuf_html(b, st);
+        sbuf_puts(b, d->ck[i].href[0] ? "</a></th>" : "</th>");
+    }
+    sbuf_puts(b, "</tr>\n");
+    for (int l = 0; l < d->n_layer; l++)
+        for (int h = 0; h < d->n_head; h++) {
+            sbuf_printf(b, "<tr><th>%d.%d</th>", l, h);
+            for (int i = 0; i < d->n_ck; i++) {
+                const double s = d->score[at(d, i, c, l, h)];
+                if (!isfinite(s)) {
+                    sbuf_puts(b, "<td class=\"na\">-</td>");
+                    continue;
+                }
+                const rgb col = colormap_magma(fmin(fmax(s, 0), 1));
+                const int dark = 0.299 * col.r + 0.587 * col.g + 0.114 * col.b < 140;
+                const int lab = d->label[at(d, i, c, l, h)];
+                sbuf_printf(b, "<td style=\"background:#%02x%02x%02x;color:%s\"%s>%.3f%s</td>", col.r, col.g, col.b,
+                            dark ? "#fff" : "#000", lab ? " class=\"lab\"" : "", s, lab ? "*" : "");
+            }
+            sbuf_puts(b, "</tr>\n");
+        }
+    sbuf_puts(b, "</table>\n");
+}
+
+int series_page_write(const series_data *d, const char *path, ae_error *err) {
+    sbuf b;
+    sbuf_init(&b);
+    double *x = malloc((size_t)(d->n_ck > 0 ? d->n_ck : 1) * sizeof *x);
+    if (!x) return ae_fail(err, "%s: out of memory", path);
+    int log_axis = 0;
+    x_positions(d, x, &log_axis);
+    sbuf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>andrea: series ");
+    sbuf_html(&b, d->name);
+    sbuf_puts(&b, "</title>\n<style>body{font-family:sans-serif;margin:1.5em}table.matrix{border-collapse:collapse;"
+                  "font-size:12px}table.matrix td,table.matrix th{padding:2px 6px;text-align:right}"
+                  "td.lab{font-weight:bold;outline:2px solid #0a0;outline-offset:-2px}td.na{color:#999}"
+                  "figure{display:inline-block;margin:4px}figcaption{font-size:12px;text-align:center}"
+                  ".frame{fill:none;stroke:#888}.ax{font-size:10px;fill:#444}.thr{stroke:#c00;stroke-dasharray:4 3}"
+                  ".line{fill:none;stroke:#333}.lab{fill:#0a0}.nolab{fill:#fff;stroke:#333}</style></head><body>\n");
+    sbuf_puts(&b, "<h1>Series ");
+    sbuf_html(&b, d->name);
+    sbuf_printf(&b, ": %d checkpoints</h1>\n<p>Each checkpoint's report:", d->n_ck);
+    for (int i = 0; i < d->n_ck; i++) {
+        sbuf_puts(&b, i ? ", " : " ");
+        if (d->ck[i].href[0]) {
+            sbuf_puts(&b, "<a href=\"");
+            sbuf_html(&b, d->ck[i].href);
+            sbuf_puts(&b, "\">");
+        }
+        sbuf_html(&b, d->ck[i].name);
+        if (d->ck[i].href[0]) sbuf_puts(&b, "</a>");
+    }
+    sbuf_puts(&b, ".</p>\n<p>Scores are the current runs' (docs/catalog.md); <b>*</b> marks a labelled head. In the "
+                  "formation plots the dashed red line is the class's label threshold (min_score; the rule also "
+                  "asks a ratio and a margin over the baseline: docs/scores.md), filled dots are labelled steps.</p>\n");
+    sbuf_puts(&b, "<p>Classes:");
+    for (int c = 0; c < d->n_classes; c++) {
+        sbuf_puts(&b, c ? ", <a href=\"#class-" : " <a href=\"#class-");
+        sbuf_html(&b, d->classes[c]);
+        sbuf_puts(&b, "\">");
+        sbuf_html(&b, d->classes[c]);
+        sbuf_puts(&b, "</a>");
+    }
+    sbuf_puts(&b, "</p>\n");
+    const int all_heads = d->n_layer * d->n_head <= SERIES_PLOT_ALL_HEADS;
+    for (int c = 0; c < d->n_classes; c++) {
+        sbuf_puts(&b, "<h2 id=\"class-");
+        sbuf_html(&b, d->classes[c]);
+        sbuf_puts(&b, "\">");
+        sbuf_html(&b, d->classes[c]);
+        sbuf_puts(&b, "</h2>\n");
+        if (isfinite(d->threshold[c])) sbuf_printf(&b, "<p>Label threshold: score &ge; %g.</p>\n", d->threshold[c]);
+        matrix(&b, d, c);
+        sbuf_printf(&b, "<h3>Formation%s</h3><div class=\"plots\">\n", all_heads ? "" : " (heads labelled at some step)");
+        for (int l = 0; l < d->n_layer; l++)
+            for (int h = 0; h < d->n_head; h++) {
+                int ever = all_heads;
+                for (int i = 0; i < d->n_ck && !ever; i++) ever = d->label[at(d, i, c, l, h)];
+                if (ever) plot_svg(&b, d, c, l, h, x, log_axis);
+            }
+        sbuf_puts(&b, "</div>\n");
+    }
+    sbuf_puts(&b, "</body></html>\n");
+    free(x);
+    int rc;
+    if (sbuf_failed(&b)) rc = ae_fail(err, "%s: out of memory", path);
+    else rc = ae_write_file_atomic(path, b.s, b.len, err);
+    sbuf_free(&b);
+    return rc;
+}
+
+void series_table_write(FILE *out, const series_data *d) {
+    /* cells: the labelled heads ("1.0 1.3") or "-" */
+    size_t wstep = 4, *w = calloc((size_t)(d->n_classes > 0 ? d->n_classes : 1), sizeof *w);
+    char *cell = malloc(4096);
+    if (!w || !cell) {
+        free(w);
+        free(cell);
+        return;
+    }
+    for (int i = 0; i < d->n_ck; i++) {
+        char st[32];
+        step_label(&d->ck[i], i, st, sizeof st);
+        if (strlen(st) > wstep) wstep = strlen(st);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) {
+            fprintf(out, "%-*s", (int)wstep, "step");
+            for (int c = 0; c < d->n_classes; c++) fprintf(out, "  %-*s", c + 1 < d->n_classes ? (int)w[c] : 0, d->classes[c]);
+            fputc('\n', out);
+        } else {
+            for (int c = 0; c < d->n_classes; c++) w[c] = strlen(d->classes[c]);
+        }
+        for (int i = 0; i < d->n_ck; i++) {
+            char st[32];
+            step_label(&d->ck[i], i, st, sizeof st);
+            if (pass) fprintf(out, "%-*s", (int)wstep, st);
+            for (int c = 0; c < d->n_classes; c++) {
+                size_t n = 0;
+                cell[0] = 0;
+                for (int l = 0; l < d->n_layer; l++)
+                    for (int h = 0; h < d->n_head; h++)
+                        if (d->label[at(d, i, c, l, h)] && n + 24 < 4096)
+                            n += (size_t)snprintf(cell + n, 4096 - n, "%s%d.%d", n ? " " : "", l, h);
+                if (!n) snprintf(cell, 4096, "-");
+                if (pass) fprintf(out, "  %-*s", c + 1 < d->n_classes ? (int)w[c] : 0, cell);
+                else if (strlen(cell) > w[c]) w[c] = strlen(cell);
+            }
+            if (pass) fputc('\n', out);
+        }
+    }
+    free(w);
+    free(cell);
+}

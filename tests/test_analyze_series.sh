@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# test_analyze_series.sh — `andrea analyze` of a checkpoint series (tests/data/series: one training
+# run saved at six steps) scores every checkpoint before rendering any, so each report has its
+# score-against-step plots; writes the series page and a table across steps; and a later run of a
+# custom probe file on one checkpoint hides neither `heads` nor the report of the earlier dump.
+set -uo pipefail
+source "$ANDREA_SRC/tests/lib.sh"
+need_files tests/data/series/dyck-step00030.bin tests/data/series/dyck-step08000.bin
+cd "$tmp"
+ckpts=("$ANDREA_SRC"/tests/data/series/dyck-step*.bin)
+[[ ${#ckpts[@]} -eq 6 ]] || bad "fixture" "want 6 checkpoints, found ${#ckpts[@]}"
+
+start=$SECONDS
+if "$A" analyze "${ckpts[@]}" --out s --probes induction,prev_token --device cpu >out.txt 2>err.txt; then
+  ok "analyze of 6 checkpoints exits 0 ($((SECONDS - start)) s)"
+else
+  bad "analyze" "exit $?: $(tail -3 err.txt)"
+fi
+
+# progress: k/N and the checkpoint's name; every scoring line before the first rendering line
+grep -q '\[1/6\] scoring .*dyck-step00030.bin' err.txt && grep -q '\[6/6\] rendering .*dyck-step08000.bin' err.txt \
+  && ok "progress lines name the checkpoint and k/N" || bad "progress" "$(cat err.txt)"
+last_score=$(grep -n 'scoring' err.txt | tail -1 | cut -d: -f1)
+first_render=$(grep -n 'rendering' err.txt | head -1 | cut -d: -f1)
+[[ -n $last_score && -n $first_render && $last_score -lt $first_render ]] \
+  && ok "all checkpoints are scored before any is rendered" || bad "order" "$(cat err.txt)"
+
+# every report, the first one included, has the score-against-step plots of the whole series
+for s in 00030 08000; do
+  [[ -f s/dyck-step$s/index.html && -n $(ls s/dyck-step$s/overview/steps_* 2>/dev/null) ]] \
+    && ok "report of step $s has its score-against-step plots" || bad "report $s" "$(ls s/dyck-step$s/overview 2>&1)"
+done
+
+# the series page: links to every report, a head x step matrix, formation plots with the threshold
+p=s/index.html
+if [[ -f $p ]]; then
+  n_links=$(grep -o 'href="dyck-step[0-9]*/index.html"' $p | sort -u | wc -l)
+  [[ $n_links -eq 6 ]] && ok "series page links the 6 reports" || bad "links" "$n_links"
+  grep -q 'class="matrix"' $p && grep -q '<th>1.3</th>' $p && ok "series page has a head x step matrix" || bad "matrix" ""
+  grep -q 'class="thr"' $p && grep -q 'step (log)' $p && ok "formation plots draw the threshold on a log step axis" \
+    || bad "plots" ""
+  grep -q '0\.926\*' $p && ok "labelled cells are marked" || bad "marks" "$(grep -o '0\.92[0-9]*.' $p | head -2)"
+else
+  bad "series page" "no $p"
+fi
+
+# the table across steps on stdout
+grep -Eq '^8000 +- +1\.0 1\.1 1\.3|^8000 .*1\.0 1\.1 1\.3' out.txt && grep -Eq '^30 +- +-' out.txt \
+  && ok "terminal table: induction heads 1.0 1.1 1.3 at step 8000, none at 30" || bad "table" "$(cat out.txt)"
+
+# a run of a custom suite on the step-8000 checkpoint does not hide the built-in runs
+cat >custom.jsonl <<'J'
+{"suite": "my_suite", "tokens": [256, 40, 41, 42, 40, 41, 42], "targets": [[4, [1]], [5, [2]], [6, [3]]]}
+{"suite": "my_suite", "tokens": [256, 50, 51, 52, 50, 51, 52], "targets": [[4, [1]], [5, [2]], [6, [3]]]}
+J
+"$A" dump "${ckpts[5]}" --probes custom.jsonl --out c.h5 --device cpu --quiet >/dev/null 2>dump.err \
+  && "$A" classify c.h5 --db s/catalog.db --quiet >/dev/null 2>cls.err || bad "custom run" "$(cat dump.err cls.err)"
+n=$("$A" heads --db s/catalog.db --class induction --step 8000 --format csv | tail -n +2 | wc -l)
+[[ $n -eq 3 ]] && ok "heads --class induction still lists the 3 heads after a custom run" || bad "heads" "$n rows"
+"$A" render s/dyck-step08000.h5 --db s/catalog.db --out r8 --quiet >/dev/null 2>r8.err || bad "render" "$(cat r8.err)"
+grep -q '0\.926' r8/index.html 2>/dev/null && ok "re-rendering the earlier dump shows its own run's scores" \
+  || bad "render of the earlier dump" "no induction score in r8/index.html"
+"$A" render c.h5 --db s/catalog.db --out rc --quiet >/dev/null 2>rc.err || bad "render custom" "$(cat rc.err)"
+grep -q 'my_suite' rc/index.html 2>/dev/null && ok "rendering the custom dump shows the custom run" || bad "render custom" ""
+
+# a newer dump of the same suite (other items) becomes current; rendering the earlier dump still
+# shows the run that scored it (matched by its seal)
+"$A" dump "${ckpts[5]}" --probes induction --n 6 --seed 7 --out b.h5 --device cpu --quiet >/dev/null 2>b.err \
+  && "$A" classify b.h5 --db s/catalog.db --quiet >/dev/null 2>>b.err || bad "second dump" "$(cat b.err)"
+new=$("$A" heads --db s/catalog.db --class induction --step 8000 --head 1.0 --format csv | tail -1 | cut -d, -f7)
+new3=$(printf '%.3f' "$new")
+if [[ $new3 != 0.926 ]]; then
+  "$A" render s/dyck-step08000.h5 --db s/catalog.db --out r8b --quiet >/dev/null 2>r8b.err || bad "render" "$(cat r8b.err)"
+  grep -q '0\.926' r8b/index.html && ! grep -q "${new3/./\\.}" r8b/index.html \
+    && ok "the earlier dump renders with its own run, not the newer current one ($new3)" || bad "seal match" "current $new3"
+  "$A" render b.h5 --db s/catalog.db --out rb --quiet >/dev/null 2>rb.err || bad "render b" "$(cat rb.err)"
+  grep -q "${new3/./\\.}" rb/index.html && ok "the newer dump renders with its run ($new3)" || bad "render b" "no $new3"
+else
+  bad "second dump" "scores 0.926 like the first: pick another seed"
+fi
+finish
