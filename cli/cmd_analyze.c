@@ -2,6 +2,7 @@
  * + render (heatmaps, index.html). Default: the bundled model into ./andrea-out/.
  * Wiring only: every step is a library call (dump/dump_write.h, analyzer/classify.h,
  * analyzer/catalog.h, reports/report.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "../analyzer/catalog.h"
 #include "../analyzer/classify.h"
+#include "../analyzer/head_scorer.h"
 #include "../analyzer/summary.h"
 #include "../common/progress.h"
 #include "../engine/checkpoint.h"
@@ -20,18 +22,28 @@
 #include "../tokenizer/tokenizer.h"
 #include "../probes/probe.h"
 #include "../reports/report.h"
+#include "../reports/report_collect.h"
 #include "cli.h"
 
 static void help(FILE *f) {
     fprintf(f,
             "usage: andrea analyze [CKPT..] [--out DIR] [--probes SUITE[,SUITE..]|FILE.jsonl]\n"
-            "                      [--device auto|cpu|cuda] [--maps fp16|fp32] [--step N]\n"
-            "                      [--ablate-items N] [--rules FILE] [--precision tf32|tf32x3|fp32] [--quiet]\n\n"
-            "For each checkpoint: dump the built-in probe suites (or --probes) to DIR/NAME.h5, classify\n"
-            "the heads into DIR/catalog.db (scores, labels, causal check on --ablate-items items per\n"
-            "suite, default %d), render the report (DIR/index.html; with several checkpoints\n"
-            "DIR/NAME/index.html each) and print the labelled heads per class. Without CKPT it\n"
-            "analyses the model bundled with andrea. DIR defaults to ./andrea-out.\n"
+            "                      [--n N] [--len T] [--seed S] [--tokenizer DIR] [--contrib none|norm|full]\n"
+            "                      [--device auto|cpu|cuda] [--maps fp16|fp32] [--step N] [--dump FILE]\n"
+            "                      [--keep-dumps] [--ablate-items N] [--rules FILE]\n"
+            "                      [--precision tf32|tf32x3|fp32] [--timing] [--quiet]\n\n"
+            "For each checkpoint: run the built-in probe suites (or --probes) through the model and score\n"
+            "every head while its attention maps are in memory, classify the heads into DIR/catalog.db\n"
+            "(scores, labels, causal check on --ablate-items items per suite, default %d), render the\n"
+            "report (DIR/index.html; with several checkpoints DIR/NAME/index.html each) from the few\n"
+            "example maps it shows, and print the labelled heads per class. No map file is written\n"
+            "unless asked: --dump FILE writes every map of the (one) checkpoint to FILE, --keep-dumps\n"
+            "writes DIR/NAME.h5 for each (both as `andrea dump` writes them; `andrea classify` of such a\n"
+            "dump gives the same scores). Without CKPT it analyses the model bundled with andrea.\n"
+            "DIR defaults to ./andrea-out. --n, --len, --seed, --tokenizer: as for `andrea dump` (the\n"
+            "probe suites); --contrib: the per-head W_O values computed (norm, default: head_dla and\n"
+            "head_out_norm means in the catalog; none: without them; full: also head_out in a dump).\n"
+            "--timing prints where the time went (forward, scoring, causal check, catalog, report).\n"
             "--precision: on a GPU, matmuls in TF32 (default, fast; attention probabilities of trained\n"
             "models within ~4e-3 of fp32), tf32x3 (every layer matmul and attention as three TF32\n"
             "products of high and low parts: maps within ~3e-5 of fp32, ~2.2x the forward time; the\n"
@@ -40,38 +52,14 @@ static void help(FILE *f) {
             ANDREA_ABLATE_ITEMS_DEFAULT);
 }
 
-/* Suites for model m: a probe file (a path ending in .jsonl or naming a file), else a comma list
- * of built-in names (default: all six). */
-static int make_suites(const char *probes, const andrea_model *m, const andrea_tokenizer *tok, probe_suite **out,
-                       int *n, ae_error *err) {
-    struct stat sb;
-    size_t len = probes ? strlen(probes) : 0;
-    if (probes && ((len > 6 && !strcmp(probes + len - 6, ".jsonl")) || (stat(probes, &sb) == 0 && S_ISREG(sb.st_mode))))
-        return probe_file_load(probes, tok, m->cfg.vocab_size, m->cfg.max_seq_len, out, n, err);
-    char list[1024];
-    snprintf(list, sizeof list, "%s", probes ? probes : "prev_token,induction,duplicate,bracket,entity,bos");
-    int cap = 1;
-    for (char *p = list; *p; p++) cap += *p == ',';
-    probe_suite *s = calloc((size_t)cap, sizeof *s);
-    if (!s) return ae_fail(err, "out of memory");
-    int k = 0;
-    char *save = NULL;
-    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-        if (probe_suite_builtin(name, tok, m->cfg.vocab_size, m->cfg.max_seq_len, NULL, &s[k], err)) {
-            for (int i = 0; i < k; i++) probe_suite_free(&s[i]);
-            free(s);
-            return -1;
-        }
-        k++;
-    }
-    if (k == 0) {
-        free(s);
-        return ae_fail(err, "--probes: no suite named");
-    }
-    *out = s;
-    *n = k;
-    return 0;
-}
+/* What analyze_one needs besides the checkpoint. */
+typedef struct {
+    const char *dir, *probes, *tok_dir, *dump_file;
+    probe_options po;
+    andrea_device dev;
+    andrea_contrib contrib;
+    int maps_fp32, keep_dumps, timing;
+} analyze_args;
 
 /* File-name stem of a checkpoint: "models/andrea-bundled.bin" -> "andrea-bundled". */
 static void stem(const char *path, char *out, size_t cap) {
@@ -84,48 +72,85 @@ static void stem(const char *path, char *out, size_t cap) {
     if (dot && dot != out) *dot = 0;
 }
 
-static int analyze_one(const char *ckpt, const char *dir, const char *report_dir, const char *probes,
-                       const andrea_classify_options *copt, andrea_device dev, int maps_fp32, int index,
-                       ae_error *err) {
+/* Where one checkpoint's time went (analyze --timing). */
+static void print_timing(const char *ckpt, const andrea_dump_stats *st, double t_load, double t_hash,
+                         const andrea_classify_timing *ct, double t_catalog, double t_report, double t_all) {
+    fprintf(stderr,
+            "andrea analyze: time (%s): model load + probes %.2f s, checkpoint sha256 %.2f s, engine open %.2f s, "
+            "forwards %.2f s, scoring + report maps %.2f s, map writes %.2f s, causal check %.2f s, catalog %.2f s, "
+            "report %.2f s, total %.2f s\n",
+            ckpt, t_load, t_hash, st->t_open, st->t_forward, st->t_sinks, st->t_maps + st->t_other + st->t_close + st->t_seal,
+            ct->t_causal, t_catalog, t_report, t_all);
+}
+
+static int analyze_one(const char *ckpt, const char *report_dir, const analyze_args *aa,
+                       const andrea_classify_options *copt, int index, ae_error *err) {
+    const double t_start = ae_now_seconds();
     andrea_model m;
     memset(&m, 0, sizeof m);
     andrea_tokenizer *tok = NULL;
     probe_suite *suites = NULL;
+    head_scorer *hs = NULL;
+    report_collector *rcol = NULL;
+    andrea_engine *eng = NULL;
     int n_suites = 0, ret = -1;
     andrea_analysis a;
     memset(&a, 0, sizeof a);
-    char name[256], dump_path[4400], db_path[4400], hex[65];
+    char name[256], dump_path[4400], db_path[4400], hex[65], tok_desc[4200];
     if (andrea_model_load(&m, ckpt, err)) return -1;
-    tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, NULL, err);
-    if (!tok) goto out;
-    if (make_suites(probes, &m, tok, &suites, &n_suites, err)) goto out;
+    tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, aa->tok_dir, err);
+    if (!tok && !probe_spec_is_file(aa->probes)) goto out;
+    snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
+    if (probe_suites_load(aa->probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &aa->po, &suites, &n_suites, err))
+        goto out;
+    const double t_load = ae_now_seconds() - t_start;
     if (andrea_checkpoint_sha256(&m, hex, err)) goto out;
+    const double t_hash = ae_now_seconds() - t_start - t_load;
     stem(ckpt, name, sizeof name);
     if (index > 0) {
         size_t l = strlen(name);
         snprintf(name + l, sizeof name - l, "-%d", index + 1);
     }
-    snprintf(dump_path, sizeof dump_path, "%s/%s.h5", dir, name);
-    snprintf(db_path, sizeof db_path, "%s/catalog.db", dir);
+    if (aa->dump_file) snprintf(dump_path, sizeof dump_path, "%s", aa->dump_file);
+    else snprintf(dump_path, sizeof dump_path, "%s/%s.h5", aa->dir, name);
+    const int dumping = aa->dump_file || aa->keep_dumps;
+    snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
 
+    /* The forwards feed the head scorer and the report's example maps (and the dump writer when
+     * a dump was asked for): one loop, dump/dump_write.h. */
+    if (!(hs = head_scorer_open(&m.cfg, &copt->rules, n_suites, err))) goto out;
+    if (!(rcol = report_collector_open(&m, n_suites, 0, err))) goto out;
+    andrea_batch_sink sinks[2] = {head_scorer_sink(hs), report_collector_sink(rcol)};
+    andrea_dump_stats stats;
+    memset(&stats, 0, sizeof stats);
     andrea_dump_options dopt;
     andrea_dump_options_init(&dopt);
-    dopt.out_path = dump_path;
-    dopt.device = dev;
-    dopt.maps_fp32 = maps_fp32;
-    dopt.contrib = ANDREA_CONTRIB_NORM;
+    dopt.out_path = dumping ? dump_path : NULL;
+    dopt.device = aa->dev;
+    dopt.maps_fp32 = aa->maps_fp32;
+    dopt.contrib = aa->contrib;
     dopt.checkpoint_sha256 = hex;
-    dopt.tokenizer = andrea_tokenizer_kind(tok);
+    dopt.tokenizer = tok_desc;
+    dopt.progress_label = "forward";
+    dopt.sinks = sinks;
+    dopt.n_sinks = 2;
+    dopt.stats = &stats;
+    dopt.keep_engine = &eng;
     if (andrea_dump_write(&m, suites, n_suites, &dopt, err)) goto out;
-
+    if (stats.batch < copt->ablate_items) { /* too small for the causal check's batch: a fresh one */
+        andrea_engine_close(eng);
+        eng = NULL;
+    }
+    andrea_classify_timing ct = {0, 0};
     andrea_classify_options o = *copt;
-    o.device = dev;
-    o.model = &m; /* the checkpoint just dumped: its sha256 is the dump's by construction */
-    if (andrea_classify_dump(dump_path, &o, &a, err)) goto out;
-    /* MPI: dump and statistics were shared by all ranks; rank 0 alone writes the catalog, renders
-     * and prints (the others wait for its result, so a failure there stops every rank). */
-    const int root = andrea_mpi_rank() == 0;
-    if (!root) {
+    o.device = aa->dev;
+    o.timing = &ct;
+    if (andrea_classify_scored(&m, hex, suites, n_suites, hs, eng, dumping ? dump_path : NULL,
+                               aa->maps_fp32 ? "fp32" : "fp16", &o, &a, err))
+        goto out;
+    /* MPI: the statistics were pooled on all ranks; rank 0 alone writes the catalog, renders and
+     * prints (the others wait for its result, so a failure there stops every rank). */
+    if (andrea_mpi_rank() != 0) {
         ret = andrea_mpi_agree(0, err);
         goto out;
     }
@@ -133,20 +158,27 @@ static int analyze_one(const char *ckpt, const char *dir, const char *report_dir
     /* One checkpoint: its report is DIR itself; several: DIR/NAME each. */
     char rdir[4400];
     if (report_dir) snprintf(rdir, sizeof rdir, "%s", report_dir);
-    else snprintf(rdir, sizeof rdir, "%s/%s", dir, name);
+    else snprintf(rdir, sizeof rdir, "%s/%s", aa->dir, name);
     andrea_render_options ropt = {0};
     ropt.quiet = ae_progress_quiet;
-    if (andrea_mpi_agree(catalog_write(db_path, &a, NULL, err) || andrea_render(dump_path, db_path, rdir, &ropt, err),
-                         err))
-        goto out;
-    printf("%s (%s)\n", ckpt, dump_path);
+    const double t_cat0 = ae_now_seconds();
+    int wrc = catalog_write(db_path, &a, NULL, err);
+    const double t_rep0 = ae_now_seconds();
+    if (!wrc)
+        wrc = andrea_render_collected(rcol, hex, dumping ? dump_path : NULL, a.maps_dtype, db_path, rdir, &ropt, err);
+    const double t_end = ae_now_seconds();
+    if (andrea_mpi_agree(wrc, err)) goto out;
+    printf("%s%s%s%s\n", ckpt, dumping ? " (" : "", dumping ? dump_path : "", dumping ? ")" : "");
     andrea_summary_write(stdout, &a);
     printf("catalog: %s\nreport:  %s/index.html\n\n", db_path, rdir);
+    if (aa->timing) print_timing(ckpt, &stats, t_load, t_hash, &ct, t_rep0 - t_cat0, t_end - t_rep0, t_end - t_start);
     ret = 0;
 out:
     andrea_analysis_free(&a);
-    for (int i = 0; i < n_suites; i++) probe_suite_free(&suites[i]);
-    free(suites);
+    andrea_engine_close(eng);
+    head_scorer_free(hs);
+    report_collector_free(rcol);
+    probe_suites_free(suites, n_suites);
     andrea_tokenizer_free(tok);
     andrea_model_free(&m);
     return ret;
@@ -154,16 +186,24 @@ out:
 
 int cmd_analyze(int argc, char **argv) {
     static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'},    {"probes", required_argument, 0, 'p'},
-        {"device", required_argument, 0, 'D'}, {"maps", required_argument, 0, 'm'},
-        {"step", required_argument, 0, 'S'},   {"ablate-items", required_argument, 0, 'a'},
-        {"rules", required_argument, 0, 'r'},  {"quiet", no_argument, 0, 'q'},
+        {"out", required_argument, 0, 'o'},       {"probes", required_argument, 0, 'p'},
+        {"device", required_argument, 0, 'D'},    {"maps", required_argument, 0, 'm'},
+        {"step", required_argument, 0, 'S'},      {"ablate-items", required_argument, 0, 'a'},
+        {"rules", required_argument, 0, 'r'},     {"quiet", no_argument, 0, 'q'},
         {"precision", required_argument, 0, 'P'}, {"help", no_argument, 0, 'h'},
+        {"n", required_argument, 0, 'n'},         {"len", required_argument, 0, 'l'},
+        {"seed", required_argument, 0, 's'},      {"contrib", required_argument, 0, 'c'},
+        {"tokenizer", required_argument, 0, 'k'}, {"dump", required_argument, 0, 'U'},
+        {"keep-dumps", no_argument, 0, 'K'},      {"timing", no_argument, 0, 't'},
         {0, 0, 0, 0},
     };
-    const char *dir = "andrea-out", *probes = NULL, *rules = NULL;
-    andrea_device dev = ANDREA_DEVICE_AUTO;
-    int maps_fp32 = 0, c, bad; /* bad: a parser's usage-error exit code */
+    analyze_args aa;
+    memset(&aa, 0, sizeof aa);
+    aa.dir = "andrea-out";
+    aa.dev = ANDREA_DEVICE_AUTO;
+    aa.contrib = ANDREA_CONTRIB_NORM;
+    const char *rules = NULL;
+    int c, bad; /* bad: a parser's usage-error exit code */
     andrea_classify_options o;
     andrea_classify_options_init(&o);
     ae_error err = {{0}};
@@ -171,13 +211,13 @@ int cmd_analyze(int argc, char **argv) {
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
-        case 'o': dir = optarg; break;
-        case 'p': probes = optarg; break;
+        case 'o': aa.dir = optarg; break;
+        case 'p': aa.probes = optarg; break;
         case 'D':
-            if ((bad = cli_opt_device("analyze", optarg, &dev))) return bad;
+            if ((bad = cli_opt_device("analyze", optarg, &aa.dev))) return bad;
             break;
         case 'm':
-            if ((bad = cli_opt_maps("analyze", optarg, &maps_fp32))) return bad;
+            if ((bad = cli_opt_maps("analyze", optarg, &aa.maps_fp32))) return bad;
             break;
         case 'S':
             if ((bad = cli_opt_step("analyze", optarg, &o))) return bad;
@@ -189,6 +229,18 @@ int cmd_analyze(int argc, char **argv) {
         case 'P':
             if ((bad = cli_opt_precision("analyze", optarg))) return bad;
             break;
+        case 'n':
+        case 'l':
+        case 's':
+            if ((bad = cli_opt_probe("analyze", c, optarg, &aa.po))) return bad;
+            break;
+        case 'c':
+            if ((bad = cli_opt_contrib("analyze", optarg, &aa.contrib))) return bad;
+            break;
+        case 'k': aa.tok_dir = optarg; break;
+        case 'U': aa.dump_file = optarg; break;
+        case 'K': aa.keep_dumps = 1; break;
+        case 't': aa.timing = 1; break;
         case 'q': ae_progress_quiet = 1; break;
         case 'h': help(stdout); return cli_stdout_done();
         default: return cli_option_error("analyze", c, argv, opts);
@@ -196,16 +248,19 @@ int cmd_analyze(int argc, char **argv) {
     }
     if (o.has_step && argc - optind > 1)
         return cli_usage_error("analyze", "--step names the step of ONE checkpoint; several were given");
+    if (aa.dump_file && argc - optind > 1)
+        return cli_usage_error("analyze", "--dump FILE names the dump of ONE checkpoint; for several use --keep-dumps");
+    if (aa.dump_file && !aa.dump_file[0]) return cli_usage_error("analyze", "--dump wants a file name, not ''");
     if (rules && andrea_rules_load(&o.rules, rules, &err)) return cli_fail(&err);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        ae_fail(&err, "%s: %s", dir, strerror(errno));
+    if (mkdir(aa.dir, 0777) != 0 && errno != EEXIST) {
+        ae_fail(&err, "%s: %s", aa.dir, strerror(errno));
         return cli_fail(&err);
     }
     const char *bundled[1] = {cli_bundled_model_path()};
     const char *const *ckpts = optind < argc ? (const char *const *)argv + optind : bundled;
     int n = optind < argc ? argc - optind : 1;
     for (int i = 0; i < n; i++) {
-        /* Two checkpoints with one file name (run1/model.bin, run2/model.bin) get distinct dumps. */
+        /* Two checkpoints with one file name (run1/model.bin, run2/model.bin) get distinct names. */
         char si[256], sj[256];
         int index = 0;
         stem(ckpts[i], si, sizeof si);
@@ -213,8 +268,7 @@ int cmd_analyze(int argc, char **argv) {
             stem(ckpts[j], sj, sizeof sj);
             if (!strcmp(si, sj)) index++;
         }
-        if (analyze_one(ckpts[i], dir, n == 1 ? dir : NULL, probes, &o, dev, maps_fp32, index, &err))
-            return cli_fail(&err);
+        if (analyze_one(ckpts[i], n == 1 ? aa.dir : NULL, &aa, &o, index, &err)) return cli_fail(&err);
     }
     return cli_stdout_done();
 }
