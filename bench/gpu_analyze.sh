@@ -18,8 +18,10 @@ echo "== device"; nvidia-smi --query-gpu=name,driver_version,memory.used --forma
 echo "== build ($SECONDS s)"
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DANDREA_EXTRA_PREFIX=$PFX >$OUT/build.txt 2>&1 ||
   { tail -30 $OUT/build.txt; exit 1; }
-cmake --build build-gpu -j16 --target andrea test_dump_cuda test_cuda_forward bench_gpu_forward >>$OUT/build.txt 2>&1 ||
+cmake --build build-gpu -j16 --target andrea bench_gpu_forward $([ "${BENCH_ONLY:-0}" = 1 ] || echo test_dump_cuda test_cuda_forward) >>$OUT/build.txt 2>&1 ||
   { grep -E "error|Error" $OUT/build.txt | head -30; exit 1; }
+# BENCH_ONLY=1: the ANDREA-120M benchmark alone (a second call after the tests passed)
+if [ "${BENCH_ONLY:-0}" != 1 ]; then
 echo "== CUDA tests ($SECONDS s)"
 for t in test_cuda_forward test_dump_cuda; do
   (cd build-gpu/tests && ANDREA_TEST_QUICK=1 timeout 150 ./$t >$OUT/$t.txt 2>&1; echo "$t rc=$?"; tail -3 $OUT/$t.txt)
@@ -32,6 +34,7 @@ done
 diff <(grep -v "catalog:\|report:" /tmp/lab-cpu.txt | grep -v "time (") <(grep -v "catalog:\|report:" /tmp/lab-cuda.txt | grep -v "time (") \
   && echo "labels: cuda == cpu" || echo "labels: cuda differs from cpu (above)"
 grep "time (" /tmp/lab-cuda.txt
+fi
 echo "== ANDREA-120M ($SECONDS s)"
 BD=/tmp/andrea-bench; mkdir -p $BD
 ./build-gpu/bench/bench_gpu_forward $BD --profile >$OUT/bench_model.txt 2>&1 || { tail -3 $OUT/bench_model.txt; exit 1; }
