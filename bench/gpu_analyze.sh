@@ -20,13 +20,13 @@ cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
   { tail -30 $OUT/build.txt; exit 1; }
 cmake --build build-gpu -j16 --target andrea bench_gpu_forward $([ "${BENCH_ONLY:-0}" = 1 ] || echo test_dump_cuda test_cuda_forward) >>$OUT/build.txt 2>&1 ||
   { grep -E "error|Error" $OUT/build.txt | head -30; exit 1; }
+A=./build-gpu/andrea
 # BENCH_ONLY=1: the ANDREA-120M benchmark alone (a second call after the tests passed)
 if [ "${BENCH_ONLY:-0}" != 1 ]; then
 echo "== CUDA tests ($SECONDS s)"
 for t in test_cuda_forward test_dump_cuda; do
   (cd build-gpu/tests && ANDREA_TEST_QUICK=1 timeout 150 ./$t >$OUT/$t.txt 2>&1; echo "$t rc=$?"; tail -3 $OUT/$t.txt)
 done
-A=./build-gpu/andrea
 echo "== labels: analyze --device cuda vs cpu, bundled model ($SECONDS s)"
 for d in cpu cuda; do
   $A analyze models/andrea-bundled.bin --device $d --out /tmp/lab-$d --ablate-items 1 --quiet --timing >/tmp/lab-$d.txt 2>&1 || tail -3 /tmp/lab-$d.txt
@@ -39,11 +39,12 @@ echo "== ANDREA-120M ($SECONDS s)"
 BD=/tmp/andrea-bench; mkdir -p $BD
 ./build-gpu/bench/bench_gpu_forward $BD --profile >$OUT/bench_model.txt 2>&1 || { tail -3 $OUT/bench_model.txt; exit 1; }
 cp tests/data/gpt2/vocab.json tests/data/gpt2/merges.txt $BD/model/
-for args in "" "--n 256"; do
+for args in "" ${BENCH_N256:-"--n 256"}; do
   echo "-- andrea analyze $BD/model $args"
   /usr/bin/time -f "whole process %e s, peak RSS %M KB" $A analyze $BD/model $args --device cuda --out /tmp/an120 --quiet --timing \
     >/tmp/an120.txt 2>$OUT/an120-err.txt; tail -3 $OUT/an120-err.txt; du -sh /tmp/an120
   head -12 /tmp/an120.txt
+  [ "${BENCH_ONLY:-0}" = 1 ] && continue
   echo "-- andrea dump $BD/model $args (for comparison: every map to a file)"
   /usr/bin/time -f "whole process %e s" $A dump $BD/model $args --device cuda -o /tmp/d120.h5 --quiet --timing 2>&1 | tail -3
   ls -la /tmp/d120.h5; rm -f /tmp/d120.h5
