@@ -39,7 +39,8 @@ echo "== ANDREA-120M ($SECONDS s)"
 BD=/tmp/andrea-bench; mkdir -p $BD
 ./build-gpu/bench/bench_gpu_forward $BD --profile >$OUT/bench_model.txt 2>&1 || { tail -3 $OUT/bench_model.txt; exit 1; }
 cp tests/data/gpt2/vocab.json tests/data/gpt2/merges.txt $BD/model/
-for args in "" ${BENCH_N256:-"--n 256"}; do
+N256=${BENCH_N256-"--n 256"} # BENCH_N256= (empty): the default suites only
+for args in "" ${N256:+"$N256"}; do
   echo "-- andrea analyze $BD/model $args"
   /usr/bin/time -f "whole process %e s, peak RSS %M KB" $A analyze $BD/model $args --device cuda --out /tmp/an120 --quiet --timing \
     >/tmp/an120.txt 2>$OUT/an120-err.txt; tail -3 $OUT/an120-err.txt; du -sh /tmp/an120
