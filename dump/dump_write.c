@@ -346,7 +346,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
 #ifdef ANDREA_HAVE_CUDA
         /* CUDA: stream (compute / copy / write overlapped) unless head_out is wanted (the
          * pipeline carries maps, norms and DLA only) or MPI shards the batches. */
-        if (eng && !strcmp(andrea_engine_name(eng), "cuda") && !want_head_out && !andrea_mpi_parallel()) {
+        if (eng && andrea_engine_has_gpu(eng) && !want_head_out && !andrea_mpi_parallel()) {
             bb.pipe = andrea_cuda_pipeline_open(eng, B, max_T, !o->maps_fp32, 1, o->contrib != ANDREA_CONTRIB_NONE,
                                                 o->contrib != ANDREA_CONTRIB_NONE, err);
             if (!bb.pipe) orc = -1;
@@ -373,7 +373,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     char engine_name[16], precision[8] = "fp32"; /* the matmuls' precision: CPU always fp32 */
     snprintf(engine_name, sizeof engine_name, "%s", andrea_engine_name(eng));
 #ifdef ANDREA_HAVE_CUDA
-    if (eng && !strcmp(engine_name, "cuda")) snprintf(precision, sizeof precision, "%s", andrea_cuda_precision(eng));
+    if (eng && andrea_engine_has_gpu(eng)) snprintf(precision, sizeof precision, "%s", andrea_cuda_precision(eng));
 #endif
     if (andrea_mpi_bcast(engine_name, sizeof engine_name, 0, err) || andrea_mpi_bcast(precision, sizeof precision, 0, err))
         goto fail;

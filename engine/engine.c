@@ -23,7 +23,9 @@ int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_erro
     return e->forward(e, io, err);
 }
 
-int andrea_engine_can_resume(const andrea_engine *e) { return strcmp(e->name, "cpu") == 0; }
+int andrea_engine_can_resume(const andrea_engine *e) { return e->can_resume; }
+
+int andrea_engine_has_gpu(const andrea_engine *e) { return e->has_gpu; }
 
 const char *andrea_engine_name(const andrea_engine *e) { return e->name; }
 

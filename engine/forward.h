@@ -63,10 +63,13 @@ typedef enum { ANDREA_DEVICE_AUTO = 0, ANDREA_DEVICE_CPU = 1, ANDREA_DEVICE_CUDA
 andrea_engine *andrea_engine_open(const andrea_model *m, andrea_device dev, int max_B, int max_T,
                                   ae_error *err);
 int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_error *err);
-/* "cpu" or "cuda" */
+/* "cpu" or "cuda" (for messages and the dump's "engine" attribute; decide on capabilities below,
+ * never on the name) */
 const char *andrea_engine_name(const andrea_engine *e);
 /* 1 when the backend honours layer_inputs / resume_layer (andrea_forward_io); others refuse them. */
 int andrea_engine_can_resume(const andrea_engine *e);
+/* 1 when the backend runs on a GPU (its device-side entry points, kernels/cuda_engine.h, apply). */
+int andrea_engine_has_gpu(const andrea_engine *e);
 void andrea_engine_close(andrea_engine *e);
 
 /* Backend entry points (engine.c dispatches to them). The CUDA ones exist only when built with
@@ -81,6 +84,8 @@ andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max_B, int max
 /* Every backend's engine starts with this so engine.c can dispatch. */
 struct andrea_engine {
     const char *name;
+    int can_resume;  /* capabilities, set by the backend's open */
+    int has_gpu;
     int (*forward)(andrea_engine *e, const andrea_forward_io *io, ae_error *err);
     void (*close)(andrea_engine *e);
 };

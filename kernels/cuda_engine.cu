@@ -694,6 +694,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max
         return NULL;
     }
     e->base.name = "cuda";
+    e->base.has_gpu = 1;
     e->base.forward = cuda_forward;
     e->base.close = cuda_close;
     e->m = m;
