@@ -172,12 +172,20 @@ out:
     return rc;
 }
 
-int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, andrea_device dev, const probe_suite *suites,
+static andrea_engine_options engine_options(const andrea_classify_options *opt) {
+    andrea_engine_options eo;
+    andrea_engine_options_init(&eo);
+    eo.device = opt->device;
+    if (opt->precision) snprintf(eo.precision, sizeof eo.precision, "%.7s", opt->precision);
+    return eo;
+}
+
+int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, const andrea_engine_options *eo, const probe_suite *suites,
                         int n_suites, int ablate_items, andrea_analysis *a, ae_error *err) {
     int maxT = 0;
     for (int s = 0; s < n_suites; s++) maxT = suites[s].max_len > maxT ? suites[s].max_len : maxT;
     andrea_engine *own = NULL;
-    if (!eng && !(eng = own = andrea_engine_open(mp, dev, ablate_items, maxT, err))) return -1;
+    if (!eng && !(eng = own = andrea_engine_open(mp, eo, ablate_items, maxT, err))) return -1;
     ae_progress prog;
     ae_progress_begin(&prog, "causal check", (uint64_t)n_suites);
     int rc = 0;
@@ -270,8 +278,9 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
     double t1 = ae_now_seconds();
     if (opt->timing) opt->timing->t_scoring += t1 - t0;
     if (causal_model(dump_path, d, opt, &model, &model_loaded, &mp, a, err)) goto out;
+    const andrea_engine_options eo = engine_options(opt);
     if (mp && (read_all_items(d, &items, &n_items, err) ||
-               andrea_causal_check(mp, NULL, opt->device, items, n_items, opt->ablate_items, a, err))) {
+               andrea_causal_check(mp, NULL, &eo, items, n_items, opt->ablate_items, a, err))) {
         ae_prefix(err, "%s", dump_path);
         goto out;
     }
@@ -316,10 +325,13 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
         snprintf(a->ablation_note, sizeof a->ablation_note, "causal check disabled (--ablate-items 0)");
     } else if (andrea_mpi_rank() != 0) {
         snprintf(a->ablation_note, sizeof a->ablation_note, "causal check on rank 0");
-    } else if (andrea_causal_check(m, eng, opt->device, suites, n_suites, opt->ablate_items, a, err)) {
-        free(infos);
-        andrea_analysis_free(a);
-        return -1;
+    } else {
+        const andrea_engine_options eo = engine_options(opt);
+        if (andrea_causal_check(m, eng, &eo, suites, n_suites, opt->ablate_items, a, err)) {
+            free(infos);
+            andrea_analysis_free(a);
+            return -1;
+        }
     }
     if (opt->timing) opt->timing->t_causal += ae_now_seconds() - t0;
     if (!(a->settings_json = settings_json(a, infos, n_suites, opt->ablate_items))) goto oom;

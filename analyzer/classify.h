@@ -38,6 +38,7 @@ typedef struct {
     int has_step;
     long long step;         /* training step (else parsed from the checkpoint's file name) */
     andrea_device device;
+    const char *precision;  /* the causal check's CUDA matmuls (andrea_engine_options), NULL = default */
     const andrea_model *model; /* already loaded checkpoint whose sha256 the caller has matched
                                   with the dump's (andrea analyze): used instead of loading */
     andrea_classify_timing *timing; /* or NULL */
@@ -59,8 +60,8 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
 
 /* The causal check of every suite on model mp (its ablation statistics into a->suites[]), on eng
  * when given (max_B >= ablate_items, max_T >= every suite's max_len), else on an engine opened
- * on dev. */
-int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, andrea_device dev, const probe_suite *suites,
+ * with eo. */
+int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, const andrea_engine_options *eo, const probe_suite *suites,
                         int n_suites, int ablate_items, andrea_analysis *a, ae_error *err);
 
 #endif

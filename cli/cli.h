@@ -46,7 +46,7 @@ int cli_opt_contrib(const char *cmd, const char *arg, andrea_contrib *out); /* n
 int cli_opt_probe(const char *cmd, int which, const char *arg, probe_options *po);
 /* tf32|fp32: the CUDA engine's matmul precision (sets ANDREA_CUDA_FP32 for the engines opened
  * later in this process; the CPU engine is always fp32) */
-int cli_opt_precision(const char *cmd, const char *arg);
+int cli_opt_precision(const char *cmd, const char *arg, const char **out); /* tf32|tf32x3|fp32 */
 int cli_opt_step(const char *cmd, const char *arg, andrea_classify_options *o);        /* N >= 0 */
 int cli_opt_ablate_items(const char *cmd, const char *arg, andrea_classify_options *o); /* 0..4096 */
 int cli_opt_format(const char *cmd, const char *arg, int *fmt);            /* table|csv|json */

@@ -61,12 +61,10 @@ int cli_opt_device(const char *cmd, const char *arg, andrea_device *out) {
     return 0;
 }
 
-int cli_opt_precision(const char *cmd, const char *arg) {
+int cli_opt_precision(const char *cmd, const char *arg, const char **out) {
     if (strcmp(arg, "tf32") && strcmp(arg, "tf32x3") && strcmp(arg, "fp32"))
         return cli_usage_error(cmd, "--precision wants tf32, tf32x3 or fp32, not '%s'", arg);
-    /* the CUDA engine takes its precision at open from this variable (kernels/cuda_engine.h) */
-    if (setenv("ANDREA_CUDA_PRECISION", arg, 1) != 0)
-        return cli_usage_error(cmd, "--precision: cannot set ANDREA_CUDA_PRECISION");
+    *out = arg; /* travels in the options to andrea_engine_open (engine/forward.h) */
     return 0;
 }
 

@@ -127,6 +127,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     andrea_dump_options_init(&dopt);
     dopt.out_path = dumping ? dump_path : NULL;
     dopt.device = aa->dev;
+    dopt.precision = copt->precision;
     dopt.maps_fp32 = aa->maps_fp32;
     dopt.contrib = aa->contrib;
     dopt.checkpoint_sha256 = hex;
@@ -227,7 +228,7 @@ int cmd_analyze(int argc, char **argv) {
             break;
         case 'r': rules = optarg; break;
         case 'P':
-            if ((bad = cli_opt_precision("analyze", optarg))) return bad;
+            if ((bad = cli_opt_precision("analyze", optarg, &o.precision))) return bad;
             break;
         case 'n':
         case 'l':

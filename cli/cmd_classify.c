@@ -79,7 +79,7 @@ int cmd_classify(int argc, char **argv) {
             if ((bad = cli_opt_device("classify", optarg, &o.device))) return bad;
             break;
         case 'P':
-            if ((bad = cli_opt_precision("classify", optarg))) return bad;
+            if ((bad = cli_opt_precision("classify", optarg, &o.precision))) return bad;
             break;
         case 'q': ae_progress_quiet = 1; break;
         case 't': timing = 1; break;

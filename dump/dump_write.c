@@ -156,10 +156,19 @@ static int per_seq_bytes(const andrea_config *c, int T, const andrea_dump_option
     return 0;
 }
 
-/* Whether a CUDA engine opened now runs tf32x3 (the CLI's --precision sets the variable). */
-static int cuda_precision_is_tf32x3(void) {
-    const char *prec = getenv("ANDREA_CUDA_PRECISION");
-    return prec && !strcmp(prec, "tf32x3");
+/* The engine's options: the run's device and precision over the defaults. */
+static andrea_engine_options engine_options(const andrea_dump_options *o) {
+    andrea_engine_options eo;
+    andrea_engine_options_init(&eo);
+    eo.device = o->device;
+    if (o->precision) snprintf(eo.precision, sizeof eo.precision, "%.7s", o->precision);
+    return eo;
+}
+
+/* Whether a CUDA engine opened with o runs tf32x3. */
+static int cuda_precision_is_tf32x3(const andrea_dump_options *o) {
+    const andrea_engine_options eo = engine_options(o);
+    return !strcmp(eo.precision, "tf32x3");
 }
 
 /* GPU bytes one sequence of T tokens takes in a CUDA dump, generously: the streaming pipeline's
@@ -168,7 +177,7 @@ static int cuda_precision_is_tf32x3(void) {
  * the split input of a matmul, up to 12 x T x C floats: kernels/cuda_engine.cu). */
 static int per_seq_device_bytes(const andrea_config *c, int T, const andrea_dump_options *o, size_t *out) {
     size_t lh = (size_t)c->n_layer * (size_t)c->n_head, t = (size_t)T, C = (size_t)c->d_model, maps, acts;
-    const size_t split = cuda_precision_is_tf32x3() ? 12 : 0;
+    const size_t split = cuda_precision_is_tf32x3(o) ? 12 : 0;
     if (ae_mul(lh, t * t * (o->maps_fp32 ? 4 : 2), &maps) || ae_mul(t * C * 4, 16 + split + (size_t)c->n_head, &acts))
         return -1;
     size_t total = 2 * maps + 16 * lh * t + acts;
@@ -294,7 +303,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         /* tf32x3 keeps split copies of the layer weights: 3 x 12 x L x C^2 floats, all of which
          * are in host memory already, so the product cannot overflow */
         const size_t Cw = (size_t)m->cfg.d_model,
-                     split_w = cuda_precision_is_tf32x3() ? 3 * 12 * (size_t)m->cfg.n_layer * Cw * Cw * sizeof(float) : 0;
+                     split_w = cuda_precision_is_tf32x3(o) ? 3 * 12 * (size_t)m->cfg.n_layer * Cw * Cw * sizeof(float) : 0;
         gpu_free = gpu_free > split_w ? gpu_free - split_w : 0;
         const size_t fit = gpu_free / 2 / per_dev;
         if (fit < (size_t)B) B = fit < 1 ? 1 : (int)fit;
@@ -341,7 +350,8 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         orc = ae_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; try --batch 1)",
                       h5_path, B, max_T, per_seq);
     } else {
-        eng = andrea_engine_open(m, o->device, B, max_T, err);
+        const andrea_engine_options eo = engine_options(o);
+        eng = andrea_engine_open(m, &eo, B, max_T, err);
         if (!eng) orc = -1;
 #ifdef ANDREA_HAVE_CUDA
         /* CUDA: stream (compute / copy / write overlapped) unless head_out is wanted (the

@@ -42,6 +42,8 @@ typedef struct {
 typedef struct {
     const char *out_path;          /* final file name (required) */
     andrea_device device;          /* default AUTO */
+    const char *precision;         /* CUDA matmuls: "tf32" | "tf32x3" | "fp32"; NULL = the default
+                                    * (andrea_engine_options_init) */
     int maps_fp32;                 /* 0: attention stored as IEEE fp16 (default); 1: fp32 */
     andrea_contrib contrib;        /* default NORM: head_out_norm + head_dla; FULL adds head_out */
     const unsigned char *heads;    /* [L*H] or NULL: heads whose head_out is stored even without FULL */
