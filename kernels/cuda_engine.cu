@@ -642,7 +642,7 @@ static int cuda_forward(andrea_engine *base, const andrea_forward_io *io, ae_err
 
 extern "C" int andrea_cuda_forward_device(andrea_engine *base, const andrea_forward_io *io,
                                           const andrea_cuda_device_outputs *out, ae_error *err) {
-    if (!base || strcmp(base->name, "cuda") != 0) return ae_fail(err, "andrea_cuda_forward_device: not a CUDA engine");
+    if (!base || !base->has_gpu) return ae_fail(err, "andrea_cuda_forward_device: not a CUDA engine");
     if (io->attn || io->head_out || io->head_out_norm || io->head_dla || io->logits)
         return ae_fail(err, "andrea_cuda_forward_device: host outputs given; use andrea_engine_forward for those");
     outputs o;
