@@ -19,6 +19,7 @@
 #include "../common/mpi_shard.h"
 #include "catalog.h"
 #include "reduce_mpi.h"
+#include "head_scorer.h"
 #include "score.h"
 
 void andrea_classify_options_init(andrea_classify_options *o) {
@@ -28,7 +29,7 @@ void andrea_classify_options_init(andrea_classify_options *o) {
     o->device = ANDREA_DEVICE_AUTO;
 }
 
-static char *settings_json(const andrea_analysis *a, const andrea_dump *d, int ablate_items) {
+static char *settings_json(const andrea_analysis *a, const andrea_dump_suite_info *infos, int n_infos, int ablate_items) {
     cJSON *o = cJSON_CreateObject(), *rules = NULL, *suites = NULL;
     char *out = NULL;
     if (!o) return NULL;
@@ -45,8 +46,8 @@ static char *settings_json(const andrea_analysis *a, const andrea_dump *d, int a
             goto done;
     }
     if (!(suites = cJSON_AddArrayToObject(o, "suites"))) goto done;
-    for (int s = 0; s < andrea_dump_n_suites(d); s++) {
-        const andrea_dump_suite_info *si = andrea_dump_suite(d, s);
+    for (int s = 0; s < n_infos; s++) {
+        const andrea_dump_suite_info *si = &infos[s];
         cJSON *e = cJSON_CreateObject();
         if (!e || !cJSON_AddItemToArray(suites, e)) {
             cJSON_Delete(e);
@@ -153,69 +154,22 @@ static int open_checkpoint(const char *dump_path, const andrea_dump *d, const an
     return 1;
 }
 
-int andrea_classify_dump(const char *dump_path, const andrea_classify_options *opt, andrea_analysis *a,
-                         ae_error *err) {
-    memset(a, 0, sizeof *a);
-    andrea_dump *d = andrea_dump_open(dump_path, err);
-    if (!d) return -1;
-    int ret = -1;
-    float *map = NULL, *vals = NULL;
-    score_acc *acc = NULL;
-    score_seq_plan *plans = NULL;
-    double *dla_sum = NULL, *norm_sum = NULL;
-    int64_t *dla_n = NULL, *norm_n = NULL;
-    int *has_dla = NULL, *has_norm = NULL;
-    probe_suite items;
-    memset(&items, 0, sizeof items);
-    int n_plans = 0;
-    andrea_model model;
-    memset(&model, 0, sizeof model);
-    int model_loaded = 0;
-    andrea_engine *eng = NULL;
-    ae_progress prog = {0};
-    int prog_on = 0;
-
-    const andrea_config *cfg = andrea_dump_config(d);
-    a->cfg = *cfg;
-    snprintf(a->dump_path, sizeof a->dump_path, "%s", dump_path);
-    snprintf(a->dump_seal, sizeof a->dump_seal, "%s", andrea_dump_seal_hex(d));
-    snprintf(a->ckpt_path, sizeof a->ckpt_path, "%s", andrea_dump_checkpoint_path(d) ? andrea_dump_checkpoint_path(d) : "");
-    snprintf(a->sha256, sizeof a->sha256, "%s", andrea_dump_checkpoint_sha256(d) ? andrea_dump_checkpoint_sha256(d) : "");
-    snprintf(a->maps_dtype, sizeof a->maps_dtype, "%s", andrea_dump_maps_dtype(d) ? andrea_dump_maps_dtype(d) : "");
-    if (strlen(a->sha256) != 64) {
-        ae_fail(err, "%s: the dump records no checkpoint sha256", dump_path);
-        goto out;
-    }
+static void set_step(andrea_analysis *a, const andrea_classify_options *opt, const char *other_name) {
     if (opt->has_step) {
         a->has_step = 1;
         a->step = opt->step;
     } else {
-        a->has_step = catalog_step_from_name(a->ckpt_path, &a->step) || catalog_step_from_name(dump_path, &a->step);
+        a->has_step = catalog_step_from_name(a->ckpt_path, &a->step) || catalog_step_from_name(other_name, &a->step);
     }
-    int L = cfg->n_layer, H = cfg->n_head, NH = L * H, ns = andrea_dump_n_suites(d);
-    if (ns <= 0) {
-        ae_fail(err, "%s: the dump holds no suite", dump_path);
-        goto out;
-    }
-    a->suites = calloc((size_t)ns, sizeof *a->suites);
-    acc = calloc((size_t)NH, sizeof *acc);
-    dla_sum = calloc((size_t)NH, sizeof *dla_sum);
-    norm_sum = calloc((size_t)NH, sizeof *norm_sum);
-    dla_n = calloc((size_t)NH, sizeof *dla_n);
-    norm_n = calloc((size_t)NH, sizeof *norm_n);
-    has_dla = calloc((size_t)ns, sizeof *has_dla);
-    has_norm = calloc((size_t)ns, sizeof *has_norm);
-    if (!a->suites || !acc || !dla_sum || !norm_sum || !dla_n || !norm_n || !has_dla || !has_norm) {
-        ae_fail(err, "%s: out of memory", dump_path);
-        goto out;
-    }
-    /* Dumps made with --contrib none carry no per-head W_O values: those statistics stay NULL. */
-    for (int s = 0; s < ns; s++) {
-        has_dla[s] = andrea_dump_has(d, s, "head_dla");
-        has_norm[s] = andrea_dump_has(d, s, "head_out_norm");
-    }
+}
 
-    int maxT = 0;
+/* Scoring and head-value means from a dump: every map and per-head value row of this rank's
+ * items handed to the head scorer, one (sequence, head) map at a time (the sink interface of the
+ * forward loop, so the numbers are those `andrea analyze` computes in the forward). */
+static int score_dump(andrea_dump *d, const char *dump_path, const andrea_config *cfg, head_scorer *hs, ae_error *err) {
+    const andrea_batch_sink k = head_scorer_sink(hs);
+    const int L = cfg->n_layer, H = cfg->n_head, NH = L * H, ns = andrea_dump_n_suites(d);
+    int maxT = 0, rc = -1;
     uint64_t total_maps = 0;
     for (int s = 0; s < ns; s++) {
         const andrea_dump_suite_info *si = andrea_dump_suite(d, s);
@@ -225,116 +179,88 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
         total_maps += (uint64_t)(hi - lo) * (uint64_t)NH;
     }
     size_t tt, lht;
-    if (ae_mul((size_t)maxT, (size_t)maxT, &tt) || ae_mul((size_t)NH, (size_t)maxT, &lht)) {
-        ae_fail(err, "%s: sequence length %d too large", dump_path, maxT);
-        goto out;
-    }
-    map = malloc(tt * sizeof(float));
-    vals = malloc(lht * sizeof(float));
-    if (!map || !vals) {
+    if (ae_mul((size_t)maxT, (size_t)maxT, &tt) || ae_mul((size_t)NH, (size_t)maxT, &lht))
+        return ae_fail(err, "%s: sequence length %d too large", dump_path, maxT);
+    float *map = malloc(tt * sizeof(float)), *norm = malloc(lht * sizeof(float)), *dla = malloc(lht * sizeof(float));
+    probe_suite items;
+    memset(&items, 0, sizeof items);
+    ae_progress prog;
+    ae_progress_begin(&prog, "classify", total_maps);
+    if (!map || !norm || !dla) {
         ae_fail(err, "%s: out of memory for a %d x %d map", dump_path, maxT, maxT);
         goto out;
     }
-
-    ae_progress_begin(&prog, "classify", total_maps);
-    prog_on = 1;
     for (int s = 0; s < ns; s++) {
         const andrea_dump_suite_info *si = andrea_dump_suite(d, s);
-        andrea_suite_scores *su = &a->suites[s];
-        a->n_suites = s + 1;
-        snprintf(su->name, sizeof su->name, "%s", si->name);
-        su->pass = andrea_pass_for(si->name);
-        su->rule = andrea_rules_for(&opt->rules, si->name, su->pass);
-        su->clean_loss = su->ablation_mean = NAN;
-        su->heads = calloc((size_t)NH, sizeof *su->heads);
-        if (!su->heads) {
-            ae_fail(err, "%s: out of memory", dump_path);
-            goto out;
-        }
+        /* Dumps made with --contrib none carry no per-head W_O values: those statistics stay NULL. */
+        const int has_dla = andrea_dump_has(d, s, "head_dla"), has_norm = andrea_dump_has(d, s, "head_out_norm");
         if (andrea_dump_read_items(d, s, &items, err)) goto out;
-        su->n_items = items.n_items;
-        plans = calloc((size_t)(items.n_items ? items.n_items : 1), sizeof *plans);
-        if (!plans) {
-            ae_fail(err, "%s: out of memory", dump_path);
+        if (k.suite_begin(k.self, s, &items, err)) {
+            ae_prefix(err, "%s", dump_path);
             goto out;
         }
-        n_plans = items.n_items;
-        for (int i = 0; i < items.n_items; i++)
-            if (score_plan_build(&items.items[i], i, si->name, &plans[i], err)) {
-                ae_prefix(err, "%s", dump_path);
-                goto out;
-            }
-        memset(acc, 0, sizeof *acc * (size_t)NH);
-        memset(dla_sum, 0, sizeof *dla_sum * (size_t)NH);
-        memset(norm_sum, 0, sizeof *norm_sum * (size_t)NH);
-        memset(dla_n, 0, sizeof *dla_n * (size_t)NH);
-        memset(norm_n, 0, sizeof *norm_n * (size_t)NH);
-        int T = si->T;
-        /* MPI: each rank reads its shard of the items; the sums are pooled below. */
-        long long item_lo, item_hi;
-        andrea_shard(items.n_items, andrea_mpi_rank(), andrea_mpi_size(), &item_lo, &item_hi);
-        /* Storage order of the dump: seq, layer, head — one chunk per map. */
-        for (int i = (int)item_lo; i < (int)item_hi; i++) {
-            const score_seq_plan *p = &plans[i];
-            for (int h = 0; h < NH; h++) {
-                if (p->n_queries > 0) {
-                    if (andrea_dump_read_map(d, s, i, h / H, h % H, map, err)) goto out;
-                    score_acc_add(&acc[h], p, map, T);
-                }
-                ae_progress_add(&prog, 1);
-            }
-            if (p->n_queries == 0) continue;
-            if (has_dla[s]) {
-                if (andrea_dump_read_head_values(d, s, i, "head_dla", vals, err)) goto out;
-                for (int h = 0; h < NH; h++)
-                    for (int q = 0; q < p->n_queries; q++) {
-                        int t = p->queries[q].query;
-                        float v = vals[(size_t)h * T + t];
-                        if (t + 1 < p->length && isfinite(v)) {
-                            dla_sum[h] += v;
-                            dla_n[h]++;
-                        }
-                    }
-            }
-            if (has_norm[s]) {
-                if (andrea_dump_read_head_values(d, s, i, "head_out_norm", vals, err)) goto out;
-                for (int h = 0; h < NH; h++)
-                    for (int q = 0; q < p->n_queries; q++) {
-                        float v = vals[(size_t)h * T + p->queries[q].query];
-                        if (isfinite(v)) {
-                            norm_sum[h] += v;
-                            norm_n[h]++;
-                        }
-                    }
-            }
+        long long lo, hi;
+        andrea_shard(items.n_items, andrea_mpi_rank(), andrea_mpi_size(), &lo, &hi);
+        for (int i = (int)lo; i < (int)hi; i++) {
+            andrea_batch b = {.suite = s, .s = &items, .b0 = i, .nb = 1, .L = L, .H = H, .T = si->T,
+                              .C = cfg->d_model, .lengths = &items.items[i].n_tokens};
+            ae_progress_add(&prog, (uint64_t)NH);
+            if (!head_scorer_wants(hs, i)) continue;
+            /* storage order of the dump: seq, layer, head — one chunk per map */
+            for (int h = 0; h < NH; h++)
+                if (andrea_dump_read_map(d, s, i, h / H, h % H, map, err) || k.maps(k.self, &b, (size_t)h, 1, map, err))
+                    goto out;
+            if (has_dla && andrea_dump_read_head_values(d, s, i, "head_dla", dla, err)) goto out;
+            if (has_norm && andrea_dump_read_head_values(d, s, i, "head_out_norm", norm, err)) goto out;
+            b.head_dla = has_dla ? dla : NULL;
+            b.head_out_norm = has_norm ? norm : NULL;
+            if (k.batch(k.self, &b, err)) goto out;
         }
-        if (andrea_reduce_suite_stats(acc, dla_sum, norm_sum, dla_n, norm_n, NH, err)) goto out;
-        for (int h = 0; h < NH; h++) {
-            andrea_head_score *hs = &su->heads[h];
-            hs->layer = h / H;
-            hs->head = h % H;
-            hs->score = score_acc_score(&acc[h]);
-            hs->baseline = score_acc_baseline(&acc[h]);
-            hs->control = score_acc_control(&acc[h]);
-            hs->extra = su->pass->extra ? su->pass->extra(&acc[h]) : NAN;
-            hs->dla_mean = dla_n[h] ? dla_sum[h] / (double)dla_n[h] : NAN;
-            hs->norm_mean = norm_n[h] ? norm_sum[h] / (double)norm_n[h] : NAN;
-            hs->ablation_delta = NAN;
-            hs->label = andrea_rule_labels(&su->rule, hs->score, hs->baseline, hs->control);
-        }
-        su->n_queries = acc[0].n;
-        for (int i = 0; i < n_plans; i++) score_plan_free(&plans[i]);
-        free(plans);
-        plans = NULL;
-        n_plans = 0;
+        if (k.suite_end(k.self, s, err)) goto out;
         probe_suite_free(&items);
         memset(&items, 0, sizeof items);
     }
+    rc = 0;
+out:
     ae_progress_end(&prog);
-    prog_on = 0;
+    probe_suite_free(&items);
+    free(map);
+    free(norm);
+    free(dla);
+    return rc;
+}
 
-    /* Causal check, suite by suite (items re-read: they are small, the maps were not kept). */
-    const andrea_model *mp = NULL;
+static andrea_engine_options engine_options(const andrea_classify_options *opt) {
+    andrea_engine_options eo;
+    andrea_engine_options_init(&eo);
+    eo.device = opt->device;
+    if (opt->precision) snprintf(eo.precision, sizeof eo.precision, "%.7s", opt->precision);
+    return eo;
+}
+
+int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, const andrea_engine_options *eo, const probe_suite *suites,
+                        int n_suites, int ablate_items, andrea_analysis *a, ae_error *err) {
+    int maxT = 0;
+    for (int s = 0; s < n_suites; s++) maxT = suites[s].max_len > maxT ? suites[s].max_len : maxT;
+    andrea_engine *own = NULL;
+    if (!eng && !(eng = own = andrea_engine_open(mp, eo, ablate_items, maxT, err))) return -1;
+    ae_progress prog;
+    ae_progress_begin(&prog, "causal check", (uint64_t)n_suites);
+    int rc = 0;
+    for (int s = 0; s < n_suites && !rc; s++) {
+        rc = ablation_suite(eng, &mp->cfg, &suites[s], ablate_items, &a->suites[s], err);
+        ae_progress_add(&prog, 1);
+    }
+    ae_progress_end(&prog);
+    andrea_engine_close(own);
+    return rc;
+}
+
+/* Whether the causal check runs, and on which model: *mp set (loaded into *model when
+ * *loaded) = run; NULL = not (ablation_note says why). -1 = error. */
+static int causal_model(const char *dump_path, andrea_dump *d, const andrea_classify_options *opt, andrea_model *model,
+                        int *loaded, const andrea_model **mp, andrea_analysis *a, ae_error *err) {
+    *mp = NULL;
     if (opt->ablate_items <= 0) {
         snprintf(a->ablation_note, sizeof a->ablation_note, "causal check disabled (--ablate-items 0)");
     } else if (andrea_mpi_rank() != 0) {
@@ -342,58 +268,136 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
          * is not used. */
         snprintf(a->ablation_note, sizeof a->ablation_note, "causal check on rank 0");
     } else if (opt->model) {
-        mp = opt->model;
+        *mp = opt->model;
     } else {
-        int ck = open_checkpoint(dump_path, d, opt, &model, a, err);
-        if (ck < 0) goto out;
-        model_loaded = ck == 1;
-        if (model_loaded) mp = &model;
+        int ck = open_checkpoint(dump_path, d, opt, model, a, err);
+        if (ck < 0) return -1;
+        *loaded = ck == 1;
+        if (*loaded) *mp = model;
     }
-    if (mp) {
-        if (mp->cfg.n_layer != L || mp->cfg.n_head != H || mp->cfg.d_model != cfg->d_model) {
-            ae_fail(err, "%s: its shape differs from the dump's config", mp->path);
-            goto out;
+    if (*mp && ((*mp)->cfg.n_layer != a->cfg.n_layer || (*mp)->cfg.n_head != a->cfg.n_head ||
+                (*mp)->cfg.d_model != a->cfg.d_model))
+        return ae_fail(err, "%s: its shape differs from the dump's config", (*mp)->path);
+    return 0;
+}
+
+/* Every suite's items, for the causal check (they are small; the maps were never kept). */
+static int read_all_items(andrea_dump *d, probe_suite **out, int *n, ae_error *err) {
+    int ns = andrea_dump_n_suites(d);
+    probe_suite *v = calloc((size_t)(ns > 0 ? ns : 1), sizeof *v);
+    if (!v) return ae_fail(err, "classify: out of memory");
+    for (int s = 0; s < ns; s++)
+        if (andrea_dump_read_items(d, s, &v[s], err)) {
+            for (int i = 0; i <= s; i++) probe_suite_free(&v[i]);
+            free(v);
+            return -1;
         }
-        eng = andrea_engine_open(mp, opt->device, opt->ablate_items, maxT, err);
-        if (!eng) goto out;
-        ae_progress_begin(&prog, "causal check", (uint64_t)ns);
-        prog_on = 1;
-        for (int s = 0; s < ns; s++) {
-            if (andrea_dump_read_items(d, s, &items, err)) goto out;
-            if (ablation_suite(eng, &mp->cfg, &items, opt->ablate_items, &a->suites[s], err)) {
-                ae_prefix(err, "%s", dump_path);
-                goto out;
-            }
-            probe_suite_free(&items);
-            memset(&items, 0, sizeof items);
-            ae_progress_add(&prog, 1);
-        }
-        ae_progress_end(&prog);
-        prog_on = 0;
+    *out = v;
+    *n = ns;
+    return 0;
+}
+
+int andrea_classify_dump(const char *dump_path, const andrea_classify_options *opt, andrea_analysis *a,
+                         ae_error *err) {
+    memset(a, 0, sizeof *a);
+    andrea_dump *d = andrea_dump_open(dump_path, err);
+    if (!d) return -1;
+    int ret = -1, model_loaded = 0, n_items = 0;
+    head_scorer *hs = NULL;
+    probe_suite *items = NULL;
+    andrea_model model;
+    memset(&model, 0, sizeof model);
+    const andrea_model *mp = NULL;
+    const andrea_config *cfg = andrea_dump_config(d);
+    const int ns = andrea_dump_n_suites(d);
+    andrea_dump_suite_info *infos = calloc((size_t)(ns > 0 ? ns : 1), sizeof *infos);
+    a->cfg = *cfg;
+    snprintf(a->dump_path, sizeof a->dump_path, "%s", dump_path);
+    snprintf(a->dump_seal, sizeof a->dump_seal, "%s", andrea_dump_seal_hex(d));
+    snprintf(a->ckpt_path, sizeof a->ckpt_path, "%s", andrea_dump_checkpoint_path(d) ? andrea_dump_checkpoint_path(d) : "");
+    snprintf(a->sha256, sizeof a->sha256, "%s", andrea_dump_checkpoint_sha256(d) ? andrea_dump_checkpoint_sha256(d) : "");
+    snprintf(a->maps_dtype, sizeof a->maps_dtype, "%s", andrea_dump_maps_dtype(d) ? andrea_dump_maps_dtype(d) : "");
+    if (!infos) {
+        ae_fail(err, "%s: out of memory", dump_path);
+        goto out;
     }
-    a->settings_json = settings_json(a, d, opt->ablate_items);
-    if (!a->settings_json) {
+    if (strlen(a->sha256) != 64) {
+        ae_fail(err, "%s: the dump records no checkpoint sha256", dump_path);
+        goto out;
+    }
+    set_step(a, opt, dump_path);
+    if (ns <= 0) {
+        ae_fail(err, "%s: the dump holds no suite", dump_path);
+        goto out;
+    }
+    for (int s = 0; s < ns; s++) infos[s] = *andrea_dump_suite(d, s);
+    double t0 = ae_now_seconds();
+    if (!(hs = head_scorer_open(cfg, &opt->rules, ns, err)) || score_dump(d, dump_path, cfg, hs, err)) goto out;
+    head_scorer_take(hs, a);
+    double t1 = ae_now_seconds();
+    if (opt->timing) opt->timing->t_scoring += t1 - t0;
+    if (causal_model(dump_path, d, opt, &model, &model_loaded, &mp, a, err)) goto out;
+    const andrea_engine_options eo = engine_options(opt);
+    if (mp && (read_all_items(d, &items, &n_items, err) ||
+               andrea_causal_check(mp, NULL, &eo, items, n_items, opt->ablate_items, a, err))) {
+        ae_prefix(err, "%s", dump_path);
+        goto out;
+    }
+    if (opt->timing) opt->timing->t_causal += ae_now_seconds() - t1;
+    if (!(a->settings_json = settings_json(a, infos, ns, opt->ablate_items))) {
         ae_fail(err, "%s: out of memory", dump_path);
         goto out;
     }
     ret = 0;
 out:
-    if (prog_on) ae_progress_end(&prog);
-    for (int i = 0; i < n_plans; i++) score_plan_free(&plans[i]);
-    free(plans);
-    probe_suite_free(&items);
-    andrea_engine_close(eng);
+    for (int i = 0; i < n_items; i++) probe_suite_free(&items[i]);
+    free(items);
+    free(infos);
+    head_scorer_free(hs);
     if (model_loaded) andrea_model_free(&model);
-    free(map);
-    free(vals);
-    free(acc);
-    free(dla_sum);
-    free(norm_sum);
-    free(dla_n);
-    free(norm_n);
-    free(has_dla);
-    free(has_norm);
     andrea_dump_close(d);
     if (ret) andrea_analysis_free(a);
     return ret;
+}
+
+int andrea_classify_scored(const andrea_model *m, const char *sha256, const probe_suite *suites, int n_suites,
+                           head_scorer *hs, andrea_engine *eng, const char *dump_path, const char *maps_dtype,
+                           const andrea_classify_options *opt, andrea_analysis *a, ae_error *err) {
+    memset(a, 0, sizeof *a);
+    a->cfg = m->cfg;
+    snprintf(a->dump_path, sizeof a->dump_path, "%s", dump_path ? dump_path : "");
+    snprintf(a->ckpt_path, sizeof a->ckpt_path, "%s", m->path);
+    snprintf(a->sha256, sizeof a->sha256, "%s", sha256);
+    snprintf(a->maps_dtype, sizeof a->maps_dtype, "%s", maps_dtype);
+    set_step(a, opt, dump_path ? dump_path : "");
+    head_scorer_take(hs, a);
+    andrea_dump_suite_info *infos = calloc((size_t)(n_suites > 0 ? n_suites : 1), sizeof *infos);
+    if (!infos) goto oom;
+    for (int s = 0; s < n_suites; s++) {
+        snprintf(infos[s].name, sizeof infos[s].name, "%s", suites[s].name);
+        infos[s].n_seq = suites[s].n_items;
+        infos[s].T = suites[s].max_len;
+        infos[s].seed = suites[s].seed;
+    }
+    double t0 = ae_now_seconds();
+    if (opt->ablate_items <= 0) {
+        snprintf(a->ablation_note, sizeof a->ablation_note, "causal check disabled (--ablate-items 0)");
+    } else if (andrea_mpi_rank() != 0) {
+        snprintf(a->ablation_note, sizeof a->ablation_note, "causal check on rank 0");
+    } else {
+        const andrea_engine_options eo = engine_options(opt);
+        if (andrea_causal_check(m, eng, &eo, suites, n_suites, opt->ablate_items, a, err)) {
+            free(infos);
+            andrea_analysis_free(a);
+            return -1;
+        }
+    }
+    if (opt->timing) opt->timing->t_causal += ae_now_seconds() - t0;
+    if (!(a->settings_json = settings_json(a, infos, n_suites, opt->ablate_items))) goto oom;
+    free(infos);
+    return 0;
+oom:
+    free(infos);
+    andrea_analysis_free(a);
+    return ae_fail(err, "%s: out of memory", m->path);
 }

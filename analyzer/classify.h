@@ -19,11 +19,18 @@
 #define ANDREA_CLASSIFY_H
 
 #include "../engine/forward.h"
+#include "../probes/probe.h"
 #include "analysis.h"
 #include "rules.h"
 
 #define ANDREA_ABLATE_ITEMS_DEFAULT 4
 #define ANDREA_ABLATE_MEAN_HEADS 64
+
+/* Where a classification's time went (seconds, added to): scoring and head-value means, the
+ * causal check. */
+typedef struct {
+    double t_scoring, t_causal;
+} andrea_classify_timing;
 
 typedef struct {
     andrea_rules rules;
@@ -34,13 +41,30 @@ typedef struct {
     int has_step;
     long long step;         /* training step (else parsed from the checkpoint's file name) */
     andrea_device device;
+    const char *precision;  /* the causal check's CUDA matmuls (andrea_engine_options), NULL = default */
     const andrea_model *model; /* already loaded checkpoint whose sha256 the caller has matched
                                   with the dump's (andrea analyze): used instead of loading */
+    andrea_classify_timing *timing; /* or NULL */
 } andrea_classify_options;
 
 void andrea_classify_options_init(andrea_classify_options *o);
 
 int andrea_classify_dump(const char *dump_path, const andrea_classify_options *opt, andrea_analysis *out,
                          ae_error *err);
+
+/* The analysis of a run whose head scorer was fed in the forward (andrea analyze: the scorer was
+ * a sink of dump/dump_write.h's loop over `suites`): takes the scores from hs, runs the causal
+ * check on eng (NULL: an engine opened here on opt->device) and fills out. dump_path: the dump
+ * written beside (--dump), or NULL (stored as ""). sha256: the checkpoint's. */
+struct head_scorer;
+int andrea_classify_scored(const andrea_model *m, const char *sha256, const probe_suite *suites, int n_suites,
+                           struct head_scorer *hs, andrea_engine *eng, const char *dump_path, const char *maps_dtype,
+                           const andrea_classify_options *opt, andrea_analysis *out, ae_error *err);
+
+/* The causal check of every suite on model mp (its ablation statistics into a->suites[]), on eng
+ * when given (max_B >= ablate_items, max_T >= every suite's max_len), else on an engine opened
+ * with eo. */
+int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, const andrea_engine_options *eo, const probe_suite *suites,
+                        int n_suites, int ablate_items, andrea_analysis *a, ae_error *err);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../common/checked_size.h"
+#include "../common/half.h"
 #include "../common/rng.h"
 #include "../probes/classes.h"
 
@@ -91,29 +92,41 @@ int score_plan_build(const probe_item *it, int seq, const char *suite, score_seq
     return mark_hard(it, seq, suite, p, err);
 }
 
+/* One eligible query i of plan p, its attention row `row` ([>= q + 1] keys). */
+static void add_row(score_acc *a, const score_seq_plan *p, int i, const float *row) {
+    const score_query *sq = &p->queries[i];
+    double s = 0, c = 0;
+    for (int j = 0; j < sq->n_keys; j++) {
+        s += row[p->keys[sq->key_off + j]];
+        c += row[p->control_keys[sq->key_off + j]];
+    }
+    int best = 0;
+    for (int k = 1; k <= sq->query; k++)
+        if (row[k] > row[best]) best = k;
+    int hit = 0;
+    for (int j = 0; j < sq->n_keys; j++)
+        if (p->keys[sq->key_off + j] == best) hit = 1;
+    a->score_sum += s;
+    a->control_sum += c;
+    a->top1_sum += hit;
+    if (sq->hard) {
+        a->hard_top1_sum += hit;
+        a->n_hard++;
+    }
+    a->n++;
+}
+
 void score_acc_add(score_acc *a, const score_seq_plan *p, const float *map, int T) {
+    for (int i = 0; i < p->n_queries; i++) add_row(a, p, i, map + (size_t)p->queries[i].query * (size_t)T);
+    a->baseline_sum += p->baseline_sum;
+}
+
+void score_acc_add_f16(score_acc *a, const score_seq_plan *p, const uint16_t *map, int T, float *row) {
     for (int i = 0; i < p->n_queries; i++) {
-        const score_query *sq = &p->queries[i];
-        const float *row = map + (size_t)sq->query * (size_t)T;
-        double s = 0, c = 0;
-        for (int j = 0; j < sq->n_keys; j++) {
-            s += row[p->keys[sq->key_off + j]];
-            c += row[p->control_keys[sq->key_off + j]];
-        }
-        int best = 0;
-        for (int k = 1; k <= sq->query; k++)
-            if (row[k] > row[best]) best = k;
-        int hit = 0;
-        for (int j = 0; j < sq->n_keys; j++)
-            if (p->keys[sq->key_off + j] == best) hit = 1;
-        a->score_sum += s;
-        a->control_sum += c;
-        a->top1_sum += hit;
-        if (sq->hard) {
-            a->hard_top1_sum += hit;
-            a->n_hard++;
-        }
-        a->n++;
+        const int q = p->queries[i].query;
+        const uint16_t *src = map + (size_t)q * (size_t)T;
+        for (int k = 0; k <= q; k++) row[k] = andrea_f16_to_f32(src[k]);
+        add_row(a, p, i, row);
     }
     a->baseline_sum += p->baseline_sum;
 }

@@ -57,6 +57,8 @@ typedef struct {
 
 /* Adds one head's map of one sequence. map: [T, T] row-major, query × key, T >= plan->length. */
 void score_acc_add(score_acc *a, const score_seq_plan *plan, const float *map, int T);
+/* Same for a map of IEEE fp16 bits (converted exactly, as a dump's reader does); row: [T] scratch. */
+void score_acc_add_f16(score_acc *a, const score_seq_plan *plan, const uint16_t *map, int T, float *row);
 
 double score_acc_score(const score_acc *a);
 double score_acc_baseline(const score_acc *a);

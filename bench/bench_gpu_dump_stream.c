@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
     const int work[2][3] = {{512, 128, 64}, {64, 1024, 8}};
     for (int w = 0; w < 2; w++) {
         const int n = work[w][0], T = work[w][1], B = work[w][2];
-        andrea_engine *e = andrea_cuda_engine_open(&m, B, T, &err);
+        andrea_engine *e = andrea_cuda_engine_open(&m, NULL, B, T, &err);
         andrea_cuda_pipeline *p = e ? andrea_cuda_pipeline_open(e, B, T, 1, 1, 0, 0, &err) : NULL;
         if (!p) {
             fprintf(stderr, "bench_gpu_dump_stream: %s\n", err.msg);

@@ -167,7 +167,7 @@ int main(int argc, char **argv) {
         const double N = (double)B * T;
         const double flops = L * (24.0 * N * C * C + 2.0 * B * H * (double)T * T * hd);
         const size_t maps = (size_t)B * L * H * T * T;
-        andrea_engine *e = andrea_cuda_engine_open(&m, B, T, &err);
+        andrea_engine *e = andrea_cuda_engine_open(&m, NULL, B, T, &err);
         if (!e) {
             fprintf(stderr, "bench_gpu_forward: %s\n", err.msg);
             return 1;
@@ -212,7 +212,7 @@ int main(int argc, char **argv) {
         /* the earlier attention kernel version, same weights and outputs, for kernels/NOTES.md */
         for (int ver = 2; ver >= 1 && !quick && !profile; ver--) {
             setenv("ANDREA_CUDA_ATTN", ver == 2 ? "v2" : "v1", 1);
-            e = andrea_cuda_engine_open(&m, B, T, &err);
+            e = andrea_cuda_engine_open(&m, NULL, B, T, &err);
             unsetenv("ANDREA_CUDA_ATTN");
             if (!e) {
                 fprintf(stderr, "bench_gpu_forward: %s\n", err.msg);

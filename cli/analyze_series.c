@@ -8,6 +8,7 @@
 #include "../common/mpi_shard.h"
 #include "../common/progress.h"
 #include "../reports/report.h"
+#include "../reports/report_collect.h"
 #include "../reports/series.h"
 
 int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_score_fn score, void *ctx, int quiet,
@@ -31,7 +32,15 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
         char rdir[4700];
         snprintf(rdir, sizeof rdir, "%s/%s", dir, sc[i].name);
         if (!quiet && root) fprintf(stderr, "andrea analyze: [%d/%d] rendering %s into %s\n", i + 1, n, ckpts[i], rdir);
-        if (andrea_mpi_agree(root ? andrea_render(sc[i].dump, sc[i].db, rdir, &ropt, err) : 0, err)) goto out;
+        int rrc = 0;
+        if (root && sc[i].collected)
+            rrc = andrea_render_collected(sc[i].collected, sc[i].sha256, sc[i].dump[0] ? sc[i].dump : NULL,
+                                         sc[i].maps_dtype, sc[i].db, rdir, &ropt, err);
+        else if (root)
+            rrc = andrea_render(sc[i].dump, sc[i].db, rdir, &ropt, err);
+        report_collector_free(sc[i].collected);
+        sc[i].collected = NULL;
+        if (andrea_mpi_agree(rrc, err)) goto out;
         snprintf(href[i], sizeof href[i], "%s/index.html", sc[i].name);
         in[i].sha256 = sc[i].sha256;
         in[i].report_href = href[i];
@@ -52,6 +61,7 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
     if (andrea_mpi_agree(rc, err)) goto out;
     ret = 0;
 out:
+    for (int i = 0; sc && i < n; i++) report_collector_free(sc[i].collected);
     free(sc);
     free(in);
     free(href);

@@ -12,9 +12,11 @@
 /* What scoring one checkpoint left behind, for the render phase. */
 typedef struct {
     char name[256];     /* dump/report stem ("dyck-step00400", "model-2" for a repeated stem) */
-    char dump[4400];    /* DIR/NAME.h5 */
+    char dump[4400];    /* DIR/NAME.h5 when a dump was kept, else "" */
     char db[4400];      /* DIR/catalog.db */
     char sha256[65];
+    char maps_dtype[8];
+    void *collected;    /* the report's example maps (report_collector *), or NULL: render from dump */
 } analyze_scored;
 
 /* Scores checkpoint i (dump + classify + catalog write), filling *out. */

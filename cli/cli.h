@@ -10,7 +10,9 @@
 #include "../analyzer/catalog.h"
 #include "../analyzer/classify.h"
 #include "../common/error.h"
+#include "../dump/dump_write.h"
 #include "../engine/forward.h"
+#include "../probes/probe.h"
 
 int cmd_info(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
@@ -41,9 +43,12 @@ int cli_parse_long(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double *out);
 int cli_opt_device(const char *cmd, const char *arg, andrea_device *out);  /* auto|cpu|cuda */
 int cli_opt_maps(const char *cmd, const char *arg, int *maps_fp32);        /* fp16|fp32 */
+int cli_opt_contrib(const char *cmd, const char *arg, andrea_contrib *out); /* none|norm|full */
+/* --n (which 'n': 1..PROBE_MAX_ITEMS), --len ('l': >= 5), --seed ('s': a positive integer) */
+int cli_opt_probe(const char *cmd, int which, const char *arg, probe_options *po);
 /* tf32|fp32: the CUDA engine's matmul precision (sets ANDREA_CUDA_FP32 for the engines opened
  * later in this process; the CPU engine is always fp32) */
-int cli_opt_precision(const char *cmd, const char *arg);
+int cli_opt_precision(const char *cmd, const char *arg, const char **out); /* tf32|tf32x3|fp32 */
 int cli_opt_step(const char *cmd, const char *arg, andrea_classify_options *o);        /* N >= 0 */
 int cli_opt_ablate_items(const char *cmd, const char *arg, andrea_classify_options *o); /* 0..4096 */
 int cli_opt_format(const char *cmd, const char *arg, int *fmt);            /* table|csv|json */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -60,12 +61,39 @@ int cli_opt_device(const char *cmd, const char *arg, andrea_device *out) {
     return 0;
 }
 
-int cli_opt_precision(const char *cmd, const char *arg) {
+int cli_opt_precision(const char *cmd, const char *arg, const char **out) {
     if (strcmp(arg, "tf32") && strcmp(arg, "tf32x3") && strcmp(arg, "fp32"))
         return cli_usage_error(cmd, "--precision wants tf32, tf32x3 or fp32, not '%s'", arg);
-    /* the CUDA engine takes its precision at open from this variable (kernels/cuda_engine.h) */
-    if (setenv("ANDREA_CUDA_PRECISION", arg, 1) != 0)
-        return cli_usage_error(cmd, "--precision: cannot set ANDREA_CUDA_PRECISION");
+    *out = arg; /* travels in the options to andrea_engine_open (engine/forward.h) */
+    return 0;
+}
+
+int cli_opt_contrib(const char *cmd, const char *arg, andrea_contrib *out) {
+    if (!strcmp(arg, "none")) *out = ANDREA_CONTRIB_NONE;
+    else if (!strcmp(arg, "norm")) *out = ANDREA_CONTRIB_NORM;
+    else if (!strcmp(arg, "full")) *out = ANDREA_CONTRIB_FULL;
+    else return cli_usage_error(cmd, "--contrib wants none, norm or full, not '%s'", arg);
+    return 0;
+}
+
+int cli_opt_probe(const char *cmd, int which, const char *arg, probe_options *po) {
+    long v;
+    if (which == 'n') {
+        if (cli_parse_long(arg, 1, PROBE_MAX_ITEMS, &v))
+            return cli_usage_error(cmd, "--n wants 1..%d items, not '%s'", PROBE_MAX_ITEMS, arg);
+        po->n_items = (int)v;
+    } else if (which == 'l') {
+        if (cli_parse_long(arg, 5, 1 << 20, &v)) return cli_usage_error(cmd, "--len wants at least 5 tokens, not '%s'", arg);
+        po->seq_len = (int)v;
+    } else {
+        char *end;
+        errno = 0;
+        unsigned long long s = strtoull(arg, &end, 10);
+        /* a digit first: strtoull would take " -1" as 2^64 - 1 */
+        if (errno || !isdigit((unsigned char)arg[0]) || *end || s == 0)
+            return cli_usage_error(cmd, "--seed wants a positive integer, not '%s'", arg);
+        po->seed = s;
+    }
     return 0;
 }
 

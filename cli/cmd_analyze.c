@@ -2,6 +2,7 @@
  * + render (heatmaps, index.html). Default: the bundled model into ./andrea-out/.
  * Wiring only: every step is a library call (dump/dump_write.h, analyzer/classify.h,
  * analyzer/catalog.h, reports/report.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -13,31 +14,44 @@
 #include "../analyzer/catalog.h"
 #include "../analyzer/catalog_circuits.h"
 #include "../analyzer/classify.h"
+#include "../analyzer/head_scorer.h"
 #include "../analyzer/summary.h"
 #include "../common/progress.h"
 #include "../engine/checkpoint.h"
+#include "../dump/dump.h"
 #include "../dump/dump_write.h"
 #include "../engine/model.h"
 #include "../common/mpi_shard.h"
 #include "../tokenizer/tokenizer.h"
 #include "../probes/probe.h"
 #include "../reports/report.h"
+#include "../reports/report_collect.h"
 #include "analyze_series.h"
 #include "cli.h"
 
 static void help(FILE *f) {
     fprintf(f,
             "usage: andrea analyze [CKPT..] [--out DIR] [--probes SUITE[,SUITE..]|FILE.jsonl]\n"
-            "                      [--device auto|cpu|cuda] [--maps fp16|fp32] [--step N]\n"
-            "                      [--ablate-items N] [--rules FILE] [--precision tf32|tf32x3|fp32] [--quiet]\n\n"
-            "For each checkpoint: dump the built-in probe suites (or --probes) to DIR/NAME.h5, classify\n"
-            "the heads into DIR/catalog.db (scores, labels, causal check on --ablate-items items per\n"
-            "suite, default %d), render the report (DIR/index.html) and print the labelled heads per\n"
-            "class. Several checkpoints (a training run's steps) are one analysis: all are scored\n"
-            "first, then each report is rendered into DIR/NAME/ with the whole series' step plots,\n"
-            "then DIR/index.html shows the series (head x step matrix, formation plots) and a table\n"
-            "of labelled heads per step is printed; progress lines name the checkpoint and k/N.\n"
-            "Without CKPT it analyses the model bundled with andrea. DIR defaults to ./andrea-out.\n"
+            "                      [--n N] [--len T] [--seed S] [--tokenizer DIR] [--contrib none|norm|full]\n"
+            "                      [--device auto|cpu|cuda] [--maps fp16|fp32] [--step N] [--dump FILE]\n"
+            "                      [--keep-dumps] [--ablate-items N] [--rules FILE]\n"
+            "                      [--precision tf32|tf32x3|fp32] [--timing] [--quiet]\n\n"
+            "For each checkpoint: run the built-in probe suites (or --probes) through the model and score\n"
+            "every head while its attention maps are in memory, classify the heads into DIR/catalog.db\n"
+            "(scores, labels, causal check on --ablate-items items per suite, default %d), render the\n"
+            "report (DIR/index.html; with several checkpoints DIR/NAME/index.html each) from the few\n"
+            "example maps it shows, and print the labelled heads per class. No map file is written\n"
+            "unless asked: --dump FILE writes every map of the (one) checkpoint to FILE, --keep-dumps\n"
+            "writes DIR/NAME.h5 for each (both as `andrea dump` writes them; `andrea classify` of such a\n"
+            "dump gives the same scores). Several checkpoints (a training run's steps) are one analysis:\n"
+            "all are scored first, then each report is rendered into DIR/NAME/ with the whole series'\n"
+            "step plots, then DIR/index.html shows the series (head x step matrix, formation plots) and\n"
+            "a table of labelled heads per step is printed; progress lines name the checkpoint and k/N.\n"
+            "Without CKPT it analyses the model bundled with andrea.\n"
+            "DIR defaults to ./andrea-out. --n, --len, --seed, --tokenizer: as for `andrea dump` (the\n"
+            "probe suites); --contrib: the per-head W_O values computed (norm, default: head_dla and\n"
+            "head_out_norm means in the catalog; none: without them; full: also head_out in a dump).\n"
+            "--timing prints where the time went (forward, scoring, causal check, catalog, report).\n"
             "--precision: on a GPU, matmuls in TF32 (default, fast; attention probabilities of trained\n"
             "models within ~4e-3 of fp32), tf32x3 (every layer matmul and attention as three TF32\n"
             "products of high and low parts: maps within ~3e-5 of fp32, ~2.2x the forward time; the\n"
@@ -46,48 +60,14 @@ static void help(FILE *f) {
             ANDREA_ABLATE_ITEMS_DEFAULT);
 }
 
-/* Suites for model m: a probe file (a path ending in .jsonl or naming a file), else a comma list
- * of built-in names (default: every built-in class). */
-static int make_suites(const char *probes, const andrea_model *m, const andrea_tokenizer *tok, probe_suite **out,
-                       int *n, ae_error *err) {
-    struct stat sb;
-    size_t len = probes ? strlen(probes) : 0;
-    if (probes && ((len > 6 && !strcmp(probes + len - 6, ".jsonl")) || (stat(probes, &sb) == 0 && S_ISREG(sb.st_mode))))
-        return probe_file_load(probes, tok, m->cfg.vocab_size, m->cfg.max_seq_len, out, n, err);
-    if (!probes) /* every built-in class (probes/classes.c) */
-        return probe_suites_builtin_list(NULL, tok, m->cfg.vocab_size, m->cfg.max_seq_len, NULL, out, n, err);
-    char list[1024];
-    snprintf(list, sizeof list, "%s", probes);
-    int cap = 1;
-    for (char *p = list; *p; p++) cap += *p == ',';
-    probe_suite *s = calloc((size_t)cap, sizeof *s);
-    if (!s) return ae_fail(err, "out of memory");
-    int k = 0;
-    char *save = NULL;
-    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-        if (probe_suite_builtin(name, tok, m->cfg.vocab_size, m->cfg.max_seq_len, NULL, &s[k], err)) {
-            for (int i = 0; i < k; i++) probe_suite_free(&s[i]);
-            free(s);
-            return -1;
-        }
-        k++;
-    }
-    if (k == 0) {
-        free(s);
-        return ae_fail(err, "--probes: no suite named");
-    }
-    *out = s;
-    *n = k;
-    return 0;
-}
-
-/* p relative to the working folder when it lies below it ("models/x.bin", not a machine path). */
-static const char *shown_path(const char *p) {
-    static char cwd[4096];
-    if (p[0] != '/' || !getcwd(cwd, sizeof cwd)) return p;
-    size_t n = strlen(cwd);
-    return n > 1 && !strncmp(p, cwd, n) && p[n] == '/' ? p + n + 1 : p;
-}
+/* What analyze_one needs besides the checkpoint. */
+typedef struct {
+    const char *dir, *probes, *tok_dir, *dump_file;
+    probe_options po;
+    andrea_device dev;
+    andrea_contrib contrib;
+    int maps_fp32, keep_dumps, timing;
+} analyze_args;
 
 /* File-name stem of a checkpoint: "models/andrea-bundled.bin" -> "andrea-bundled". */
 static void stem(const char *path, char *out, size_t cap) {
@@ -100,60 +80,118 @@ static void stem(const char *path, char *out, size_t cap) {
     if (dot && dot != out) *dot = 0;
 }
 
-/* scored != NULL (a series): dump, classify and write the catalog only, and say where in *scored;
- * the series loop (analyze_series.c) renders once every checkpoint is scored. */
-static int analyze_one(const char *ckpt, const char *dir, const char *report_dir, const char *probes,
-                       const andrea_classify_options *copt, andrea_device dev, int maps_fp32, int index,
-                       analyze_scored *scored, ae_error *err) {
+/* p relative to the working folder when it lies below it ("models/x.bin", not a machine path). */
+static const char *shown_path(const char *p) {
+    static char cwd[4096];
+    if (p[0] != '/' || !getcwd(cwd, sizeof cwd)) return p;
+    size_t n = strlen(cwd);
+    return n > 1 && !strncmp(p, cwd, n) && p[n] == '/' ? p + n + 1 : p;
+}
+
+/* Where one checkpoint's time went (analyze --timing). */
+static void print_timing(const char *ckpt, const andrea_dump_stats *st, double t_load, double t_hash,
+                         const andrea_classify_timing *ct, double t_catalog, double t_report, double t_all) {
+    fprintf(stderr,
+            "andrea analyze: time (%s): model load + probes %.2f s, checkpoint sha256 %.2f s, engine open %.2f s, "
+            "forwards %.2f s, scoring + report maps %.2f s, map writes %.2f s, causal check %.2f s, catalog %.2f s, "
+            "report %.2f s, total %.2f s\n",
+            ckpt, t_load, t_hash, st->t_open, st->t_forward, st->t_sinks, st->t_maps + st->t_other + st->t_close + st->t_seal,
+            ct->t_causal, t_catalog, t_report, t_all);
+}
+
+/* scored != NULL (a series): score, classify and write the catalog only, and hand the report's
+ * collected maps over in *scored; the series loop (analyze_series.c) renders once every
+ * checkpoint is scored. */
+static int analyze_one(const char *ckpt, const char *report_dir, const analyze_args *aa,
+                       const andrea_classify_options *copt, int index, analyze_scored *scored, ae_error *err) {
+    const double t_start = ae_now_seconds();
     andrea_model m;
     memset(&m, 0, sizeof m);
     andrea_tokenizer *tok = NULL;
     probe_suite *suites = NULL;
+    head_scorer *hs = NULL;
+    report_collector *rcol = NULL;
+    andrea_engine *eng = NULL;
     int n_suites = 0, ret = -1;
     andrea_analysis a;
     memset(&a, 0, sizeof a);
-    char name[256], dump_path[4400], db_path[4400], hex[65];
+    char name[256], dump_path[4400], db_path[4400], hex[65], tok_desc[4200];
     if (andrea_model_load(&m, ckpt, err)) return -1;
-    tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, NULL, err);
-    if (!tok) goto out;
-    if (make_suites(probes, &m, tok, &suites, &n_suites, err)) goto out;
+    tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, aa->tok_dir, err);
+    if (!tok && !probe_spec_is_file(aa->probes)) goto out;
+    snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
+    if (probe_suites_load(aa->probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &aa->po, &suites, &n_suites, err))
+        goto out;
+    const double t_load = ae_now_seconds() - t_start;
     if (andrea_checkpoint_sha256(&m, hex, err)) goto out;
+    const double t_hash = ae_now_seconds() - t_start - t_load;
     stem(ckpt, name, sizeof name);
     if (index > 0) {
         size_t l = strlen(name);
         snprintf(name + l, sizeof name - l, "-%d", index + 1);
     }
-    snprintf(dump_path, sizeof dump_path, "%s/%s.h5", dir, name);
-    snprintf(db_path, sizeof db_path, "%s/catalog.db", dir);
+    if (aa->dump_file) snprintf(dump_path, sizeof dump_path, "%s", aa->dump_file);
+    else snprintf(dump_path, sizeof dump_path, "%s/%s.h5", aa->dir, name);
+    const int dumping = aa->dump_file || aa->keep_dumps;
+    snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
 
+    /* The forwards feed the head scorer and the report's example maps (and the dump writer when
+     * a dump was asked for): one loop, dump/dump_write.h. */
+    if (!(hs = head_scorer_open(&m.cfg, &copt->rules, n_suites, err))) goto out;
+    if (!(rcol = report_collector_open(&m, n_suites, 0, err))) goto out;
+    andrea_batch_sink sinks[2] = {head_scorer_sink(hs), report_collector_sink(rcol)};
+    andrea_dump_stats stats;
+    memset(&stats, 0, sizeof stats);
     andrea_dump_options dopt;
     andrea_dump_options_init(&dopt);
-    dopt.out_path = dump_path;
-    dopt.device = dev;
-    dopt.maps_fp32 = maps_fp32;
-    dopt.contrib = ANDREA_CONTRIB_NORM;
+    dopt.out_path = dumping ? dump_path : NULL;
+    dopt.device = aa->dev;
+    dopt.precision = copt->precision;
+    dopt.maps_fp32 = aa->maps_fp32;
+    dopt.contrib = aa->contrib;
     dopt.checkpoint_sha256 = hex;
-    dopt.tokenizer = andrea_tokenizer_kind(tok);
-    dopt.tok = tok; /* token_text + tokenizer_vocab_sha256 in the dump */
+    dopt.tokenizer = tok_desc;
+    dopt.tok = tok; /* token_text + tokenizer_vocab_sha256 in a dump */
+    dopt.progress_label = "forward";
+    dopt.sinks = sinks;
+    dopt.n_sinks = 2;
+    dopt.stats = &stats;
+    dopt.keep_engine = &eng;
     if (andrea_dump_write(&m, suites, n_suites, &dopt, err)) goto out;
-
+    if (stats.batch < copt->ablate_items) { /* too small for the causal check's batch: a fresh one */
+        andrea_engine_close(eng);
+        eng = NULL;
+    }
+    andrea_classify_timing ct = {0, 0};
     andrea_classify_options o = *copt;
-    o.device = dev;
-    o.model = &m; /* the checkpoint just dumped: its sha256 is the dump's by construction */
-    if (andrea_classify_dump(dump_path, &o, &a, err)) goto out;
-    /* MPI: dump and statistics were shared by all ranks; rank 0 alone writes the catalog, renders
-     * and prints (the others wait for its result, so a failure there stops every rank). */
-    const int root = andrea_mpi_rank() == 0;
-    if (!root) {
+    o.device = aa->dev;
+    o.timing = &ct;
+    if (andrea_classify_scored(&m, hex, suites, n_suites, hs, eng, dumping ? dump_path : NULL,
+                               aa->maps_fp32 ? "fp32" : "fp16", &o, &a, err))
+        goto out;
+    if (dumping && andrea_mpi_rank() == 0) {
+        /* the run records the seal of the dump it wrote, so `render DUMP` finds this run; the file
+         * was just sealed here, and a seal that cannot be read only loses that match */
+        ae_error ignored;
+        andrea_dump *d = andrea_dump_open(dump_path, &ignored);
+        if (d) snprintf(a.dump_seal, sizeof a.dump_seal, "%s", andrea_dump_seal_hex(d));
+        andrea_dump_close(d);
+    }
+    /* MPI: the statistics were pooled on all ranks; rank 0 alone writes the catalog, renders and
+     * prints (the others wait for its result, so a failure there stops every rank). */
+    if (andrea_mpi_rank() != 0) {
         ret = andrea_mpi_agree(0, err);
         goto out;
     }
     if (a.ablation_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", a.ablation_note);
     if (scored) {
         snprintf(scored->name, sizeof scored->name, "%s", name);
-        snprintf(scored->dump, sizeof scored->dump, "%s", dump_path);
+        snprintf(scored->dump, sizeof scored->dump, "%s", dumping ? dump_path : "");
         snprintf(scored->db, sizeof scored->db, "%s", db_path);
         snprintf(scored->sha256, sizeof scored->sha256, "%s", hex);
+        snprintf(scored->maps_dtype, sizeof scored->maps_dtype, "%s", a.maps_dtype);
+        scored->collected = rcol; /* rendered and freed by the series loop */
+        rcol = NULL;
         ret = andrea_mpi_agree(catalog_write(db_path, &a, NULL, err) ||
                                    catalog_circuits_compute_and_write(db_path, &m, ckpt, hex, err), /* andrea circuits */
                                err);
@@ -162,22 +200,28 @@ static int analyze_one(const char *ckpt, const char *dir, const char *report_dir
     /* One checkpoint: its report is DIR itself; several: DIR/NAME each. */
     char rdir[4400];
     if (report_dir) snprintf(rdir, sizeof rdir, "%s", report_dir);
-    else snprintf(rdir, sizeof rdir, "%s/%s", dir, name);
+    else snprintf(rdir, sizeof rdir, "%s/%s", aa->dir, name);
     andrea_render_options ropt = {0};
     ropt.quiet = ae_progress_quiet;
-    if (andrea_mpi_agree(catalog_write(db_path, &a, NULL, err) ||
-                             catalog_circuits_compute_and_write(db_path, &m, ckpt, hex, err) || /* andrea circuits */
-                             andrea_render(dump_path, db_path, rdir, &ropt, err),
-                         err))
-        goto out;
-    printf("%s (%s)\n", shown_path(ckpt), dump_path);
+    const double t_cat0 = ae_now_seconds();
+    int wrc = catalog_write(db_path, &a, NULL, err) ||
+              catalog_circuits_compute_and_write(db_path, &m, ckpt, hex, err); /* andrea circuits */
+    const double t_rep0 = ae_now_seconds();
+    if (!wrc)
+        wrc = andrea_render_collected(rcol, hex, dumping ? dump_path : NULL, a.maps_dtype, db_path, rdir, &ropt, err);
+    const double t_end = ae_now_seconds();
+    if (andrea_mpi_agree(wrc, err)) goto out;
+    printf("%s%s%s%s\n", shown_path(ckpt), dumping ? " (" : "", dumping ? dump_path : "", dumping ? ")" : "");
     andrea_summary_write(stdout, &a);
     printf("catalog: %s\nreport:  %s/index.html\n\n", db_path, rdir);
+    if (aa->timing) print_timing(ckpt, &stats, t_load, t_hash, &ct, t_rep0 - t_cat0, t_end - t_rep0, t_end - t_start);
     ret = 0;
 out:
     andrea_analysis_free(&a);
-    for (int i = 0; i < n_suites; i++) probe_suite_free(&suites[i]);
-    free(suites);
+    andrea_engine_close(eng);
+    head_scorer_free(hs);
+    report_collector_free(rcol);
+    probe_suites_free(suites, n_suites);
     andrea_tokenizer_free(tok);
     andrea_model_free(&m);
     return ret;
@@ -185,13 +229,11 @@ out:
 
 typedef struct {
     const char *const *ckpts;
-    const char *dir, *probes;
+    const analyze_args *aa;
     const andrea_classify_options *o;
-    andrea_device dev;
-    int maps_fp32;
 } series_job;
 
-/* Checkpoint i of a series: its dump stem made unique as in the one-by-one loop below. */
+/* Checkpoint i of a series: its name made unique as in the one-checkpoint path below. */
 static int score_one(int i, analyze_scored *out, void *ctx, ae_error *err) {
     const series_job *j = ctx;
     char si[256], sj[256];
@@ -201,21 +243,29 @@ static int score_one(int i, analyze_scored *out, void *ctx, ae_error *err) {
         stem(j->ckpts[k], sj, sizeof sj);
         if (!strcmp(si, sj)) index++;
     }
-    return analyze_one(j->ckpts[i], j->dir, NULL, j->probes, j->o, j->dev, j->maps_fp32, index, out, err);
+    return analyze_one(j->ckpts[i], NULL, j->aa, j->o, index, out, err);
 }
 
 int cmd_analyze(int argc, char **argv) {
     static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'},    {"probes", required_argument, 0, 'p'},
-        {"device", required_argument, 0, 'D'}, {"maps", required_argument, 0, 'm'},
-        {"step", required_argument, 0, 'S'},   {"ablate-items", required_argument, 0, 'a'},
-        {"rules", required_argument, 0, 'r'},  {"quiet", no_argument, 0, 'q'},
+        {"out", required_argument, 0, 'o'},       {"probes", required_argument, 0, 'p'},
+        {"device", required_argument, 0, 'D'},    {"maps", required_argument, 0, 'm'},
+        {"step", required_argument, 0, 'S'},      {"ablate-items", required_argument, 0, 'a'},
+        {"rules", required_argument, 0, 'r'},     {"quiet", no_argument, 0, 'q'},
         {"precision", required_argument, 0, 'P'}, {"help", no_argument, 0, 'h'},
+        {"n", required_argument, 0, 'n'},         {"len", required_argument, 0, 'l'},
+        {"seed", required_argument, 0, 's'},      {"contrib", required_argument, 0, 'c'},
+        {"tokenizer", required_argument, 0, 'k'}, {"dump", required_argument, 0, 'U'},
+        {"keep-dumps", no_argument, 0, 'K'},      {"timing", no_argument, 0, 't'},
         {0, 0, 0, 0},
     };
-    const char *dir = "andrea-out", *probes = NULL, *rules = NULL;
-    andrea_device dev = ANDREA_DEVICE_AUTO;
-    int maps_fp32 = 0, c, bad; /* bad: a parser's usage-error exit code */
+    analyze_args aa;
+    memset(&aa, 0, sizeof aa);
+    aa.dir = "andrea-out";
+    aa.dev = ANDREA_DEVICE_AUTO;
+    aa.contrib = ANDREA_CONTRIB_NORM;
+    const char *rules = NULL;
+    int c, bad; /* bad: a parser's usage-error exit code */
     andrea_classify_options o;
     andrea_classify_options_init(&o);
     ae_error err = {{0}};
@@ -223,13 +273,13 @@ int cmd_analyze(int argc, char **argv) {
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
-        case 'o': dir = optarg; break;
-        case 'p': probes = optarg; break;
+        case 'o': aa.dir = optarg; break;
+        case 'p': aa.probes = optarg; break;
         case 'D':
-            if ((bad = cli_opt_device("analyze", optarg, &dev))) return bad;
+            if ((bad = cli_opt_device("analyze", optarg, &aa.dev))) return bad;
             break;
         case 'm':
-            if ((bad = cli_opt_maps("analyze", optarg, &maps_fp32))) return bad;
+            if ((bad = cli_opt_maps("analyze", optarg, &aa.maps_fp32))) return bad;
             break;
         case 'S':
             if ((bad = cli_opt_step("analyze", optarg, &o))) return bad;
@@ -239,8 +289,20 @@ int cmd_analyze(int argc, char **argv) {
             break;
         case 'r': rules = optarg; break;
         case 'P':
-            if ((bad = cli_opt_precision("analyze", optarg))) return bad;
+            if ((bad = cli_opt_precision("analyze", optarg, &o.precision))) return bad;
             break;
+        case 'n':
+        case 'l':
+        case 's':
+            if ((bad = cli_opt_probe("analyze", c, optarg, &aa.po))) return bad;
+            break;
+        case 'c':
+            if ((bad = cli_opt_contrib("analyze", optarg, &aa.contrib))) return bad;
+            break;
+        case 'k': aa.tok_dir = optarg; break;
+        case 'U': aa.dump_file = optarg; break;
+        case 'K': aa.keep_dumps = 1; break;
+        case 't': aa.timing = 1; break;
         case 'q': ae_progress_quiet = 1; break;
         case 'h': help(stdout); return cli_stdout_done();
         default: return cli_option_error("analyze", c, argv, opts);
@@ -248,9 +310,12 @@ int cmd_analyze(int argc, char **argv) {
     }
     if (o.has_step && argc - optind > 1)
         return cli_usage_error("analyze", "--step names the step of ONE checkpoint; several were given");
+    if (aa.dump_file && argc - optind > 1)
+        return cli_usage_error("analyze", "--dump FILE names the dump of ONE checkpoint; for several use --keep-dumps");
+    if (aa.dump_file && !aa.dump_file[0]) return cli_usage_error("analyze", "--dump wants a file name, not ''");
     if (rules && andrea_rules_load(&o.rules, rules, &err)) return cli_fail(&err);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        ae_fail(&err, "%s: %s", dir, strerror(errno));
+    if (mkdir(aa.dir, 0777) != 0 && errno != EEXIST) {
+        ae_fail(&err, "%s: %s", aa.dir, strerror(errno));
         return cli_fail(&err);
     }
     char bundled_path[4096];
@@ -259,12 +324,12 @@ int cmd_analyze(int argc, char **argv) {
     const char *const *ckpts = optind < argc ? (const char *const *)argv + optind : bundled;
     int n = optind < argc ? argc - optind : 1;
     if (n > 1) {
-        series_job job = {ckpts, dir, probes, &o, dev, maps_fp32};
-        if (analyze_series(n, ckpts, dir, score_one, &job, ae_progress_quiet, &err)) return cli_fail(&err);
+        series_job job = {ckpts, &aa, &o};
+        if (analyze_series(n, ckpts, aa.dir, score_one, &job, ae_progress_quiet, &err)) return cli_fail(&err);
         return cli_stdout_done();
     }
     for (int i = 0; i < n; i++) {
-        /* Two checkpoints with one file name (run1/model.bin, run2/model.bin) get distinct dumps. */
+        /* Two checkpoints with one file name (run1/model.bin, run2/model.bin) get distinct names. */
         char si[256], sj[256];
         int index = 0;
         stem(ckpts[i], si, sizeof si);
@@ -272,8 +337,7 @@ int cmd_analyze(int argc, char **argv) {
             stem(ckpts[j], sj, sizeof sj);
             if (!strcmp(si, sj)) index++;
         }
-        if (analyze_one(ckpts[i], dir, n == 1 ? dir : NULL, probes, &o, dev, maps_fp32, index, NULL, &err))
-            return cli_fail(&err);
+        if (analyze_one(ckpts[i], n == 1 ? aa.dir : NULL, &aa, &o, index, NULL, &err)) return cli_fail(&err);
     }
     return cli_stdout_done();
 }

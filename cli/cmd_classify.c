@@ -17,7 +17,7 @@ static void help(FILE *f) {
     fprintf(f,
             "usage: andrea classify DUMP.h5 --db CATALOG [--rules FILE] [--min-score X] [--min-ratio X]\n"
             "                       [--min-margin X] [--step N] [--checkpoint PATH] [--no-causal] [--ablate-items N]\n"
-            "                       [--device auto|cpu|cuda] [--precision tf32|tf32x3|fp32] [--quiet]\n\n"
+            "                       [--device auto|cpu|cuda] [--precision tf32|tf32x3|fp32] [--timing] [--quiet]\n\n"
             "Scores every head on every suite of the dump (attention mass on the targets, against a\n"
             "uniform-causal baseline and a shuffled-target control), labels heads by the rules, runs\n"
             "the causal check (ablating heads on the first N items of each suite, default %d; 0 = off)\n"
@@ -31,7 +31,8 @@ static void help(FILE *f) {
             "                   checkpoint beside the dump with that sha256; none found is an error\n"
             "  --no-causal      when no checkpoint is found, warn and classify without the causal check\n"
             "  --quiet          no progress bar and no table: only the catalog line\n"
-            "  --precision P    the causal check's matmuls on a GPU: tf32 (default, fast), tf32x3 or fp32\n",
+            "  --precision P    the causal check's matmuls on a GPU: tf32 (default, fast), tf32x3 or fp32\n"
+            "  --timing         print where the time went (scoring, causal check, catalog)\n",
             ANDREA_ABLATE_ITEMS_DEFAULT);
 }
 
@@ -44,13 +45,15 @@ int cmd_classify(int argc, char **argv) {
         {"device", required_argument, 0, 'D'},     {"quiet", no_argument, 0, 'q'},
         {"precision", required_argument, 0, 'P'},  {"help", no_argument, 0, 'h'},
         {"checkpoint", required_argument, 0, 'c'}, {"no-causal", no_argument, 0, 'N'},
-        {0, 0, 0, 0},
+        {"timing", no_argument, 0, 't'},           {0, 0, 0, 0},
     };
     const char *db = NULL, *rules = NULL;
     andrea_classify_options o;
     andrea_classify_options_init(&o);
     ae_error err = {{0}};
-    int c, bad; /* bad: a parser's usage-error exit code */
+    int c, bad, timing = 0; /* bad: a parser's usage-error exit code */
+    andrea_classify_timing ct = {0, 0};
+    o.timing = &ct;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
@@ -81,10 +84,11 @@ int cmd_classify(int argc, char **argv) {
             if ((bad = cli_opt_device("classify", optarg, &o.device))) return bad;
             break;
         case 'P':
-            if ((bad = cli_opt_precision("classify", optarg))) return bad;
+            if ((bad = cli_opt_precision("classify", optarg, &o.precision))) return bad;
             break;
         case 'q': ae_progress_quiet = 1; break;
         case 'N': o.no_causal = 1; break;
+        case 't': timing = 1; break;
         case 'h': help(stdout); return cli_stdout_done();
         default: return cli_option_error("classify", c, argv, opts);
         }
@@ -96,7 +100,9 @@ int cmd_classify(int argc, char **argv) {
      * child first (dump/dump.h). `andrea analyze` skips this: it classifies its own new file. */
     if (andrea_dump_check_isolated(argv[optind], &err)) return cli_fail(&err);
     andrea_analysis a;
+    const double t0 = ae_now_seconds();
     if (andrea_classify_dump(argv[optind], &o, &a, &err)) return cli_fail(&err);
+    const double t_cat0 = ae_now_seconds();
     if (a.ablation_note[0])
         fprintf(stderr, "andrea classify: %s: %s\n", o.no_causal && strstr(a.ablation_note, "--no-causal") ? "warning" : "note",
                 a.ablation_note);
@@ -113,6 +119,11 @@ int cmd_classify(int argc, char **argv) {
     }
     if (!ae_progress_quiet) andrea_summary_write(stdout, &a);
     printf("catalog: %s (run %lld)\n", db, (long long)run);
+    if (timing) {
+        const double t_end = ae_now_seconds();
+        fprintf(stderr, "andrea classify: time: scoring (maps read from the dump) %.2f s, causal check %.2f s, catalog %.2f s, "
+                        "total %.2f s\n", ct.t_scoring, ct.t_causal, t_end - t_cat0, t_end - t0);
+    }
     andrea_analysis_free(&a);
     return cli_stdout_done();
 }

@@ -164,7 +164,7 @@ int cmd_dump(int argc, char **argv) {
         case 'q': quiet = 1; break;
         case 't': timing = 1; break;
         case 'P':
-            if ((bad = cli_opt_precision("dump", optarg))) return bad;
+            if ((bad = cli_opt_precision("dump", optarg, &o.precision))) return bad;
             break;
         case 'h': usage(stdout); return cli_stdout_done();
         default: return cli_option_error("dump", c, argv, opts);

@@ -124,7 +124,10 @@ int cmd_generate(int argc, char **argv) {
 
     /* the engine sees at most max_seq_len tokens: a sliding window over the context */
     const int window = n_ctx_max < (size_t)maxT ? (int)n_ctx_max : maxT;
-    if (!(eng = andrea_engine_open(&m, dev, 1, window, &err))) goto fail;
+    andrea_engine_options eo;
+    andrea_engine_options_init(&eo);
+    eo.device = dev;
+    if (!(eng = andrea_engine_open(&m, &eo, 1, window, &err))) goto fail;
     if (!(logits = malloc((size_t)window * V * sizeof(float)))) {
         ae_fail(&err, "%s: out of memory for logits of %d x %d", argv[optind], window, V);
         goto fail;

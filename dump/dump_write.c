@@ -162,10 +162,19 @@ static int per_seq_bytes(const andrea_config *c, int T, const andrea_dump_option
     return 0;
 }
 
-/* Whether a CUDA engine opened now runs tf32x3 (the CLI's --precision sets the variable). */
-static int cuda_precision_is_tf32x3(void) {
-    const char *prec = getenv("ANDREA_CUDA_PRECISION");
-    return prec && !strcmp(prec, "tf32x3");
+/* The engine's options: the run's device and precision over the defaults. */
+static andrea_engine_options engine_options(const andrea_dump_options *o) {
+    andrea_engine_options eo;
+    andrea_engine_options_init(&eo);
+    eo.device = o->device;
+    if (o->precision) snprintf(eo.precision, sizeof eo.precision, "%.7s", o->precision);
+    return eo;
+}
+
+/* Whether a CUDA engine opened with o runs tf32x3. */
+static int cuda_precision_is_tf32x3(const andrea_dump_options *o) {
+    const andrea_engine_options eo = engine_options(o);
+    return !strcmp(eo.precision, "tf32x3");
 }
 
 /* GPU bytes one sequence of T tokens takes in a CUDA dump, generously: the streaming pipeline's
@@ -174,7 +183,7 @@ static int cuda_precision_is_tf32x3(void) {
  * the split input of a matmul, up to 12 x T x C floats: kernels/cuda_engine.cu). */
 static int per_seq_device_bytes(const andrea_config *c, int T, const andrea_dump_options *o, size_t *out) {
     size_t lh = (size_t)c->n_layer * (size_t)c->n_head, t = (size_t)T, C = (size_t)c->d_model, maps, acts;
-    const size_t split = cuda_precision_is_tf32x3() ? 12 : 0;
+    const size_t split = cuda_precision_is_tf32x3(o) ? 12 : 0;
     if (ae_mul(lh, t * t * (o->maps_fp32 ? 4 : 2), &maps) || ae_mul(t * C * 4, 16 + split + (size_t)c->n_head, &acts))
         return -1;
     size_t total = 2 * maps + 16 * lh * t + acts;
@@ -213,11 +222,49 @@ static void *hash_job_run(void *arg) {
     return NULL;
 }
 
+/* Every suite through the one loop (forward_loop.c), handed to the writer (wr, when a file is
+ * written) and the caller's sinks (o->sinks). lp0: the loop's fixed part. */
+static int run_sinks(const dw_loop *lp0, const probe_suite *suites, int n_suites, int B, dw_writer *wr, hid_t f, hid_t f16,
+                     batch_bufs *bb, ae_progress *prog, par_state *par, ae_error *err) {
+    const andrea_dump_options *o = lp0->o;
+    andrea_batch_sink *v = calloc((size_t)o->n_sinks + 1, sizeof *v);
+    if (!v) return ae_fail(err, "%s: out of memory", lp0->what);
+    dw_sinks sk = {v, 0, -1};
+    if (wr) {
+        wr->f = f, wr->f16 = f16, wr->m = lp0->m, wr->o = o, wr->par = par, wr->bb = bb;
+        wr->h5_path = lp0->what, wr->suites = suites;
+        sk.writer = sk.n;
+        v[sk.n++] = dw_writer_sink(wr);
+    }
+    for (int i = 0; i < o->n_sinks; i++) v[sk.n++] = o->sinks[i];
+    int rc = 0;
+    dw_loop lp = *lp0;
+    lp.sinks = &sk;
+    for (long long i = 0, off = 0; i < n_suites && !rc; off += (suites[i].n_items + B - 1) / B, i++) {
+        lp.suite = (int)i;
+        lp.batch_off = off;
+        int begun = 0;
+        for (; begun < sk.n && !rc; begun++)
+            if (v[begun].suite_begin) rc = v[begun].suite_begin(v[begun].self, (int)i, &suites[i], err);
+        if (!rc) rc = dw_run_suite(&lp, &suites[i], B, bb, prog, par, err);
+        if (rc) {
+            if (wr && begun > sk.writer) dw_writer_abort(wr, (int)i, err);
+            break;
+        }
+        for (int k = 0; k < sk.n && !rc; k++)
+            if (v[k].suite_end) rc = v[k].suite_end(v[k].self, (int)i, err);
+    }
+    free(v);
+    return rc;
+}
+
 int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_suites, const andrea_dump_options *o,
                       ae_error *err) {
-    const char *h5_path = o->out_path;
+    /* no output path: a run for the other sinks only (andrea analyze), no file */
+    const int writing = o->out_path && o->out_path[0];
+    const char *h5_path = writing ? o->out_path : m->path;
     int vrc = 0;
-    if (!h5_path || !*h5_path) vrc = ae_fail(err, "dump: no output path");
+    if (!writing && o->n_sinks <= 0) vrc = ae_fail(err, "dump: no output path");
     else if (o->contrib < ANDREA_CONTRIB_NONE || o->contrib > ANDREA_CONTRIB_FULL)
         vrc = ae_fail(err, "%s: contrib must be none, norm or full", h5_path);
     else if (o->gzip < 0 || o->gzip > 9) vrc = ae_fail(err, "%s: gzip level %d outside 0..9", h5_path, o->gzip);
@@ -229,7 +276,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     int src = 0;
     double t_hash = 0;
     /* a file to hash: serially on a thread during the engine open below, under MPI here */
-    const int hash_file = !o->checkpoint_sha256 && strncmp(m->path, "random:", 7) != 0;
+    const int hash_file = writing && !o->checkpoint_sha256 && strncmp(m->path, "random:", 7) != 0;
     const int hash_later = hash_file && !andrea_mpi_parallel();
     if (o->checkpoint_sha256) {
         snprintf(sha, sizeof sha, "%s", o->checkpoint_sha256);
@@ -262,7 +309,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         /* tf32x3 keeps split copies of the layer weights: 3 x 12 x L x C^2 floats, all of which
          * are in host memory already, so the product cannot overflow */
         const size_t Cw = (size_t)m->cfg.d_model,
-                     split_w = cuda_precision_is_tf32x3() ? 3 * 12 * (size_t)m->cfg.n_layer * Cw * Cw * sizeof(float) : 0;
+                     split_w = cuda_precision_is_tf32x3(o) ? 3 * 12 * (size_t)m->cfg.n_layer * Cw * Cw * sizeof(float) : 0;
         gpu_free = gpu_free > split_w ? gpu_free - split_w : 0;
         const size_t fit = gpu_free / 2 / per_dev;
         if (fit < (size_t)B) B = fit < 1 ? 1 : (int)fit;
@@ -275,7 +322,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     /* MPI: one file, named by rank 0 (the temporary name carries its pid) and told to the others. */
     char tmp[AE_PATH_MAX] = "";
     const int root = andrea_mpi_rank() == 0;
-    if (andrea_mpi_agree(root ? ae_tmp_begin(o->out_path, tmp, sizeof tmp, err) : 0, err)) {
+    if (andrea_mpi_agree(root && writing ? ae_tmp_begin(o->out_path, tmp, sizeof tmp, err) : 0, err)) {
         if (root && tmp[0]) ae_tmp_abort(tmp);
         return -1;
     }
@@ -283,6 +330,9 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     andrea_engine *eng = NULL;
     hid_t f = -1, f16 = -1, fcpl = -1, fapl = H5P_DEFAULT;
     batch_bufs bb = {0};
+    bb.max_B = B;
+    dw_writer wr;
+    dw_writer_init(&wr);
     par_state par = {H5P_DEFAULT, 0};
     int bad = 0;
     const size_t L = (size_t)m->cfg.n_layer, H = (size_t)m->cfg.n_head, T = (size_t)max_T;
@@ -306,12 +356,13 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         orc = ae_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; try --batch 1)",
                       h5_path, B, max_T, per_seq);
     } else {
-        eng = andrea_engine_open(m, o->device, B, max_T, err);
+        const andrea_engine_options eo = engine_options(o);
+        eng = andrea_engine_open(m, &eo, B, max_T, err);
         if (!eng) orc = -1;
 #ifdef ANDREA_HAVE_CUDA
         /* CUDA: stream (compute / copy / write overlapped) unless head_out is wanted (the
          * pipeline carries maps, norms and DLA only) or MPI shards the batches. */
-        if (eng && !strcmp(andrea_engine_name(eng), "cuda") && !want_head_out && !andrea_mpi_parallel()) {
+        if (eng && andrea_engine_has_gpu(eng) && !want_head_out && !andrea_mpi_parallel()) {
             bb.pipe = andrea_cuda_pipeline_open(eng, B, max_T, !o->maps_fp32, 1, o->contrib != ANDREA_CONTRIB_NONE,
                                                 o->contrib != ANDREA_CONTRIB_NONE, err);
             if (!bb.pipe) orc = -1;
@@ -328,7 +379,7 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     }
     const double t_open = ae_now_seconds() - t_open0 - (hashing ? 0 : t_hash);
     /* A plain open first, for a clear "cannot create: <reason>" (HDF5's message is long). */
-    if (!orc && root) {
+    if (!orc && root && writing) {
         FILE *probe_f = fopen(tmp, "wb");
         if (!probe_f) orc = ae_fail(err, "%s: cannot create: %s", o->out_path, strerror(errno));
         else fclose(probe_f);
@@ -338,10 +389,12 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
     char engine_name[16], precision[8] = "fp32"; /* the matmuls' precision: CPU always fp32 */
     snprintf(engine_name, sizeof engine_name, "%s", andrea_engine_name(eng));
 #ifdef ANDREA_HAVE_CUDA
-    if (eng && !strcmp(engine_name, "cuda")) snprintf(precision, sizeof precision, "%s", andrea_cuda_precision(eng));
+    if (eng && andrea_engine_has_gpu(eng)) snprintf(precision, sizeof precision, "%s", andrea_cuda_precision(eng));
 #endif
     if (andrea_mpi_bcast(engine_name, sizeof engine_name, 0, err) || andrea_mpi_bcast(precision, sizeof precision, 0, err))
         goto fail;
+    double t_create0 = 0;
+    if (!writing) goto run;
     H5_ID(fapl, andrea_dump_par_fapl());
     H5_ID(par.dxpl, andrea_dump_par_dxpl());
     /* room for the seal in front of the HDF5 data (dump.h) */
@@ -355,12 +408,13 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         ae_fail(err, "%s: cannot replace the temporary file: %s", o->out_path, strerror(errno));
         goto fail;
     }
-    const double t_create0 = ae_now_seconds();
+    t_create0 = ae_now_seconds();
     H5_ID(f, H5Fcreate(tmp, andrea_mpi_parallel() ? H5F_ACC_TRUNC : H5F_ACC_EXCL, fcpl, fapl));
     H5_ID(f16, dw_make_f16_type());
     if (write_root_attrs(f, m, suites, n_suites, sha, o, engine_name, precision, h5_path, err)) goto fail;
+run:;
 
-    /* MPI: batches of all suites in file order, sharded in dw_write_suite; rank 0's bar counts its
+    /* MPI: batches of all suites in file order, sharded in forward_loop.c; rank 0's bar counts its
      * own sequences (the other ranks are quiet: mpi_shard.c). */
     long long n_batches_all = 0, my_seq = 0;
     for (int i = 0; i < n_suites; i++) n_batches_all += (suites[i].n_items + B - 1) / B;
@@ -369,38 +423,38 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         andrea_shard_part(n_batches_all, off, (n + B - 1) / B, andrea_mpi_rank(), andrea_mpi_size(), &lo, &hi);
         for (long long b = lo; b < hi; b++) my_seq += n - b * B < B ? n - b * B : B;
     }
-    const double t_create = ae_now_seconds() - t_create0, t_suites0 = ae_now_seconds();
+    const double t_create = writing ? ae_now_seconds() - t_create0 : 0, t_suites0 = ae_now_seconds();
     ae_progress prog;
     ae_progress_begin(&prog, o->progress_label ? o->progress_label : "dump", (uint64_t)my_seq);
-    long long bytes = 0;
-    for (long long i = 0, off = 0; i < n_suites; off += (suites[i].n_items + B - 1) / B, i++) {
-        if (dw_write_suite(f, eng, m, &suites[i], B, o, f16, &bb, &prog, &bytes, &par, off, n_batches_all, h5_path, err)) {
-            ae_progress_end(&prog);
-            goto fail;
-        }
+    if (run_sinks(&(dw_loop){eng, m, o, NULL, 0, 0, n_batches_all, h5_path}, suites, n_suites, B, writing ? &wr : NULL,
+                  f, f16, &bb, &prog, &par, err)) {
+        ae_progress_end(&prog);
+        goto fail;
     }
     ae_progress_end(&prog);
     const double t_suites = ae_now_seconds() - t_suites0;
-    H5Tclose(f16);
-    f16 = -1;
     const double t_close0 = ae_now_seconds();
-    herr_t closed = H5Fclose(f);
-    f = -1;
+    if (writing) {
+        H5Tclose(f16);
+        f16 = -1;
+        herr_t closed = H5Fclose(f);
+        f = -1;
+        H5_TRY(closed);
+        andrea_dump_par_close(par.dxpl);
+        andrea_dump_par_close(fapl);
+        par.dxpl = fapl = H5P_DEFAULT;
+        H5Pclose(fcpl);
+        fcpl = -1;
+    }
     const double t_close = ae_now_seconds() - t_close0;
-    H5_TRY(closed);
-    andrea_dump_par_close(par.dxpl);
-    andrea_dump_par_close(fapl);
-    par.dxpl = fapl = H5P_DEFAULT;
-    H5Pclose(fcpl);
-    fcpl = -1;
     /* MPI: the totals of all ranks; these collectives also mean that every rank has closed the
      * file (H5Fclose is collective) before rank 0 renames it. */
-    int64_t all_bytes = bytes;
+    int64_t all_bytes = wr.bytes;
     int crc = andrea_mpi_sum_i64(&all_bytes, 1, err);
     const double t_seal0 = ae_now_seconds();
-    if (!crc && root && (crc = andrea_dump_seal(tmp, err))) ae_tmp_abort(tmp);
+    if (!crc && root && writing && (crc = andrea_dump_seal(tmp, err))) ae_tmp_abort(tmp);
     const double t_seal = ae_now_seconds() - t_seal0;
-    if (!crc && root) crc = ae_tmp_commit(tmp, o->out_path, err);
+    if (!crc && root && writing) crc = ae_tmp_commit(tmp, o->out_path, err);
     if (andrea_mpi_agree(crc, err)) goto fail_closed;
     double secs = ae_now_seconds() - t0;
     (void)andrea_mpi_max_f64(&secs, NULL); /* statistics only: the file is complete */
@@ -415,12 +469,17 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
         o->stats->t_forward = bb.t_forward;
         o->stats->t_maps = bb.t_maps;
         o->stats->t_other = bb.t_other;
+        o->stats->t_sinks = bb.t_sinks;
         o->stats->t_close = t_close;
         o->stats->t_seal = t_seal;
         o->stats->t_create = t_create;
-        o->stats->t_suites_rest = t_suites - bb.t_forward - bb.t_maps - bb.t_other;
+        o->stats->t_suites_rest = t_suites - bb.t_forward - bb.t_maps - bb.t_other - bb.t_sinks;
         /* the hash overlaps the engine open when it ran on a thread; else it came first */
         o->stats->t_unaccounted = secs - (hashing ? 0 : t_hash) - t_open - t_create - t_suites - t_close - t_seal;
+    }
+    if (o->keep_engine) { /* the caller's now (the causal check runs on it) */
+        *o->keep_engine = eng;
+        eng = NULL;
     }
     engine_and_bufs_close(eng, &bb);
     return 0;
@@ -433,7 +492,7 @@ fail:
         andrea_dump_par_close(par.dxpl);
         andrea_dump_par_close(fapl);
     }
-    if (root) ae_tmp_abort(tmp);
+    if (root && writing) ae_tmp_abort(tmp);
 fail_closed:
     engine_and_bufs_close(eng, &bb);
     return -1;

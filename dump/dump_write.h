@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "../common/error.h"
+#include "batch_sink.h"
 #include "../probes/probe.h"
 #include "../engine/forward.h"
 #include "../engine/model.h"
@@ -35,11 +36,14 @@ typedef struct {
      * creation and closing), and what none of these covers (the final rename, among others;
      * under MPI `seconds` is the slowest rank's and the parts are this rank's) */
     double t_hash, t_open, t_forward, t_maps, t_other, t_close, t_seal, t_create, t_suites_rest, t_unaccounted;
+    double t_sinks;       /* time in the caller's sinks (o->sinks: scoring, report maps) */
 } andrea_dump_stats;
 
 typedef struct {
     const char *out_path;          /* final file name (required) */
     andrea_device device;          /* default AUTO */
+    const char *precision;         /* CUDA matmuls: "tf32" | "tf32x3" | "fp32"; NULL = the default
+                                    * (andrea_engine_options_init) */
     int maps_fp32;                 /* 0: attention stored as IEEE fp16 (default); 1: fp32 */
     andrea_contrib contrib;        /* default NORM: head_out_norm + head_dla; FULL adds head_out */
     const unsigned char *heads;    /* [L*H] or NULL: heads whose head_out is stored even without FULL */
@@ -53,6 +57,13 @@ typedef struct {
                                     * attribute tokenizer_vocab_sha256 (NULL: neither is stored) */
     const char *progress_label;    /* progress bar label, NULL = "dump" */
     andrea_dump_stats *stats;      /* filled on success when non-NULL */
+    /* More consumers of every batch (batch_sink.h): the head scorer, the report-map collector.
+     * With sinks, out_path may be NULL: the forwards run for the sinks alone and no file is
+     * written (`andrea analyze` without --dump). */
+    const andrea_batch_sink *sinks;
+    int n_sinks;
+    andrea_engine **keep_engine;   /* non-NULL: the engine is handed back here on success (the
+                                    * caller closes it) instead of closed */
 } andrea_dump_options;
 
 void andrea_dump_options_init(andrea_dump_options *o);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../common/progress.h"
+#include "batch_sink.h"
 #include "dump_write.h"
 #include "../engine/forward.h"
 #include "../common/mpi_shard.h"
@@ -21,11 +22,12 @@
 #endif
 
 typedef struct {
-    /* per-batch buffers, sized for B sequences of max_T */
+    /* per-batch buffers, sized for max_B sequences of max_T */
+    int max_B;
     int *tokens, *lengths;
     float *attn, *head_out, *norm, *dla;
     uint16_t *attn16;
-    double t_forward, t_maps, t_other; /* seconds spent, for andrea_dump_stats */
+    double t_forward, t_maps, t_other, t_sinks; /* seconds spent, for andrea_dump_stats */
 #ifdef ANDREA_HAVE_CUDA
     andrea_cuda_pipeline *pipe; /* CUDA engine: the streaming pipeline (NULL: synchronous path) */
 #endif
@@ -70,10 +72,46 @@ size_t dw_utf8_clean(const unsigned char *src, size_t n, char *dst, size_t cap);
 struct andrea_tokenizer;
 int dw_tokenizer_sha256(const struct andrea_tokenizer *tok, int vocab_size, char hex[65]);
 
-/* dump_write_suite.c: one suite into file f (batches [batch_off, ...) of the job's n_batches_all,
- * MPI-sharded; the CUDA pipeline in bb streams when present) */
-int dw_write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const probe_suite *s, int B,
-                   const andrea_dump_options *o, hid_t f16, batch_bufs *bb, ae_progress *prog, long long *bytes,
-                   par_state *par, long long batch_off, long long n_batches_all, const char *h5_path, ae_error *err);
+/* The sinks of a run: v[writer] is the HDF5 writer (writer = -1: no file). */
+typedef struct {
+    const andrea_batch_sink *v;
+    int n, writer;
+} dw_sinks;
+
+/* What the loop over one suite's batches needs (forward_loop.c). */
+typedef struct {
+    andrea_engine *eng;
+    const andrea_model *m;
+    const andrea_dump_options *o;
+    const dw_sinks *sinks;
+    int suite;                  /* index of the suite in the run */
+    long long batch_off;        /* MPI: its first batch in the job's n_batches_all */
+    long long n_batches_all;
+    const char *what;           /* name for messages: the output path, or the checkpoint */
+} dw_loop;
+
+/* forward_loop.c: one suite's batches (MPI-sharded; the CUDA pipeline in bb streams when
+ * present) through the engine and into every sink. */
+int dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog, par_state *par,
+                 ae_error *err);
+
+/* dump_write_suite.c: the HDF5 writer as a sink. One suite's group and datasets are open between
+ * suite_begin and suite_end; dw_writer_abort closes what is open after a failure (MPI: only when
+ * all ranks agreed on it, par->agreed). */
+typedef struct {
+    hid_t f, f16;
+    const andrea_model *m;
+    const andrea_dump_options *o;
+    par_state *par;
+    batch_bufs *bb;             /* bb->attn: staging for maps whose padded rows need zeroing */
+    long long bytes;            /* dataset payload written */
+    const char *h5_path;
+    const probe_suite *suites;
+    hid_t g, dtok, dlen, dtar, dent, datt, dnorm, ddla, dout; /* the open suite's, or -1 */
+} dw_writer;
+
+void dw_writer_init(dw_writer *w);
+andrea_batch_sink dw_writer_sink(dw_writer *w);
+int dw_writer_abort(dw_writer *w, int suite, ae_error *err);
 
 #endif

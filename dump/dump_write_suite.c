@@ -1,10 +1,12 @@
-/* dump_write_suite.c — one probe suite into the dump (dump_write_impl.h): its group and
- * attributes, the targets and entities tables, the per-sequence datasets at full size (chunked so
- * one (sequence, layer, head) map is one chunk), then the batches: on the CPU (and under MPI,
- * sharded over the ranks with collective writes) forward, zero the padded rows, convert maps to
- * fp16 when asked, write; on a GPU through the CUDA streaming pipeline. Both paths write the same
- * file content. Failure contract: -1 with err filled; under MPI a failure all ranks agreed on sets
- * par->agreed (dump_write.c then closes collectively).
+/* dump_write_suite.c — the HDF5 writer as a sink of the forward loop (batch_sink.h,
+ * dump_write_impl.h). suite_begin makes one suite's group and attributes, the targets and
+ * entities tables and the per-sequence datasets at full size (chunked so one (sequence, layer,
+ * head) map is one chunk); maps writes each piece of maps (one direct chunk write per map, or
+ * hyperslabs; padded query rows zeroed on the way when the source did not); batch writes tokens,
+ * lengths, norms, DLA and head_out; suite_end closes. The loop (forward_loop.c) is the same for
+ * the CPU, MPI and the CUDA streaming pipeline, so every path writes the same file content.
+ * Failure contract: -1 with err filled; under MPI a failure all ranks agreed on sets
+ * par->agreed (only then are the collective closes of dw_writer_abort safe).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -17,112 +19,6 @@
 #include "dump_h5.h"
 #include "dump_write_impl.h"
 #include "../tokenizer/tokenizer.h"
-
-/* The values a batch is about to write, after the padded positions were set: every norm, and
- * every DLA with a next token (t < length - 1), must be finite. The CPU engine refuses a forward
- * that overflows float32 itself; on a GPU this is where it shows: a NaN or Inf in any head's map
- * or output, or in the residual stream it feeds, reaches the norms of that head or of every later
- * layer's heads, or the final LayerNorm of the DLA. (A --contrib none dump has neither, and its
- * GPU maps are not scanned: that would cost a pass over every map byte.) */
-static int check_values_finite(const float *norm, const float *dla, const int *lengths, int nb, int L, int H, int T,
-                               const char *model_path, ae_error *err) {
-    const size_t lh = (size_t)L * H;
-    for (int b = 0; b < nb; b++)
-        for (size_t k = 0; k < lh; k++) {
-            const size_t row = ((size_t)b * lh + k) * (size_t)T;
-            const size_t with_next = lengths[b] > 1 ? (size_t)lengths[b] - 1 : 0;
-            if (ae_any_nonfinite(norm + row, (size_t)T) || ae_any_nonfinite(dla + row, with_next))
-                return ae_fail(err, "%s: the forward overflows float32 (non-finite output of layer %zu, head %zu): the "
-                                    "checkpoint's weights are far outside a trained model's range",
-                               model_path, k / (size_t)H, k % (size_t)H);
-        }
-    return 0;
-}
-
-#ifdef ANDREA_HAVE_CUDA
-/* One suite through the CUDA streaming pipeline (kernels/cuda_engine.h): batch k+1 computes and
- * batch k copies to pinned memory while batch k-1 is written here. Same file content as the
- * synchronous path: padded rows are zeroed (in our staging buffers, never in the pipeline's). */
-static int write_suite_stream(const char *model_path, const probe_suite *s, int B, int L, int H, int T,
-                              const andrea_dump_options *o,
-                              hid_t f16, batch_bufs *bb, hid_t dxpl, hid_t dtok, hid_t dlen, hid_t datt, hid_t dnorm,
-                              hid_t ddla, ae_progress *prog, long long *bytes, const char *h5_path, ae_error *err) {
-    const int N = s->n_items, want_values = dnorm >= 0;
-    const size_t map = (size_t)T * T, lh = (size_t)L * H;
-    const long long n_batches = (N + B - 1) / B;
-    for (long long bi = 0; bi <= n_batches; bi++) {
-        andrea_cuda_ready rd;
-        if (bi < n_batches) {
-            if (ae_interrupted) return ae_fail(err, "%s: interrupted", o->out_path);
-            const int b0 = (int)(bi * B), nb = N - b0 < B ? N - b0 : B;
-            for (int b = 0; b < nb; b++) {
-                const probe_item *it = &s->items[b0 + b];
-                memset(bb->tokens + (size_t)b * T, 0, sizeof(int) * (size_t)T);
-                memcpy(bb->tokens + (size_t)b * T, it->tokens, sizeof(int) * (size_t)it->n_tokens);
-                bb->lengths[b] = it->n_tokens;
-            }
-            hsize_t s_tok[2] = {(hsize_t)b0, 0}, n_tok[2] = {(hsize_t)nb, (hsize_t)T};
-            hsize_t s_len[1] = {(hsize_t)b0}, n_len[1] = {(hsize_t)nb};
-            double t0 = ae_now_seconds();
-            H5_TRY(dw_dset_write_slab(dtok, dxpl, 1, H5T_NATIVE_INT, 2, s_tok, n_tok, bb->tokens));
-            H5_TRY(dw_dset_write_slab(dlen, dxpl, 1, H5T_NATIVE_INT, 1, s_len, n_len, bb->lengths));
-            bb->t_other += ae_now_seconds() - t0;
-            *bytes += (long long)((size_t)nb * (T + 1) * sizeof(int));
-            andrea_forward_io io = {0};
-            io.B = nb;
-            io.T = T;
-            io.tokens = bb->tokens; /* copied by submit before it returns */
-            io.lengths = bb->lengths;
-            t0 = ae_now_seconds();
-            if (andrea_cuda_pipeline_submit(bb->pipe, &io, b0, &rd, err)) return -1;
-            bb->t_forward += ae_now_seconds() - t0;
-        } else {
-            double t0 = ae_now_seconds();
-            if (andrea_cuda_pipeline_flush(bb->pipe, &rd, err)) return -1;
-            bb->t_forward += ae_now_seconds() - t0;
-        }
-        if (!rd.valid) continue;
-        const int b0 = (int)rd.tag, nb = rd.B;
-        const size_t n_maps = (size_t)nb * lh * map, esz = o->maps_fp32 ? 4 : 2;
-        double t0 = ae_now_seconds();
-        int *len = bb->lengths; /* free again: the next batch's tokens were copied by submit */
-        for (int b = 0; b < nb; b++) len[b] = s->items[b0 + b].n_tokens;
-        /* the maps piece by piece from the pipeline's pinned ring; padded rows zeroed on the way */
-        for (size_t first = 0, n = 0; first < (size_t)nb * lh; first += n) {
-            const void *piece;
-            if (andrea_cuda_pipeline_maps(bb->pipe, first, &piece, &n, err)) return -1;
-            H5_TRY(dw_write_maps(datt, dxpl, o->maps_fp32 ? H5T_NATIVE_FLOAT : f16, dw_maps_direct_ok(o), b0, first, n,
-                                 L, H, T, esz, piece, len, bb->attn, o->gzip));
-        }
-        *bytes += (long long)(n_maps * esz);
-        double t1 = ae_now_seconds();
-        bb->t_maps += t1 - t0;
-        if (want_values) {
-            const size_t nv = (size_t)nb * lh * T;
-            memcpy(bb->norm, rd.head_out_norm, nv * sizeof(float));
-            memcpy(bb->dla, rd.head_dla, nv * sizeof(float));
-            for (int b = 0; b < nb; b++) {
-                const int len = s->items[b0 + b].n_tokens;
-                for (size_t k = 0; k < lh; k++)
-                    for (int t = len - 1; t < T; t++) {
-                        if (t >= len) bb->norm[((size_t)b * lh + k) * T + t] = 0.0f;
-                        bb->dla[((size_t)b * lh + k) * T + t] = NAN; /* no next token */
-                    }
-            }
-            if (check_values_finite(bb->norm, bb->dla, bb->lengths, nb, L, H, T, model_path, err)) return -1;
-            hsize_t s4[4] = {(hsize_t)b0, 0, 0, 0}, n4[4] = {(hsize_t)nb, (hsize_t)L, (hsize_t)H, (hsize_t)T};
-            H5_TRY(dw_dset_write_slab(dnorm, dxpl, 1, H5T_NATIVE_FLOAT, 4, s4, n4, bb->norm));
-            H5_TRY(dw_dset_write_slab(ddla, dxpl, 1, H5T_NATIVE_FLOAT, 4, s4, n4, bb->dla));
-            *bytes += (long long)(2 * nv * sizeof(float));
-        }
-        bb->t_other += ae_now_seconds() - t1;
-        ae_progress_add(prog, (uint64_t)nb);
-    }
-    return 0;
-fail:
-    return -1;
-}
-#endif
 
 /* What makes the suite's group self-describing (docs/dump-format.md): dimension scales named
  * seq, layer, head, query, key, position (+ d_model for head_out, target/entity/field for the
@@ -214,10 +110,15 @@ fail:
     return rc;
 }
 
-int dw_write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const probe_suite *s, int B,
-                       const andrea_dump_options *o, hid_t f16, batch_bufs *bb, ae_progress *prog,
-                       long long *bytes, par_state *par, long long batch_off, long long n_batches_all,
-                       const char *h5_path, ae_error *err) {
+static int writer_suite_begin(void *self, int suite, const probe_suite *s, ae_error *err) {
+    dw_writer *w = self;
+    (void)suite;
+    const hid_t f = w->f, f16 = w->f16;
+    const andrea_model *m = w->m;
+    const andrea_dump_options *o = w->o;
+    par_state *par = w->par;
+    const char *h5_path = w->h5_path;
+    long long *bytes = &w->bytes;
     const int L = m->cfg.n_layer, H = m->cfg.n_head, C = m->cfg.d_model, T = s->max_len, N = s->n_items;
     const int want_head_out = o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL;
     const int want_values = o->contrib != ANDREA_CONTRIB_NONE;
@@ -290,130 +191,115 @@ int dw_write_suite(hid_t f, andrea_engine *eng, const andrea_model *m, const pro
             H5_TRY(dw_attr_str(dout, "heads", list));
         }
     }
-
     const hid_t ds[8] = {dtok, dlen, dtar, dent, datt, dnorm, ddla, dout};
-    if (describe_suite(g, s, L, H, C, n_pairs, n_spans, ds, o->tok, par, h5_path, err)) goto fail;
+    if (describe_suite(g, s, L, H, C, (hsize_t)n_pairs, (hsize_t)n_spans, ds, o->tok, par, h5_path, err)) goto fail;
 
-    const size_t map = (size_t)T * T, per_seq_maps = (size_t)L * H * map;
-#ifdef ANDREA_HAVE_CUDA
-    if (bb->pipe) {
-        if (write_suite_stream(m->path, s, B, L, H, T, o, f16, bb, par->dxpl, dtok, dlen, datt, dnorm, ddla, prog, bytes, h5_path,
-                               err))
-            goto fail;
-        rc = 0;
-        goto fail; /* the common cleanup below */
-    }
-#endif
-    /* MPI: the job's batches (every suite's, in file order, cut exactly as a serial run cuts
-     * them) are sharded over the ranks, so each sequence is computed in the same batch as by the
-     * serial tool (CPU results may depend on the batch, never on the rank). This suite's batches
-     * [blo, bhi) are this rank's (serial: all); every rank takes as many steps as the rank with
-     * the most, the steps past its own batches writing nothing. */
-    const long long n_batches = (N + B - 1) / B;
-    long long blo, bhi;
-    andrea_shard_part(n_batches_all, batch_off, n_batches, andrea_mpi_rank(), andrea_mpi_size(), &blo, &bhi);
-    const long long n_steps = andrea_shard_part_max(n_batches_all, batch_off, n_batches, andrea_mpi_size());
-    for (long long bi = 0; bi < n_steps; bi++) {
-        const int active = blo + bi < bhi;
-        int b0 = active ? (int)((blo + bi) * B) : 0;
-        int nb_seq = !active ? 0 : N - b0 < B ? N - b0 : B;
-        int frc = 0;
-        if (ae_interrupted) frc = ae_fail(err, "%s: interrupted", o->out_path);
-        for (int b = 0; b < nb_seq && !frc; b++) {
-            const probe_item *it = &s->items[b0 + b];
-            memset(bb->tokens + (size_t)b * T, 0, sizeof(int) * (size_t)T);
-            memcpy(bb->tokens + (size_t)b * T, it->tokens, sizeof(int) * (size_t)it->n_tokens);
-            bb->lengths[b] = it->n_tokens;
-        }
-        andrea_forward_io io = {0};
-        io.B = nb_seq;
-        io.T = T;
-        io.tokens = bb->tokens;
-        io.lengths = bb->lengths;
-        io.attn = bb->attn;
-        io.head_out = want_head_out ? bb->head_out : NULL;
-        io.head_out_norm = want_values ? bb->norm : NULL;
-        io.head_dla = want_values ? bb->dla : NULL;
-        double t0 = ae_now_seconds();
-        if (!frc && active) frc = andrea_engine_forward(eng, &io, err);
-        PAR_AGREE(frc, par);
-
-        /* The format promises zeros at padded query rows (and NaN DLA without a next token),
-         * whatever the backend leaves there. */
-        for (int b = 0; b < nb_seq; b++) {
-            int len = bb->lengths[b];
-            if (len == T) continue;
-            for (int lh = 0; lh < L * H; lh++) {
-                size_t base = (size_t)b * L * H + (size_t)lh;
-                memset(bb->attn + base * map + (size_t)len * T, 0, sizeof(float) * (size_t)(T - len) * T);
-                if (want_values) {
-                    for (int t = len; t < T; t++) {
-                        bb->norm[base * T + t] = 0.0f;
-                        bb->dla[base * T + t] = NAN;
-                    }
-                }
-                if (want_head_out)
-                    memset(bb->head_out + base * T * C + (size_t)len * C, 0, sizeof(float) * (size_t)(T - len) * C);
-            }
-        }
-        if (want_values)
-            PAR_AGREE(active ? check_values_finite(bb->norm, bb->dla, bb->lengths, nb_seq, L, H, T, m->path, err) : 0,
-                      par);
-
-        hsize_t s_tok[2] = {(hsize_t)b0, 0}, n_tok[2] = {(hsize_t)nb_seq, (hsize_t)T};
-        hsize_t s_len[1] = {(hsize_t)b0}, n_len[1] = {(hsize_t)nb_seq};
-        H5_TRY(dw_dset_write_slab(dtok, par->dxpl, active, H5T_NATIVE_INT, 2, s_tok, n_tok, bb->tokens));
-        H5_TRY(dw_dset_write_slab(dlen, par->dxpl, active, H5T_NATIVE_INT, 1, s_len, n_len, bb->lengths));
-        hsize_t s5[5] = {(hsize_t)b0, 0, 0, 0, 0}, n_att[5] = {(hsize_t)nb_seq, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T};
-        size_t n_maps = (size_t)nb_seq * per_seq_maps;
-        if (!o->maps_fp32) dw_f32_to_f16_all(bb->attn16, bb->attn, n_maps);
-        double t1 = ae_now_seconds();
-        bb->t_forward += t1 - t0;
-        const void *att = o->maps_fp32 ? (const void *)bb->attn : (const void *)bb->attn16;
-        if (dw_maps_direct_ok(o))
-            H5_TRY(dw_write_maps(datt, par->dxpl, H5T_NATIVE_FLOAT, 1, b0, 0, (size_t)nb_seq * L * H, L, H, T,
-                                 o->maps_fp32 ? 4 : 2, att, NULL, NULL, o->gzip));
-        else
-            H5_TRY(dw_dset_write_slab(datt, par->dxpl, active, o->maps_fp32 ? H5T_NATIVE_FLOAT : f16, 5, s5, n_att, att));
-        *bytes += (long long)(n_maps * (o->maps_fp32 ? sizeof(float) : sizeof(uint16_t)));
-        double t2 = ae_now_seconds();
-        bb->t_maps += t2 - t1;
-        if (want_values) {
-            hsize_t s4[4] = {(hsize_t)b0, 0, 0, 0}, n4[4] = {(hsize_t)nb_seq, (hsize_t)L, (hsize_t)H, (hsize_t)T};
-            H5_TRY(dw_dset_write_slab(dnorm, par->dxpl, active, H5T_NATIVE_FLOAT, 4, s4, n4, bb->norm));
-            H5_TRY(dw_dset_write_slab(ddla, par->dxpl, active, H5T_NATIVE_FLOAT, 4, s4, n4, bb->dla));
-            *bytes += (long long)(2 * (size_t)nb_seq * L * H * T * sizeof(float));
-        }
-        if (want_head_out) {
-            if (o->contrib == ANDREA_CONTRIB_FULL) {
-                hsize_t n_out[5] = {(hsize_t)nb_seq, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)C};
-                H5_TRY(dw_dset_write_slab(dout, par->dxpl, active, H5T_NATIVE_FLOAT, 5, s5, n_out, bb->head_out));
-                *bytes += (long long)((size_t)nb_seq * L * H * T * C * sizeof(float));
-            } else {
-                /* only the chosen heads' chunks exist in the file (MPI: every rank makes the
-                 * calls of a full batch, those past its sequences selecting nothing) */
-                const int nb_calls = andrea_mpi_parallel() ? B : nb_seq;
-                for (int b = 0; b < nb_calls; b++)
-                    for (int lh = 0; lh < L * H; lh++) {
-                        if (!o->heads[lh]) continue;
-                        hsize_t st[5] = {(hsize_t)(b0 + b), (hsize_t)(lh / H), (hsize_t)(lh % H), 0, 0};
-                        H5_TRY(dw_dset_write_slab(dout, par->dxpl, b < nb_seq, H5T_NATIVE_FLOAT, 5, st, c_out,
-                                               bb->head_out + ((size_t)b * L * H + (size_t)lh) * T * C));
-                        if (b < nb_seq) *bytes += (long long)((size_t)T * C * sizeof(float));
-                    }
-            }
-        }
-        *bytes += (long long)((size_t)nb_seq * (T + 1) * sizeof(int));
-        bb->t_other += ae_now_seconds() - t2;
-        ae_progress_add(prog, (uint64_t)nb_seq);
-    }
     rc = 0;
 fail:
     free(rows);
-    if (rc && andrea_mpi_parallel() && !par->agreed) return -1; /* see the header: no collective close */
-    hid_t ids[] = {dtok, dlen, dtar, dent, datt, dnorm, ddla, dout};
-    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
-        if (ids[i] >= 0 && H5Dclose(ids[i]) < 0 && rc == 0) rc = ae_fail(err, "%s: HDF5 cannot close a dataset of %s", h5_path, s->name);
-    if (g >= 0 && H5Gclose(g) < 0 && rc == 0) rc = ae_fail(err, "%s: HDF5 cannot close group %s", h5_path, s->name);
+    w->g = g, w->dtok = dtok, w->dlen = dlen, w->dtar = dtar, w->dent = dent;
+    w->datt = datt, w->dnorm = dnorm, w->ddla = ddla, w->dout = dout;
+    if (rc) dw_writer_abort(w, suite, NULL);
     return rc;
+}
+
+/* Closes the open suite's datasets and group. err NULL: after a failure, messages dropped. */
+static int writer_close_suite(dw_writer *w, const char *suite_name, ae_error *err) {
+    int rc = 0;
+    hid_t *ids[] = {&w->dtok, &w->dlen, &w->dtar, &w->dent, &w->datt, &w->dnorm, &w->ddla, &w->dout};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        if (*ids[i] >= 0 && H5Dclose(*ids[i]) < 0 && rc == 0)
+            rc = err ? ae_fail(err, "%s: HDF5 cannot close a dataset of %s", w->h5_path, suite_name) : -1;
+        *ids[i] = -1;
+    }
+    if (w->g >= 0 && H5Gclose(w->g) < 0 && rc == 0)
+        rc = err ? ae_fail(err, "%s: HDF5 cannot close group %s", w->h5_path, suite_name) : -1;
+    w->g = -1;
+    return rc;
+}
+
+int dw_writer_abort(dw_writer *w, int suite, ae_error *err) {
+    (void)err;
+    if (andrea_mpi_parallel() && !w->par->agreed) return -1; /* see the header: no collective close */
+    return writer_close_suite(w, suite >= 0 ? w->suites[suite].name : "", NULL);
+}
+
+static int writer_suite_end(void *self, int suite, ae_error *err) {
+    dw_writer *w = self;
+    return writer_close_suite(w, w->suites[suite].name, err);
+}
+
+/* A piece of maps: one H5Dwrite_chunk per map where allowed (dw_maps_direct_ok), else hyperslab
+ * writes; MPI steps with nothing to write still take part in the collective write. */
+static int writer_maps(void *self, const andrea_batch *b, size_t first, size_t n, const void *piece, ae_error *err) {
+    dw_writer *w = self;
+    const char *h5_path = w->h5_path;
+    const andrea_dump_options *o = w->o;
+    const int L = b->L, H = b->H, T = b->T;
+    const size_t esz = o->maps_fp32 ? 4 : 2;
+    const hid_t mtype = o->maps_fp32 ? H5T_NATIVE_FLOAT : w->f16;
+    if (b->maps_padding_zeroed && !dw_maps_direct_ok(o)) {
+        hsize_t s5[5] = {(hsize_t)b->b0, 0, 0, 0, 0}, n5[5] = {(hsize_t)b->nb, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T};
+        H5_TRY(dw_dset_write_slab(w->datt, w->par->dxpl, b->nb > 0, mtype, 5, s5, n5, piece));
+    } else {
+        H5_TRY(dw_write_maps(w->datt, w->par->dxpl, mtype, dw_maps_direct_ok(o), b->b0, first, n, L, H, T, esz, piece,
+                             b->maps_padding_zeroed ? NULL : b->lengths, w->bb->attn, o->gzip));
+    }
+    w->bytes += (long long)(n * (size_t)T * T * esz);
+    return 0;
+fail:
+    return -1;
+}
+
+/* Tokens, lengths, per-head values and head_out of a batch. */
+static int writer_batch(void *self, const andrea_batch *b, ae_error *err) {
+    dw_writer *w = self;
+    const char *h5_path = w->h5_path;
+    const andrea_dump_options *o = w->o;
+    const int L = b->L, H = b->H, T = b->T, C = b->C, nb = b->nb, b0 = b->b0, active = nb > 0;
+    const hid_t dxpl = w->par->dxpl;
+    hsize_t s_tok[2] = {(hsize_t)b0, 0}, n_tok[2] = {(hsize_t)nb, (hsize_t)T};
+    hsize_t s_len[1] = {(hsize_t)b0}, n_len[1] = {(hsize_t)nb};
+    H5_TRY(dw_dset_write_slab(w->dtok, dxpl, active, H5T_NATIVE_INT, 2, s_tok, n_tok, b->tokens));
+    H5_TRY(dw_dset_write_slab(w->dlen, dxpl, active, H5T_NATIVE_INT, 1, s_len, n_len, b->lengths));
+    w->bytes += (long long)((size_t)nb * (T + 1) * sizeof(int));
+    if (w->dnorm >= 0) {
+        hsize_t s4[4] = {(hsize_t)b0, 0, 0, 0}, n4[4] = {(hsize_t)nb, (hsize_t)L, (hsize_t)H, (hsize_t)T};
+        H5_TRY(dw_dset_write_slab(w->dnorm, dxpl, active, H5T_NATIVE_FLOAT, 4, s4, n4, b->head_out_norm));
+        H5_TRY(dw_dset_write_slab(w->ddla, dxpl, active, H5T_NATIVE_FLOAT, 4, s4, n4, b->head_dla));
+        w->bytes += (long long)(2 * (size_t)nb * L * H * T * sizeof(float));
+    }
+    if (w->dout < 0 || !b->head_out) return 0;
+    if (o->contrib == ANDREA_CONTRIB_FULL) {
+        hsize_t s5[5] = {(hsize_t)b0, 0, 0, 0, 0}, n_out[5] = {(hsize_t)nb, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)C};
+        H5_TRY(dw_dset_write_slab(w->dout, dxpl, active, H5T_NATIVE_FLOAT, 5, s5, n_out, b->head_out));
+        w->bytes += (long long)((size_t)nb * L * H * T * C * sizeof(float));
+        return 0;
+    }
+    /* only the chosen heads' chunks exist in the file (MPI: every rank makes the calls of a full
+     * batch, those past its sequences selecting nothing) */
+    hsize_t c_out[5] = {1, 1, 1, (hsize_t)T, (hsize_t)C};
+    const int B = w->bb->max_B, nb_calls = andrea_mpi_parallel() ? B : nb;
+    for (int i = 0; i < nb_calls; i++)
+        for (int lh = 0; lh < L * H; lh++) {
+            if (!o->heads[lh]) continue;
+            hsize_t st[5] = {(hsize_t)(b0 + i), (hsize_t)(lh / H), (hsize_t)(lh % H), 0, 0};
+            H5_TRY(dw_dset_write_slab(w->dout, dxpl, i < nb, H5T_NATIVE_FLOAT, 5, st, c_out,
+                                      b->head_out + ((size_t)i * L * H + (size_t)lh) * T * C));
+            if (i < nb) w->bytes += (long long)((size_t)T * C * sizeof(float));
+        }
+    return 0;
+fail:
+    return -1;
+}
+
+void dw_writer_init(dw_writer *w) {
+    memset(w, 0, sizeof *w);
+    w->f = w->f16 = -1;
+    w->g = w->dtok = w->dlen = w->dtar = w->dent = w->datt = w->dnorm = w->ddla = w->dout = -1;
+}
+
+andrea_batch_sink dw_writer_sink(dw_writer *w) {
+    andrea_batch_sink k = {w, writer_suite_begin, writer_maps, writer_batch, writer_suite_end};
+    return k;
 }

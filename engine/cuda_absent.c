@@ -8,7 +8,9 @@ int andrea_cuda_free_memory(size_t *free_bytes) {
     return -1;
 }
 
-andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err) {
+andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const andrea_engine_options *o, int max_B, int max_T,
+                                       ae_error *err) {
+    (void)o;
     (void)max_B;
     (void)max_T;
     ae_fail(err, "%s: this andrea was built without CUDA", m->path);

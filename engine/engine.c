@@ -1,19 +1,38 @@
 #include "forward.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-andrea_engine *andrea_engine_open(const andrea_model *m, andrea_device dev, int max_B, int max_T,
+void andrea_engine_options_init(andrea_engine_options *o) {
+    memset(o, 0, sizeof *o);
+    o->device = ANDREA_DEVICE_AUTO;
+    const char *prec = getenv("ANDREA_CUDA_PRECISION"), *fp32 = getenv("ANDREA_CUDA_FP32");
+    const char *attn = getenv("ANDREA_CUDA_ATTN"), *qlo = getenv("ANDREA_CUDA_SPLIT_QLO");
+    if (prec) snprintf(o->precision, sizeof o->precision, "%.7s", prec); /* checked at open */
+    else if (fp32 && !strcmp(fp32, "1")) snprintf(o->precision, sizeof o->precision, "fp32");
+    if (attn) o->attention_version = !strcmp(attn, "v1") ? 1 : !strcmp(attn, "v2") ? 2 : !strcmp(attn, "v3") ? 3 : 0;
+    o->split_qlo_regs = qlo && !strcmp(qlo, "regs");
+}
+
+andrea_engine *andrea_engine_open(const andrea_model *m, const andrea_engine_options *o, int max_B, int max_T,
                                   ae_error *err) {
+    andrea_engine_options def;
+    if (!o) {
+        andrea_engine_options_init(&def);
+        o = &def;
+    }
+    const andrea_device dev = o->device;
     if (dev == ANDREA_DEVICE_CUDA) {
         if (!andrea_cuda_available()) {
             ae_fail(err, "%s: --device cuda asked for, but no CUDA device is usable", m->path);
             return NULL;
         }
-        return andrea_cuda_engine_open(m, max_B, max_T, err);
+        return andrea_cuda_engine_open(m, o, max_B, max_T, err);
     }
     if (dev == ANDREA_DEVICE_AUTO && andrea_cuda_available())
-        return andrea_cuda_engine_open(m, max_B, max_T, err);
+        return andrea_cuda_engine_open(m, o, max_B, max_T, err);
     return andrea_cpu_engine_open(m, max_B, max_T, err);
 }
 
@@ -23,7 +42,9 @@ int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_erro
     return e->forward(e, io, err);
 }
 
-int andrea_engine_can_resume(const andrea_engine *e) { return strcmp(e->name, "cpu") == 0; }
+int andrea_engine_can_resume(const andrea_engine *e) { return e->can_resume; }
+
+int andrea_engine_has_gpu(const andrea_engine *e) { return e->has_gpu; }
 
 const char *andrea_engine_name(const andrea_engine *e) { return e->name; }
 

@@ -58,15 +58,31 @@ typedef struct andrea_engine andrea_engine;
 
 typedef enum { ANDREA_DEVICE_AUTO = 0, ANDREA_DEVICE_CPU = 1, ANDREA_DEVICE_CUDA = 2 } andrea_device;
 
-/* Opens a backend for model m (which must outlive the engine). AUTO picks CUDA when a GPU is
- * present and the CUDA backend was built, else the CPU. */
-andrea_engine *andrea_engine_open(const andrea_model *m, andrea_device dev, int max_B, int max_T,
+/* How to open an engine: settings travel here, never through the environment. */
+typedef struct {
+    andrea_device device;   /* AUTO (default) picks CUDA when a GPU is present and the CUDA backend
+                               was built, else the CPU */
+    char precision[8];      /* CUDA matmuls: "tf32" (default), "tf32x3" or "fp32"; the CPU is fp32 */
+    int attention_version;  /* CUDA attention kernel 1, 2 or 3; 0 = the default (3; fp32 takes 1) */
+    int split_qlo_regs;     /* CUDA tf32x3 attention v3: Q's low parts in registers (benchmarks) */
+} andrea_engine_options;
+
+/* Defaults, then the documented developer overrides of the environment (kernels/NOTES.md:
+ * ANDREA_CUDA_PRECISION, ANDREA_CUDA_FP32=1, ANDREA_CUDA_ATTN=v1|v2|v3, ANDREA_CUDA_SPLIT_QLO=regs),
+ * read here and nowhere else. */
+void andrea_engine_options_init(andrea_engine_options *o);
+
+/* Opens a backend for model m (which must outlive the engine); o NULL = andrea_engine_options_init. */
+andrea_engine *andrea_engine_open(const andrea_model *m, const andrea_engine_options *o, int max_B, int max_T,
                                   ae_error *err);
 int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_error *err);
-/* "cpu" or "cuda" */
+/* "cpu" or "cuda" (for messages and the dump's "engine" attribute; decide on capabilities below,
+ * never on the name) */
 const char *andrea_engine_name(const andrea_engine *e);
 /* 1 when the backend honours layer_inputs / resume_layer (andrea_forward_io); others refuse them. */
 int andrea_engine_can_resume(const andrea_engine *e);
+/* 1 when the backend runs on a GPU (its device-side entry points, kernels/cuda_engine.h, apply). */
+int andrea_engine_has_gpu(const andrea_engine *e);
 void andrea_engine_close(andrea_engine *e);
 
 /* Backend entry points (engine.c dispatches to them). The CUDA ones exist only when built with
@@ -76,11 +92,15 @@ int andrea_cuda_available(void);
 /* Free memory of the current CUDA device in bytes: 0, or -1 without a usable device (always
  * without CUDA). For choosing a batch before the engine opens. */
 int andrea_cuda_free_memory(size_t *free_bytes);
-andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err);
+/* o NULL = andrea_engine_options_init */
+andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const andrea_engine_options *o, int max_B, int max_T,
+                                       ae_error *err);
 
 /* Every backend's engine starts with this so engine.c can dispatch. */
 struct andrea_engine {
     const char *name;
+    int can_resume;  /* capabilities, set by the backend's open */
+    int has_gpu;
     int (*forward)(andrea_engine *e, const andrea_forward_io *io, ae_error *err);
     void (*close)(andrea_engine *e);
 };

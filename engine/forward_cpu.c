@@ -456,6 +456,7 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
         return NULL;
     }
     e->base.name = "cpu";
+    e->base.can_resume = 1;
     e->base.forward = cpu_forward;
     e->base.close = cpu_close;
     e->m = m;

@@ -642,7 +642,7 @@ static int cuda_forward(andrea_engine *base, const andrea_forward_io *io, ae_err
 
 extern "C" int andrea_cuda_forward_device(andrea_engine *base, const andrea_forward_io *io,
                                           const andrea_cuda_device_outputs *out, ae_error *err) {
-    if (!base || strcmp(base->name, "cuda") != 0) return ae_fail(err, "andrea_cuda_forward_device: not a CUDA engine");
+    if (!base || !base->has_gpu) return ae_fail(err, "andrea_cuda_forward_device: not a CUDA engine");
     if (io->attn || io->head_out || io->head_out_norm || io->head_dla || io->logits)
         return ae_fail(err, "andrea_cuda_forward_device: host outputs given; use andrea_engine_forward for those");
     outputs o;
@@ -703,14 +703,20 @@ fail:
     return -1;
 }
 
-extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err) {
+extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const andrea_engine_options *opt, int max_B,
+                                                  int max_T, ae_error *err) {
+    andrea_engine_options def;
+    if (!opt) {
+        andrea_engine_options_init(&def);
+        opt = &def;
+    }
     const andrea_config *cf = &m->cfg;
     const int C = cf->d_model, V = cf->vocab_size;
     size_t N = 0, acts = 0;
     double *acc = NULL;
     float *mean = NULL;
     int major;
-    const char *env = getenv("ANDREA_CUDA_FP32"), *prec = getenv("ANDREA_CUDA_PRECISION");
+    const char *prec = opt->precision[0] ? opt->precision : NULL;
     cuda_engine *e = (cuda_engine *)calloc(1, sizeof *e);
     if (!e) {
         ae_fail(err, "%s: out of memory for the CUDA engine", m->path);
@@ -723,26 +729,24 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, int max
         return NULL;
     }
     e->base.name = "cuda";
+    e->base.has_gpu = 1;
     e->base.forward = cuda_forward;
     e->base.close = cuda_close;
     e->m = m;
     e->max_B = max_B;
     e->max_T = max_T;
-    /* ANDREA_CUDA_PRECISION=tf32|tf32x3|fp32 (the CLI's --precision); ANDREA_CUDA_FP32=1, the
-     * older switch, still means fp32 */
+    /* the options' precision (the CLI's --precision, or a developer override: engine.c) */
     if (prec && strcmp(prec, "tf32") && strcmp(prec, "tf32x3") && strcmp(prec, "fp32")) {
-        ae_fail(err, "ANDREA_CUDA_PRECISION is '%.32s': tf32, tf32x3 or fp32", prec);
+        ae_fail(err, "precision '%.32s' (ANDREA_CUDA_PRECISION?): tf32, tf32x3 or fp32", prec);
         free(e);
         return NULL;
     }
-    e->fp32 = (prec && !strcmp(prec, "fp32")) || (!prec && env && strcmp(env, "1") == 0);
+    e->fp32 = prec && !strcmp(prec, "fp32");
     e->split = prec && !strcmp(prec, "tf32x3");
-    /* ANDREA_CUDA_SPLIT_QLO=regs: attention v3 keeps Q's low parts in registers (benchmarks) */
-    env = getenv("ANDREA_CUDA_SPLIT_QLO");
-    e->split_qk = !e->split ? 0 : env && strcmp(env, "regs") == 0 ? 1 : 2;
-    /* ANDREA_CUDA_ATTN=v1|v2|v3 picks a kernel version (benchmarks); full fp32 always takes v1 */
-    env = getenv("ANDREA_CUDA_ATTN");
-    e->attn_version = e->fp32 ? 1 : env && strcmp(env, "v1") == 0 ? 1 : env && strcmp(env, "v2") == 0 ? 2 : 3;
+    /* split_qlo_regs: attention v3 keeps Q's low parts in registers (benchmarks) */
+    e->split_qk = !e->split ? 0 : opt->split_qlo_regs ? 1 : 2;
+    /* attention_version picks a kernel version (benchmarks); full fp32 always takes v1 */
+    e->attn_version = e->fp32 ? 1 : opt->attention_version >= 1 && opt->attention_version <= 2 ? opt->attention_version : 3;
     e->h_tok = (int *)malloc((N + (size_t)max_B) * sizeof(int));
     e->plans = (struct lt_plan *)calloc(LT_MAX_PLANS, sizeof(struct lt_plan));
     acc = (double *)calloc((size_t)C, sizeof(double));

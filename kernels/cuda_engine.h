@@ -8,10 +8,12 @@
  * Tokens, lengths and ablate are read from host memory before the call returns, so the caller may
  * reuse them at once; the device outputs are complete once andrea_cuda_synchronize returns, or
  * once work queued after this call on andrea_cuda_stream() runs (stream order).
- * Environment, read at open: ANDREA_CUDA_PRECISION=tf32 (default) | tf32x3 | fp32 (fp32, or the
- * older ANDREA_CUDA_FP32=1: every matmul full fp32 and the exact fp32 attention kernel, results
- * within ~1e-6 of the CPU engine; tf32x3: within ~3e-5 at ~2.1x TF32's time);
- * ANDREA_CUDA_ATTN=v1|v2|v3 and ANDREA_CUDA_SPLIT_QLO=regs pick kept kernel versions (benchmarks).
+ * Settings come in andrea_engine_options (engine/forward.h) at open: precision tf32 (default) |
+ * tf32x3 | fp32 (every matmul full fp32 and the exact fp32 attention kernel, results within ~1e-6
+ * of the CPU engine; tf32x3: within ~3e-5 at ~2.1x TF32's time), attention_version 1|2|3 and
+ * split_qlo_regs (kept kernel versions, benchmarks). The environment variables
+ * ANDREA_CUDA_PRECISION, ANDREA_CUDA_FP32=1, ANDREA_CUDA_ATTN, ANDREA_CUDA_SPLIT_QLO are developer
+ * overrides read by andrea_engine_options_init only (a NULL options pointer means its defaults).
  * Failure contract: -1 with err filled ("CUDA: call failed at file:line: reason").
  */
 #ifndef ANDREA_CUDA_ENGINE_H

@@ -92,7 +92,7 @@ extern "C" andrea_cuda_pipeline *andrea_cuda_pipeline_open(andrea_engine *e, int
                                                            ae_error *err) {
     andrea_cuda_pipeline *p = NULL;
     size_t maps = 0, stats = 0, one = 0;
-    if (!e || strcmp(andrea_engine_name(e), "cuda") != 0) {
+    if (!e || !andrea_engine_has_gpu(e)) {
         ae_fail(err, "andrea_cuda_pipeline_open: not a CUDA engine");
         return NULL;
     }

@@ -237,7 +237,7 @@ fail:
     return -1;
 }
 
-static int load_catalog(report_data *d, const char *db_path, const char *seal, ae_error *err) {
+int report_load_catalog(report_data *d, const char *db_path, const char *seal, ae_error *err) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     ckpt *ck = NULL;
@@ -404,7 +404,7 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
         d->n_suites = s + 1;
         if (load_suite(src.dump, dump_path, s, examples, &d->suites[s], err)) goto done;
     }
-    if (load_catalog(d, db_path, andrea_dump_seal_hex(src.dump), err)) goto done;
+    if (report_load_catalog(d, db_path, andrea_dump_seal_hex(src.dump), err)) goto done;
     rc = report_write(d, out_dir, opt, err);
 done:
     if (src.tok) andrea_tokenizer_free(src.tok);

@@ -76,6 +76,9 @@ int report_default_examples(void);
  * ctx is the caller's. */
 void report_data_free(report_data *d);
 
+/* Scores of d's model (by d->sha256) and its training run from the catalog db_path (report.c). */
+int report_load_catalog(report_data *d, const char *db_path, const char *seal, ae_error *err);
+
 /* Creates dir and its parents (like mkdir -p). */
 int report_mkdirs(const char *dir, ae_error *err);
 

@@ -11,7 +11,7 @@ ckpts=("$ANDREA_SRC"/tests/data/series/dyck-step*.bin)
 [[ ${#ckpts[@]} -eq 6 ]] || bad "fixture" "want 6 checkpoints, found ${#ckpts[@]}"
 
 start=$SECONDS
-if "$A" analyze "${ckpts[@]}" --out s --probes induction,prev_token --device cpu >out.txt 2>err.txt; then
+if "$A" analyze "${ckpts[@]}" --out s --probes induction,prev_token --device cpu --keep-dumps >out.txt 2>err.txt; then
   ok "analyze of 6 checkpoints exits 0 ($((SECONDS - start)) s)"
 else
   bad "analyze" "exit $?: $(tail -3 err.txt)"

@@ -61,7 +61,7 @@ expect 2 "--from 'small' matches no checkpoint; the catalog holds: \(no analysed
 n=$(/usr/bin/python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute("SELECT count(*) FROM circuit_runs").fetchone()[0], c.execute("SELECT count(*) FROM head_composition").fetchone()[0], c.execute("SELECT count(*) FROM head_weights").fetchone()[0])' "$db")
 [[ $n == "1 48 8" ]] && ok "circuits --db again replaces the checkpoint's scores (1 run, 48 + 8 rows)" || bad "replace" "$n"
 for m in small-step00100 small-step00200 small wide; do
-  "$A" analyze "$tmp/$m.bin" --out "$tmp/a-$m" --probes prev_token,induction --ablate-items 2 --device cpu --quiet >/dev/null
+  "$A" analyze "$tmp/$m.bin" --out "$tmp/a-$m" --probes prev_token,induction --ablate-items 2 --device cpu --keep-dumps --quiet >/dev/null
 done
 # one catalog holding all three: classify each dump into $db
 for m in small-step00100 small-step00200 small wide; do

@@ -118,7 +118,7 @@ static void compare_engines_tol(const andrea_model *m, int B, int T, const unsig
     if (B > 1 && len[1] == T) len[1] = T - 1;
     setenv("ANDREA_CUDA_PRECISION", names[mode], 1);
     andrea_engine *cpu = andrea_cpu_engine_open(m, B, T, &err);
-    andrea_engine *gpu = cpu ? andrea_cuda_engine_open(m, B, T, &err) : NULL;
+    andrea_engine *gpu = cpu ? andrea_cuda_engine_open(m, NULL, B, T, &err) : NULL;
     unsetenv("ANDREA_CUDA_PRECISION"); /* the other tests choose with ANDREA_CUDA_FP32 */
     CHECK_MSG(cpu && gpu, "%s: open failed: %s", what, err.msg);
     if (!cpu || !gpu) {
@@ -269,7 +269,7 @@ static void test_cuda_refuses_token_outside_vocabulary(void) {
     andrea_model m = {0};
     CHECK(random_model(&m, 1, 2, 32, 50, 16, 3) == 0);
     ae_error err = {{0}};
-    andrea_engine *g = andrea_cuda_engine_open(&m, 1, 8, &err);
+    andrea_engine *g = andrea_cuda_engine_open(&m, NULL, 1, 8, &err);
     CHECK(g != NULL);
     if (!g) return;
     int tok[8] = {1, 2, 3, 50, 4, 5, 6, 7};
@@ -284,7 +284,7 @@ static void test_cuda_refuses_batch_larger_than_opened(void) {
     andrea_model m = {0};
     CHECK(random_model(&m, 1, 2, 32, 50, 16, 4) == 0);
     ae_error err = {{0}};
-    andrea_engine *g = andrea_cuda_engine_open(&m, 1, 8, &err);
+    andrea_engine *g = andrea_cuda_engine_open(&m, NULL, 1, 8, &err);
     CHECK(g != NULL);
     if (!g) return;
     int tok[16] = {0};
@@ -305,7 +305,7 @@ static void test_cuda_device_fp16_maps_equal_host_maps_rounded(void) {
     const size_t n = (size_t)B * L * H * T * T;
     ae_error err = {{0}};
     setenv("ANDREA_CUDA_FP32", "0", 1);
-    andrea_engine *g = andrea_cuda_engine_open(&m, B, T, &err);
+    andrea_engine *g = andrea_cuda_engine_open(&m, NULL, B, T, &err);
     CHECK_MSG(g != NULL, "%s", err.msg);
     if (!g) return;
     int tok[2 * 80];
@@ -348,7 +348,7 @@ static void test_cuda_pipeline_hands_back_what_forward_computes(void) {
     const int B = 3, T = 40, LH = 8;
     ae_error err = {{0}};
     setenv("ANDREA_CUDA_FP32", "0", 1);
-    andrea_engine *g = andrea_cuda_engine_open(&m, B, T, &err);
+    andrea_engine *g = andrea_cuda_engine_open(&m, NULL, B, T, &err);
     setenv("ANDREA_CUDA_PIECE_MAPS", "3", 1); /* 8 pieces a batch: the ring of 4 wraps twice */
     andrea_cuda_pipeline *p = g ? andrea_cuda_pipeline_open(g, B, T, 0, 1, 1, 1, &err) : NULL;
     unsetenv("ANDREA_CUDA_PIECE_MAPS");

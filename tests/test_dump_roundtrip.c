@@ -95,7 +95,10 @@ static void engine_reference(const probe_suite *s, int i, float *attn, float *no
     }
     float *a = malloc(sizeof(float) * 2 * LH * T * T), *n = malloc(sizeof(float) * 2 * LH * T);
     float *d = malloc(sizeof(float) * 2 * LH * T), *o = malloc(sizeof(float) * 2 * LH * T * C);
-    andrea_engine *e = andrea_engine_open(&model, ANDREA_DEVICE_CPU, 2, T, &err);
+    andrea_engine_options eo;
+    andrea_engine_options_init(&eo);
+    eo.device = ANDREA_DEVICE_CPU;
+    andrea_engine *e = andrea_engine_open(&model, &eo, 2, T, &err);
     andrea_forward_io io = {0};
     io.B = nb;
     io.T = T;

@@ -517,6 +517,30 @@ static void test_uninstrumented_run_gives_the_same_logits(void) {
 
 /* The causal check's shortcut: a forward resumed at layer l from the saved input of layer l, with
  * a head of layer l ablated, gives the same logits, bit for bit, as the whole ablated forward. */
+/* Settings reach the engine as options; the environment is only a developer override, read by
+ * andrea_engine_options_init alone (engine/forward.h). */
+static void test_engine_options_read_developer_overrides_in_one_place(void) {
+    andrea_engine_options o;
+    unsetenv("ANDREA_CUDA_PRECISION");
+    unsetenv("ANDREA_CUDA_FP32");
+    unsetenv("ANDREA_CUDA_ATTN");
+    unsetenv("ANDREA_CUDA_SPLIT_QLO");
+    andrea_engine_options_init(&o);
+    CHECK(o.device == ANDREA_DEVICE_AUTO && o.precision[0] == 0 && o.attention_version == 0 && !o.split_qlo_regs);
+    setenv("ANDREA_CUDA_PRECISION", "tf32x3", 1);
+    setenv("ANDREA_CUDA_ATTN", "v2", 1);
+    setenv("ANDREA_CUDA_SPLIT_QLO", "regs", 1);
+    andrea_engine_options_init(&o);
+    CHECK(!strcmp(o.precision, "tf32x3") && o.attention_version == 2 && o.split_qlo_regs);
+    unsetenv("ANDREA_CUDA_PRECISION");
+    setenv("ANDREA_CUDA_FP32", "1", 1); /* the older switch still means fp32 */
+    andrea_engine_options_init(&o);
+    CHECK(!strcmp(o.precision, "fp32"));
+    unsetenv("ANDREA_CUDA_FP32");
+    unsetenv("ANDREA_CUDA_ATTN");
+    unsetenv("ANDREA_CUDA_SPLIT_QLO");
+}
+
 static void test_resumed_forward_equals_the_whole_ablated_forward(void) {
     andrea_model m;
     make_model(&m, 3, 4, 32, 257, 257, 48, 21);
@@ -525,7 +549,7 @@ static void test_resumed_forward_equals_the_whole_ablated_forward(void) {
     random_tokens(tok, B * T, V);
     ae_error err = {{0}};
     andrea_engine *e = andrea_cpu_engine_open(&m, B, T, &err);
-    CHECK(e != NULL && andrea_engine_can_resume(e));
+    CHECK(e != NULL && andrea_engine_can_resume(e) && !andrea_engine_has_gpu(e)); /* capabilities, not the name */
     if (!e) return;
     float *saved = calloc((size_t)L * B * T * C, sizeof(float));
     float *whole = calloc((size_t)B * T * V, sizeof(float)), *resumed = calloc((size_t)B * T * V, sizeof(float));
@@ -657,6 +681,7 @@ int main(void) {
     RUN(test_dla_matches_naive_double_recomputation);
     RUN(test_ablating_a_head_equals_zeroing_its_wo_columns);
     RUN(test_uninstrumented_run_gives_the_same_logits);
+    RUN(test_engine_options_read_developer_overrides_in_one_place);
     RUN(test_resumed_forward_equals_the_whole_ablated_forward);
     RUN(test_results_do_not_depend_on_the_number_of_threads);
     RUN(test_sequence_longer_than_max_T_is_refused);

@@ -1,0 +1,190 @@
+/* head_scorer.c — per-head statistics accumulated batch by batch (head_scorer.h, docs/scores.md). */
+#include "head_scorer.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reduce_mpi.h"
+#include "score.h"
+
+struct head_scorer {
+    int L, H, NH;
+    andrea_rules rules;
+    int n_suites;
+    andrea_suite_scores *suites; /* [n_suites], handed over by head_scorer_take */
+    /* the suite being scored */
+    score_seq_plan *plans;
+    int n_plans;
+    score_acc *acc;              /* [NH] */
+    double *dla_sum, *norm_sum;  /* [NH] */
+    int64_t *dla_n, *norm_n;     /* [NH] */
+    float *row;                  /* [max T] scratch for fp16 rows */
+    int row_cap;
+};
+
+static void free_plans(head_scorer *hs) {
+    for (int i = 0; i < hs->n_plans; i++) score_plan_free(&hs->plans[i]);
+    free(hs->plans);
+    hs->plans = NULL;
+    hs->n_plans = 0;
+}
+
+static int suite_begin(void *self, int si, const probe_suite *s, ae_error *err) {
+    head_scorer *hs = self;
+    if (si < 0 || si >= hs->n_suites) return ae_fail(err, "scorer: suite %d outside 0..%d", si, hs->n_suites - 1);
+    andrea_suite_scores *su = &hs->suites[si];
+    snprintf(su->name, sizeof su->name, "%s", s->name);
+    su->pass = andrea_pass_for(s->name);
+    su->rule = andrea_rules_for(&hs->rules, s->name, su->pass);
+    su->clean_loss = su->ablation_mean = NAN;
+    su->n_items = s->n_items;
+    if (!su->heads && !(su->heads = calloc((size_t)hs->NH, sizeof *su->heads)))
+        return ae_fail(err, "scorer: out of memory");
+    free_plans(hs);
+    hs->plans = calloc((size_t)(s->n_items ? s->n_items : 1), sizeof *hs->plans);
+    if (!hs->plans) return ae_fail(err, "scorer: out of memory");
+    hs->n_plans = s->n_items;
+    for (int i = 0; i < s->n_items; i++)
+        if (score_plan_build(&s->items[i], i, s->name, &hs->plans[i], err)) return -1;
+    if (s->max_len > hs->row_cap) {
+        float *r = realloc(hs->row, sizeof(float) * (size_t)s->max_len);
+        if (!r) return ae_fail(err, "scorer: out of memory");
+        hs->row = r;
+        hs->row_cap = s->max_len;
+    }
+    const size_t NH = (size_t)hs->NH;
+    memset(hs->acc, 0, sizeof *hs->acc * NH);
+    memset(hs->dla_sum, 0, sizeof *hs->dla_sum * NH);
+    memset(hs->norm_sum, 0, sizeof *hs->norm_sum * NH);
+    memset(hs->dla_n, 0, sizeof *hs->dla_n * NH);
+    memset(hs->norm_n, 0, sizeof *hs->norm_n * NH);
+    return 0;
+}
+
+int head_scorer_wants(const head_scorer *hs, int seq) {
+    return seq >= 0 && seq < hs->n_plans && hs->plans[seq].n_queries > 0;
+}
+
+/* maps [first, first + n) of the batch: map m is head m % NH of sequence b0 + m / NH */
+static int maps(void *self, const andrea_batch *b, size_t first, size_t n, const void *piece, ae_error *err) {
+    head_scorer *hs = self;
+    const size_t NH = (size_t)hs->NH, tt = (size_t)b->T * (size_t)b->T;
+    for (size_t i = 0; i < n; i++) {
+        const size_t m = first + i;
+        const int seq = b->b0 + (int)(m / NH), h = (int)(m % NH);
+        if (seq >= hs->n_plans) return ae_fail(err, "scorer: sequence %d of suite %s outside its items", seq, b->s->name);
+        const score_seq_plan *p = &hs->plans[seq];
+        if (p->n_queries == 0) continue;
+        if (b->maps_fp16) score_acc_add_f16(&hs->acc[h], p, (const uint16_t *)piece + i * tt, b->T, hs->row);
+        else score_acc_add(&hs->acc[h], p, (const float *)piece + i * tt, b->T);
+    }
+    return 0;
+}
+
+/* head_dla and head_out_norm at the eligible queries (DLA only where a next token exists) */
+static int batch(void *self, const andrea_batch *b, ae_error *err) {
+    head_scorer *hs = self;
+    (void)err;
+    const int NH = hs->NH, T = b->T;
+    for (int i = 0; i < b->nb; i++) {
+        const score_seq_plan *p = &hs->plans[b->b0 + i];
+        if (p->n_queries == 0) continue;
+        const size_t base = (size_t)i * (size_t)NH * (size_t)T;
+        for (int h = 0; b->head_dla && h < NH; h++)
+            for (int q = 0; q < p->n_queries; q++) {
+                int t = p->queries[q].query;
+                float v = b->head_dla[base + (size_t)h * T + t];
+                if (t + 1 < p->length && isfinite(v)) {
+                    hs->dla_sum[h] += v;
+                    hs->dla_n[h]++;
+                }
+            }
+        for (int h = 0; b->head_out_norm && h < NH; h++)
+            for (int q = 0; q < p->n_queries; q++) {
+                float v = b->head_out_norm[base + (size_t)h * T + p->queries[q].query];
+                if (isfinite(v)) {
+                    hs->norm_sum[h] += v;
+                    hs->norm_n[h]++;
+                }
+            }
+    }
+    return 0;
+}
+
+static int suite_end(void *self, int si, ae_error *err) {
+    head_scorer *hs = self;
+    andrea_suite_scores *su = &hs->suites[si];
+    if (andrea_reduce_suite_stats(hs->acc, hs->dla_sum, hs->norm_sum, hs->dla_n, hs->norm_n, hs->NH, err)) return -1;
+    for (int h = 0; h < hs->NH; h++) {
+        andrea_head_score *x = &su->heads[h];
+        const score_acc *a = &hs->acc[h];
+        x->layer = h / hs->H;
+        x->head = h % hs->H;
+        x->score = score_acc_score(a);
+        x->baseline = score_acc_baseline(a);
+        x->control = score_acc_control(a);
+        x->extra = su->pass->extra ? su->pass->extra(a) : NAN;
+        x->dla_mean = hs->dla_n[h] ? hs->dla_sum[h] / (double)hs->dla_n[h] : NAN;
+        x->norm_mean = hs->norm_n[h] ? hs->norm_sum[h] / (double)hs->norm_n[h] : NAN;
+        x->ablation_delta = NAN;
+        x->label = andrea_rule_labels(&su->rule, x->score, x->baseline, x->control);
+    }
+    su->n_queries = hs->acc[0].n;
+    free_plans(hs);
+    return 0;
+}
+
+head_scorer *head_scorer_open(const andrea_config *cfg, const andrea_rules *rules, int n_suites, ae_error *err) {
+    head_scorer *hs = calloc(1, sizeof *hs);
+    if (!hs) {
+        ae_fail(err, "scorer: out of memory");
+        return NULL;
+    }
+    hs->L = cfg->n_layer;
+    hs->H = cfg->n_head;
+    hs->NH = hs->L * hs->H;
+    hs->rules = *rules;
+    hs->n_suites = n_suites;
+    const size_t NH = (size_t)(hs->NH > 0 ? hs->NH : 1);
+    hs->suites = calloc((size_t)(n_suites > 0 ? n_suites : 1), sizeof *hs->suites);
+    hs->acc = calloc(NH, sizeof *hs->acc);
+    hs->dla_sum = calloc(NH, sizeof *hs->dla_sum);
+    hs->norm_sum = calloc(NH, sizeof *hs->norm_sum);
+    hs->dla_n = calloc(NH, sizeof *hs->dla_n);
+    hs->norm_n = calloc(NH, sizeof *hs->norm_n);
+    if (!hs->suites || !hs->acc || !hs->dla_sum || !hs->norm_sum || !hs->dla_n || !hs->norm_n) {
+        head_scorer_free(hs);
+        ae_fail(err, "scorer: out of memory");
+        return NULL;
+    }
+    return hs;
+}
+
+andrea_batch_sink head_scorer_sink(head_scorer *hs) {
+    andrea_batch_sink k = {hs, suite_begin, maps, batch, suite_end};
+    return k;
+}
+
+void head_scorer_take(head_scorer *hs, andrea_analysis *a) {
+    a->suites = hs->suites;
+    a->n_suites = hs->n_suites;
+    hs->suites = NULL;
+    hs->n_suites = 0;
+}
+
+void head_scorer_free(head_scorer *hs) {
+    if (!hs) return;
+    free_plans(hs);
+    for (int s = 0; s < hs->n_suites && hs->suites; s++) free(hs->suites[s].heads);
+    free(hs->suites);
+    free(hs->acc);
+    free(hs->dla_sum);
+    free(hs->norm_sum);
+    free(hs->dla_n);
+    free(hs->norm_n);
+    free(hs->row);
+    free(hs);
+}

@@ -1,0 +1,168 @@
+/* report_collect.c — the maps a report shows, kept from the forward (report_collect.h). */
+#include "report_collect.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/checked_size.h"
+#include "../common/half.h"
+#include "../tokenizer/tokenizer.h"
+#include "report_data.h"
+
+struct report_collector {
+    /* copied from the model, not pointed to: a series renders after each model was freed */
+    andrea_config cfg;
+    char path[4096], dir[4096];
+    int examples, n_suites, NH;
+    report_suite *suites;   /* [n_suites]: name, T, n_seq, examples' tokens and targets */
+    float **maps;           /* [n_suites] -> [n_examples, NH, T, T] */
+    andrea_tokenizer *tok;
+};
+
+static int suite_begin(void *self, int si, const probe_suite *s, ae_error *err) {
+    report_collector *rc = self;
+    report_suite *out = &rc->suites[si];
+    snprintf(out->name, sizeof out->name, "%s", s->name);
+    out->T = s->max_len;
+    out->n_seq = s->n_items;
+    out->n_examples = s->n_items < rc->examples ? s->n_items : rc->examples;
+    const int T = out->T, ne = out->n_examples;
+    size_t nt, ntt, nm;
+    if (T < 1 || ae_mul((size_t)ne, (size_t)T, &nt) || ae_mul(nt, (size_t)T, &ntt) || ae_mul(ntt, (size_t)rc->NH, &nm))
+        return ae_fail(err, "report: suite %s: bad map size T = %d", s->name, T);
+    out->n_tokens = calloc((size_t)(ne ? ne : 1), sizeof *out->n_tokens);
+    out->tokens = calloc(nt ? nt : 1, sizeof *out->tokens);
+    out->target = calloc(ntt ? ntt : 1, 1);
+    rc->maps[si] = calloc(nm ? nm : 1, sizeof(float)); /* zeros: a report of another rank's item stays blank */
+    if (!out->n_tokens || !out->tokens || !out->target || !rc->maps[si])
+        return ae_fail(err, "report: out of memory for the example maps of %s", s->name);
+    for (int e = 0; e < ne; e++) {
+        const probe_item *it = &s->items[e];
+        out->n_tokens[e] = it->n_tokens;
+        memcpy(out->tokens + (size_t)e * T, it->tokens, (size_t)it->n_tokens * sizeof(int));
+        for (int j = 0; j < it->n_targets; j++) {
+            int q = it->targets[j].query, k = it->targets[j].key;
+            if (q < 0 || k < 0 || q >= it->n_tokens || k >= it->n_tokens) continue;
+            out->target[((size_t)e * T + (size_t)q) * T + (size_t)k] = 1;
+        }
+    }
+    return 0;
+}
+
+/* Keeps the maps of the examples, padded query rows zeroed (as a dump stores them). */
+static int maps(void *self, const andrea_batch *b, size_t first, size_t n, const void *piece, ae_error *err) {
+    report_collector *rc = self;
+    (void)err;
+    const report_suite *su = &rc->suites[b->suite];
+    const size_t NH = (size_t)rc->NH, T = (size_t)b->T, tt = T * T;
+    for (size_t i = 0; i < n; i++) {
+        const size_t m = first + i;
+        const int seq = b->b0 + (int)(m / NH);
+        if (seq >= su->n_examples) continue;
+        const size_t len = (size_t)b->lengths[m / NH];
+        float *dst = rc->maps[b->suite] + ((size_t)seq * NH + m % NH) * tt;
+        if (b->maps_fp16) {
+            const uint16_t *src = (const uint16_t *)piece + i * tt;
+            for (size_t k = 0; k < len * T; k++) dst[k] = andrea_f16_to_f32(src[k]);
+        } else {
+            memcpy(dst, (const float *)piece + i * tt, len * T * sizeof(float));
+        }
+        memset(dst + len * T, 0, (tt - len * T) * sizeof(float));
+    }
+    return 0;
+}
+
+report_collector *report_collector_open(const andrea_model *m, int n_suites, int examples, ae_error *err) {
+    report_collector *rc = calloc(1, sizeof *rc);
+    if (!rc) {
+        ae_fail(err, "report: out of memory");
+        return NULL;
+    }
+    rc->cfg = m->cfg;
+    snprintf(rc->path, sizeof rc->path, "%s", m->path);
+    snprintf(rc->dir, sizeof rc->dir, "%s", m->dir);
+    rc->n_suites = n_suites;
+    rc->examples = examples > 0 ? examples : report_default_examples();
+    rc->NH = m->cfg.n_layer * m->cfg.n_head;
+    rc->suites = calloc((size_t)(n_suites > 0 ? n_suites : 1), sizeof *rc->suites);
+    rc->maps = calloc((size_t)(n_suites > 0 ? n_suites : 1), sizeof *rc->maps);
+    if (!rc->suites || !rc->maps) {
+        report_collector_free(rc);
+        ae_fail(err, "report: out of memory");
+        return NULL;
+    }
+    return rc;
+}
+
+andrea_batch_sink report_collector_sink(report_collector *rc) {
+    andrea_batch_sink k = {rc, suite_begin, maps, NULL, NULL};
+    return k;
+}
+
+static int tok_bytes(const report_data *d, int id, char *buf, size_t cap) {
+    const report_collector *rc = d->ctx;
+    if (!rc->tok || id < 0) return -1;
+    return andrea_tokenizer_token_bytes(rc->tok, id, buf, cap);
+}
+
+static int read_map(const report_data *d, int s, int e, int l, int h, float *out, ae_error *err) {
+    const report_collector *rc = d->ctx;
+    if (s < 0 || s >= rc->n_suites) return ae_fail(err, "report: no suite %d", s);
+    const report_suite *su = &rc->suites[s];
+    if (e < 0 || e >= su->n_examples)
+        return ae_fail(err, "report: map of suite %d example %d was not kept", s, e);
+    const size_t tt = (size_t)su->T * su->T;
+    memcpy(out, rc->maps[s] + ((size_t)e * rc->NH + (size_t)l * d->n_head + (size_t)h) * tt, tt * sizeof(float));
+    return 0;
+}
+
+int andrea_render_collected(report_collector *rc, const char *sha256, const char *dump_path, const char *maps_dtype,
+                            const char *db_path, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
+    report_data *d = calloc(1, sizeof *d);
+    if (!d) return ae_fail(err, "%s: out of memory", out_dir);
+    d->n_layer = rc->cfg.n_layer;
+    d->n_head = rc->cfg.n_head;
+    d->d_model = rc->cfg.d_model;
+    d->vocab_size = rc->cfg.vocab_size;
+    snprintf(d->ckpt_path, sizeof d->ckpt_path, "%s", rc->path);
+    snprintf(d->sha256, sizeof d->sha256, "%s", sha256);
+    snprintf(d->maps_dtype, sizeof d->maps_dtype, "%s", maps_dtype);
+    snprintf(d->dump_path, sizeof d->dump_path, "%s", dump_path ? dump_path : "none (scored in the forward)");
+    snprintf(d->db_path, sizeof d->db_path, "%s", db_path);
+    const char *base = strrchr(d->ckpt_path, '/');
+    snprintf(d->model, sizeof d->model, "%.255s", base && base[1] ? base + 1 : d->ckpt_path);
+    ae_error terr = {{0}};
+    if (!rc->tok) rc->tok = andrea_tokenizer_open(d->vocab_size, rc->dir[0] ? rc->dir : ".", NULL, &terr);
+    if (!rc->tok) snprintf(d->note, sizeof d->note, "Token text unavailable (%.400s); tokens are shown as #id.", terr.msg);
+    d->bos = rc->tok ? andrea_tokenizer_bos(rc->tok) : -1;
+    d->token_bytes = tok_bytes;
+    d->read_map = read_map;
+    d->ctx = rc;
+    /* the suites are lent, not owned: report_data_free must not free them */
+    d->suites = rc->suites;
+    d->n_suites = rc->n_suites;
+    int ret = report_load_catalog(d, db_path, NULL, err) /* no dump: the current runs, this one among them */ ? -1 : report_write(d, out_dir, opt, err);
+    d->suites = NULL;
+    d->n_suites = 0;
+    report_data_free(d);
+    free(d);
+    return ret;
+}
+
+void report_collector_free(report_collector *rc) {
+    if (!rc) return;
+    for (int s = 0; s < rc->n_suites; s++) {
+        if (rc->suites) {
+            free(rc->suites[s].n_tokens);
+            free(rc->suites[s].tokens);
+            free(rc->suites[s].target);
+        }
+        if (rc->maps) free(rc->maps[s]);
+    }
+    free(rc->suites);
+    free(rc->maps);
+    if (rc->tok) andrea_tokenizer_free(rc->tok);
+    free(rc);
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# test_analyze_options.sh — analyze's probe and output options (--n, --len, --seed, --contrib,
+# --tokenizer, --dump, --keep-dumps, --timing) and classify --timing: each reaches the run
+# (recorded in the catalog's settings or visible in the output), and bad values are one usage line
+# and a non-zero exit.
+set -euo pipefail
+source "$ANDREA_SRC/tests/lib.sh"
+need_files models/andrea-tiny.bin
+m=$ANDREA_SRC/models/andrea-tiny.bin
+"$A" analyze "$m" --out "$tmp/o" --probes induction,bracket --n 3 --len 24 --seed 7 --contrib none --ablate-items 0 \
+  --dump "$tmp/one.h5" --timing --quiet >"$tmp/out.txt" 2>"$tmp/err.txt"
+settings=$(sqlite3 "$tmp/o/catalog.db" "SELECT settings FROM runs ORDER BY id DESC LIMIT 1")
+if /usr/bin/python3 -c '
+import json, sys
+s = json.loads(sys.argv[1])["suites"]
+assert [x["name"] for x in s] == ["induction", "bracket"], s
+assert all(x["n_seq"] == 3 and x["T"] <= 24 and x["seed"] == "7" for x in s), s' "$settings"; then
+  ok "--n, --len, --seed reach the suites (catalog settings: $settings)"
+else bad "--n/--len/--seed" "settings $settings"; fi
+dla=$(sqlite3 "$tmp/o/catalog.db" "SELECT count(*) FROM head_catalog WHERE current AND dla_mean IS NOT NULL")
+[[ $dla == 0 ]] && ok "--contrib none: no DLA means" || bad "--contrib none" "$dla heads with a dla_mean"
+[[ -f $tmp/one.h5 ]] && ok "--dump FILE writes the dump" || bad "--dump" "no $tmp/one.h5"
+for part in "forwards" "scoring [+] report maps" "causal check" "catalog" "report"; do
+  grep -q "andrea analyze: time .*$part [0-9.]* s" "$tmp/err.txt" && ok "analyze --timing: $part" || bad "analyze --timing" "no '$part' in: $(cat "$tmp/err.txt")"
+done
+"$A" classify "$tmp/one.h5" --db "$tmp/c.db" --ablate-items 0 --timing --quiet >/dev/null 2>"$tmp/cerr.txt"
+grep -q "andrea classify: time: scoring .* s, causal check .* s, catalog .* s" "$tmp/cerr.txt" && ok "classify --timing" ||
+  bad "classify --timing" "$(cat "$tmp/cerr.txt")"
+# --tokenizer is handed to the tokenizer as by `andrea dump` (a byte-level model keeps its bytes)
+if "$A" analyze "$m" --out "$tmp/t" --probes induction --n 2 --tokenizer "$ANDREA_SRC/tests/data/gpt2" --ablate-items 0 \
+  --quiet >/dev/null 2>&1; then ok "--tokenizer DIR accepted"; else bad "--tokenizer" "refused"; fi
+refuse() { # WHAT ARGS...
+  local what=$1; shift
+  if "$A" analyze "$m" --out "$tmp/bad" "$@" >/dev/null 2>"$tmp/bad.txt"; then bad "$what" "accepted"
+  elif [[ $(wc -l <"$tmp/bad.txt") -ge 1 ]] && grep -q "andrea analyze" "$tmp/bad.txt"; then ok "$what refused: $(head -1 "$tmp/bad.txt")"
+  else bad "$what" "$(cat "$tmp/bad.txt")"; fi
+}
+refuse "--n 0" --n 0
+refuse "--len 2" --len 2
+refuse "--seed -1" --seed -1
+refuse "--contrib bogus" --contrib bogus
+refuse "--dump ''" --dump ''
+refuse "--dump with two checkpoints" "$m" --dump "$tmp/x.h5"
+finish
