@@ -43,6 +43,20 @@ static double mean_loss(const float *logits, const int *tokens, const unsigned c
     return n ? sum / (double)n : NAN;
 }
 
+/* Mean of the engine's token losses at the loss positions (in position order, like mean_loss);
+ * NaN when there is none. *bad = 1 when a used loss is not finite (the forward overflowed). */
+static double mean_token_loss(const float *loss, const unsigned char *use, int B, int T, int *bad) {
+    double sum = 0;
+    long n = 0;
+    for (long r = 0; r < (long)B * T; r++) {
+        if (r % T + 1 >= T || !use[r]) continue;
+        if (!isfinite(loss[r])) *bad = 1;
+        sum += loss[r];
+        n++;
+    }
+    return n ? sum / (double)n : NAN;
+}
+
 /* The class's loss positions (probes/classes.c; a user suite: its target queries) of one item:
  * use[p] = 1 where predicting token p + 1 counts, p + 1 < len. Returns the last such p + 2
  * (the tokens the forward needs), 0 when there is none. use: [len], zeroed here. */
@@ -108,9 +122,14 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     int *tokens = calloc(bt, sizeof(int)), *lengths = calloc((size_t)B, sizeof(int));
     unsigned char *use = calloc(bt, 1), *ablate = calloc((size_t)NH, 1), *want = calloc((size_t)NH, 1),
                   *in_mean = calloc((size_t)NH, 1);
-    float *logits = malloc(btv * sizeof(float)), *layer_inputs = NULL;
+    /* Engines that compute the losses where the logits are (the GPU's) hand back [B, T] losses;
+     * the others hand back [B, T, V] logits and the losses are computed here. */
+    const int dev_loss = andrea_engine_can_token_loss(e);
+    float *logits = dev_loss ? NULL : malloc(btv * sizeof(float)), *layer_inputs = NULL;
+    float *tloss = dev_loss ? malloc(bt * sizeof(float)) : NULL;
+    int *targets = dev_loss ? malloc(bt * sizeof(int)) : NULL;
     int ret = -1;
-    if (!tokens || !lengths || !use || !ablate || !want || !in_mean || !logits) {
+    if (!tokens || !lengths || !use || !ablate || !want || !in_mean || (dev_loss ? !tloss || !targets : !logits)) {
         ae_fail(err, "%s: out of memory for the causal check", s->name);
         goto out;
     }
@@ -143,16 +162,22 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     io.lengths = lengths;
     io.logits = logits;
     io.layer_inputs = layer_inputs;
+    if (dev_loss) {
+        for (size_t r = 0; r < bt; r++) targets[r] = (r % (size_t)T) + 1 < (size_t)T && use[r] ? tokens[r + 1] : -1;
+        io.loss_targets = targets;
+        io.token_loss = tloss;
+    }
     if (andrea_engine_forward(e, &io, err)) goto out;
     io.layer_inputs = NULL;
     /* A forward that overflowed float32 (the CPU engine refuses it itself; a GPU's shows here)
      * would make every loss and delta NaN, stored as if nothing had been measured. */
-    if (ae_any_nonfinite(logits, btv)) {
+    int bad = 0;
+    double clean = dev_loss ? mean_token_loss(tloss, use, B, T, &bad) : mean_loss(logits, tokens, use, B, T, V);
+    if (bad || (!dev_loss && ae_any_nonfinite(logits, btv))) {
         ae_fail(err, "%s: causal check: the forward overflows float32 (non-finite logits): the checkpoint's weights are "
                      "far outside a trained model's range", s->name);
         goto out;
     }
-    double clean = mean_loss(logits, tokens, use, B, T, V);
     double sum = 0;
     int n = 0;
     io.ablate = ablate;
@@ -164,7 +189,7 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
         io.resume_layer = from;
         io.resume_x = from > 0 ? layer_inputs + (size_t)from * bt * (size_t)cfg->d_model : NULL;
         if (andrea_engine_forward(e, &io, err)) goto out;
-        double d = mean_loss(logits, tokens, use, B, T, V) - clean;
+        double d = (dev_loss ? mean_token_loss(tloss, use, B, T, &bad) : mean_loss(logits, tokens, use, B, T, V)) - clean;
         s->heads[i].ablation_delta = d;
         if (in_mean[i]) {
             sum += d;
@@ -184,6 +209,8 @@ out:
     free(want);
     free(in_mean);
     free(logits);
+    free(tloss);
+    free(targets);
     free(layer_inputs);
     return ret;
 }

@@ -39,12 +39,17 @@ andrea_engine *andrea_engine_open(const andrea_model *m, const andrea_engine_opt
 int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_error *err) {
     if ((io->layer_inputs || io->resume_layer || io->resume_x) && !andrea_engine_can_resume(e))
         return ae_fail(err, "the %s engine cannot resume a forward at a layer", e->name);
+    if ((io->loss_targets || io->token_loss) && (!e->can_token_loss || !io->loss_targets || !io->token_loss))
+        return ae_fail(err, "the %s engine cannot compute token losses (or only one of loss_targets, token_loss given)",
+                       e->name);
     return e->forward(e, io, err);
 }
 
 int andrea_engine_can_resume(const andrea_engine *e) { return e->can_resume; }
 
 int andrea_engine_has_gpu(const andrea_engine *e) { return e->has_gpu; }
+
+int andrea_engine_can_token_loss(const andrea_engine *e) { return e->can_token_loss; }
 
 const char *andrea_engine_name(const andrea_engine *e) { return e->name; }
 

@@ -43,6 +43,12 @@ typedef struct {
     float *head_out_norm;  /* [B, L, H, T] or NULL */
     float *head_dla;       /* [B, L, H, T] or NULL */
     float *logits;         /* [B, T, V] or NULL */
+    /* Next-token losses computed where the logits are (engines with can_token_loss: the CUDA
+     * one), so a causal check never moves [B, T, V] logits to the host: loss_targets[b*T + t] is
+     * the token whose cross-entropy is wanted at position t (-1: none), token_loss[b*T + t] gets
+     * -log softmax(logits[b, t])[target] (NaN where none). */
+    const int *loss_targets; /* [B, T] or NULL */
+    float *token_loss;       /* [B, T] or NULL (both or neither) */
     /* Resuming (the CPU engine only; andrea_engine_can_resume): ablating a head of layer l leaves
      * layers 0..l-1 as they were, so the causal check saves each layer's input once and runs
      * only layers l.. for each head of layer l. */
@@ -83,6 +89,8 @@ const char *andrea_engine_name(const andrea_engine *e);
 int andrea_engine_can_resume(const andrea_engine *e);
 /* 1 when the backend runs on a GPU (its device-side entry points, kernels/cuda_engine.h, apply). */
 int andrea_engine_has_gpu(const andrea_engine *e);
+/* 1 when the backend honours loss_targets / token_loss (andrea_forward_io); others refuse them. */
+int andrea_engine_can_token_loss(const andrea_engine *e);
 void andrea_engine_close(andrea_engine *e);
 
 /* Backend entry points (engine.c dispatches to them). The CUDA ones exist only when built with
@@ -101,6 +109,7 @@ struct andrea_engine {
     const char *name;
     int can_resume;  /* capabilities, set by the backend's open */
     int has_gpu;
+    int can_token_loss;
     int (*forward)(andrea_engine *e, const andrea_forward_io *io, ae_error *err);
     void (*close)(andrea_engine *e);
 };

@@ -58,6 +58,8 @@ typedef struct {
     float *stage;        /* [max_B, H, T, T] per-layer probabilities, on first use */
     float *norm, *dla;   /* [max_B, L, H, max_T], on first use */
     float *logits;       /* [N, V], on first use */
+    int *loss_tgt;       /* [N] token-loss targets, on first use */
+    float *loss;         /* [N] token losses, on first use */
     cublasLtHandle_t lt; /* fused matmul + bias (+ GELU, + residual) epilogues */
     void *lt_ws;         /* its workspace */
     struct lt_plan *plans;
@@ -240,6 +242,41 @@ __global__ void zero_padding_rows_kernel(float *contrib, const int *len, int H, 
 }
 
 /* dla[b, l, h, t] *= rstd[b, t]; NaN where t + 1 >= lengths[b] (no next token). */
+/* Cross-entropy of each logits row toward its target, on the device: the causal check needs one
+ * number per position, and moving [N, V] logits to the host was most of its time on a GPU (a GPT-2
+ * vocabulary: 200 KB a row). One block a row; the max in fp32, the sum of exp(logit - max) in
+ * double like the CPU's row loss (analyzer/ablation.c), so both agree to ~1e-7 relative.
+ * loss[r] = NaN where target[r] < 0. Launch with 256 threads. */
+__global__ void token_loss_kernel(float *loss, const float *logits, const int *target, int V) {
+    __shared__ float smax[256];
+    __shared__ double ssum[256];
+    const size_t r = blockIdx.x;
+    const int y = target[r], tid = threadIdx.x;
+    if (y < 0) {
+        if (tid == 0) loss[r] = NAN;
+        return;
+    }
+    const float *row = logits + r * (size_t)V;
+    float mx = -INFINITY;
+    for (int v = tid; v < V; v += blockDim.x) mx = fmaxf(mx, row[v]);
+    smax[tid] = mx;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s) smax[tid] = fmaxf(smax[tid], smax[tid + s]);
+        __syncthreads();
+    }
+    mx = smax[0];
+    double z = 0;
+    for (int v = tid; v < V; v += blockDim.x) z += (double)expf(row[v] - mx);
+    ssum[tid] = z;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s) ssum[tid] += ssum[tid + s];
+        __syncthreads();
+    }
+    if (tid == 0) loss[r] = (float)(-((double)row[y] - mx - log(ssum[0])));
+}
+
 __global__ void dla_finish_kernel(float *dla, const float *rstd, const int *len, int B, int T, int LH) {
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= (size_t)B * LH * T) return;
@@ -413,7 +450,7 @@ static void free_engine(cuda_engine *e) {
     if (!e) return;
     void *bufs[] = {e->w, e->wte_mean, e->x, e->ln, e->qkv, e->q, e->k, e->v, e->y, e->ycat, e->att, e->fc,
                     e->rstd, e->tok, e->len, e->abl, e->contrib, e->stage, e->norm, e->dla, e->logits,
-                    e->w3[0], e->w3[1], e->w3[2], e->w3[3], e->in3};
+                    e->loss_tgt, e->loss, e->w3[0], e->w3[1], e->w3[2], e->w3[3], e->in3};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) cudaFree(bufs[i]);
     for (int i = 0; i < e->n_plans; i++) destroy_plan(&e->plans[i]);
@@ -444,6 +481,8 @@ typedef struct {
     float *norm_dev, *dla_dev;         /* [B, L, H, T] device */
     float *norm_host, *dla_host;       /* [B, L, H, T] host */
     float *logits_dev, *logits_host;   /* [B, T, V] */
+    const int *loss_targets;           /* [B, T] host, with loss_host: token losses on the device */
+    float *loss_host;                  /* [B, T] host */
 } outputs;
 
 static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outputs *o, ae_error *err) {
@@ -507,10 +546,13 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
         if (lazy_alloc((void **)&e->dla, (size_t)e->max_B * L * H * e->max_T * sizeof(float), err)) return -1;
         dla = e->dla;
     }
-    if (!logits && o->logits_host) {
+    if (!logits && (o->logits_host || o->loss_host)) {
         if (lazy_alloc((void **)&e->logits, (size_t)e->max_B * e->max_T * V * sizeof(float), err)) return -1;
         logits = e->logits;
     }
+    if (o->loss_host && (lazy_alloc((void **)&e->loss_tgt, (size_t)e->max_B * e->max_T * sizeof(int), err) ||
+                         lazy_alloc((void **)&e->loss, (size_t)e->max_B * e->max_T * sizeof(float), err)))
+        return -1;
 
     embed_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->x, e->tok, dev_param(e, p->wte), dev_param(e, p->wpe),
                                                           (int)N, T, C);
@@ -608,6 +650,12 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
         if (linear(e, logits, e->ln, dev_param(e, p->wte), (int)N, V, C, err)) return -1;
         if (o->logits_host)
             CU_CHECK(cudaMemcpyAsync(o->logits_host, logits, N * V * sizeof(float), cudaMemcpyDeviceToHost, e->st));
+        if (o->loss_host) {
+            CU_CHECK(cudaMemcpyAsync(e->loss_tgt, o->loss_targets, N * sizeof(int), cudaMemcpyHostToDevice, e->st));
+            token_loss_kernel<<<(unsigned)N, 256, 0, e->st>>>(e->loss, logits, e->loss_tgt, V);
+            CU_CHECK(cudaGetLastError());
+            CU_CHECK(cudaMemcpyAsync(o->loss_host, e->loss, N * sizeof(float), cudaMemcpyDeviceToHost, e->st));
+        }
     }
     if (dla) {
         dla_finish_kernel<<<blocks_for((size_t)B * L * H * T, TH), TH, 0, e->st>>>(dla, e->rstd, e->len, B, T, L * H);
@@ -631,6 +679,8 @@ static int cuda_forward(andrea_engine *base, const andrea_forward_io *io, ae_err
     o.norm_host = io->head_out_norm;
     o.dla_host = io->head_dla;
     o.logits_host = io->logits;
+    o.loss_targets = io->loss_targets;
+    o.loss_host = io->token_loss;
     int rc = forward_impl(e, io, &o, err);
     /* host outputs are complete only after the stream drains; drain it on failure too */
     cudaError_t s = cudaStreamSynchronize(e->st);
@@ -643,7 +693,7 @@ static int cuda_forward(andrea_engine *base, const andrea_forward_io *io, ae_err
 extern "C" int andrea_cuda_forward_device(andrea_engine *base, const andrea_forward_io *io,
                                           const andrea_cuda_device_outputs *out, ae_error *err) {
     if (!base || !base->has_gpu) return ae_fail(err, "andrea_cuda_forward_device: not a CUDA engine");
-    if (io->attn || io->head_out || io->head_out_norm || io->head_dla || io->logits)
+    if (io->attn || io->head_out || io->head_out_norm || io->head_dla || io->logits || io->token_loss)
         return ae_fail(err, "andrea_cuda_forward_device: host outputs given; use andrea_engine_forward for those");
     outputs o;
     memset(&o, 0, sizeof o);
@@ -730,6 +780,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     }
     e->base.name = "cuda";
     e->base.has_gpu = 1;
+    e->base.can_token_loss = 1;
     e->base.forward = cuda_forward;
     e->base.close = cuda_close;
     e->m = m;

@@ -411,12 +411,58 @@ static void test_cuda_pipeline_hands_back_what_forward_computes(void) {
 }
 #endif
 
+/* The causal check's losses on the device (token_loss) equal cross-entropies of the CPU engine's
+ * logits. fp32 matmuls on the GPU so only summation order differs: 1e-4 absolute on losses of ~8
+ * nats bounds fp32 logits agreeing to ~1e-5. Positions without a target come back NaN. */
+static void test_cuda_token_loss_equals_cpu_cross_entropy(void) {
+    andrea_model m = {0};
+    CHECK(random_model(&m, 2, 4, 64, 5000, 64, 21) == 0);
+    const int B = 3, T = 32, V = 5000;
+    ae_error err = {{0}};
+    andrea_engine_options eo;
+    andrea_engine_options_init(&eo);
+    snprintf(eo.precision, sizeof eo.precision, "fp32");
+    andrea_engine *g = andrea_cuda_engine_open(&m, &eo, B, T, &err), *c = andrea_cpu_engine_open(&m, B, T, &err);
+    CHECK(g && c && andrea_engine_can_token_loss(g) && !andrea_engine_can_token_loss(c));
+    int tok[3 * 32], tgt[3 * 32];
+    for (int i = 0; i < B * T; i++) tok[i] = (int)(next_u32() % (uint32_t)V);
+    for (int i = 0; i < B * T; i++) tgt[i] = i % 5 == 3 ? -1 : tok[(i + 1) % (B * T)];
+    float *logits = malloc(sizeof(float) * (size_t)B * T * V), loss[3 * 32];
+    andrea_forward_io ci = {.B = B, .T = T, .tokens = tok, .logits = logits};
+    andrea_forward_io gi = {.B = B, .T = T, .tokens = tok, .loss_targets = tgt, .token_loss = loss};
+    CHECK(logits && g && c && andrea_engine_forward(c, &ci, &err) == 0 && andrea_engine_forward(g, &gi, &err) == 0);
+    double worst = 0;
+    int nan_ok = 1;
+    for (int r = 0; r < B * T && logits; r++) {
+        if (tgt[r] < 0) {
+            nan_ok &= isnan(loss[r]);
+            continue;
+        }
+        const float *row = logits + (size_t)r * V;
+        double mx = row[0], z = 0;
+        for (int v = 1; v < V; v++) mx = row[v] > mx ? row[v] : mx;
+        for (int v = 0; v < V; v++) z += exp((double)row[v] - mx);
+        double want = -((double)row[tgt[r]] - mx - log(z)), d = fabs(want - (double)loss[r]);
+        if (!(d <= worst)) worst = d;
+    }
+    CHECK_MSG(worst < 1e-4, "token loss differs from the CPU cross-entropy by %.3g", worst);
+    CHECK(nan_ok);
+    andrea_forward_io both = {.B = B, .T = T, .tokens = tok, .token_loss = loss}; /* one without the other */
+    CHECK(andrea_engine_forward(g, &both, &err) == -1);
+    CHECK(andrea_engine_forward(c, &gi, &err) == -1 && strstr(err.msg, "token losses"));
+    free(logits);
+    andrea_engine_close(g);
+    andrea_engine_close(c);
+    andrea_model_free(&m);
+}
+
 int main(void) {
     if (!andrea_cuda_available()) return check_skip("no usable CUDA device (or built without CUDA)");
     RUN(test_cuda_refuses_token_outside_vocabulary);
     RUN(test_cuda_refuses_batch_larger_than_opened);
     RUN(test_cuda_matches_cpu_with_head_dim_72);
     RUN(test_cuda_matches_cpu_with_heads_ablated);
+    RUN(test_cuda_token_loss_equals_cpu_cross_entropy);
     RUN(test_cuda_matches_cpu_at_andrea_12m_shape);
 #ifdef ANDREA_HAVE_CUDA
     RUN(test_cuda_device_fp16_maps_equal_host_maps_rounded);

@@ -670,8 +670,28 @@ static void test_engine_max_T_beyond_model_context_is_refused(void) {
     andrea_model_free(&m);
 }
 
+/* Token losses are the GPU engine's (it computes them where the logits are); the CPU engine says
+ * it cannot, so the causal check asks it for logits instead, and a forward asking anyway is refused
+ * with one line, never run with the losses left unwritten. */
+static void test_cpu_engine_refuses_token_losses(void) {
+    andrea_model m;
+    make_model(&m, 1, 2, 16, 257, 257, 8, 5);
+    ae_error err = {{0}};
+    andrea_engine *e = andrea_cpu_engine_open(&m, 1, 8, &err);
+    CHECK(e != NULL && !andrea_engine_can_token_loss(e));
+    if (!e) return;
+    int tok[8] = {1, 2, 3, 4, 5, 6, 7, 8}, tgt[8] = {2, 3, 4, 5, 6, 7, 8, -1};
+    float loss[8];
+    andrea_forward_io io = {.B = 1, .T = 8, .tokens = tok, .loss_targets = tgt, .token_loss = loss};
+    CHECK(andrea_engine_forward(e, &io, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "cannot compute token losses") != NULL, "message: %s", err.msg);
+    andrea_engine_close(e);
+    andrea_model_free(&m);
+}
+
 int main(void) {
     RUN(test_forward_matches_naive_double_reference);
+    RUN(test_cpu_engine_refuses_token_losses);
     RUN(test_head_dim_72_shape_matches_reference);
     RUN(test_long_sequence_spanning_several_attention_bands_matches_reference);
     RUN(test_attention_rows_sum_to_one_over_the_causal_prefix);
