@@ -181,7 +181,7 @@ static int write_maps(const report_data *d, const char *out_dir, ae_error *err) 
             int n = su->n_tokens[e];
             for (int i = 0; i < n; i++) {
                 labels[i] = label_mem + (size_t)i * 64;
-                label_of(d, su, e, i, LABEL_ASCII, LABEL_MAX_CHARS, labels[i], 64);
+                label_of(d, su, e, i, LABEL_PNG, LABEL_MAX_CHARS, labels[i], 64);
             }
             /* Heads in batches: the batch's maps are read on this thread (HDF5), drawn and
              * encoded in parallel, then written here; memory is MAP_BATCH maps, not L × H. */

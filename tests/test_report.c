@@ -13,6 +13,7 @@
 #include "common/sha256.h"
 #include "reports/canvas.h"
 #include "reports/colormap.h"
+#include "reports/font.h"
 #include "reports/plots.h"
 #include "reports/report_data.h"
 #include "reports/text.h"
@@ -118,28 +119,40 @@ static void test_colormap_lightness_increases_along_the_scale(void) {
 
 static void test_token_label_makes_invisible_bytes_visible(void) {
     char out[64];
-    CHECK(!strcmp(token_label((const unsigned char *)" the", 4, 0, LABEL_ASCII, 14, out, sizeof out), "\xC2\xB7the"));
-    CHECK(!strcmp(token_label((const unsigned char *)"\n", 1, 0, LABEL_ASCII, 14, out, sizeof out), "\xE2\x8F\x8E"));
-    CHECK(!strcmp(token_label((const unsigned char *)"\t", 1, 0, LABEL_ASCII, 14, out, sizeof out), "\xE2\x86\x92"));
-    CHECK(!strcmp(token_label((const unsigned char *)"\x01", 1, 0, LABEL_ASCII, 14, out, sizeof out), "\\x01"));
-    CHECK(!strcmp(token_label((const unsigned char *)"a\\b", 3, 0, LABEL_ASCII, 14, out, sizeof out), "a\\\\b"));
-    CHECK(!strcmp(token_label((const unsigned char *)"x", 1, 1, LABEL_ASCII, 14, out, sizeof out), "<bos>"));
+    CHECK(!strcmp(token_label((const unsigned char *)" the", 4, 0, LABEL_PNG, 14, out, sizeof out), "\xC2\xB7the"));
+    CHECK(!strcmp(token_label((const unsigned char *)"\n", 1, 0, LABEL_PNG, 14, out, sizeof out), "\xE2\x8F\x8E"));
+    CHECK(!strcmp(token_label((const unsigned char *)"\t", 1, 0, LABEL_PNG, 14, out, sizeof out), "\xE2\x86\x92"));
+    CHECK(!strcmp(token_label((const unsigned char *)"\x01", 1, 0, LABEL_PNG, 14, out, sizeof out), "\\x01"));
+    CHECK(!strcmp(token_label((const unsigned char *)"a\\b", 3, 0, LABEL_PNG, 14, out, sizeof out), "a\\\\b"));
+    CHECK(!strcmp(token_label((const unsigned char *)"x", 1, 1, LABEL_PNG, 14, out, sizeof out), "<bos>"));
 }
 
-static void test_token_label_escapes_utf8_in_png_mode_and_keeps_it_in_html_mode(void) {
+static void test_token_label_keeps_latin1_in_png_mode_and_escapes_what_the_font_lacks(void) {
     char out[64];
-    const unsigned char e_acute[] = {0xC3, 0xA9};
-    CHECK(!strcmp(token_label(e_acute, 2, 0, LABEL_ASCII, 14, out, sizeof out), "\\xc3\\xa9"));
-    CHECK(!strcmp(token_label(e_acute, 2, 0, LABEL_UTF8, 14, out, sizeof out), "\xC3\xA9"));
+    const unsigned char e_acute[] = {0xC3, 0xA9}, euro[] = {0xE2, 0x82, 0xAC}, kanji[] = {0xE6, 0xBC, 0xA2};
+    const unsigned char mid_dot[] = {0xC2, 0xB7}, nbsp[] = {0xC2, 0xA0};
+    CHECK_MSG(!strcmp(token_label(e_acute, 2, 0, LABEL_PNG, 14, out, sizeof out), "\xC3\xA9"), "got '%s'", out);
+    CHECK(!strcmp(token_label(euro, 3, 0, LABEL_PNG, 14, out, sizeof out), "\xE2\x82\xAC"));
+    CHECK_MSG(!strcmp(token_label(kanji, 3, 0, LABEL_PNG, 14, out, sizeof out), "\\xe6\\xbc\\xa2"), "got '%s'", out);
+    /* a literal middle dot or no-break space would read as a space marker or nothing: escaped */
+    CHECK(!strcmp(token_label(mid_dot, 2, 0, LABEL_PNG, 14, out, sizeof out), "\\xc2\\xb7"));
+    CHECK(!strcmp(token_label(nbsp, 2, 0, LABEL_PNG, 14, out, sizeof out), "\\xc2\\xa0"));
+    CHECK(!strcmp(token_label(kanji, 3, 0, LABEL_UTF8, 14, out, sizeof out), "\xE6\xBC\xA2"));
     /* half of a UTF-8 sequence (BPE tokens split characters) stays escaped in both modes */
     CHECK(!strcmp(token_label(e_acute, 1, 0, LABEL_UTF8, 14, out, sizeof out), "\\xc3"));
+    CHECK(!strcmp(token_label(e_acute, 1, 0, LABEL_PNG, 14, out, sizeof out), "\\xc3"));
+}
+
+static void test_png_font_draws_every_latin1_character(void) {
+    for (unsigned cp = 0xA0; cp <= 0xFF; cp++) CHECK_MSG(report_font_glyph(&report_font_small, cp) != NULL, "U+%04X", cp);
+    CHECK(report_font_glyph(&report_font_large, 0x201C) != NULL && report_font_glyph(&report_font_medium, 0x20AC) != NULL);
 }
 
 static void test_token_label_truncates_long_tokens_with_an_ellipsis(void) {
     char out[64];
-    token_label((const unsigned char *)"abcdefghijklmnopqrstuvwxyz", 26, 0, LABEL_ASCII, 8, out, sizeof out);
+    token_label((const unsigned char *)"abcdefghijklmnopqrstuvwxyz", 26, 0, LABEL_PNG, 8, out, sizeof out);
     CHECK_MSG(!strcmp(out, "abcdefg\xE2\x80\xA6"), "got '%s'", out);
-    token_label((const unsigned char *)"abcdefgh", 8, 0, LABEL_ASCII, 8, out, sizeof out);
+    token_label((const unsigned char *)"abcdefgh", 8, 0, LABEL_PNG, 8, out, sizeof out);
     CHECK_MSG(!strcmp(out, "abcdefgh"), "a label of exactly max_chars is kept whole, got '%s'", out);
 }
 
@@ -490,7 +503,8 @@ int main(void) {
     RUN(test_colormap_clips_out_of_range_and_greys_nan);
     RUN(test_colormap_lightness_increases_along_the_scale);
     RUN(test_token_label_makes_invisible_bytes_visible);
-    RUN(test_token_label_escapes_utf8_in_png_mode_and_keeps_it_in_html_mode);
+    RUN(test_token_label_keeps_latin1_in_png_mode_and_escapes_what_the_font_lacks);
+    RUN(test_png_font_draws_every_latin1_character);
     RUN(test_token_label_truncates_long_tokens_with_an_ellipsis);
     RUN(test_html_escaping_covers_the_five_special_characters);
     RUN(test_file_slug_keeps_only_safe_characters);
