@@ -21,6 +21,7 @@ int cmd_render(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_heads(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
+int cmd_show(int argc, char **argv);
 
 /* Prints "andrea: <msg>" and returns 1. */
 int cli_fail(const ae_error *err);

@@ -24,6 +24,7 @@ static const command commands[] = {
     {"analyze", cmd_analyze, "dump + classify + render (default: the bundled model)"},
     {"heads", cmd_heads, "query the head catalog"},
     {"sql", cmd_sql, "read-only SQL over the head catalog"},
+    {"show", cmd_show, "one prompt -> offline interactive page of every head's attention"},
 };
 
 static void usage(FILE *f) {

@@ -173,6 +173,7 @@
     this.M = this.labels ? 84 : 0;
     this.canvas.width = this.S + this.M + 4;
     this.canvas.height = this.S + this.M + 4;
+    this.root.style.maxWidth = Math.max(this.canvas.width, 300) + 'px';
     this.root.setAttribute('data-l', l);
     this.root.setAttribute('data-h', h);
     this.title.textContent = 'L' + l + ' H' + h + ' \u00b7 ' + exampleName(this.ex);
@@ -499,7 +500,7 @@
       }));
       col.appendChild(box);
       row.appendChild(col);
-      self.maps.push(new Heatmap(box, {l: +p[0], h: +p[1], s: o.s, e: o.e, size: 420, onHover: function (c) {
+      self.maps.push(new Heatmap(box, {l: +p[0], h: +p[1], s: o.s, e: o.e, size: 400, onHover: function (c) {
         self.maps[1 - i].showCell(c);
       }}));
     });
