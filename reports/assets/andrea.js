@@ -113,6 +113,7 @@
     this.root = root;
     this.o = opts;
     this.log = !!opts.log;
+    root.__hm = this;
     root.classList.add('hm');
     root.textContent = '';
     var bar = el('div', 'hm-bar');
@@ -508,6 +509,7 @@
   A.Compare = Compare;
 
   /* ---------- score grids and thumbnails: click a head ---------- */
+  A.go = function (url) { window.location.href = url; };
   function gridImage(img) {
     var g = img.getAttribute('data-grid').split(',').map(Number); /* x0, y0, cell w, cell h, L, H */
     function at(ev) {
@@ -523,7 +525,7 @@
     });
     img.addEventListener('click', function (ev) {
       var c = at(ev);
-      if (c) window.location.href = img.getAttribute('data-href').replace('{l}', c.l).replace('{h}', c.h);
+      if (c) A.go(img.getAttribute('data-href').replace('{l}', c.l).replace('{h}', c.h));
     });
   }
 
