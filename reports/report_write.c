@@ -607,7 +607,8 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
                             " \xC2\xB7 <details style=\"display:inline\"><summary>static image (PNG)</summary><a href=\"../",
                         l, h, s, e, l, h, s, e);
             sbuf_html(&b, rel);
-            sbuf_puts(&b, "\"><img src=\"../");
+            /* lazy: a PNG loads when its details are opened, so the page opens at once */
+            sbuf_puts(&b, "\"><img loading=\"lazy\" src=\"../");
             sbuf_html(&b, rel);
             sbuf_printf(&b, "\" alt=\"L%d H%d, suite ", l, h);
             sbuf_html(&b, su->name);

@@ -159,7 +159,14 @@
       wait.asked = 1;
       A.meta.heads.forEach(function (lh) { A.need(lh[0], lh[1], function () {}); });
     }
-    var ready = A && (T.mode === 'index' || (A.meta && widgets().every(function (h) { return h.v; }) &&
+    /* head pages keep their PNGs in closed details, loaded lazily: open them and wait for them */
+    if (!wait.opened) {
+      wait.opened = 1;
+      all('details').forEach(function (d) { d.open = true; });
+      all('img').forEach(function (i) { i.loading = 'eager'; }); /* off-screen lazy images too */
+    }
+    var imgs_done = Array.prototype.every.call(document.images, function (i) { return i.complete; });
+    var ready = imgs_done && A && (T.mode === 'index' || (A.meta && widgets().every(function (h) { return h.v; }) &&
                 (!A.tokenView || (A.tokenView.v && A.meta.heads.every(function (lh) { return A.heads[lh[0] + '.' + lh[1]]; })))));
     if (ready || Date.now() - t0 > 8000) { if (!ready) r.errors.push('timeout waiting for data'); run(); }
     else setTimeout(wait, 20);
