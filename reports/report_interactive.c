@@ -218,7 +218,7 @@ static int write_pages(const report_data *d, const char *out_dir, const report_i
     sbuf_puts(&b, "<h1>Token view: ");
     sbuf_html(&b, d->model);
     sbuf_puts(&b, "</h1>\n<p>Hover over a token (or click it to keep it) to colour the other tokens by the chosen "
-                  "head's attention <b>from</b> it to earlier tokens; the second button shows attention <b>to</b> it "
+                  "head's attention <strong>from</strong> it to earlier tokens; the second button shows attention <strong>to</strong> it "
                   "from later tokens. The grid picks the head (layer \xC3\x97 head).</p>\n"
                   "<p class=\"precision\">" REPORT_PRECISION_NOTE "</p>\n<div class=\"tv-slot\"></div>\n");
     report_html_scripts(&b, "", -1, 0);

@@ -20,8 +20,8 @@
 
 #define REPORT_PRECISION_NOTE                                                                        \
     "Interactive maps show probabilities stored as fp16 (half precision): within 2^-11 (0.05%) "  \
-    "relative of the engine's value, below 6e-8 as multiples of 6e-8; read-outs print 5 significant " \
-    "digits. The PNGs are drawn from the dump's own values."
+    "relative of the engine's value (below 6.1e-5: within 3e-8 absolute); read-outs print 5 "      \
+    "significant digits."
 
 typedef struct {
     const unsigned char *heads; /* [n_layer * n_head]: nonzero = write this head's data; NULL = all */

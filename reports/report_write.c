@@ -590,7 +590,8 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
     sbuf_puts(&b, "</table>\n");
     /* Extra sections about this head (composition sources and destinations, ...) go here, between
      * the scores and the maps: one static function each, called in this order. */
-    sbuf_puts(&b, "<p class=\"precision\">" REPORT_PRECISION_NOTE " Hover a map for values; the wheel, a drag or "
+    sbuf_puts(&b, "<p class=\"precision\">" REPORT_PRECISION_NOTE " The PNGs are drawn from the dump's own values (maps "
+                  "stored as the dump's dtype). Hover a map for values; the wheel, a drag or "
                   "the buttons zoom and pan; cyan-on-black frames are probe targets.</p>\n");
     for (int s = 0; s < d->n_suites; s++) {
         const report_suite *su = &d->suites[s];

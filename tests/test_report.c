@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "common/half.h"
 #include "common/sha256.h"
 #include "reports/canvas.h"
 #include "reports/colormap.h"
@@ -404,6 +405,80 @@ static void test_report_write_escapes_every_name_and_path(void) {
     report_data_free(&d);
 }
 
+/* The interactive data: data/meta.js escapes hostile text for JSON-in-script, and each
+ * data/L{l}_H{h}.js holds every shown example's lower triangle as fp16 (base64). */
+static int b64_val(int c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+static void test_interactive_data_is_escaped_and_holds_each_map_as_fp16(void) {
+    report_data d;
+    syn_data(&d);
+    char dir[512], p[1024];
+    snprintf(dir, sizeof dir, "%s/rep_int", check_tmpdir());
+    ae_error err = {{0}};
+    andrea_render_options o = {0, 1};
+    CHECK_MSG(report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    CHECK(file_exists(dir, "assets/andrea.js") && file_exists(dir, "assets/andrea.css"));
+    CHECK(file_exists(dir, "explore.html") && file_exists(dir, "compare.html"));
+    check_page_escaped(dir, "explore.html");
+    check_page_escaped(dir, "compare.html");
+    size_t n;
+    snprintf(p, sizeof p, "%s/data/meta.js", dir);
+    char *meta = (char *)slurp(p, &n);
+    CHECK(meta != NULL);
+    if (meta) {
+        CHECK_MSG(strstr(meta, "<") == NULL && strstr(meta, ">") == NULL && strstr(meta, "&") == NULL,
+                  "meta.js holds a raw < > or &");
+        CHECK(strstr(meta, "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e") != NULL); /* the suite name */
+        CHECK(strstr(meta, "\"\\u003c\"") != NULL); /* the token "<" */
+        CHECK(strstr(meta, "\"n\":12,") != NULL && strstr(meta, "\"n\":11,") != NULL);
+        CHECK(strstr(meta, "\"tgt\":[1,0,2,1,") != NULL); /* prev-token targets (q, k) */
+    }
+    free(meta);
+    snprintf(p, sizeof p, "%s/data/L1_H2.js", dir);
+    char *js = (char *)slurp(p, &n);
+    CHECK(js != NULL && !strncmp(js, "andrea_head(1,2,\"", 17));
+    if (js) {
+        /* decode base64 -> fp16 values; 2 suites x examples of 12 and 11 tokens */
+        size_t want = 2 * (12 * 13 / 2 + 11 * 12 / 2), got = 0;
+        unsigned char *bytes = malloc(want * 2 + 3);
+        uint32_t acc = 0;
+        int bits = 0;
+        for (const char *c = js + 17; *c && *c != '"'; c++) {
+            int v = b64_val(*c);
+            if (v < 0) continue; /* '=' padding */
+            acc = acc << 6 | (uint32_t)v;
+            bits += 6;
+            if (bits >= 8) {
+                bits -= 8;
+                if (got < want * 2 + 3) bytes[got++] = (unsigned char)(acc >> bits);
+            }
+        }
+        CHECK_MSG(got == want * 2, "decoded %zu bytes, want %zu", got, want * 2);
+        float *ref = prev_token_map(ST);
+        size_t at = 0;
+        int bad = 0;
+        for (int s = 0; s < 2; s++)
+            for (int e = 0; e < 2; e++)
+                for (int q = 0; q < ST - e; q++)
+                    for (int k = 0; k <= q; k++, at++) {
+                        if (2 * at + 1 >= got) continue;
+                        float v = andrea_f16_to_f32((uint16_t)(bytes[2 * at] | bytes[2 * at + 1] << 8));
+                        float r = ref[q * ST + k];
+                        if (fabsf(v - r) > r * (1.0f / 2048) + 3e-8f) bad++;
+                    }
+        CHECK_MSG(bad == 0, "%d values off by more than fp16 rounding", bad);
+        free(ref);
+        free(bytes);
+    }
+    free(js);
+    report_data_free(&d);
+}
+
 static void test_report_write_makes_every_image_it_links(void) {
     report_data d;
     syn_data(&d);
@@ -515,6 +590,7 @@ int main(void) {
     RUN(test_png_into_a_missing_folder_fails_and_names_the_file);
     RUN(test_report_write_escapes_every_name_and_path);
     RUN(test_report_write_makes_every_image_it_links);
+    RUN(test_interactive_data_is_escaped_and_holds_each_map_as_fp16);
     RUN(test_report_write_is_deterministic);
     RUN(test_report_into_a_path_under_a_file_fails_with_its_name);
     RUN(test_report_without_scores_still_renders_maps);

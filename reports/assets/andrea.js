@@ -444,9 +444,11 @@
       if (i === null || i === undefined || !v) { sp.style.background = ''; sp.style.color = ''; sp.removeAttribute('title'); sp.removeAttribute('data-p'); continue; }
       var q = this.o.to ? j : i, k = this.o.to ? i : j;
       if (k > q) { sp.style.background = ''; sp.style.color = '#aaa'; sp.removeAttribute('data-p'); sp.title = 'cannot attend (later token)'; continue; }
-      var p = prob(v, ex, q, k), t = scaled(p, this.log), rgb = lutColour(t);
+      /* white to deep orange: an unattended token stays white and readable */
+      var p = prob(v, ex, q, k), t = scaled(p, this.log);
+      var rgb = (Math.round(255 - 25 * t) << 16) | (Math.round(255 - 170 * t) << 8) | Math.round(255 - 242 * t);
       sp.style.background = css(rgb);
-      sp.style.color = t > 0.55 ? '#000' : '#fff';
+      sp.style.color = t > 0.6 ? '#fff' : '#000';
       sp.setAttribute('data-p', p);
       sp.title = 'query ' + q + ' \u2192 key ' + k + ': p = ' + fmtP(p);
     }
