@@ -22,7 +22,7 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: andrea show CKPT TEXT [--heads L.H,..] [--out DIR] [--device auto|cpu|cuda]\n"
+            "usage: andrea show CKPT TEXT [--heads L.H,..] [--out DIR] [--device auto|cpu|cuda] [--also CKPT2]\n"
             "       andrea show CKPT --text-file FILE [...]\n\n"
             "Runs CKPT once over one prompt and writes an offline page: the prompt as tokens (hover or\n"
             "click a token to colour the others by a head's attention) and the interactive attention\n"
@@ -32,10 +32,13 @@ static void usage(FILE *f) {
             "  --device D      auto (CUDA when available), cpu or cuda (default auto)\n"
             "  --text-file F   read the prompt from F (UTF-8) instead of the TEXT argument\n"
             "  --tokenizer DIR folder with vocab.json + merges.txt (default: beside CKPT)\n"
+            "  --also CKPT2    also run CKPT2 (same shape, same tokens; e.g. another step of the\n"
+            "                  same training run): the compare page then puts a head of CKPT beside\n"
+            "                  the same head of CKPT2 (repeatable, up to %d)\n"
             "  --quiet         print nothing but the page's path\n\n"
             "BOS comes first when the vocabulary has one. A prompt longer than the model's context (or\n"
             "than %d tokens) is cut to its first tokens, and the page and stderr say so.\n",
-            SHOW_MAX_TOKENS);
+            SHOW_MAX_ALSO, SHOW_MAX_TOKENS);
 }
 
 static char *read_text_file(const char *path, size_t *len, ae_error *err) {
@@ -76,12 +79,40 @@ static int tok_bytes(void *ctx, int id, char *buf, size_t cap) {
     return andrea_tokenizer_token_bytes(((tok_ctx *)ctx)->tok, id, buf, cap);
 }
 
+/* The attention of another checkpoint (--also) on the same tokens; its shape must match cfg. */
+static int run_also(const char *path, const andrea_config *cfg, andrea_device dev, const int *toks, int n, float *attn,
+                    ae_error *err) {
+    andrea_model m;
+    if (andrea_model_load(&m, path, err)) return -1;
+    int rc = -1;
+    andrea_engine *eng = NULL;
+    if (m.cfg.n_layer != cfg->n_layer || m.cfg.n_head != cfg->n_head || m.cfg.vocab_size != cfg->vocab_size) {
+        ae_fail(err, "%s: %d layers x %d heads, vocab %d; --also wants the shape of the first checkpoint (%d x %d, vocab %d)",
+                path, m.cfg.n_layer, m.cfg.n_head, m.cfg.vocab_size, cfg->n_layer, cfg->n_head, cfg->vocab_size);
+        goto out;
+    }
+    if (m.cfg.max_seq_len < n) {
+        ae_fail(err, "%s: its context is %d tokens, the prompt has %d", path, m.cfg.max_seq_len, n);
+        goto out;
+    }
+    if (!(eng = andrea_engine_open(&m, dev, 1, n, err))) goto out;
+    andrea_forward_io io = {.B = 1, .T = n, .tokens = toks, .attn = attn};
+    rc = andrea_engine_forward(eng, &io, err);
+out:
+    andrea_engine_close(eng);
+    andrea_model_free(&m);
+    return rc;
+}
+
 int cmd_show(int argc, char **argv) {
     static const struct option opts[] = {
         {"heads", required_argument, NULL, 'H'},     {"out", required_argument, NULL, 'o'},
         {"device", required_argument, NULL, 'd'},    {"text-file", required_argument, NULL, 'f'},
         {"tokenizer", required_argument, NULL, 'k'}, {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0}};
+        {"help", no_argument, NULL, 'h'},            {"also", required_argument, NULL, 'a'},
+        {NULL, 0, NULL, 0}};
+    const char *also[SHOW_MAX_ALSO];
+    int n_also = 0;
     const char *heads = NULL, *out = "andrea-show", *text_file = NULL, *tok_dir = NULL;
     andrea_device dev = ANDREA_DEVICE_AUTO;
     int quiet = 0, c, bad;
@@ -97,6 +128,10 @@ int cmd_show(int argc, char **argv) {
         case 'f': text_file = optarg; break;
         case 'k': tok_dir = optarg; break;
         case 'q': quiet = 1; break;
+        case 'a':
+            if (n_also == SHOW_MAX_ALSO) return cli_usage_error("show", "--also takes at most %d checkpoints", SHOW_MAX_ALSO);
+            also[n_also++] = optarg;
+            break;
         case 'h': usage(stdout); return cli_stdout_done();
         default: return cli_option_error("show", c, argv, opts);
         }
@@ -115,7 +150,7 @@ int cmd_show(int argc, char **argv) {
     andrea_engine *eng = NULL;
     unsigned char *mask = NULL;
     int *ids = NULL, *toks = NULL, n_ids = 0, rc = 1;
-    float *attn = NULL;
+    float *attn = NULL, *also_attn[SHOW_MAX_ALSO] = {NULL};
     char *file_text = NULL;
     size_t text_len = 0;
     const char *text;
@@ -173,13 +208,23 @@ int cmd_show(int argc, char **argv) {
     if (!(eng = andrea_engine_open(&m, dev, 1, n, &err))) goto fail;
     andrea_forward_io io = {.B = 1, .T = n, .tokens = toks, .attn = attn};
     if (andrea_engine_forward(eng, &io, &err)) goto fail;
+    for (int i = 0; i < n_also; i++)
+        if (!(also_attn[i] = malloc(n_attn * sizeof(float))) || run_also(also[i], &m.cfg, dev, toks, n, also_attn[i], &err))
+            goto fail;
 
     const char *base = strrchr(ckpt, '/');
     char name[256];
     snprintf(name, sizeof name, "%s", base && base[1] ? base + 1 : ckpt);
     tok_ctx tc = {tok};
+    char also_names[SHOW_MAX_ALSO][256];
+    const char *also_np[SHOW_MAX_ALSO];
+    for (int i = 0; i < n_also; i++) {
+        const char *ab = strrchr(also[i], '/');
+        snprintf(also_names[i], sizeof also_names[i], "%s", ab && ab[1] ? ab + 1 : also[i]);
+        also_np[i] = also_names[i];
+    }
     report_show_input in = {name, ckpt, L, H, m.cfg.d_model, m.cfg.vocab_size, n, toks, attn, mask, tok_bytes, &tc,
-                            bos, note, andrea_engine_name(eng)};
+                            bos, note, andrea_engine_name(eng), n_also, also_np, also, (const float *const *)also_attn};
     char page[4200];
     if (report_write_show(&in, out, page, sizeof page, &err)) goto fail;
     printf("%s\n", page);
@@ -191,6 +236,7 @@ fail:
 out:
     andrea_engine_close(eng);
     free(attn);
+    for (int i = 0; i < n_also; i++) free(also_attn[i]);
     free(toks);
     free(ids);
     free(mask);

@@ -5,6 +5,7 @@
  *   assets/andrea.js, assets/andrea.css     from the binary (report_assets.c, generated)
  *   data/meta.js                            andrea_meta({...}): shape, examples, targets, colours
  *   data/L{l}_H{h}.js                       andrea_head(l, h, "base64 of fp16 lower triangles")
+ *   data/m{m}/L{l}_H{h}.js                  andrea_head(l, h, "...", m): checkpoint m >= 1 (show --also)
  *   explore.html                            token view: #l=&h=&s=&e=
  *   compare.html                            two heads on one example: #a=L.H&b=L.H&s=&e=
  * Size: a head file holds sum over shown examples of n(n+1)/2 values, 2 bytes each, 4/3 for
@@ -92,7 +93,16 @@ static int write_meta(const report_data *d, const char *out_dir, const report_in
                 sbuf_printf(&b, "%s[%d,%d]", first ? "" : ",", l, h);
                 first = 0;
             }
-    sbuf_puts(&b, "],\"magma\":\"");
+    sbuf_puts(&b, "]");
+    if (o && o->n_models > 1 && o->model_names) {
+        sbuf_puts(&b, ",\"models\":[");
+        for (int m = 0; m < o->n_models; m++) {
+            if (m) sbuf_puts(&b, ",");
+            sbuf_json(&b, o->model_names[m]);
+        }
+        sbuf_puts(&b, "]");
+    }
+    sbuf_puts(&b, ",\"magma\":\"");
     for (int i = 0; i < 256; i++) {
         rgb c = colormap_magma_index(i);
         sbuf_printf(&b, "%02x%02x%02x", c.r, c.g, c.b);
@@ -129,7 +139,7 @@ static int write_meta(const report_data *d, const char *out_dir, const report_in
 }
 
 /* data/L{l}_H{h}.js for every wanted head: each shown example's lower triangle as fp16. */
-static int write_head_data(const report_data *d, const char *out_dir, const report_interactive_options *o,
+static int write_head_data(const report_data *d, const char *out_dir, const report_interactive_options *o, int model,
                            ae_error *err) {
     size_t total = 0, max_tt = 1;
     for (int s = 0; s < d->n_suites; s++) {
@@ -176,9 +186,11 @@ static int write_head_data(const report_data *d, const char *out_dir, const repo
             sbuf_init(&b);
             sbuf_printf(&b, "andrea_head(%d,%d,\"", l, h);
             sbuf_base64(&b, half, at * 2);
-            sbuf_puts(&b, "\");\n");
+            if (model) sbuf_printf(&b, "\",%d);\n", model);
+            else sbuf_puts(&b, "\");\n");
             char rel[64];
-            snprintf(rel, sizeof rel, "data/L%d_H%d.js", l, h);
+            if (model) snprintf(rel, sizeof rel, "data/m%d/L%d_H%d.js", model, l, h);
+            else snprintf(rel, sizeof rel, "data/L%d_H%d.js", l, h);
             rc = write_sbuf(out_dir, rel, &b, err);
             sbuf_free(&b);
         }
@@ -247,6 +259,14 @@ int report_write_interactive(const report_data *d, const char *out_dir, const re
     char dir[AE_PATH_MAX];
     if (join(dir, sizeof dir, out_dir, "assets", err) || report_mkdirs(dir, err)) return -1;
     if (join(dir, sizeof dir, out_dir, "data", err) || report_mkdirs(dir, err)) return -1;
-    if (write_assets(out_dir, err) || write_head_data(d, out_dir, o, err) || write_meta(d, out_dir, o, err)) return -1;
+    if (write_assets(out_dir, err) || write_head_data(d, out_dir, o, 0, err) || write_meta(d, out_dir, o, err)) return -1;
     return write_pages(d, out_dir, o, err);
+}
+
+int report_write_model_data(const report_data *d, const char *out_dir, const report_interactive_options *o, int m,
+                            ae_error *err) {
+    char dir[AE_PATH_MAX], rel[32];
+    snprintf(rel, sizeof rel, "data/m%d", m);
+    if (m < 1 || join(dir, sizeof dir, out_dir, rel, err) || report_mkdirs(dir, err)) return m < 1 ? ae_fail(err, "%s: bad checkpoint index %d", out_dir, m) : -1;
+    return write_head_data(d, out_dir, o, m, err);
 }

@@ -26,10 +26,16 @@
 typedef struct {
     const unsigned char *heads; /* [n_layer * n_head]: nonzero = write this head's data; NULL = all */
     int head_pages;             /* 1 when heads/L{l}_H{h}.html exist (the report), 0 (andrea show) */
+    int n_models;               /* checkpoints the pages hold data of (0 or 1: this one only) */
+    const char *const *model_names; /* [n_models] display names (n_models > 1) */
 } report_interactive_options;
 
 int report_write_interactive(const report_data *d, const char *out_dir, const report_interactive_options *o,
                              ae_error *err);
+/* The data of checkpoint m >= 1 of the same shape, on the same examples: data/m{m}/L{l}_H{h}.js
+ * (d gives the maps; its suites must be those written by report_write_interactive). */
+int report_write_model_data(const report_data *d, const char *out_dir, const report_interactive_options *o, int m,
+                            ae_error *err);
 
 /* The page head every andrea page shares (offline Content-Security-Policy, inline style); up is
  * the way back to the folder's root ("" or "../"). */

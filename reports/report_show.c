@@ -12,19 +12,24 @@
 #include "report_interactive.h"
 #include "text.h"
 
+typedef struct {
+    const report_show_input *in;
+    const float *attn; /* [L, H, n, n] of the checkpoint being written */
+} show_ctx;
+
 static int show_token_bytes(const report_data *d, int id, char *buf, size_t cap) {
-    const report_show_input *in = d->ctx;
-    return in->token_bytes ? in->token_bytes(in->ctx, id, buf, cap) : -1;
+    const show_ctx *c = d->ctx;
+    return c->in->token_bytes ? c->in->token_bytes(c->in->ctx, id, buf, cap) : -1;
 }
 
-/* out [T, T] with T = n: the head's slice of in->attn */
+/* out [T, T] with T = n: the head's slice of the checkpoint's attention */
 static int show_read_map(const report_data *d, int s, int e, int l, int h, float *out, ae_error *err) {
-    const report_show_input *in = d->ctx;
+    const show_ctx *c = d->ctx;
     (void)s;
     (void)e;
     (void)err;
-    size_t nn = (size_t)in->n * (size_t)in->n;
-    memcpy(out, in->attn + ((size_t)l * (size_t)in->n_head + (size_t)h) * nn, nn * sizeof *out);
+    size_t nn = (size_t)c->in->n * (size_t)c->in->n;
+    memcpy(out, c->attn + ((size_t)l * (size_t)c->in->n_head + (size_t)h) * nn, nn * sizeof *out);
     return 0;
 }
 
@@ -39,6 +44,10 @@ static int write_page(const report_show_input *in, const report_data *d, const c
     sbuf_html(&b, in->model);
     sbuf_puts(&b, "</h1>\n<table class=\"meta\">\n<tr><th>checkpoint</th><td><code>");
     sbuf_html(&b, in->ckpt_path);
+    for (int m = 0; m < in->n_also; m++) {
+        sbuf_printf(&b, "</code></td></tr>\n<tr><th>also (checkpoint %d)</th><td><code>", m + 1);
+        sbuf_html(&b, in->also_paths[m]);
+    }
     sbuf_printf(&b, "</code></td></tr>\n<tr><th>shape</th><td>%d layers \xC3\x97 %d heads, d_model %d, vocab %d</td></tr>\n"
                     "<tr><th>prompt</th><td>%d tokens%s, one forward on the %s engine (fp32)</td></tr>\n</table>\n",
                 in->n_layer, in->n_head, in->d_model, in->vocab_size, in->n, in->bos >= 0 ? " (BOS first)" : "",
@@ -72,9 +81,16 @@ static int write_page(const report_show_input *in, const report_data *d, const c
         }
         sbuf_printf(&b, "<div class=\"show-head\"><div class=\"hm-slot\" data-l=\"%d\" data-h=\"%d\" data-size=\"%d\" "
                         "data-labels=\"%d\"></div><a href=\"compare.html#a=%d.%d&amp;b=%d.%d\">compare L%d H%d with L%d H%d</a>"
-                        " \xC2\xB7 <a href=\"explore.html#l=%d&amp;h=%d\">token view</a></div>\n",
+                        " \xC2\xB7 <a href=\"explore.html#l=%d&amp;h=%d\">token view</a>",
                     i / H, i % H, shown > 8 ? 288 : 448, shown > 8 ? 0 : 1, i / H, i % H, other / H, other % H, i / H,
                     i % H, other / H, other % H, i / H, i % H);
+        /* the same head in the other checkpoints */
+        for (int m = 0; m < in->n_also; m++) {
+            sbuf_printf(&b, " \xC2\xB7 <a href=\"compare.html#a=0:%d.%d&amp;b=%d:%d.%d\">vs ", i / H, i % H, m + 1, i / H, i % H);
+            sbuf_html(&b, in->also_names[m]);
+            sbuf_puts(&b, "</a>");
+        }
+        sbuf_puts(&b, "</div>\n");
         prev = i;
     }
     sbuf_puts(&b, "</div>\n<style>.hm-list{display:flex;flex-wrap:wrap;gap:.4em}.show-head{font-size:12px}</style>\n");
@@ -116,10 +132,23 @@ int report_write_show(const report_show_input *in, const char *out_dir, char *pa
     d->token_bytes = show_token_bytes;
     d->read_map = show_read_map;
     d->bos = in->bos;
-    d->ctx = (void *)in;
+    show_ctx ctx = {in, in->attn};
+    d->ctx = &ctx;
     if (report_mkdirs(out_dir, err)) goto out;
-    report_interactive_options io = {in->heads, 0};
-    if (report_write_interactive(d, out_dir, &io, err) || write_page(in, d, out_dir, err)) goto out;
+    const char *names[1 + SHOW_MAX_ALSO];
+    if (in->n_also > SHOW_MAX_ALSO) {
+        ae_fail(err, "%s: at most %d more checkpoints", out_dir, SHOW_MAX_ALSO);
+        goto out;
+    }
+    names[0] = in->model;
+    for (int m = 0; m < in->n_also; m++) names[m + 1] = in->also_names[m];
+    report_interactive_options io = {in->heads, 0, 1 + in->n_also, names};
+    if (report_write_interactive(d, out_dir, &io, err)) goto out;
+    for (int m = 0; m < in->n_also; m++) {
+        ctx.attn = in->also_attn[m];
+        if (report_write_model_data(d, out_dir, &io, m + 1, err)) goto out;
+    }
+    if (write_page(in, d, out_dir, err)) goto out;
     if ((size_t)snprintf(page_out, cap, "%s/index.html", out_dir) >= cap) {
         ae_fail(err, "%s: path too long", out_dir);
         goto out;

@@ -15,6 +15,8 @@
 
 #include "../common/error.h"
 
+#define SHOW_MAX_ALSO 8
+
 typedef struct {
     const char *model;            /* display name */
     const char *ckpt_path;
@@ -29,6 +31,12 @@ typedef struct {
     int bos;                      /* BOS id or -1 */
     const char *note;             /* shown on the page (e.g. the prompt was cut), or NULL */
     const char *engine;           /* "cpu" / "cuda" */
+    /* more checkpoints of the same shape on the same tokens (andrea show --also), e.g. other
+     * steps of one training run: compared head by head on the compare page */
+    int n_also;
+    const char *const *also_names; /* [n_also] display names */
+    const char *const *also_paths; /* [n_also] */
+    const float *const *also_attn; /* [n_also] of [L, H, n, n] */
 } report_show_input;
 
 /* Writes the page; page_out (cap bytes) gets the path of index.html. */

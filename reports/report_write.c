@@ -649,7 +649,7 @@ int report_write(const report_data *d, const char *out_dir, const andrea_render_
     }
     if (write_maps(d, out_dir, thumb_grids, err)) goto out;
     if (write_overviews(d, out_dir, score_grids, err)) goto out;
-    report_interactive_options io = {NULL, 1};
+    report_interactive_options io = {NULL, 1, 0, NULL};
     if (report_write_interactive(d, out_dir, &io, err)) goto out;
     for (int l = 0; l < d->n_layer; l++)
         for (int h = 0; h < d->n_head; h++)

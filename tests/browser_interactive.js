@@ -130,7 +130,9 @@
       r.heads = hms.map(function (h) { return [h.o.l, h.o.h]; });
       var c = hover(a, a.n - 1, 1);
       r.linked = +b.readout.getAttribute('data-q') === c.q && +b.readout.getAttribute('data-k') === c.k;
-      r.different_heads = a.o.l !== b.o.l || a.o.h !== b.o.h;
+      r.different_heads = a.o.l !== b.o.l || a.o.h !== b.o.h || (a.o.m || 0) !== (b.o.m || 0);
+      r.titles = hms.map(function (h) { return h.title.textContent; });
+      r.map = {cells: (T.cells || []).map(function (c) { return hover(b, c[0], c[1]); })};
     }
     if (T.mode === 'index') {
       var grids = all('img[data-grid]');
@@ -167,7 +169,7 @@
     }
     var imgs_done = Array.prototype.every.call(document.images, function (i) { return i.complete; });
     var ready = imgs_done && A && (T.mode === 'index' || (A.meta && widgets().every(function (h) { return h.v; }) &&
-                (!A.tokenView || (A.tokenView.v && A.meta.heads.every(function (lh) { return A.heads[lh[0] + '.' + lh[1]]; })))));
+                (!A.tokenView || (A.tokenView.v && A.meta.heads.every(function (lh) { return A.heads['0:' + lh[0] + '.' + lh[1]]; })))));
     if (ready || Date.now() - t0 > 8000) { if (!ready) r.errors.push('timeout waiting for data'); run(); }
     else setTimeout(wait, 20);
   }

@@ -173,6 +173,23 @@ check "show (BPE folder): tokens read as text (' world', ' caf\u00e9')" "$r" \
   "'\u00b7world' in r['token_texts'] and any(t.startswith('\u00b7caf') for t in r['token_texts'])"
 check "show (BPE folder): hover shows the engine's fp32 value within fp16 precision" "$r" "$PREC" "$want"
 
+# ---------- andrea show --also: the same head in two checkpoints of one training run ----------
+SER="$ANDREA_SRC/tests/data/series"
+STEXT='([{}]) 1234567 1234567 abcdefg abcdefg'
+"$A" show "$SER/dyck-step00300.bin" "$STEXT" --also "$SER/dyck-step08000.bin" --out show_s --device cpu --quiet > /dev/null
+probe_ids ps.jsonl 256 "$SER/dyck-step08000.bin" "$STEXT"
+"$A" dump "$SER/dyck-step08000.bin" --probes ps.jsonl --maps fp32 --out ss.h5 --quiet --device cpu
+NS=$(/usr/bin/python3 -c "import h5py; print(int(h5py.File('ss.h5')['prev_token/lengths'][0]))")
+CELLS="[[$((NS - 1)),0],[$((NS - 1)),$((NS - 8))],[30,22]]"
+r=$(page_test series show_s/compare.html "#a=0:1.1&b=1:1.1" "{\"mode\":\"compare\",\"cells\":$CELLS}")
+want=$(ref ss.h5 prev_token 0 1 1 "$CELLS")
+check "show --also: the compare page puts L1 H1 of step 300 beside L1 H1 of step 8000" "$r" \
+  "r['canvases'] == 2 and r['titles'][0].startswith('dyck-step00300.bin \u00b7 L1 H1') and r['titles'][1].startswith('dyck-step08000.bin \u00b7 L1 H1') and $NOERR"
+check "show --also: hover on the second checkpoint shows its own fp32 value within fp16" "$r" "$PREC" "$want"
+check "show --also: hover is linked across the checkpoints" "$r" "r['linked']"
+grep -q 'compare.html#a=0:1.1&amp;b=1:1.1' show_s/index.html && ok "show --also: each head links to its twin in the other checkpoint" \
+  || bad "show --also twin link" "missing in show_s/index.html"
+
 # ---------- andrea show: bad input ----------
 expect_fail() { # NAME CODE REGEX CMD...
   local code=0
@@ -187,6 +204,8 @@ expect_fail "show: an empty --text-file is refused" 2 "the text is empty in empt
 expect_fail "show: --heads out of range names the valid range" 2 "head 2\.0 does not exist \(layers 0\.\.1, heads 0\.\.3\)" \
   "$A" show "$TINY" "abc" --heads 2.0
 expect_fail "show: a missing --text-file is one line" 1 "nope.txt: cannot open" "$A" show "$TINY" --text-file nope.txt
+expect_fail "show: --also with another shape is refused" 1 "andrea-bundled.bin: 4 layers x 8 heads, vocab 257; --also wants the shape" \
+  "$A" show "$TINY" "abc" --also "$ANDREA_SRC/models/andrea-bundled.bin" --device cpu --out bad_also
 MAXT=$(/usr/bin/python3 -c "import struct; print(struct.unpack('<256i', open('$TINY','rb').read(1024))[2])")
 /usr/bin/python3 -c "print('ab' * 600, end='')" > long.txt
 "$A" show "$TINY" --text-file long.txt --heads 0.1,1.3 --out show_l --device cpu > long.out 2> long.err
@@ -202,8 +221,8 @@ art="${ANDREA_BUILD:-$tmp}/test-artifacts"
 mkdir -p "$art"
 chrome s1 --window-size=900,760 --screenshot="$art/view-heatmap.png" "file://$tmp/rep/heads/L1_H2.html#" > /dev/null
 chrome s2 --window-size=900,900 --screenshot="$art/view-tokens.png" "file://$tmp/rep/explore.html#l=1&h=2&s=1&e=0&q=20" > /dev/null
-chrome s3 --window-size=1100,760 --screenshot="$art/view-compare.png" "file://$tmp/rep/compare.html#a=1.2&b=0.1&s=1&e=0" > /dev/null
-chrome s4 --window-size=900,900 --screenshot="$art/view-show.png" "file://$tmp/show_h/index.html" > /dev/null
+chrome s3 --window-size=1100,760 --screenshot="$art/view-compare.png" "file://$tmp/show_s/compare.html#a=0:1.1&b=1:1.1" > /dev/null
+chrome s4 --window-size=900,900 --screenshot="$art/view-show.png" "file://$tmp/show_h/index.html#q=14" > /dev/null
 for f in heatmap tokens compare show; do
   if head -c 8 "$art/view-$f.png" 2> /dev/null | grep -q PNG; then ok "screenshot $art/view-$f.png"
   else bad "screenshot" "$art/view-$f.png missing"; fi

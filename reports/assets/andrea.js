@@ -3,7 +3,9 @@
  * Data: data/meta.js calls andrea_meta({...}) (model shape, examples, token labels, targets, the
  * colour table); data/L{l}_H{h}.js calls andrea_head(l, h, base64) with the head's attention of
  * every shown example: for each example in meta order, the causal lower triangle of its n × n map
- * (row q holds keys 0..q), as little-endian IEEE half floats. Files load with <script src>, so
+ * (row q holds keys 0..q), as little-endian IEEE half floats. Several checkpoints of one shape
+ * (andrea show --also): meta.models names them; checkpoint m > 0 has data/m{m}/L{l}_H{h}.js,
+ * calling andrea_head(l, h, base64, m). A head is named "l.h" (checkpoint 0) or "m:l.h". Files load with <script src>, so
  * pages work from file:// with no server and no network.
  * Widgets (each built into an element that carries data-* attributes, see boot() at the end):
  *   heatmap   canvas map of one head on one example: hover readout, wheel/drag/buttons zoom and pan,
@@ -52,23 +54,24 @@
     m.heads.forEach(function (lh) { m.has[lh[0] + '.' + lh[1]] = 1; });
     A.meta = m;
   };
-  window.andrea_head = function (l, h, b64) {
+  window.andrea_head = function (l, h, b64, m) {
     var bin = atob(b64), n = bin.length >> 1, t = halfTable(), v = new Float32Array(n);
     for (var i = 0; i < n; i++) v[i] = t[bin.charCodeAt(2 * i) | (bin.charCodeAt(2 * i + 1) << 8)];
-    var key = l + '.' + h;
+    var key = (m || 0) + ':' + l + '.' + h;
     A.heads[key] = v;
     var w = A.waiting[key] || [];
     delete A.waiting[key];
     w.forEach(function (f) { f(v); });
   };
   /* Calls f(values) once head l.h is loaded (at once when it is). */
-  A.need = function (l, h, f) {
-    var key = l + '.' + h;
+  A.need = function (l, h, f, m) {
+    m = m || 0;
+    var key = m + ':' + l + '.' + h;
     if (A.heads[key]) { f(A.heads[key]); return; }
     if (A.waiting[key]) { A.waiting[key].push(f); return; }
     A.waiting[key] = [f];
     var s = document.createElement('script');
-    s.src = base + 'data/L' + l + '_H' + h + '.js';
+    s.src = base + 'data/' + (m ? 'm' + m + '/' : '') + 'L' + l + '_H' + h + '.js';
     s.onerror = function () { A.errors.push('cannot load ' + s.src); };
     document.head.appendChild(s);
   };
@@ -104,6 +107,15 @@
     return su && su.examples[e];
   }
   function tokText(ex, i) { return ex.tok[i]; }
+  function modelPrefix(m) {
+    var ms = A.meta.models || [];
+    return ms.length > 1 ? ms[m || 0] + ' \u00b7 ' : '';
+  }
+  /* "l.h" or "m:l.h" -> {m, l, h} */
+  function parseHead(x) {
+    var mm = /^(?:(\d+):)?(\d+)\.(\d+)$/.exec(x || '');
+    return mm ? {m: +(mm[1] || 0), l: +mm[2], h: +mm[3]} : null;
+  }
   function exampleName(ex) { return A.meta.suites[ex.s].name + ' #' + ex.e + ' (' + ex.n + ' tokens)'; }
 
   /* ---------- heatmap ---------- */
@@ -162,8 +174,10 @@
     });
     this.set(opts.l, opts.h, opts.s, opts.e);
   }
-  Heatmap.prototype.set = function (l, h, s, e) {
+  Heatmap.prototype.set = function (l, h, s, e, m) {
     var self = this;
+    if (m !== undefined) this.o.m = m;
+    m = this.o.m || 0;
     this.o.l = l; this.o.h = h; this.o.s = s; this.o.e = e;
     this.ex = exampleOf(s, e);
     this.v = null;
@@ -177,11 +191,11 @@
     this.root.style.maxWidth = Math.max(this.canvas.width, 300) + 'px';
     this.root.setAttribute('data-l', l);
     this.root.setAttribute('data-h', h);
-    this.title.textContent = 'L' + l + ' H' + h + ' \u00b7 ' + exampleName(this.ex);
+    this.title.textContent = modelPrefix(m) + 'L' + l + ' H' + h + ' \u00b7 ' + exampleName(this.ex);
     this.reset(true);
     A.need(l, h, function (v) {
-      if (self.o.l === l && self.o.h === h) { self.v = v; self.draw(); }
-    });
+      if (self.o.l === l && self.o.h === h && (self.o.m || 0) === m) { self.v = v; self.draw(); }
+    }, m);
   };
   Heatmap.prototype.reset = function (quiet) {
     this.q0 = 0; this.k0 = 0; this.w = this.n;
@@ -349,6 +363,19 @@
       ctl.appendChild(el('label', '', 'example '));
       ctl.lastChild.appendChild(sel);
     }
+    this.o.m = this.o.m || 0;
+    if ((m.models || []).length > 1) {
+      var ms = el('select', 'tv-model');
+      m.models.forEach(function (name, i) {
+        var op = el('option', '', name);
+        op.value = i;
+        if (i === self.o.m) op.selected = true;
+        ms.appendChild(op);
+      });
+      ms.addEventListener('change', function () { self.o.m = +ms.value; self.select(self.o.l, self.o.h); });
+      ctl.appendChild(el('label', '', 'checkpoint '));
+      ctl.lastChild.appendChild(ms);
+    }
     this.dirBtn = button('', 'attention FROM the chosen token (to earlier ones) or TO it (from later ones)',
                          function () { self.o.to = !self.o.to; self.paint(); });
     this.dirBtn.className = 'tv-dir';
@@ -419,14 +446,15 @@
     var self = this;
     this.o.l = l; this.o.h = h;
     for (var k in this.cells) this.cells[k].classList.toggle('on', k === l + '.' + h);
-    if (this.map.o.l !== l || this.map.o.h !== h) this.map.set(l, h, this.o.s, this.o.e);
+    var mi = this.o.m;
+    if (this.map.o.l !== l || this.map.o.h !== h || (this.map.o.m || 0) !== mi) this.map.set(l, h, this.o.s, this.o.e, mi);
     this.links.textContent = '';
     var a = el('a', '', 'head page');
     if (A.meta.headPages) { a.href = base + 'heads/L' + l + '_H' + h + '.html'; this.links.appendChild(a); this.links.appendChild(document.createTextNode(' \u00b7 ')); }
     var c = el('a', '', 'compare with another head');
-    c.href = base + 'compare.html#a=' + l + '.' + h + '&s=' + this.o.s + '&e=' + this.o.e;
+    c.href = base + 'compare.html#a=' + (mi ? mi + ':' : '') + l + '.' + h + '&s=' + this.o.s + '&e=' + this.o.e;
     this.links.appendChild(c);
-    A.need(l, h, function (v) { if (self.o.l === l && self.o.h === h) { self.v = v; self.paint(); } });
+    A.need(l, h, function (v) { if (self.o.l === l && self.o.h === h && self.o.m === mi) { self.v = v; self.paint(); } }, mi);
     try { history.replaceState(null, '', '#l=' + l + '&h=' + h + '&s=' + this.o.s + '&e=' + this.o.e); } catch (e) { /* file: in some browsers */ }
   };
   TokenView.prototype.focus = function (i, pinned) {
@@ -460,13 +488,14 @@
 
   /* ---------- compare ---------- */
   function headSelect(cur, f) {
-    var s = el('select', 'cmp-head'), m = A.meta;
-    m.heads.forEach(function (lh) {
-      var o = el('option', '', 'L' + lh[0] + ' H' + lh[1]);
-      o.value = lh[0] + '.' + lh[1];
-      if (o.value === cur) o.selected = true;
-      s.appendChild(o);
-    });
+    var s = el('select', 'cmp-head'), m = A.meta, nm = Math.max(1, (m.models || []).length);
+    for (var mi = 0; mi < nm; mi++)
+      m.heads.forEach(function (lh) {
+        var o = el('option', '', modelPrefix(mi) + 'L' + lh[0] + ' H' + lh[1]);
+        o.value = mi + ':' + lh[0] + '.' + lh[1];
+        if (o.value === cur) o.selected = true;
+        s.appendChild(o);
+      });
     s.addEventListener('change', function () { f(s.value); });
     return s;
   }
@@ -496,14 +525,14 @@
     this.maps = [];
     [o.a, o.b].forEach(function (lh, i) {
       var col = el('div', 'cmp-col'), box = el('div');
-      var p = lh.split('.');
-      col.appendChild(headSelect(lh, function (v) {
-        var q = v.split('.');
-        self.maps[i].set(+q[0], +q[1], o.s, o.e);
+      var p = parseHead(lh);
+      col.appendChild(headSelect(p.m + ':' + p.l + '.' + p.h, function (v) {
+        var q = parseHead(v);
+        self.maps[i].set(q.l, q.h, o.s, o.e, q.m);
       }));
       col.appendChild(box);
       row.appendChild(col);
-      self.maps.push(new Heatmap(box, {l: +p[0], h: +p[1], s: o.s, e: o.e, size: 400, onHover: function (c) {
+      self.maps.push(new Heatmap(box, {l: p.l, h: p.h, m: p.m, s: o.s, e: o.e, size: 400, onHover: function (c) {
         self.maps[1 - i].showCell(c);
       }}));
     });
@@ -551,7 +580,7 @@
     }
     var args = hashArgs(), first = m.heads[0] || [0, 0];
     Array.prototype.forEach.call(document.querySelectorAll('.hm-slot'), function (d) {
-      new Heatmap(d, {l: num(d.getAttribute('data-l'), 0), h: num(d.getAttribute('data-h'), 0),
+      new Heatmap(d, {l: num(d.getAttribute('data-l'), 0), h: num(d.getAttribute('data-h'), 0), m: num(d.getAttribute('data-m'), 0),
                       s: num(d.getAttribute('data-s'), 0), e: num(d.getAttribute('data-e'), 0),
                       size: num(d.getAttribute('data-size'), 512), labels: d.getAttribute('data-labels') !== '0'});
     });
@@ -560,13 +589,15 @@
       if (!m.has[l + '.' + h]) { l = first[0]; h = first[1]; }
       var s = num(args.s, 0), e = num(args.e, 0);
       if (!exampleOf(s, e)) { s = m.examples[0].s; e = m.examples[0].e; }
-      A.tokenView = new TokenView(d, {l: l, h: h, s: s, e: e, q: args.q !== undefined ? num(args.q, null) : null, to: args.to === '1'});
+      A.tokenView = new TokenView(d, {l: l, h: h, s: s, e: e, m: Math.min(num(args.m, 0), Math.max(0, (m.models || []).length - 1)), q: args.q !== undefined ? num(args.q, null) : null, to: args.to === '1'});
     });
     Array.prototype.forEach.call(document.querySelectorAll('.cmp-slot'), function (d) {
       var s = num(args.s, 0), e = num(args.e, 0);
       if (!exampleOf(s, e)) { s = m.examples[0].s; e = m.examples[0].e; }
-      var a = m.has[args.a] ? args.a : first[0] + '.' + first[1];
-      var second = m.heads[1] || first, b = m.has[args.b] && args.b !== a ? args.b : (second[0] + '.' + second[1] === a ? first[0] + '.' + first[1] : second[0] + '.' + second[1]);
+      var nm = Math.max(1, (m.models || []).length);
+      function ok(x) { var p = parseHead(x); return p && p.m < nm && m.has[p.l + '.' + p.h]; }
+      var a = ok(args.a) ? args.a : first[0] + '.' + first[1];
+      var second = m.heads[1] || first, b = ok(args.b) && args.b !== a ? args.b : (second[0] + '.' + second[1] === a ? first[0] + '.' + first[1] : second[0] + '.' + second[1]);
       A.compare = new Compare(d, {a: a, b: b, s: s, e: e});
     });
     A.bootMs = performance.now() - t0;
