@@ -41,6 +41,10 @@
 
   function checkHeatmap(hm) {
     var out = {};
+    /* maps are drawn once near the viewport: bring this one there (as scrolling would) */
+    out.drawn_before = hm.visible;
+    hm.visible = true;
+    hm.draw();
     out.cells = (T.cells || []).map(function (c) { return hover(hm, c[0], c[1]); });
     /* a probe target's frame: dark outside, cyan inside, whatever the cell's colour */
     var keys = Object.keys(hm.ex.targets);
@@ -95,6 +99,7 @@
     if (T.mode === 'head' || T.mode === 'show') {
       var hm = hms[T.widget || 0];
       r.widget_head = hm ? [hm.o.l, hm.o.h] : null;
+      r.drawn = hms.filter(function (h) { return h.visible; }).length;
       if (hm) r.map = checkHeatmap(hm);
       r.images = document.images.length;
       r.broken = Array.prototype.filter.call(document.images, function (i) { return !(i.complete && i.naturalWidth > 0); }).length;

@@ -119,6 +119,17 @@
   function exampleName(ex) { return A.meta.suites[ex.s].name + ' #' + ex.e + ' (' + ex.n + ' tokens)'; }
 
   /* ---------- heatmap ---------- */
+  var OBS = null;
+  function observer() {
+    if (!OBS && window.IntersectionObserver)
+      OBS = new IntersectionObserver(function (entries) {
+        entries.forEach(function (en) {
+          var hm = en.target.__hm;
+          if (en.isIntersecting && hm && !hm.visible) { hm.visible = true; OBS.unobserve(en.target); hm.draw(); }
+        });
+      }, {rootMargin: '300px'});
+    return OBS;
+  }
   /* opts: l, h, s, e, size (px of the map), labels (bool), onHover(q, k) */
   function Heatmap(root, opts) {
     var self = this;
@@ -145,7 +156,11 @@
     bar.appendChild(this.range);
     root.appendChild(bar);
     this.canvas = el('canvas', 'hm-canvas');
+    this.canvas.__hm = this;
     root.appendChild(this.canvas);
+    /* drawn once near the viewport: a page of many maps opens as fast as a page of two */
+    this.visible = !observer();
+    if (!this.visible) observer().observe(this.canvas);
     this.readout = el('div', 'hm-readout', '\u00a0');
     root.appendChild(this.readout);
     this.hover = null;
@@ -265,6 +280,12 @@
   };
   Heatmap.prototype.draw = function () {
     this.showRange();
+    if (!this.visible) { /* near the window now? (the observer only reports changes) */
+      var rc = this.canvas.getBoundingClientRect(), wh = window.innerHeight || 800;
+      if (rc.top > wh + 300 || rc.bottom < -300) return;
+      this.visible = true;
+      if (OBS) OBS.unobserve(this.canvas);
+    }
     var ctx = this.canvas.getContext('2d'), M = this.M, S = this.S, w = this.w, ex = this.ex;
     ctx.fillStyle = '#fff';
     ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
