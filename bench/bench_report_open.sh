@@ -8,7 +8,8 @@
 # boot time. Also prints the data sizes. Pages: a head page (32 interactive maps + 32 PNGs), the
 # token view (explore.html: meta + one head), the compare page (two heads) and index.html.
 #
-# usage: bash bench/bench_report_open.sh [ANDREA_BIN] [RUNS]   (default build/andrea, 5 runs)
+# usage: [KEEP=1] bash bench/bench_report_open.sh [ANDREA_BIN] [RUNS]   (default build/andrea, 5 runs;
+#        KEEP=1 keeps the report folder under /tmp)
 # Needs /usr/bin/python3 with numpy and /usr/bin/chromium. Paste the output into bench/RESULTS.md.
 set -euo pipefail
 SRC="$(cd "$(dirname "$0")/.." && pwd)"
@@ -16,7 +17,7 @@ BIN="${1:-$SRC/build/andrea}"
 RUNS="${2:-5}"
 [ -x "$BIN" ] || { echo "bench_report_open: no andrea binary at $BIN (build first or pass its path)" >&2; exit 1; }
 tmp=$(mktemp -d /tmp/andrea-bench-open-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"' EXIT
 cd "$tmp"
 /usr/bin/python3 "$SRC/tests/tiny_ckpt.py" m12.bin --seed 1 --maxT 128 --L 12 --H 12 --C 96 --scale 0.3 --ln-ones
 t0=$(date +%s.%N)
