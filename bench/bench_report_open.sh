@@ -6,7 +6,8 @@
 # event, performance.now() (ms since navigation start) — by then every map has been drawn (andrea.js
 # draws at DOMContentLoaded, and on-demand head data delays the load event) — plus andrea.js's own
 # boot time. Also prints the data sizes. Pages: a head page (32 interactive maps + 32 PNGs), the
-# token view (explore.html: meta + one head), the compare page (two heads) and index.html.
+# token view (explore.html: meta + one head), the compare page (two heads), index.html, and the page
+# of `andrea show` on a 128-token prompt (token view + 144 maps, every head's data loaded).
 #
 # usage: [KEEP=1] bash bench/bench_report_open.sh [ANDREA_BIN] [RUNS]   (default build/andrea, 5 runs;
 #        KEEP=1 keeps the report folder under /tmp)
@@ -28,6 +29,9 @@ t1=$(date +%s.%N)
 t2=$(date +%s.%N)
 echo "model 12 layers x 12 heads, prev_token: 32 examples x 128 tokens"
 printf 'dump + classify %.1f s, render (PNGs + interactive data) %.1f s\n' "$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t1" | bc)"
+# andrea show of a 127-byte prompt (128 tokens with BOS) on the same model: 144 maps on one page
+/usr/bin/python3 -c "print(('The quick brown fox jumps over the lazy dog. ' * 3)[:127], end='')" > prompt.txt
+"$BIN" show m12.bin --text-file prompt.txt --out show --device cpu --quiet > /dev/null
 echo "data: $(du -sh rep/data | cut -f1) in data/ ($(ls rep/data | wc -l) files; one head: $(du -h rep/data/L5_H7.js | cut -f1), meta.js $(du -h rep/data/meta.js | cut -f1)); PNGs: $(du -sh rep/maps | cut -f1)"
 
 cat > probe.js <<'EOF'
@@ -46,8 +50,10 @@ inject rep/heads/L5_H7.html rep/heads/_b_head.html
 inject rep/explore.html rep/_b_explore.html
 inject rep/compare.html rep/_b_compare.html
 inject rep/index.html rep/_b_index.html
+inject show/index.html show/_b_show.html
 printf '%-34s %5s %10s %10s %10s %6s\n' page maps "load med" "load max" "boot med" runs
-for p in "heads/_b_head.html" "_b_explore.html#l=5&h=7&s=0&e=31" "_b_compare.html#a=5.7&b=3.2&s=0&e=31" "_b_index.html"; do
+for p in "heads/_b_head.html" "_b_explore.html#l=5&h=7&s=0&e=31" "_b_compare.html#a=5.7&b=3.2&s=0&e=31" "_b_index.html" \
+         "../show/_b_show.html"; do
   res=()
   for i in $(seq "$RUNS"); do
     out=$(timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \

@@ -97,8 +97,7 @@ static int write_page(const report_show_input *in, const report_data *d, const c
     (void)d;
     sbuf_puts(&b, "<script src=\"assets/andrea.js\"></script>\n<link rel=\"stylesheet\" href=\"assets/andrea.css\">\n"
                   "<script src=\"data/meta.js\"></script>\n");
-    for (int i = 0; i < L * H; i++)
-        if (!in->heads || in->heads[i]) sbuf_printf(&b, "<script src=\"data/L%d_H%d.js\"></script>\n", i / H, i % H);
+    /* no head data here: each map loads its head's file when it comes near the window */
     sbuf_puts(&b, "<p><small>Made by andrea " ANDREA_VERSION " (andrea show). Static and offline: open this file in any "
                   "browser.</small></p>\n</body>\n</html>\n");
     int rc = report_write_html(out_dir, "index.html", &b, err);

@@ -173,7 +173,13 @@
       all('img').forEach(function (i) { i.loading = 'eager'; }); /* off-screen lazy images too */
     }
     var imgs_done = Array.prototype.every.call(document.images, function (i) { return i.complete; });
-    var ready = imgs_done && A && (T.mode === 'index' || (A.meta && widgets().every(function (h) { return h.v; }) &&
+    /* the map under test is brought near the window (as scrolling would); maps load their data
+     * when they are near the window, so wait for those */
+    var tw = A && A.meta && widgets()[T.widget || 0];
+    if (tw && !tw.visible) { tw.visible = true; tw.draw(); }
+    if (A && A.meta && T.mode === 'compare') /* both maps, whatever the window's width */
+      widgets().forEach(function (w) { if (!w.visible) { w.visible = true; w.draw(); } });
+    var ready = imgs_done && A && (T.mode === 'index' || (A.meta && widgets().every(function (h) { return h.v || !h.visible; }) &&
                 (!A.tokenView || (A.tokenView.v && A.meta.heads.every(function (lh) { return A.heads['0:' + lh[0] + '.' + lh[1]]; })))));
     if (ready || Date.now() - t0 > 8000) { if (!ready) r.errors.push('timeout waiting for data'); run(); }
     else setTimeout(wait, 20);

@@ -208,6 +208,14 @@
     this.root.setAttribute('data-h', h);
     this.title.textContent = modelPrefix(m) + 'L' + l + ' H' + h + ' \u00b7 ' + exampleName(this.ex);
     this.reset(true);
+    this.requested = false;
+    this.drawnLoading = false;
+    this.draw(); /* asks for the head's data once the map is near the window */
+  };
+  Heatmap.prototype.load = function () {
+    if (this.requested) return;
+    this.requested = true;
+    var self = this, l = this.o.l, h = this.o.h, m = this.o.m || 0;
     A.need(l, h, function (v) {
       if (self.o.l === l && self.o.h === h && (self.o.m || 0) === m) { self.v = v; self.draw(); }
     }, m);
@@ -286,9 +294,15 @@
       this.visible = true;
       if (OBS) OBS.unobserve(this.canvas);
     }
+    if (!this.v && this.ex) {
+      this.load();
+      if (this.v) return; /* the data was there: load's callback has drawn */
+      if (this.drawnLoading) return;
+    }
     var ctx = this.canvas.getContext('2d'), M = this.M, S = this.S, w = this.w, ex = this.ex;
     ctx.fillStyle = '#fff';
     ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
+    this.drawnLoading = !this.v;
     if (!this.v || !ex) {
       ctx.fillStyle = '#888';
       ctx.font = '13px sans-serif';
