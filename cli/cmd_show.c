@@ -79,6 +79,32 @@ static int tok_bytes(void *ctx, int id, char *buf, size_t cap) {
     return andrea_tokenizer_token_bytes(((tok_ctx *)ctx)->tok, id, buf, cap);
 }
 
+/* The prompt's tokens: BOS first when the vocabulary has one, cut to the model's context (and
+ * SHOW_MAX_TOKENS), the cut stated in note (empty when none). *toks is malloc'd. */
+static int prompt_tokens(const andrea_tokenizer *tok, const char *text, size_t len, int max_seq_len, int **toks,
+                         int *n_out, char *note, size_t note_cap, ae_error *err) {
+    int *ids = NULL, n_ids = 0;
+    if (andrea_tokenizer_encode(tok, text, len, &ids, NULL, &n_ids, err)) return -1;
+    const int bos = andrea_tokenizer_bos(tok);
+    int n_all = n_ids + (bos >= 0), limit = max_seq_len < SHOW_MAX_TOKENS ? max_seq_len : SHOW_MAX_TOKENS;
+    int n = n_all < limit ? n_all : limit;
+    note[0] = 0;
+    if (n_all > limit)
+        snprintf(note, note_cap, "The prompt has %d tokens%s; %s %d: showing its first %d tokens.", n_all,
+                 bos >= 0 ? " with BOS" : "", limit == max_seq_len ? "the model's context is" : "andrea show keeps at most",
+                 limit, n);
+    if (!(*toks = malloc((size_t)(n > 0 ? n : 1) * sizeof **toks))) {
+        free(ids);
+        return ae_fail(err, "out of memory for %d tokens", n);
+    }
+    int at = 0;
+    if (bos >= 0) (*toks)[at++] = bos;
+    if (n > at) memcpy(*toks + at, ids, (size_t)(n - at) * sizeof **toks);
+    free(ids);
+    *n_out = n;
+    return 0;
+}
+
 /* The attention of another checkpoint (--also) on the same tokens; its shape must match cfg. */
 static int run_also(const char *path, const andrea_config *cfg, andrea_device dev, const int *toks, int n, float *attn,
                     ae_error *err) {
@@ -149,7 +175,7 @@ int cmd_show(int argc, char **argv) {
     andrea_tokenizer *tok = NULL;
     andrea_engine *eng = NULL;
     unsigned char *mask = NULL;
-    int *ids = NULL, *toks = NULL, n_ids = 0, rc = 1;
+    int *toks = NULL, rc = 1;
     float *attn = NULL, *also_attn[SHOW_MAX_ALSO] = {NULL};
     char *file_text = NULL;
     size_t text_len = 0;
@@ -182,24 +208,11 @@ int cmd_show(int argc, char **argv) {
         }
     }
     if (!(tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, tok_dir, &err))) goto fail;
-    if (andrea_tokenizer_encode(tok, text, text_len, &ids, NULL, &n_ids, &err)) goto fail;
     const int bos = andrea_tokenizer_bos(tok);
-    int n_all = n_ids + (bos >= 0), limit = m.cfg.max_seq_len < SHOW_MAX_TOKENS ? m.cfg.max_seq_len : SHOW_MAX_TOKENS;
-    int n = n_all < limit ? n_all : limit;
     char note[512] = "";
-    if (n_all > limit) {
-        snprintf(note, sizeof note, "The prompt has %d tokens%s; %s %d: showing its first %d tokens.", n_all,
-                 bos >= 0 ? " with BOS" : "",
-                 limit == m.cfg.max_seq_len ? "the model's context is" : "andrea show keeps at most", limit, n);
-        fprintf(stderr, "andrea show: %s\n", note);
-    }
-    if (!(toks = malloc((size_t)n * sizeof *toks))) {
-        ae_fail(&err, "out of memory");
-        goto fail;
-    }
-    int at = 0;
-    if (bos >= 0) toks[at++] = bos;
-    memcpy(toks + at, ids, (size_t)(n - at) * sizeof *toks);
+    int n;
+    if (prompt_tokens(tok, text, text_len, m.cfg.max_seq_len, &toks, &n, note, sizeof note, &err)) goto fail;
+    if (note[0]) fprintf(stderr, "andrea show: %s\n", note);
     size_t n_attn;
     if (ae_mul((size_t)L * (size_t)H, (size_t)n * (size_t)n, &n_attn) || !(attn = malloc(n_attn * sizeof *attn))) {
         ae_fail(&err, "%s: out of memory for %d x %d maps of %d tokens", ckpt, L, H, n);
@@ -208,9 +221,13 @@ int cmd_show(int argc, char **argv) {
     if (!(eng = andrea_engine_open(&m, dev, 1, n, &err))) goto fail;
     andrea_forward_io io = {.B = 1, .T = n, .tokens = toks, .attn = attn};
     if (andrea_engine_forward(eng, &io, &err)) goto fail;
-    for (int i = 0; i < n_also; i++)
-        if (!(also_attn[i] = malloc(n_attn * sizeof(float))) || run_also(also[i], &m.cfg, dev, toks, n, also_attn[i], &err))
+    for (int i = 0; i < n_also; i++) {
+        if (!(also_attn[i] = malloc(n_attn * sizeof(float)))) {
+            ae_fail(&err, "%s: out of memory for its maps", also[i]);
             goto fail;
+        }
+        if (run_also(also[i], &m.cfg, dev, toks, n, also_attn[i], &err)) goto fail;
+    }
 
     const char *base = strrchr(ckpt, '/');
     char name[256];
@@ -238,7 +255,6 @@ out:
     free(attn);
     for (int i = 0; i < n_also; i++) free(also_attn[i]);
     free(toks);
-    free(ids);
     free(mask);
     free(file_text);
     andrea_tokenizer_free(tok);
