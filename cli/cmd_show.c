@@ -210,7 +210,7 @@ int cmd_show(int argc, char **argv) {
     if (!(tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, tok_dir, &err))) goto fail;
     const int bos = andrea_tokenizer_bos(tok);
     char note[512] = "";
-    int n;
+    int n = 0;
     if (prompt_tokens(tok, text, text_len, m.cfg.max_seq_len, &toks, &n, note, sizeof note, &err)) goto fail;
     if (note[0]) fprintf(stderr, "andrea show: %s\n", note);
     size_t n_attn;
