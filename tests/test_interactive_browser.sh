@@ -42,7 +42,7 @@ EOF
 }
 check() { # NAME JSON PYTHON-EXPRESSION over r (and ref, the fp32 reference, when given as $4)
   if /usr/bin/python3 -c "
-import json, sys
+import json, os, sys
 r = json.loads(sys.argv[1]); ref = json.loads(sys.argv[2]) if sys.argv[2] else None
 sys.exit(0 if ($3) else 1)" "$2" "${4:-}"; then ok "$1"
   else bad "$1" "$2"; fi
@@ -119,6 +119,9 @@ check "index: score grids and thumbnails send a click on a head to its page" "$r
 TEXT='The <b>cat</b> & "dog" </script><img src=x onerror=alert(1)> sat; the cat sat.'
 "$A" show "$TINY" "$TEXT" --out show_b --device cpu --quiet > show_b.out
 check "show prints the page's path" "\"$(cat show_b.out)\"" "r == 'show_b/index.html'"
+mkdir dflt
+(cd dflt && "$A" show "$TINY" "abc" --device cpu --quiet > ../dflt.out)
+check "show writes to andrea-show/ by default" "\"$(cat dflt.out)\"" "r == 'andrea-show/index.html' and os.path.isfile('dflt/' + r)"
 probe_ids p.jsonl 256 "$TINY" "$TEXT"
 "$A" dump "$TINY" --probes p.jsonl --maps fp32 --out s.h5 --quiet --device cpu
 N=$(/usr/bin/python3 -c "import h5py; print(int(h5py.File('s.h5')['prev_token/lengths'][0]))")
