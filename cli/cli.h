@@ -25,6 +25,7 @@ int cmd_heads(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
 int cmd_circuits(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_show(int argc, char **argv);
 
 /* Prints "andrea: <msg>" and returns 1. */
 int cli_fail(const ae_error *err);

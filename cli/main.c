@@ -23,11 +23,12 @@ static const command commands[] = {
     {"dump", cmd_dump, "instrumented forward over probe suites -> HDF5"},
     {"classify", cmd_classify, "analysis passes over a dump -> SQLite head catalog"},
     {"render", cmd_render, "heatmap PNGs and index.html from a dump and catalog"},
-    {"analyze", cmd_analyze, "dump + classify + render (default: the bundled model)"},
+    {"analyze", cmd_analyze, "score heads in the forward + causal check + catalog + report (default: the bundled model)"},
     {"heads", cmd_heads, "query the head catalog"},
     {"sql", cmd_sql, "read-only SQL over the head catalog"},
     {"circuits", cmd_circuits, "composition, copying and positional scores from the weights"},
     {"diff", cmd_diff, "what changed between two checkpoints of a catalog"},
+    {"show", cmd_show, "one prompt -> offline interactive page of every head's attention"},
 };
 
 static void usage(FILE *f) {

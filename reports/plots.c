@@ -167,6 +167,7 @@ canvas *draw_score_grid(const score_grid_spec *s, ae_error *err) {
     int w = left + s->n_head * cw + 20 + bar_w + MARGIN;
     w = imax(w, header_width(s->title, s->subtitle, NULL, note));
     int h = top + imax(gh, bar_h) + MARGIN;
+    if (s->grid) *s->grid = (plot_grid){left, top, cw, ch};
     canvas *c = canvas_new(w, h, WHITE, err);
     if (!c) return NULL;
     draw_header(c, s->title, s->subtitle, NULL, note);
@@ -217,6 +218,7 @@ canvas *draw_thumbs(const thumbs_spec *s, ae_error *err) {
     int w = MARGIN * 2 + s->n_head * cell_w;
     w = imax(w, header_width(s->title, s->subtitle, NULL, note));
     int h = top + s->n_layer * cell_h + MARGIN;
+    if (s->grid) *s->grid = (plot_grid){MARGIN, top, cell_w, cell_h};
     canvas *c = canvas_new(w, h, WHITE, err);
     if (!c) return NULL;
     draw_header(c, s->title, s->subtitle, NULL, note);

@@ -32,11 +32,18 @@ typedef struct {
 
 canvas *draw_heatmap(const heatmap_spec *s, ae_error *err);
 
+/* Where the heads sit in a grid image (score grid, thumbnails), so a page can map a click to a
+ * head: head (l, h) covers x0 + h*cell_w .. + cell_w, y0 + l*cell_h .. + cell_h (pixels). */
+typedef struct {
+    int x0, y0, cell_w, cell_h;
+} plot_grid;
+
 typedef struct {
     int n_layer, n_head;
     const double *score;     /* [L, H]; NaN = not measured */
     const unsigned char *labelled; /* [L, H] 1 = classified as this class */
     const char *title, *subtitle;
+    plot_grid *grid;         /* out, may be NULL: where the heads were drawn */
 } score_grid_spec;
 
 canvas *draw_score_grid(const score_grid_spec *s, ae_error *err);
@@ -46,6 +53,7 @@ typedef struct {
     const float *maps;       /* [L, H, T, T] */
     int T, n;                /* stride and positions shown (crop as in the heatmap) */
     const char *title, *subtitle;
+    plot_grid *grid;         /* out, may be NULL: where the heads were drawn (caption included) */
 } thumbs_spec;
 
 canvas *draw_thumbs(const thumbs_spec *s, ae_error *err);

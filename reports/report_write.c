@@ -7,6 +7,7 @@
  *   overview/scores_c{i}-{class}.png      n_layer × n_head score grid of class i
  *   overview/thumbs_s{i}-{suite}.png      all heads' maps of suite i, example 0
  *   overview/steps_c{i}-{class}.png       labelled heads' score against training step
+ *   assets/, data/, explore.html, compare.html   interactive views (report_interactive.c)
  * File names use a slug of the suite/class name plus its index (names come from user probe
  * files and may hold any character); every text in HTML goes through sbuf_html.
  * Images are drawn and PNG-encoded on OpenMP threads; files are written by one thread (the
@@ -26,6 +27,7 @@
 #include "canvas.h"
 #include "plots.h"
 #include "report_data.h"
+#include "report_interactive.h"
 #include "text.h"
 
 #define DEFAULT_EXAMPLES 2
@@ -143,7 +145,7 @@ static void score_text(const report_data *d, int cls, int l, int h, char *out, s
 }
 
 /* Heatmaps of every head for every suite and shown example, plus each suite's thumbnail grid. */
-static int write_maps(const report_data *d, const char *out_dir, ae_error *err) {
+static int write_maps(const report_data *d, const char *out_dir, plot_grid *thumb_grids, ae_error *err) {
     int L = d->n_layer, H = d->n_head, LH = L * H;
     uint64_t total = 0;
     for (int s = 0; s < d->n_suites; s++) total += (uint64_t)d->suites[s].n_examples * (uint64_t)LH;
@@ -184,7 +186,7 @@ static int write_maps(const report_data *d, const char *out_dir, ae_error *err) 
             int n = su->n_tokens[e];
             for (int i = 0; i < n; i++) {
                 labels[i] = label_mem + (size_t)i * 64;
-                label_of(d, su, e, i, LABEL_ASCII, LABEL_MAX_CHARS, labels[i], 64);
+                label_of(d, su, e, i, LABEL_PNG, LABEL_MAX_CHARS, labels[i], 64);
             }
             /* Heads in batches: the batch's maps are read on this thread (HDF5), drawn and
              * encoded in parallel, then written here; memory is MAP_BATCH maps, not L × H. */
@@ -231,7 +233,7 @@ static int write_maps(const report_data *d, const char *out_dir, ae_error *err) 
                 char title[256], sub[512], rel[512];
                 snprintf(title, sizeof title, "all heads \xC2\xB7 %.64s \xC2\xB7 example 0 (%d tokens)", su->name, n);
                 snprintf(sub, sizeof sub, "%.120s", d->model);
-                thumbs_spec ts = {L, H, thumbs, S, n, title, sub};
+                thumbs_spec ts = {L, H, thumbs, S, n, title, sub, &thumb_grids[s]};
                 encoded te = {0};
                 encode(draw_thumbs(&ts, &te.err), &te);
                 overview_name("thumbs", 's', s, su->name, rel, sizeof rel);
@@ -247,7 +249,7 @@ static int write_maps(const report_data *d, const char *out_dir, ae_error *err) 
     return rc;
 }
 
-static int write_overviews(const report_data *d, const char *out_dir, ae_error *err) {
+static int write_overviews(const report_data *d, const char *out_dir, plot_grid *score_grids, ae_error *err) {
     int L = d->n_layer, H = d->n_head;
     size_t LH = (size_t)L * (size_t)H;
     double *v = malloc(LH * sizeof *v);
@@ -268,7 +270,7 @@ static int write_overviews(const report_data *d, const char *out_dir, ae_error *
         char title[256], sub[512], rel[512];
         snprintf(title, sizeof title, "class %.64s \xC2\xB7 score of every head", d->classes[c]);
         snprintf(sub, sizeof sub, "%.120s \xC2\xB7 sha256 %.12s", d->model, d->sha256);
-        score_grid_spec gs = {L, H, v, lab, title, sub};
+        score_grid_spec gs = {L, H, v, lab, title, sub, &score_grids[c]};
         encoded e = {0};
         encode(draw_score_grid(&gs, &e.err), &e);
         overview_name("scores", 'c', c, d->classes[c], rel, sizeof rel);
@@ -350,16 +352,18 @@ static const char *CSS =
     "border-radius:3px;padding:0 2px;margin:0 1px;white-space:pre}.tok i{color:#888;font-style:normal;font-size:10px}"
     ".gallery img{margin:0 .6em .6em 0;vertical-align:top}nav a{margin-right:1em}";
 
-static void html_head(sbuf *b, const char *title) {
+void report_html_head(sbuf *b, const char *title, const char *up) {
+    (void)up;
     sbuf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    /* Offline by construction: nothing but this folder's images, inline style and inline script. */
+    /* Offline by construction: nothing but this folder's images, styles and scripts (the
+     * interactive data are scripts beside the page), inline style and inline script. */
     sbuf_puts(b, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src 'self' file:; "
-                 "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n<title>");
+                 "style-src 'self' file: 'unsafe-inline'; script-src 'self' file: 'unsafe-inline'\">\n<title>");
     sbuf_html(b, title);
     sbuf_printf(b, "</title>\n<style>%s</style>\n</head>\n<body>\n", CSS);
 }
 
-static int write_html(const char *out_dir, const char *rel, sbuf *b, ae_error *err) {
+int report_write_html(const char *out_dir, const char *rel, sbuf *b, ae_error *err) {
     char path[AE_PATH_MAX];
     if (sbuf_failed(b)) return ae_fail(err, "%s/%s: out of memory building the page", out_dir, rel);
     if (join_path(path, sizeof path, out_dir, rel, err)) return -1;
@@ -401,13 +405,20 @@ static const char *SORT_JS =
     "})();\n"
     "</script>\n";
 
-static int write_index(const report_data *d, const char *out_dir, ae_error *err) {
+/* The attributes that make a grid image clickable (andrea.js: gridImage). */
+static void grid_attrs(sbuf *b, const plot_grid *g, int L, int H) {
+    sbuf_printf(b, "\" data-grid=\"%d,%d,%d,%d,%d,%d\" data-href=\"heads/L{l}_H{h}.html", g->x0, g->y0, g->cell_w,
+                g->cell_h, L, H);
+}
+
+static int write_index(const report_data *d, const char *out_dir, const plot_grid *thumb_grids,
+                       const plot_grid *score_grids, ae_error *err) {
     int L = d->n_layer, H = d->n_head;
     sbuf b;
     sbuf_init(&b);
     char title[512];
     snprintf(title, sizeof title, "andrea \xC2\xB7 %s", d->model);
-    html_head(&b, title);
+    report_html_head(&b, title, "");
     sbuf_puts(&b, "<h1>andrea report: ");
     sbuf_html(&b, d->model);
     sbuf_puts(&b, "</h1>\n<table class=\"meta\">\n<tr><th>checkpoint</th><td><code>");
@@ -436,6 +447,9 @@ static int write_index(const report_data *d, const char *out_dir, ae_error *err)
     }
     if (!d->scores) sbuf_puts(&b, "<p class=\"note\">The catalog holds no scores for this checkpoint.</p>\n");
 
+    sbuf_puts(&b, "<p>Interactive: <a href=\"explore.html\">token view</a> (click a token, colour the text by a "
+                  "head's attention) \xC2\xB7 <a href=\"compare.html\">compare two heads</a>. Click a head in the "
+                  "score grids and thumbnails below to open its page.</p>\n");
     sbuf_puts(&b, "<h2>Heads</h2>\n<p>Click a column header to sort; score = mean attention on the probe targets, "
                   "base = the same under uniform causal attention, \xCE\x94loss = rise of the suite's next-token "
                   "loss when the head is ablated. Highlighted: labelled.</p>\n"
@@ -496,6 +510,7 @@ static int write_index(const report_data *d, const char *out_dir, ae_error *err)
             overview_name("scores", 'c', c, d->classes[c], rel, sizeof rel);
             sbuf_puts(&b, "<img src=\"");
             sbuf_html(&b, rel);
+            grid_attrs(&b, &score_grids[c], L, H);
             sbuf_puts(&b, "\" alt=\"scores of class ");
             sbuf_html(&b, d->classes[c]);
             sbuf_puts(&b, "\">\n");
@@ -531,14 +546,16 @@ static int write_index(const report_data *d, const char *out_dir, ae_error *err)
         overview_name("thumbs", 's', s, d->suites[s].name, rel, sizeof rel);
         sbuf_puts(&b, "<img src=\"");
         sbuf_html(&b, rel);
+        grid_attrs(&b, &thumb_grids[s], L, H);
         sbuf_puts(&b, "\" alt=\"all heads, suite ");
         sbuf_html(&b, d->suites[s].name);
         sbuf_puts(&b, "\">\n");
     }
     sbuf_puts(&b, "</div>\n<p><small>Made by andrea " ANDREA_VERSION ". Static and offline: open this file in any browser.</small></p>\n");
     sbuf_puts(&b, SORT_JS);
+    sbuf_puts(&b, "<script src=\"assets/andrea.js\"></script>\n"); /* clickable grids; no data needed */
     sbuf_puts(&b, "</body>\n</html>\n");
-    int rc = write_html(out_dir, "index.html", &b, err);
+    int rc = report_write_html(out_dir, "index.html", &b, err);
     sbuf_free(&b);
     return rc;
 }
@@ -549,11 +566,14 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
     sbuf_init(&b);
     char title[512];
     snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %s", l, h, d->model);
-    html_head(&b, title);
+    report_html_head(&b, title, "../");
     sbuf_puts(&b, "<nav><a href=\"../index.html\">\xE2\x86\x90 all heads</a>");
     int prev = l * H + h - 1, next = l * H + h + 1;
     if (prev >= 0) sbuf_printf(&b, "<a href=\"L%d_H%d.html\">previous: L%d H%d</a>", prev / H, prev % H, prev / H, prev % H);
     if (next < L * H) sbuf_printf(&b, "<a href=\"L%d_H%d.html\">next: L%d H%d</a>", next / H, next % H, next / H, next % H);
+    int other = next < L * H ? next : (prev >= 0 ? prev : 0);
+    sbuf_printf(&b, "<a href=\"../explore.html#l=%d&amp;h=%d\">token view</a><a href=\"../compare.html#a=%d.%d&amp;b=%d.%d\">"
+                    "compare with another head</a>", l, h, l, h, other / H, other % H);
     sbuf_printf(&b, "</nav>\n<h1>Layer %d, head %d</h1>\n<p>", l, h);
     sbuf_html(&b, d->model);
     sbuf_puts(&b, " \xC2\xB7 <code>");
@@ -572,9 +592,13 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
         sbuf_printf(&b, "<td>%s</td></tr>\n", sc && sc->label ? "yes" : "");
     }
     sbuf_puts(&b, "</table>\n");
+    /* Extra sections about this head go here, between the scores and the maps, in this order. */
     char *circuits = circuits_head_html(d->db_path, d->sha256, l, h); /* top sources/destinations */
     if (circuits) sbuf_puts(&b, circuits);
     free(circuits);
+    sbuf_puts(&b, "<p class=\"precision\">" REPORT_PRECISION_NOTE " The PNGs are drawn from the dump's own values (maps "
+                  "stored as the dump's dtype). Hover a map for values; the wheel, a drag or "
+                  "the buttons zoom and pan; cyan-on-black frames are probe targets.</p>\n");
     for (int s = 0; s < d->n_suites; s++) {
         const report_suite *su = &d->suites[s];
         sbuf_puts(&b, "<h2>");
@@ -583,15 +607,23 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
         for (int e = 0; e < su->n_examples; e++) {
             char rel[512];
             map_name(d, l, h, s, e, rel, sizeof rel);
-            /* the image links to itself: a page narrower than the image scales it down, the
-             * link shows it at full size where every label is legible */
-            sbuf_puts(&b, "<figure><a href=\"../");
+            /* the interactive map (andrea.js), then the static PNG: it links to itself, so a page
+             * narrower than the image scales it down and the link shows it at full size */
+            sbuf_printf(&b, "<figure><div class=\"hm-slot\" data-l=\"%d\" data-h=\"%d\" data-s=\"%d\" data-e=\"%d\"></div>\n"
+                            "<div><a href=\"../explore.html#l=%d&amp;h=%d&amp;s=%d&amp;e=%d\">token view of this example</a>"
+                            " \xC2\xB7 <details style=\"display:inline\"><summary>static image (PNG)</summary><a href=\"../",
+                        l, h, s, e, l, h, s, e);
             sbuf_html(&b, rel);
-            sbuf_puts(&b, "\"><img src=\"../");
+            /* lazy: a PNG loads when its details are opened, so the page opens at once */
+            sbuf_puts(&b, "\"><img loading=\"lazy\" src=\"../");
             sbuf_html(&b, rel);
             sbuf_printf(&b, "\" alt=\"L%d H%d, suite ", l, h);
             sbuf_html(&b, su->name);
-            sbuf_printf(&b, ", example %d\"></a><figcaption class=\"toks\">example %d, %d tokens: ", e, e, su->n_tokens[e]);
+            /* the token list: open for the first two examples; closed details beyond (laying out
+             * thousands of token spans would double the time a page of 32 examples takes to open) */
+            sbuf_printf(&b, ", example %d\"></a></details></div><figcaption class=\"toks\"><details%s><summary>example %d, "
+                            "%d tokens</summary>",
+                        e, e < 2 ? " open" : "", e, su->n_tokens[e]);
             for (int i = 0; i < su->n_tokens[e]; i++) {
                 char lab[256];
                 label_of(d, su, e, i, LABEL_UTF8, 40, lab, sizeof lab);
@@ -599,13 +631,14 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
                 sbuf_html(&b, lab);
                 sbuf_puts(&b, "</span> "); /* the space lets a long example wrap between tokens */
             }
-            sbuf_puts(&b, "</figcaption></figure>\n");
+            sbuf_puts(&b, "</details></figcaption></figure>\n");
         }
     }
+    report_html_scripts(&b, "../", l, h);
     sbuf_puts(&b, "</body>\n</html>\n");
     char rel[64];
     snprintf(rel, sizeof rel, "heads/L%d_H%d.html", l, h);
-    int rc = write_html(out_dir, rel, &b, err);
+    int rc = report_write_html(out_dir, rel, &b, err);
     sbuf_free(&b);
     return rc;
 }
@@ -616,13 +649,27 @@ int report_write(const report_data *d, const char *out_dir, const andrea_render_
     if (report_mkdirs(out_dir, err)) return -1;
     if (join_path(dir, sizeof dir, out_dir, "heads", err) || report_mkdirs(dir, err)) return -1;
     if (join_path(dir, sizeof dir, out_dir, "overview", err) || report_mkdirs(dir, err)) return -1;
-    if (write_maps(d, out_dir, err)) return -1;
-    if (write_overviews(d, out_dir, err)) return -1;
+    /* where each grid image put its heads, for the index's clickable grids */
+    plot_grid *thumb_grids = calloc((size_t)d->n_suites + 1, sizeof *thumb_grids);
+    plot_grid *score_grids = calloc((size_t)d->n_classes + 1, sizeof *score_grids);
+    int rc = -1;
+    if (!thumb_grids || !score_grids) {
+        ae_fail(err, "%s: out of memory", out_dir);
+        goto out;
+    }
+    if (write_maps(d, out_dir, thumb_grids, err)) goto out;
+    if (write_overviews(d, out_dir, score_grids, err)) goto out;
+    report_interactive_options io = {NULL, 1, 0, NULL};
+    if (report_write_interactive(d, out_dir, &io, err)) goto out;
     for (int l = 0; l < d->n_layer; l++)
         for (int h = 0; h < d->n_head; h++)
-            if (write_head_page(d, out_dir, l, h, err)) return -1;
+            if (write_head_page(d, out_dir, l, h, err)) goto out;
     /* index last: its presence means the report is complete */
-    return write_index(d, out_dir, err);
+    rc = write_index(d, out_dir, thumb_grids, score_grids, err);
+out:
+    free(thumb_grids);
+    free(score_grids);
+    return rc;
 }
 
 int report_default_examples(void) { return DEFAULT_EXAMPLES; }

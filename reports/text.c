@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../common/checked_size.h"
+#include "font.h"
 
 void sbuf_init(sbuf *b) { memset(b, 0, sizeof *b); }
 
@@ -89,8 +90,8 @@ void sbuf_html(sbuf *b, const char *s) {
 }
 
 /* Length of a well-formed UTF-8 sequence at p (at most n bytes) encoding a printable code point
- * (not C1 controls, not surrogates, not overlong), or 0. */
-static int utf8_seq(const unsigned char *p, int n) {
+ * (not C1 controls, not surrogates, not overlong), or 0; the code point in *out. */
+static int utf8_seq(const unsigned char *p, int n, unsigned *out) {
     int len;
     unsigned cp;
     if (p[0] >= 0xC2 && p[0] <= 0xDF) {
@@ -112,7 +113,15 @@ static int utf8_seq(const unsigned char *p, int n) {
     }
     if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
     if ((cp >= 0xD800 && cp <= 0xDFFF) || (cp >= 0x80 && cp < 0xA0)) return 0;
+    *out = cp;
     return len;
+}
+
+/* In PNG labels a character is kept when the PNG font draws it, except those that would be
+ * invisible (no-break space, soft hyphen) or read as one of token_label's markers (· ⏎ → …). */
+static int png_keeps(unsigned cp) {
+    if (cp == 0xA0 || cp == 0xAD || cp == 0xB7 || cp == 0x23CE || cp == 0x2192 || cp == 0x2026) return 0;
+    return report_font_glyph(&report_font_small, cp) != NULL;
 }
 
 char *token_label(const unsigned char *bytes, int n, int is_bos, label_mode mode, int max_chars, char *out,
@@ -130,13 +139,14 @@ char *token_label(const unsigned char *bytes, int n, int is_bos, label_mode mode
         int plen;
         unsigned char c = bytes[i];
         int u = 0;
+        unsigned cp = 0;
         if (c == ' ') plen = snprintf(piece, sizeof piece, "\xC2\xB7");
         else if (c == '\n') plen = snprintf(piece, sizeof piece, "\xE2\x8F\x8E");
         else if (c == '\t') plen = snprintf(piece, sizeof piece, "\xE2\x86\x92");
         else if (c == '\r') plen = snprintf(piece, sizeof piece, "\\r");
         else if (c == '\\') plen = snprintf(piece, sizeof piece, "\\\\");
         else if (c > 0x20 && c < 0x7F) plen = snprintf(piece, sizeof piece, "%c", c);
-        else if (mode == LABEL_UTF8 && c >= 0x80 && (u = utf8_seq(bytes + i, n - i)) > 0) {
+        else if (c >= 0x80 && (u = utf8_seq(bytes + i, n - i, &cp)) > 0 && (mode == LABEL_UTF8 || png_keeps(cp))) {
             memcpy(piece, bytes + i, (size_t)u);
             plen = u;
             i += u - 1;

@@ -28,15 +28,17 @@ void sbuf_html(sbuf *b, const char *s);
 int sbuf_failed(const sbuf *b);
 
 typedef enum {
-    LABEL_ASCII = 0, /* PNG labels: only printable ASCII, every other byte as \xNN */
+    LABEL_PNG = 0,   /* PNG labels: printable ASCII and what the PNG font draws (Latin-1, common
+                      * punctuation), every other byte as \xNN */
     LABEL_UTF8 = 1,  /* HTML: well-formed printable UTF-8 sequences are kept */
 } label_mode;
 
 /* A visible label for a token's bytes:
  *   space -> "·", newline -> "⏎", tab -> "→", backslash -> "\\", carriage return -> "\r",
- *   other control or (in LABEL_ASCII) non-ASCII bytes -> "\xNN";
- * BOS (is_bos) -> "<bos>". Because a literal "·" or "⏎" in the text is non-ASCII (escaped as
- * \xNN in LABEL_ASCII), each label reads back unambiguously. At most max_chars characters are
+ *   other control bytes, bytes of malformed UTF-8 and (in LABEL_PNG) characters the PNG font
+ *   lacks -> "\xNN";
+ * BOS (is_bos) -> "<bos>". Because a literal "·", "⏎", "→" or "…" in the text is escaped as
+ * \xNN in LABEL_PNG, each PNG label reads back unambiguously. At most max_chars characters are
  * kept; a longer label ends in "…". Returns out. */
 char *token_label(const unsigned char *bytes, int n, int is_bos, label_mode mode, int max_chars, char *out,
                   size_t cap);

@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "common/half.h"
 #include "common/sha256.h"
 #include "reports/canvas.h"
 #include "reports/colormap.h"
+#include "reports/font.h"
 #include "reports/plots.h"
 #include "reports/report_data.h"
 #include "reports/text.h"
@@ -118,28 +120,40 @@ static void test_colormap_lightness_increases_along_the_scale(void) {
 
 static void test_token_label_makes_invisible_bytes_visible(void) {
     char out[64];
-    CHECK(!strcmp(token_label((const unsigned char *)" the", 4, 0, LABEL_ASCII, 14, out, sizeof out), "\xC2\xB7the"));
-    CHECK(!strcmp(token_label((const unsigned char *)"\n", 1, 0, LABEL_ASCII, 14, out, sizeof out), "\xE2\x8F\x8E"));
-    CHECK(!strcmp(token_label((const unsigned char *)"\t", 1, 0, LABEL_ASCII, 14, out, sizeof out), "\xE2\x86\x92"));
-    CHECK(!strcmp(token_label((const unsigned char *)"\x01", 1, 0, LABEL_ASCII, 14, out, sizeof out), "\\x01"));
-    CHECK(!strcmp(token_label((const unsigned char *)"a\\b", 3, 0, LABEL_ASCII, 14, out, sizeof out), "a\\\\b"));
-    CHECK(!strcmp(token_label((const unsigned char *)"x", 1, 1, LABEL_ASCII, 14, out, sizeof out), "<bos>"));
+    CHECK(!strcmp(token_label((const unsigned char *)" the", 4, 0, LABEL_PNG, 14, out, sizeof out), "\xC2\xB7the"));
+    CHECK(!strcmp(token_label((const unsigned char *)"\n", 1, 0, LABEL_PNG, 14, out, sizeof out), "\xE2\x8F\x8E"));
+    CHECK(!strcmp(token_label((const unsigned char *)"\t", 1, 0, LABEL_PNG, 14, out, sizeof out), "\xE2\x86\x92"));
+    CHECK(!strcmp(token_label((const unsigned char *)"\x01", 1, 0, LABEL_PNG, 14, out, sizeof out), "\\x01"));
+    CHECK(!strcmp(token_label((const unsigned char *)"a\\b", 3, 0, LABEL_PNG, 14, out, sizeof out), "a\\\\b"));
+    CHECK(!strcmp(token_label((const unsigned char *)"x", 1, 1, LABEL_PNG, 14, out, sizeof out), "<bos>"));
 }
 
-static void test_token_label_escapes_utf8_in_png_mode_and_keeps_it_in_html_mode(void) {
+static void test_token_label_keeps_latin1_in_png_mode_and_escapes_what_the_font_lacks(void) {
     char out[64];
-    const unsigned char e_acute[] = {0xC3, 0xA9};
-    CHECK(!strcmp(token_label(e_acute, 2, 0, LABEL_ASCII, 14, out, sizeof out), "\\xc3\\xa9"));
-    CHECK(!strcmp(token_label(e_acute, 2, 0, LABEL_UTF8, 14, out, sizeof out), "\xC3\xA9"));
+    const unsigned char e_acute[] = {0xC3, 0xA9}, euro[] = {0xE2, 0x82, 0xAC}, kanji[] = {0xE6, 0xBC, 0xA2};
+    const unsigned char mid_dot[] = {0xC2, 0xB7}, nbsp[] = {0xC2, 0xA0};
+    CHECK_MSG(!strcmp(token_label(e_acute, 2, 0, LABEL_PNG, 14, out, sizeof out), "\xC3\xA9"), "got '%s'", out);
+    CHECK(!strcmp(token_label(euro, 3, 0, LABEL_PNG, 14, out, sizeof out), "\xE2\x82\xAC"));
+    CHECK_MSG(!strcmp(token_label(kanji, 3, 0, LABEL_PNG, 14, out, sizeof out), "\\xe6\\xbc\\xa2"), "got '%s'", out);
+    /* a literal middle dot or no-break space would read as a space marker or nothing: escaped */
+    CHECK(!strcmp(token_label(mid_dot, 2, 0, LABEL_PNG, 14, out, sizeof out), "\\xc2\\xb7"));
+    CHECK(!strcmp(token_label(nbsp, 2, 0, LABEL_PNG, 14, out, sizeof out), "\\xc2\\xa0"));
+    CHECK(!strcmp(token_label(kanji, 3, 0, LABEL_UTF8, 14, out, sizeof out), "\xE6\xBC\xA2"));
     /* half of a UTF-8 sequence (BPE tokens split characters) stays escaped in both modes */
     CHECK(!strcmp(token_label(e_acute, 1, 0, LABEL_UTF8, 14, out, sizeof out), "\\xc3"));
+    CHECK(!strcmp(token_label(e_acute, 1, 0, LABEL_PNG, 14, out, sizeof out), "\\xc3"));
+}
+
+static void test_png_font_draws_every_latin1_character(void) {
+    for (unsigned cp = 0xA0; cp <= 0xFF; cp++) CHECK_MSG(report_font_glyph(&report_font_small, cp) != NULL, "U+%04X", cp);
+    CHECK(report_font_glyph(&report_font_large, 0x201C) != NULL && report_font_glyph(&report_font_medium, 0x20AC) != NULL);
 }
 
 static void test_token_label_truncates_long_tokens_with_an_ellipsis(void) {
     char out[64];
-    token_label((const unsigned char *)"abcdefghijklmnopqrstuvwxyz", 26, 0, LABEL_ASCII, 8, out, sizeof out);
+    token_label((const unsigned char *)"abcdefghijklmnopqrstuvwxyz", 26, 0, LABEL_PNG, 8, out, sizeof out);
     CHECK_MSG(!strcmp(out, "abcdefg\xE2\x80\xA6"), "got '%s'", out);
-    token_label((const unsigned char *)"abcdefgh", 8, 0, LABEL_ASCII, 8, out, sizeof out);
+    token_label((const unsigned char *)"abcdefgh", 8, 0, LABEL_PNG, 8, out, sizeof out);
     CHECK_MSG(!strcmp(out, "abcdefgh"), "a label of exactly max_chars is kept whole, got '%s'", out);
 }
 
@@ -412,6 +426,80 @@ static void test_report_flags_a_labelled_head_without_causal_evidence(void) {
     report_data_free(&d);
 }
 
+/* The interactive data: data/meta.js escapes hostile text for JSON-in-script, and each
+ * data/L{l}_H{h}.js holds every shown example's lower triangle as fp16 (base64). */
+static int b64_val(int c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+static void test_interactive_data_is_escaped_and_holds_each_map_as_fp16(void) {
+    report_data d;
+    syn_data(&d);
+    char dir[512], p[1024];
+    snprintf(dir, sizeof dir, "%s/rep_int", check_tmpdir());
+    ae_error err = {{0}};
+    andrea_render_options o = {0, 1};
+    CHECK_MSG(report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    CHECK(file_exists(dir, "assets/andrea.js") && file_exists(dir, "assets/andrea.css"));
+    CHECK(file_exists(dir, "explore.html") && file_exists(dir, "compare.html"));
+    check_page_escaped(dir, "explore.html");
+    check_page_escaped(dir, "compare.html");
+    size_t n;
+    snprintf(p, sizeof p, "%s/data/meta.js", dir);
+    char *meta = (char *)slurp(p, &n);
+    CHECK(meta != NULL);
+    if (meta) {
+        CHECK_MSG(strstr(meta, "<") == NULL && strstr(meta, ">") == NULL && strstr(meta, "&") == NULL,
+                  "meta.js holds a raw < > or &");
+        CHECK(strstr(meta, "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e") != NULL); /* the suite name */
+        CHECK(strstr(meta, "\"\\u003c\"") != NULL); /* the token "<" */
+        CHECK(strstr(meta, "\"n\":12,") != NULL && strstr(meta, "\"n\":11,") != NULL);
+        CHECK(strstr(meta, "\"tgt\":[1,0,2,1,") != NULL); /* prev-token targets (q, k) */
+    }
+    free(meta);
+    snprintf(p, sizeof p, "%s/data/L1_H2.js", dir);
+    char *js = (char *)slurp(p, &n);
+    CHECK(js != NULL && !strncmp(js, "andrea_head(1,2,\"", 17));
+    if (js) {
+        /* decode base64 -> fp16 values; 2 suites x examples of 12 and 11 tokens */
+        size_t want = 2 * (12 * 13 / 2 + 11 * 12 / 2), got = 0;
+        unsigned char *bytes = malloc(want * 2 + 3);
+        uint32_t acc = 0;
+        int bits = 0;
+        for (const char *c = js + 17; *c && *c != '"'; c++) {
+            int v = b64_val(*c);
+            if (v < 0) continue; /* '=' padding */
+            acc = acc << 6 | (uint32_t)v;
+            bits += 6;
+            if (bits >= 8) {
+                bits -= 8;
+                if (got < want * 2 + 3) bytes[got++] = (unsigned char)(acc >> bits);
+            }
+        }
+        CHECK_MSG(got == want * 2, "decoded %zu bytes, want %zu", got, want * 2);
+        float *ref = prev_token_map(ST);
+        size_t at = 0;
+        int bad = 0;
+        for (int s = 0; s < 2; s++)
+            for (int e = 0; e < 2; e++)
+                for (int q = 0; q < ST - e; q++)
+                    for (int k = 0; k <= q; k++, at++) {
+                        if (2 * at + 1 >= got) continue;
+                        float v = andrea_f16_to_f32((uint16_t)(bytes[2 * at] | bytes[2 * at + 1] << 8));
+                        float r = ref[q * ST + k];
+                        if (fabsf(v - r) > r * (1.0f / 2048) + 3e-8f) bad++;
+                    }
+        CHECK_MSG(bad == 0, "%d values off by more than fp16 rounding", bad);
+        free(ref);
+        free(bytes);
+    }
+    free(js);
+    report_data_free(&d);
+}
+
 static void test_report_write_makes_every_image_it_links(void) {
     report_data d;
     syn_data(&d);
@@ -511,7 +599,8 @@ int main(void) {
     RUN(test_colormap_clips_out_of_range_and_greys_nan);
     RUN(test_colormap_lightness_increases_along_the_scale);
     RUN(test_token_label_makes_invisible_bytes_visible);
-    RUN(test_token_label_escapes_utf8_in_png_mode_and_keeps_it_in_html_mode);
+    RUN(test_token_label_keeps_latin1_in_png_mode_and_escapes_what_the_font_lacks);
+    RUN(test_png_font_draws_every_latin1_character);
     RUN(test_token_label_truncates_long_tokens_with_an_ellipsis);
     RUN(test_html_escaping_covers_the_five_special_characters);
     RUN(test_file_slug_keeps_only_safe_characters);
@@ -523,6 +612,7 @@ int main(void) {
     RUN(test_report_write_escapes_every_name_and_path);
     RUN(test_report_flags_a_labelled_head_without_causal_evidence);
     RUN(test_report_write_makes_every_image_it_links);
+    RUN(test_interactive_data_is_escaped_and_holds_each_map_as_fp16);
     RUN(test_report_write_is_deterministic);
     RUN(test_report_into_a_path_under_a_file_fails_with_its_name);
     RUN(test_report_without_scores_still_renders_maps);

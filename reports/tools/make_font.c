@@ -4,7 +4,7 @@
  * on every machine (tests hash them), and FreeType's output changes between versions and hinting
  * settings; a fixed raster also means `andrea render` needs no font file at run time.
  * The raster is 8-bit coverage (anti-aliased), light hinting, for the pixel sizes below and the
- * code points listed in CODEPOINTS. License of the font: reports/FONT-LICENSE.txt (Bitstream Vera
+ * code points of ASCII, Latin-1 and the list `extra` below. License of the font: reports/FONT-LICENSE.txt (Bitstream Vera
  * license; DejaVu changes public domain).
  *
  * Regenerate (Debian: libfreetype-dev fonts-dejavu-core):
@@ -16,15 +16,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Sorted by code point (font.h's invariant). */
+/* Beyond ASCII: all of Latin-1 (U+00A0..U+00FF, added in main) and these, sorted by code point
+ * (font.h's invariant): common punctuation of real text, and the symbols of titles and labels. */
 static const unsigned extra[] = {
-    0x00B1, /* ± */
-    0x00B7, /* · middle dot: a space inside a token label */
-    0x00D7, /* × */
     0x0394, /* Δ */
+    0x2013, /* – */
     0x2014, /* — */
+    0x2018, /* ‘ */
+    0x2019, /* ’ */
+    0x201C, /* “ */
+    0x201D, /* ” */
+    0x2022, /* • */
     0x2026, /* … ellipsis: a truncated label */
+    0x2030, /* ‰ */
+    0x2039, /* ‹ */
+    0x203A, /* › */
+    0x20AC, /* € */
+    0x2122, /* ™ */
     0x2192, /* → tab */
+    0x2212, /* − */
     0x2264, /* ≤ */
     0x2265, /* ≥ */
     0x23CE, /* ⏎ return symbol: newline */
@@ -53,9 +63,10 @@ int main(int argc, char **argv) {
     FT_Face face;
     FT_CHECK(FT_Init_FreeType(&lib));
     FT_CHECK(FT_New_Face(lib, argv[1], 0, &face));
-    unsigned cps[128];
+    unsigned cps[256];
     int n_cp = 0;
     for (unsigned c = 32; c < 127; c++) cps[n_cp++] = c;
+    for (unsigned c = 0xA0; c <= 0xFF; c++) cps[n_cp++] = c; /* Latin-1: DejaVu Sans Mono has all of it */
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
         if (FT_Get_Char_Index(face, extra[i]) == 0) {
             fprintf(stderr, "make_font: U+%04X missing from the font, skipped\n", extra[i]);
@@ -75,7 +86,7 @@ int main(int argc, char **argv) {
         int adv = 0;
         printf("static const unsigned char bits_%s[] = {\n", sizes[s].name);
         size_t off = 0;
-        static struct { int w, h, left, top; size_t off; } g[128];
+        static struct { int w, h, left, top; size_t off; } g[256];
         for (int i = 0; i < n_cp; i++) {
             FT_CHECK(FT_Load_Char(face, cps[i], FT_LOAD_RENDER | FT_LOAD_TARGET_LIGHT));
             FT_GlyphSlot sl = face->glyph;

@@ -1,0 +1,49 @@
+/* report_interactive.h — the interactive views of a report folder and of `andrea show`.
+ *
+ * Job: beside the static PNGs, write what the browser draws from (docs/report.md, "Interactive
+ * views"): assets/andrea.js + andrea.css (compiled into the binary, report_assets.h),
+ * data/meta.js (shape, examples as token labels, probe targets, colour table) and one
+ * data/L{l}_H{h}.js per head (its attention on every shown example, the causal lower triangle
+ * as fp16, base64), plus the generic pages explore.html (token view) and compare.html.
+ * Data travels as <script src> files, never fetch(), so every page works from file://.
+ * Invariants: token text reaches the data files JSON-escaped (< > & and U+2028/9 as \uXXXX) and
+ * reaches the page only through textContent; stored probabilities are fp16 (relative error
+ * <= 2^-11, REPORT_PRECISION_NOTE says so on every page); same inputs give the same bytes.
+ * Failure contract: -1 with "FILE: problem"; every file goes through ae_write_file_atomic.
+ */
+#ifndef ANDREA_REPORT_INTERACTIVE_H
+#define ANDREA_REPORT_INTERACTIVE_H
+
+#include "../common/error.h"
+#include "report_data.h"
+#include "text.h"
+
+#define REPORT_PRECISION_NOTE                                                                        \
+    "Interactive maps show probabilities stored as fp16 (half precision): within 2^-11 (0.05%) "  \
+    "relative of the engine's value (below 6.1e-5: within 3e-8 absolute); read-outs print 5 "      \
+    "significant digits."
+
+typedef struct {
+    const unsigned char *heads; /* [n_layer * n_head]: nonzero = write this head's data; NULL = all */
+    int head_pages;             /* 1 when heads/L{l}_H{h}.html exist (the report), 0 (andrea show) */
+    int n_models;               /* checkpoints the pages hold data of (0 or 1: this one only) */
+    const char *const *model_names; /* [n_models] display names (n_models > 1) */
+} report_interactive_options;
+
+int report_write_interactive(const report_data *d, const char *out_dir, const report_interactive_options *o,
+                             ae_error *err);
+/* The data of checkpoint m >= 1 of the same shape, on the same examples: data/m{m}/L{l}_H{h}.js
+ * (d gives the maps; its suites must be those written by report_write_interactive). */
+int report_write_model_data(const report_data *d, const char *out_dir, const report_interactive_options *o, int m,
+                            ae_error *err);
+
+/* The page head every andrea page shares (offline Content-Security-Policy, inline style); up is
+ * the way back to the folder's root ("" or "../"). */
+void report_html_head(sbuf *b, const char *title, const char *up);
+/* The interactive assets and data scripts for a page: andrea.css/js, meta.js and, for l >= 0,
+ * the data of head (l, h). */
+void report_html_scripts(sbuf *b, const char *up, int l, int h);
+/* Writes b to out_dir/rel atomically (fails when b ran out of memory). */
+int report_write_html(const char *out_dir, const char *rel, sbuf *b, ae_error *err);
+
+#endif
