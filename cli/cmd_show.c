@@ -20,6 +20,15 @@
 #define SHOW_MAX_TOKENS 1024
 #define SHOW_MAX_TEXT_BYTES (16u << 20)
 
+/* One prompt's engine: fp32 matmuls on a GPU too (one forward: exact maps cost nothing). */
+static andrea_engine *show_engine_open(const andrea_model *m, andrea_device dev, int T, ae_error *err) {
+    andrea_engine_options o;
+    andrea_engine_options_init(&o);
+    o.device = dev;
+    snprintf(o.precision, sizeof o.precision, "fp32");
+    return andrea_engine_open(m, &o, 1, T, err);
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "usage: andrea show CKPT TEXT [--heads L.H,..] [--out DIR] [--device auto|cpu|cuda] [--also CKPT2]\n"
@@ -121,7 +130,7 @@ static int run_also(const char *path, const andrea_config *cfg, andrea_device de
         ae_fail(err, "%s: its context is %d tokens, the prompt has %d", path, m.cfg.max_seq_len, n);
         goto out;
     }
-    if (!(eng = andrea_engine_open(&m, dev, 1, n, err))) goto out;
+    if (!(eng = show_engine_open(&m, dev, n, err))) goto out;
     andrea_forward_io io = {.B = 1, .T = n, .tokens = toks, .attn = attn};
     rc = andrea_engine_forward(eng, &io, err);
 out:
@@ -130,33 +139,40 @@ out:
     return rc;
 }
 
-int cmd_show(int argc, char **argv) {
+typedef struct {
+    const char *also[SHOW_MAX_ALSO];
+    int n_also, quiet;
+    const char *heads, *out, *text_file, *tok_dir;
+    andrea_device dev;
+} show_args;
+
+/* Fills a from the command line: -1 to go on (argv[optind] the checkpoint), else the exit code. */
+static int parse_show_args(int argc, char **argv, show_args *a) {
     static const struct option opts[] = {
         {"heads", required_argument, NULL, 'H'},     {"out", required_argument, NULL, 'o'},
         {"device", required_argument, NULL, 'd'},    {"text-file", required_argument, NULL, 'f'},
         {"tokenizer", required_argument, NULL, 'k'}, {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},            {"also", required_argument, NULL, 'a'},
         {NULL, 0, NULL, 0}};
-    const char *also[SHOW_MAX_ALSO];
-    int n_also = 0;
-    const char *heads = NULL, *out = "andrea-show", *text_file = NULL, *tok_dir = NULL;
-    andrea_device dev = ANDREA_DEVICE_AUTO;
-    int quiet = 0, c, bad;
+    memset(a, 0, sizeof *a);
+    a->out = "andrea-show";
+    a->dev = ANDREA_DEVICE_AUTO;
+    int c, bad;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
         switch (c) {
-        case 'H': heads = optarg; break;
-        case 'o': out = optarg; break;
+        case 'H': a->heads = optarg; break;
+        case 'o': a->out = optarg; break;
         case 'd':
-            if ((bad = cli_opt_device("show", optarg, &dev))) return bad;
+            if ((bad = cli_opt_device("show", optarg, &a->dev))) return bad;
             break;
-        case 'f': text_file = optarg; break;
-        case 'k': tok_dir = optarg; break;
-        case 'q': quiet = 1; break;
+        case 'f': a->text_file = optarg; break;
+        case 'k': a->tok_dir = optarg; break;
+        case 'q': a->quiet = 1; break;
         case 'a':
-            if (n_also == SHOW_MAX_ALSO) return cli_usage_error("show", "--also takes at most %d checkpoints", SHOW_MAX_ALSO);
-            also[n_also++] = optarg;
+            if (a->n_also == SHOW_MAX_ALSO) return cli_usage_error("show", "--also takes at most %d checkpoints", SHOW_MAX_ALSO);
+            a->also[a->n_also++] = optarg;
             break;
         case 'h': usage(stdout); return cli_stdout_done();
         default: return cli_option_error("show", c, argv, opts);
@@ -164,10 +180,21 @@ int cmd_show(int argc, char **argv) {
     }
     int n_pos = argc - optind;
     if (n_pos < 1) return cli_usage_error("show", "expects a checkpoint and a text (or --text-file FILE)");
-    if (text_file ? n_pos != 1 : n_pos != 2)
-        return cli_usage_error("show", text_file ? "takes the text from --text-file: give only the checkpoint"
-                                                 : "expects exactly a checkpoint and one text (quote it)");
-    if (!*out) return cli_usage_error("show", "--out wants a folder name, not ''");
+    if (a->text_file ? n_pos != 1 : n_pos != 2)
+        return cli_usage_error("show", a->text_file ? "takes the text from --text-file: give only the checkpoint"
+                                                    : "expects exactly a checkpoint and one text (quote it)");
+    if (!*a->out) return cli_usage_error("show", "--out wants a folder name, not ''");
+    return -1;
+}
+
+int cmd_show(int argc, char **argv) {
+    show_args sa;
+    int parsed = parse_show_args(argc, argv, &sa);
+    if (parsed >= 0) return parsed;
+    const char *const *also = sa.also;
+    const int n_also = sa.n_also, quiet = sa.quiet;
+    const char *heads = sa.heads, *out = sa.out, *text_file = sa.text_file, *tok_dir = sa.tok_dir;
+    const andrea_device dev = sa.dev;
     const char *ckpt = argv[optind];
 
     ae_error err = {{0}};
@@ -218,7 +245,7 @@ int cmd_show(int argc, char **argv) {
         ae_fail(&err, "%s: out of memory for %d x %d maps of %d tokens", ckpt, L, H, n);
         goto fail;
     }
-    if (!(eng = andrea_engine_open(&m, dev, 1, n, &err))) goto fail;
+    if (!(eng = show_engine_open(&m, dev, n, &err))) goto fail;
     andrea_forward_io io = {.B = 1, .T = n, .tokens = toks, .attn = attn};
     if (andrea_engine_forward(eng, &io, &err)) goto fail;
     for (int i = 0; i < n_also; i++) {

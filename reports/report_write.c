@@ -411,118 +411,118 @@ static void grid_attrs(sbuf *b, const plot_grid *g, int L, int H) {
                 g->cell_h, L, H);
 }
 
-static int write_index(const report_data *d, const char *out_dir, const plot_grid *thumb_grids,
-                       const plot_grid *score_grids, ae_error *err) {
-    int L = d->n_layer, H = d->n_head;
-    sbuf b;
-    sbuf_init(&b);
-    char title[512];
-    snprintf(title, sizeof title, "andrea \xC2\xB7 %s", d->model);
-    report_html_head(&b, title, "");
-    sbuf_puts(&b, "<h1>andrea report: ");
-    sbuf_html(&b, d->model);
-    sbuf_puts(&b, "</h1>\n<table class=\"meta\">\n<tr><th>checkpoint</th><td><code>");
-    sbuf_html(&b, d->ckpt_path);
-    sbuf_puts(&b, "</code></td></tr>\n<tr><th>sha256</th><td><code>");
-    sbuf_html(&b, d->sha256);
-    sbuf_printf(&b, "</code></td></tr>\n<tr><th>shape</th><td>%d layers \xC3\x97 %d heads, d_model %d, vocab %d</td></tr>\n", L,
-                H, d->d_model, d->vocab_size);
-    sbuf_puts(&b, "<tr><th>dump</th><td><code>");
-    sbuf_html(&b, d->dump_path);
-    sbuf_puts(&b, "</code> (maps ");
-    sbuf_html(&b, d->maps_dtype);
-    sbuf_puts(&b, ")</td></tr>\n<tr><th>catalog</th><td><code>");
-    sbuf_html(&b, d->db_path);
-    sbuf_puts(&b, "</code></td></tr>\n<tr><th>suites</th><td>");
+/* The index page's heading and table of what was analysed (checkpoint, shape, dump, catalog, suites). */
+static void index_meta(sbuf *b, const report_data *d) {
+    sbuf_puts(b, "<h1>andrea report: ");
+    sbuf_html(b, d->model);
+    sbuf_puts(b, "</h1>\n<table class=\"meta\">\n<tr><th>checkpoint</th><td><code>");
+    sbuf_html(b, d->ckpt_path);
+    sbuf_puts(b, "</code></td></tr>\n<tr><th>sha256</th><td><code>");
+    sbuf_html(b, d->sha256);
+    sbuf_printf(b, "</code></td></tr>\n<tr><th>shape</th><td>%d layers \xC3\x97 %d heads, d_model %d, vocab %d</td></tr>\n",
+                d->n_layer, d->n_head, d->d_model, d->vocab_size);
+    sbuf_puts(b, "<tr><th>dump</th><td><code>");
+    sbuf_html(b, d->dump_path);
+    sbuf_puts(b, "</code> (maps ");
+    sbuf_html(b, d->maps_dtype);
+    sbuf_puts(b, ")</td></tr>\n<tr><th>catalog</th><td><code>");
+    sbuf_html(b, d->db_path);
+    sbuf_puts(b, "</code></td></tr>\n<tr><th>suites</th><td>");
     for (int s = 0; s < d->n_suites; s++) {
-        if (s) sbuf_puts(&b, ", ");
-        sbuf_html(&b, d->suites[s].name);
-        sbuf_printf(&b, " (%d items, T=%d)", d->suites[s].n_seq, d->suites[s].T);
+        if (s) sbuf_puts(b, ", ");
+        sbuf_html(b, d->suites[s].name);
+        sbuf_printf(b, " (%d items, T=%d)", d->suites[s].n_seq, d->suites[s].T);
     }
-    sbuf_puts(&b, "</td></tr>\n</table>\n");
+    sbuf_puts(b, "</td></tr>\n</table>\n");
     if (d->note[0]) {
-        sbuf_puts(&b, "<p class=\"note\">");
-        sbuf_html(&b, d->note);
-        sbuf_puts(&b, "</p>\n");
+        sbuf_puts(b, "<p class=\"note\">");
+        sbuf_html(b, d->note);
+        sbuf_puts(b, "</p>\n");
     }
-    if (!d->scores) sbuf_puts(&b, "<p class=\"note\">The catalog holds no scores for this checkpoint.</p>\n");
+}
 
-    sbuf_puts(&b, "<p>Interactive: <a href=\"explore.html\">token view</a> (click a token, colour the text by a "
-                  "head's attention) \xC2\xB7 <a href=\"compare.html\">compare two heads</a>. Click a head in the "
-                  "score grids and thumbnails below to open its page.</p>\n");
-    sbuf_puts(&b, "<h2>Heads</h2>\n<p>Click a column header to sort; score = mean attention on the probe targets, "
+/* The sortable table of every head: labels, then score / baseline / delta-loss per class. */
+static void index_heads(sbuf *b, const report_data *d) {
+    const int L = d->n_layer, H = d->n_head;
+    sbuf_puts(b, "<h2>Heads</h2>\n<p>Click a column header to sort; score = mean attention on the probe targets, "
                   "base = the same under uniform causal attention, \xCE\x94loss = rise of the suite's next-token "
                   "loss when the head is ablated. Highlighted: labelled.</p>\n"
                   "<p><label>Show: <select id=\"filter\"><option value=\"\">all heads</option>"
                   "<option value=\"any\">heads with any label</option>");
     for (int c = 0; c < d->n_classes; c++) {
-        sbuf_printf(&b, "<option value=\"%d\">labelled ", c);
-        sbuf_html(&b, d->classes[c]);
-        sbuf_puts(&b, "</option>");
+        sbuf_printf(b, "<option value=\"%d\">labelled ", c);
+        sbuf_html(b, d->classes[c]);
+        sbuf_puts(b, "</option>");
     }
-    sbuf_puts(&b, "</select></label> <span id=\"count\"></span></p>\n");
-    sbuf_puts(&b, "<table id=\"heads\">\n<thead>\n<tr><th colspan=\"3\"></th>");
+    sbuf_puts(b, "</select></label> <span id=\"count\"></span></p>\n");
+    sbuf_puts(b, "<table id=\"heads\">\n<thead>\n<tr><th colspan=\"3\"></th>");
     for (int c = 0; c < d->n_classes; c++) {
-        sbuf_puts(&b, "<th colspan=\"3\" style=\"text-align:center\">");
-        sbuf_html(&b, d->classes[c]);
-        sbuf_puts(&b, "</th>");
+        sbuf_puts(b, "<th colspan=\"3\" style=\"text-align:center\">");
+        sbuf_html(b, d->classes[c]);
+        sbuf_puts(b, "</th>");
     }
-    sbuf_puts(&b, "</tr>\n<tr><th data-col=\"0\" data-num>layer</th><th data-col=\"1\" data-num>head</th>"
+    sbuf_puts(b, "</tr>\n<tr><th data-col=\"0\" data-num>layer</th><th data-col=\"1\" data-num>head</th>"
                   "<th data-col=\"2\" class=\"l\">labels</th>");
     for (int c = 0; c < d->n_classes; c++)
-        sbuf_printf(&b, "<th data-col=\"%d\" data-num class=\"score\">score</th><th data-col=\"%d\" data-num>base</th>"
+        sbuf_printf(b, "<th data-col=\"%d\" data-num class=\"score\">score</th><th data-col=\"%d\" data-num>base</th>"
                     "<th data-col=\"%d\" data-num>\xCE\x94loss</th>",
                     3 + 3 * c, 4 + 3 * c, 5 + 3 * c);
-    sbuf_puts(&b, "</tr>\n</thead>\n<tbody>\n");
+    sbuf_puts(b, "</tr>\n</thead>\n<tbody>\n");
     for (int l = 0; l < L; l++)
         for (int h = 0; h < H; h++) {
-            sbuf_printf(&b, "<tr data-i=\"%d\" data-classes=\" ", l * H + h);
+            sbuf_printf(b, "<tr data-i=\"%d\" data-classes=\" ", l * H + h);
             for (int c = 0; c < d->n_classes; c++) {
                 const report_score *sc = score_at(d, d->scores, c, l, h);
-                if (sc && sc->label) sbuf_printf(&b, "%d ", c);
+                if (sc && sc->label) sbuf_printf(b, "%d ", c);
             }
-            sbuf_printf(&b, "\"><td data-v=\"%d\">%d</td><td data-v=\"%d\"><a href=\"heads/L%d_H%d.html\">H%d</a></td><td class=\"l\">",
+            sbuf_printf(b, "\"><td data-v=\"%d\">%d</td><td data-v=\"%d\"><a href=\"heads/L%d_H%d.html\">H%d</a></td><td class=\"l\">",
                         l, l, h, l, h, h);
             int first = 1;
             for (int c = 0; c < d->n_classes; c++) {
                 const report_score *sc = score_at(d, d->scores, c, l, h);
                 if (!sc || !sc->label) continue;
-                if (!first) sbuf_puts(&b, ", ");
-                sbuf_html(&b, d->classes[c]);
-                if (sc->causal == 0) sbuf_puts(&b, " (attention-only)"); /* causal 0: docs/scores.md */
+                if (!first) sbuf_puts(b, ", ");
+                sbuf_html(b, d->classes[c]);
+                if (sc->causal == 0) sbuf_puts(b, " (attention-only)"); /* causal 0: docs/scores.md */
                 first = 0;
             }
-            sbuf_puts(&b, "</td>");
+            sbuf_puts(b, "</td>");
             for (int c = 0; c < d->n_classes; c++) {
                 const report_score *sc = score_at(d, d->scores, c, l, h);
-                num_cell(&b, sc ? sc->score : NAN, "%.3f", sc && sc->label);
-                num_cell(&b, sc ? sc->baseline : NAN, "%.3f", 0);
-                num_cell(&b, sc ? sc->ablation : NAN, "%+.3f", 0);
+                num_cell(b, sc ? sc->score : NAN, "%.3f", sc && sc->label);
+                num_cell(b, sc ? sc->baseline : NAN, "%.3f", 0);
+                num_cell(b, sc ? sc->ablation : NAN, "%+.3f", 0);
             }
-            sbuf_puts(&b, "</tr>\n");
+            sbuf_puts(b, "</tr>\n");
         }
-    sbuf_puts(&b, "</tbody>\n</table>\n");
+    sbuf_puts(b, "</tbody>\n</table>\n");
 
+}
+
+/* The overview images: score grids per class, scores against step (a series), thumbnails per suite. */
+static int index_galleries(sbuf *b, const report_data *d, const char *out_dir, const plot_grid *thumb_grids,
+                           const plot_grid *score_grids, ae_error *err) {
+    const int L = d->n_layer, H = d->n_head;
     char rel[512];
     if (d->scores && d->n_classes) {
-        sbuf_puts(&b, "<h2>Scores per class</h2>\n<div class=\"gallery\">\n");
+        sbuf_puts(b, "<h2>Scores per class</h2>\n<div class=\"gallery\">\n");
         for (int c = 0; c < d->n_classes; c++) {
             overview_name("scores", 'c', c, d->classes[c], rel, sizeof rel);
-            sbuf_puts(&b, "<img src=\"");
-            sbuf_html(&b, rel);
-            grid_attrs(&b, &score_grids[c], L, H);
-            sbuf_puts(&b, "\" alt=\"scores of class ");
-            sbuf_html(&b, d->classes[c]);
-            sbuf_puts(&b, "\">\n");
+            sbuf_puts(b, "<img src=\"");
+            sbuf_html(b, rel);
+            grid_attrs(b, &score_grids[c], L, H);
+            sbuf_puts(b, "\" alt=\"scores of class ");
+            sbuf_html(b, d->classes[c]);
+            sbuf_puts(b, "\">\n");
         }
-        sbuf_puts(&b, "</div>\n");
+        sbuf_puts(b, "</div>\n");
     }
     if (d->n_steps >= 2 && d->step_scores) {
-        sbuf_puts(&b, "<h2>Scores against training step</h2>\n<p>Run <code>");
-        sbuf_html(&b, d->run_name);
-        sbuf_printf(&b, "</code>: %d checkpoints, steps", d->n_steps);
-        for (int t = 0; t < d->n_steps; t++) sbuf_printf(&b, "%s %.0f", t ? "," : "", d->steps[t]);
-        sbuf_puts(&b, ".</p>\n<div class=\"gallery\">\n");
+        sbuf_puts(b, "<h2>Scores against training step</h2>\n<p>Run <code>");
+        sbuf_html(b, d->run_name);
+        sbuf_printf(b, "</code>: %d checkpoints, steps", d->n_steps);
+        for (int t = 0; t < d->n_steps; t++) sbuf_printf(b, "%s %.0f", t ? "," : "", d->steps[t]);
+        sbuf_puts(b, ".</p>\n<div class=\"gallery\">\n");
         int n_plots = 0;
         for (int c = 0; c < d->n_classes; c++) {
             overview_name("steps", 'c', c, d->classes[c], rel, sizeof rel);
@@ -530,26 +530,47 @@ static int write_index(const report_data *d, const char *out_dir, const plot_gri
             struct stat st;
             /* a class with no labelled head at any step has no plot */
             if (join_path(path, sizeof path, out_dir, rel, err) || stat(path, &st) != 0) continue;
-            sbuf_puts(&b, "<img src=\"");
-            sbuf_html(&b, rel);
-            sbuf_puts(&b, "\" alt=\"score against step, class ");
-            sbuf_html(&b, d->classes[c]);
-            sbuf_puts(&b, "\">\n");
+            sbuf_puts(b, "<img src=\"");
+            sbuf_html(b, rel);
+            sbuf_puts(b, "\" alt=\"score against step, class ");
+            sbuf_html(b, d->classes[c]);
+            sbuf_puts(b, "\">\n");
             n_plots++;
         }
-        if (n_plots == 0) sbuf_puts(&b, "<p>No head is labelled at any step of this run.</p>\n");
-        sbuf_puts(&b, "</div>\n");
+        if (n_plots == 0) sbuf_puts(b, "<p>No head is labelled at any step of this run.</p>\n");
+        sbuf_puts(b, "</div>\n");
     }
-    sbuf_puts(&b, "<h2>All heads, first example of each suite</h2>\n<div class=\"gallery\">\n");
+    sbuf_puts(b, "<h2>All heads, first example of each suite</h2>\n<div class=\"gallery\">\n");
     for (int s = 0; s < d->n_suites; s++) {
         if (d->suites[s].n_examples < 1) continue;
         overview_name("thumbs", 's', s, d->suites[s].name, rel, sizeof rel);
-        sbuf_puts(&b, "<img src=\"");
-        sbuf_html(&b, rel);
-        grid_attrs(&b, &thumb_grids[s], L, H);
-        sbuf_puts(&b, "\" alt=\"all heads, suite ");
-        sbuf_html(&b, d->suites[s].name);
-        sbuf_puts(&b, "\">\n");
+        sbuf_puts(b, "<img src=\"");
+        sbuf_html(b, rel);
+        grid_attrs(b, &thumb_grids[s], L, H);
+        sbuf_puts(b, "\" alt=\"all heads, suite ");
+        sbuf_html(b, d->suites[s].name);
+        sbuf_puts(b, "\">\n");
+    }
+    return 0;
+}
+
+static int write_index(const report_data *d, const char *out_dir, const plot_grid *thumb_grids,
+                       const plot_grid *score_grids, ae_error *err) {
+    sbuf b;
+    sbuf_init(&b);
+    char title[512];
+    snprintf(title, sizeof title, "andrea \xC2\xB7 %s", d->model);
+    report_html_head(&b, title, "");
+    index_meta(&b, d);
+    if (!d->scores) sbuf_puts(&b, "<p class=\"note\">The catalog holds no scores for this checkpoint.</p>\n");
+
+    sbuf_puts(&b, "<p>Interactive: <a href=\"explore.html\">token view</a> (click a token, colour the text by a "
+                  "head's attention) \xC2\xB7 <a href=\"compare.html\">compare two heads</a>. Click a head in the "
+                  "score grids and thumbnails below to open its page.</p>\n");
+    index_heads(&b, d);
+    if (index_galleries(&b, d, out_dir, thumb_grids, score_grids, err)) {
+        sbuf_free(&b);
+        return -1;
     }
     sbuf_puts(&b, "</div>\n<p><small>Made by andrea " ANDREA_VERSION ". Static and offline: open this file in any browser.</small></p>\n");
     sbuf_puts(&b, SORT_JS);
