@@ -28,6 +28,7 @@
 #include <cuda_runtime.h>
 
 extern "C" {
+#include "../common/checked_size.h"
 #include "../common/error.h"
 #include "../engine/forward.h"
 #include "cuda_engine.h"
@@ -382,6 +383,30 @@ fail:
 }
 
 /* ---------- engine ---------- */
+
+/* Activations of a layer: residual, QKV, attention output, MLP hidden, per-head W_O
+ * contributions, about (16 + H) x T x C floats; tf32x3 adds the split input of a matmul, up to
+ * 12 x T x C floats, and keeps split copies of the layer weights, 3 x 12 x L x C^2 floats (all
+ * of which are in host memory already, so that product cannot overflow). */
+extern "C" int andrea_engine_bytes_per_seq(const andrea_config *c, const andrea_engine_options *o, int T,
+                                           int maps_fp32, size_t *per_seq, size_t *fixed) {
+    andrea_engine_options def;
+    if (!o) {
+        andrea_engine_options_init(&def);
+        o = &def;
+    }
+    const int tf32x3 = !strcmp(o->precision, "tf32x3");
+    const size_t lh = (size_t)c->n_layer * (size_t)c->n_head, t = (size_t)T, C = (size_t)c->d_model;
+    const size_t split = tf32x3 ? 12 : 0;
+    size_t maps, acts;
+    if (ae_mul(lh, t * t * (maps_fp32 ? 4 : 2), &maps) || ae_mul(t * C * 4, 16 + split + (size_t)c->n_head, &acts))
+        return -1;
+    const size_t total = 2 * maps + 16 * lh * t + acts;
+    if (total < maps) return -1;
+    *per_seq = total ? total : 1;
+    *fixed = tf32x3 ? 3 * 12 * (size_t)c->n_layer * C * C * sizeof(float) : 0;
+    return 0;
+}
 
 extern "C" int andrea_cuda_free_memory(size_t *free_bytes) {
     size_t total = 0;
