@@ -76,6 +76,33 @@ static int loss_positions(const probe_suite *s, const probe_item *it, int len, u
     return need;
 }
 
+/* The first max_items items of the suite with at least one loss position into pick[*B], and *T
+ * the longest prefix they need. -1: out of memory. */
+static int pick_items(const probe_suite *items, int max_items, int *pick, int *B_out, int *T_out) {
+    int max_len = 1;
+    for (int i = 0; i < items->n_items; i++)
+        if (items->items[i].n_tokens > max_len) max_len = items->items[i].n_tokens;
+    unsigned char *row = malloc((size_t)max_len);
+    if (!row) return -1;
+    int B = 0, T = 0;
+    for (int i = 0; i < items->n_items && B < max_items; i++) {
+        const probe_item *it = &items->items[i];
+        /* Causal: tokens after the last loss position's target cannot change its loss. */
+        int need = loss_positions(items, it, it->n_tokens, row);
+        if (need < 0) {
+            free(row);
+            return -1;
+        }
+        if (need == 0) continue;
+        pick[B++] = i;
+        if (need > T) T = need;
+    }
+    free(row);
+    *B_out = B;
+    *T_out = T;
+    return 0;
+}
+
 int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
                    andrea_suite_scores *s, ae_error *err) {
     int L = cfg->n_layer, H = cfg->n_head, NH = L * H, V = cfg->vocab_size;
@@ -86,30 +113,11 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
 
     /* The first max_items items with at least one loss position. */
     int *pick = malloc(sizeof(int) * (size_t)(max_items > 0 ? max_items : 1));
-    int max_len = 1;
-    for (int i = 0; i < items->n_items; i++)
-        if (items->items[i].n_tokens > max_len) max_len = items->items[i].n_tokens;
-    unsigned char *row = malloc((size_t)max_len);
-    if (!pick || !row) {
+    int B = 0, T = 0;
+    if (!pick || pick_items(items, max_items, pick, &B, &T)) {
         free(pick);
-        free(row);
         return ae_fail(err, "%s: out of memory", s->name);
     }
-    int B = 0, T = 0;
-    for (int i = 0; i < items->n_items && B < max_items; i++) {
-        const probe_item *it = &items->items[i];
-        /* Causal: tokens after the last loss position's target cannot change its loss. */
-        int need = loss_positions(items, it, it->n_tokens, row);
-        if (need < 0) {
-            free(pick);
-            free(row);
-            return ae_fail(err, "%s: out of memory", s->name);
-        }
-        if (need == 0) continue;
-        pick[B++] = i;
-        if (need > T) T = need;
-    }
-    free(row);
     if (B == 0) {
         free(pick);
         return 0;

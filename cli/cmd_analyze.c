@@ -99,6 +99,27 @@ static void print_timing(const char *ckpt, const andrea_dump_stats *st, double t
             ct->t_causal, t_catalog, t_report, t_all);
 }
 
+/* The run records the seal of the dump it wrote, so `render DUMP` finds this run; the file was
+ * just sealed here, and a seal that cannot be read only loses that match. */
+static void record_dump_seal(const char *dump_path, andrea_analysis *a) {
+    ae_error ignored;
+    andrea_dump *d = andrea_dump_open(dump_path, &ignored);
+    if (d) snprintf(a->dump_seal, sizeof a->dump_seal, "%s", andrea_dump_seal_hex(d));
+    andrea_dump_close(d);
+}
+
+/* The run's name (the checkpoint's stem, "-N" after the first of a list) and its dump's path. */
+static void run_name_and_dump(const char *ckpt, int index, const analyze_args *aa, char *name, size_t name_cap,
+                              char *dump_path, size_t dump_cap) {
+    stem(ckpt, name, name_cap);
+    if (index > 0) {
+        size_t l = strlen(name);
+        snprintf(name + l, name_cap - l, "-%d", index + 1);
+    }
+    if (aa->dump_file) snprintf(dump_path, dump_cap, "%s", aa->dump_file);
+    else snprintf(dump_path, dump_cap, "%s/%s.h5", aa->dir, name);
+}
+
 /* scored != NULL (a series): score, classify and write the catalog only, and hand the report's
  * collected maps over in *scored; the series loop (analyze_series.c) renders once every
  * checkpoint is scored. */
@@ -125,13 +146,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     const double t_load = ae_now_seconds() - t_start;
     if (andrea_checkpoint_sha256(&m, hex, err)) goto out;
     const double t_hash = ae_now_seconds() - t_start - t_load;
-    stem(ckpt, name, sizeof name);
-    if (index > 0) {
-        size_t l = strlen(name);
-        snprintf(name + l, sizeof name - l, "-%d", index + 1);
-    }
-    if (aa->dump_file) snprintf(dump_path, sizeof dump_path, "%s", aa->dump_file);
-    else snprintf(dump_path, sizeof dump_path, "%s/%s.h5", aa->dir, name);
+    run_name_and_dump(ckpt, index, aa, name, sizeof name, dump_path, sizeof dump_path);
     const int dumping = aa->dump_file || aa->keep_dumps;
     snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
 
@@ -169,14 +184,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     if (andrea_classify_scored(&m, hex, suites, n_suites, hs, eng, dumping ? dump_path : NULL,
                                aa->maps_fp32 ? "fp32" : "fp16", &o, &a, err))
         goto out;
-    if (dumping && andrea_mpi_rank() == 0) {
-        /* the run records the seal of the dump it wrote, so `render DUMP` finds this run; the file
-         * was just sealed here, and a seal that cannot be read only loses that match */
-        ae_error ignored;
-        andrea_dump *d = andrea_dump_open(dump_path, &ignored);
-        if (d) snprintf(a.dump_seal, sizeof a.dump_seal, "%s", andrea_dump_seal_hex(d));
-        andrea_dump_close(d);
-    }
+    if (dumping && andrea_mpi_rank() == 0) record_dump_seal(dump_path, &a);
     /* MPI: the statistics were pooled on all ranks; rank 0 alone writes the catalog, renders and
      * prints (the others wait for its result, so a failure there stops every rank). */
     if (andrea_mpi_rank() != 0) {

@@ -96,6 +96,44 @@ static int check_out_path(const char *out) {
     return 0;
 }
 
+/* --contrib none|norm|full. 0 or the usage-error exit code. */
+static int parse_contrib(const char *arg, andrea_contrib *contrib) {
+    if (!strcmp(arg, "none")) *contrib = ANDREA_CONTRIB_NONE;
+    else if (!strcmp(arg, "norm")) *contrib = ANDREA_CONTRIB_NORM;
+    else if (!strcmp(arg, "full")) *contrib = ANDREA_CONTRIB_FULL;
+    else return cli_usage_error("dump", "--contrib wants none, norm or full, not '%s'", arg);
+    return 0;
+}
+
+/* --seed: a positive integer, digits only. 0 or the usage-error exit code. */
+static int parse_seed(const char *arg, uint64_t *seed) {
+    char *end;
+    errno = 0;
+    unsigned long long s = strtoull(arg, &end, 10);
+    /* a digit first: strtoull would take " -1" as 2^64 - 1 */
+    if (errno || !isdigit((unsigned char)arg[0]) || *end || s == 0)
+        return cli_usage_error("dump", "--seed wants a positive integer, not '%s'", arg);
+    *seed = s;
+    return 0;
+}
+
+/* The one-line summary (unless quiet) and, with --timing, where the time went (o->stats). */
+static void print_done(const andrea_dump_options *o, int n_suites, int quiet, int timing, double t_load,
+                       double t_probes) {
+    const andrea_dump_stats *st = o->stats;
+    if (!quiet)
+        fprintf(stderr, "andrea dump: wrote %s: %d suite%s, %lld sequences, %.1f MB in %.2f s (%s, batch %d)\n",
+                o->out_path, n_suites, n_suites == 1 ? "" : "s", st->sequences, st->bytes / 1e6, st->seconds,
+                st->engine, st->batch);
+    if (timing)
+        fprintf(stderr,
+                "andrea dump: time: model load %.2f s, tokenizer + probes %.2f s, checkpoint sha256 %.2f s, engine open "
+                "%.2f s, file create %.2f s, forwards %.2f s, attention writes %.2f s, other writes %.2f s, datasets "
+                "%.2f s, close %.2f s, seal %.2f s, unaccounted %.2f s\n",
+                t_load, t_probes, st->t_hash, st->t_open, st->t_create, st->t_forward, st->t_maps, st->t_other,
+                st->t_suites_rest, st->t_close, st->t_seal, st->t_unaccounted);
+}
+
 int cmd_dump(int argc, char **argv) {
     static const struct option opts[] = {
         {"probes", required_argument, NULL, 'p'},  {"out", required_argument, NULL, 'o'},
@@ -127,26 +165,16 @@ int cmd_dump(int argc, char **argv) {
             if ((bad = cli_opt_maps("dump", optarg, &o.maps_fp32))) return bad;
             break;
         case 'c':
-            if (!strcmp(optarg, "none")) o.contrib = ANDREA_CONTRIB_NONE;
-            else if (!strcmp(optarg, "norm")) o.contrib = ANDREA_CONTRIB_NORM;
-            else if (!strcmp(optarg, "full")) o.contrib = ANDREA_CONTRIB_FULL;
-            else return cli_usage_error("dump", "--contrib wants none, norm or full, not '%s'", optarg);
+            if ((bad = parse_contrib(optarg, &o.contrib))) return bad;
             break;
         case 'H': heads = optarg; break;
         case 'b':
             if (cli_parse_long(optarg, 1, 4096, &v)) return cli_usage_error("dump", "--batch wants 1..4096, not '%s'", optarg);
             o.batch = (int)v;
             break;
-        case 's': {
-            char *end;
-            errno = 0;
-            unsigned long long s = strtoull(optarg, &end, 10);
-            /* a digit first: strtoull would take " -1" as 2^64 - 1 */
-            if (errno || !isdigit((unsigned char)optarg[0]) || *end || s == 0)
-                return cli_usage_error("dump", "--seed wants a positive integer, not '%s'", optarg);
-            po.seed = s;
+        case 's':
+            if ((bad = parse_seed(optarg, &po.seed))) return bad;
             break;
-        }
         case 'n':
             if (cli_parse_long(optarg, 1, PROBE_MAX_ITEMS, &v))
                 return cli_usage_error("dump", "--n wants 1..%d items, not '%s'", PROBE_MAX_ITEMS, optarg);
@@ -213,17 +241,8 @@ int cmd_dump(int argc, char **argv) {
     o.stats = &stats;
     const double t_probes = ae_now_seconds() - t_start - t_load;
     if (andrea_dump_write(&m, suites, n_suites, &o, &err)) goto out;
-    if (!quiet && andrea_mpi_rank() == 0) /* MPI: one summary for the job */
-        fprintf(stderr, "andrea dump: wrote %s: %d suite%s, %lld sequences, %.1f MB in %.2f s (%s, batch %d)\n",
-                o.out_path, n_suites, n_suites == 1 ? "" : "s", stats.sequences, stats.bytes / 1e6, stats.seconds,
-                stats.engine, stats.batch);
-    if (timing && andrea_mpi_rank() == 0)
-        fprintf(stderr,
-                "andrea dump: time: model load %.2f s, tokenizer + probes %.2f s, checkpoint sha256 %.2f s, engine open "
-                "%.2f s, file create %.2f s, forwards %.2f s, attention writes %.2f s, other writes %.2f s, datasets "
-                "%.2f s, close %.2f s, seal %.2f s, unaccounted %.2f s\n",
-                t_load, t_probes, stats.t_hash, stats.t_open, stats.t_create, stats.t_forward, stats.t_maps,
-                stats.t_other, stats.t_suites_rest, stats.t_close, stats.t_seal, stats.t_unaccounted);
+    if (andrea_mpi_rank() == 0) /* MPI: one summary for the job */
+        print_done(&o, n_suites, quiet, timing, t_load, t_probes);
     rc = 0;
 out:
     if (rc == 1 && err.msg[0]) cli_fail(&err);

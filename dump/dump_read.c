@@ -331,23 +331,13 @@ fail:
     return -1;
 }
 
-andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
-    const char *h5_path = path;
-    h5_silence();
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        ae_fail(err, "%s: cannot open: no such file", path);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ae_fail(err, "%s: not a regular file", path);
-        return NULL;
-    }
-    /* The seal first: HDF5 parses nothing of a file whose bytes are not the ones written. */
+/* The seal of path checked against its content (want: the seal's hex digest): HDF5 parses
+ * nothing of a file whose bytes are not the ones written. 0 or -1. */
+static int check_seal(const char *path, char want[65], ae_error *err) {
     FILE *raw = fopen(path, "rb");
     if (!raw) {
         ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
+        return -1;
     }
     char block[ANDREA_DUMP_USERBLOCK + 1];
     size_t got = fread(block, 1, ANDREA_DUMP_USERBLOCK, raw);
@@ -361,10 +351,11 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
         else
             ae_fail(err, "%s: not an andrea dump (HDF5, but without the andrea header in its user block)", path);
         h5_last_error(block);
-        return NULL;
+        return -1;
     }
     /* the block-tree checksum the writer makes, or the plain sha256 of dumps written before it */
-    char want[65] = "", have[65];
+    char have[65];
+    want[0] = 0;
     const char *tree = "sha256-blocks ";
     int hrc;
     if (strncmp(block + ml, tree, strlen(tree)) == 0) {
@@ -375,7 +366,7 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
         if (errno || block_size < 4096 || block_size > (1ull << 30) || sscanf(end, " %64[0-9a-f]", want) != 1 ||
             strlen(want) != 64) {
             ae_fail(err, "%s: damaged andrea header (bad sha256-blocks line)", path);
-            return NULL;
+            return -1;
         }
         hrc = ae_sha256_blocks(path, ANDREA_DUMP_USERBLOCK, (size_t)block_size, have, err);
     } else if (sscanf(block + ml, "sha256 %64[0-9a-f]", want) == 1 && strlen(want) == 64) {
@@ -384,14 +375,69 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
     } else {
         fclose(raw);
         ae_fail(err, "%s: damaged andrea header (no sha256 line)", path);
-        return NULL;
+        return -1;
     }
-    if (hrc) return NULL;
+    if (hrc) return -1;
     if (!ae_sha256_hex_equal(want, have)) {
         ae_fail(err, "%s: damaged file: content checksum does not match its header (truncated, corrupted, or "
                      "modified after andrea wrote it)", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The root attributes of d's open file: the model shape, the checkpoint, maps_dtype, contrib, the
+ * tokenizer, and the suites' names into suites (cap bytes). 0 or -1. */
+static int read_root_attrs(andrea_dump *d, char *suites, size_t cap, ae_error *err) {
+    const char *path = d->path, *h5_path = d->path;
+    if (attr_string(d->file, "andrea_version", d->version, sizeof d->version, h5_path, err)) return -1;
+    andrea_config *c = &d->cfg;
+    if (attr_int_range(d->file, "n_layer", 1, 1024, &c->n_layer, h5_path, err) ||
+        attr_int_range(d->file, "n_head", 1, 1024, &c->n_head, h5_path, err) ||
+        attr_int_range(d->file, "d_model", 1, 65536, &c->d_model, h5_path, err) ||
+        attr_int_range(d->file, "head_dim", 1, 65536, &c->head_dim, h5_path, err) ||
+        attr_int_range(d->file, "vocab_size", 1, 1 << 24, &c->vocab_size, h5_path, err) ||
+        attr_int_range(d->file, "padded_vocab_size", 1, 1 << 24, &c->padded_vocab_size, h5_path, err) ||
+        attr_int_range(d->file, "max_seq_len", 1, 1 << 20, &c->max_seq_len, h5_path, err))
+        return -1;
+    size_t sizes[ANDREA_N_PARAM_TENSORS], total;
+    if (andrea_param_sizes(c, sizes, &total, err)) {
+        ae_prefix(err, "%s: root config is not a valid model shape", path);
+        return -1;
+    }
+    if (attr_string(d->file, "checkpoint_path", d->ckpt_path, sizeof d->ckpt_path, h5_path, err) ||
+        attr_string(d->file, "checkpoint_sha256", d->sha256, sizeof d->sha256, h5_path, err) ||
+        attr_string(d->file, "maps_dtype", d->maps, sizeof d->maps, h5_path, err) ||
+        attr_string(d->file, "contrib", d->contrib, sizeof d->contrib, h5_path, err) ||
+        attr_string(d->file, "suites", suites, cap, h5_path, err))
+        return -1;
+    if (H5Aexists(d->file, "tokenizer") > 0 &&
+        attr_string(d->file, "tokenizer", d->tokenizer, sizeof d->tokenizer, h5_path, err))
+        return -1;
+    if (strcmp(d->maps, "fp16") && strcmp(d->maps, "fp32")) {
+        ae_fail(err, "%s: maps_dtype '%s' is neither fp16 nor fp32", path, d->maps);
+        return -1;
+    }
+    if (strcmp(d->contrib, "none") && strcmp(d->contrib, "norm") && strcmp(d->contrib, "full")) {
+        ae_fail(err, "%s: contrib '%s' is not none, norm or full", path, d->contrib);
+        return -1;
+    }
+    return 0;
+}
+
+andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
+    h5_silence();
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        ae_fail(err, "%s: cannot open: no such file", path);
         return NULL;
     }
+    if (!S_ISREG(st.st_mode)) {
+        ae_fail(err, "%s: not a regular file", path);
+        return NULL;
+    }
+    char want[65];
+    if (check_seal(path, want, err)) return NULL;
     andrea_dump *d = calloc(1, sizeof *d);
     if (!d) {
         ae_fail(err, "%s: out of memory", path);
@@ -408,38 +454,7 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
         return NULL;
     }
     char suites[4096];
-    if (attr_string(d->file, "andrea_version", d->version, sizeof d->version, h5_path, err)) goto fail;
-    andrea_config *c = &d->cfg;
-    if (attr_int_range(d->file, "n_layer", 1, 1024, &c->n_layer, h5_path, err) ||
-        attr_int_range(d->file, "n_head", 1, 1024, &c->n_head, h5_path, err) ||
-        attr_int_range(d->file, "d_model", 1, 65536, &c->d_model, h5_path, err) ||
-        attr_int_range(d->file, "head_dim", 1, 65536, &c->head_dim, h5_path, err) ||
-        attr_int_range(d->file, "vocab_size", 1, 1 << 24, &c->vocab_size, h5_path, err) ||
-        attr_int_range(d->file, "padded_vocab_size", 1, 1 << 24, &c->padded_vocab_size, h5_path, err) ||
-        attr_int_range(d->file, "max_seq_len", 1, 1 << 20, &c->max_seq_len, h5_path, err))
-        goto fail;
-    size_t sizes[ANDREA_N_PARAM_TENSORS], total;
-    if (andrea_param_sizes(c, sizes, &total, err)) {
-        ae_prefix(err, "%s: root config is not a valid model shape", path);
-        goto fail;
-    }
-    if (attr_string(d->file, "checkpoint_path", d->ckpt_path, sizeof d->ckpt_path, h5_path, err) ||
-        attr_string(d->file, "checkpoint_sha256", d->sha256, sizeof d->sha256, h5_path, err) ||
-        attr_string(d->file, "maps_dtype", d->maps, sizeof d->maps, h5_path, err) ||
-        attr_string(d->file, "contrib", d->contrib, sizeof d->contrib, h5_path, err) ||
-        attr_string(d->file, "suites", suites, sizeof suites, h5_path, err))
-        goto fail;
-    if (H5Aexists(d->file, "tokenizer") > 0 &&
-        attr_string(d->file, "tokenizer", d->tokenizer, sizeof d->tokenizer, h5_path, err))
-        goto fail;
-    if (strcmp(d->maps, "fp16") && strcmp(d->maps, "fp32")) {
-        ae_fail(err, "%s: maps_dtype '%s' is neither fp16 nor fp32", path, d->maps);
-        goto fail;
-    }
-    if (strcmp(d->contrib, "none") && strcmp(d->contrib, "norm") && strcmp(d->contrib, "full")) {
-        ae_fail(err, "%s: contrib '%s' is not none, norm or full", path, d->contrib);
-        goto fail;
-    }
+    if (read_root_attrs(d, suites, sizeof suites, err)) goto fail;
     int n = 1;
     for (const char *p = suites; *p; p++) n += *p == ',';
     if (!suites[0]) {

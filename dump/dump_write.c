@@ -1,18 +1,45 @@
 /* dump_write.c — streams instrumented forwards into the HDF5 dump (dump_write.h, dump.h): the
- * whole job. Checks the suites, picks the batch (host budget, and on a GPU its free memory), opens
- * the engine (hashing the checkpoint on a thread meanwhile), creates the file with its root
- * attributes, has dump_write_suite.c write each suite, closes, seals, renames.
+ * writer object (dump_run) and its four steps, open / write / commit / abort.
+ *
+ * open checks the suites, hashes the checkpoint (on a thread while the engine opens), picks the
+ * batch (host budget, and on a GPU its free memory: andrea_engine_bytes_per_seq), reserves the
+ * temporary name, allocates the batch buffers, opens the engine (and the CUDA streaming pipeline)
+ * and creates the file with its root attributes. write runs every suite through the one forward
+ * loop (forward_loop.c) into the HDF5 writer sink (dump_write_suite.c) and the caller's sinks.
+ * commit closes, seals and renames; abort undoes whatever the state says exists.
  * Buffers are sized once for B sequences of the longest suite, so peak memory does not grow with
- * the number of sequences. Everything goes to "<out>.tmp-<pid>", renamed over out_path only after
- * H5Fclose and the seal succeeded; every failure path removes the temporary file.
- * MPI (mpi_shard.h, dump_write_mpi.h; serial runs take none of these branches): every rank opens
- * the one file through MPI-IO, creates every group, dataset and attribute with identical
- * arguments, and writes its contiguous shard of each suite's sequences with collective
+ * the number of sequences.
+ *
+ * States of a run that writes a file (r->state; each step moves it forward, never back):
+ *
+ *     NONE       inputs checked, sha256 known, batch chosen; nothing on disk
+ *       |  ae_tmp_begin (rank 0; the name is broadcast)
+ *     RESERVED   "<out>.tmp-<pid>" exists (empty) and is registered for removal on SIGINT/SIGTERM;
+ *       |        engine, pipeline and buffers may be open
+ *       |  H5Fcreate (collective under MPI), root attributes
+ *     CREATED    f, f16, fcpl (and the MPI fapl/dxpl) are open; the suites are written here
+ *       |  H5Fclose, property lists closed (every rank), then the byte totals summed
+ *     CLOSED     the temporary file is complete HDF5 but unsealed
+ *       |  andrea_dump_seal (rank 0)
+ *     SEALED     the user block holds the seal
+ *       |  ae_tmp_commit (rank 0)
+ *     RENAMED    out_path is the complete dump; nothing is left to undo but the engine
+ *
+ * A run without out_path (sinks only: `andrea analyze` without --dump) stays in NONE: no name,
+ * no file, the same engine and loop.
+ * abort, from any state before RENAMED: closes what is open (fcpl always; the file, f16 and the
+ * MPI lists only in a serial run or when the failure was agreed, below), removes the temporary
+ * file (rank 0) and closes the engine and buffers. After RENAMED nothing fails.
+ *
+ * MPI agreement (mpi_shard.h; serial runs take none of these branches), orthogonal to the state:
+ * every rank opens the one file through MPI-IO, creates every group, dataset and attribute with
+ * identical arguments, and writes its contiguous shard of each suite's sequences with collective
  * transfers; ranks with fewer batches take part in the extra writes selecting nothing. Rank 0
- * names, creates-checks and renames the file. Failures before a write (bad input, engine,
- * forward, interrupt) are agreed by all ranks (andrea_mpi_agree), so all leave together; a
- * failure inside a collective HDF5 call is not, and returns at once without closing (the CLI then
- * ends the job through andrea_mpi_finish).
+ * names, creates-checks, seals and renames the file. Failures before a write (bad input, engine,
+ * forward, interrupt) pass through dw_agree, which every rank calls at the same points: all ranks
+ * then fail together and r->par.agreed = 1, so abort may make the collective closes. A failure
+ * inside a collective HDF5 call is not agreed (agreed stays 0): abort then closes nothing
+ * collective, and the CLI ends the job through andrea_mpi_finish.
  */
 #include "dump_write.h"
 
@@ -80,11 +107,93 @@ static int check_suites(const andrea_model *m, const probe_suite *s, int n, ae_e
     return 0;
 }
 
+/* ---- the writer object ---- */
+
+typedef enum { DW_NONE, DW_RESERVED, DW_CREATED, DW_CLOSED, DW_SEALED, DW_RENAMED } dw_state;
+
+/* The checkpoint's sha256 (0.5 s for a 500 MB checkpoint) computed on a thread while the engine
+ * opens (CUDA: context, weights, pinned buffers: 0.4-3 s), in a serial run; MPI ranks keep the
+ * sequential order (rank 0 hashes, then broadcasts). */
+typedef struct {
+    const andrea_model *m;
+    char hex[65];
+    ae_error err;
+    int rc;
+    double seconds;
+} hash_job;
+
+static void *hash_job_run(void *arg) {
+    hash_job *j = arg;
+    double t0 = ae_now_seconds();
+    j->rc = andrea_checkpoint_sha256(j->m, j->hex, &j->err);
+    j->seconds = ae_now_seconds() - t0;
+    return NULL;
+}
+
+/* One dump run: the states at the top of this file. */
+typedef struct {
+    /* the caller's inputs, alive for the whole run */
+    const andrea_model *m;
+    const probe_suite *suites;
+    int n_suites;
+    const andrea_dump_options *o;
+    int writing;          /* 1: a file is written (o->out_path); 0: the sinks only */
+    const char *h5_path;  /* the file named in messages: out_path, or the checkpoint */
+    int root;             /* MPI rank 0 (1 in a serial run) */
+    dw_state state;
+    /* a batch: B sequences of max_T tokens, per_seq host bytes each */
+    int B, max_T;
+    long long total_seq;
+    size_t per_seq;
+    /* the checkpoint's identity; hash_later: hashed on a thread (hashing) during the engine open */
+    char sha[65];
+    int hash_later, hashing;
+    hash_job hj;
+    pthread_t hash_thread;
+    /* the engine and its batch buffers; the names the file records (rank 0's) */
+    andrea_engine *eng;
+    batch_bufs bb;
+    char engine_name[16], precision[8];
+    /* the file: its temporary name, HDF5 ids (-1 or H5P_DEFAULT when not open), the writer sink */
+    char tmp[AE_PATH_MAX];
+    hid_t f, f16, fcpl, fapl;
+    par_state par;
+    dw_writer wr;
+    int64_t all_bytes;    /* payload bytes of all ranks */
+    /* seconds (andrea_dump_stats); t0: after the inputs were checked */
+    double t0, t_hash, t_open, t_create, t_suites, t_close, t_seal;
+} dump_run;
+
+static void run_init(dump_run *r, const andrea_model *m, const probe_suite *suites, int n_suites,
+                     const andrea_dump_options *o) {
+    memset(r, 0, sizeof *r);
+    r->m = m;
+    r->suites = suites;
+    r->n_suites = n_suites;
+    r->o = o;
+    /* no output path: a run for the other sinks only (andrea analyze), no file */
+    r->writing = o->out_path && o->out_path[0];
+    r->h5_path = r->writing ? o->out_path : m->path;
+    r->root = andrea_mpi_rank() == 0;
+    r->state = DW_NONE;
+    r->f = r->f16 = r->fcpl = -1;
+    r->fapl = H5P_DEFAULT;
+    r->par.dxpl = H5P_DEFAULT;
+    r->par.agreed = 0;
+    dw_writer_init(&r->wr);
+    r->hj.m = m;
+    snprintf(r->precision, sizeof r->precision, "fp32"); /* the matmuls' precision: CPU always fp32 */
+}
+
 /* ---- root attributes ---- */
 
-static int write_root_attrs(hid_t f, const andrea_model *m, const probe_suite *s, int n, const char *sha,
-                            const andrea_dump_options *o, const char *engine, const char *precision,
-                            const char *h5_path, ae_error *err) {
+static int write_root_attrs(const dump_run *r, ae_error *err) {
+    const andrea_model *m = r->m;
+    const andrea_dump_options *o = r->o;
+    const probe_suite *s = r->suites;
+    const int n = r->n_suites;
+    const hid_t f = r->f;
+    const char *h5_path = r->h5_path;
     const andrea_config *c = &m->cfg;
     char cfg_json[512];
     snprintf(cfg_json, sizeof cfg_json,
@@ -105,7 +214,7 @@ static int write_root_attrs(hid_t f, const andrea_model *m, const probe_suite *s
     /* absolute, so that classify finds the checkpoint from any folder (docs/dump-format.md) */
     char abs_ck[PATH_MAX];
     H5_TRY(dw_attr_str(f, "checkpoint_path", m->path[0] && realpath(m->path, abs_ck) ? abs_ck : m->path));
-    H5_TRY(dw_attr_str(f, "checkpoint_sha256", sha));
+    H5_TRY(dw_attr_str(f, "checkpoint_sha256", r->sha));
     H5_TRY(dw_attr_str(f, "config", cfg_json));
     H5_TRY(dw_attr_int(f, "n_layer", c->n_layer));
     H5_TRY(dw_attr_int(f, "n_head", c->n_head));
@@ -117,8 +226,8 @@ static int write_root_attrs(hid_t f, const andrea_model *m, const probe_suite *s
     H5_TRY(dw_attr_str(f, "maps_dtype", o->maps_fp32 ? "fp32" : "fp16"));
     H5_TRY(dw_attr_str(f, "contrib", contrib_names[o->contrib]));
     H5_TRY(dw_attr_str(f, "suites", list));
-    H5_TRY(dw_attr_str(f, "engine", engine));
-    H5_TRY(dw_attr_str(f, "precision", precision));
+    H5_TRY(dw_attr_str(f, "engine", r->engine_name));
+    H5_TRY(dw_attr_str(f, "precision", r->precision));
     H5_TRY(dw_attr_str(f, "tokenizer", o->tokenizer ? o->tokenizer : ""));
     char vocab_sha[65] = ""; /* the tokenizer's identity (dump_write_h5.c); "" without one */
     if (o->tok && dw_tokenizer_sha256(o->tok, c->vocab_size, vocab_sha)) H5_FAIL_("tokenizer sha256");
@@ -146,7 +255,7 @@ static void engine_and_bufs_close(andrea_engine *eng, batch_bufs *bb) {
     free(bb->head_out);
 }
 
-/* ---- the whole dump ---- */
+/* ---- open: sizes ---- */
 
 /* Bytes of per-batch buffers for one sequence of T tokens. */
 static int per_seq_bytes(const andrea_config *c, int T, const andrea_dump_options *o, size_t *out) {
@@ -171,27 +280,6 @@ static andrea_engine_options engine_options(const andrea_dump_options *o) {
     return eo;
 }
 
-/* Whether a CUDA engine opened with o runs tf32x3. */
-static int cuda_precision_is_tf32x3(const andrea_dump_options *o) {
-    const andrea_engine_options eo = engine_options(o);
-    return !strcmp(eo.precision, "tf32x3");
-}
-
-/* GPU bytes one sequence of T tokens takes in a CUDA dump, generously: the streaming pipeline's
- * two slots of maps, norms and DLA, and the engine's activations (residual, QKV, attention output,
- * MLP hidden, per-head W_O contributions of a layer: about (16 + H) x T x C floats; tf32x3 adds
- * the split input of a matmul, up to 12 x T x C floats: kernels/cuda_engine.cu). */
-static int per_seq_device_bytes(const andrea_config *c, int T, const andrea_dump_options *o, size_t *out) {
-    size_t lh = (size_t)c->n_layer * (size_t)c->n_head, t = (size_t)T, C = (size_t)c->d_model, maps, acts;
-    const size_t split = cuda_precision_is_tf32x3(o) ? 12 : 0;
-    if (ae_mul(lh, t * t * (o->maps_fp32 ? 4 : 2), &maps) || ae_mul(t * C * 4, 16 + split + (size_t)c->n_head, &acts))
-        return -1;
-    size_t total = 2 * maps + 16 * lh * t + acts;
-    if (total < maps) return -1;
-    *out = total ? total : 1;
-    return 0;
-}
-
 static void *alloc_n(size_t n, size_t elem, int *bad) {
     size_t bytes;
     if (*bad || ae_mul(n ? n : 1, elem, &bytes)) {
@@ -203,35 +291,212 @@ static void *alloc_n(size_t n, size_t elem, int *bad) {
     return p;
 }
 
-/* The checkpoint's sha256 (0.5 s for a 500 MB checkpoint) computed on a thread while the engine
- * opens (CUDA: context, weights, pinned buffers: 0.4-3 s), in a serial run; MPI ranks keep the
- * sequential order (rank 0 hashes, then broadcasts). */
-typedef struct {
-    const andrea_model *m;
-    char hex[65];
-    ae_error err;
-    int rc;
-    double seconds;
-} hash_job;
-
-static void *hash_job_run(void *arg) {
-    hash_job *j = arg;
-    double t0 = ae_now_seconds();
-    j->rc = andrea_checkpoint_sha256(j->m, j->hex, &j->err);
-    j->seconds = ae_now_seconds() - t0;
-    return NULL;
+/* The options and the suites, checked on every rank and agreed (a bad input on any rank stops all). */
+static int open_check(dump_run *r, ae_error *err) {
+    const andrea_dump_options *o = r->o;
+    int vrc = 0;
+    if (!r->writing && o->n_sinks <= 0) vrc = ae_fail(err, "dump: no output path");
+    else if (o->contrib < ANDREA_CONTRIB_NONE || o->contrib > ANDREA_CONTRIB_FULL)
+        vrc = ae_fail(err, "%s: contrib must be none, norm or full", r->h5_path);
+    else if (o->gzip < 0 || o->gzip > 9) vrc = ae_fail(err, "%s: gzip level %d outside 0..9", r->h5_path, o->gzip);
+    else vrc = check_suites(r->m, r->suites, r->n_suites, err);
+    return andrea_mpi_agree(vrc, err) ? -1 : 0;
 }
 
-/* Every suite through the one loop (forward_loop.c), handed to the writer (wr, when a file is
+/* The checkpoint's sha256 when given, or when it cannot wait for the engine open (MPI: rank 0
+ * hashes, the others are told); otherwise hash_later says it is hashed during the open. */
+static int open_hash(dump_run *r, ae_error *err) {
+    const andrea_dump_options *o = r->o;
+    const int hash_file = r->writing && !o->checkpoint_sha256 && strncmp(r->m->path, "random:", 7) != 0;
+    r->hash_later = hash_file && !andrea_mpi_parallel();
+    int src = 0;
+    if (o->checkpoint_sha256) {
+        snprintf(r->sha, sizeof r->sha, "%s", o->checkpoint_sha256);
+    } else if (hash_file && !r->hash_later && r->root) {
+        src = andrea_checkpoint_sha256(r->m, r->sha, err);
+        r->t_hash = ae_now_seconds() - r->t0;
+    }
+    return andrea_mpi_agree(src, err) || andrea_mpi_bcast(r->sha, sizeof r->sha, 0, err) ? -1 : 0;
+}
+
+/* The batch B: o->batch, or as many sequences of the longest suite as fit in the host budget
+ * (at most MAX_AUTO_BATCH) and, on a GPU, in half its free memory; never more than a suite has. */
+static int open_size(dump_run *r, ae_error *err) {
+    const andrea_model *m = r->m;
+    const andrea_dump_options *o = r->o;
+    for (int i = 0; i < r->n_suites; i++) {
+        if (r->suites[i].max_len > r->max_T) r->max_T = r->suites[i].max_len;
+        r->total_seq += r->suites[i].n_items;
+    }
+    if (per_seq_bytes(&m->cfg, r->max_T, o, &r->per_seq))
+        return ae_fail(err, "%s: buffers for one sequence of %d tokens overflow", r->h5_path, r->max_T);
+    int B = o->batch;
+    if (B <= 0) {
+        size_t budget = o->mem_budget ? o->mem_budget : DEFAULT_BUDGET;
+        size_t fit = budget / r->per_seq;
+        B = fit < 1 ? 1 : fit > MAX_AUTO_BATCH ? MAX_AUTO_BATCH : (int)fit;
+    }
+    /* CUDA (asked for, or auto with a usable GPU): also within half the GPU's free memory once
+     * the engine's fixed share is taken, the other half left to the weights' neighbours, cuBLAS
+     * workspaces and other processes */
+    size_t gpu_free, per_dev, fixed;
+    const andrea_engine_options eo = engine_options(o);
+    if (o->batch <= 0 && o->device != ANDREA_DEVICE_CPU && andrea_cuda_free_memory(&gpu_free) == 0 &&
+        andrea_engine_bytes_per_seq(&m->cfg, &eo, r->max_T, o->maps_fp32, &per_dev, &fixed) == 0) {
+        gpu_free = gpu_free > fixed ? gpu_free - fixed : 0;
+        const size_t fit = gpu_free / 2 / per_dev;
+        if (fit < (size_t)B) B = fit < 1 ? 1 : (int)fit;
+    }
+    long long most_items = 0;
+    for (int i = 0; i < r->n_suites; i++)
+        most_items = r->suites[i].n_items > most_items ? r->suites[i].n_items : most_items;
+    if (B > most_items) B = (int)most_items;
+    r->B = r->bb.max_B = B;
+    return 0;
+}
+
+/* ---- open: name, engine, file ---- */
+
+/* NONE -> RESERVED. MPI: one file, named by rank 0 (the temporary name carries its pid) and told
+ * to the others. */
+static int open_reserve(dump_run *r, ae_error *err) {
+    h5_silence();
+    if (andrea_mpi_agree(r->root && r->writing ? ae_tmp_begin(r->o->out_path, r->tmp, sizeof r->tmp, err) : 0, err)) {
+        if (r->root && r->tmp[0]) ae_tmp_abort(r->tmp);
+        return -1;
+    }
+    if (r->writing) r->state = DW_RESERVED;
+    return andrea_mpi_bcast(r->tmp, sizeof r->tmp, 0, err) ? -1 : 0;
+}
+
+/* The batch buffers; 1 when one could not be had. */
+static int alloc_bufs(dump_run *r) {
+    const andrea_dump_options *o = r->o;
+    batch_bufs *bb = &r->bb;
+    int bad = 0;
+    const size_t B = (size_t)r->B, L = (size_t)r->m->cfg.n_layer, H = (size_t)r->m->cfg.n_head, T = (size_t)r->max_T;
+    bb->tokens = alloc_n(B * T, sizeof(int), &bad);
+    bb->lengths = alloc_n(B, sizeof(int), &bad);
+    bb->attn = alloc_n(B * L * H * T * T, sizeof(float), &bad);
+    if (!o->maps_fp32) bb->attn16 = alloc_n(B * L * H * T * T, sizeof(uint16_t), &bad);
+    if (o->contrib != ANDREA_CONTRIB_NONE) {
+        bb->norm = alloc_n(B * L * H * T, sizeof(float), &bad);
+        bb->dla = alloc_n(B * L * H * T, sizeof(float), &bad);
+    }
+    if (o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL)
+        bb->head_out = alloc_n(B * L * H * T * (size_t)r->m->cfg.d_model, sizeof(float), &bad);
+    return bad;
+}
+
+/* The engine, and on a GPU the streaming pipeline. */
+static int open_engine_only(dump_run *r, ae_error *err) {
+    const andrea_engine_options eo = engine_options(r->o);
+    r->eng = andrea_engine_open(r->m, &eo, r->B, r->max_T, err);
+    if (!r->eng) return -1;
+#ifdef ANDREA_HAVE_CUDA
+    /* CUDA: stream (compute / copy / write overlapped) unless head_out is wanted (the pipeline
+     * carries maps, norms and DLA only) or MPI shards the batches. */
+    const andrea_dump_options *o = r->o;
+    const int want_head_out = o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL;
+    if (andrea_engine_has_gpu(r->eng) && !want_head_out && !andrea_mpi_parallel()) {
+        r->bb.pipe = andrea_cuda_pipeline_open(r->eng, r->B, r->max_T, !o->maps_fp32, 1,
+                                               o->contrib != ANDREA_CONTRIB_NONE, o->contrib != ANDREA_CONTRIB_NONE, err);
+        if (!r->bb.pipe) return -1;
+    }
+#endif
+    return 0;
+}
+
+/* Buffers and engine, the checkpoint hashed on a thread meanwhile (joined before returning), then
+ * a plain create of the reserved name for a clear "cannot create: <reason>" (HDF5's message is
+ * long). Not agreed: the caller agrees on the result. */
+static int open_engine(dump_run *r, ae_error *err) {
+    const int bad = alloc_bufs(r);
+    int orc = 0;
+    const double t_open0 = ae_now_seconds();
+    r->hashing = r->hash_later && pthread_create(&r->hash_thread, NULL, hash_job_run, &r->hj) == 0;
+    if (r->hash_later && !r->hashing) hash_job_run(&r->hj); /* no thread to be had: hash here */
+    if (bad)
+        orc = ae_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; try --batch 1)",
+                      r->h5_path, r->B, r->max_T, r->per_seq);
+    else orc = open_engine_only(r, err);
+    if (r->hashing && pthread_join(r->hash_thread, NULL) != 0) /* cannot happen for a joinable thread */
+        r->hj.rc = ae_fail(&r->hj.err, "%s: cannot join the hashing thread", r->m->path);
+    if (r->hash_later) {
+        r->t_hash = r->hj.seconds;
+        if (r->hj.rc && !orc) orc = ae_fail(err, "%s", r->hj.err.msg);
+        snprintf(r->sha, sizeof r->sha, "%s", r->hj.hex);
+    }
+    r->t_open = ae_now_seconds() - t_open0 - (r->hashing ? 0 : r->t_hash);
+    if (!orc && r->root && r->writing) {
+        FILE *probe_f = fopen(r->tmp, "wb");
+        if (!probe_f) orc = ae_fail(err, "%s: cannot create: %s", r->o->out_path, strerror(errno));
+        else fclose(probe_f);
+    }
+    return orc;
+}
+
+/* MPI: the file's "engine" and "precision" attributes must be the same on every rank: rank 0's. */
+static int open_engine_names(dump_run *r, ae_error *err) {
+    snprintf(r->engine_name, sizeof r->engine_name, "%s", andrea_engine_name(r->eng));
+#ifdef ANDREA_HAVE_CUDA
+    if (andrea_engine_has_gpu(r->eng)) snprintf(r->precision, sizeof r->precision, "%s", andrea_cuda_precision(r->eng));
+#endif
+    return andrea_mpi_bcast(r->engine_name, sizeof r->engine_name, 0, err) ||
+                   andrea_mpi_bcast(r->precision, sizeof r->precision, 0, err)
+               ? -1
+               : 0;
+}
+
+/* RESERVED -> CREATED: the HDF5 file under the temporary name, with room for the seal in front of
+ * its data (dump.h), and its root attributes. */
+static int open_create(dump_run *r, ae_error *err) {
+    const char *h5_path = r->h5_path;
+    H5_ID(r->fapl, andrea_dump_par_fapl());
+    H5_ID(r->par.dxpl, andrea_dump_par_dxpl());
+    H5_ID(r->fcpl, H5Pcreate(H5P_FILE_CREATE));
+    H5_TRY(H5Pset_userblock(r->fcpl, ANDREA_DUMP_USERBLOCK));
+    /* Serial: a new file (O_EXCL), never a truncated one. Why: ext4 treats "truncate to 0, then
+     * write" as a file being replaced and starts writeback of ALL its dirty pages on close
+     * (auto_da_alloc): H5Fclose of a 19 GB dump took 6.4 s of a 16 s dump on the H200 machine.
+     * The probe file of open_engine only reserved the name. MPI: the ranks open collectively; TRUNC. */
+    if (!andrea_mpi_parallel() && unlink(r->tmp) != 0 && errno != ENOENT)
+        return ae_fail(err, "%s: cannot replace the temporary file: %s", r->o->out_path, strerror(errno));
+    const double t_create0 = ae_now_seconds();
+    H5_ID(r->f, H5Fcreate(r->tmp, andrea_mpi_parallel() ? H5F_ACC_TRUNC : H5F_ACC_EXCL, r->fcpl, r->fapl));
+    r->state = DW_CREATED;
+    H5_ID(r->f16, dw_make_f16_type());
+    if (write_root_attrs(r, err)) return -1;
+    r->t_create = ae_now_seconds() - t_create0;
+    return 0;
+fail:
+    return -1;
+}
+
+/* open: everything before the first forward. -1: dump_abort undoes what the state says exists. */
+static int dump_open(dump_run *r, ae_error *err) {
+    if (open_check(r, err)) return -1;
+    r->t0 = ae_now_seconds();
+    if (open_hash(r, err) || open_size(r, err) || open_reserve(r, err)) return -1;
+    if (dw_agree(open_engine(r, err), &r->par, err)) return -1;
+    if (open_engine_names(r, err)) return -1;
+    return r->writing ? open_create(r, err) : 0;
+}
+
+/* ---- write ---- */
+
+/* Every suite through the one loop (forward_loop.c), handed to the writer (when a file is
  * written) and the caller's sinks (o->sinks). lp0: the loop's fixed part. */
-static int run_sinks(const dw_loop *lp0, const probe_suite *suites, int n_suites, int B, dw_writer *wr, hid_t f, hid_t f16,
-                     batch_bufs *bb, ae_progress *prog, par_state *par, ae_error *err) {
-    const andrea_dump_options *o = lp0->o;
+static int run_sinks(dump_run *r, const dw_loop *lp0, ae_progress *prog, ae_error *err) {
+    const andrea_dump_options *o = r->o;
+    const probe_suite *suites = r->suites;
+    const int B = r->B;
     andrea_batch_sink *v = calloc((size_t)o->n_sinks + 1, sizeof *v);
     if (!v) return ae_fail(err, "%s: out of memory", lp0->what);
     dw_sinks sk = {v, 0, -1};
+    dw_writer *wr = r->writing ? &r->wr : NULL;
     if (wr) {
-        wr->f = f, wr->f16 = f16, wr->m = lp0->m, wr->o = o, wr->par = par, wr->bb = bb;
+        wr->f = r->f, wr->f16 = r->f16, wr->m = r->m, wr->o = o, wr->par = &r->par, wr->bb = &r->bb;
         wr->h5_path = lp0->what, wr->suites = suites;
         sk.writer = sk.n;
         v[sk.n++] = dw_writer_sink(wr);
@@ -240,13 +505,13 @@ static int run_sinks(const dw_loop *lp0, const probe_suite *suites, int n_suites
     int rc = 0;
     dw_loop lp = *lp0;
     lp.sinks = &sk;
-    for (long long i = 0, off = 0; i < n_suites && !rc; off += (suites[i].n_items + B - 1) / B, i++) {
+    for (long long i = 0, off = 0; i < r->n_suites && !rc; off += (suites[i].n_items + B - 1) / B, i++) {
         lp.suite = (int)i;
         lp.batch_off = off;
         int begun = 0;
         for (; begun < sk.n && !rc; begun++)
             if (v[begun].suite_begin) rc = v[begun].suite_begin(v[begun].self, (int)i, &suites[i], err);
-        if (!rc) rc = dw_run_suite(&lp, &suites[i], B, bb, prog, par, err);
+        if (!rc) rc = dw_run_suite(&lp, &suites[i], B, &r->bb, prog, &r->par, err);
         if (rc) {
             if (wr && begun > sk.writer) dw_writer_abort(wr, (int)i, err);
             break;
@@ -258,244 +523,118 @@ static int run_sinks(const dw_loop *lp0, const probe_suite *suites, int n_suites
     return rc;
 }
 
-int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_suites, const andrea_dump_options *o,
-                      ae_error *err) {
-    /* no output path: a run for the other sinks only (andrea analyze), no file */
-    const int writing = o->out_path && o->out_path[0];
-    const char *h5_path = writing ? o->out_path : m->path;
-    int vrc = 0;
-    if (!writing && o->n_sinks <= 0) vrc = ae_fail(err, "dump: no output path");
-    else if (o->contrib < ANDREA_CONTRIB_NONE || o->contrib > ANDREA_CONTRIB_FULL)
-        vrc = ae_fail(err, "%s: contrib must be none, norm or full", h5_path);
-    else if (o->gzip < 0 || o->gzip > 9) vrc = ae_fail(err, "%s: gzip level %d outside 0..9", h5_path, o->gzip);
-    else vrc = check_suites(m, suites, n_suites, err);
-    if (andrea_mpi_agree(vrc, err)) return -1; /* MPI: a bad input on any rank stops all */
-    double t0 = ae_now_seconds();
-
-    char sha[65] = "";
-    int src = 0;
-    double t_hash = 0;
-    /* a file to hash: serially on a thread during the engine open below, under MPI here */
-    const int hash_file = writing && !o->checkpoint_sha256 && strncmp(m->path, "random:", 7) != 0;
-    const int hash_later = hash_file && !andrea_mpi_parallel();
-    if (o->checkpoint_sha256) {
-        snprintf(sha, sizeof sha, "%s", o->checkpoint_sha256);
-    } else if (hash_file && !hash_later && andrea_mpi_rank() == 0) {
-        src = andrea_checkpoint_sha256(m, sha, err); /* MPI: rank 0 hashes, the others are told */
-        t_hash = ae_now_seconds() - t0;
-    }
-    if (andrea_mpi_agree(src, err) || andrea_mpi_bcast(sha, sizeof sha, 0, err)) return -1;
-
-    int max_T = 0;
-    long long total_seq = 0;
-    for (int i = 0; i < n_suites; i++) {
-        if (suites[i].max_len > max_T) max_T = suites[i].max_len;
-        total_seq += suites[i].n_items;
-    }
-    size_t per_seq;
-    if (per_seq_bytes(&m->cfg, max_T, o, &per_seq))
-        return ae_fail(err, "%s: buffers for one sequence of %d tokens overflow", h5_path, max_T);
-    int B = o->batch;
-    if (B <= 0) {
-        size_t budget = o->mem_budget ? o->mem_budget : DEFAULT_BUDGET;
-        size_t fit = budget / per_seq;
-        B = fit < 1 ? 1 : fit > MAX_AUTO_BATCH ? MAX_AUTO_BATCH : (int)fit;
-    }
-    /* CUDA (asked for, or auto with a usable GPU): also within half the GPU's free memory, the
-     * other half left to the engine's weights' neighbours, cuBLAS workspaces and other processes */
-    size_t gpu_free, per_dev;
-    if (o->batch <= 0 && o->device != ANDREA_DEVICE_CPU && andrea_cuda_free_memory(&gpu_free) == 0 &&
-        per_seq_device_bytes(&m->cfg, max_T, o, &per_dev) == 0) {
-        /* tf32x3 keeps split copies of the layer weights: 3 x 12 x L x C^2 floats, all of which
-         * are in host memory already, so the product cannot overflow */
-        const size_t Cw = (size_t)m->cfg.d_model,
-                     split_w = cuda_precision_is_tf32x3(o) ? 3 * 12 * (size_t)m->cfg.n_layer * Cw * Cw * sizeof(float) : 0;
-        gpu_free = gpu_free > split_w ? gpu_free - split_w : 0;
-        const size_t fit = gpu_free / 2 / per_dev;
-        if (fit < (size_t)B) B = fit < 1 ? 1 : (int)fit;
-    }
-    long long most_items = 0;
-    for (int i = 0; i < n_suites; i++) most_items = suites[i].n_items > most_items ? suites[i].n_items : most_items;
-    if (B > most_items) B = (int)most_items;
-
-    h5_silence();
-    /* MPI: one file, named by rank 0 (the temporary name carries its pid) and told to the others. */
-    char tmp[AE_PATH_MAX] = "";
-    const int root = andrea_mpi_rank() == 0;
-    if (andrea_mpi_agree(root && writing ? ae_tmp_begin(o->out_path, tmp, sizeof tmp, err) : 0, err)) {
-        if (root && tmp[0]) ae_tmp_abort(tmp);
-        return -1;
-    }
-    if (andrea_mpi_bcast(tmp, sizeof tmp, 0, err)) return -1;
-    andrea_engine *eng = NULL;
-    hid_t f = -1, f16 = -1, fcpl = -1, fapl = H5P_DEFAULT;
-    batch_bufs bb = {0};
-    bb.max_B = B;
-    dw_writer wr;
-    dw_writer_init(&wr);
-    par_state par = {H5P_DEFAULT, 0};
-    int bad = 0;
-    const size_t L = (size_t)m->cfg.n_layer, H = (size_t)m->cfg.n_head, T = (size_t)max_T;
-    const int want_head_out = o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL;
-    bb.tokens = alloc_n((size_t)B * T, sizeof(int), &bad);
-    bb.lengths = alloc_n((size_t)B, sizeof(int), &bad);
-    bb.attn = alloc_n((size_t)B * L * H * T * T, sizeof(float), &bad);
-    if (!o->maps_fp32) bb.attn16 = alloc_n((size_t)B * L * H * T * T, sizeof(uint16_t), &bad);
-    if (o->contrib != ANDREA_CONTRIB_NONE) {
-        bb.norm = alloc_n((size_t)B * L * H * T, sizeof(float), &bad);
-        bb.dla = alloc_n((size_t)B * L * H * T, sizeof(float), &bad);
-    }
-    if (want_head_out) bb.head_out = alloc_n((size_t)B * L * H * T * (size_t)m->cfg.d_model, sizeof(float), &bad);
-    int orc = 0;
-    const double t_open0 = ae_now_seconds();
-    hash_job hj = {m, "", {{0}}, 0, 0};
-    pthread_t hash_thread;
-    int hashing = hash_later && pthread_create(&hash_thread, NULL, hash_job_run, &hj) == 0;
-    if (hash_later && !hashing) hash_job_run(&hj); /* no thread to be had: hash here */
-    if (bad) {
-        orc = ae_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; try --batch 1)",
-                      h5_path, B, max_T, per_seq);
-    } else {
-        const andrea_engine_options eo = engine_options(o);
-        eng = andrea_engine_open(m, &eo, B, max_T, err);
-        if (!eng) orc = -1;
-#ifdef ANDREA_HAVE_CUDA
-        /* CUDA: stream (compute / copy / write overlapped) unless head_out is wanted (the
-         * pipeline carries maps, norms and DLA only) or MPI shards the batches. */
-        if (eng && andrea_engine_has_gpu(eng) && !want_head_out && !andrea_mpi_parallel()) {
-            bb.pipe = andrea_cuda_pipeline_open(eng, B, max_T, !o->maps_fp32, 1, o->contrib != ANDREA_CONTRIB_NONE,
-                                                o->contrib != ANDREA_CONTRIB_NONE, err);
-            if (!bb.pipe) orc = -1;
-        }
-#endif
-    }
-    if (hashing && pthread_join(hash_thread, NULL) != 0) { /* cannot happen for a joinable thread */
-        hj.rc = ae_fail(&hj.err, "%s: cannot join the hashing thread", m->path);
-    }
-    if (hash_later) {
-        t_hash = hj.seconds;
-        if (hj.rc && !orc) orc = ae_fail(err, "%s", hj.err.msg);
-        snprintf(sha, sizeof sha, "%s", hj.hex);
-    }
-    const double t_open = ae_now_seconds() - t_open0 - (hashing ? 0 : t_hash);
-    /* A plain open first, for a clear "cannot create: <reason>" (HDF5's message is long). */
-    if (!orc && root && writing) {
-        FILE *probe_f = fopen(tmp, "wb");
-        if (!probe_f) orc = ae_fail(err, "%s: cannot create: %s", o->out_path, strerror(errno));
-        else fclose(probe_f);
-    }
-    PAR_AGREE(orc, &par);
-    /* MPI: the file's "engine" attribute must be the same on every rank: rank 0's. */
-    char engine_name[16], precision[8] = "fp32"; /* the matmuls' precision: CPU always fp32 */
-    snprintf(engine_name, sizeof engine_name, "%s", andrea_engine_name(eng));
-#ifdef ANDREA_HAVE_CUDA
-    if (eng && andrea_engine_has_gpu(eng)) snprintf(precision, sizeof precision, "%s", andrea_cuda_precision(eng));
-#endif
-    if (andrea_mpi_bcast(engine_name, sizeof engine_name, 0, err) || andrea_mpi_bcast(precision, sizeof precision, 0, err))
-        goto fail;
-    double t_create0 = 0;
-    if (!writing) goto run;
-    H5_ID(fapl, andrea_dump_par_fapl());
-    H5_ID(par.dxpl, andrea_dump_par_dxpl());
-    /* room for the seal in front of the HDF5 data (dump.h) */
-    H5_ID(fcpl, H5Pcreate(H5P_FILE_CREATE));
-    H5_TRY(H5Pset_userblock(fcpl, ANDREA_DUMP_USERBLOCK));
-    /* Serial: a new file (O_EXCL), never a truncated one. Why: ext4 treats "truncate to 0, then
-     * write" as a file being replaced and starts writeback of ALL its dirty pages on close
-     * (auto_da_alloc): H5Fclose of a 19 GB dump took 6.4 s of a 16 s dump on the H200 machine.
-     * The probe file above only reserved the name. MPI: the ranks open collectively; TRUNC. */
-    if (!andrea_mpi_parallel() && unlink(tmp) != 0 && errno != ENOENT) {
-        ae_fail(err, "%s: cannot replace the temporary file: %s", o->out_path, strerror(errno));
-        goto fail;
-    }
-    t_create0 = ae_now_seconds();
-    H5_ID(f, H5Fcreate(tmp, andrea_mpi_parallel() ? H5F_ACC_TRUNC : H5F_ACC_EXCL, fcpl, fapl));
-    H5_ID(f16, dw_make_f16_type());
-    if (write_root_attrs(f, m, suites, n_suites, sha, o, engine_name, precision, h5_path, err)) goto fail;
-run:;
-
-    /* MPI: batches of all suites in file order, sharded in forward_loop.c; rank 0's bar counts its
-     * own sequences (the other ranks are quiet: mpi_shard.c). */
+/* write: every batch of every suite (CREATED, or NONE without a file). MPI: batches of all suites
+ * in file order, sharded in forward_loop.c; rank 0's bar counts its own sequences (the other
+ * ranks are quiet: mpi_shard.c). */
+static int dump_write(dump_run *r, ae_error *err) {
+    const int B = r->B;
     long long n_batches_all = 0, my_seq = 0;
-    for (int i = 0; i < n_suites; i++) n_batches_all += (suites[i].n_items + B - 1) / B;
-    for (long long i = 0, off = 0; i < n_suites; off += (suites[i].n_items + B - 1) / B, i++) {
-        long long lo, hi, n = suites[i].n_items;
+    for (int i = 0; i < r->n_suites; i++) n_batches_all += (r->suites[i].n_items + B - 1) / B;
+    for (long long i = 0, off = 0; i < r->n_suites; off += (r->suites[i].n_items + B - 1) / B, i++) {
+        long long lo, hi, n = r->suites[i].n_items;
         andrea_shard_part(n_batches_all, off, (n + B - 1) / B, andrea_mpi_rank(), andrea_mpi_size(), &lo, &hi);
         for (long long b = lo; b < hi; b++) my_seq += n - b * B < B ? n - b * B : B;
     }
-    const double t_create = writing ? ae_now_seconds() - t_create0 : 0, t_suites0 = ae_now_seconds();
+    const double t_suites0 = ae_now_seconds();
     ae_progress prog;
-    ae_progress_begin(&prog, o->progress_label ? o->progress_label : "dump", (uint64_t)my_seq);
-    if (run_sinks(&(dw_loop){eng, m, o, NULL, 0, 0, n_batches_all, h5_path}, suites, n_suites, B, writing ? &wr : NULL,
-                  f, f16, &bb, &prog, &par, err)) {
-        ae_progress_end(&prog);
-        goto fail;
-    }
+    ae_progress_begin(&prog, r->o->progress_label ? r->o->progress_label : "dump", (uint64_t)my_seq);
+    const dw_loop lp0 = {r->eng, r->m, r->o, NULL, 0, 0, n_batches_all, r->h5_path};
+    const int rc = run_sinks(r, &lp0, &prog, err);
     ae_progress_end(&prog);
-    const double t_suites = ae_now_seconds() - t_suites0;
+    r->t_suites = ae_now_seconds() - t_suites0;
+    return rc;
+}
+
+/* ---- commit, abort ---- */
+
+/* commit: CREATED -> CLOSED -> SEALED -> RENAMED. The byte totals of all ranks are summed after
+ * the collective H5Fclose, so every rank has closed the file before rank 0 seals and renames it. */
+static int dump_commit(dump_run *r, ae_error *err) {
+    const char *h5_path = r->h5_path;
     const double t_close0 = ae_now_seconds();
-    if (writing) {
-        H5Tclose(f16);
-        f16 = -1;
-        herr_t closed = H5Fclose(f);
-        f = -1;
+    if (r->writing) {
+        H5Tclose(r->f16);
+        r->f16 = -1;
+        herr_t closed = H5Fclose(r->f);
+        r->f = -1;
         H5_TRY(closed);
-        andrea_dump_par_close(par.dxpl);
-        andrea_dump_par_close(fapl);
-        par.dxpl = fapl = H5P_DEFAULT;
-        H5Pclose(fcpl);
-        fcpl = -1;
+        andrea_dump_par_close(r->par.dxpl);
+        andrea_dump_par_close(r->fapl);
+        r->par.dxpl = r->fapl = H5P_DEFAULT;
+        H5Pclose(r->fcpl);
+        r->fcpl = -1;
+        r->state = DW_CLOSED;
     }
-    const double t_close = ae_now_seconds() - t_close0;
-    /* MPI: the totals of all ranks; these collectives also mean that every rank has closed the
-     * file (H5Fclose is collective) before rank 0 renames it. */
-    int64_t all_bytes = wr.bytes;
-    int crc = andrea_mpi_sum_i64(&all_bytes, 1, err);
+    r->t_close = ae_now_seconds() - t_close0;
+    r->all_bytes = r->wr.bytes;
+    int crc = andrea_mpi_sum_i64(&r->all_bytes, 1, err);
     const double t_seal0 = ae_now_seconds();
-    if (!crc && root && writing && (crc = andrea_dump_seal(tmp, err))) ae_tmp_abort(tmp);
-    const double t_seal = ae_now_seconds() - t_seal0;
-    if (!crc && root && writing) crc = ae_tmp_commit(tmp, o->out_path, err);
-    if (andrea_mpi_agree(crc, err)) goto fail_closed;
-    double secs = ae_now_seconds() - t0;
+    if (!crc && r->root && r->writing && !(crc = andrea_dump_seal(r->tmp, err))) r->state = DW_SEALED;
+    r->t_seal = ae_now_seconds() - t_seal0;
+    if (!crc && r->root && r->writing && !(crc = ae_tmp_commit(r->tmp, r->o->out_path, err))) r->state = DW_RENAMED;
+    return andrea_mpi_agree(crc, err) ? -1 : 0;
+fail:
+    return -1;
+}
+
+/* abort, from any state before RENAMED: the header's rules. */
+static void dump_abort(dump_run *r) {
+    if (r->fcpl >= 0) H5Pclose(r->fcpl);
+    /* MPI: closing is collective; after a failure the other ranks did not agree to, skip it. */
+    if (!andrea_mpi_parallel() || r->par.agreed) {
+        if (r->f16 >= 0) H5Tclose(r->f16);
+        if (r->f >= 0) H5Fclose(r->f);
+        andrea_dump_par_close(r->par.dxpl);
+        andrea_dump_par_close(r->fapl);
+    }
+    if (r->root && r->state >= DW_RESERVED && r->state < DW_RENAMED) ae_tmp_abort(r->tmp);
+    engine_and_bufs_close(r->eng, &r->bb);
+}
+
+/* After a commit: the statistics, and the engine handed to the caller or closed. */
+static void dump_finish(dump_run *r) {
+    const andrea_dump_options *o = r->o;
+    double secs = ae_now_seconds() - r->t0;
     (void)andrea_mpi_max_f64(&secs, NULL); /* statistics only: the file is complete */
     if (o->stats) {
-        o->stats->seconds = secs;
-        o->stats->sequences = total_seq;
-        o->stats->bytes = all_bytes;
-        o->stats->batch = B;
-        snprintf(o->stats->engine, sizeof o->stats->engine, "%s", engine_name);
-        o->stats->t_hash = t_hash;
-        o->stats->t_open = t_open;
-        o->stats->t_forward = bb.t_forward;
-        o->stats->t_maps = bb.t_maps;
-        o->stats->t_other = bb.t_other;
-        o->stats->t_sinks = bb.t_sinks;
-        o->stats->t_close = t_close;
-        o->stats->t_seal = t_seal;
-        o->stats->t_create = t_create;
-        o->stats->t_suites_rest = t_suites - bb.t_forward - bb.t_maps - bb.t_other - bb.t_sinks;
+        andrea_dump_stats *st = o->stats;
+        const batch_bufs *bb = &r->bb;
+        st->seconds = secs;
+        st->sequences = r->total_seq;
+        st->bytes = r->all_bytes;
+        st->batch = r->B;
+        snprintf(st->engine, sizeof st->engine, "%s", r->engine_name);
+        st->t_hash = r->t_hash;
+        st->t_open = r->t_open;
+        st->t_forward = bb->t_forward;
+        st->t_maps = bb->t_maps;
+        st->t_other = bb->t_other;
+        st->t_sinks = bb->t_sinks;
+        st->t_close = r->t_close;
+        st->t_seal = r->t_seal;
+        st->t_create = r->t_create;
+        st->t_suites_rest = r->t_suites - bb->t_forward - bb->t_maps - bb->t_other - bb->t_sinks;
         /* the hash overlaps the engine open when it ran on a thread; else it came first */
-        o->stats->t_unaccounted = secs - (hashing ? 0 : t_hash) - t_open - t_create - t_suites - t_close - t_seal;
+        st->t_unaccounted =
+            secs - (r->hashing ? 0 : r->t_hash) - r->t_open - r->t_create - r->t_suites - r->t_close - r->t_seal;
     }
     if (o->keep_engine) { /* the caller's now (the causal check runs on it) */
-        *o->keep_engine = eng;
-        eng = NULL;
+        *o->keep_engine = r->eng;
+        r->eng = NULL;
     }
-    engine_and_bufs_close(eng, &bb);
+    engine_and_bufs_close(r->eng, &r->bb);
+}
+
+int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_suites, const andrea_dump_options *o,
+                      ae_error *err) {
+    dump_run r;
+    run_init(&r, m, suites, n_suites, o);
+    if (dump_open(&r, err) || dump_write(&r, err) || dump_commit(&r, err)) {
+        dump_abort(&r);
+        return -1;
+    }
+    dump_finish(&r);
     return 0;
-fail:
-    if (fcpl >= 0) H5Pclose(fcpl);
-    /* MPI: closing is collective; after a failure the other ranks did not agree to, skip it. */
-    if (!andrea_mpi_parallel() || par.agreed) {
-        if (f16 >= 0) H5Tclose(f16);
-        if (f >= 0) H5Fclose(f);
-        andrea_dump_par_close(par.dxpl);
-        andrea_dump_par_close(fapl);
-    }
-    if (root && writing) ae_tmp_abort(tmp);
-fail_closed:
-    engine_and_bufs_close(eng, &bb);
-    return -1;
 }
 
 /* ---- the seal ---- */

@@ -1,6 +1,7 @@
 /* dump_write_impl.h — what the dump writer's files share (internal to dump/dump_write*.c).
  *
- * dump_write.c runs the whole dump (sizes, engine, file, root attributes, seal); dump_write_suite.c
+ * dump_write.c is the writer object (open / write / commit / abort: sizes, engine, file, root
+ * attributes, seal, rename; its states are written at its top); dump_write_suite.c
  * writes one suite (its group, datasets and batches: CPU/MPI path and the CUDA streaming path);
  * dump_write_h5.c holds the HDF5 helpers both use (fp16 type, attributes, datasets, the map
  * writers). Failure contract as in dump_write.h: -1 with err filled; HDF5 helpers return a
@@ -40,14 +41,13 @@ typedef struct {
     int agreed;
 } par_state;
 
-/* Every rank reaches this after the same steps: all fail together when one failed. */
-#define PAR_AGREE(rc_, par_)                         \
-    do {                                             \
-        if (andrea_mpi_agree((rc_), err)) {          \
-            (par_)->agreed = 1;                      \
-            goto fail;                               \
-        }                                            \
-    } while (0)
+/* Every rank calls this at the same points: when any rank failed (rc != 0 on any), all return -1
+ * and par->agreed is set (the collective closes are then safe); 0 when every rank succeeded. */
+static inline int dw_agree(int rc, par_state *par, ae_error *err) {
+    if (!andrea_mpi_agree(rc, err)) return 0;
+    par->agreed = 1;
+    return -1;
+}
 
 /* dump_write_h5.c */
 hid_t dw_make_f16_type(void);

@@ -213,11 +213,12 @@ int dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb,
         io.head_dla = want_values ? bb->dla : NULL;
         double t0 = ae_now_seconds();
         if (!frc && active) frc = andrea_engine_forward(lp->eng, &io, err);
-        PAR_AGREE(frc, par);
+        if (dw_agree(frc, par, err)) return -1;
         zero_padding(bb, nb, L, H, T, C, want_values, want_head_out);
-        if (want_values)
-            PAR_AGREE(active ? check_values_finite(bb->norm, bb->dla, bb->lengths, nb, L, H, T, lp->m->path, err) : 0,
-                      par);
+        if (want_values &&
+            dw_agree(active ? check_values_finite(bb->norm, bb->dla, bb->lengths, nb, L, H, T, lp->m->path, err) : 0,
+                     par, err))
+            return -1;
         const size_t n_maps = (size_t)nb * L * H;
         if (!o->maps_fp32) dw_f32_to_f16_all(bb->attn16, bb->attn, n_maps * (size_t)T * T);
         bb->t_forward += ae_now_seconds() - t0;
@@ -229,6 +230,4 @@ int dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb,
         ae_progress_add(prog, (uint64_t)nb);
     }
     return 0;
-fail:
-    return -1;
 }

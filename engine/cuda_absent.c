@@ -8,6 +8,16 @@ int andrea_cuda_free_memory(size_t *free_bytes) {
     return -1;
 }
 
+int andrea_engine_bytes_per_seq(const andrea_config *c, const andrea_engine_options *o, int T, int maps_fp32,
+                                size_t *per_seq, size_t *fixed) {
+    (void)c;
+    (void)o;
+    (void)T;
+    (void)maps_fp32;
+    *per_seq = *fixed = 0;
+    return -1;
+}
+
 andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const andrea_engine_options *o, int max_B, int max_T,
                                        ae_error *err) {
     (void)o;

@@ -100,6 +100,13 @@ int andrea_cuda_available(void);
 /* Free memory of the current CUDA device in bytes: 0, or -1 without a usable device (always
  * without CUDA). For choosing a batch before the engine opens. */
 int andrea_cuda_free_memory(size_t *free_bytes);
+/* GPU bytes a CUDA engine opened with o (NULL: the defaults) takes, generously, for one sequence of
+ * T tokens (per_seq: the streaming pipeline's two slots of maps, norms and DLA, fp32 maps when
+ * maps_fp32, and the engine's activations) and once whatever the batch (fixed: tf32x3's split
+ * copies of the layer weights). For choosing a batch before the engine opens. 0, or -1 on
+ * overflow (always without CUDA). */
+int andrea_engine_bytes_per_seq(const andrea_config *c, const andrea_engine_options *o, int T, int maps_fp32,
+                                size_t *per_seq, size_t *fixed);
 /* o NULL = andrea_engine_options_init */
 andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const andrea_engine_options *o, int max_B, int max_T,
                                        ae_error *err);

@@ -28,6 +28,7 @@
 #include <cuda_runtime.h>
 
 extern "C" {
+#include "../common/checked_size.h"
 #include "../common/error.h"
 #include "../engine/forward.h"
 #include "cuda_engine.h"
@@ -420,6 +421,30 @@ fail:
 
 /* ---------- engine ---------- */
 
+/* Activations of a layer: residual, QKV, attention output, MLP hidden, per-head W_O
+ * contributions, about (16 + H) x T x C floats; tf32x3 adds the split input of a matmul, up to
+ * 12 x T x C floats, and keeps split copies of the layer weights, 3 x 12 x L x C^2 floats (all
+ * of which are in host memory already, so that product cannot overflow). */
+extern "C" int andrea_engine_bytes_per_seq(const andrea_config *c, const andrea_engine_options *o, int T,
+                                           int maps_fp32, size_t *per_seq, size_t *fixed) {
+    andrea_engine_options def;
+    if (!o) {
+        andrea_engine_options_init(&def);
+        o = &def;
+    }
+    const int tf32x3 = !strcmp(o->precision, "tf32x3");
+    const size_t lh = (size_t)c->n_layer * (size_t)c->n_head, t = (size_t)T, C = (size_t)c->d_model;
+    const size_t split = tf32x3 ? 12 : 0;
+    size_t maps, acts;
+    if (ae_mul(lh, t * t * (maps_fp32 ? 4 : 2), &maps) || ae_mul(t * C * 4, 16 + split + (size_t)c->n_head, &acts))
+        return -1;
+    const size_t total = 2 * maps + 16 * lh * t + acts;
+    if (total < maps) return -1;
+    *per_seq = total ? total : 1;
+    *fixed = tf32x3 ? 3 * 12 * (size_t)c->n_layer * C * C * sizeof(float) : 0;
+    return 0;
+}
+
 extern "C" int andrea_cuda_free_memory(size_t *free_bytes) {
     size_t total = 0;
     *free_bytes = 0;
@@ -485,23 +510,22 @@ typedef struct {
     float *loss_host;                  /* [B, T] host */
 } outputs;
 
-static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outputs *o, ae_error *err) {
+/* What one forward computes, shared by its steps. */
+typedef struct {
+    int B, T;
+    size_t N;                   /* B * T rows */
+    int any_abl;                /* some head is ablated (io->ablate) */
+    int want_contrib;           /* per-head W_O contributions are computed (statistics or head_out) */
+    float *norm, *dla, *logits; /* device: the caller's, the engine's (lazily allocated), or NULL: not wanted */
+} fwd_step;
+
+/* The inputs checked (shape, lengths, token ids) and copied to the device; padded positions embed
+ * token 0, as the CPU engine does. */
+static int upload_inputs(cuda_engine *e, const andrea_forward_io *io, fwd_step *f, ae_error *err) {
     const andrea_model *m = e->m;
     const andrea_config *cf = &m->cfg;
-    const int B = io->B, T = io->T, L = cf->n_layer, H = cf->n_head, C = cf->d_model, hd = cf->head_dim;
-    const int V = cf->vocab_size;
+    const int B = io->B, T = io->T, L = cf->n_layer, H = cf->n_head, V = cf->vocab_size;
     const size_t N = (size_t)B * T;
-    const int TH = 256;
-    const andrea_params *p = &m->p;
-    float *norm = o->norm_dev, *dla = o->dla_dev;
-    const int want_stats = o->norm_dev || o->dla_dev || o->norm_host || o->dla_host;
-    const int want_contrib = want_stats || o->head_out_host;
-    const int any_ablate = io->ablate != NULL;
-    float *logits = o->logits_dev;
-    const float one = 1.f, zero = 0.f;
-    andrea_attn_args aa;
-    int any_abl = 0;
-
     if (B < 1 || T < 1 || B > e->max_B || T > e->max_T || T > cf->max_seq_len || !io->tokens)
         return ae_fail(err, "%s: forward of B=%d T=%d outside the engine's B<=%d T<=%d (max_seq_len %d)",
                        m->path, B, T, e->max_B, e->max_T, cf->max_seq_len);
@@ -520,8 +544,8 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
             e->h_tok[(size_t)b * T + t] = id;
         }
     }
-    if (any_ablate)
-        for (int i = 0; i < L * H; i++) any_abl |= io->ablate[i] != 0;
+    if (io->ablate)
+        for (int i = 0; i < L * H; i++) f->any_abl |= io->ablate[i] != 0;
 
     CU_CHECK(cudaMemcpyAsync(e->tok, e->h_tok, N * sizeof(int), cudaMemcpyHostToDevice, e->st));
     if (io->lengths) {
@@ -530,116 +554,175 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
         for (int b = 0; b < B; b++) e->h_tok[N + b] = T; /* h_tok has max_B spare ints at its end */
         CU_CHECK(cudaMemcpyAsync(e->len, e->h_tok + N, (size_t)B * sizeof(int), cudaMemcpyHostToDevice, e->st));
     }
-    if (any_abl)
+    if (f->any_abl)
         CU_CHECK(cudaMemcpyAsync(e->abl, io->ablate, (size_t)L * H, cudaMemcpyHostToDevice, e->st));
+    return 0;
+fail:
+    return -1;
+}
 
-    if (want_contrib && lazy_alloc((void **)&e->contrib, (size_t)H * e->max_B * e->max_T * C * sizeof(float), err))
+/* The engine's own device buffers for what the caller wants on the host only (allocated once,
+ * for max_B x max_T). */
+static int alloc_outputs(cuda_engine *e, const outputs *o, fwd_step *f, ae_error *err) {
+    const andrea_config *cf = &e->m->cfg;
+    const int L = cf->n_layer, H = cf->n_head, C = cf->d_model, V = cf->vocab_size;
+    if (f->want_contrib && lazy_alloc((void **)&e->contrib, (size_t)H * e->max_B * e->max_T * C * sizeof(float), err))
         return -1;
     if (o->attn_host &&
         lazy_alloc((void **)&e->stage, (size_t)e->max_B * H * e->max_T * e->max_T * sizeof(float), err))
         return -1;
-    if (!norm && o->norm_host) {
+    if (!f->norm && o->norm_host) {
         if (lazy_alloc((void **)&e->norm, (size_t)e->max_B * L * H * e->max_T * sizeof(float), err)) return -1;
-        norm = e->norm;
+        f->norm = e->norm;
     }
-    if (!dla && o->dla_host) {
+    if (!f->dla && o->dla_host) {
         if (lazy_alloc((void **)&e->dla, (size_t)e->max_B * L * H * e->max_T * sizeof(float), err)) return -1;
-        dla = e->dla;
+        f->dla = e->dla;
     }
-    if (!logits && (o->logits_host || o->loss_host)) {
+    if (!f->logits && (o->logits_host || o->loss_host)) {
         if (lazy_alloc((void **)&e->logits, (size_t)e->max_B * e->max_T * V * sizeof(float), err)) return -1;
-        logits = e->logits;
+        f->logits = e->logits;
     }
     if (o->loss_host && (lazy_alloc((void **)&e->loss_tgt, (size_t)e->max_B * e->max_T * sizeof(int), err) ||
                          lazy_alloc((void **)&e->loss, (size_t)e->max_B * e->max_T * sizeof(float), err)))
         return -1;
+    return 0;
+}
+
+/* Layer l's attention: q, k, v -> y, its probabilities into the caller's device maps or, through
+ * the stage, its host maps. */
+static int layer_attention(cuda_engine *e, const outputs *o, const fwd_step *f, int l, ae_error *err) {
+    const andrea_config *cf = &e->m->cfg;
+    const int B = f->B, T = f->T, L = cf->n_layer, H = cf->n_head, hd = cf->head_dim;
+    andrea_attn_args aa;
+    memset(&aa, 0, sizeof aa);
+    aa.q = e->q; aa.k = e->k; aa.v = e->v; aa.y = e->y;
+    aa.len = e->len;
+    aa.B = B; aa.H = H; aa.T = T; aa.hd = hd;
+    aa.scale = 1.f / sqrtf((float)hd);
+    aa.split_qk = e->split_qk;
+    if (o->attn_dev) {
+        size_t elt = o->attn_fp16 ? sizeof(__half) : sizeof(float);
+        aa.probs = (char *)o->attn_dev + (size_t)l * H * T * T * elt;
+        aa.probs_fp16 = o->attn_fp16;
+        aa.probs_bstride = (long long)L * H * T * T;
+    } else if (o->attn_host) {
+        aa.probs = e->stage;
+        aa.probs_bstride = (long long)H * T * T;
+    }
+    if (e->attn_version == 3 && andrea_attention_v3_supports(hd)) {
+        CU_CHECK(andrea_attention_v3(&aa, e->st));
+    } else if (e->attn_version == 2 && andrea_attention_v2_supports(hd) && !e->split) {
+        /* v2 has no split products: under tf32x3 the exact v1 below keeps the precision's promise */
+        CU_CHECK(andrea_attention_v2(&aa, e->st));
+    } else {
+        CU_CHECK(andrea_attention_v1(&aa, e->st));
+    }
+    if (o->attn_host) /* [B, H, T, T] layer slice into [B, L, H, T, T] */
+        CU_CHECK(cudaMemcpy2DAsync(o->attn_host + (size_t)l * H * T * T, (size_t)L * H * T * T * sizeof(float),
+                                   e->stage, (size_t)H * T * T * sizeof(float), (size_t)H * T * T * sizeof(float),
+                                   B, cudaMemcpyDeviceToHost, e->st));
+    return 0;
+fail:
+    return -1;
+}
+
+/* Layer l's per-head W_O contributions, their norms and DLA, and the host head_out. */
+static int layer_contrib(cuda_engine *e, const andrea_forward_io *io, const outputs *o, const fwd_step *f, int l,
+                         const float *Wo, ae_error *err) {
+    const andrea_config *cf = &e->m->cfg;
+    const andrea_params *p = &e->m->p;
+    const int B = f->B, T = f->T, L = cf->n_layer, H = cf->n_head, C = cf->d_model, hd = cf->head_dim, TH = 256;
+    const size_t N = f->N;
+    const float one = 1.f, zero = 0.f;
+    /* contrib[h] [N, C] = ycat[:, h*hd:(h+1)*hd] · W_O[:, h*hd:(h+1)*hd]ᵀ, all heads in one call */
+    CUBLAS_CHECK(cublasSgemmStridedBatched(e->blas, CUBLAS_OP_T, CUBLAS_OP_N, C, (int)N, hd, &one, Wo, C,
+                                           (long long)hd, e->ycat, C, (long long)hd, &zero, e->contrib, C,
+                                           (long long)N * C, H));
+    if (f->norm || f->dla) {
+        head_stats_kernel<<<blocks_for((size_t)H * N * 32, TH), TH, 0, e->st>>>(
+            f->norm, f->dla, e->contrib, e->tok, e->len, dev_param(e, p->wte), e->wte_mean, dev_param(e, p->lnfw), B,
+            T, L, H, C, l);
+        CU_CHECK(cudaGetLastError());
+    }
+    if (o->head_out_host && io->lengths) {
+        zero_padding_rows_kernel<<<blocks_for((size_t)H * N * C, TH), TH, 0, e->st>>>(e->contrib, e->len, H, B, T, C);
+        CU_CHECK(cudaGetLastError());
+    }
+    if (o->head_out_host)
+        for (int h = 0; h < H; h++) /* contrib[h] [B, T*C] rows into [B, L, H, T, C] */
+            CU_CHECK(cudaMemcpy2DAsync(o->head_out_host + ((size_t)l * H + h) * T * C,
+                                       (size_t)L * H * T * C * sizeof(float), e->contrib + (size_t)h * N * C,
+                                       (size_t)T * C * sizeof(float), (size_t)T * C * sizeof(float), B,
+                                       cudaMemcpyDeviceToHost, e->st));
+    return 0;
+fail:
+    return -1;
+}
+
+/* Transformer block l on the residual stream e->x [N, C]. */
+static int layer_forward(cuda_engine *e, const andrea_forward_io *io, const outputs *o, const fwd_step *f, int l,
+                         ae_error *err) {
+    const andrea_config *cf = &e->m->cfg;
+    const andrea_params *p = &e->m->p;
+    const int B = f->B, T = f->T, H = cf->n_head, C = cf->d_model, hd = cf->head_dim, TH = 256;
+    const size_t N = f->N;
+    const float *Wo = dev_param(e, p->attprojw + (size_t)l * C * C);
+    layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, NULL, e->x, dev_param(e, p->ln1w + (size_t)l * C),
+                                                        dev_param(e, p->ln1b + (size_t)l * C), (int)N, C);
+    CU_CHECK(cudaGetLastError());
+    /* ONE matmul for Q, K and V of all heads: [N, C] x [C, 3C] */
+    if (layer_linear(e, W3_QKV, l, e->qkv, e->ln, dev_param(e, p->qkvw + (size_t)l * 3 * C * C),
+                     dev_param(e, p->qkvb + (size_t)l * 3 * C), (int)N, 3 * C, C, LIN_BIAS, NULL, err))
+        return -1;
+    split_heads_kernel<<<blocks_for(N * 3 * C, TH), TH, 0, e->st>>>(e->q, e->k, e->v, e->qkv, NULL, B, T, H, hd);
+    CU_CHECK(cudaGetLastError());
+    if (layer_attention(e, o, f, l, err)) return -1;
+    concat_heads_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->ycat, e->y, f->any_abl ? e->abl + (size_t)l * H : NULL,
+                                                                 B, T, H, hd);
+    CU_CHECK(cudaGetLastError());
+    if (f->want_contrib && layer_contrib(e, io, o, f, l, Wo, err)) return -1;
+    /* x += ycat · W_Oᵀ + attprojb: one matmul, bias and residual in its epilogue */
+    if (layer_linear(e, W3_ATTPROJ, l, e->x, e->ycat, Wo, dev_param(e, p->attprojb + (size_t)l * C), (int)N, C, C,
+                     LIN_RESID, e->att, err))
+        return -1;
+    layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, NULL, e->x, dev_param(e, p->ln2w + (size_t)l * C),
+                                                        dev_param(e, p->ln2b + (size_t)l * C), (int)N, C);
+    CU_CHECK(cudaGetLastError());
+    if (layer_linear(e, W3_FC, l, e->fc, e->ln, dev_param(e, p->fcw + (size_t)l * 4 * C * C),
+                     dev_param(e, p->fcb + (size_t)l * 4 * C), (int)N, 4 * C, C, LIN_GELU, NULL, err))
+        return -1;
+    if (layer_linear(e, W3_FCPROJ, l, e->x, e->fc, dev_param(e, p->fcprojw + (size_t)l * C * 4 * C),
+                     dev_param(e, p->fcprojb + (size_t)l * C), (int)N, C, 4 * C, LIN_RESID, e->att, err))
+        return -1;
+    return 0;
+fail:
+    return -1;
+}
+
+static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outputs *o, ae_error *err) {
+    const andrea_model *m = e->m;
+    const andrea_config *cf = &m->cfg;
+    const int B = io->B, T = io->T, L = cf->n_layer, H = cf->n_head, C = cf->d_model, V = cf->vocab_size, TH = 256;
+    const size_t N = (size_t)B * T;
+    const andrea_params *p = &m->p;
+    fwd_step f;
+    memset(&f, 0, sizeof f);
+    f.B = B;
+    f.T = T;
+    f.N = N;
+    f.norm = o->norm_dev;
+    f.dla = o->dla_dev;
+    f.logits = o->logits_dev;
+    f.want_contrib = o->norm_dev || o->dla_dev || o->norm_host || o->dla_host || o->head_out_host;
+    if (upload_inputs(e, io, &f, err) || alloc_outputs(e, o, &f, err)) return -1;
+    float *const norm = f.norm, *const dla = f.dla, *const logits = f.logits;
 
     embed_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->x, e->tok, dev_param(e, p->wte), dev_param(e, p->wpe),
                                                           (int)N, T, C);
     CU_CHECK(cudaGetLastError());
-
-    for (int l = 0; l < L; l++) {
-        layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, NULL, e->x, dev_param(e, p->ln1w + (size_t)l * C),
-                                                            dev_param(e, p->ln1b + (size_t)l * C), (int)N, C);
-        CU_CHECK(cudaGetLastError());
-        /* ONE matmul for Q, K and V of all heads: [N, C] x [C, 3C] */
-        if (layer_linear(e, W3_QKV, l, e->qkv, e->ln, dev_param(e, p->qkvw + (size_t)l * 3 * C * C),
-                         dev_param(e, p->qkvb + (size_t)l * 3 * C), (int)N, 3 * C, C, LIN_BIAS, NULL, err))
-            return -1;
-        split_heads_kernel<<<blocks_for(N * 3 * C, TH), TH, 0, e->st>>>(e->q, e->k, e->v, e->qkv, NULL, B, T, H, hd);
-        CU_CHECK(cudaGetLastError());
-
-        memset(&aa, 0, sizeof aa);
-        aa.q = e->q; aa.k = e->k; aa.v = e->v; aa.y = e->y;
-        aa.len = e->len;
-        aa.B = B; aa.H = H; aa.T = T; aa.hd = hd;
-        aa.scale = 1.f / sqrtf((float)hd);
-        aa.split_qk = e->split_qk;
-        if (o->attn_dev) {
-            size_t elt = o->attn_fp16 ? sizeof(__half) : sizeof(float);
-            aa.probs = (char *)o->attn_dev + (size_t)l * H * T * T * elt;
-            aa.probs_fp16 = o->attn_fp16;
-            aa.probs_bstride = (long long)L * H * T * T;
-        } else if (o->attn_host) {
-            aa.probs = e->stage;
-            aa.probs_bstride = (long long)H * T * T;
-        }
-        if (e->attn_version == 3 && andrea_attention_v3_supports(hd)) {
-            CU_CHECK(andrea_attention_v3(&aa, e->st));
-        } else if (e->attn_version == 2 && andrea_attention_v2_supports(hd) && !e->split) {
-            /* v2 has no split products: under tf32x3 the exact v1 below keeps the precision's promise */
-            CU_CHECK(andrea_attention_v2(&aa, e->st));
-        } else {
-            CU_CHECK(andrea_attention_v1(&aa, e->st));
-        }
-        if (o->attn_host) /* [B, H, T, T] layer slice into [B, L, H, T, T] */
-            CU_CHECK(cudaMemcpy2DAsync(o->attn_host + (size_t)l * H * T * T, (size_t)L * H * T * T * sizeof(float),
-                                       e->stage, (size_t)H * T * T * sizeof(float), (size_t)H * T * T * sizeof(float),
-                                       B, cudaMemcpyDeviceToHost, e->st));
-
-        concat_heads_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->ycat, e->y, any_abl ? e->abl + (size_t)l * H : NULL,
-                                                                     B, T, H, hd);
-        CU_CHECK(cudaGetLastError());
-
-        const float *Wo = dev_param(e, p->attprojw + (size_t)l * C * C);
-        if (want_contrib) {
-            /* contrib[h] [N, C] = ycat[:, h*hd:(h+1)*hd] · W_O[:, h*hd:(h+1)*hd]ᵀ, all heads in one call */
-            CUBLAS_CHECK(cublasSgemmStridedBatched(e->blas, CUBLAS_OP_T, CUBLAS_OP_N, C, (int)N, hd, &one, Wo, C,
-                                                   (long long)hd, e->ycat, C, (long long)hd, &zero, e->contrib, C,
-                                                   (long long)N * C, H));
-            if (norm || dla) {
-                head_stats_kernel<<<blocks_for((size_t)H * N * 32, TH), TH, 0, e->st>>>(
-                    norm, dla, e->contrib, e->tok, e->len, dev_param(e, p->wte), e->wte_mean, dev_param(e, p->lnfw), B, T, L, H,
-                    C, l);
-                CU_CHECK(cudaGetLastError());
-            }
-            if (o->head_out_host && io->lengths) {
-                zero_padding_rows_kernel<<<blocks_for((size_t)H * N * C, TH), TH, 0, e->st>>>(e->contrib, e->len, H, B,
-                                                                                            T, C);
-                CU_CHECK(cudaGetLastError());
-            }
-            if (o->head_out_host)
-                for (int h = 0; h < H; h++) /* contrib[h] [B, T*C] rows into [B, L, H, T, C] */
-                    CU_CHECK(cudaMemcpy2DAsync(o->head_out_host + ((size_t)l * H + h) * T * C,
-                                               (size_t)L * H * T * C * sizeof(float), e->contrib + (size_t)h * N * C,
-                                               (size_t)T * C * sizeof(float), (size_t)T * C * sizeof(float), B,
-                                               cudaMemcpyDeviceToHost, e->st));
-        }
-        /* x += ycat · W_Oᵀ + attprojb: one matmul, bias and residual in its epilogue */
-        if (layer_linear(e, W3_ATTPROJ, l, e->x, e->ycat, Wo, dev_param(e, p->attprojb + (size_t)l * C), (int)N, C, C,
-                         LIN_RESID, e->att, err))
-            return -1;
-
-        layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, NULL, e->x, dev_param(e, p->ln2w + (size_t)l * C),
-                                                            dev_param(e, p->ln2b + (size_t)l * C), (int)N, C);
-        CU_CHECK(cudaGetLastError());
-        if (layer_linear(e, W3_FC, l, e->fc, e->ln, dev_param(e, p->fcw + (size_t)l * 4 * C * C),
-                         dev_param(e, p->fcb + (size_t)l * 4 * C), (int)N, 4 * C, C, LIN_GELU, NULL, err))
-            return -1;
-        if (layer_linear(e, W3_FCPROJ, l, e->x, e->fc, dev_param(e, p->fcprojw + (size_t)l * C * 4 * C),
-                         dev_param(e, p->fcprojb + (size_t)l * C), (int)N, C, 4 * C, LIN_RESID, e->att, err))
-            return -1;
-    }
+    for (int l = 0; l < L; l++)
+        if (layer_forward(e, io, o, &f, l, err)) return -1;
 
     if (logits || dla) {
         layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, e->rstd, e->x, dev_param(e, p->lnfw),

@@ -10,11 +10,11 @@ tiny_model b.bin 2
 DC="/usr/bin/python3 $ANDREA_SRC/tests/mpi_compare_dumps.py"
 CC="/usr/bin/python3 $ANDREA_SRC/tests/mpi_compare_catalogs.py"
 # Same output paths for both runs (they are stored in the catalog): run, move aside, run again.
-$A analyze a.bin b.bin --out out --device cpu --quiet --probes prev_token,induction,bracket > serial.txt || { echo "serial analyze failed"; exit 1; }
+$A analyze a.bin b.bin --out out --keep-dumps --device cpu --quiet --probes prev_token,induction,bracket > serial.txt || { echo "serial analyze failed"; exit 1; }
 mv out serial
 for np in 2 3; do
   rm -rf out
-  $MR -np $np $A analyze a.bin b.bin --out out --device cpu --quiet --probes prev_token,induction,bracket > par.txt 2> err.txt
+  $MR -np $np $A analyze a.bin b.bin --out out --keep-dumps --device cpu --quiet --probes prev_token,induction,bracket > par.txt 2> err.txt
   check "[ $? = 0 ]" "np $np: analyze exits 0 ($(tail -3 err.txt))"
   check "$CC serial/catalog.db out/catalog.db > cmp.txt" "np $np: catalog rows equal serial: $(head -5 cmp.txt)"
   check "$DC serial/a.h5 out/a.h5 > /dev/null && $DC serial/b.h5 out/b.h5 > /dev/null" "np $np: dumps equal serial"
