@@ -43,6 +43,27 @@ t2=$(date +%s)
 echo "sanitize.sh: ctest took $((t2 - t1)) s"
 
 shopt -s nullglob
+# LeakSanitizer's own tracer (the thread that stops the world at exit to scan for leaks) can crash
+# on a heavily loaded machine: "Tracer caught signal 11 ... LeakSanitizer has encountered a fatal
+# error", with no report about the program (seen once in CI-like runs at load 12, not reproducible
+# in 5 reruns). That is a failure of the tool, not a finding: such a log is set aside and the
+# failed tests run once more; any real report, or a second failure, still fails the stage.
+tool_only=()
+for r in "$logs"/*; do
+  if grep -q "LeakSanitizer has encountered a fatal error" "$r" && grep -q "Tracer caught signal" "$r" &&
+     ! grep -qE "ERROR: (AddressSanitizer|LeakSanitizer: detected)|runtime error:" "$r"; then
+    tool_only+=("$r")
+  fi
+done
+if ((${#tool_only[@]})); then
+  echo "sanitize.sh: ${#tool_only[@]} LeakSanitizer tracer crash(es) (the tool's, not a report): rerunning the failed tests"
+  mkdir -p "$build/sanitizer-tool-crashes"
+  mv "${tool_only[@]}" "$build/sanitizer-tool-crashes/"
+  if ((rc)); then
+    rc=0
+    ctest --test-dir "$build" --output-on-failure --rerun-failed || rc=$?
+  fi
+fi
 reports=("$logs"/*)
 if ((${#reports[@]})); then
   echo "sanitize.sh: ${#reports[@]} sanitizer report(s):"
