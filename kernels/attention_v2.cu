@@ -131,6 +131,7 @@ __device__ __forceinline__ void v2_store_out(const andrea_attn_args &a, const fr
     }
 }
 
+/* Pass 1, the softmax and the probabilities store stay inline: as helpers they changed the SASS (NOTES.md). */
 template <int HD>
 __global__ void __launch_bounds__(V2_WARPS * 32) attention_v2_kernel(andrea_attn_args a) {
     constexpr int LD = HD + 4;

@@ -217,6 +217,7 @@ __device__ __forceinline__ void v3_store_out(const andrea_attn_args &a, const f3
     }
 }
 
+/* Pass 1, the softmax and the probabilities store stay inline: as helpers they changed the SASS (NOTES.md). */
 template <int HD, int SPLIT>
 __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT == 1 || (SPLIT == 2 && HD > 64) ? 1 : 2)
     attention_v3_kernel(andrea_attn_args a) {
