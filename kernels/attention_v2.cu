@@ -75,6 +75,63 @@ __device__ __forceinline__ void scores(const float *Qw, const float *Ks, float *
         wmma::store_matrix_sync(Sw + n * 16, acc[n], V2_LDS, wmma::mem_row_major);
 }
 
+/* O += P·V of one key tile on tensor cores: apart from the softmax, as it is pass 2's only MMA work. */
+template <int HD>
+__device__ __forceinline__ void v2_accumulate_pv(const float *Sw, const float *Vs, frag_c (&o)[HD / 16]) {
+    constexpr int LD = HD + 4;
+#pragma unroll
+    for (int kk = 0; kk < V2_BK; kk += 8) {
+        frag_a fp;
+        wmma::load_matrix_sync(fp, Sw + kk, V2_LDS);
+        to_tf32(fp);
+#pragma unroll
+        for (int n = 0; n < HD / 16; n++) {
+            frag_b fv;
+            wmma::load_matrix_sync(fv, Vs + kk * LD + n * 16, LD);
+            to_tf32(fv);
+            wmma::mma_sync(o[n], fp, fv, o[n]);
+        }
+    }
+}
+
+/* Zeros in columns [kend', T) (kend' tile-aligned), keys the passes never visit: each p written once. */
+__device__ __forceinline__ void v2_zero_tail(const andrea_attn_args &a, int T, int b, int h, int q0, int warp,
+                                             int kend, int lane) {
+    const int z0 = ((kend + V2_BK - 1) / V2_BK) * V2_BK;
+    const int nz = T - z0;
+    if (nz > 0) {
+        for (int rr = 0; rr < 16; rr++) {
+            const int ii = q0 + warp * 16 + rr;
+            if (ii >= T) break;
+            const size_t off = (size_t)b * a.probs_bstride + ((size_t)h * T + ii) * T + z0;
+            if (a.probs_fp16) {
+                __half *p = (__half *)a.probs + off;
+                for (int c = lane; c < nz; c += 32) p[c] = __float2half(0.f);
+            } else {
+                float *p = (float *)a.probs + off;
+                for (int c = lane; c < nz; c += 32) p[c] = 0.f;
+            }
+        }
+    }
+}
+
+/* O to y via Ow (the warp's Q rows, no longer read): fragments have no element order to store by. */
+template <int HD>
+__device__ __forceinline__ void v2_store_out(const andrea_attn_args &a, const frag_c (&o)[HD / 16], float *Ow, int T,
+                                             int bh, int q0, int warp, int lane) {
+    constexpr int LD = HD + 4;
+#pragma unroll
+    for (int n = 0; n < HD / 16; n++) wmma::store_matrix_sync(Ow + n * 16, o[n], LD, wmma::mem_row_major);
+    __syncwarp();
+    float *y = a.y + (size_t)bh * T * HD;
+    for (int idx = lane; idx < 16 * HD; idx += 32) {
+        const int rr = idx / HD, c = idx % HD;
+        const int ii = q0 + warp * 16 + rr;
+        if (ii < T) y[(size_t)ii * HD + c] = Ow[rr * LD + c];
+    }
+}
+
+/* Pass 1, the softmax and the probabilities store stay inline: as helpers they changed the SASS (NOTES.md). */
 template <int HD>
 __global__ void __launch_bounds__(V2_WARPS * 32) attention_v2_kernel(andrea_attn_args a) {
     constexpr int LD = HD + 4;
@@ -155,51 +212,11 @@ __global__ void __launch_bounds__(V2_WARPS * 32) attention_v2_kernel(andrea_attn
                 }
             }
         }
-#pragma unroll
-        for (int kk = 0; kk < V2_BK; kk += 8) {
-            frag_a fp;
-            wmma::load_matrix_sync(fp, Sw + kk, V2_LDS);
-            to_tf32(fp);
-#pragma unroll
-            for (int n = 0; n < HD / 16; n++) {
-                frag_b fv;
-                wmma::load_matrix_sync(fv, Vs + kk * LD + n * 16, LD);
-                to_tf32(fv);
-                wmma::mma_sync(o[n], fp, fv, o[n]);
-            }
-        }
+        v2_accumulate_pv<HD>(Sw, Vs, o);
         __syncwarp();
     }
-    /* zeros above the causal limit of this tile: columns [kend', T) where kend' is tile-aligned */
-    if (a.probs) {
-        const int z0 = ((kend + V2_BK - 1) / V2_BK) * V2_BK;
-        const int nz = T - z0;
-        if (nz > 0) {
-            for (int rr = 0; rr < 16; rr++) {
-                const int ii = q0 + warp * 16 + rr;
-                if (ii >= T) break;
-                const size_t off = (size_t)b * a.probs_bstride + ((size_t)h * T + ii) * T + z0;
-                if (a.probs_fp16) {
-                    __half *p = (__half *)a.probs + off;
-                    for (int c = lane; c < nz; c += 32) p[c] = __float2half(0.f);
-                } else {
-                    float *p = (float *)a.probs + off;
-                    for (int c = lane; c < nz; c += 32) p[c] = 0.f;
-                }
-            }
-        }
-    }
-    /* O through this warp's own Q rows (no longer read) to y, rows past T dropped */
-    float *Ow = Qs + warp * 16 * LD;
-#pragma unroll
-    for (int n = 0; n < HD / 16; n++) wmma::store_matrix_sync(Ow + n * 16, o[n], LD, wmma::mem_row_major);
-    __syncwarp();
-    float *y = a.y + (size_t)bh * T * HD;
-    for (int idx = lane; idx < 16 * HD; idx += 32) {
-        const int rr = idx / HD, c = idx % HD;
-        const int ii = q0 + warp * 16 + rr;
-        if (ii < T) y[(size_t)ii * HD + c] = Ow[rr * LD + c];
-    }
+    if (a.probs) v2_zero_tail(a, T, b, h, q0, warp, kend, lane);
+    v2_store_out<HD>(a, o, Qs + warp * 16 * LD, T, bh, q0, warp, lane);
 }
 
 #else

@@ -135,6 +135,89 @@ __device__ __forceinline__ void v3_store_row_chunk(const andrea_attn_args &a, in
     }
 }
 
+/* Q into the warp's registers once, apart from the passes that reuse it (SPLIT 2: low parts to Qlw). */
+template <int HD, int SPLIT>
+__device__ __forceinline__ void v3_load_q(f3_a (&qf)[HD / 8], f3_a (&ql)[SPLIT == 1 ? HD / 8 : 1], float *Ks,
+                                          float *Qlw, const float *q, int q0, int T, int warp, int lane) {
+    constexpr int LD = HD + 4;
+    v3_load<HD>(Ks, q, q0, V3_BQ, T);
+    __syncthreads();
+    if constexpr (SPLIT == 2) { /* this warp's 16 rows: x - tf32(x), exact in fp32 */
+        for (int idx = lane; idx < 16 * HD; idx += 32) {
+            const int rr = idx / HD, c = idx % HD;
+            const float x = Ks[(warp * 16 + rr) * LD + c];
+            Qlw[rr * LD + c] = x - tf32_round_high(x);
+        }
+        __syncwarp();
+    }
+#pragma unroll
+    for (int kk = 0; kk < HD / 8; kk++) {
+        wmma::load_matrix_sync(qf[kk], Ks + warp * 16 * LD + kk * 8, LD);
+        if constexpr (SPLIT == 1)
+            v3_split(qf[kk], ql[kk]);
+        else
+            v3_tf32(qf[kk]);
+    }
+}
+
+/* O += P·V of one key tile on tensor cores: apart from the softmax, as it is pass 2's only MMA work. */
+template <int HD, int SPLIT>
+__device__ __forceinline__ void v3_accumulate_pv(const float *Sw, const float *Vs, f3_c (&o)[HD / 16]) {
+    constexpr int LD = HD + 4;
+#pragma unroll
+    for (int kk = 0; kk < V3_BK; kk += 8) {
+        f3_a fp, fpl;
+        wmma::load_matrix_sync(fp, Sw + kk, V3_LDS);
+        if constexpr (SPLIT != 0)
+            v3_split(fp, fpl);
+        else
+            v3_tf32(fp);
+#pragma unroll
+        for (int n = 0; n < HD / 16; n++) {
+            f3_b fv;
+            wmma::load_matrix_sync(fv, Vs + kk * LD + n * 16, LD);
+            if constexpr (SPLIT != 0) { /* P·V as three products too: y feeds the later layers */
+                f3_b fvl;
+                v3_split(fv, fvl);
+                wmma::mma_sync(o[n], fp, fvl, o[n]);
+                wmma::mma_sync(o[n], fpl, fv, o[n]);
+            } else {
+                v3_tf32(fv);
+            }
+            wmma::mma_sync(o[n], fp, fv, o[n]);
+        }
+    }
+}
+
+/* Zeros from the warp's tile-aligned causal end to T, keys the passes never visit: each p written once. */
+__device__ __forceinline__ void v3_zero_tail(const andrea_attn_args &a, int T, int b, int h, int w0, int kend_w,
+                                             int lane) {
+    const int z0 = ((kend_w + V3_BK - 1) / V3_BK) * V3_BK;
+    if (z0 < T)
+        for (int rr = lane / 16; rr < 16; rr += 2) {
+            const int ii = w0 + rr;
+            if (ii < T) v3_store_row_chunk(a, b, h, ii, z0, NULL, T - z0, lane % 16, 16);
+        }
+}
+
+/* O to y via the warp's rows of the K/V buffers (free after the caller's barrier): fragments have no order. */
+template <int HD>
+__device__ __forceinline__ void v3_store_out(const andrea_attn_args &a, const f3_c (&o)[HD / 16], float *Ks, int T,
+                                             int bh, int warp, int w0, int lane) {
+    constexpr int LD = HD + 4;
+    float *Ow = Ks + warp * 16 * LD;
+#pragma unroll
+    for (int n = 0; n < HD / 16; n++) wmma::store_matrix_sync(Ow + n * 16, o[n], LD, wmma::mem_row_major);
+    __syncwarp();
+    float *y = a.y + (size_t)bh * T * HD;
+    for (int idx = lane; idx < 16 * (HD / 4); idx += 32) {
+        const int rr = idx / (HD / 4), c = (idx % (HD / 4)) * 4;
+        const int ii = w0 + rr;
+        if (ii < T) *(float4 *)(y + (size_t)ii * HD + c) = *(const float4 *)(Ow + rr * LD + c);
+    }
+}
+
+/* Pass 1, the softmax and the probabilities store stay inline: as helpers they changed the SASS (NOTES.md). */
 template <int HD, int SPLIT>
 __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT == 1 || (SPLIT == 2 && HD > 64) ? 1 : 2)
     attention_v3_kernel(andrea_attn_args a) {
@@ -159,26 +242,9 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT == 1 || (SPLIT == 2 && HD
     const int len_b = a.len[b];
 
     /* Q tile (128 rows) through the K and V buffers, which are adjacent, into registers */
-    v3_load<HD>(Ks, q, q0, V3_BQ, T);
-    __syncthreads();
     f3_a qf[HD / 8], ql[SPLIT == 1 ? HD / 8 : 1];
     float *Qlw = Ql + warp * 16 * LD;
-    if constexpr (SPLIT == 2) { /* this warp's 16 rows: x - tf32(x), exact in fp32 */
-        for (int idx = lane; idx < 16 * HD; idx += 32) {
-            const int rr = idx / HD, c = idx % HD;
-            const float x = Ks[(warp * 16 + rr) * LD + c];
-            Qlw[rr * LD + c] = x - tf32_round_high(x);
-        }
-        __syncwarp();
-    }
-#pragma unroll
-    for (int kk = 0; kk < HD / 8; kk++) {
-        wmma::load_matrix_sync(qf[kk], Ks + warp * 16 * LD + kk * 8, LD);
-        if constexpr (SPLIT == 1)
-            v3_split(qf[kk], ql[kk]);
-        else
-            v3_tf32(qf[kk]);
-    }
+    v3_load_q<HD, SPLIT>(qf, ql, Ks, Qlw, q, q0, T, warp, lane);
 
     const int r = lane & 15, half = lane >> 4; /* row r of the warp's 16, columns c = 2j + half */
     const int i = w0 + r;
@@ -239,51 +305,13 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT == 1 || (SPLIT == 2 && HD
                 if (ii < T) v3_store_row_chunk(a, b, h, ii, kt, ii < len_b ? Sw + rr * V3_LDS : NULL, ncol, lane % 16, 16);
             }
         }
-#pragma unroll
-        for (int kk = 0; kk < V3_BK; kk += 8) {
-            f3_a fp, fpl;
-            wmma::load_matrix_sync(fp, Sw + kk, V3_LDS);
-            if constexpr (SPLIT != 0)
-                v3_split(fp, fpl);
-            else
-                v3_tf32(fp);
-#pragma unroll
-            for (int n = 0; n < HD / 16; n++) {
-                f3_b fv;
-                wmma::load_matrix_sync(fv, Vs + kk * LD + n * 16, LD);
-                if constexpr (SPLIT != 0) { /* P·V as three products too: y feeds the later layers */
-                    f3_b fvl;
-                    v3_split(fv, fvl);
-                    wmma::mma_sync(o[n], fp, fvl, o[n]);
-                    wmma::mma_sync(o[n], fpl, fv, o[n]);
-                } else {
-                    v3_tf32(fv);
-                }
-                wmma::mma_sync(o[n], fp, fv, o[n]);
-            }
-        }
+        v3_accumulate_pv<HD, SPLIT>(Sw, Vs, o);
         __syncwarp();
     }
-    if (a.probs) { /* zeros from this warp's own tile-aligned causal end to T */
-        const int z0 = ((kend_w + V3_BK - 1) / V3_BK) * V3_BK;
-        if (z0 < T)
-            for (int rr = lane / 16; rr < 16; rr += 2) {
-                const int ii = w0 + rr;
-                if (ii < T) v3_store_row_chunk(a, b, h, ii, z0, NULL, T - z0, lane % 16, 16);
-            }
-    }
+    if (a.probs) v3_zero_tail(a, T, b, h, w0, kend_w, lane);
     /* O via shared memory (the K/V buffers, free after this barrier) to y, rows past T dropped */
     __syncthreads();
-    float *Ow = Ks + warp * 16 * LD;
-#pragma unroll
-    for (int n = 0; n < HD / 16; n++) wmma::store_matrix_sync(Ow + n * 16, o[n], LD, wmma::mem_row_major);
-    __syncwarp();
-    float *y = a.y + (size_t)bh * T * HD;
-    for (int idx = lane; idx < 16 * (HD / 4); idx += 32) {
-        const int rr = idx / (HD / 4), c = (idx % (HD / 4)) * 4;
-        const int ii = w0 + rr;
-        if (ii < T) *(float4 *)(y + (size_t)ii * HD + c) = *(const float4 *)(Ow + rr * LD + c);
-    }
+    v3_store_out<HD>(a, o, Ks, T, bh, warp, w0, lane);
 }
 
 #else
