@@ -176,7 +176,7 @@ static void sql_series(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_result_text(ctx, out, -1, SQLITE_TRANSIENT);
 }
 
-static void model_name(const char *path, char *out, size_t cap) {
+void catalog_model_name(const char *path, char *out, size_t cap) {
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/') n--; /* a folder (safetensors) may end in '/' */
     size_t b = n;
@@ -202,13 +202,13 @@ static char *config_json(const andrea_config *c) {
     return s;
 }
 
-static int bind_real_or_null(sqlite3_stmt *st, int i, double v) {
+int catalog_bind_real_or_null(sqlite3_stmt *st, int i, double v) {
     return isfinite(v) ? sqlite3_bind_double(st, i, v) : sqlite3_bind_null(st, i);
 }
 
 /* Takes the write lock. busy_timeout already waits up to 30 s per attempt; a few more attempts
  * cover a long run of another writer (every run is one transaction of bounded size). */
-static int begin_immediate(sqlite3 *db, const char *path, ae_error *err) {
+int catalog_begin_immediate(sqlite3 *db, const char *path, ae_error *err) {
     for (int attempt = 0;; attempt++) {
         int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
         if (rc == SQLITE_OK) return 0;
@@ -348,8 +348,8 @@ static int insert_rows(sqlite3 *db, const char *path, const andrea_analysis *a, 
         SQL_CHECK(path, db, sqlite3_bind_double(suite_st, 6, su->rule.min_ratio), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_bind_double(suite_st, 7, su->rule.min_margin), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_bind_int(suite_st, 8, su->n_ablation_items), SQLITE_OK);
-        SQL_CHECK(path, db, bind_real_or_null(suite_st, 9, su->clean_loss), SQLITE_OK);
-        SQL_CHECK(path, db, bind_real_or_null(suite_st, 10, su->ablation_mean), SQLITE_OK);
+        SQL_CHECK(path, db, catalog_bind_real_or_null(suite_st, 9, su->clean_loss), SQLITE_OK);
+        SQL_CHECK(path, db, catalog_bind_real_or_null(suite_st, 10, su->ablation_mean), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_step(suite_st), SQLITE_DONE);
         char rule[256];
         snprintf(rule, sizeof rule, "{\"min_score\":%.6g,\"min_ratio\":%.6g,\"min_margin\":%.6g}",
@@ -362,20 +362,20 @@ static int insert_rows(sqlite3 *db, const char *path, const andrea_analysis *a, 
             SQL_CHECK(path, db, sqlite3_bind_int(score_st, 2, h->layer), SQLITE_OK);
             SQL_CHECK(path, db, sqlite3_bind_int(score_st, 3, h->head), SQLITE_OK);
             SQL_CHECK(path, db, sqlite3_bind_text(score_st, 4, su->name, -1, SQLITE_TRANSIENT), SQLITE_OK);
-            SQL_CHECK(path, db, bind_real_or_null(score_st, 5, h->score), SQLITE_OK);
-            SQL_CHECK(path, db, bind_real_or_null(score_st, 6, h->baseline), SQLITE_OK);
-            SQL_CHECK(path, db, bind_real_or_null(score_st, 7, h->control), SQLITE_OK);
-            SQL_CHECK(path, db, bind_real_or_null(score_st, 8, h->ablation_delta), SQLITE_OK);
-            SQL_CHECK(path, db, bind_real_or_null(score_st, 9, su->ablation_mean), SQLITE_OK);
-            SQL_CHECK(path, db, bind_real_or_null(score_st, 10, h->dla_mean), SQLITE_OK);
-            SQL_CHECK(path, db, bind_real_or_null(score_st, 11, h->norm_mean), SQLITE_OK);
+            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 5, h->score), SQLITE_OK);
+            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 6, h->baseline), SQLITE_OK);
+            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 7, h->control), SQLITE_OK);
+            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 8, h->ablation_delta), SQLITE_OK);
+            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 9, su->ablation_mean), SQLITE_OK);
+            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 10, h->dla_mean), SQLITE_OK);
+            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 11, h->norm_mean), SQLITE_OK);
             SQL_CHECK(path, db, sqlite3_bind_int64(score_st, 12, su->n_queries), SQLITE_OK);
             if (su->pass && su->pass->extra_name)
                 SQL_CHECK(path, db, sqlite3_bind_text(score_st, 13, su->pass->extra_name, -1, SQLITE_STATIC),
                           SQLITE_OK);
             else
                 SQL_CHECK(path, db, sqlite3_bind_null(score_st, 13), SQLITE_OK);
-            SQL_CHECK(path, db, bind_real_or_null(score_st, 14, h->extra), SQLITE_OK);
+            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 14, h->extra), SQLITE_OK);
             SQL_CHECK(path, db, sqlite3_step(score_st), SQLITE_DONE);
             if (!h->label) continue;
             SQL_CHECK(path, db, sqlite3_reset(label_st), SQLITE_OK);
@@ -446,7 +446,7 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
     char *cfg = NULL;
     int in_tx = 0, ret = -1;
     if (catalog_open_rw(path, &db, err)) return -1;
-    if (begin_immediate(db, path, err)) goto fail;
+    if (catalog_begin_immediate(db, path, err)) goto fail;
     in_tx = 1;
     /* The view holds no data: it is made anew on every write, so a catalog written by an older
      * andrea gets the view's newer columns (causal) on its next run. */
@@ -458,7 +458,7 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
         goto fail;
     }
     char name[512];
-    model_name(a->ckpt_path, name, sizeof name);
+    catalog_model_name(a->ckpt_path, name, sizeof name);
     /* One row per checkpoint content: the newest path wins; a step once known is kept. */
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,

@@ -52,33 +52,6 @@ fail:
     return -1;
 }
 
-/* The models table's name rule (catalog.c): the file name without .bin / .safetensors. */
-static void model_name(const char *path, char *out, size_t cap) {
-    size_t n = strlen(path);
-    while (n > 1 && path[n - 1] == '/') n--;
-    size_t b = n;
-    while (b > 0 && path[b - 1] != '/') b--;
-    snprintf(out, cap, "%.*s", (int)(n - b), path + b);
-    char *dot = strrchr(out, '.');
-    if (dot && dot != out && (!strcmp(dot, ".bin") || !strcmp(dot, ".safetensors"))) *dot = 0;
-}
-
-static int bind_real_or_null(sqlite3_stmt *st, int i, double v) {
-    return isfinite(v) ? sqlite3_bind_double(st, i, v) : sqlite3_bind_null(st, i);
-}
-
-/* BEGIN IMMEDIATE, retried while another writer holds the lock (as catalog.c does). */
-static int begin_immediate(sqlite3 *db, const char *path, ae_error *err) {
-    for (int attempt = 0;; attempt++) {
-        int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-        if (rc == SQLITE_OK) return 0;
-        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || attempt >= 10)
-            return ae_fail(err, "%s: BEGIN IMMEDIATE failed after %d attempts: %s", path, attempt + 1,
-                           sqlite3_errmsg(db));
-        usleep(100000);
-    }
-}
-
 /* The run row and its ids: deletes the checkpoint's earlier circuit run first. */
 static int insert_run(sqlite3 *db, const char *path, const char *ckpt, const char *sha, const andrea_circuits *c,
                       sqlite3_int64 *run, ae_error *err) {
@@ -96,7 +69,7 @@ static int insert_run(sqlite3 *db, const char *path, const char *ckpt, const cha
         st = NULL;
     }
     char name[512], when[32];
-    model_name(ckpt, name, sizeof name);
+    catalog_model_name(ckpt, name, sizeof name);
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
@@ -117,7 +90,7 @@ static int insert_run(sqlite3 *db, const char *path, const char *ckpt, const cha
     SQL_CHECK(path, db, sqlite3_bind_int(st, 7, c->head_dim), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_text(st, 8, when, -1, SQLITE_STATIC), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_text(st, 9, ANDREA_VERSION, -1, SQLITE_STATIC), SQLITE_OK);
-    SQL_CHECK(path, db, bind_real_or_null(st, 10, c->baseline), SQLITE_OK);
+    SQL_CHECK(path, db, catalog_bind_real_or_null(st, 10, c->baseline), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_int(st, 11, c->baseline_samples), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_int64(st, 12, (sqlite3_int64)c->baseline_seed), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_int(st, 13, c->pos_window), SQLITE_OK);
@@ -153,7 +126,7 @@ static int insert_scores(sqlite3 *db, const char *path, const andrea_circuits *c
                 SQL_CHECK(path, db, sqlite3_bind_int(cs, 4, d / H), SQLITE_OK);
                 SQL_CHECK(path, db, sqlite3_bind_int(cs, 5, d % H), SQLITE_OK);
                 SQL_CHECK(path, db, sqlite3_bind_text(cs, 6, circuit_kind_names[k], -1, SQLITE_STATIC), SQLITE_OK);
-                SQL_CHECK(path, db, bind_real_or_null(cs, 7, andrea_circuits_score(c, k, s, d)), SQLITE_OK);
+                SQL_CHECK(path, db, catalog_bind_real_or_null(cs, 7, andrea_circuits_score(c, k, s, d)), SQLITE_OK);
                 SQL_CHECK(path, db, sqlite3_step(cs), SQLITE_DONE);
             }
     for (int i = 0; i < NH; i++) {
@@ -161,8 +134,8 @@ static int insert_scores(sqlite3 *db, const char *path, const andrea_circuits *c
         SQL_CHECK(path, db, sqlite3_bind_int64(hs, 1, run), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_bind_int(hs, 2, i / H), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_bind_int(hs, 3, i % H), SQLITE_OK);
-        SQL_CHECK(path, db, bind_real_or_null(hs, 4, c->copying[i]), SQLITE_OK);
-        SQL_CHECK(path, db, bind_real_or_null(hs, 5, c->prev_pos[i]), SQLITE_OK);
+        SQL_CHECK(path, db, catalog_bind_real_or_null(hs, 4, c->copying[i]), SQLITE_OK);
+        SQL_CHECK(path, db, catalog_bind_real_or_null(hs, 5, c->prev_pos[i]), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_step(hs), SQLITE_DONE);
     }
     sqlite3_finalize(cs);
@@ -180,7 +153,7 @@ int catalog_circuits_write(const char *path, const char *ckpt, const char *sha, 
     sqlite3_stmt *st = NULL;
     int in_tx = 0;
     if (catalog_open_rw(path, &db, err)) return -1;
-    if (begin_immediate(db, path, err)) goto fail;
+    if (catalog_begin_immediate(db, path, err)) goto fail;
     in_tx = 1;
     SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
