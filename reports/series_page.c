@@ -121,6 +121,38 @@ static void matrix(sbuf *b, const series_data *d, int c) {
     sbuf_puts(b, "</table>\n");
 }
 
+/* What changed between checkpoints i and i + 1: every (head, class) whose label changed, as
+ * `andrea diff --changed` lists it, with the score before and after (docs/catalog.md, diff). */
+static void step_diff(sbuf *b, const series_data *d, int i) {
+    char from[32], to[32];
+    step_label(&d->ck[i], i, from, sizeof from);
+    step_label(&d->ck[i + 1], i + 1, to, sizeof to);
+    sbuf_printf(b, "<h3 id=\"diff-%d\">", i);
+    sbuf_html(b, from);
+    sbuf_puts(b, " &rarr; ");
+    sbuf_html(b, to);
+    sbuf_puts(b, "</h3>\n<p><code>andrea diff --db catalog.db --from ");
+    sbuf_html(b, d->ck[i].name);
+    sbuf_puts(b, " --to ");
+    sbuf_html(b, d->ck[i + 1].name);
+    sbuf_puts(b, " --changed</code></p>\n");
+    int rows = 0;
+    for (int c = 0; c < d->n_classes; c++)
+        for (int l = 0; l < d->n_layer; l++)
+            for (int h = 0; h < d->n_head; h++) {
+                const int a = d->label[at(d, i, c, l, h)], z = d->label[at(d, i + 1, c, l, h)];
+                if (a == z) continue;
+                if (!rows++) sbuf_puts(b, "<table class=\"matrix diff\"><tr><th>head</th><th>class</th><th>score</th>"
+                                          "<th>&rarr;</th><th>&Delta;</th><th>label</th></tr>\n");
+                const double s0 = d->score[at(d, i, c, l, h)], s1 = d->score[at(d, i + 1, c, l, h)];
+                sbuf_printf(b, "<tr><td>%d.%d</td><td>", l, h);
+                sbuf_html(b, d->classes[c]);
+                sbuf_printf(b, "</td><td>%.3f</td><td>%.3f</td><td>%+.3f</td><td>%s</td></tr>\n", s0, s1, s1 - s0,
+                            z ? "gained" : "lost");
+            }
+    sbuf_puts(b, rows ? "</table>\n" : "<p>No label changed.</p>\n");
+}
+
 int series_page_write(const series_data *d, const char *path, ae_error *err) {
     sbuf b;
     sbuf_init(&b);
@@ -160,6 +192,17 @@ int series_page_write(const series_data *d, const char *path, ae_error *err) {
         sbuf_html(&b, d->classes[c]);
         sbuf_puts(&b, "</a>");
     }
+    sbuf_puts(&b, "</p>\n<p>Changes between adjacent steps:");
+    for (int i = 0; i + 1 < d->n_ck; i++) {
+        char from[32], to[32];
+        step_label(&d->ck[i], i, from, sizeof from);
+        step_label(&d->ck[i + 1], i + 1, to, sizeof to);
+        sbuf_printf(&b, "%s<a href=\"#diff-%d\">", i ? ", " : " ", i);
+        sbuf_html(&b, from);
+        sbuf_puts(&b, "&rarr;");
+        sbuf_html(&b, to);
+        sbuf_puts(&b, "</a>");
+    }
     sbuf_puts(&b, "</p>\n");
     const int all_heads = d->n_layer * d->n_head <= SERIES_PLOT_ALL_HEADS;
     for (int c = 0; c < d->n_classes; c++) {
@@ -179,6 +222,8 @@ int series_page_write(const series_data *d, const char *path, ae_error *err) {
             }
         sbuf_puts(&b, "</div>\n");
     }
+    sbuf_puts(&b, "<h2 id=\"changes\">Changes between adjacent steps</h2>\n");
+    for (int i = 0; i + 1 < d->n_ck; i++) step_diff(&b, d, i);
     sbuf_puts(&b, "</body></html>\n");
     free(x);
     int rc;

@@ -40,6 +40,12 @@ if [[ -f $p ]]; then
   grep -q 'class="thr"' $p && grep -q 'step (log)' $p && ok "formation plots draw the threshold on a log step axis" \
     || bad "plots" ""
   grep -q '0\.926\*' $p && ok "labelled cells are marked" || bad "marks" "$(grep -o '0\.92[0-9]*.' $p | head -2)"
+  # a diff between each pair of adjacent steps, linked from the top: label changes, as `andrea diff --changed`
+  n_diffs=$(grep -o 'href="#diff-[0-9]*"' $p | sort -u | wc -l)
+  gained=$(sed -n '/id="diff-/,$p' $p | grep -o '<tr><td>1\.[0-3]</td><td>induction</td><td>[^<]*</td><td>[^<]*</td><td>[^<]*</td><td>gained' |
+    grep -o '1\.[0-3]' | sort -u | tr '\n' ' ')
+  [[ $n_diffs -eq 5 && $gained == "1.0 1.1 1.3 " ]] \
+    && ok "series page links 5 step-to-step diffs; induction gained by $gained" || bad "diffs" "$n_diffs links, gained: $gained"
 else
   bad "series page" "no $p"
 fi
