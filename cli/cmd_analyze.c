@@ -99,15 +99,6 @@ static void print_timing(const char *ckpt, const andrea_dump_stats *st, double t
             ct->t_causal, t_catalog, t_report, t_all);
 }
 
-/* The run records the seal of the dump it wrote, so `render DUMP` finds this run; the file was
- * just sealed here, and a seal that cannot be read only loses that match. */
-static void record_dump_seal(const char *dump_path, andrea_analysis *a) {
-    ae_error ignored;
-    andrea_dump *d = andrea_dump_open(dump_path, &ignored);
-    if (d) snprintf(a->dump_seal, sizeof a->dump_seal, "%s", andrea_dump_seal_hex(d));
-    andrea_dump_close(d);
-}
-
 /* The run's name (the checkpoint's stem, "-N" after the first of a list) and its dump's path. */
 static void run_name_and_dump(const char *ckpt, int index, const analyze_args *aa, char *name, size_t name_cap,
                               char *dump_path, size_t dump_cap) {
@@ -184,7 +175,8 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     if (andrea_classify_scored(&m, hex, suites, n_suites, hs, eng, dumping ? dump_path : NULL,
                                aa->maps_fp32 ? "fp32" : "fp16", &o, &a, err))
         goto out;
-    if (dumping && andrea_mpi_rank() == 0) record_dump_seal(dump_path, &a);
+    if (dumping) /* the run records its dump's seal, so `render DUMP` finds this run */
+        snprintf(a.dump_seal, sizeof a.dump_seal, "%s", stats.seal);
     /* MPI: the statistics were pooled on all ranks; rank 0 alone writes the catalog, renders and
      * prints (the others wait for its result, so a failure there stops every rank). */
     if (andrea_mpi_rank() != 0) {

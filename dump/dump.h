@@ -55,7 +55,7 @@
 /* Writes the seal (header + checksum of bytes ANDREA_DUMP_USERBLOCK..EOF) into the user block of a
  * closed dump. The writer calls it; tests call it to make deliberately inconsistent files that
  * still pass the checksum (what a hostile file would do). */
-int andrea_dump_seal(const char *path, ae_error *err);
+int andrea_dump_seal(const char *path, char hex_out[65], ae_error *err); /* hex_out: the seal written, or NULL */
 
 /* ---------- reader ---------- */
 typedef struct andrea_dump andrea_dump;

@@ -156,6 +156,7 @@ typedef struct {
     char engine_name[16], precision[8];
     /* the file: its temporary name, HDF5 ids (-1 or H5P_DEFAULT when not open), the writer sink */
     char tmp[AE_PATH_MAX];
+    char seal[65];           /* the seal written (hex), "" until SEALED */
     hid_t f, f16, fcpl, fapl;
     par_state par;
     dw_writer wr;
@@ -569,7 +570,7 @@ static int dump_commit(dump_run *r, ae_error *err) {
     r->all_bytes = r->wr.bytes;
     int crc = andrea_mpi_sum_i64(&r->all_bytes, 1, err);
     const double t_seal0 = ae_now_seconds();
-    if (!crc && r->root && r->writing && !(crc = andrea_dump_seal(r->tmp, err))) r->state = DW_SEALED;
+    if (!crc && r->root && r->writing && !(crc = andrea_dump_seal(r->tmp, r->seal, err))) r->state = DW_SEALED;
     r->t_seal = ae_now_seconds() - t_seal0;
     if (!crc && r->root && r->writing && !(crc = ae_tmp_commit(r->tmp, r->o->out_path, err))) r->state = DW_RENAMED;
     return andrea_mpi_agree(crc, err) ? -1 : 0;
@@ -604,6 +605,7 @@ static void dump_finish(dump_run *r) {
         st->bytes = r->all_bytes;
         st->batch = r->B;
         snprintf(st->engine, sizeof st->engine, "%s", r->engine_name);
+        snprintf(st->seal, sizeof st->seal, "%s", r->seal);
         st->t_hash = r->t_hash;
         st->t_open = r->t_open;
         st->t_forward = bb->t_forward;
@@ -639,9 +641,10 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
 
 /* ---- the seal ---- */
 
-int andrea_dump_seal(const char *path, ae_error *err) {
+int andrea_dump_seal(const char *path, char hex_out[65], ae_error *err) {
     char hex[65], block[ANDREA_DUMP_USERBLOCK];
     if (ae_sha256_blocks(path, ANDREA_DUMP_USERBLOCK, ANDREA_DUMP_SEAL_BLOCK, hex, err)) return -1;
+    if (hex_out) snprintf(hex_out, 65, "%s", hex);
     FILE *f = fopen(path, "r+b");
     if (!f) return ae_fail(err, "%s: cannot open to seal: %s", path, strerror(errno));
     memset(block, 0, sizeof block);

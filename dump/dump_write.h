@@ -27,6 +27,7 @@ typedef struct {
     long long sequences;  /* sequences run and written */
     long long bytes;      /* bytes of dataset payload written (before compression) */
     char engine[16];      /* "cpu" or "cuda" */
+    char seal[65];        /* the file's seal (hex, as andrea_dump_seal_hex reads it back); "" without a file */
     int batch;            /* sequences per forward actually used */
     /* where the wall time went (seconds; `andrea dump --timing` prints them): hashing the
      * checkpoint, opening the engine (CUDA: context, weights, pinned buffers), the forwards (CPU:

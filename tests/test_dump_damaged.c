@@ -72,7 +72,7 @@ static long file_size(const char *p) {
  * hostile writer would produce: consistent bytes, inconsistent content. */
 static void reseal(const char *path) {
     ae_error err;
-    CHECK_MSG(andrea_dump_seal(path, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_dump_seal(path, NULL, &err) == 0, "%s", err.msg);
 }
 
 /* Opening must fail with path + problem in the message. */

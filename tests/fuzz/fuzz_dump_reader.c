@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     andrea_dump *d = andrea_dump_open(path, &err);
     if (!d) {
         fuzz_check_error("dump_open", &err);
-        if (!sealed || size < ANDREA_DUMP_USERBLOCK || andrea_dump_seal(path, &err) != 0) return 0;
+        if (!sealed || size < ANDREA_DUMP_USERBLOCK || andrea_dump_seal(path, NULL, &err) != 0) return 0;
         if (!(d = andrea_dump_open(path, &err))) {
             fuzz_check_error("dump_open (sealed)", &err);
             return 0;
