@@ -118,6 +118,23 @@ def accumulate(items, attn_of, L, H, seed=7):
     return res
 
 
+def score_fields(items, res, rnd):
+    """The card's fields that come from scoring: per-suite counts, labels, scores, controls,
+    baselines, and the random-weight model's best scores and label count (res, rnd: accumulate)."""
+    rlab = labels(rnd)
+    return dict(
+        suites={s: dict(items=sum(1 for it in items if it["suite"] == s), pairs=res[s]["n_pairs"]) for s in SUITES},
+        bracket_not_most_recent=bracket_not_most_recent(items, "bracket_close"),
+        bracket_inside_not_most_recent=bracket_not_most_recent(items, "bracket"),
+        classes=labels(res),
+        scores={s: np.round(res[s]["score"], 4).tolist() for s in SUITES},
+        controls={s: np.round(res[s]["control"], 4).tolist() for s in SUITES},
+        baselines={s: round(res[s]["baseline"], 4) for s in SUITES},
+        random_model_max={s: round(float(rnd[s]["score"].max()), 4) for s in SUITES},
+        random_model_labelled=sum(len(v) for k, v in rlab.items() if k != "bos"),
+    )
+
+
 def labels(res):
     classes = {}
     for suite in SUITES:
@@ -323,18 +340,7 @@ def rescore(stem):
     if worst > 2e-3:
         raise SystemExit("fixture_card: numpy scores differ from the card's PyTorch ones by %.2e" % worst)
     rnd = accumulate(items, lambda toks: numpy_attention(shape, random_params(shape, 1), toks), L, H)
-    rlab = labels(rnd)
-    card.update(
-        suites={s: dict(items=sum(1 for it in items if it["suite"] == s), pairs=res[s]["n_pairs"]) for s in SUITES},
-        bracket_not_most_recent=bracket_not_most_recent(items, "bracket_close"),
-        bracket_inside_not_most_recent=bracket_not_most_recent(items, "bracket"),
-        classes=labels(res),
-        scores={s: np.round(res[s]["score"], 4).tolist() for s in SUITES},
-        controls={s: np.round(res[s]["control"], 4).tolist() for s in SUITES},
-        baselines={s: round(res[s]["baseline"], 4) for s in SUITES},
-        random_model_max={s: round(float(rnd[s]["score"].max()), 4) for s in SUITES},
-        random_model_labelled=sum(len(v) for k, v in rlab.items() if k != "bos"),
-    )
+    card.update(score_fields(items, res, rnd))
     card["rescore_note"] = (
         "Scores recomputed with `python3 tools/fixture_card.py --rescore models/%s` (numpy, float64, no torch) when the "
         "bracket class changed to the inside-bracket rule and the old rule became `bracket_close`: the same held-out items, "

@@ -44,7 +44,7 @@ sys.path.insert(0, HERE)
 import build_corpus  # noqa: E402  (the synthetic generators, for held-out probe items)
 from andrea_bin import MAGIC, read_bin  # noqa: E402,F401  (make_golden.py reads checkpoints through here)
 # the torch-free half of the cards: target rules, label rule, markdown (tools/fixture_card.py)
-from fixture_card import (RULE, SUITES, accumulate, bracket_close_targets, bracket_inside_targets,  # noqa: E402
+from fixture_card import (RULE, SUITES, accumulate, score_fields, bracket_close_targets, bracket_inside_targets,  # noqa: E402
                           bracket_not_most_recent, control_targets, labels, write_card_md)  # noqa: F401
 
 BOS = 256
@@ -455,7 +455,6 @@ def finish(name, model_info, binpath, corpus, outdir):
     torch.manual_seed(1)
     rnd = GPT(**shape).eval()
     rres = score_model(rnd, shape, items)
-    rlab = labels(rres)
     with open(binpath, "rb") as f:
         raw = f.read()
     with open(os.path.join(corpus, "recipe.json")) as f:
@@ -463,15 +462,7 @@ def finish(name, model_info, binpath, corpus, outdir):
     card = dict(
         name=name, purpose=PURPOSE[name], shape=shape, file_bytes=len(raw), sha256=hashlib.sha256(raw).hexdigest(),
         training=model_info, corpus=recipe, probe_seed=probe_seed, rule=RULE, required=REQUIRED[kind],
-        suites={s: dict(items=sum(1 for it in items if it["suite"] == s), pairs=res[s]["n_pairs"]) for s in SUITES},
-        bracket_not_most_recent=bracket_not_most_recent(items, "bracket_close"),
-        bracket_inside_not_most_recent=bracket_not_most_recent(items, "bracket"),
-        classes=labels(res),
-        scores={s: np.round(res[s]["score"], 4).tolist() for s in SUITES},
-        controls={s: np.round(res[s]["control"], 4).tolist() for s in SUITES},
-        baselines={s: round(res[s]["baseline"], 4) for s in SUITES},
-        random_model_max={s: round(float(rres[s]["score"].max()), 4) for s in SUITES},
-        random_model_labelled=sum(len(v) for k, v in rlab.items() if k != "bos"),
+        **score_fields(items, res, rres),
         random_model_labelled_note="bos excluded: a random model attends broadly, BOS included",
     )
     card["selection"] = model_info.get("selection", "")
