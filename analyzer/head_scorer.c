@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "head_scorer_gpu.h"
 #include "reduce_mpi.h"
 #include "score.h"
 
@@ -23,9 +24,12 @@ struct head_scorer {
     int64_t *dla_n, *norm_n;     /* [NH] */
     float *row;                  /* [max T] scratch for fp16 rows */
     int row_cap;
+    hs_gpu *gpu;                 /* the GPU path (head_scorer_gpu.h), NULL in a build without CUDA */
+    int values_on_device;        /* the batch being handed over was taken on the GPU, DLA and norms too */
 };
 
 static void free_plans(head_scorer *hs) {
+    hs_gpu_suite_begin(hs->gpu, NULL, 0); /* it points at the plans */
     for (int i = 0; i < hs->n_plans; i++) score_plan_free(&hs->plans[i]);
     free(hs->plans);
     hs->plans = NULL;
@@ -49,6 +53,7 @@ static int suite_begin(void *self, int si, const probe_suite *s, ae_error *err) 
     hs->n_plans = s->n_items;
     for (int i = 0; i < s->n_items; i++)
         if (score_plan_build(&s->items[i], i, s->name, &hs->plans[i], err)) return -1;
+    hs_gpu_suite_begin(hs->gpu, hs->plans, hs->n_plans);
     if (s->max_len > hs->row_cap) {
         float *r = realloc(hs->row, sizeof(float) * (size_t)s->max_len);
         if (!r) return ae_fail(err, "scorer: out of memory");
@@ -84,10 +89,43 @@ static int maps(void *self, const andrea_batch *b, size_t first, size_t n, const
     return 0;
 }
 
+static int wants_host_maps(void *self, const andrea_batch *b, int seq) {
+    (void)b;
+    return head_scorer_wants(self, seq);
+}
+
+/* A GPU batch: score, control, top1, hard_top1 and the DLA / norm sums by the kernel on the
+ * device maps (kernels/score_kernel.h); baseline, n and n_hard, which no map changes, here from
+ * the plans, as score_acc_add adds them per map. 1: declined (GPU out of memory), the maps
+ * then come to maps() from the host. */
+static int device_batch(void *self, const andrea_batch *b, const andrea_device_batch *d, ae_error *err) {
+    head_scorer *hs = self;
+    if (b->b0 + b->nb > hs->n_plans)
+        return ae_fail(err, "scorer: sequence %d of suite %s outside its items", b->b0 + b->nb - 1, b->s->name);
+    const int rc = hs_gpu_add(hs->gpu, b, d, err);
+    if (rc) return rc;
+    for (int i = 0; i < b->nb; i++) {
+        const score_seq_plan *p = &hs->plans[b->b0 + i];
+        int64_t n_hard = 0;
+        for (int q = 0; q < p->n_queries; q++) n_hard += p->queries[q].hard != 0;
+        for (int h = 0; p->n_queries > 0 && h < hs->NH; h++) {
+            hs->acc[h].baseline_sum += p->baseline_sum;
+            hs->acc[h].n += p->n_queries;
+            hs->acc[h].n_hard += n_hard;
+        }
+    }
+    hs->values_on_device = 1;
+    return 0;
+}
+
 /* head_dla and head_out_norm at the eligible queries (DLA only where a next token exists) */
 static int batch(void *self, const andrea_batch *b, ae_error *err) {
     head_scorer *hs = self;
     (void)err;
+    if (hs->values_on_device) { /* summed by the kernel */
+        hs->values_on_device = 0;
+        return 0;
+    }
     const int NH = hs->NH, T = b->T;
     for (int i = 0; i < b->nb; i++) {
         const score_seq_plan *p = &hs->plans[b->b0 + i];
@@ -117,6 +155,7 @@ static int batch(void *self, const andrea_batch *b, ae_error *err) {
 static int suite_end(void *self, int si, ae_error *err) {
     head_scorer *hs = self;
     andrea_suite_scores *su = &hs->suites[si];
+    if (hs_gpu_suite_end(hs->gpu, hs->acc, hs->dla_sum, hs->norm_sum, hs->dla_n, hs->norm_n, err)) return -1;
     if (andrea_reduce_suite_stats(hs->acc, hs->dla_sum, hs->norm_sum, hs->dla_n, hs->norm_n, hs->NH, err)) return -1;
     for (int h = 0; h < hs->NH; h++) {
         andrea_head_score *x = &su->heads[h];
@@ -160,13 +199,22 @@ head_scorer *head_scorer_open(const andrea_config *cfg, const andrea_rules *rule
         ae_fail(err, "scorer: out of memory");
         return NULL;
     }
+    hs->gpu = hs_gpu_open(hs->NH, err);
+#ifdef ANDREA_HAVE_CUDA
+    if (!hs->gpu) {
+        head_scorer_free(hs);
+        return NULL;
+    }
+#endif
     return hs;
 }
 
 andrea_batch_sink head_scorer_sink(head_scorer *hs) {
-    andrea_batch_sink k = {hs, suite_begin, maps, batch, suite_end};
+    andrea_batch_sink k = {hs, suite_begin, maps, batch, suite_end, hs->gpu ? device_batch : NULL, wants_host_maps};
     return k;
 }
+
+void head_scorer_set_gpu_chunk(head_scorer *hs, int max_seqs) { hs_gpu_set_chunk(hs->gpu, max_seqs); }
 
 void head_scorer_take(head_scorer *hs, andrea_analysis *a) {
     a->suites = hs->suites;
@@ -186,5 +234,6 @@ void head_scorer_free(head_scorer *hs) {
     free(hs->dla_n);
     free(hs->norm_n);
     free(hs->row);
+    hs_gpu_free(hs->gpu);
     free(hs);
 }

@@ -3,7 +3,10 @@
  * memory: per suite (= class, or a user suite) and head, score / baseline / control, top1 and
  * hard_top1 (the pass's extra evidence), dla_mean, norm_mean, n_queries, and the label.
  *
- * Fed by `andrea analyze` straight from the engine's buffers, and by `andrea classify` from a dump
+ * Fed by `andrea analyze` straight from the engine's buffers (on a GPU, by a kernel over the
+ * device-resident maps, kernels/score_kernel.h: no map leaves the GPU for scoring; a GPU out of
+ * memory even for that kernel's small buffers gets the batch's maps on the host instead, never
+ * a wrong number), and by `andrea classify` from a dump
  * file (analyzer/classify.c): one definition, so scores from the forward equal scores from a dump
  * of the same maps (same numbers pooled in the same order; tests/test_scores_forward_equal_dump).
  * Invariants: memory is the plans of one suite (its items' targets and control keys) plus
@@ -27,6 +30,8 @@ andrea_batch_sink head_scorer_sink(head_scorer *hs);
 int head_scorer_wants(const head_scorer *hs, int seq);
 /* Hands the scored suites (every suite ended) to a: a->suites, a->n_suites; the scorer keeps none. */
 void head_scorer_take(head_scorer *hs, andrea_analysis *a);
+/* GPU batches: at most max_seqs sequences per scoring-kernel launch (0: the whole batch). */
+void head_scorer_set_gpu_chunk(head_scorer *hs, int max_seqs);
 void head_scorer_free(head_scorer *hs);
 
 #endif

@@ -19,6 +19,14 @@
  *                 queries (>= length) are unspecified
  *   head_out_norm, head_dla  [nb, L, H, T] or NULL (contrib none); padded positions unspecified
  * Every pointer is valid only during the call.
+ * GPU batches (the CUDA streaming pipeline): a sink with device_batch gets the batch's device
+ * outputs (andrea_device_batch) and works on them where they are; returning 0 it has taken the
+ * batch, and its maps callback is not called for it (batch() still is, with the host norms and
+ * DLA). Returning 1 it declines (e.g. out of GPU memory): it gets host pieces as any other sink.
+ * Maps come to the host only for the sinks without device_batch (or declining), and only up to
+ * the last sequence one of them wants (wants_host_maps; NULL = every sequence): then the pieces
+ * cover maps [0, n_host) of the batch, n_host <= nb * L * H, and a sink reads only the
+ * sequences it wants. With no such sink, no map leaves the GPU.
  * Failure contract: a callback returns -1 with err filled ("FILE: problem"); the loop stops at
  * once and the run fails (no partial output, dump_write.h).
  */
@@ -44,6 +52,15 @@ typedef struct {
     const float *head_out;      /* [nb, L, H, T, C] or NULL (asked for by the writer only) */
 } andrea_batch;
 
+/* A GPU batch's outputs in device memory (same shapes as andrea_batch's host ones). */
+typedef struct {
+    const void *attn;           /* device [nb, L, H, T, T], fp16 bits (maps_fp16) or float */
+    const float *head_out_norm; /* device [nb, L, H, T] or NULL */
+    const float *head_dla;      /* device [nb, L, H, T] or NULL */
+    void *stream;               /* cudaStream_t: work enqueued on it runs after the forward of the
+                                 * batch and before its buffers are reused */
+} andrea_device_batch;
+
 typedef struct {
     void *self;
     int (*suite_begin)(void *self, int suite, const probe_suite *s, ae_error *err);    /* or NULL */
@@ -51,6 +68,9 @@ typedef struct {
                 ae_error *err);                                                      /* or NULL */
     int (*batch)(void *self, const andrea_batch *b, ae_error *err);                   /* or NULL */
     int (*suite_end)(void *self, int suite, ae_error *err);                           /* or NULL */
+    int (*device_batch)(void *self, const andrea_batch *b, const andrea_device_batch *d,
+                        ae_error *err);                                              /* or NULL */
+    int (*wants_host_maps)(void *self, const andrea_batch *b, int seq);               /* or NULL */
 } andrea_batch_sink;
 
 #endif

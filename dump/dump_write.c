@@ -493,8 +493,13 @@ static int run_sinks(dump_run *r, const dw_loop *lp0, ae_progress *prog, ae_erro
     const probe_suite *suites = r->suites;
     const int B = r->B;
     andrea_batch_sink *v = calloc((size_t)o->n_sinks + 1, sizeof *v);
-    if (!v) return ae_fail(err, "%s: out of memory", lp0->what);
-    dw_sinks sk = {v, 0, -1};
+    unsigned char *on_host = calloc((size_t)o->n_sinks + 1, 1);
+    if (!v || !on_host) {
+        free(v);
+        free(on_host);
+        return ae_fail(err, "%s: out of memory", lp0->what);
+    }
+    dw_sinks sk = {v, 0, -1, on_host};
     dw_writer *wr = r->writing ? &r->wr : NULL;
     if (wr) {
         wr->f = r->f, wr->f16 = r->f16, wr->m = r->m, wr->o = o, wr->par = &r->par, wr->bb = &r->bb;
@@ -517,10 +522,14 @@ static int run_sinks(dump_run *r, const dw_loop *lp0, ae_progress *prog, ae_erro
             if (wr && begun > sk.writer) dw_writer_abort(wr, (int)i, err);
             break;
         }
-        for (int k = 0; k < sk.n && !rc; k++)
+        for (int k = 0; k < sk.n && !rc; k++) {
+            const double t0 = ae_now_seconds(); /* the scorer's wait for its GPU sums counts as sink time */
             if (v[k].suite_end) rc = v[k].suite_end(v[k].self, (int)i, err);
+            if (k != sk.writer) r->bb.t_sinks += ae_now_seconds() - t0;
+        }
     }
     free(v);
+    free(on_host);
     return rc;
 }
 

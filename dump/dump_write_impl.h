@@ -72,10 +72,12 @@ size_t dw_utf8_clean(const unsigned char *src, size_t n, char *dst, size_t cap);
 struct andrea_tokenizer;
 int dw_tokenizer_sha256(const struct andrea_tokenizer *tok, int vocab_size, char hex[65]);
 
-/* The sinks of a run: v[writer] is the HDF5 writer (writer = -1: no file). */
+/* The sinks of a run: v[writer] is the HDF5 writer (writer = -1: no file). on_host: [n] scratch,
+ * per GPU batch 1 for the sinks fed host maps (no device_batch, or it declined). */
 typedef struct {
     const andrea_batch_sink *v;
     int n, writer;
+    unsigned char *on_host;
 } dw_sinks;
 
 /* What the loop over one suite's batches needs (forward_loop.c). */

@@ -300,6 +300,6 @@ void dw_writer_init(dw_writer *w) {
 }
 
 andrea_batch_sink dw_writer_sink(dw_writer *w) {
-    andrea_batch_sink k = {w, writer_suite_begin, writer_maps, writer_batch, writer_suite_end};
+    andrea_batch_sink k = {w, writer_suite_begin, writer_maps, writer_batch, writer_suite_end, NULL, NULL};
     return k;
 }

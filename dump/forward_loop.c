@@ -6,8 +6,10 @@
  *     zero the padded positions, check the values are finite, convert the maps to fp16 when the
  *     run stores fp16, hand the batch (its maps as one piece) to every sink;
  *   - the CUDA streaming pipeline (kernels/cuda_engine.h): batch k+1 computes while batch k is
- *     handed over; its maps come piece by piece from the pipeline's pinned ring and every piece
- *     goes to every sink before the next is asked for.
+ *     handed over; sinks that work on the device (the head scorer's GPU kernel) get its device
+ *     outputs first; the maps the other sinks want (all of them for the HDF5 writer, the first
+ *     examples for the report collector, none when no such sink) come piece by piece from the
+ *     pipeline's pinned ring and every piece goes to those sinks before the next is asked for.
  * MPI: the job's batches (every suite's, in file order, cut exactly as a serial run cuts them) are
  * sharded over the ranks; every rank takes as many steps as the rank with the most, the steps
  * past its own batches handing nb = 0 batches (the writer's collective writes select nothing).
@@ -42,12 +44,12 @@ static int check_values_finite(const float *norm, const float *dla, const int *l
     return 0;
 }
 
-/* Every sink's maps callback on one piece; the writer's time counts as map writes, the others'
- * as sink time. */
-static int sinks_maps(const dw_sinks *sk, batch_bufs *bb, const andrea_batch *b, size_t first, size_t n,
-                      const void *piece, ae_error *err) {
+/* Every sink's maps callback on one piece (on_host: only the sinks marked; NULL: all); the
+ * writer's time counts as map writes, the others' as sink time. */
+static int sinks_maps(const dw_sinks *sk, const unsigned char *on_host, batch_bufs *bb, const andrea_batch *b,
+                      size_t first, size_t n, const void *piece, ae_error *err) {
     for (int i = 0; i < sk->n; i++) {
-        if (!sk->v[i].maps) continue;
+        if (!sk->v[i].maps || (on_host && !on_host[i])) continue;
         double t0 = ae_now_seconds();
         int rc = sk->v[i].maps(sk->v[i].self, b, first, n, piece, err);
         double dt = ae_now_seconds() - t0;
@@ -124,6 +126,43 @@ static void zero_padding(batch_bufs *bb, int nb, int L, int H, int T, int C, int
 }
 
 #ifdef ANDREA_HAVE_CUDA
+/* A GPU batch to the sinks that take it on the device (device_batch); sk->on_host marks the
+ * others. Returns the number of the batch's maps the host sinks need (0: no map leaves the GPU):
+ * every map up to the last sequence one of them wants. */
+static int sinks_device(const dw_sinks *sk, batch_bufs *bb, const andrea_batch *b, size_t *n_host, ae_error *err) {
+    andrea_cuda_device_outputs out;
+    andrea_device_batch d;
+    int have = 0, need = 0;
+    const size_t lh = (size_t)b->L * b->H;
+    for (int i = 0; i < sk->n; i++) {
+        sk->on_host[i] = 1;
+        if (!sk->v[i].device_batch) continue;
+        if (!have) {
+            if (andrea_cuda_pipeline_device(bb->pipe, &out, &d.stream, err)) return -1;
+            d.attn = out.attn;
+            d.head_out_norm = b->head_out_norm ? out.head_out_norm : NULL;
+            d.head_dla = b->head_dla ? out.head_dla : NULL;
+            have = 1;
+        }
+        const double t0 = ae_now_seconds();
+        const int rc = sk->v[i].device_batch(sk->v[i].self, b, &d, err);
+        bb->t_sinks += ae_now_seconds() - t0;
+        if (rc < 0) return -1;
+        sk->on_host[i] = rc == 1;
+    }
+    for (int i = 0; i < sk->n && need < b->nb; i++) {
+        if (!sk->on_host[i] || !sk->v[i].maps) continue;
+        if (!sk->v[i].wants_host_maps) need = b->nb;
+        for (int s = b->nb; s > need; s--)
+            if (sk->v[i].wants_host_maps(sk->v[i].self, b, b->b0 + s - 1)) {
+                need = s;
+                break;
+            }
+    }
+    *n_host = (size_t)need * lh;
+    return 0;
+}
+
 /* One suite through the CUDA streaming pipeline: batch k+1 computes and batch k copies to pinned
  * memory while batch k-1 goes to the sinks. */
 static int run_suite_stream(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog,
@@ -154,10 +193,13 @@ static int run_suite_stream(const dw_loop *lp, const probe_suite *s, int B, batc
         fill_tokens(bb, s, b0, nb, T); /* free again: the next batch's tokens were copied */
         andrea_batch b = batch_of(lp, s, b0, nb, bb);
         b.maps_padding_zeroed = 0;
-        for (size_t first = 0, n = 0; first < (size_t)nb * lh; first += n) {
+        size_t n_host;
+        if (sinks_device(lp->sinks, bb, &b, &n_host, err)) return -1;
+        if (n_host > 0 && n_host < (size_t)nb * lh && andrea_cuda_pipeline_maps_upto(bb->pipe, n_host, err)) return -1;
+        for (size_t first = 0, n = 0; first < n_host; first += n) {
             const void *piece;
             if (andrea_cuda_pipeline_maps(bb->pipe, first, &piece, &n, err)) return -1;
-            if (sinks_maps(lp->sinks, bb, &b, first, n, piece, err)) return -1;
+            if (sinks_maps(lp->sinks, lp->sinks->on_host, bb, &b, first, n, piece, err)) return -1;
         }
         if (want_values) {
             t0 = ae_now_seconds();
@@ -226,7 +268,7 @@ int dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb,
         b.maps_padding_zeroed = 1;
         b.head_out = want_head_out ? bb->head_out : NULL;
         const void *att = o->maps_fp32 ? (const void *)bb->attn : (const void *)bb->attn16;
-        if (sinks_maps(lp->sinks, bb, &b, 0, n_maps, att, err) || sinks_batch(lp->sinks, bb, &b, err)) return -1;
+        if (sinks_maps(lp->sinks, NULL, bb, &b, 0, n_maps, att, err) || sinks_batch(lp->sinks, bb, &b, err)) return -1;
         ae_progress_add(prog, (uint64_t)nb);
     }
     return 0;

@@ -82,13 +82,17 @@ int andrea_model_load(andrea_model *m, const char *path, ae_error *err) {
     return 0;
 }
 
-int andrea_checkpoint_weights_file(const andrea_model *m, char *out, size_t cap, ae_error *err) {
+int andrea_checkpoint_weights_path(const char *path, char *out, size_t cap, ae_error *err) {
     struct stat st;
-    if (stat(m->path, &st) == 0 && S_ISDIR(st.st_mode))
-        return join(out, cap, m->path, "model.safetensors", err);
-    int n = snprintf(out, cap, "%s", m->path);
-    if (n < 0 || (size_t)n >= cap) return ae_fail(err, "%s: path too long", m->path);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return join(out, cap, path, "model.safetensors", err);
+    int n = snprintf(out, cap, "%s", path);
+    if (n < 0 || (size_t)n >= cap) return ae_fail(err, "%s: path too long", path);
     return 0;
+}
+
+int andrea_checkpoint_weights_file(const andrea_model *m, char *out, size_t cap, ae_error *err) {
+    return andrea_checkpoint_weights_path(m->path, out, cap, err);
 }
 
 int andrea_checkpoint_sha256(const andrea_model *m, char hex[65], ae_error *err) {

@@ -78,6 +78,16 @@ int andrea_cuda_pipeline_flush(andrea_cuda_pipeline *p, andrea_cuda_ready *ready
  * order (fp16 as uint16 bits, or float), in pinned memory: *maps, *n >= 1. Ask with first = 0,
  * then first += *n, until B*L*H; anything else is an error. */
 int andrea_cuda_pipeline_maps(andrea_cuda_pipeline *p, size_t first, const void **maps, size_t *n, ae_error *err);
+/* Only maps [0, end) of the batch handed back last come to the host (the sequences a host
+ * consumer reads, e.g. a report's first examples); ask before its first piece. */
+int andrea_cuda_pipeline_maps_upto(andrea_cuda_pipeline *p, size_t end, ae_error *err);
+/* The device outputs of the batch handed back last (attn, head_out_norm, head_dla; NULL where not
+ * wanted; logits NULL) and the stream (cudaStream_t as void *) to enqueue work on them: work
+ * enqueued there runs after the batch's forward, and the slot is not written by a later forward
+ * before that work is done (the next submit into it waits for that stream). Valid until the next
+ * submit or flush. */
+int andrea_cuda_pipeline_device(andrea_cuda_pipeline *p, andrea_cuda_device_outputs *out, void **stream,
+                                ae_error *err);
 void andrea_cuda_pipeline_close(andrea_cuda_pipeline *p);
 
 #ifdef __cplusplus

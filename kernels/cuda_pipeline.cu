@@ -55,6 +55,8 @@ struct andrea_cuda_pipeline {
     struct piece ring[RING];
     size_t cap;               /* maps per piece */
     int drain, head, queued;  /* oldest queued piece, number queued */
+    int ready;                /* slot of the batch handed back last (-1: none) */
+    size_t limit;             /* maps of the draining batch that come to the host */
     size_t enqueued;          /* maps of the draining batch whose copy is queued */
     size_t returned_end;      /* end of the piece last returned (0: none) */
 };
@@ -109,6 +111,7 @@ extern "C" andrea_cuda_pipeline *andrea_cuda_pipeline_open(andrea_engine *e, int
     p->want_norm = want_norm;
     p->want_dla = want_dla;
     p->drain = -1;
+    p->ready = -1;
     {
         const andrea_config *c = andrea_cuda_config(e);
         const size_t LH = (size_t)c->n_layer * c->n_head;
@@ -171,9 +174,12 @@ static int hand_back(andrea_cuda_pipeline *p, int i, andrea_cuda_ready *r, ae_er
     struct slot *s = &p->s[i];
     memset(r, 0, sizeof *r);
     if (drain_reset(p, err)) return -1;
+    p->ready = -1;
     if (!s->busy) return 0;
     CU_CHECK(cudaEventSynchronize(s->small_copied));
     s->busy = 0;
+    p->ready = i;
+    p->limit = (size_t)s->B * andrea_cuda_config(p->e)->n_layer * andrea_cuda_config(p->e)->n_head;
     r->valid = 1;
     r->B = s->B;
     r->T = s->T;
@@ -244,17 +250,18 @@ extern "C" int andrea_cuda_pipeline_maps(andrea_cuda_pipeline *p, size_t first, 
     const struct slot *s = &p->s[p->drain];
     const andrea_config *c = andrea_cuda_config(p->e);
     const size_t total = (size_t)s->B * c->n_layer * c->n_head, one = map_bytes(p, s->T);
-    if (first != p->returned_end || first >= total)
+    const size_t end = p->limit < total ? p->limit : total;
+    if (first != p->returned_end || first >= end)
         return ae_fail(err, "andrea_cuda_pipeline_maps: maps asked out of order (%zu; next is %zu of %zu)", first,
-                       p->returned_end, total);
+                       p->returned_end, end);
     if (first > 0) { /* the caller is done with the piece returned last: its buffer is free */
         p->head = (p->head + 1) % RING;
         p->queued--;
     }
-    while (p->queued < RING && p->enqueued < total) {
+    while (p->queued < RING && p->enqueued < end) {
         struct piece *q = &p->ring[(p->head + p->queued) % RING];
         q->first = p->enqueued;
-        q->n = total - p->enqueued < p->cap ? total - p->enqueued : p->cap;
+        q->n = end - p->enqueued < p->cap ? end - p->enqueued : p->cap;
         CU_CHECK(cudaMemcpyAsync(q->h, (const char *)s->d_attn + q->first * one, q->n * one, cudaMemcpyDeviceToHost,
                                  p->copy));
         CU_CHECK(cudaEventRecord(q->copied, p->copy));
@@ -268,6 +275,33 @@ extern "C" int andrea_cuda_pipeline_maps(andrea_cuda_pipeline *p, size_t first, 
         *n = q->n;
         p->returned_end = q->first + q->n;
     }
+    return 0;
+fail:
+    return -1;
+}
+
+extern "C" int andrea_cuda_pipeline_maps_upto(andrea_cuda_pipeline *p, size_t end, ae_error *err) {
+    if (p->drain < 0) return ae_fail(err, "andrea_cuda_pipeline_maps_upto: no batch with maps was handed back");
+    if (p->returned_end > 0 || p->queued > 0)
+        return ae_fail(err, "andrea_cuda_pipeline_maps_upto: the batch's maps are already coming");
+    if (end < p->limit) p->limit = end;
+    return 0;
+}
+
+extern "C" int andrea_cuda_pipeline_device(andrea_cuda_pipeline *p, andrea_cuda_device_outputs *out, void **stream,
+                                           ae_error *err) {
+    memset(out, 0, sizeof *out);
+    *stream = NULL;
+    if (p->ready < 0) return ae_fail(err, "andrea_cuda_pipeline_device: no batch was handed back");
+    const struct slot *s = &p->s[p->ready];
+    out->attn = s->d_attn;
+    out->attn_fp16 = p->fp16;
+    out->head_out_norm = s->d_norm;
+    out->head_dla = s->d_dla;
+    if (s->d_attn && p->drain != p->ready) /* cannot happen: hand_back makes a slot with maps the drained one */
+        return ae_fail(err, "andrea_cuda_pipeline_device: the batch's maps are not ordered on the copy stream");
+    if (!s->d_attn) CU_CHECK(cudaStreamWaitEvent(p->copy, s->computed, 0));
+    *stream = (void *)p->copy;
     return 0;
 fail:
     return -1;

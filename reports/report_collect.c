@@ -74,6 +74,12 @@ static int maps(void *self, const andrea_batch *b, size_t first, size_t n, const
     return 0;
 }
 
+/* Only the examples' maps are read: on a GPU no other map comes to the host (batch_sink.h). */
+static int wants_host_maps(void *self, const andrea_batch *b, int seq) {
+    const report_collector *rc = self;
+    return seq < rc->suites[b->suite].n_examples;
+}
+
 report_collector *report_collector_open(const andrea_model *m, int n_suites, int examples, ae_error *err) {
     report_collector *rc = calloc(1, sizeof *rc);
     if (!rc) {
@@ -97,7 +103,7 @@ report_collector *report_collector_open(const andrea_model *m, int n_suites, int
 }
 
 andrea_batch_sink report_collector_sink(report_collector *rc) {
-    andrea_batch_sink k = {rc, suite_begin, maps, NULL, NULL};
+    andrea_batch_sink k = {rc, suite_begin, maps, NULL, NULL, NULL, wants_host_maps};
     return k;
 }
 
