@@ -76,7 +76,8 @@ int andrea_cuda_pipeline_submit(andrea_cuda_pipeline *p, const andrea_forward_io
 int andrea_cuda_pipeline_flush(andrea_cuda_pipeline *p, andrea_cuda_ready *ready, ae_error *err);
 /* Maps [first, first + *n) of the batch handed back last, of its B*L*H maps in [B, L, H, T, T]
  * order (fp16 as uint16 bits, or float), in pinned memory: *maps, *n >= 1. Ask with first = 0,
- * then first += *n, until B*L*H; anything else is an error. */
+ * then first += *n, until B*L*H (or the end set by andrea_cuda_pipeline_maps_upto); anything else
+ * is an error. */
 int andrea_cuda_pipeline_maps(andrea_cuda_pipeline *p, size_t first, const void **maps, size_t *n, ae_error *err);
 /* Only maps [0, end) of the batch handed back last come to the host (the sequences a host
  * consumer reads, e.g. a report's first examples); ask before its first piece. */
