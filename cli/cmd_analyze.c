@@ -193,7 +193,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
         scored->collected = rcol; /* rendered and freed by the series loop */
         rcol = NULL;
         ret = andrea_mpi_agree(catalog_write(db_path, &a, NULL, err) ||
-                                   catalog_circuits_compute_and_write(db_path, &m, ckpt, hex, err), /* andrea circuits */
+                                   catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err), /* andrea circuits */
                                err);
         goto out;
     }
@@ -205,7 +205,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     ropt.quiet = ae_progress_quiet;
     const double t_cat0 = ae_now_seconds();
     int wrc = catalog_write(db_path, &a, NULL, err) ||
-              catalog_circuits_compute_and_write(db_path, &m, ckpt, hex, err); /* andrea circuits */
+              catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err); /* andrea circuits */
     const double t_rep0 = ae_now_seconds();
     if (!wrc)
         wrc = andrea_render_collected(rcol, hex, dumping ? dump_path : NULL, a.maps_dtype, db_path, rdir, &ropt, err);
