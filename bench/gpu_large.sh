@@ -23,16 +23,17 @@ for f in .carry/debs/*.deb; do dpkg -x "$f" $PFX; done
 export LD_LIBRARY_PATH=$PFX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 echo "== device"; nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv
 lscpu | grep -E "Model name|^CPU\(s\)|Flags" | sed 's/\(Flags:\).*\( sha_ni\).*/\1\2 (present)/'
-build() { # DIR TARGETS...
-  local d=$1; shift
+build() { # DIR LOGNAME TARGETS...
+  local d=$1 log=$OUT/build-$2.txt; shift 2
   cmake -S $d -B $d/build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DANDREA_EXTRA_PREFIX=$PFX \
-    >$OUT/build-$(basename $d).txt 2>&1 && cmake --build $d/build-gpu -j16 --target "$@" >>$OUT/build-$(basename $d).txt 2>&1 ||
-    { grep -E "error|Error" $OUT/build-$(basename $d).txt | head -20; return 1; }
+    >$log 2>&1 && cmake --build $d/build-gpu -j16 --target "$@" >>$log 2>&1 ||
+    { grep -E "error|Error" $log | head -20; return 1; }
 }
 echo "== build ($SECONDS s)"
-if [ -n "${BASE:-}" ]; then build "$BASE" andrea & fi
-build . andrea test_circuits_cuda || exit 1
-wait
+if [ -n "${BASE:-}" ]; then build "$BASE" base andrea & base_pid=$!; fi
+build . this andrea test_circuits_cuda || exit 1
+# (wait for that one job only: a bare `wait` would also wait for the tee above, forever)
+[ -n "${BASE:-}" ] && { wait $base_pid || BASE=; }
 A=./build-gpu/andrea
 B=${BASE:+$BASE/build-gpu/andrea}
 echo "== circuits on the GPU against the CPU ($SECONDS s)"
