@@ -48,7 +48,8 @@ int andrea_config_json_read(const char *path, andrea_config *cfg, ae_error *err)
 /* The file whose bytes identify the checkpoint (the .bin, or the model.safetensors inside a
  * folder), written into out (capacity cap). */
 int andrea_checkpoint_weights_file(const andrea_model *m, char *out, size_t cap, ae_error *err);
-/* sha256 (lowercase hex) of that file. */
+/* sha256 (lowercase hex) of that file: for a model from andrea_model_load the hash started on a
+ * thread when the load started (checkpoint_hash.h), waited for here; otherwise read now. */
 int andrea_checkpoint_sha256(const andrea_model *m, char hex[65], ae_error *err);
 
 #endif

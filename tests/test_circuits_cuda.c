@@ -1,14 +1,19 @@
 /* test_circuits_cuda — the circuit scores computed on the GPU (cuBLAS, fp64) equal the CPU's
  * (OpenBLAS, float Grams summed in double) within 1e-4: every composition score relative to its
- * size, the copying share and prev_pos, for the bundled model (4 x 8), a trained series
- * checkpoint and a random model of another shape (5 heads of 32, maxT below the 128-position
- * window); NaN where a head has no output on both. Without a CUDA device: SKIP. */
+ * size and prev_pos; the copying share equal (one eigenvalue sign may differ where it is within
+ * float rounding of 0: in at most 1 head of 100), for the bundled model (4 x 8), a trained series
+ * checkpoint, a random model of another shape (5 heads of 32, maxT below the 128-position
+ * window; NaN where a head has no output on both) and a random ANDREA-120M shape (12 x 12, d 768,
+ * GPT-2 vocabulary; skipped with ANDREA_TEST_QUICK=1), printing both times (never asserted).
+ * Without a CUDA device: SKIP. */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "analyzer/circuits.h"
 #include "check.h"
+#include "common/progress.h"
 #include "engine/forward.h"
 #include "engine/model.h"
 #include "tests/support/model_random.h"
@@ -22,8 +27,12 @@ static int close_enough(double a, double b) {
 static void same_scores(const andrea_model *m, const char *what) {
     andrea_circuits cpu, gpu;
     ae_error err = {{0}};
+    const double t0 = ae_now_seconds();
     CHECK_MSG(andrea_circuits_compute_on(m, ANDREA_DEVICE_CPU, &cpu, &err) == 0, "%s: %s", what, err.msg);
+    const double t1 = ae_now_seconds();
     CHECK_MSG(andrea_circuits_compute_on(m, ANDREA_DEVICE_CUDA, &gpu, &err) == 0, "%s: %s", what, err.msg);
+    const double t2 = ae_now_seconds();
+    fprintf(stderr, "%s: circuits on the CPU %.3f s, on the GPU %.3f s\n", what, t1 - t0, t2 - t1);
     if (!cpu.comp || !gpu.comp) return;
     CHECK(gpu.gpu == 1 && cpu.gpu == 0);
     CHECK(cpu.baseline == gpu.baseline);
@@ -43,13 +52,19 @@ static void same_scores(const andrea_model *m, const char *what) {
             }
     CHECK_MSG(bad == 0, "%s: %d composition scores differ", what, bad);
     CHECK_MSG(n > 0, "%s: no pair scored", what);
+    /* copying counts eigenvalue signs: one eigenvalue within the CPU's float rounding of 0 may
+     * fall on either side (at most one per head, in at most 1 head of 100) */
+    int copy_diff = 0;
     for (int i = 0; i < NH; i++) {
-        CHECK_MSG(cpu.copying[i] == gpu.copying[i], "%s: head %d copying cpu %.6f gpu %.6f", what, i, cpu.copying[i],
-                  gpu.copying[i]);
+        copy_diff += cpu.copying[i] != gpu.copying[i];
+        CHECK_MSG(fabs(cpu.copying[i] - gpu.copying[i]) <= 1.0 / cpu.head_dim + 1e-12,
+                  "%s: head %d copying cpu %.6f gpu %.6f", what, i, cpu.copying[i], gpu.copying[i]);
         CHECK_MSG(fabs(cpu.prev_pos[i] - gpu.prev_pos[i]) <= 1e-4, "%s: head %d prev_pos cpu %.9f gpu %.9f", what, i,
                   cpu.prev_pos[i], gpu.prev_pos[i]);
     }
-    fprintf(stderr, "%s: %d composition scores, largest relative difference %.2e\n", what, n, worst);
+    CHECK_MSG(copy_diff <= 1 + NH / 100, "%s: copying differs on %d of %d heads", what, copy_diff, NH);
+    fprintf(stderr, "%s: %d composition scores, largest relative difference %.2e; copying differs on %d heads\n",
+            what, n, worst, copy_diff);
     andrea_circuits_free(&cpu);
     andrea_circuits_free(&gpu);
 }
@@ -83,6 +98,18 @@ static void test_gpu_equals_cpu_on_a_random_model_of_another_shape(void) {
     andrea_model_free(&m);
 }
 
+static void test_gpu_equals_cpu_on_an_andrea_120m_shape(void) {
+    const char *quick = getenv("ANDREA_TEST_QUICK");
+    if (quick && *quick == '1') return;
+    andrea_config cfg = {.max_seq_len = 1024, .vocab_size = 50257, .padded_vocab_size = 50304, .n_layer = 12,
+                         .n_head = 12, .d_model = 768};
+    andrea_model m;
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_model_init_random(&m, &cfg, 120, &err) == 0, "%s", err.msg);
+    same_scores(&m, "random ANDREA-120M shape");
+    andrea_model_free(&m);
+}
+
 int main(void) {
     if (!andrea_cuda_available()) {
         printf("SKIP: no CUDA device\n");
@@ -91,5 +118,6 @@ int main(void) {
     RUN(test_gpu_equals_cpu_on_the_bundled_model);
     RUN(test_gpu_equals_cpu_on_a_trained_series_checkpoint);
     RUN(test_gpu_equals_cpu_on_a_random_model_of_another_shape);
+    RUN(test_gpu_equals_cpu_on_an_andrea_120m_shape);
     return check_summary("test_circuits_cuda");
 }
