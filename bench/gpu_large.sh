@@ -31,15 +31,6 @@ build() { # DIR LOGNAME TARGETS...
     >$log 2>&1 && cmake --build $d/build-gpu -j16 --target "$@" >>$log 2>&1 ||
     { grep -E "error|Error" $log | head -20; return 1; }
 }
-echo "== build ($SECONDS s)"
-if [ -n "${BASE:-}" ]; then build "$BASE" base andrea & base_pid=$!; fi
-build . this andrea test_circuits_cuda || exit 1
-# (wait for that one job only: a bare `wait` would also wait for the tee above, forever)
-[ -n "${BASE:-}" ] && { wait $base_pid || BASE=; }
-A=./build-gpu/andrea
-B=${BASE:+$BASE/build-gpu/andrea}
-echo "== circuits on the GPU against the CPU, with their times ($SECONDS s)"
-(cd build-gpu/tests && timeout 120 ./test_circuits_cuda 2>&1 | tail -14; echo "test_circuits_cuda rc=${PIPESTATUS[0]}")
 M=/tmp/andrea-large; mkdir -p $M
 make_ckpt() { # NAME L H C
   python3 - $M "$@" <<'EOF2'
@@ -57,13 +48,24 @@ print(f"{name}: {sum(p.numel() for p in m.parameters()) / 1e6:.0f}M parameters, 
 EOF2
   cp tests/data/gpt2/vocab.json tests/data/gpt2/merges.txt $M/$1/; ls -la $M/$1/model.safetensors
 }
+# the XL checkpoint is written (GPU + one core) while the build takes the cores
+make_ckpt xl 48 25 1600 >$OUT/ckpt-xl.txt 2>&1 & ckpt_pid=$!
+echo "== build ($SECONDS s)"
+if [ -n "${BASE:-}" ]; then build "$BASE" base andrea & base_pid=$!; fi
+build . this andrea test_circuits_cuda || exit 1
+# (wait for that one job only: a bare `wait` would also wait for the tee above, forever)
+[ -n "${BASE:-}" ] && { wait $base_pid || BASE=; }
+A=./build-gpu/andrea
+B=${BASE:+$BASE/build-gpu/andrea}
+echo "== circuits on the GPU against the CPU, with their times ($SECONDS s)"
+(cd build-gpu/tests && timeout 120 ./test_circuits_cuda 2>&1 | tail -14; echo "test_circuits_cuda rc=${PIPESTATUS[0]}")
 T="/usr/bin/time -f whole-process=%es,peak-RSS=%MKB"
 dump_xl() { # BIN LABEL
   echo "-- $2: andrea dump xl, 4 sequences"
   $T $1 dump $M/xl --probes prev_token --n 4 --device cuda -o /tmp/dxl.h5 --quiet --timing 2>&1 | tail -3; rm -f /tmp/dxl.h5
 }
 echo "== XL checkpoint ($SECONDS s)"
-make_ckpt xl 48 25 1600
+wait $ckpt_pid; cat $OUT/ckpt-xl.txt
 echo "== XL dump of 4 sequences, warm page cache ($SECONDS s)"
 for i in $(seq ${DUMP_REPS:-2}); do
   [ -n "$B" ] && dump_xl $B before
