@@ -16,7 +16,8 @@
  *   3b. the entries tile the data section exactly (no gap, nothing after the last tensor), as
  *      the safetensors library requires (checked after 3 so a dropped entry is named "missing");
  *   4. only then is the parameter buffer allocated; tensors are converted to fp32 in pieces of
- *      whole rows (<= 4 MB of the file each) on every OpenMP thread, each through its own bounded
+ *      whole rows (<= 4 MB of the file each) on all OpenMP threads but one (that core hashes the
+ *      file meanwhile, checkpoint_hash.h), each through its own bounded
  *      scratch buffer (12 MB a thread), Conv1D weights [in, out] transposed to Linear [out, in],
  *      every value checked finite as its piece is converted; the pieces go in file order
  *      (dynamic schedule), so the file is read about sequentially, once.
@@ -26,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -439,7 +441,9 @@ static int st_plan(st_file *f, andrea_model *m, ae_error *err) {
 static int st_read_pieces(st_file *f, size_t from, size_t to, float *wte, ae_error *err) {
     size_t bad_piece = (size_t)-1;
     int bad_rc = 0;
-#pragma omp parallel
+    /* one core is left to the checkpoint's sha256, which runs beside the load (checkpoint_hash.h) */
+    const int n_threads = omp_get_max_threads() > 1 ? omp_get_max_threads() - 1 : 1;
+#pragma omp parallel num_threads(n_threads)
     {
         void *scratch = malloc(SCRATCH_BYTES);
         float *fscratch = malloc(SCRATCH_BYTES * 2); /* fp32 of a chunk of 2-byte values */
