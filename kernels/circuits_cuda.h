@@ -17,6 +17,8 @@
  *   one), others recomputed: more time, never more memory.
  * Failure contract: -1 with one line "CUDA: CALL failed at FILE:LINE: reason" (or cuBLAS: ...,
  *   or "circuits: out of GPU memory ...") in err; device memory freed; outputs partly written.
+ *   Every CUDA and cuBLAS call is checked except the frees of the cleanup (cudaFree, cudaFreeHost,
+ *   cublasDestroy), whose failure leaves nothing to do.
  */
 #ifndef ANDREA_CIRCUITS_CUDA_H
 #define ANDREA_CIRCUITS_CUDA_H
