@@ -308,36 +308,59 @@ out:
 
 /* ---------- per head: copying and prev_pos ---------- */
 
-/* out = the share of eigenvalues of K [hd, hd] (row-major, double) with positive real part.
- * Kd: hd*hd + 2hd + 8hd doubles of scratch. */
-static int positive_share(const double *K, int hd, double *Kd, double *out, const char *what, ae_error *err) {
-    int n = hd, info = 0, lwork = 8 * hd;
-    double *a = Kd, *wr = Kd + hd * hd, *wi = wr + hd, *ws = wi + hd;
-    memcpy(a, K, sizeof(double) * (size_t)hd * hd); /* row-major = K^T column-major: same eigenvalues */
-    dgeev_("N", "N", &n, a, &n, wr, wi, NULL, &n, NULL, &n, ws, &lwork, &info);
-    if (info != 0) return ae_fail(err, "circuits: LAPACK dgeev failed on %s (info %d)", what, info);
-    int pos = 0;
-    for (int i = 0; i < hd; i++) pos += wr[i] > 0;
-    *out = (double)pos / hd;
-    return 0;
+/* OpenBLAS's thread control (declared in its cblas.h); other CBLAS builds get no-ops. */
+#ifdef OPENBLAS_VERSION
+static int blas_threads_get(void) { return openblas_get_num_threads(); }
+static void blas_threads_set(int n) { openblas_set_num_threads(n); }
+#else
+static int blas_threads_get(void) { return 1; }
+static void blas_threads_set(int n) { (void)n; }
+#endif
+
+/* out[i] = the share of eigenvalues with positive real part of K_i [hd, hd] (row-major, double;
+ * = K_i^T column-major: same eigenvalues), i < n, heads first_head.. of a model with H heads a
+ * layer: one LAPACK dgeev per head on every OpenMP thread (OpenBLAS kept to one thread meanwhile,
+ * as the CPU forward does), a 64 x 64 dgeev being ~1-2 ms. */
+static int positive_shares(const double *K, int n, int hd, int first_head, int H, double *out, ae_error *err) {
+    int bad = -1, bad_info = 0;
+    const int blas = blas_threads_get();
+    blas_threads_set(1);
+#pragma omp parallel
+    {
+        const int lwork = 8 * hd;
+        double *a = malloc(sizeof(double) * ((size_t)hd * hd + 2 * (size_t)hd + (size_t)lwork));
+#pragma omp for schedule(dynamic, 1)
+        for (int i = 0; i < n; i++) {
+            int nn = hd, lw = lwork, info = a ? 0 : -1000;
+            if (a) {
+                double *wr = a + (size_t)hd * hd, *wi = wr + hd, *ws = wi + hd;
+                memcpy(a, K + (size_t)i * hd * hd, sizeof(double) * (size_t)hd * hd);
+                dgeev_("N", "N", &nn, a, &nn, wr, wi, NULL, &nn, NULL, &nn, ws, &lw, &info);
+                int pos = 0;
+                for (int e = 0; e < hd; e++) pos += wr[e] > 0;
+                out[i] = (double)pos / hd;
+            }
+            if (info != 0) {
+#pragma omp critical(circuits_bad)
+                if (bad < 0 || i < bad) {
+                    bad = i;
+                    bad_info = info;
+                }
+            }
+        }
+        free(a);
+    }
+    blas_threads_set(blas);
+    if (bad < 0) return 0;
+    if (bad_info == -1000) return ae_fail(err, "circuits: out of memory");
+    return ae_fail(err, "circuits: LAPACK dgeev failed on L%d H%d (info %d)", (first_head + bad) / H,
+                   (first_head + bad) % H, bad_info);
 }
 
 #ifdef ANDREA_HAVE_CUDA
 /* copying from the GPU's K matrices ov_k [NH, hd, hd]. */
 static int copying_from_k(const andrea_model *m, const double *ov_k, andrea_circuits *out, ae_error *err) {
-    const int NH = m->cfg.n_layer * m->cfg.n_head, hd = m->cfg.head_dim;
-    double *Kd = malloc(sizeof(double) * ((size_t)hd * hd + 10 * (size_t)hd));
-    if (!Kd) return ae_fail(err, "circuits: out of memory");
-    for (int i = 0; i < NH; i++) {
-        char what[32];
-        snprintf(what, sizeof what, "L%d H%d", i / m->cfg.n_head, i % m->cfg.n_head);
-        if (positive_share(ov_k + (size_t)i * hd * hd, hd, Kd, &out->copying[i], what, err)) {
-            free(Kd);
-            return -1;
-        }
-    }
-    free(Kd);
-    return 0;
+    return positive_shares(ov_k, m->cfg.n_layer * m->cfg.n_head, m->cfg.head_dim, 0, m->cfg.n_head, out->copying, err);
 }
 #endif
 
@@ -348,8 +371,8 @@ static int copying(const andrea_model *m, andrea_circuits *out, float *qkv, floa
     int ret = -1;
     float *E = malloc(sizeof(float) * (size_t)C * C), *Z = malloc(sizeof(float) * (size_t)C * C);
     float *K = malloc(sizeof(float) * (size_t)hd * hd);
-    double *Kd = malloc(sizeof(double) * ((size_t)hd * hd + 10 * (size_t)hd)), *Kh = malloc(sizeof(double) * hd * hd);
-    if (!E || !Z || !K || !Kd || !Kh) {
+    double *Kl = malloc(sizeof(double) * (size_t)H * hd * hd); /* [H, hd, hd]: the layer's K */
+    if (!E || !Z || !K || !Kl) {
         ae_fail(err, "circuits: out of memory");
         goto out;
     }
@@ -368,19 +391,16 @@ static int copying(const andrea_model *m, andrea_circuits *out, float *qkv, floa
         for (int h = 0; h < H; h++) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, hd, hd, C, 1.0f, o + (size_t)h * hd * C, C,
                         Z + (size_t)h * hd, C, 0.0f, K, hd);
-            for (int i = 0; i < hd * hd; i++) Kh[i] = K[i];
-            char what[32];
-            snprintf(what, sizeof what, "L%d H%d", l, h);
-            if (positive_share(Kh, hd, Kd, &out->copying[l * H + h], what, err)) goto out;
+            for (int i = 0; i < hd * hd; i++) Kl[(size_t)h * hd * hd + i] = K[i];
         }
+        if (positive_shares(Kl, H, hd, l * H, H, out->copying + (size_t)l * H, err)) goto out;
     }
     ret = 0;
 out:
     free(E);
     free(Z);
     free(K);
-    free(Kd);
-    free(Kh);
+    free(Kl);
     return ret;
 }
 
