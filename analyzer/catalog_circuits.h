@@ -32,10 +32,10 @@ int catalog_circuits_schema(sqlite3 *db, const char *path, ae_error *err);
 int catalog_circuits_write(const char *db_path, const char *ckpt_path, const char *sha256, const andrea_circuits *c,
                            ae_error *err);
 
-/* Computes the circuit scores of m and stores them (what `andrea analyze` calls after writing its
- * run). */
-int catalog_circuits_compute_and_write(const char *db_path, const andrea_model *m, const char *ckpt_path,
-                                       const char *sha256, ae_error *err);
+/* Computes the circuit scores of m on device (andrea_circuits_compute_on) and stores them (what
+ * `andrea analyze` calls after writing its run). */
+int catalog_circuits_compute_and_write(const char *db_path, const andrea_model *m, andrea_device device,
+                                       const char *ckpt_path, const char *sha256, ae_error *err);
 
 /* Printable rows of c: weights != 0 -> one row per head (layer, head, copying, prev_pos);
  * else composition rows (src_layer, src_head, dst_layer, dst_head, kind, score, baseline), by

@@ -25,6 +25,10 @@
 #include <cblas.h>
 
 #include "../common/checked_size.h"
+#include "../engine/forward.h"
+#ifdef ANDREA_HAVE_CUDA
+#include "../kernels/circuits_cuda.h"
+#endif
 
 const char *const circuit_kind_names[CIRCUIT_N_KINDS] = {"Q", "K", "V"};
 
@@ -304,15 +308,71 @@ out:
 
 /* ---------- per head: copying and prev_pos ---------- */
 
+/* OpenBLAS's thread control (declared in its cblas.h); other CBLAS builds get no-ops. */
+#ifdef OPENBLAS_VERSION
+static int blas_threads_get(void) { return openblas_get_num_threads(); }
+static void blas_threads_set(int n) { openblas_set_num_threads(n); }
+#else
+static int blas_threads_get(void) { return 1; }
+static void blas_threads_set(int n) { (void)n; }
+#endif
+
+/* out[i] = the share of eigenvalues with positive real part of K_i [hd, hd] (row-major, double;
+ * = K_i^T column-major: same eigenvalues), i < n, heads first_head.. of a model with H heads a
+ * layer: one LAPACK dgeev per head on every OpenMP thread (OpenBLAS kept to one thread meanwhile,
+ * as the CPU forward does), a 64 x 64 dgeev being ~1-2 ms. */
+static int positive_shares(const double *K, int n, int hd, int first_head, int H, double *out, ae_error *err) {
+    int bad = -1, bad_info = 0;
+    const int blas = blas_threads_get();
+    blas_threads_set(1);
+#pragma omp parallel
+    {
+        const int lwork = 8 * hd;
+        double *a = malloc(sizeof(double) * ((size_t)hd * hd + 2 * (size_t)hd + (size_t)lwork));
+#pragma omp for schedule(dynamic, 1)
+        for (int i = 0; i < n; i++) {
+            int nn = hd, lw = lwork, info = a ? 0 : -1000;
+            if (a) {
+                double *wr = a + (size_t)hd * hd, *wi = wr + hd, *ws = wi + hd;
+                memcpy(a, K + (size_t)i * hd * hd, sizeof(double) * (size_t)hd * hd);
+                dgeev_("N", "N", &nn, a, &nn, wr, wi, NULL, &nn, NULL, &nn, ws, &lw, &info);
+                int pos = 0;
+                for (int e = 0; e < hd; e++) pos += wr[e] > 0;
+                out[i] = (double)pos / hd;
+            }
+            if (info != 0) {
+#pragma omp critical(circuits_bad)
+                if (bad < 0 || i < bad) {
+                    bad = i;
+                    bad_info = info;
+                }
+            }
+        }
+        free(a);
+    }
+    blas_threads_set(blas);
+    if (bad < 0) return 0;
+    if (bad_info == -1000) return ae_fail(err, "circuits: out of memory");
+    return ae_fail(err, "circuits: LAPACK dgeev failed on L%d H%d (info %d)", (first_head + bad) / H,
+                   (first_head + bad) % H, bad_info);
+}
+
+#ifdef ANDREA_HAVE_CUDA
+/* copying from the GPU's K matrices ov_k [NH, hd, hd]. */
+static int copying_from_k(const andrea_model *m, const double *ov_k, andrea_circuits *out, ae_error *err) {
+    return positive_shares(ov_k, m->cfg.n_layer * m->cfg.n_head, m->cfg.head_dim, 0, m->cfg.n_head, out->copying, err);
+}
+#endif
+
 /* copying: eigenvalues of K = Or diag(gamma_f) E Vr^T [hd, hd], E = W_E^T W_E over the real vocabulary:
  * the nonzero eigenvalues of W_E W_OV diag(gamma_f) W_E^T [V, V] (eig(AB) = eig(BA)). */
 static int copying(const andrea_model *m, andrea_circuits *out, float *qkv, float *o, ae_error *err) {
     const int L = m->cfg.n_layer, H = m->cfg.n_head, C = m->cfg.d_model, hd = m->cfg.head_dim;
-    int ret = -1, n = hd, info = 0, lwork = 8 * hd;
+    int ret = -1;
     float *E = malloc(sizeof(float) * (size_t)C * C), *Z = malloc(sizeof(float) * (size_t)C * C);
     float *K = malloc(sizeof(float) * (size_t)hd * hd);
-    double *Kd = malloc(sizeof(double) * ((size_t)hd * hd + 2 * hd + (size_t)lwork));
-    if (!E || !Z || !K || !Kd) {
+    double *Kl = malloc(sizeof(double) * (size_t)H * hd * hd); /* [H, hd, hd]: the layer's K */
+    if (!E || !Z || !K || !Kl) {
         ae_fail(err, "circuits: out of memory");
         goto out;
     }
@@ -331,39 +391,23 @@ static int copying(const andrea_model *m, andrea_circuits *out, float *qkv, floa
         for (int h = 0; h < H; h++) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, hd, hd, C, 1.0f, o + (size_t)h * hd * C, C,
                         Z + (size_t)h * hd, C, 0.0f, K, hd);
-            double *a = Kd, *wr = Kd + hd * hd, *wi = wr + hd, *ws = wi + hd;
-            for (int i = 0; i < hd * hd; i++) a[i] = K[i]; /* row-major = K^T column-major: same eigenvalues */
-            dgeev_("N", "N", &n, a, &n, wr, wi, NULL, &n, NULL, &n, ws, &lwork, &info);
-            if (info != 0) {
-                ae_fail(err, "circuits: LAPACK dgeev failed on L%d H%d (info %d)", l, h, info);
-                goto out;
-            }
-            int pos = 0;
-            for (int i = 0; i < hd; i++) pos += wr[i] > 0;
-            out->copying[l * H + h] = (double)pos / hd;
+            for (int i = 0; i < hd * hd; i++) Kl[(size_t)h * hd * hd + i] = K[i];
         }
+        if (positive_shares(Kl, H, hd, l * H, H, out->copying + (size_t)l * H, err)) goto out;
     }
     ret = 0;
 out:
     free(E);
     free(Z);
     free(K);
-    free(Kd);
+    free(Kl);
     return ret;
 }
 
-/* prev_pos: positions p_i = LayerNorm-normalised wpe rows (centred, unit variance, eps 1e-5; the
- * scale is in the folded W_Q/W_K, the bias ignored), logits (p_i W_Q)(p_j W_K)^T / sqrt(hd) over
- * keys j <= i, mean softmax mass on j = i-1 over queries i = 1..T-1, T = pos_window. */
-static int prev_pos(const andrea_model *m, andrea_circuits *out, float *qkv, float *o, ae_error *err) {
-    const int L = m->cfg.n_layer, H = m->cfg.n_head, C = m->cfg.d_model, hd = m->cfg.head_dim, T = out->pos_window;
-    int ret = -1;
-    float *P = malloc(sizeof(float) * (size_t)T * C), *QK = malloc(sizeof(float) * (size_t)T * 2 * C);
-    double *row = malloc(sizeof(double) * (size_t)T);
-    if (!P || !QK || !row) {
-        ae_fail(err, "circuits: out of memory");
-        goto out;
-    }
+/* P [T, C]: the positions p_i = LayerNorm-normalised wpe rows (centred, unit variance, eps 1e-5;
+ * the scale is in the folded W_Q/W_K, the bias ignored). */
+static void position_rows(const andrea_model *m, int T, float *P) {
+    const int C = m->cfg.d_model;
     for (int i = 0; i < T; i++) {
         const float *x = m->p.wpe + (size_t)i * C;
         double mean = 0, var = 0;
@@ -374,6 +418,20 @@ static int prev_pos(const andrea_model *m, andrea_circuits *out, float *qkv, flo
         const double rs = 1.0 / sqrt(var + 1e-5);
         for (int c = 0; c < C; c++) P[(size_t)i * C + c] = (float)((x[c] - mean) * rs);
     }
+}
+
+/* prev_pos: logits (p_i W_Q)(p_j W_K)^T / sqrt(hd) over keys j <= i, mean softmax mass on
+ * j = i-1 over queries i = 1..T-1, T = pos_window. */
+static int prev_pos(const andrea_model *m, andrea_circuits *out, float *qkv, float *o, ae_error *err) {
+    const int L = m->cfg.n_layer, H = m->cfg.n_head, C = m->cfg.d_model, hd = m->cfg.head_dim, T = out->pos_window;
+    int ret = -1;
+    float *P = malloc(sizeof(float) * (size_t)T * C), *QK = malloc(sizeof(float) * (size_t)T * 2 * C);
+    double *row = malloc(sizeof(double) * (size_t)T);
+    if (!P || !QK || !row) {
+        ae_fail(err, "circuits: out of memory");
+        goto out;
+    }
+    position_rows(m, T, P);
     const double scale = 1.0 / sqrt((double)hd);
     for (int l = 0; l < L; l++) {
         layer_factors(m, l, qkv, o);
@@ -416,38 +474,85 @@ int andrea_circuits_compute(const andrea_model *m, andrea_circuits *out, ae_erro
     return andrea_circuits_compute_budget(m, CIRCUITS_GRAM_BUDGET, out, err);
 }
 
-int andrea_circuits_compute_budget(const andrea_model *m, size_t budget, andrea_circuits *out, ae_error *err) {
+/* The GPU's share (kernels/circuits_cuda.h): composition, the K matrices and prev_pos; the
+ * eigenvalues of K stay on the CPU (LAPACK). */
+static int compute_gpu(const andrea_model *m, andrea_circuits *out, ae_error *err) {
+#ifdef ANDREA_HAVE_CUDA
+    const int NH = out->n_layer * out->n_head, hd = out->head_dim, T = out->pos_window;
+    double *ov_k = malloc(sizeof(double) * (size_t)NH * hd * hd);
+    float *P = malloc(sizeof(float) * (size_t)(T > 0 ? T : 1) * out->d_model);
+    int rc = -1;
+    if (!ov_k || !P) {
+        ae_fail(err, "circuits: out of memory");
+    } else {
+        position_rows(m, T, P);
+        rc = andrea_circuits_cuda(m, T, P, out->comp, ov_k, out->prev_pos, err) || copying_from_k(m, ov_k, out, err);
+    }
+    free(ov_k);
+    free(P);
+    return rc ? -1 : 0;
+#else
+    (void)m;
+    (void)out;
+    return ae_fail(err, "circuits: this andrea was built without CUDA");
+#endif
+}
+
+static int circuits_init(const andrea_model *m, andrea_circuits *out, size_t *ncomp, ae_error *err) {
     memset(out, 0, sizeof *out);
     const andrea_config *cfg = &m->cfg;
-    const int NH = cfg->n_layer * cfg->n_head, C = cfg->d_model;
+    const int NH = cfg->n_layer * cfg->n_head;
     out->n_layer = cfg->n_layer;
     out->n_head = cfg->n_head;
-    out->d_model = C;
+    out->d_model = cfg->d_model;
     out->head_dim = cfg->head_dim;
     out->pos_window = cfg->max_seq_len < CIRCUITS_POS_WINDOW ? cfg->max_seq_len : CIRCUITS_POS_WINDOW;
     out->baseline_samples = CIRCUITS_BASELINE_SAMPLES;
     out->baseline_seed = CIRCUITS_BASELINE_SEED;
-    size_t ncomp;
-    if (ae_mul((size_t)3 * NH, (size_t)NH, &ncomp)) return ae_fail(err, "%s: too many heads", m->path);
-    out->comp = malloc(sizeof(double) * ncomp);
+    if (ae_mul((size_t)3 * NH, (size_t)NH, ncomp)) return ae_fail(err, "circuits: too many heads");
+    out->comp = malloc(sizeof(double) * *ncomp);
     out->copying = malloc(sizeof(double) * NH);
     out->prev_pos = malloc(sizeof(double) * NH);
+    if (!out->comp || !out->copying || !out->prev_pos) return ae_fail(err, "circuits: out of memory");
+    for (size_t i = 0; i < *ncomp; i++) out->comp[i] = NAN;
+    return andrea_circuits_baseline(out->d_model, out->head_dim, out->baseline_samples, out->baseline_seed,
+                                    &out->baseline, err);
+}
+
+int andrea_circuits_compute_on(const andrea_model *m, andrea_device device, andrea_circuits *out, ae_error *err) {
+    if (device == ANDREA_DEVICE_AUTO) device = andrea_cuda_available() ? ANDREA_DEVICE_CUDA : ANDREA_DEVICE_CPU;
+    if (device != ANDREA_DEVICE_CUDA) return andrea_circuits_compute(m, out, err);
+    if (!andrea_cuda_available()) {
+        memset(out, 0, sizeof *out);
+        return ae_fail(err, "%s: circuits: no CUDA device (or this andrea was built without CUDA)", m->path);
+    }
+    size_t ncomp;
+    if (circuits_init(m, out, &ncomp, err) || compute_gpu(m, out, err)) {
+        ae_prefix(err, "%s", m->path);
+        andrea_circuits_free(out);
+        return -1;
+    }
+    out->gpu = 1;
+    return 0;
+}
+
+int andrea_circuits_compute_budget(const andrea_model *m, size_t budget, andrea_circuits *out, ae_error *err) {
+    const int C = m->cfg.d_model;
+    size_t ncomp;
     float *qkv = malloc(sizeof(float) * (size_t)3 * C * C), *o = malloc(sizeof(float) * (size_t)C * C);
     int ret = -1;
-    if (!out->comp || !out->copying || !out->prev_pos || !qkv || !o) {
-        ae_fail(err, "%s: out of memory", m->path);
-        goto out;
+    if (!qkv || !o) {
+        memset(out, 0, sizeof *out);
+        ae_fail(err, "circuits: out of memory");
+    } else if (!circuits_init(m, out, &ncomp, err) && !composition(m, out, qkv, o, budget, err) &&
+               !copying(m, out, qkv, o, err) && !prev_pos(m, out, qkv, o, err)) {
+        ret = 0;
     }
-    for (size_t i = 0; i < ncomp; i++) out->comp[i] = NAN;
-    if (andrea_circuits_baseline(C, cfg->head_dim, out->baseline_samples, out->baseline_seed, &out->baseline, err) ||
-        composition(m, out, qkv, o, budget, err) || copying(m, out, qkv, o, err) || prev_pos(m, out, qkv, o, err)) {
-        ae_prefix(err, "%s", m->path);
-        goto out;
-    }
-    ret = 0;
-out:
     free(qkv);
     free(o);
-    if (ret) andrea_circuits_free(out);
+    if (ret) {
+        ae_prefix(err, "%s", m->path);
+        andrea_circuits_free(out);
+    }
     return ret;
 }

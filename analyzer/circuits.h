@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "../common/error.h"
+#include "../engine/forward.h"
 #include "../engine/model.h"
 
 typedef enum { CIRCUIT_Q = 0, CIRCUIT_K = 1, CIRCUIT_V = 2 } circuit_kind;
@@ -43,6 +44,7 @@ typedef struct {
     double *comp;          /* [3, NH, NH]: kind, src = l*H+h, dst = l*H+h; NaN off l_src < l_dst */
     double *copying;       /* [NH] share of eigenvalues with positive real part, in [0, 1] */
     double *prev_pos;      /* [NH] mean attention mass on key q-1, queries 1..pos_window-1 */
+    int gpu;               /* 1: computed on the GPU (kernels/circuits_cuda.h, fp64 cuBLAS) */
 } andrea_circuits;
 
 int andrea_circuits_compute(const andrea_model *m, andrea_circuits *out, ae_error *err);
@@ -51,6 +53,12 @@ int andrea_circuits_compute(const andrea_model *m, andrea_circuits *out, ae_erro
  * andrea_circuits_compute uses CIRCUITS_GRAM_BUDGET (ANDREA-120M needs 156 MiB, fits whole). */
 #define CIRCUITS_GRAM_BUDGET ((size_t)1 << 30)
 int andrea_circuits_compute_budget(const andrea_model *m, size_t budget, andrea_circuits *out, ae_error *err);
+/* The same on a device: ANDREA_DEVICE_CPU is andrea_circuits_compute; ANDREA_DEVICE_CUDA runs the
+ * composition, the copying matrices and prev_pos on the GPU in fp64 (kernels/circuits_cuda.h; the
+ * eigenvalues and the baseline stay on the CPU), equal to the CPU's scores within 1e-4, and is
+ * refused without a GPU; ANDREA_DEVICE_AUTO picks CUDA when a GPU is present and this andrea was
+ * built with CUDA, else the CPU (as `analyze --device auto`). */
+int andrea_circuits_compute_on(const andrea_model *m, andrea_device device, andrea_circuits *out, ae_error *err);
 void andrea_circuits_free(andrea_circuits *c);
 
 /* The composition score of one pair and kind (NaN when not stored). */

@@ -19,13 +19,13 @@ echo "== device"; nvidia-smi --query-gpu=name,driver_version,memory.used --forma
 echo "== build ($SECONDS s)"
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DANDREA_EXTRA_PREFIX=$PFX >$OUT/build.txt 2>&1 ||
   { tail -30 $OUT/build.txt; exit 1; }
-cmake --build build-gpu -j16 --target andrea bench_gpu_forward $([ "${BENCH_ONLY:-0}" = 1 ] || echo test_dump_cuda test_cuda_forward test_gpu_scores_equal_host_scores test_checkpoint_load_hashed bench_attention_versions) >>$OUT/build.txt 2>&1 ||
+cmake --build build-gpu -j16 --target andrea bench_gpu_forward $([ "${BENCH_ONLY:-0}" = 1 ] || echo test_dump_cuda test_cuda_forward test_gpu_scores_equal_host_scores test_checkpoint_hash bench_attention_versions) >>$OUT/build.txt 2>&1 ||
   { grep -E "error|Error" $OUT/build.txt | head -30; exit 1; }
 A=./build-gpu/andrea
 # BENCH_ONLY=1: the ANDREA-120M benchmark alone (a second call after the tests passed)
 if [ "${BENCH_ONLY:-0}" != 1 ]; then
 echo "== CUDA tests ($SECONDS s)"
-for t in test_cuda_forward test_dump_cuda test_gpu_scores_equal_host_scores test_checkpoint_load_hashed; do
+for t in test_cuda_forward test_dump_cuda test_gpu_scores_equal_host_scores test_checkpoint_hash; do
   (cd build-gpu/tests && ANDREA_TEST_QUICK=1 timeout 150 ./$t >$OUT/$t.txt 2>&1; echo "$t rc=$?"; tail -3 $OUT/$t.txt)
 done
 echo "== attention kernel versions against the CPU oracle ($SECONDS s)"

@@ -92,7 +92,7 @@ static const char *shown_path(const char *p) {
 static void print_timing(const char *ckpt, const andrea_dump_stats *st, double t_load, double t_hash,
                          const andrea_classify_timing *ct, double t_catalog, double t_report, double t_all) {
     fprintf(stderr,
-            "andrea analyze: time (%s): model load + probes %.2f s, checkpoint sha256 %.2f s (beside the load), engine open %.2f s, "
+            "andrea analyze: time (%s): model load + probes %.2f s, checkpoint sha256 wait %.2f s (it runs beside the load), engine open %.2f s, "
             "forwards %.2f s, scoring + report maps %.2f s, map writes %.2f s, causal check %.2f s, catalog %.2f s, "
             "report %.2f s, total %.2f s\n",
             ckpt, t_load, t_hash, st->t_open, st->t_forward, st->t_sinks, st->t_maps + st->t_other + st->t_close + st->t_seal,
@@ -128,14 +128,16 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     andrea_analysis a;
     memset(&a, 0, sizeof a);
     char name[256], dump_path[4400], db_path[4400], hex[65], tok_desc[4200];
-    double t_hash = 0; /* the sha256 runs on a thread beside the load (engine/checkpoint.h) */
-    if (andrea_model_load_hashed(&m, ckpt, hex, &t_hash, err)) return -1;
+    if (andrea_model_load(&m, ckpt, err)) return -1;
     tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, aa->tok_dir, err);
     if (!tok && !probe_spec_is_file(aa->probes)) goto out;
     snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
     if (probe_suites_load(aa->probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &aa->po, &suites, &n_suites, err))
         goto out;
     const double t_load = ae_now_seconds() - t_start;
+    /* the sha256 started on a thread with the load (engine/checkpoint_hash.h): this waits for its rest */
+    if (andrea_checkpoint_sha256(&m, hex, err)) goto out;
+    const double t_hash = ae_now_seconds() - t_start - t_load;
     run_name_and_dump(ckpt, index, aa, name, sizeof name, dump_path, sizeof dump_path);
     const int dumping = aa->dump_file || aa->keep_dumps;
     snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
@@ -192,7 +194,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
         scored->collected = rcol; /* rendered and freed by the series loop */
         rcol = NULL;
         ret = andrea_mpi_agree(catalog_write(db_path, &a, NULL, err) ||
-                                   catalog_circuits_compute_and_write(db_path, &m, ckpt, hex, err), /* andrea circuits */
+                                   catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err), /* andrea circuits */
                                err);
         goto out;
     }
@@ -204,7 +206,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     ropt.quiet = ae_progress_quiet;
     const double t_cat0 = ae_now_seconds();
     int wrc = catalog_write(db_path, &a, NULL, err) ||
-              catalog_circuits_compute_and_write(db_path, &m, ckpt, hex, err); /* andrea circuits */
+              catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err); /* andrea circuits */
     const double t_rep0 = ae_now_seconds();
     if (!wrc)
         wrc = andrea_render_collected(rcol, hex, dumping ? dump_path : NULL, a.maps_dtype, db_path, rdir, &ropt, err);

@@ -12,7 +12,8 @@
 
 static void help(FILE *f) {
     fprintf(f,
-            "usage: andrea circuits CKPT [--db CATALOG] [--top N] [--weights] [--format table|csv|json]\n\n"
+            "usage: andrea circuits CKPT [--db CATALOG] [--top N] [--weights] [--format table|csv|json]\n"
+            "                             [--device auto|cpu|cuda]\n\n"
             "Scores how the heads of CKPT connect, from the weights alone (no probes, no forward):\n"
             "Q-, K- and V-composition for every pair of heads in different layers (Elhage et al. 2021:\n"
             "||M||_F / (||A||_F ||B||_F), beside the mean score of random matrices of the same shapes),\n"
@@ -21,17 +22,21 @@ static void help(FILE *f) {
             "  --db CATALOG  also store every score in the catalog (views head_composition and\n"
             "                head_weights, docs/catalog.md), replacing this checkpoint's earlier ones\n"
             "  --top N       print the N strongest compositions (default 20; 0: every pair)\n"
-            "  --weights     print the per-head scores (copying, prev_pos) instead\n");
+            "  --weights     print the per-head scores (copying, prev_pos) instead\n"
+            "  --device D    auto (default: the GPU when there is one, in fp64 with cuBLAS), cpu or\n"
+            "                cuda; both give the same scores within 1e-4 (docs/scores.md)\n");
 }
 
 int cmd_circuits(int argc, char **argv) {
     static const struct option opts[] = {
         {"db", required_argument, 0, 'd'},     {"top", required_argument, 0, 'n'},
         {"weights", no_argument, 0, 'w'},      {"format", required_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+        {"device", required_argument, 0, 'D'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     const char *db = NULL;
     int fmt = CATALOG_TABLE, weights = 0, c, bad;
+    andrea_device dev = ANDREA_DEVICE_AUTO;
     long top = 20;
     optind = 1;
     opterr = 0;
@@ -43,6 +48,9 @@ int cmd_circuits(int argc, char **argv) {
                 return cli_usage_error("circuits", "--top wants a count >= 0, not '%s'", optarg);
             break;
         case 'w': weights = 1; break;
+        case 'D':
+            if ((bad = cli_opt_device("circuits", optarg, &dev))) return bad;
+            break;
         case 'f':
             if ((bad = cli_opt_format("circuits", optarg, &fmt))) return bad;
             break;
@@ -60,7 +68,7 @@ int cmd_circuits(int argc, char **argv) {
     catalog_rows rows;
     char hex[65];
     if (andrea_model_load(&m, ckpt, &err)) return cli_fail(&err);
-    int rc = andrea_circuits_compute(&m, &cs, &err);
+    int rc = andrea_circuits_compute_on(&m, dev, &cs, &err);
     if (!rc && db) rc = andrea_checkpoint_sha256(&m, hex, &err) || catalog_circuits_write(db, ckpt, hex, &cs, &err);
     andrea_model_free(&m);
     if (!rc) rc = andrea_circuits_rows(&cs, weights, (int)top, &rows, &err);

@@ -14,11 +14,17 @@
 #include "checked_size.h"
 
 /* The one digest loop: sha256 of len bytes of fd at offset `at`, through pread (position-
- * independent, so threads can share fd). -1 on a read error, or when the file is shorter. */
-static int sha256_range(int fd, off_t at, size_t len, unsigned char md[32], unsigned char *buf, size_t buf_len) {
+ * independent, so threads can share fd). -1 on a read error, or when the file is shorter, or
+ * (stop non-NULL) once *stop is set. */
+static int sha256_range_until(int fd, off_t at, size_t len, unsigned char md[32], unsigned char *buf, size_t buf_len,
+                              const int *stop) {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
     while (ok && len > 0) {
+        if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) {
+            ok = 0;
+            break;
+        }
         ssize_t n = pread(fd, buf, len < buf_len ? len : buf_len, at);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
@@ -33,6 +39,10 @@ static int sha256_range(int fd, off_t at, size_t len, unsigned char md[32], unsi
     ok = ok && EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32;
     EVP_MD_CTX_free(ctx);
     return ok ? 0 : -1;
+}
+
+static int sha256_range(int fd, off_t at, size_t len, unsigned char md[32], unsigned char *buf, size_t buf_len) {
+    return sha256_range_until(fd, at, len, md, buf, buf_len, NULL);
 }
 
 static void to_hex(const unsigned char md[32], char hex[65]) {
@@ -63,6 +73,37 @@ int ae_sha256_file(const char *path, char hex[65], ae_error *err) {
     if (!f) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
     int rc = ae_sha256_stream(f, 0, hex, path, err);
     fclose(f);
+    return rc;
+}
+
+int ae_sha256_file_until(const char *path, const int *stop, char hex[65], ae_error *err) {
+    /* O_NONBLOCK: a FIFO in the checkpoint's place must not hold a thread in open() (the reader
+     * refuses it; regular files ignore the flag) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return ae_fail(err, "%s: not a regular file", path);
+    }
+    const size_t buf_len = (size_t)1 << 20;
+    unsigned char *buf = malloc(buf_len), md[32];
+    size_t size = 0;
+    int rc = -1;
+    if (!buf) {
+        ae_fail(err, "%s: out of memory", path);
+    } else if (!tail_size(fd, 0, &size, path, err)) {
+        if (sha256_range_until(fd, 0, size, md, buf, buf_len, stop) == 0) {
+            to_hex(md, hex);
+            rc = 0;
+        } else if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) {
+            ae_fail(err, "%s: hashing stopped", path);
+        } else {
+            ae_fail(err, "%s: read error while hashing", path);
+        }
+    }
+    free(buf);
+    close(fd);
     return rc;
 }
 

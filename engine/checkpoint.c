@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/mpi_shard.h"
 #include "../common/sha256.h"
+#include "checkpoint_hash.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "andrea reads little-endian checkpoint files straight into memory: little-endian hosts only"
@@ -37,6 +39,12 @@ static int join(char *out, size_t cap, const char *dir, const char *name, ae_err
     return 0;
 }
 
+/* The weights file's sha256 starts on a thread as its reading starts (checkpoint_hash.h); under
+ * MPI only rank 0 hashes (it broadcasts the result), the others would hash for nothing. */
+static andrea_sha_job *hash_beside(const char *file) {
+    return andrea_mpi_rank() == 0 ? andrea_sha_job_start(file) : NULL;
+}
+
 int andrea_model_load(andrea_model *m, const char *path, ae_error *err) {
     memset(m, 0, sizeof *m);
     if (strlen(path) >= sizeof m->path) return ae_fail(err, "%.200s...: path too long", path);
@@ -53,15 +61,18 @@ int andrea_model_load(andrea_model *m, const char *path, ae_error *err) {
         if (stat(st_path, &st) != 0)
             return ae_fail(err, "%s: folder holds no model.safetensors (a checkpoint folder needs "
                                 "model.safetensors + config.json)", path);
+        m->sha_job = hash_beside(st_path);
         rc = andrea_load_safetensors(m, st_path, cfg_path, err);
     } else if (!S_ISREG(st.st_mode)) {
         return ae_fail(err, "%s: not a regular file or folder", path);
     } else if (ends_with(path, ".safetensors")) {
         dirname_of(path, dir, sizeof dir);
         if (join(cfg_path, sizeof cfg_path, dir, "config.json", err)) return -1;
+        m->sha_job = hash_beside(path);
         rc = andrea_load_safetensors(m, path, cfg_path, err);
     } else {
         dirname_of(path, dir, sizeof dir);
+        m->sha_job = hash_beside(path);
         rc = andrea_load_bin(m, path, err);
     }
     if (rc) {
@@ -75,7 +86,8 @@ int andrea_model_load(andrea_model *m, const char *path, ae_error *err) {
     size_t C = (size_t)m->cfg.d_model;
     memset(m->p.wte + (size_t)m->cfg.vocab_size * C, 0,
            (size_t)(m->cfg.padded_vocab_size - m->cfg.vocab_size) * C * sizeof(float));
-    if (andrea_model_check_finite(m, err)) {
+    /* the safetensors reader checked every value as it converted it (naming the file's tensor) */
+    if (m->format != ANDREA_FMT_SAFETENSORS && andrea_model_check_finite(m, err)) {
         andrea_model_free(m);
         return -1;
     }
@@ -96,6 +108,7 @@ int andrea_checkpoint_weights_file(const andrea_model *m, char *out, size_t cap,
 }
 
 int andrea_checkpoint_sha256(const andrea_model *m, char hex[65], ae_error *err) {
+    if (m->sha_job) return andrea_sha_job_result(m->sha_job, hex, err); /* started by the load */
     char file[sizeof m->path + 32];
     if (andrea_checkpoint_weights_file(m, file, sizeof file, err)) return -1;
     return ae_sha256_file(file, hex, err);

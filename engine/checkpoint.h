@@ -50,11 +50,8 @@ int andrea_config_json_read(const char *path, andrea_config *cfg, ae_error *err)
 int andrea_checkpoint_weights_file(const andrea_model *m, char *out, size_t cap, ae_error *err);
 /* The same for a checkpoint path before it is loaded. */
 int andrea_checkpoint_weights_path(const char *path, char *out, size_t cap, ae_error *err);
-/* sha256 (lowercase hex) of that file. */
+/* sha256 (lowercase hex) of that file: for a model from andrea_model_load the hash started on a
+ * thread when the load started (checkpoint_hash.h), waited for here; otherwise read now. */
 int andrea_checkpoint_sha256(const andrea_model *m, char hex[65], ae_error *err);
-/* andrea_model_load with the weights file's sha256 computed on a thread meanwhile
- * (checkpoint_hashed.c): both read the file at once. t_hash (may be NULL): the hash's own
- * seconds. A failed load is reported first, then a failed hash; one line either way. */
-int andrea_model_load_hashed(andrea_model *m, const char *path, char hex[65], double *t_hash, ae_error *err);
 
 #endif

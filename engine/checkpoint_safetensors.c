@@ -15,14 +15,19 @@
  *      are ignored; lm_head.weight, when present, must equal wte (andrea ties the unembedding);
  *   3b. the entries tile the data section exactly (no gap, nothing after the last tensor), as
  *      the safetensors library requires (checked after 3 so a dropped entry is named "missing");
- *   4. only then is the parameter buffer allocated; tensors are converted to fp32 through a
- *      bounded scratch buffer, Conv1D weights [in, out] transposed to Linear [out, in].
+ *   4. only then is the parameter buffer allocated; tensors are converted to fp32 in pieces of
+ *      whole rows (<= 4 MB of the file each) on all OpenMP threads but one (that core hashes the
+ *      file meanwhile, checkpoint_hash.h), each through its own bounded
+ *      scratch buffer (12 MB a thread), Conv1D weights [in, out] transposed to Linear [out, in],
+ *      every value checked finite as its piece is converted; the pieces go in file order
+ *      (dynamic schedule), so the file is read about sequentially, once.
  * Failure contract: one line "FILE: tensor NAME: problem" (or "FILE: problem"), model zeroed.
  */
 #include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +39,7 @@
 #include "../common/strict_input.h"
 #include "../common/printable.h"
 #include "../common/half.h"
+#include "../common/finite.h"
 
 #define SCRATCH_BYTES ((size_t)4 << 20)
 #define MAX_DIMS 8
@@ -194,38 +200,60 @@ static void convert(float *dst, const void *src, size_t n, int dtype) {
     }
 }
 
-/* Reads entry e (stored [rows, cols]) into dst as fp32, transposed to [cols, rows] if asked.
- * When `compare` is set, dst is not written: the values are compared with it instead and a
- * mismatch returns 1. */
-static int load_tensor(int fd, size_t data_start, const st_entry *e, const st_target *t, float *dst,
-                       int compare, void *scratch, float *fscratch, const char *path, ae_error *err) {
-    size_t rows = (size_t)t->shape[0], cols = t->ndim == 2 ? (size_t)t->shape[1] : 1;
-    size_t es = dtype_bytes[e->dtype], row_bytes = cols * es;
-    size_t rows_per = SCRATCH_BYTES / row_bytes; /* row_bytes <= 4*C*4 <= 1 MB: rows_per >= 4 */
-    for (size_t r0 = 0; r0 < rows; r0 += rows_per) {
-        size_t nr = rows - r0 < rows_per ? rows - r0 : rows_per;
-        if (pread_all(fd, scratch, nr * row_bytes, data_start + e->begin + r0 * row_bytes, path, err))
-            return -1;
-        if (compare) {
-            convert(fscratch, scratch, nr * cols, e->dtype);
-            if (memcmp(fscratch, dst + r0 * cols, nr * cols * sizeof(float)) != 0) return 1;
-        } else if (!t->transpose) {
-            convert(dst + r0 * cols, scratch, nr * cols, e->dtype);
-        } else {
-            /* src chunk: [nr, cols] rows r0.. of the [in=rows, out=cols] Conv1D weight;
-             * dst: [out=cols, in=rows] */
-            convert(fscratch, scratch, nr * cols, e->dtype);
-            /* 32 x 32 tiles keep both the strided reads and the strided writes in cache */
-            for (size_t ob = 0; ob < cols; ob += 32)
-                for (size_t ib = 0; ib < nr; ib += 32) {
-                    size_t oe = ob + 32 < cols ? ob + 32 : cols, ie = ib + 32 < nr ? ib + 32 : nr;
-                    for (size_t o = ob; o < oe; o++)
-                        for (size_t i = ib; i < ie; i++) dst[o * rows + r0 + i] = fscratch[i * cols + o];
-                }
-        }
+/* The first non-finite value among n floats (index), or n. */
+static size_t first_nonfinite(const float *p, size_t n) {
+    if (!ae_any_nonfinite(p, n)) return n;
+    size_t j = 0;
+    while (j < n && isfinite(p[j])) j++;
+    return j;
+}
+
+/* Rows r0..r0+nr-1 of entry e (stored [rows, cols]) into dst (the whole tensor's fp32 home),
+ * transposed to [cols, rows] if asked; whole rows, nr * row bytes <= SCRATCH_BYTES. With
+ * `compare` dst is not written: the values are compared with it and a mismatch returns 1. A
+ * non-finite value returns 2 with its element index (in dst's layout) in *bad_at, and *bad_nan
+ * set when it is a NaN (else an Inf). */
+static int load_piece(int fd, size_t data_start, const st_entry *e, const st_target *t, float *dst, size_t r0,
+                      size_t nr, int compare, void *scratch, float *fscratch, size_t *bad_at, int *bad_nan,
+                      const char *path, ae_error *err) {
+    const size_t rows = (size_t)t->shape[0], cols = t->ndim == 2 ? (size_t)t->shape[1] : 1;
+    const size_t row_bytes = cols * dtype_bytes[e->dtype], n = nr * cols;
+    if (pread_all(fd, scratch, nr * row_bytes, data_start + e->begin + r0 * row_bytes, path, err)) return -1;
+    if (compare) {
+        convert(fscratch, scratch, n, e->dtype);
+        return memcmp(fscratch, dst + r0 * cols, n * sizeof(float)) != 0;
     }
+    if (!t->transpose) {
+        convert(dst + r0 * cols, scratch, n, e->dtype);
+        size_t j = first_nonfinite(dst + r0 * cols, n);
+        if (j == n) return 0;
+        *bad_at = r0 * cols + j;
+        *bad_nan = isnan(dst[r0 * cols + j]);
+        return 2;
+    }
+    /* src chunk: [nr, cols] rows r0.. of the [in=rows, out=cols] Conv1D weight; dst: [out=cols, in=rows] */
+    convert(fscratch, scratch, n, e->dtype);
+    size_t j = first_nonfinite(fscratch, n);
+    if (j < n) {
+        *bad_at = (j % cols) * rows + r0 + j / cols;
+        *bad_nan = isnan(fscratch[j]);
+        return 2;
+    }
+    /* 32 x 32 tiles keep both the strided reads and the strided writes in cache */
+    for (size_t ob = 0; ob < cols; ob += 32)
+        for (size_t ib = 0; ib < nr; ib += 32) {
+            size_t oe = ob + 32 < cols ? ob + 32 : cols, ie = ib + 32 < nr ? ib + 32 : nr;
+            for (size_t o = ob; o < oe; o++)
+                for (size_t i = ib; i < ie; i++) dst[o * rows + r0 + i] = fscratch[i * cols + o];
+        }
     return 0;
 }
+
+/* One piece of the load: rows r0..r0+nr-1 of entry `entry`, at most SCRATCH_BYTES of the file. */
+typedef struct {
+    int entry;
+    size_t r0, nr;
+} st_piece;
 
 /* One safetensors file being read: what each step below fills in for the next. */
 typedef struct {
@@ -241,8 +269,10 @@ typedef struct {
     int *slot_of; /* [n_slots]: entry index of each GPT-2 parameter slot, or -1 */
     size_t n_slots;
     int lm_head; /* entry index of lm_head.weight, or -1 */
-    void *scratch;
-    float *fscratch;
+    st_target *tgt; /* [n]: where each entry goes (step 5) */
+    float **dst;    /* [n]: its fp32 home in the model, or NULL (ignored buffers, lm_head) */
+    st_piece *pieces;
+    size_t n_pieces;
 } st_file;
 
 /* 1. The header: its length fits the file and the limit, and it is one strict JSON object. */
@@ -371,44 +401,106 @@ static int st_check_complete(const st_file *f, ae_error *err) {
     return 0;
 }
 
-/* 5. Allocate the model and convert every tensor into it (finite values only); an lm_head must
- * equal wte (tied unembedding). */
-static int st_load_values(st_file *f, andrea_model *m, ae_error *err) {
-    const char *path = f->path;
-    if (andrea_model_alloc(m, &f->cfg, err)) return ae_prefix(err, "%s", path);
-    f->scratch = malloc(SCRATCH_BYTES);
-    f->fscratch = malloc(SCRATCH_BYTES * 2); /* fp32 of a chunk of 2-byte values */
-    if (!f->scratch || !f->fscratch) return ae_fail(err, "%s: out of memory", path);
+/* 5a. Every entry's target and home, and the pieces to read: the parameters (role 1), then
+ * lm_head (role 2, compared with wte once wte is in), each in file order, in whole rows of at
+ * most SCRATCH_BYTES. */
+static int st_plan(st_file *f, andrea_model *m, ae_error *err) {
     float *base[ANDREA_N_PARAM_TENSORS];
     base[0] = m->memory;
     for (int i = 1; i < ANDREA_N_PARAM_TENSORS; i++) base[i] = base[i - 1] + f->sizes[i - 1];
-    for (size_t s = 0; s < f->n_slots; s++) {
-        if (f->slot_of[s] < 0) continue;
-        const st_entry *e = &f->entries[f->slot_of[s]];
-        const char *name = e->name;
-        if (!strncmp(name, "transformer.", 12)) name += 12;
-        st_target t;
-        classify(name, &f->cfg, &t);
-        size_t per_layer = t.layer < 0 ? 0 : f->sizes[t.tensor] / (size_t)f->cfg.n_layer;
-        float *dst = base[t.tensor] + (t.layer < 0 ? 0 : (size_t)t.layer * per_layer);
-        if (load_tensor(f->fd, f->data_start, e, &t, dst, 0, f->scratch, f->fscratch, path, err)) return -1;
-        /* checked here, not only by andrea_model_load, so the message names the file's tensor */
-        size_t count = (size_t)t.shape[0] * (t.ndim == 2 ? (size_t)t.shape[1] : 1);
-        for (size_t j = 0; j < count; j++) {
-            if (isfinite(dst[j])) continue;
-            return ae_fail(err, "%s: tensor %s holds a non-finite value (%s at element %zu)", path, e->shown,
-                           isnan(dst[j]) ? "NaN" : "Inf", j);
+    if (!f->tgt) f->tgt = calloc((size_t)f->n + 1, sizeof *f->tgt);
+    if (!f->dst) f->dst = calloc((size_t)f->n + 1, sizeof *f->dst);
+    if (!f->tgt || !f->dst) return ae_fail(err, "%s: out of memory", f->path);
+    size_t n_pieces = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < f->n; k++) {
+            const int i = (int)(f->sorted[k] - f->entries);
+            const char *name = f->entries[i].name;
+            if (!strncmp(name, "transformer.", 12)) name += 12;
+            st_target *t = &f->tgt[i];
+            const int kind = classify(name, &f->cfg, t);
+            if (kind == 0 || (kind == 2) != (pass == 1)) continue;
+            if (kind == 1) {
+                const size_t per_layer = t->layer < 0 ? 0 : f->sizes[t->tensor] / (size_t)f->cfg.n_layer;
+                f->dst[i] = base[t->tensor] + (t->layer < 0 ? 0 : (size_t)t->layer * per_layer);
+            }
+            const size_t rows = (size_t)t->shape[0], cols = t->ndim == 2 ? (size_t)t->shape[1] : 1;
+            const size_t rows_per = SCRATCH_BYTES / (cols * dtype_bytes[f->entries[i].dtype]); /* >= 4: rows <= 1 MB */
+            for (size_t r0 = 0; r0 < rows; r0 += rows_per) {
+                if (f->pieces) f->pieces[n_pieces] = (st_piece){i, r0, rows - r0 < rows_per ? rows - r0 : rows_per};
+                n_pieces++;
+            }
         }
+    f->n_pieces = n_pieces;
+    return 0;
+}
+
+/* 5b. The pieces [from, to), on every OpenMP thread (each with its own scratch); the error of the
+ * first failing piece in plan order is the one reported, as a serial read would. Returns 0, -1
+ * (err set), 1 (lm_head differs from wte) or 2 (a non-finite value, err set). */
+static int st_read_pieces(st_file *f, size_t from, size_t to, float *wte, ae_error *err) {
+    size_t bad_piece = (size_t)-1;
+    int bad_rc = 0;
+    /* one core is left to the checkpoint's sha256, which runs beside the load (checkpoint_hash.h) */
+    const int n_threads = omp_get_max_threads() > 1 ? omp_get_max_threads() - 1 : 1;
+#pragma omp parallel num_threads(n_threads)
+    {
+        void *scratch = malloc(SCRATCH_BYTES);
+        float *fscratch = malloc(SCRATCH_BYTES * 2); /* fp32 of a chunk of 2-byte values */
+        ae_error perr = {{0}};
+#pragma omp for schedule(dynamic, 1)
+        for (long long k = (long long)from; k < (long long)to; k++) {
+            size_t seen;
+#pragma omp atomic read
+            seen = bad_piece;
+            if ((size_t)k > seen) continue; /* an earlier piece failed: its error is the answer */
+            const st_piece *p = &f->pieces[k];
+            const st_entry *e = &f->entries[p->entry];
+            const int compare = f->dst[p->entry] == NULL;
+            size_t bad_at = 0;
+            int bad_nan = 0;
+            int rc = !scratch || !fscratch ? ae_fail(&perr, "%s: out of memory", f->path)
+                                           : load_piece(f->fd, f->data_start, e, &f->tgt[p->entry],
+                                                        compare ? wte : f->dst[p->entry], p->r0, p->nr, compare,
+                                                        scratch, fscratch, &bad_at, &bad_nan, f->path, &perr);
+            if (rc == 2) /* checked here, not only by andrea_model_load, so the message names the file's tensor */
+                ae_fail(&perr, "%s: tensor %s holds a non-finite value (%s at element %zu)", f->path, e->shown,
+                        bad_nan ? "NaN" : "Inf", bad_at);
+            if (rc) {
+#pragma omp critical(st_bad)
+                if ((size_t)k < bad_piece) {
+                    bad_piece = (size_t)k;
+                    bad_rc = rc;
+                    *err = perr;
+                }
+            }
+        }
+        free(scratch);
+        free(fscratch);
     }
-    if (f->lm_head >= 0) {
-        st_target t = {0, -1, 0, 2, {f->cfg.vocab_size, f->cfg.d_model}};
-        int r = load_tensor(f->fd, f->data_start, &f->entries[f->lm_head], &t, m->p.wte, 1, f->scratch,
-                            f->fscratch, path, err);
-        if (r < 0) return -1;
-        if (r > 0)
-            return ae_fail(err, "%s: tensor %s: differs from wte.weight (andrea needs the unembedding tied "
-                                "to the token embedding)", path, f->entries[f->lm_head].shown);
-    }
+    return bad_rc;
+}
+
+/* 5. Allocate the model and convert every tensor into it (finite values only, checked as each
+ * piece is converted); an lm_head must equal wte (tied unembedding). */
+static int st_load_values(st_file *f, andrea_model *m, ae_error *err) {
+    const char *path = f->path;
+    if (andrea_model_alloc(m, &f->cfg, err)) return ae_prefix(err, "%s", path);
+    if (st_plan(f, m, err)) return -1; /* counts the pieces (f->pieces is NULL) */
+    if (!(f->pieces = malloc((f->n_pieces + 1) * sizeof *f->pieces))) return ae_fail(err, "%s: out of memory", path);
+    if (st_plan(f, m, err)) return -1; /* fills them in */
+    size_t n_params = f->n_pieces;
+    for (size_t k = 0; k < f->n_pieces; k++)
+        if (!f->dst[f->pieces[k].entry]) {
+            n_params = k;
+            break;
+        }
+    int r = st_read_pieces(f, 0, n_params, m->p.wte, err);
+    if (r == 0) r = st_read_pieces(f, n_params, f->n_pieces, m->p.wte, err);
+    if (r == 1)
+        return ae_fail(err, "%s: tensor %s: differs from wte.weight (andrea needs the unembedding tied "
+                            "to the token embedding)", path, f->entries[f->lm_head].shown);
+    if (r) return -1;
     int dt = f->entries[f->slot_of[0]].dtype;
     for (size_t s = 0; s < f->n_slots; s++)
         if (f->slot_of[s] >= 0 && f->entries[f->slot_of[s]].dtype != dt) dt = -1;
@@ -429,8 +521,9 @@ int andrea_load_safetensors(andrea_model *m, const char *path, const char *confi
                      st_check_complete(&f, err) || st_load_values(&f, m, err)
                  ? -1
                  : 0;
-    free(f.fscratch);
-    free(f.scratch);
+    free(f.pieces);
+    free(f.tgt);
+    free(f.dst);
     free(f.slot_of);
     free(f.sorted);
     free(f.entries);

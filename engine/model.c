@@ -1,5 +1,6 @@
 /* model.c — sizes, allocation and sanity checks of the in-memory model (see model.h). */
 #include "model.h"
+#include "checkpoint_hash.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -86,6 +87,7 @@ int andrea_model_alloc(andrea_model *m, const andrea_config *cfg, ae_error *err)
 
 void andrea_model_free(andrea_model *m) {
     if (!m) return;
+    andrea_sha_job_free(m->sha_job);
     free(m->memory);
     memset(m, 0, sizeof *m);
 }

@@ -64,6 +64,8 @@ typedef struct {
     char stored_dtype[8];   /* "fp32", "bf16", "fp16" as found in the file */
     char path[4096];        /* the path given to the loader */
     char dir[4096];         /* folder holding the checkpoint (tokenizer files are looked up here) */
+    struct andrea_sha_job *sha_job; /* the file's sha256 being computed since the load started
+                                       (engine/checkpoint_hash.h), or NULL; freed with the model */
 } andrea_model;
 
 /* Sizes (in floats) of the 16 tensors in llm.c order, for a config. Fails on overflow or

@@ -32,6 +32,7 @@ extern "C" {
 #include "../common/error.h"
 #include "../engine/forward.h"
 #include "cuda_engine.h"
+#include "host_copy.h"
 }
 #include "attention.h"
 #include "tf32_split.cuh"
@@ -836,6 +837,42 @@ fail:
     return -1;
 }
 
+/* The weights' upload: chunks of 64 MiB copied on every host thread into one of three pinned
+ * staging buffers while the DMA of the previous chunks runs (a pageable cudaMemcpy stages through
+ * the driver's own buffer one chunk at a time, on one thread). Complete when this returns. */
+static int upload_weights(void *dst, const void *src, size_t n_bytes, cudaStream_t st, ae_error *err) {
+    enum { NSTAGE = 3 };
+    const size_t CH = (size_t)64 << 20;
+    void *pin[NSTAGE] = {NULL, NULL, NULL};
+    cudaEvent_t ev[NSTAGE] = {NULL, NULL, NULL};
+    int rc = -1;
+    if (n_bytes <= CH) { /* small models: the plain copy, no staging to set up */
+        CU_CHECK(cudaMemcpy(dst, src, n_bytes, cudaMemcpyHostToDevice));
+        return 0;
+    }
+    for (int b = 0; b < NSTAGE; b++) {
+        CU_CHECK(cudaHostAlloc(&pin[b], CH, cudaHostAllocDefault));
+        CU_CHECK(cudaEventCreateWithFlags(&ev[b], cudaEventDisableTiming));
+    }
+    for (size_t off = 0, k = 0; off < n_bytes; off += CH, k++) {
+        const size_t len = n_bytes - off < CH ? n_bytes - off : CH;
+        const int b = (int)(k % NSTAGE);
+        CU_CHECK(cudaEventSynchronize(ev[b])); /* the DMA that last read this buffer is done */
+        andrea_parallel_memcpy(pin[b], (const char *)src + off, len);
+        CU_CHECK(cudaMemcpyAsync((char *)dst + off, pin[b], len, cudaMemcpyHostToDevice, st));
+        CU_CHECK(cudaEventRecord(ev[b], st));
+    }
+    CU_CHECK(cudaStreamSynchronize(st));
+    rc = 0;
+fail:
+    if (rc) cudaStreamSynchronize(st); /* never free a buffer a DMA may still read */
+    for (int b = 0; b < NSTAGE; b++) {
+        if (ev[b]) cudaEventDestroy(ev[b]);
+        if (pin[b]) cudaFreeHost(pin[b]);
+    }
+    return rc;
+}
+
 extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const andrea_engine_options *opt, int max_B,
                                                   int max_T, ae_error *err) {
     andrea_engine_options def;
@@ -900,7 +937,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
 
     /* weights, once */
     CU_CHECK(cudaMalloc((void **)&e->w, m->n_floats * sizeof(float)));
-    CU_CHECK(cudaMemcpy(e->w, m->memory, m->n_floats * sizeof(float), cudaMemcpyHostToDevice));
+    if (upload_weights(e->w, m->memory, m->n_floats * sizeof(float), e->st, err)) goto fail;
     for (int v = 0; v < V; v++)
         for (int i = 0; i < C; i++) acc[i] += m->p.wte[(size_t)v * C + i];
     for (int i = 0; i < C; i++) mean[i] = (float)(acc[i] / V);
@@ -927,7 +964,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
         const size_t rows[4] = {Ls * 3 * Cs, Ls * Cs, Ls * 4 * Cs, Ls * Cs}, cols[4] = {Cs, Cs, Cs, 4 * Cs};
         const float *src[4] = {dev_param(e, m->p.qkvw), dev_param(e, m->p.attprojw), dev_param(e, m->p.fcw),
                                dev_param(e, m->p.fcprojw)};
-        /* the weights' upload (a pageable cudaMemcpy, which may return before its DMA lands) must be
+        /* the weights' upload (upload_weights: complete when it returns; a guard all the same) must be
          * complete before kernels on the non-blocking stream read them */
         CU_CHECK(cudaDeviceSynchronize());
         for (int i = 0; i < 4; i++) {

@@ -307,6 +307,35 @@ static void test_half_conversions_round_to_nearest_even(void) {
     CHECK(andrea_f32_to_f16(1.0f + 3.0f / 2048) == 0x3c02);       /* tie: rounds up to even */
 }
 
+/* The safetensors reader converts in pieces of whole rows (<= 4 MB of the file each) on several
+ * threads: tensors many pieces long (a d 1024 model's Conv1D weights, 4 to 16 MB) come back
+ * exactly, transposed, in F32 and BF16; a NaN in a later piece of a transposed tensor is named
+ * with its element index in the Linear layout, as the serial reader named it. */
+static void test_safetensors_tensors_of_many_pieces_round_trip(void) {
+    andrea_config cfg = {.max_seq_len = 16, .vocab_size = 300, .padded_vocab_size = 320, .n_layer = 1,
+                         .n_head = 8, .d_model = 1024};
+    andrea_model want, got;
+    ae_error err = {{0}};
+    CHECK(andrea_model_init_random(&want, &cfg, 11, &err) == 0);
+    const char *dtypes[2] = {"F32", "BF16"};
+    rounding_fn rounds[2] = {keep, via_bf16};
+    for (int k = 0; k < 2; k++) {
+        const char *dir = fx_path(check_tmpdir(), k ? "st-pieces-bf16" : "st-pieces-f32");
+        CHECK_MSG(andrea_model_save_safetensors(&want, dir, dtypes[k], 1, &err) == 0, "%s", err.msg);
+        CHECK_MSG(andrea_model_load(&got, dir, &err) == 0, "%s", err.msg);
+        if (got.memory) CHECK_MSG(mismatches(&want, &got, rounds[k]) == 0, "%s", dtypes[k]);
+        andrea_model_free(&got);
+    }
+    want.p.fcw[(size_t)5 * 1024 + 700] = NAN; /* Linear [4C, C]: out 5, in 700, stored row 700 (piece 3 of 4) */
+    const char *dir = fx_path(check_tmpdir(), "st-pieces-nan");
+    CHECK_MSG(andrea_model_save_safetensors(&want, dir, "F32", 1, &err) == 0, "%s", err.msg);
+    CHECK(andrea_model_load(&got, dir, &err) != 0);
+    CHECK_MSG(strstr(err.msg, "tensor transformer.h.0.mlp.c_fc.weight holds a non-finite value (NaN at element 5820)") != NULL,
+              "%s", err.msg);
+    CHECK(got.memory == NULL);
+    andrea_model_free(&want);
+}
+
 int main(void) {
     RUN(test_bin_v3_round_trip_is_exact);
     RUN(test_bin_v5_round_trip_equals_bf16_rounding);
@@ -324,5 +353,6 @@ int main(void) {
     RUN(test_bin_read_config_returns_header_config_and_version);
     RUN(test_random_init_is_deterministic_and_gpt2_like);
     RUN(test_half_conversions_round_to_nearest_even);
+    RUN(test_safetensors_tensors_of_many_pieces_round_trip);
     return check_summary("test_checkpoint_roundtrip");
 }

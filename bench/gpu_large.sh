@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# bench/gpu_large.sh — issue 14's large shapes and issue 18's GPU circuit scores, in one device call.
+#   1. builds andrea (sm_90) as bench/gpu_analyze.sh does, and the "before" tree in $BASE when given
+#      (another checkout, built the same way, timed side by side in the same call);
+#   2. runs tests/test_circuits_cuda (GPU circuit scores against the CPU's, 1e-4, with a random
+#      ANDREA-120M shape among the models: it prints both times);
+#   3. writes random Hugging Face fp32 safetensors checkpoints (torch + transformers: GPT2Config
+#      n_layer/n_head/n_embd, save_pretrained as one model.safetensors) of the GPT-2-XL shape
+#      (48 x 25, d 1600, 1.56B, 6.2 GB) and later the GPT-2-medium shape (24 x 16, d 1024, 355M),
+#      with the GPT-2 BPE of tests/data/gpt2;
+#   4. times, whole process (/usr/bin/time) with --timing, most wanted first (a call cut short
+#      still brings back what ran): `andrea dump` of 4 sequences of XL (--probes prev_token --n 4;
+#      warm page cache: the file was just written; then cold when /proc/sys/vm/drop_caches is
+#      writable and COLD is not 0), `andrea circuits` of XL on the GPU, `andrea analyze` of medium
+#      and XL (--device cuda).
+# Usage (device machine, repo root, carry=[".carry/debs"]): [BASE=dir] [DUMP_REPS=2] [COLD=0] bash bench/gpu_large.sh
+# Results: $OUT/log.txt (everything printed), $OUT/build*.txt.
+set -u
+OUT=${OUT:-/tmp/andrea-gpu-out}
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+PFX=/tmp/andrea-prefix
+mkdir -p $PFX
+for f in .carry/debs/*.deb; do dpkg -x "$f" $PFX; done
+export LD_LIBRARY_PATH=$PFX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+echo "== device"; nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv
+lscpu | grep -E "Model name|^CPU\(s\)|Flags" | sed 's/\(Flags:\).*\( sha_ni\).*/\1\2 (present)/'
+build() { # DIR LOGNAME TARGETS...
+  local d=$1 log=$OUT/build-$2.txt; shift 2
+  cmake -S $d -B $d/build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DANDREA_EXTRA_PREFIX=$PFX \
+    >$log 2>&1 && cmake --build $d/build-gpu -j16 --target "$@" >>$log 2>&1 ||
+    { grep -E "error|Error" $log | head -20; return 1; }
+}
+M=/tmp/andrea-large; mkdir -p $M
+make_ckpt() { # NAME L H C
+  python3 - $M "$@" <<'EOF2'
+import sys, time
+t0 = time.time()
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+out, name, L, H, C = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
+torch.manual_seed(0)
+cfg = GPT2Config(n_layer=L, n_head=H, n_embd=C, n_positions=1024, vocab_size=50257)
+with torch.device("cuda"):
+    m = GPT2LMHeadModel(cfg)
+m.save_pretrained(f"{out}/{name}", safe_serialization=True, max_shard_size="100GB")
+print(f"{name}: {sum(p.numel() for p in m.parameters()) / 1e6:.0f}M parameters, written in {time.time() - t0:.1f} s", flush=True)
+EOF2
+  cp tests/data/gpt2/vocab.json tests/data/gpt2/merges.txt $M/$1/; ls -la $M/$1/model.safetensors
+}
+# the XL checkpoint is written (GPU + one core) while the build takes the cores
+make_ckpt xl 48 25 1600 >$OUT/ckpt-xl.txt 2>&1 & ckpt_pid=$!
+echo "== build ($SECONDS s)"
+if [ -n "${BASE:-}" ]; then build "$BASE" base andrea & base_pid=$!; fi
+build . this andrea test_circuits_cuda || exit 1
+# (wait for that one job only: a bare `wait` would also wait for the tee above, forever)
+[ -n "${BASE:-}" ] && { wait $base_pid || BASE=; }
+A=./build-gpu/andrea
+B=${BASE:+$BASE/build-gpu/andrea}
+echo "== circuits on the GPU against the CPU, with their times ($SECONDS s)"
+(cd build-gpu/tests && timeout 120 ./test_circuits_cuda 2>&1 | tail -14; echo "test_circuits_cuda rc=${PIPESTATUS[0]}")
+T="/usr/bin/time -f whole-process=%es,peak-RSS=%MKB"
+dump_xl() { # BIN LABEL
+  echo "-- $2: andrea dump xl, 4 sequences"
+  $T $1 dump $M/xl --probes prev_token --n 4 --device cuda -o /tmp/dxl.h5 --quiet --timing 2>&1 | tail -3; rm -f /tmp/dxl.h5
+}
+echo "== XL checkpoint ($SECONDS s)"
+wait $ckpt_pid; cat $OUT/ckpt-xl.txt
+echo "== XL dump of 4 sequences, warm page cache ($SECONDS s)"
+for i in $(seq ${DUMP_REPS:-2}); do
+  [ -n "$B" ] && dump_xl $B before
+  dump_xl $A after
+done
+if [ "${COLD:-1}" = 1 ] && sync && echo 1 2>/dev/null >/proc/sys/vm/drop_caches; then
+  echo "== XL dump, cold page cache ($SECONDS s)"
+  [ -n "$B" ] && { dump_xl $B "before, cold"; sync; echo 1 >/proc/sys/vm/drop_caches; }
+  dump_xl $A "after, cold"
+fi
+echo "== circuits of XL on the GPU ($SECONDS s)"
+$T $A circuits $M/xl --device cuda --top 3 2>&1 | tail -5
+echo "== medium checkpoint ($SECONDS s)"
+make_ckpt medium 24 16 1024
+echo "== analyze ($SECONDS s)"
+for d in medium xl; do
+  echo "-- andrea analyze $d"
+  $T timeout 240 $A analyze $M/$d --device cuda --out /tmp/an-$d --quiet --timing >/tmp/an-$d.txt 2>$OUT/an-$d-err.txt
+  tail -3 $OUT/an-$d-err.txt
+done
+echo "== done ($SECONDS s)"
