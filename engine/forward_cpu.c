@@ -46,6 +46,7 @@
 
 #include "../common/checked_size.h"
 #include "../common/finite.h"
+#include "blas_core.h"
 
 /* OpenBLAS's thread control (declared in its cblas.h); other CBLAS builds get no-ops. */
 #ifdef OPENBLAS_VERSION
@@ -455,6 +456,9 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
         ae_fail(err, "%s: out of memory opening the CPU engine", m->path);
         return NULL;
     }
+    /* links blas_core.o into every program with a CPU engine: its .preinit_array entry has then
+     * chosen OpenBLAS's kernels from the CPU's features before OpenBLAS started (blas_core.c) */
+    (void)andrea_blas_core_forced();
     e->base.name = "cpu";
     e->base.can_resume = 1;
     e->base.forward = cpu_forward;
