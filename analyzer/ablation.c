@@ -130,7 +130,7 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     int *tokens = calloc(bt, sizeof(int)), *lengths = calloc((size_t)B, sizeof(int));
     unsigned char *use = calloc(bt, 1), *ablate = calloc((size_t)NH, 1), *want = calloc((size_t)NH, 1),
                   *in_mean = calloc((size_t)NH, 1);
-    /* Engines that compute the losses where the logits are (the GPU's) hand back [B, T] losses;
+    /* Engines that compute the losses where the logits are (the GPU's, the CPU's) hand back [B, T] losses;
      * the others hand back [B, T, V] logits and the losses are computed here. */
     const int dev_loss = andrea_engine_can_token_loss(e);
     float *logits = dev_loss ? NULL : malloc(btv * sizeof(float)), *layer_inputs = NULL;

@@ -43,8 +43,9 @@ typedef struct {
     float *head_out_norm;  /* [B, L, H, T] or NULL */
     float *head_dla;       /* [B, L, H, T] or NULL */
     float *logits;         /* [B, T, V] or NULL */
-    /* Next-token losses computed where the logits are (engines with can_token_loss: the CUDA
-     * one), so a causal check never moves [B, T, V] logits to the host: loss_targets[b*T + t] is
+    /* Next-token losses computed where the logits are (engines with can_token_loss: the CUDA and
+     * the CPU one), so a causal check never moves [B, T, V] logits to the host, and the CPU computes
+     * logits at the loss positions only: loss_targets[b*T + t] is
      * the token whose cross-entropy is wanted at position t (-1: none), token_loss[b*T + t] gets
      * -log softmax(logits[b, t])[target] (NaN where none). */
     const int *loss_targets; /* [B, T] or NULL */
