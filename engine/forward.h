@@ -58,6 +58,14 @@ typedef struct {
     const float *resume_x; /* [B, T, C]: the input of layer resume_layer (a layer_inputs slice of a
                               forward of the same tokens); with resume_layer > 0 only logits may be
                               asked for (the per-layer outputs of layers < l are not computed) */
+    /* Skipping the attention of the resume layer too: ablation zeroes a head's output after the
+     * attention of its layer, so that layer's head outputs are those of the clean forward. */
+    float *layer_heads;        /* [L, B, T, C] or NULL: each layer's concatenated head outputs o
+                                  (head h at columns h*hd.., before W_O and before ablation), saved */
+    const float *resume_heads; /* [B, T, C] or NULL: layer resume_layer's o (a layer_heads slice of a
+                                  forward of the same tokens, from the same input of that layer):
+                                  its LayerNorm, QKV and attention are skipped; only logits or
+                                  token losses may be asked for */
 } andrea_forward_io;
 
 /* A backend with scratch memory sized for at most max_B sequences of max_T tokens. */

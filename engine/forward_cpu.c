@@ -21,6 +21,8 @@
  *     work is cut into fixed-size blocks, so the values never depend on the number of threads;
  *   - scratch is sized once at open for max_B × max_T with overflow-checked sizes; a forward
  *     allocates nothing, except the first one that asks for token losses ([64, V] logits, kept);
+ *   - a forward resumed with resume_heads copies that layer's saved head outputs instead of running
+ *     its LayerNorm, QKV and attention (bit for bit what they would compute from the same input);
  *   - token losses (loss_targets / token_loss) are computed from the loss rows' logits only; when
  *     they are all that is asked for, the last layer's W_O and MLP also run on the loss rows only
  *     (a row's W_O, MLP and final LayerNorm change nothing but that row: same losses, bit for bit
@@ -405,7 +407,7 @@ static int check_io(const cpu_engine *e, const andrea_forward_io *io, ae_error *
     if (io->resume_layer < 0 || io->resume_layer >= m->cfg.n_layer || (io->resume_layer > 0) != (io->resume_x != NULL))
         return ae_fail(err, "%s: resume at layer %d outside 0..%d, or without its input", m->path, io->resume_layer,
                        m->cfg.n_layer - 1);
-    if (io->resume_layer > 0 && (io->attn || io->head_out || io->head_out_norm || io->head_dla))
+    if ((io->resume_layer > 0 || io->resume_heads) && (io->attn || io->head_out || io->head_out_norm || io->head_dla))
         return ae_fail(err, "%s: a resumed forward computes logits only", m->path);
     for (size_t r = 0; io->token_loss && io->loss_targets && r < (size_t)io->B * io->T; r++)
         if (io->loss_targets[r] < -1 || io->loss_targets[r] >= m->cfg.vocab_size)
@@ -442,11 +444,16 @@ static void block(cpu_engine *e, const andrea_forward_io *io, int l, int n_rows)
               nt = e->n_threads;
     const size_t BT = (size_t)B * T, C3 = 3 * (size_t)C, C4 = 4 * (size_t)C;
     if (io->layer_inputs) memcpy(io->layer_inputs + (size_t)l * BT * C, e->x, BT * C * sizeof(float));
-    /* qkv [BT, 3C] = LN1(x) · qkvwᵀ + qkvb: one sgemm for Q, K and V of every head */
-    linear(nt, &(linear_step){.ln_in = e->x, .ln_w = p->ln1w + (size_t)l * C, .ln_b = p->ln1b + (size_t)l * C,
-                              .a = e->ln, .w = p->qkvw + (size_t)l * C3 * C, .bias = p->qkvb + (size_t)l * C3,
-                              .out = e->big, .M = (int)BT, .N = (int)C3, .K = C, .bias_mode = BIAS_SET});
-    attention(e, io, l);
+    if (io->resume_heads && l == io->resume_layer) {
+        memcpy(e->o, io->resume_heads, BT * C * sizeof(float)); /* this layer's attention, saved */
+    } else {
+        /* qkv [BT, 3C] = LN1(x) · qkvwᵀ + qkvb: one sgemm for Q, K and V of every head */
+        linear(nt, &(linear_step){.ln_in = e->x, .ln_w = p->ln1w + (size_t)l * C, .ln_b = p->ln1b + (size_t)l * C,
+                                  .a = e->ln, .w = p->qkvw + (size_t)l * C3 * C, .bias = p->qkvb + (size_t)l * C3,
+                                  .out = e->big, .M = (int)BT, .N = (int)C3, .K = C, .bias_mode = BIAS_SET});
+        attention(e, io, l);
+    }
+    if (io->layer_heads) memcpy(io->layer_heads + (size_t)l * BT * C, e->o, BT * C * sizeof(float));
     if (io->head_out || io->head_out_norm || io->head_dla) head_contributions(e, io, l);
     if (io->ablate) {
         for (int h = 0; h < H; h++) {

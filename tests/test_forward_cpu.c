@@ -551,10 +551,25 @@ static void test_resumed_forward_equals_the_whole_ablated_forward(void) {
     andrea_engine *e = andrea_cpu_engine_open(&m, B, T, &err);
     CHECK(e != NULL && andrea_engine_can_resume(e) && !andrea_engine_has_gpu(e)); /* capabilities, not the name */
     if (!e) return;
-    float *saved = calloc((size_t)L * B * T * C, sizeof(float));
+    float *saved = calloc((size_t)L * B * T * C, sizeof(float)), *heads = calloc((size_t)L * B * T * C, sizeof(float));
     float *whole = calloc((size_t)B * T * V, sizeof(float)), *resumed = calloc((size_t)B * T * V, sizeof(float));
-    andrea_forward_io clean = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .logits = whole, .layer_inputs = saved};
+    andrea_forward_io clean = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .logits = whole, .layer_inputs = saved,
+                               .layer_heads = heads};
     CHECK(andrea_engine_forward(e, &clean, &err) == 0);
+    /* from the saved head outputs: layer l's attention skipped too (every layer, 0 included) */
+    for (int l = 0; l < L; l++) {
+        unsigned char ablate[12] = {0};
+        ablate[l * H + 1] = 1;
+        andrea_forward_io full = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .ablate = ablate, .logits = whole};
+        CHECK(andrea_engine_forward(e, &full, &err) == 0);
+        andrea_forward_io part = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .ablate = ablate,
+                                  .logits = resumed, .resume_layer = l,
+                                  .resume_x = l ? saved + (size_t)l * B * T * C : NULL,
+                                  .resume_heads = heads + (size_t)l * B * T * C};
+        CHECK_MSG(andrea_engine_forward(e, &part, &err) == 0, "%s", err.msg);
+        CHECK_MSG(memcmp(whole, resumed, sizeof(float) * (size_t)B * T * V) == 0,
+                  "layer %d: logits resumed from the saved head outputs differ", l);
+    }
     for (int l = 1; l < L; l++) {
         unsigned char ablate[12] = {0};
         ablate[l * H + 2] = 1;
@@ -571,8 +586,11 @@ static void test_resumed_forward_equals_the_whole_ablated_forward(void) {
     CHECK(andrea_engine_forward(e, &bad, &err) == -1 && strstr(err.msg, "logits only"));
     andrea_forward_io no_x = {.B = B, .T = T, .tokens = tok, .logits = resumed, .resume_layer = 1};
     CHECK(andrea_engine_forward(e, &no_x, &err) == -1 && strstr(err.msg, "without its input"));
+    andrea_forward_io maps_too = {.B = B, .T = T, .tokens = tok, .attn = attn, .resume_heads = heads};
+    CHECK(andrea_engine_forward(e, &maps_too, &err) == -1 && strstr(err.msg, "logits only"));
     andrea_engine_close(e);
     free(saved);
+    free(heads);
     free(whole);
     free(resumed);
     andrea_model_free(&m);
