@@ -161,12 +161,13 @@ static inline float exp_f32(float x) {
     p = p * r * r + r + 1.0f;
     union {
         float f;
-        int i;
+        unsigned i;
     } u = {.f = t};
     union {
-        int i;
+        unsigned i;
         float f;
-    } scale = {.i = (u.i - 0x4B400000 + 127) << 23}; /* the integer n from t's mantissa bits */
+    } scale = {.i = (u.i - 0x4B400000u + 127u) << 23}; /* n from t's mantissa bits; unsigned: a NaN's
+                                                           bits wrap instead of overflowing */
     const float y = p * scale.f;
     return x < -86.0f ? 0.0f : x > 88.0f ? INFINITY : y;
 }
