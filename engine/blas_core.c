@@ -1,10 +1,10 @@
-/* blas_core.c — picks OpenBLAS's kernels from the CPU's features before OpenBLAS starts.
+/* blas_core.c — picks OpenBLAS's kernels from the CPU's features at program start.
  *
  * Job: OpenBLAS (a DYNAMIC_ARCH build, as Debian ships it) chooses its kernels once, in its own
  * library constructor, from the CPU's family/model numbers. On a virtual machine that hides the
  * model (lscpu: "Intel(R) Xeon(R) Processor") it falls back to its generic SSE3 "Prescott"
  * kernels, even on a CPU with AVX-512: measured on such a VM, the CPU forward of the bundled model
- * took 2.3x as long as with OPENBLAS_CORETYPE=SkylakeX (bench/RESULTS.md, "OpenBLAS kernels").
+ * took 2.3x as long as with OPENBLAS_CORETYPE=SkylakeX (bench/RESULTS.md, "Causal check on the CPU, OpenBLAS kernels").
  * OpenBLAS reads OPENBLAS_CORETYPE once, in its own library constructor, which runs before any
  * code of this program (a .preinit_array function is too early: glibc's own initialiser then resets
  * the environment, measured). So this file's constructor, which runs after every shared library's
