@@ -103,6 +103,24 @@ static int pick_items(const probe_suite *items, int max_items, int *pick, int *B
     return 0;
 }
 
+/* Where the engine can resume (the CPU's), the clean forward saves each layer's input and its head
+ * outputs ([L, B, T, C] each), and the ablation of a head of layer l runs layers l.. only, from
+ * layer l's W_O: the layers before it and layer l's attention are those of the clean forward.
+ * Both NULL (too large, out of memory): the whole forward each time. */
+static void resume_buffers(size_t bt, const andrea_config *cfg, float **inputs, float **heads) {
+    size_t btc;
+    *inputs = *heads = NULL;
+    if (ae_mul(bt, (size_t)cfg->d_model, &btc) || ae_mul(btc, (size_t)cfg->n_layer, &btc) ||
+        btc > ((size_t)1 << 30) / sizeof(float))
+        return;
+    *inputs = malloc(btc * sizeof(float));
+    *heads = *inputs ? malloc(btc * sizeof(float)) : NULL;
+    if (!*heads) {
+        free(*inputs);
+        *inputs = NULL;
+    }
+}
+
 int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
                    andrea_suite_scores *s, ae_error *err) {
     int L = cfg->n_layer, H = cfg->n_head, NH = L * H, V = cfg->vocab_size;
@@ -130,10 +148,10 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     int *tokens = calloc(bt, sizeof(int)), *lengths = calloc((size_t)B, sizeof(int));
     unsigned char *use = calloc(bt, 1), *ablate = calloc((size_t)NH, 1), *want = calloc((size_t)NH, 1),
                   *in_mean = calloc((size_t)NH, 1);
-    /* Engines that compute the losses where the logits are (the GPU's) hand back [B, T] losses;
+    /* Engines that compute the losses where the logits are (the GPU's, the CPU's) hand back [B, T] losses;
      * the others hand back [B, T, V] logits and the losses are computed here. */
     const int dev_loss = andrea_engine_can_token_loss(e);
-    float *logits = dev_loss ? NULL : malloc(btv * sizeof(float)), *layer_inputs = NULL;
+    float *logits = dev_loss ? NULL : malloc(btv * sizeof(float)), *layer_inputs = NULL, *layer_heads = NULL;
     float *tloss = dev_loss ? malloc(bt * sizeof(float)) : NULL;
     int *targets = dev_loss ? malloc(bt * sizeof(int)) : NULL;
     int ret = -1;
@@ -157,12 +175,7 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     for (int i = 0; i < NH; i++)
         if (s->heads[i].label) want[i] = 1;
 
-    /* Where the engine can resume (the CPU's), the clean forward saves each layer's input and the
-     * ablation of a head of layer l runs layers l.. only: the layers before it are unchanged. */
-    size_t btc;
-    if (andrea_engine_can_resume(e) && !ae_mul(bt, (size_t)cfg->d_model, &btc) && !ae_mul(btc, (size_t)L, &btc) &&
-        btc <= ((size_t)1 << 30) / sizeof(float))
-        layer_inputs = malloc(btc * sizeof(float)); /* NULL: the whole forward each time */
+    if (andrea_engine_can_resume(e)) resume_buffers(bt, cfg, &layer_inputs, &layer_heads);
     andrea_forward_io io = {0};
     io.B = B;
     io.T = T;
@@ -170,6 +183,7 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     io.lengths = lengths;
     io.logits = logits;
     io.layer_inputs = layer_inputs;
+    io.layer_heads = layer_heads;
     if (dev_loss) {
         for (size_t r = 0; r < bt; r++) targets[r] = (r % (size_t)T) + 1 < (size_t)T && use[r] ? tokens[r + 1] : -1;
         io.loss_targets = targets;
@@ -177,6 +191,7 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     }
     if (andrea_engine_forward(e, &io, err)) goto out;
     io.layer_inputs = NULL;
+    io.layer_heads = NULL;
     /* A forward that overflowed float32 (the CPU engine refuses it itself; a GPU's shows here)
      * would make every loss and delta NaN, stored as if nothing had been measured. */
     int bad = 0;
@@ -196,6 +211,7 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
         const int from = layer_inputs ? i / H : 0; /* the head's layer, where resuming is possible */
         io.resume_layer = from;
         io.resume_x = from > 0 ? layer_inputs + (size_t)from * bt * (size_t)cfg->d_model : NULL;
+        io.resume_heads = layer_heads ? layer_heads + (size_t)from * bt * (size_t)cfg->d_model : NULL;
         if (andrea_engine_forward(e, &io, err)) goto out;
         double d = (dev_loss ? mean_token_loss(tloss, use, B, T, &bad) : mean_loss(logits, tokens, use, B, T, V)) - clean;
         s->heads[i].ablation_delta = d;
@@ -220,5 +236,6 @@ out:
     free(tloss);
     free(targets);
     free(layer_inputs);
+    free(layer_heads);
     return ret;
 }

@@ -43,8 +43,9 @@ typedef struct {
     float *head_out_norm;  /* [B, L, H, T] or NULL */
     float *head_dla;       /* [B, L, H, T] or NULL */
     float *logits;         /* [B, T, V] or NULL */
-    /* Next-token losses computed where the logits are (engines with can_token_loss: the CUDA
-     * one), so a causal check never moves [B, T, V] logits to the host: loss_targets[b*T + t] is
+    /* Next-token losses computed where the logits are (engines with can_token_loss: the CUDA and
+     * the CPU one), so a causal check never moves [B, T, V] logits to the host, and the CPU computes
+     * logits at the loss positions only: loss_targets[b*T + t] is
      * the token whose cross-entropy is wanted at position t (-1: none), token_loss[b*T + t] gets
      * -log softmax(logits[b, t])[target] (NaN where none). */
     const int *loss_targets; /* [B, T] or NULL */
@@ -57,6 +58,14 @@ typedef struct {
     const float *resume_x; /* [B, T, C]: the input of layer resume_layer (a layer_inputs slice of a
                               forward of the same tokens); with resume_layer > 0 only logits may be
                               asked for (the per-layer outputs of layers < l are not computed) */
+    /* Skipping the attention of the resume layer too: ablation zeroes a head's output after the
+     * attention of its layer, so that layer's head outputs are those of the clean forward. */
+    float *layer_heads;        /* [L, B, T, C] or NULL: each layer's concatenated head outputs o
+                                  (head h at columns h*hd.., before W_O and before ablation), saved */
+    const float *resume_heads; /* [B, T, C] or NULL: layer resume_layer's o (a layer_heads slice of a
+                                  forward of the same tokens, from the same input of that layer):
+                                  its LayerNorm, QKV and attention are skipped; only logits or
+                                  token losses may be asked for */
 } andrea_forward_io;
 
 /* A backend with scratch memory sized for at most max_B sequences of max_T tokens. */

@@ -8,7 +8,7 @@
  * softmax attention per (batch, head), OpenMP over B×H, reading head h of qkv through strides
  * (q of head h at column h*hd, k at C + h*hd, v at 2C + h*hd: no per-head buffer or projection) →
  * concat o [B*T, C] → ONE W_O sgemm (+ bias) into the residual → LayerNorm → MLP (GELU tanh) →
- * residual. Final LayerNorm; logits only when asked. Attention itself is two small sgemms per
+ * residual. Final LayerNorm; logits only when asked; token losses from the loss rows' logits. Attention itself is two small sgemms per
  * band of query rows of each (batch, head), on strided views (see attention()).
  *
  * Invariants:
@@ -20,7 +20,13 @@
  *     load (omp_set_dynamic, unless OMP_DYNAMIC is set), which changes nothing in the results:
  *     work is cut into fixed-size blocks, so the values never depend on the number of threads;
  *   - scratch is sized once at open for max_B × max_T with overflow-checked sizes; a forward
- *     allocates nothing;
+ *     allocates nothing, except the first one that asks for token losses ([64, V] logits, kept);
+ *   - a forward resumed with resume_heads copies that layer's saved head outputs instead of running
+ *     its LayerNorm, QKV and attention (bit for bit what they would compute from the same input);
+ *   - token losses (loss_targets / token_loss) are computed from the loss rows' logits only; when
+ *     they are all that is asked for, the last layer's W_O and MLP also run on the loss rows only
+ *     (a row's W_O, MLP and final LayerNorm change nothing but that row: same losses, bit for bit
+ *     up to sgemm's blocking of rows);
  *   - instrumentation costs nothing when its pointer is NULL: the per-head W_O products, norms and
  *     DLA run only when head_out, head_out_norm or head_dla is set; the softmax works in place in
  *     io->attn when it is set, else in a small per-thread band;
@@ -46,6 +52,7 @@
 
 #include "../common/checked_size.h"
 #include "../common/finite.h"
+#include "blas_core.h"
 
 /* OpenBLAS's thread control (declared in its cblas.h); other CBLAS builds get no-ops. */
 #ifdef OPENBLAS_VERSION
@@ -69,6 +76,9 @@ typedef struct {
     float *gdir;     /* [BT, C] centred, lnfw-scaled unembedding direction of the next token */
     float *sigma;    /* [BT] final LayerNorm scale */
     float *scores;   /* [n_threads, ATT_BLOCK, T] attention band when attn is not requested */
+    int *loss_rows;  /* [BT] rows b*T + t with a loss target, in increasing order */
+    float *loss_logits; /* [LOSS_CHUNK, V] logits of a chunk of loss rows; allocated by the first
+                           forward that asks for token losses (NULL before) */
 } cpu_engine;
 
 static float *alloc_floats(size_t a, size_t b, const char *path, const char *what, ae_error *err) {
@@ -79,6 +89,13 @@ static float *alloc_floats(size_t a, size_t b, const char *path, const char *wha
     }
     float *p = malloc(bytes ? bytes : 1);
     if (!p) ae_fail(err, "%s: cannot allocate %zu bytes of CPU engine scratch for %s", path, bytes, what);
+    return p;
+}
+
+static int *alloc_ints(size_t n, const char *path, ae_error *err) {
+    size_t bytes;
+    int *p = ae_mul(n, sizeof(int), &bytes) ? NULL : malloc(bytes ? bytes : 1);
+    if (!p) ae_fail(err, "%s: cannot allocate CPU engine scratch for %zu loss rows", path, n);
     return p;
 }
 
@@ -94,32 +111,75 @@ static void cpu_close(andrea_engine *base) {
     free(e->gdir);
     free(e->sigma);
     free(e->scores);
+    free(e->loss_rows);
+    free(e->loss_logits);
     free(e);
 }
 
 /* ---- Linear layers with their elementwise neighbours fused in ---- */
 
 /* One row of LayerNorm: out = (in - mean) / sigma * w + b, sigma = sqrt(var + 1e-5), returned.
- * Mean and variance accumulate in double: cheap, and it keeps the engine close to the reference. */
+ * Mean and variance accumulate in double: cheap, and it keeps the engine close to the reference.
+ * The sums are SIMD reductions (lanes of doubles added at the end: a different order of double
+ * additions than a scalar loop, far below fp32's resolution of the result). */
 static float layernorm_row(float *out, const float *in, const float *w, const float *b, int C) {
     double s = 0, ss = 0;
+#pragma omp simd reduction(+ : s)
     for (int i = 0; i < C; i++) s += in[i];
     const double mean = s / C;
+#pragma omp simd reduction(+ : ss)
     for (int i = 0; i < C; i++) ss += (in[i] - mean) * (in[i] - mean);
     const double sd = sqrt(ss / C + 1e-5);
     const float rs = (float)(1.0 / sd), mf = (float)mean;
+#pragma omp simd
     for (int i = 0; i < C; i++) out[i] = (in[i] - mf) * rs * w[i] + b[i];
     return (float)sd;
 }
 
+/* exp(x) in fp32 without a library call, so that loops over it vectorise (glibc's expf is a
+ * call per element: with GELU and the softmax it was ~15% of a forward of the bundled model, perf).
+ * Cephes' expf: x = n ln2 + r, |r| <= ln2/2 (n rounded with the 1.5 * 2^23 trick, ln2 split in
+ * two so n ln2 is exact), e^r by a degree-7 polynomial, times 2^n built in the exponent bits.
+ * Max relative error against double exp over [-86, 88]: 8.0e-8 (below 1 ulp; on a grid of step 1e-4;
+ * test_forward_cpu compares the maps with a double reference). Below -86 the result is 0 (exact:
+ * < 4.5e-38), above 88 it is inf (exact: > 1.65e38): never a denormal, whose arithmetic is ~100x
+ * slower (microcode assists) here and in the sgemm that reads GELU's output next; GELU's
+ * v / (1 + inf) is -0, its limit. NaN stays NaN (the comparisons are false for it).
+ */
+static inline float exp_f32(float x) {
+    const float xc = x < -86.0f ? -86.0f : x > 88.0f ? 88.0f : x; /* NaN passes through */
+    const float shift = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    const float t = xc * 1.44269504088896341f + shift;
+    const float n = t - shift;
+    const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    union {
+        float f;
+        unsigned i;
+    } u = {.f = t};
+    union {
+        unsigned i;
+        float f;
+    } scale = {.i = (u.i - 0x4B400000u + 127u) << 23}; /* n from t's mantissa bits; unsigned: a NaN's
+                                                           bits wrap instead of overflowing */
+    const float y = p * scale.f;
+    return x < -86.0f ? 0.0f : x > 88.0f ? INFINITY : y;
+}
+
 /* GELU, tanh approximation (GPT-2's): 0.5 v (1 + tanh(u)) = v / (1 + exp(-2u)), the same
- * function written with expf, which is 4x faster than glibc's tanhf (tanhf goes through expm1f:
+ * function written with exp, which is 4x faster than glibc's tanhf (tanhf goes through expm1f:
  * the two were a third of a CPU classify's time, perf) at the same accuracy (max |error| against
  * double over [-20, 20]: 5.2e-7 vs 4.3e-7 for tanhf, on values up to 20). For u -> -inf the exp
- * overflows to inf and v / inf is -0, the limit. */
+ * is inf and v / inf is -0, the limit. */
 static inline float gelu(float v) {
     const float k2 = 1.5957691216057308f; /* 2 sqrt(2/pi) */
-    return v / (1.0f + expf(-k2 * (v + 0.044715f * v * v * v)));
+    return v / (1.0f + exp_f32(-k2 * (v + 0.044715f * v * v * v)));
 }
 
 /* out[M, N] (+)= a[M, K] · w[N, K]ᵀ with one single-threaded sgemm. */
@@ -177,12 +237,14 @@ static void linear(int n_threads, const linear_step *s) {
                 if (s->bias_mode == BIAS_SET)
                     memcpy(o + c0, s->bias + c0, (size_t)(c1 - c0) * sizeof(float));
                 else
+#pragma omp simd
                     for (int j = c0; j < c1; j++) o[j] += s->bias[j];
             }
             sgemm_nt(s->out + (size_t)r0 * N + c0, N, s->a + (size_t)r0 * K, K, s->w + (size_t)c0 * K, K, r1 - r0,
                      c1 - c0, K, s->bias_mode == BIAS_NONE ? 0.0f : 1.0f);
             for (int r = r0; r < r1 && s->post_gelu; r++) {
                 float *o = s->out + (size_t)r * N;
+#pragma omp simd
                 for (int j = c0; j < c1; j++) o[j] = gelu(o[j]);
             }
         }
@@ -229,13 +291,16 @@ static void attention(cpu_engine *e, const andrea_forward_io *io, int l) {
                 const int t = t0 + i;
                 float *row = P + (size_t)i * ldp;
                 float mx = row[0];
+#pragma omp simd reduction(max : mx)
                 for (int j = 1; j <= t; j++) mx = row[j] > mx ? row[j] : mx;
                 float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
                 for (int j = 0; j <= t; j++) {
-                    row[j] = expf(row[j] - mx);
+                    row[j] = exp_f32(row[j] - mx);
                     sum += row[j];
                 }
                 const float inv = 1.0f / sum;
+#pragma omp simd
                 for (int j = 0; j <= t; j++) row[j] *= inv;
                 /* zero the masked part: up to t1 for the P·V product, up to T in the caller's map */
                 memset(row + t + 1, 0, (size_t)((map ? T : t1) - t - 1) * sizeof(float));
@@ -278,12 +343,14 @@ static void head_contributions(cpu_engine *e, const andrea_forward_io *io, int l
             }
             if (io->head_out_norm) {
                 double ss = 0;
+#pragma omp simd reduction(+ : ss)
                 for (int i = 0; i < C; i++) ss += (double)ct[i] * ct[i];
                 io->head_out_norm[map * T + t] = (float)sqrt(ss);
             }
             if (io->head_dla) {
                 const float *g = e->gdir + ((size_t)b * T + t) * C;
                 double dot = 0;
+#pragma omp simd reduction(+ : dot)
                 for (int i = 0; i < C; i++) dot += (double)ct[i] * g[i];
                 io->head_dla[map * T + t] = (float)dot;
             }
@@ -341,8 +408,103 @@ static int check_io(const cpu_engine *e, const andrea_forward_io *io, ae_error *
     if (io->resume_layer < 0 || io->resume_layer >= m->cfg.n_layer || (io->resume_layer > 0) != (io->resume_x != NULL))
         return ae_fail(err, "%s: resume at layer %d outside 0..%d, or without its input", m->path, io->resume_layer,
                        m->cfg.n_layer - 1);
-    if (io->resume_layer > 0 && (io->attn || io->head_out || io->head_out_norm || io->head_dla))
+    if ((io->resume_layer > 0 || io->resume_heads) && (io->attn || io->head_out || io->head_out_norm || io->head_dla))
         return ae_fail(err, "%s: a resumed forward computes logits only", m->path);
+    for (size_t r = 0; io->token_loss && io->loss_targets && r < (size_t)io->B * io->T; r++)
+        if (io->loss_targets[r] < -1 || io->loss_targets[r] >= m->cfg.vocab_size)
+            return ae_fail(err, "%s: loss target %d at row %zu is outside the vocabulary 0..%d (or -1: none)", m->path,
+                           io->loss_targets[r], r, m->cfg.vocab_size - 1);
+    return 0;
+}
+
+/* Cross-entropy of one logits row [V] toward token y, in double (as the causal check computed it
+ * from full logits before this engine computed its losses itself). */
+static double cross_entropy_row(const float *row, int V, int y) {
+    float mx = row[0];
+    for (int v = 1; v < V; v++) mx = row[v] > mx ? row[v] : mx;
+    double z = 0;
+    for (int v = 0; v < V; v++) z += exp((double)row[v] - mx);
+    return -((double)row[y] - mx - log(z));
+}
+
+/* Moves row rows[i] of buf [*, C] to row i, i = 0..n-1, in place: rows increases, so i <= rows[i]
+ * and a row once overwritten is never read again. */
+static void compact_rows(float *buf, const int *rows, int n, int C) {
+    for (int i = 0; i < n; i++)
+        if (rows[i] != i) memcpy(buf + (size_t)i * C, buf + (size_t)rows[i] * C, (size_t)C * sizeof(float));
+}
+
+/* One transformer block l on the residual e->x [BT, C]. With n_rows < B*T (the last layer of a
+ * forward that asks for token losses only): attention runs for every row (the loss rows' queries
+ * need every key and value), then o and x are compacted to the loss rows e->loss_rows[0..n_rows-1]
+ * and W_O and the MLP run on those rows only: a row's W_O, MLP and final LayerNorm change nothing
+ * but that row, so the losses are the same as with every row computed. */
+static void block(cpu_engine *e, const andrea_forward_io *io, int l, int n_rows) {
+    const andrea_params *p = &e->m->p;
+    const int B = io->B, T = io->T, C = e->m->cfg.d_model, H = e->m->cfg.n_head, hd = e->m->cfg.head_dim,
+              nt = e->n_threads;
+    const size_t BT = (size_t)B * T, C3 = 3 * (size_t)C, C4 = 4 * (size_t)C;
+    if (io->layer_inputs) memcpy(io->layer_inputs + (size_t)l * BT * C, e->x, BT * C * sizeof(float));
+    if (io->resume_heads && l == io->resume_layer) {
+        memcpy(e->o, io->resume_heads, BT * C * sizeof(float)); /* this layer's attention, saved */
+    } else {
+        /* qkv [BT, 3C] = LN1(x) · qkvwᵀ + qkvb: one sgemm for Q, K and V of every head */
+        linear(nt, &(linear_step){.ln_in = e->x, .ln_w = p->ln1w + (size_t)l * C, .ln_b = p->ln1b + (size_t)l * C,
+                                  .a = e->ln, .w = p->qkvw + (size_t)l * C3 * C, .bias = p->qkvb + (size_t)l * C3,
+                                  .out = e->big, .M = (int)BT, .N = (int)C3, .K = C, .bias_mode = BIAS_SET});
+        attention(e, io, l);
+    }
+    if (io->layer_heads) memcpy(io->layer_heads + (size_t)l * BT * C, e->o, BT * C * sizeof(float));
+    if (io->head_out || io->head_out_norm || io->head_dla) head_contributions(e, io, l);
+    if (io->ablate) {
+        for (int h = 0; h < H; h++) {
+            if (!io->ablate[(size_t)l * H + h]) continue;
+            for (size_t bt = 0; bt < BT; bt++) memset(e->o + bt * C + (size_t)h * hd, 0, (size_t)hd * sizeof(float));
+        }
+    }
+    const int M = n_rows;
+    if ((size_t)M < BT) {
+        compact_rows(e->o, e->loss_rows, M, C);
+        compact_rows(e->x, e->loss_rows, M, C);
+        if (M == 0) return;
+    }
+    /* x += o · attprojwᵀ + attprojb: one W_O sgemm accumulating into the residual */
+    linear(nt, &(linear_step){.a = e->o, .w = p->attprojw + (size_t)l * C * C, .bias = p->attprojb + (size_t)l * C,
+                              .out = e->x, .M = M, .N = C, .K = C, .bias_mode = BIAS_ADD});
+    /* MLP: h [M, 4C] = GELU(LN2(x) · fcwᵀ + fcb); x += h · fcprojwᵀ + fcprojb */
+    linear(nt, &(linear_step){.ln_in = e->x, .ln_w = p->ln2w + (size_t)l * C, .ln_b = p->ln2b + (size_t)l * C,
+                              .a = e->ln, .w = p->fcw + (size_t)l * C4 * C, .bias = p->fcb + (size_t)l * C4,
+                              .out = e->big, .M = M, .N = (int)C4, .K = C, .bias_mode = BIAS_SET, .post_gelu = 1});
+    linear(nt, &(linear_step){.a = e->big, .w = p->fcprojw + (size_t)l * C * C4, .bias = p->fcprojb + (size_t)l * C,
+                              .out = e->x, .M = M, .N = C, .K = (int)C4, .bias_mode = BIAS_ADD});
+}
+
+/* Logits rows computed per chunk of loss rows: bounds the scratch to LOSS_CHUNK × V. */
+#define LOSS_CHUNK 64
+
+/* token_loss[r] = -log softmax(logits[r])[loss_targets[r]] for the n loss rows e->loss_rows, NaN
+ * elsewhere; only the loss rows' final LayerNorm and logits are computed (a GPT-2 vocabulary makes
+ * the unembedding the biggest matmul per row). x row of loss row i: i when compacted, else
+ * loss_rows[i]. Clobbers e->ln. -1 when the chunk's scratch cannot be allocated. */
+static int token_losses(cpu_engine *e, const andrea_forward_io *io, int n, int compacted) {
+    const andrea_params *p = &e->m->p;
+    const int C = e->m->cfg.d_model, V = e->m->cfg.vocab_size;
+    for (size_t r = 0; r < (size_t)io->B * io->T; r++) io->token_loss[r] = NAN;
+    if (!e->loss_logits && !(e->loss_logits = malloc((size_t)LOSS_CHUNK * (size_t)V * sizeof(float)))) return -1;
+#pragma omp parallel for schedule(static) num_threads(e->n_threads)
+    for (int i = 0; i < n; i++)
+        layernorm_row(e->ln + (size_t)i * C, e->x + (size_t)(compacted ? i : e->loss_rows[i]) * C, p->lnfw, p->lnfb, C);
+    for (int i0 = 0; i0 < n; i0 += LOSS_CHUNK) {
+        const int m = n - i0 < LOSS_CHUNK ? n - i0 : LOSS_CHUNK;
+        /* [m, V] = lnf rows · wte[0:V]ᵀ (tied unembedding; padded vocab rows excluded) */
+        linear(e->n_threads, &(linear_step){.a = e->ln + (size_t)i0 * C, .w = p->wte, .out = e->loss_logits, .M = m,
+                                            .N = V, .K = C});
+#pragma omp parallel for schedule(dynamic, 1) num_threads(e->n_threads)
+        for (int i = 0; i < m; i++) {
+            const int r = e->loss_rows[i0 + i];
+            io->token_loss[r] = (float)cross_entropy_row(e->loss_logits + (size_t)i * V, V, io->loss_targets[r]);
+        }
+    }
     return 0;
 }
 
@@ -351,11 +513,15 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     const andrea_model *m = e->m;
     const andrea_params *p = &m->p;
     if (check_io(e, io, err)) return -1;
-    const int B = io->B, T = io->T, C = m->cfg.d_model, L = m->cfg.n_layer, H = m->cfg.n_head,
-              hd = m->cfg.head_dim, V = m->cfg.vocab_size;
-    const size_t BT = (size_t)B * T, C3 = 3 * (size_t)C, C4 = 4 * (size_t)C;
-    const int per_head = io->head_out || io->head_out_norm || io->head_dla;
+    const int B = io->B, T = io->T, C = m->cfg.d_model, L = m->cfg.n_layer, H = m->cfg.n_head, V = m->cfg.vocab_size;
+    const size_t BT = (size_t)B * T;
     const int nt = e->n_threads, blas_threads = blas_threads_get(), was_dynamic = omp_get_dynamic();
+    /* token losses only: the last layer runs W_O and the MLP on the loss rows alone */
+    int n_loss = 0;
+    for (size_t r = 0; io->token_loss && r < BT; r++)
+        if (io->loss_targets[r] >= 0) e->loss_rows[n_loss++] = (int)r;
+    const int loss_only =
+        io->token_loss && !io->logits && !io->attn && !io->head_out && !io->head_out_norm && !io->head_dla;
     blas_threads_set(1);
     /* libgomp then sizes each team as cores minus the 15-minute load average: on a busy 2-core
      * machine one thread beats two threads that keep waiting for each other at barriers.
@@ -377,35 +543,14 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     if (io->head_dla) dla_directions(e, io);
 
     for (int l = io->resume_layer; l < L; l++) {
-        if (io->layer_inputs) memcpy(io->layer_inputs + (size_t)l * BT * C, e->x, BT * C * sizeof(float));
-        /* qkv [BT, 3C] = LN1(x) · qkvwᵀ + qkvb: one sgemm for Q, K and V of every head */
-        linear(nt, &(linear_step){.ln_in = e->x, .ln_w = p->ln1w + (size_t)l * C, .ln_b = p->ln1b + (size_t)l * C,
-                                  .a = e->ln, .w = p->qkvw + (size_t)l * C3 * C, .bias = p->qkvb + (size_t)l * C3,
-                                  .out = e->big, .M = (int)BT, .N = (int)C3, .K = C, .bias_mode = BIAS_SET});
-        attention(e, io, l);
-        if (per_head) head_contributions(e, io, l);
-        if (io->ablate) {
-            for (int h = 0; h < H; h++) {
-                if (!io->ablate[(size_t)l * H + h]) continue;
-                for (size_t bt = 0; bt < BT; bt++) memset(e->o + bt * C + (size_t)h * hd, 0, (size_t)hd * sizeof(float));
-            }
-        }
-        /* x += o · attprojwᵀ + attprojb: one W_O sgemm accumulating into the residual */
-        linear(nt, &(linear_step){.a = e->o, .w = p->attprojw + (size_t)l * C * C, .bias = p->attprojb + (size_t)l * C,
-                                  .out = e->x, .M = (int)BT, .N = C, .K = C, .bias_mode = BIAS_ADD});
-        /* MLP: h [BT, 4C] = GELU(LN2(x) · fcwᵀ + fcb); x += h · fcprojwᵀ + fcprojb */
-        linear(nt, &(linear_step){.ln_in = e->x, .ln_w = p->ln2w + (size_t)l * C, .ln_b = p->ln2b + (size_t)l * C,
-                                  .a = e->ln, .w = p->fcw + (size_t)l * C4 * C, .bias = p->fcb + (size_t)l * C4,
-                                  .out = e->big, .M = (int)BT, .N = (int)C4, .K = C, .bias_mode = BIAS_SET,
-                                  .post_gelu = 1});
-        linear(nt, &(linear_step){.a = e->big, .w = p->fcprojw + (size_t)l * C * C4, .bias = p->fcprojb + (size_t)l * C,
-                                  .out = e->x, .M = (int)BT, .N = C, .K = (int)C4, .bias_mode = BIAS_ADD});
+        const int rows = loss_only && l == L - 1 ? n_loss : (int)BT;
+        block(e, io, l, rows);
         /* Finite weights can still overflow float32 on the way (a hostile or broken checkpoint):
          * NaN then spreads through every later layer and every map, and would be written and
          * scored as if it were a result. A NaN or Inf anywhere in this layer (a score, a map, a
          * head's output, the MLP) reaches the residual stream, so one pass over it per layer
          * (B*T*C floats, small beside the layer's matmuls) finds it and names the layer. */
-        if (ae_any_nonfinite(e->x, BT * C)) {
+        if (ae_any_nonfinite(e->x, (size_t)rows * C)) {
             omp_set_dynamic(was_dynamic);
             blas_threads_set(blas_threads);
             return ae_fail(err, "%s: the forward overflows float32 in layer %d (non-finite activations): the "
@@ -430,8 +575,11 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     /* logits [BT, V] = lnf · wte[0:V]ᵀ (tied unembedding; padded vocab rows excluded) */
     if (io->logits)
         linear(nt, &(linear_step){.a = e->ln, .w = p->wte, .out = io->logits, .M = (int)BT, .N = V, .K = C});
+    int rc = io->token_loss ? token_losses(e, io, n_loss, loss_only) : 0;
     omp_set_dynamic(was_dynamic);
     blas_threads_set(blas_threads);
+    if (rc) return ae_fail(err, "%s: cannot allocate %d x %d floats of CPU engine scratch for token losses", m->path,
+                           LOSS_CHUNK, V);
     return 0;
 }
 
@@ -455,8 +603,12 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
         ae_fail(err, "%s: out of memory opening the CPU engine", m->path);
         return NULL;
     }
+    /* links blas_core.o into every program with a CPU engine: its .preinit_array entry has then
+     * chosen OpenBLAS's kernels from the CPU's features before OpenBLAS started (blas_core.c) */
+    (void)andrea_blas_core_forced();
     e->base.name = "cpu";
     e->base.can_resume = 1;
+    e->base.can_token_loss = 1;
     e->base.forward = cpu_forward;
     e->base.close = cpu_close;
     e->m = m;
@@ -472,7 +624,8 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
         !(e->contrib = alloc_floats((size_t)e->n_threads * max_T, C, m->path, "head contributions", err)) ||
         !(e->gdir = alloc_floats(BT, C, m->path, "DLA directions", err)) ||
         !(e->sigma = alloc_floats(BT, 1, m->path, "final sigma", err)) ||
-        !(e->scores = alloc_floats((size_t)e->n_threads * ATT_BLOCK, (size_t)max_T, m->path, "attention", err))) {
+        !(e->scores = alloc_floats((size_t)e->n_threads * ATT_BLOCK, (size_t)max_T, m->path, "attention", err)) ||
+        !(e->loss_rows = alloc_ints(BT, m->path, err))) {
         cpu_close(&e->base);
         return NULL;
     }

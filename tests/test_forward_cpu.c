@@ -551,10 +551,25 @@ static void test_resumed_forward_equals_the_whole_ablated_forward(void) {
     andrea_engine *e = andrea_cpu_engine_open(&m, B, T, &err);
     CHECK(e != NULL && andrea_engine_can_resume(e) && !andrea_engine_has_gpu(e)); /* capabilities, not the name */
     if (!e) return;
-    float *saved = calloc((size_t)L * B * T * C, sizeof(float));
+    float *saved = calloc((size_t)L * B * T * C, sizeof(float)), *heads = calloc((size_t)L * B * T * C, sizeof(float));
     float *whole = calloc((size_t)B * T * V, sizeof(float)), *resumed = calloc((size_t)B * T * V, sizeof(float));
-    andrea_forward_io clean = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .logits = whole, .layer_inputs = saved};
+    andrea_forward_io clean = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .logits = whole, .layer_inputs = saved,
+                               .layer_heads = heads};
     CHECK(andrea_engine_forward(e, &clean, &err) == 0);
+    /* from the saved head outputs: layer l's attention skipped too (every layer, 0 included) */
+    for (int l = 0; l < L; l++) {
+        unsigned char ablate[12] = {0};
+        ablate[l * H + 1] = 1;
+        andrea_forward_io full = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .ablate = ablate, .logits = whole};
+        CHECK(andrea_engine_forward(e, &full, &err) == 0);
+        andrea_forward_io part = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .ablate = ablate,
+                                  .logits = resumed, .resume_layer = l,
+                                  .resume_x = l ? saved + (size_t)l * B * T * C : NULL,
+                                  .resume_heads = heads + (size_t)l * B * T * C};
+        CHECK_MSG(andrea_engine_forward(e, &part, &err) == 0, "%s", err.msg);
+        CHECK_MSG(memcmp(whole, resumed, sizeof(float) * (size_t)B * T * V) == 0,
+                  "layer %d: logits resumed from the saved head outputs differ", l);
+    }
     for (int l = 1; l < L; l++) {
         unsigned char ablate[12] = {0};
         ablate[l * H + 2] = 1;
@@ -571,8 +586,11 @@ static void test_resumed_forward_equals_the_whole_ablated_forward(void) {
     CHECK(andrea_engine_forward(e, &bad, &err) == -1 && strstr(err.msg, "logits only"));
     andrea_forward_io no_x = {.B = B, .T = T, .tokens = tok, .logits = resumed, .resume_layer = 1};
     CHECK(andrea_engine_forward(e, &no_x, &err) == -1 && strstr(err.msg, "without its input"));
+    andrea_forward_io maps_too = {.B = B, .T = T, .tokens = tok, .attn = attn, .resume_heads = heads};
+    CHECK(andrea_engine_forward(e, &maps_too, &err) == -1 && strstr(err.msg, "logits only"));
     andrea_engine_close(e);
     free(saved);
+    free(heads);
     free(whole);
     free(resumed);
     andrea_model_free(&m);
@@ -670,28 +688,73 @@ static void test_engine_max_T_beyond_model_context_is_refused(void) {
     andrea_model_free(&m);
 }
 
-/* Token losses are the GPU engine's (it computes them where the logits are); the CPU engine says
- * it cannot, so the causal check asks it for logits instead, and a forward asking anyway is refused
- * with one line, never run with the losses left unwritten. */
-static void test_cpu_engine_refuses_token_losses(void) {
+/* Token losses (loss_targets / token_loss) equal the cross-entropy of the engine's own logits at
+ * the loss rows, NaN elsewhere, for a whole forward, an ablated one and a resumed one; the engine
+ * computes them from the loss rows' logits only, and with nothing else asked the last layer's W_O
+ * and MLP run on the loss rows only, which must not change a loss. Tolerance 1e-5 absolute on
+ * losses of ~6 nats: the fp32 losses against double cross-entropy of fp32 logits, which may differ
+ * in their last bits (sgemm over a different blocking of rows). More loss rows than one chunk of
+ * 64 and a vocabulary over one column block. A target outside the vocabulary is refused. */
+static double ce_ref(const float *row, int V, int y) {
+    double mx = row[0], z = 0;
+    for (int v = 1; v < V; v++) mx = row[v] > mx ? row[v] : mx;
+    for (int v = 0; v < V; v++) z += exp(row[v] - mx);
+    return -(row[y] - mx - log(z));
+}
+
+static void test_cpu_token_losses_equal_cross_entropy_of_the_logits(void) {
     andrea_model m;
-    make_model(&m, 1, 2, 16, 257, 257, 8, 5);
+    make_model(&m, 3, 4, 32, 300, 304, 48, 5);
+    const int B = 3, T = 40, L = 3, H = 4, C = 32, V = 300;
+    int tok[120], tgt[120], lengths[3] = {40, 31, 36};
+    random_tokens(tok, B * T, V);
+    for (int r = 0; r < B * T; r++) tgt[r] = (r % 3 != 1 && r % T + 1 < lengths[r / T]) ? tok[r + 1] : -1;
     ae_error err = {{0}};
-    andrea_engine *e = andrea_cpu_engine_open(&m, 1, 8, &err);
-    CHECK(e != NULL && !andrea_engine_can_token_loss(e));
+    andrea_engine *e = andrea_cpu_engine_open(&m, B, T, &err);
+    CHECK(e != NULL && andrea_engine_can_token_loss(e));
     if (!e) return;
-    int tok[8] = {1, 2, 3, 4, 5, 6, 7, 8}, tgt[8] = {2, 3, 4, 5, 6, 7, 8, -1};
-    float loss[8];
-    andrea_forward_io io = {.B = 1, .T = 8, .tokens = tok, .loss_targets = tgt, .token_loss = loss};
-    CHECK(andrea_engine_forward(e, &io, &err) == -1);
-    CHECK_MSG(strstr(err.msg, "cannot compute token losses") != NULL, "message: %s", err.msg);
+    float *logits = calloc((size_t)B * T * V, sizeof(float)), *saved = calloc((size_t)L * B * T * C, sizeof(float));
+    float loss[120], loss_resumed[120];
+    for (int ab = -1; ab < L * H; ab += 5) { /* clean, then heads 4, 9 ablated (layers 1, 2) */
+        unsigned char ablate[12] = {0};
+        if (ab >= 0) ablate[ab] = 1;
+        andrea_forward_io full = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .ablate = ab >= 0 ? ablate : NULL,
+                                  .logits = logits};
+        andrea_forward_io only = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .ablate = full.ablate,
+                                  .loss_targets = tgt, .token_loss = loss, .layer_inputs = ab < 0 ? saved : NULL};
+        CHECK_MSG(andrea_engine_forward(e, &full, &err) == 0 && andrea_engine_forward(e, &only, &err) == 0, "%s", err.msg);
+        double worst = 0;
+        int nan_ok = 1;
+        for (int r = 0; r < B * T; r++) {
+            if (tgt[r] < 0) {
+                nan_ok &= isnan(loss[r]);
+                continue;
+            }
+            double d = fabs(loss[r] - ce_ref(logits + (size_t)r * V, V, tgt[r]));
+            worst = d > worst || isnan(d) ? (isnan(d) ? 1e9 : d) : worst;
+        }
+        CHECK_MSG(worst < 1e-5 && nan_ok, "ablated %d: worst |loss - ce| %g, NaN where no target %d", ab, worst, nan_ok);
+        if (ab < 0) continue;
+        const int l = ab / H;
+        andrea_forward_io part = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .ablate = ablate,
+                                  .loss_targets = tgt, .token_loss = loss_resumed, .resume_layer = l,
+                                  .resume_x = saved + (size_t)l * B * T * C};
+        CHECK_MSG(andrea_engine_forward(e, &part, &err) == 0, "%s", err.msg);
+        CHECK_MSG(memcmp(loss, loss_resumed, sizeof loss) == 0, "ablated %d: resumed losses differ", ab);
+    }
+    tgt[5] = V;
+    andrea_forward_io bad = {.B = B, .T = T, .tokens = tok, .loss_targets = tgt, .token_loss = loss};
+    CHECK(andrea_engine_forward(e, &bad, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "loss target 300 at row 5 is outside the vocabulary") != NULL, "message: %s", err.msg);
     andrea_engine_close(e);
+    free(logits);
+    free(saved);
     andrea_model_free(&m);
 }
 
 int main(void) {
     RUN(test_forward_matches_naive_double_reference);
-    RUN(test_cpu_engine_refuses_token_losses);
+    RUN(test_cpu_token_losses_equal_cross_entropy_of_the_logits);
     RUN(test_head_dim_72_shape_matches_reference);
     RUN(test_long_sequence_spanning_several_attention_bands_matches_reference);
     RUN(test_attention_rows_sum_to_one_over_the_causal_prefix);
