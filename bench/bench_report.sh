@@ -34,9 +34,10 @@ if [[ ${RENDER:-0} == 1 ]]; then
   echo "model: ${MODEL:-bundled}; andrea render DUMP --db CATALOG --out DIR --quiet (dump: analyze ${ARGS[*]} --dump)"
   printf '%-9s %-7s %8s %8s %9s %9s %9s %9s %6s %s\n' build threads wall_s cpu_s total_MB maps_MB data_MB heads_MB PNGs load
   for t in "${THREADS[@]}"; do
-    for which in before after after_all; do
+    for which in before after after_all after_0; do
       bin=$BEFORE; extra=(); [[ $which == after* ]] && bin=$AFTER
       [[ $which == after_all ]] && extra=(--report-maps all) # the before build's PNGs, drawn by the after build
+      [[ $which == after_0 ]] && extra=(--report-maps 0)     # no heatmap PNG: overviews, data, pages
       out=$W/r-$which-$t
       read -r wall usr sys < <(OMP_NUM_THREADS=$t /usr/bin/time -f '%e %U %S' "$bin" render "$W/d.h5" --db "$W/a/catalog.db" \
         --out "$out" --quiet "${extra[@]}" 2>&1 >/dev/null | tail -1)
