@@ -138,6 +138,12 @@ expect_fail "--examples 0 is a usage error" 2 "--examples" "$A" render d200.h5 -
 expect_fail "--report-maps -1 is a usage error" 2 "--report-maps wants 0..1000 or 'all'" "$A" render d200.h5 --db c.db --out x6 --report-maps -1
 expect_fail "--report-maps some is a usage error" 2 "--report-maps wants 0..1000 or 'all'" "$A" render d200.h5 --db c.db --out x6 --report-maps some
 expect_fail "analyze --report-maps 1001 is a usage error" 2 "--report-maps wants 0..1000 or 'all'" "$A" analyze --out x7 --report-maps 1001
+# a heatmap that cannot be written (a folder holds its name) while other threads draw: one line, no index
+mkdir -p x8/maps/L1_H2/s0-prev_token_e0.png
+expect_fail "an unwritable heatmap stops the render with its name" 1 "s0-prev_token_e0.png" \
+  env OMP_NUM_THREADS=2 "$A" render d200.h5 --db c.db --out x8 --quiet
+[[ ! -e x8/index.html && -z $(find x8 -name '*.tmp-*') ]] && ok "... and leaves no index and no temporary file" \
+  || bad "unwritable heatmap" "$(find x8 -name 'index.html' -o -name '*.tmp-*')"
 [[ ! -e x1 && ! -e x2/index.html && ! -e x3/index.html ]] && ok "failed renders leave no index" || bad "failed renders" "left an index"
 
 finish
