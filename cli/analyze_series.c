@@ -11,8 +11,9 @@
 #include "../reports/report_collect.h"
 #include "../reports/series.h"
 
-int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_score_fn score, void *ctx, int quiet,
-                   ae_error *err) {
+int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_score_fn score, void *ctx,
+                   const andrea_render_options *ropt_in, ae_error *err) {
+    const int quiet = ropt_in->quiet;
     analyze_scored *sc = calloc((size_t)n, sizeof *sc);
     series_input *in = calloc((size_t)n, sizeof *in);
     char (*href)[300] = calloc((size_t)n, sizeof *href);
@@ -26,8 +27,7 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
         if (!quiet && root) fprintf(stderr, "andrea analyze: [%d/%d] scoring %s\n", i + 1, n, ckpts[i]);
         if (score(i, &sc[i], ctx, err)) goto out;
     }
-    andrea_render_options ropt = {0};
-    ropt.quiet = quiet;
+    andrea_render_options ropt = *ropt_in;
     for (int i = 0; i < n; i++) {
         char rdir[4700];
         snprintf(rdir, sizeof rdir, "%s/%s", dir, sc[i].name);

@@ -8,6 +8,7 @@
 #define ANDREA_ANALYZE_SERIES_H
 
 #include "../common/error.h"
+#include "../reports/report.h"
 
 /* What scoring one checkpoint left behind, for the render phase. */
 typedef struct {
@@ -22,8 +23,9 @@ typedef struct {
 /* Scores checkpoint i (dump + classify + catalog write), filling *out. */
 typedef int (*analyze_score_fn)(int i, analyze_scored *out, void *ctx, ae_error *err);
 
-/* Runs the three phases over n checkpoints into dir; returns 0 or -1. */
-int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_score_fn score, void *ctx, int quiet,
-                   ae_error *err);
+/* Runs the three phases over n checkpoints into dir, rendering each report with ropt (its quiet
+ * also silences the progress lines); returns 0 or -1. */
+int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_score_fn score, void *ctx,
+                   const andrea_render_options *ropt, ae_error *err);
 
 #endif

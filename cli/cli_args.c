@@ -17,6 +17,7 @@
 #include "../common/mpi_shard.h"
 #include "../engine/checkpoint.h"
 #include "../common/printable.h"
+#include "../reports/report.h"
 
 int cli_parse_long(const char *s, long lo, long hi, long *out) {
     char *end;
@@ -118,6 +119,19 @@ int cli_opt_ablate_items(const char *cmd, const char *arg, andrea_classify_optio
     long n;
     if (!*arg || cli_parse_long(arg, 0, 4096, &n)) return cli_usage_error(cmd, "--ablate-items wants 0..4096, not '%s'", arg);
     o->ablate_items = (int)n;
+    return 0;
+}
+
+/* --report-maps: heatmap PNGs per head and suite (andrea_render_options.maps_per_suite). */
+int cli_opt_report_maps(const char *cmd, const char *arg, int *maps_per_suite) {
+    long n;
+    if (!strcmp(arg, "all")) {
+        *maps_per_suite = ANDREA_REPORT_MAPS_ALL;
+        return 0;
+    }
+    if (!*arg || cli_parse_long(arg, 0, 1000, &n))
+        return cli_usage_error(cmd, "--report-maps wants 0..1000 or 'all', not '%s'", arg);
+    *maps_per_suite = n == 0 ? ANDREA_REPORT_MAPS_NONE : (int)n;
     return 0;
 }
 

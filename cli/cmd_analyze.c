@@ -35,7 +35,7 @@ static void help(FILE *f) {
             "                      [--n N] [--len T] [--seed S] [--tokenizer DIR] [--contrib none|norm|full]\n"
             "                      [--device auto|cpu|cuda] [--maps fp16|fp32] [--step N] [--dump FILE]\n"
             "                      [--keep-dumps] [--ablate-items N] [--rules FILE]\n"
-            "                      [--precision tf32|tf32x3|fp32] [--timing] [--quiet]\n\n"
+            "                      [--precision tf32|tf32x3|fp32] [--report-maps N|all] [--timing] [--quiet]\n\n"
             "For each checkpoint: run the built-in probe suites (or --probes) through the model and score\n"
             "every head while its attention maps are in memory, classify the heads into DIR/catalog.db\n"
             "(scores, labels, causal check on --ablate-items items per suite, default %d), render the\n"
@@ -52,6 +52,9 @@ static void help(FILE *f) {
             "probe suites); --contrib: the per-head W_O values computed (norm, default: head_dla and\n"
             "head_out_norm means in the catalog; none: without them; full: also head_out in a dump).\n"
             "--timing prints where the time went (forward, scoring, causal check, catalog, report).\n"
+            "--report-maps N: heatmap PNGs per head and suite (default 1: the first example; 0: none;\n"
+            "all: every shown example). Each head page shows 2 examples per suite interactively (N if\n"
+            "larger); the PNGs are their static, printable form (docs/report.md).\n"
             "--precision: on a GPU, matmuls in TF32 (default, fast; attention probabilities of trained\n"
             "models within ~4e-3 of fp32), tf32x3 (every layer matmul and attention as three TF32\n"
             "products of high and low parts: maps within ~3e-5 of fp32, ~2.2x the forward time; the\n"
@@ -67,6 +70,7 @@ typedef struct {
     andrea_device dev;
     andrea_contrib contrib;
     int maps_fp32, keep_dumps, timing;
+    int report_maps; /* --report-maps: andrea_render_options.maps_per_suite */
 } analyze_args;
 
 /* File-name stem of a checkpoint: "models/andrea-bundled.bin" -> "andrea-bundled". */
@@ -145,7 +149,10 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     /* The forwards feed the head scorer and the report's example maps (and the dump writer when
      * a dump was asked for): one loop, dump/dump_write.h. */
     if (!(hs = head_scorer_open(&m.cfg, &copt->rules, n_suites, err))) goto out;
-    if (!(rcol = report_collector_open(&m, n_suites, 0, err))) goto out;
+    andrea_render_options ropt = {0};
+    ropt.quiet = ae_progress_quiet;
+    ropt.maps_per_suite = aa->report_maps;
+    if (!(rcol = report_collector_open(&m, n_suites, andrea_render_examples(&ropt), err))) goto out;
     andrea_batch_sink sinks[2] = {head_scorer_sink(hs), report_collector_sink(rcol)};
     andrea_dump_stats stats;
     memset(&stats, 0, sizeof stats);
@@ -202,8 +209,6 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     char rdir[4400];
     if (report_dir) snprintf(rdir, sizeof rdir, "%s", report_dir);
     else snprintf(rdir, sizeof rdir, "%s/%s", aa->dir, name);
-    andrea_render_options ropt = {0};
-    ropt.quiet = ae_progress_quiet;
     const double t_cat0 = ae_now_seconds();
     int wrc = catalog_write(db_path, &a, NULL, err) ||
               catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err); /* andrea circuits */
@@ -258,6 +263,7 @@ int cmd_analyze(int argc, char **argv) {
         {"seed", required_argument, 0, 's'},      {"contrib", required_argument, 0, 'c'},
         {"tokenizer", required_argument, 0, 'k'}, {"dump", required_argument, 0, 'U'},
         {"keep-dumps", no_argument, 0, 'K'},      {"timing", no_argument, 0, 't'},
+        {"report-maps", required_argument, 0, 'R'},
         {0, 0, 0, 0},
     };
     analyze_args aa;
@@ -304,6 +310,9 @@ int cmd_analyze(int argc, char **argv) {
         case 'U': aa.dump_file = optarg; break;
         case 'K': aa.keep_dumps = 1; break;
         case 't': aa.timing = 1; break;
+        case 'R':
+            if ((bad = cli_opt_report_maps("analyze", optarg, &aa.report_maps))) return bad;
+            break;
         case 'q': ae_progress_quiet = 1; break;
         case 'h': help(stdout); return cli_stdout_done();
         default: return cli_option_error("analyze", c, argv, opts);
@@ -326,7 +335,10 @@ int cmd_analyze(int argc, char **argv) {
     int n = optind < argc ? argc - optind : 1;
     if (n > 1) {
         series_job job = {ckpts, &aa, &o};
-        if (analyze_series(n, ckpts, aa.dir, score_one, &job, ae_progress_quiet, &err)) return cli_fail(&err);
+        andrea_render_options sro = {0};
+        sro.quiet = ae_progress_quiet;
+        sro.maps_per_suite = aa.report_maps;
+        if (analyze_series(n, ckpts, aa.dir, score_one, &job, &sro, &err)) return cli_fail(&err);
         return cli_stdout_done();
     }
     for (int i = 0; i < n; i++) {

@@ -11,24 +11,27 @@
 
 static void help(FILE *f) {
     fprintf(f,
-            "usage: andrea render DUMP.h5 --db CATALOG --out DIR [--examples N] [--quiet]\n\n"
+            "usage: andrea render DUMP.h5 --db CATALOG --out DIR [--examples N] [--report-maps N|all] [--quiet]\n\n"
             "Writes a static, offline report of the dump's model into DIR (created if missing):\n"
             "index.html (a sortable head table filterable by class, overview images), one page per\n"
             "head (heads/L{l}_H{h}.html) with its heatmaps for every suite, and the PNGs (maps/,\n"
             "overview/). Scores, labels and ablations come from the catalog (read-only): the run that\n"
             "scored this dump (matched by its seal), else the current run of each class (docs/catalog.md).\n"
             "Layout and images: docs/report.md.\n"
-            "  --examples N   heatmaps per head and suite (default 2; 1..1000)\n"
+            "  --examples N   examples shown per head and suite (interactive maps; default 2; 1..1000)\n"
+            "  --report-maps N|all  heatmap PNGs per head and suite: the first N shown examples\n"
+            "                 (default 1; 0: none; all: every shown example; N > --examples shows N)\n"
             "  --quiet        no progress bar\n");
 }
 
 int cmd_render(int argc, char **argv) {
     static const struct option opts[] = {
         {"db", required_argument, 0, 'd'},  {"out", required_argument, 0, 'o'}, {"examples", required_argument, 0, 'n'},
+        {"report-maps", required_argument, 0, 'R'},
         {"quiet", no_argument, 0, 'q'},     {"help", no_argument, 0, 'h'},       {0, 0, 0, 0},
     };
     const char *db = NULL, *out = NULL;
-    andrea_render_options o = {0, 0};
+    andrea_render_options o = {0};
     ae_error err = {{0}};
     int c;
     optind = 1;
@@ -42,6 +45,11 @@ int cmd_render(int argc, char **argv) {
             if (cli_parse_long(optarg, 1, 1000, &n))
                 return cli_usage_error("render", "--examples wants 1..1000, not '%s'", optarg);
             o.examples_per_suite = (int)n;
+            break;
+        }
+        case 'R': {
+            int bad = cli_opt_report_maps("render", optarg, &o.maps_per_suite);
+            if (bad) return bad;
             break;
         }
         case 'q':

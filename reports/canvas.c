@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "../common/atomic_file.h"
 #include "../common/checked_size.h"
@@ -30,11 +31,7 @@ canvas *canvas_new(int w, int h, rgb bg, ae_error *err) {
     c->w = w;
     c->h = h;
     c->px = px;
-    for (size_t i = 0; i < n; i += 3) {
-        px[i] = bg.r;
-        px[i + 1] = bg.g;
-        px[i + 2] = bg.b;
-    }
+    canvas_fill(c, 0, 0, w, h, bg);
     return c;
 }
 
@@ -64,8 +61,15 @@ static inline void blend(canvas *c, int x, int y, rgb col, unsigned a) {
 void canvas_fill(canvas *c, int x, int y, int w, int h, rgb col) {
     int x0 = x < 0 ? 0 : x, y0 = y < 0 ? 0 : y;
     int x1 = x + w > c->w ? c->w : x + w, y1 = y + h > c->h ? c->h : y + h;
-    for (int yy = y0; yy < y1; yy++)
-        for (int xx = x0; xx < x1; xx++) put(c, xx, yy, col);
+    if (x0 >= x1 || y0 >= y1) return;
+    /* the first row pixel by pixel, the others copied from it (heatmap cells are most of a
+     * report's drawing time) */
+    const size_t stride = (size_t)c->w * 3, len = (size_t)(x1 - x0) * 3;
+    uint8_t *row = c->px + (size_t)y0 * stride + (size_t)x0 * 3;
+    if (col.r == col.g && col.g == col.b) memset(row, col.r, len);
+    else
+        for (int xx = x0; xx < x1; xx++) put(c, xx, y0, col);
+    for (int yy = y0 + 1; yy < y1; yy++) memcpy(c->px + (size_t)yy * stride + (size_t)x0 * 3, row, len);
 }
 
 void canvas_rect(canvas *c, int x, int y, int w, int h, int t, rgb col) {
@@ -214,7 +218,23 @@ static void on_png_write(png_structp png, png_bytep data, size_t n) {
 
 static void on_png_flush(png_structp png) { (void)png; }
 
+/* Filter "none" at zlib level 3: report images are flat cells whose rows repeat, which deflate
+ * matches one row back. bench/bench_report_png on a 1889 x 1851 heatmap (128 positions): 24 ms
+ * for 232 kB; level 2 23 ms for 248 kB; level 6 48 ms for 157 kB; Sub or Up chosen per row 38 ms
+ * for 193-230 kB; all filters at level 6 88 ms for 140 kB; stored (level 0) already 9.6 ms. The
+ * report's time is this encoding, so the fastest setting stays (bench/RESULTS.md). */
+canvas_png_settings canvas_png_default(void) {
+    canvas_png_settings s = {3, PNG_FILTER_NONE, Z_DEFAULT_STRATEGY};
+    return s;
+}
+
 int canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_error *err) {
+    canvas_png_settings s = canvas_png_default();
+    return canvas_encode_png_with(c, &s, out, out_len, err);
+}
+
+int canvas_encode_png_with(const canvas *c, const canvas_png_settings *s, unsigned char **out, size_t *out_len,
+                           ae_error *err) {
     /* The context lives on the heap and the libpng pointers are volatile: locals changed between
      * setjmp and longjmp would be indeterminate after the jump. */
     png_ctx *ctx = calloc(1, sizeof *ctx);
@@ -234,12 +254,11 @@ int canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_
         return -1;
     }
     png_set_write_fn(png, ctx, on_png_write, on_png_flush);
-    /* Fixed settings so the same pixels give the same bytes, and no tIME chunk. Filter "none" at
-     * zlib level 3: report images are flat cells whose rows repeat, which deflate matches one row
-     * back; measured on a 1029 x 991 heatmap this encodes in 17 ms for 84 kB, where Paeth at level
-     * 6 took 39 ms for 81 kB (encoding dominates: drawing takes 2-5 ms). */
-    png_set_compression_level(png, 3);
-    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
+    /* Fixed settings (canvas_png_default, above) so the same pixels give the same bytes, and no
+     * tIME chunk. */
+    png_set_compression_level(png, s->level);
+    png_set_compression_strategy(png, s->strategy);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, s->filters);
     png_set_IHDR(png, info, (png_uint_32)c->w, (png_uint_32)c->h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_BASE, PNG_FILTER_TYPE_BASE);
     png_write_info(png, info);

@@ -45,9 +45,21 @@ int canvas_text_up(canvas *c, const report_font *f, int x, int y, const char *ut
 /* Width in pixels that canvas_text would take. */
 int text_width(const report_font *f, const char *utf8);
 
-/* Encodes the canvas as an RGB PNG into a malloc'd buffer (*out, *out_len; caller frees).
- * Thread-safe: touches nothing shared. */
+/* How the PNG is compressed: zlib level (0..9), libpng filter mask (PNG_FILTER_NONE, _SUB, _UP,
+ * ... or several: libpng then picks one per row) and zlib strategy (Z_DEFAULT_STRATEGY, Z_RLE,
+ * ...). The bytes depend only on the pixels and these settings. */
+typedef struct {
+    int level, filters, strategy;
+} canvas_png_settings;
+
+/* The report's settings (canvas.c says why: measured by bench/bench_report_png.c). */
+canvas_png_settings canvas_png_default(void);
+
+/* Encodes the canvas as an RGB PNG into a malloc'd buffer (*out, *out_len; caller frees), with
+ * the default settings. Thread-safe: touches nothing shared. */
 int canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_error *err);
+int canvas_encode_png_with(const canvas *c, const canvas_png_settings *s, unsigned char **out, size_t *out_len,
+                           ae_error *err);
 /* Writes the canvas as an RGB PNG to path (temporary name, then rename). */
 int canvas_write_png(const canvas *c, const char *path, ae_error *err);
 

@@ -352,7 +352,7 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
     source src = {NULL, NULL};
     int rc = -1;
     if (!d) return ae_fail(err, "%s: out of memory", out_dir);
-    int examples = opt && opt->examples_per_suite > 0 ? opt->examples_per_suite : report_default_examples();
+    int examples = andrea_render_examples(opt);
 
     if (!(src.dump = andrea_dump_open(dump_path, err))) goto done;
     const andrea_config *cfg = andrea_dump_config(src.dump);

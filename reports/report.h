@@ -12,10 +12,22 @@
 
 #include "../common/error.h"
 
+#define ANDREA_REPORT_MAPS_DEFAULT 1   /* heatmap PNGs per head and suite when maps_per_suite is 0 */
+#define ANDREA_REPORT_MAPS_NONE (-1)   /* no per-head PNG (the overview images stay) */
+#define ANDREA_REPORT_MAPS_ALL (-2)    /* a PNG for every shown example */
+
 typedef struct {
-    int examples_per_suite; /* heatmaps per head and suite (0 = default) */
+    int examples_per_suite; /* examples shown per suite (interactive maps, token lists; 0 = default 2) */
     int quiet;
+    /* heatmap PNGs per head and suite: the first N shown examples (0 = ANDREA_REPORT_MAPS_DEFAULT,
+     * or _NONE, _ALL); more than examples_per_suite shows that many examples */
+    int maps_per_suite;
 } andrea_render_options;
+
+/* Examples a report keeps per suite for these options (shown examples, at least the PNGs'). */
+int andrea_render_examples(const andrea_render_options *opt);
+/* PNG heatmaps of example e of a suite with n_examples shown: 1 or 0. */
+int andrea_render_png_wanted(const andrea_render_options *opt, int e);
 
 /* Renders the report for the model of dump_path, reading scores from db_path, into out_dir
  * (created if missing); writes out_dir/index.html. */

@@ -138,7 +138,43 @@ static int write_meta(const report_data *d, const char *out_dir, const report_in
     return rc;
 }
 
-/* data/L{l}_H{h}.js for every wanted head: each shown example's lower triangle as fp16. */
+/* One head's data file: every shown example's lower triangle as fp16 (map: [max T*T] scratch,
+ * half: [total * 2] scratch). Maps are read, and the file written, one thread at a time. */
+static int head_data(const report_data *d, const char *out_dir, int model, int l, int h, float *map,
+                     unsigned char *half, ae_error *err) {
+    size_t at = 0;
+    int rc = 0;
+    for (int s = 0; s < d->n_suites; s++) {
+        const report_suite *su = &d->suites[s];
+        for (int e = 0; e < su->n_examples; e++) {
+#pragma omp critical(report_read)
+            rc = d->read_map(d, s, e, l, h, map, err);
+            if (rc) return -1;
+            for (int q = 0; q < su->n_tokens[e]; q++)
+                for (int k = 0; k <= q; k++, at++) {
+                    uint16_t v = andrea_f32_to_f16(map[(size_t)q * (size_t)su->T + (size_t)k]);
+                    half[2 * at] = (unsigned char)(v & 0xFF); /* little-endian */
+                    half[2 * at + 1] = (unsigned char)(v >> 8);
+                }
+        }
+    }
+    sbuf b;
+    sbuf_init(&b);
+    sbuf_printf(&b, "andrea_head(%d,%d,\"", l, h);
+    sbuf_base64(&b, half, at * 2);
+    if (model) sbuf_printf(&b, "\",%d);\n", model);
+    else sbuf_puts(&b, "\");\n");
+    char rel[64];
+    if (model) snprintf(rel, sizeof rel, "data/m%d/L%d_H%d.js", model, l, h);
+    else snprintf(rel, sizeof rel, "data/L%d_H%d.js", l, h);
+#pragma omp critical(report_files)
+    rc = write_sbuf(out_dir, rel, &b, err);
+    sbuf_free(&b);
+    return rc;
+}
+
+/* data/L{l}_H{h}.js for every wanted head, heads on OpenMP threads (the bytes do not depend on
+ * the thread count). */
 static int write_head_data(const report_data *d, const char *out_dir, const report_interactive_options *o, int model,
                            ae_error *err) {
     size_t total = 0, max_tt = 1;
@@ -154,49 +190,34 @@ static int write_head_data(const report_data *d, const char *out_dir, const repo
     }
     size_t bytes;
     if (ae_mul(total ? total : 1, 2, &bytes)) return ae_fail(err, "%s: maps too large", out_dir);
-    float *map = malloc(max_tt * sizeof *map);
-    unsigned char *half = malloc(bytes);
-    if (!map || !half) {
+    const int LH = d->n_layer * d->n_head;
+    int failed = 0;
+#pragma omp parallel
+    {
+        float *map = malloc(max_tt * sizeof *map);
+        unsigned char *half = malloc(bytes);
+        ae_error me = {{0}};
+        int rc = 0;
+        if (!map || !half) rc = ae_fail(&me, "%s: out of memory for the interactive data", out_dir);
+#pragma omp for schedule(dynamic, 1)
+        for (int i = 0; i < LH; i++) {
+            int stop;
+#pragma omp atomic read
+            stop = failed;
+            if (rc || stop || !head_wanted(d, o, i / d->n_head, i % d->n_head)) continue;
+            rc = head_data(d, out_dir, model, i / d->n_head, i % d->n_head, map, half, &me);
+        }
+        if (rc)
+#pragma omp critical(report_err)
+        {
+            if (!failed) *err = me;
+#pragma omp atomic write
+            failed = 1;
+        }
         free(map);
         free(half);
-        return ae_fail(err, "%s: out of memory for the interactive data", out_dir);
     }
-    int rc = 0;
-    for (int l = 0; l < d->n_layer && !rc; l++)
-        for (int h = 0; h < d->n_head && !rc; h++) {
-            if (!head_wanted(d, o, l, h)) continue;
-            size_t at = 0;
-            for (int s = 0; s < d->n_suites && !rc; s++) {
-                const report_suite *su = &d->suites[s];
-                for (int e = 0; e < su->n_examples && !rc; e++) {
-                    if (d->read_map(d, s, e, l, h, map, err)) {
-                        rc = -1;
-                        break;
-                    }
-                    for (int q = 0; q < su->n_tokens[e]; q++)
-                        for (int k = 0; k <= q; k++, at++) {
-                            uint16_t v = andrea_f32_to_f16(map[(size_t)q * (size_t)su->T + (size_t)k]);
-                            half[2 * at] = (unsigned char)(v & 0xFF); /* little-endian */
-                            half[2 * at + 1] = (unsigned char)(v >> 8);
-                        }
-                }
-            }
-            if (rc) break;
-            sbuf b;
-            sbuf_init(&b);
-            sbuf_printf(&b, "andrea_head(%d,%d,\"", l, h);
-            sbuf_base64(&b, half, at * 2);
-            if (model) sbuf_printf(&b, "\",%d);\n", model);
-            else sbuf_puts(&b, "\");\n");
-            char rel[64];
-            if (model) snprintf(rel, sizeof rel, "data/m%d/L%d_H%d.js", model, l, h);
-            else snprintf(rel, sizeof rel, "data/L%d_H%d.js", l, h);
-            rc = write_sbuf(out_dir, rel, &b, err);
-            sbuf_free(&b);
-        }
-    free(map);
-    free(half);
-    return rc;
+    return failed ? -1 : 0;
 }
 
 static int write_assets(const char *out_dir, ae_error *err) {

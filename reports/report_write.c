@@ -10,8 +10,9 @@
  *   assets/, data/, explore.html, compare.html   interactive views (report_interactive.c)
  * File names use a slug of the suite/class name plus its index (names come from user probe
  * files and may hold any character); every text in HTML goes through sbuf_html.
- * Images are drawn and PNG-encoded on OpenMP threads; files are written by one thread (the
- * temporary-file registry of atomic_file.h is not thread-safe).
+ * Images are drawn and PNG-encoded on OpenMP threads (tasks, below); maps are read and files
+ * written by one thread at a time (HDF5 and the temporary-file registry of atomic_file.h are not
+ * thread-safe).
  */
 #include <errno.h>
 #include <math.h>
@@ -31,7 +32,6 @@
 #include "text.h"
 
 #define DEFAULT_EXAMPLES 2
-#define MAP_BATCH 16 /* heads whose maps are held at once */
 
 int report_mkdirs(const char *dir, ae_error *err) {
     char p[AE_PATH_MAX];
@@ -144,109 +144,190 @@ static void score_text(const report_data *d, int cls, int l, int h, char *out, s
              sc->label ? "LABELLED" : "not labelled");
 }
 
-/* Heatmaps of every head for every suite and shown example, plus each suite's thumbnail grid. */
-static int write_maps(const report_data *d, const char *out_dir, plot_grid *thumb_grids, ae_error *err) {
-    int L = d->n_layer, H = d->n_head, LH = L * H;
-    uint64_t total = 0;
-    for (int s = 0; s < d->n_suites; s++) total += (uint64_t)d->suites[s].n_examples * (uint64_t)LH;
+/* ---------- heatmaps, in parallel ----------
+ * One OpenMP task per (head, example) of a suite: it reads the map (one thread at a time: HDF5 is
+ * not thread-safe), draws and PNG-encodes it on its own thread, then writes the file (one thread at
+ * a time: atomic_file's registry of temporaries is not thread-safe). A suite's thumbnail grid is a
+ * task of its own that runs while the next suite's heatmaps are drawn. A file's bytes depend only
+ * on its map and texts, so any number of threads writes the same files. Memory: one map per
+ * running task, the shown examples' labels and the thumbnails' 128 x 128 crops of a suite or two. */
+
+typedef struct {
+    const report_data *d;
+    const char *out_dir;
+    const andrea_render_options *opt;
+    int failed;    /* read and set with omp atomic */
+    ae_error *err; /* the first failure */
     ae_progress prog;
-    ae_progress_begin(&prog, "render", total);
-    encoded enc[MAP_BATCH];
-    memset(enc, 0, sizeof enc);
+} map_run;
+
+static int run_failed(map_run *r) {
+    int f;
+#pragma omp atomic read
+    f = r->failed;
+    return f;
+}
+
+static void run_fail(map_run *r, const ae_error *e) {
+#pragma omp critical(report_err)
+    {
+        if (!r->failed) *r->err = *e;
+#pragma omp atomic write
+        r->failed = 1;
+    }
+}
+
+/* Heatmap of head i (= l * H + h), suite s, example e: read, copy the thumbnail crop (thumbs !=
+ * NULL: example 0), draw and write the PNG when the options want one (labels: [n] or NULL). */
+static void map_task(map_run *r, int s, int e, int i, char *const *labels, float *thumbs) {
+    const report_data *d = r->d;
+    const report_suite *su = &d->suites[s];
+    const int l = i / d->n_head, h = i % d->n_head, T = su->T, n = su->n_tokens[e];
+    const int S = T < HEATMAP_MAX_TOKENS ? T : HEATMAP_MAX_TOKENS;
+    ae_error me = {{0}};
     int rc = 0;
-    for (int l = 0; l < L && !rc; l++)
-        for (int h = 0; h < H && !rc; h++) {
-            char dir[AE_PATH_MAX];
-            snprintf(dir, sizeof dir, "%s/maps/L%d_H%d", out_dir, l, h);
-            rc = report_mkdirs(dir, err);
-        }
-    for (int s = 0; s < d->n_suites && !rc; s++) {
-        const report_suite *su = &d->suites[s];
-        int T = su->T, cls = class_of_suite(d, s);
-        int S = T < HEATMAP_MAX_TOKENS ? T : HEATMAP_MAX_TOKENS; /* thumbnails keep the crop only */
-        size_t TT = (size_t)T * (size_t)T, n_maps, n_thumbs;
-        if (ae_mul(TT, MAP_BATCH * sizeof(float), &n_maps) ||
-            ae_mul((size_t)LH, (size_t)S * (size_t)S * sizeof(float), &n_thumbs)) {
-            rc = ae_fail(err, "%s: suite %s: maps too large (T = %d)", d->dump_path, su->name, T);
-            break;
-        }
-        float *maps = malloc(n_maps);
-        float *thumbs = malloc(n_thumbs);
-        char **labels = calloc((size_t)T, sizeof *labels);
-        char *label_mem = malloc((size_t)T * 64);
-        if (!maps || !thumbs || !labels || !label_mem) {
-            free(maps);
-            free(thumbs);
-            free(labels);
-            free(label_mem);
-            rc = ae_fail(err, "%s: out of memory for suite %s", out_dir, su->name);
-            break;
-        }
-        for (int e = 0; e < su->n_examples && !rc; e++) {
-            int n = su->n_tokens[e];
-            for (int i = 0; i < n; i++) {
-                labels[i] = label_mem + (size_t)i * 64;
-                label_of(d, su, e, i, LABEL_PNG, LABEL_MAX_CHARS, labels[i], 64);
-            }
-            /* Heads in batches: the batch's maps are read on this thread (HDF5), drawn and
-             * encoded in parallel, then written here; memory is MAP_BATCH maps, not L × H. */
-            for (int b0 = 0; b0 < LH && !rc; b0 += MAP_BATCH) {
-                int nb = LH - b0 < MAP_BATCH ? LH - b0 : MAP_BATCH;
-                if (ae_interrupted) {
-                    rc = ae_fail(err, "%s: interrupted", out_dir);
-                    break;
-                }
-                for (int j = 0; j < nb && !rc; j++) {
-                    int i = b0 + j;
-                    float *m = maps + (size_t)j * TT;
-                    if (d->read_map(d, s, e, i / H, i % H, m, err)) {
-                        rc = -1;
-                        break;
-                    }
-                    if (e == 0)
-                        for (int q = 0; q < S; q++)
-                            memcpy(thumbs + ((size_t)i * (size_t)S + (size_t)q) * (size_t)S, m + (size_t)q * (size_t)T,
-                                   (size_t)S * sizeof(float));
-                }
-                if (rc) break;
-#pragma omp parallel for schedule(dynamic, 1)
-                for (int j = 0; j < nb; j++) {
-                    int l = (b0 + j) / H, h = (b0 + j) % H;
-                    char title[256], sub[512], st[256];
-                    snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %.64s \xC2\xB7 example %d (%d tokens)", l, h, su->name, e, n);
-                    score_text(d, cls, l, h, st, sizeof st);
-                    snprintf(sub, sizeof sub, "%.80s \xC2\xB7 class %.64s: %s", d->model, su->name, st);
-                    heatmap_spec hs = {maps + (size_t)j * TT, T, n, (const char *const *)labels,
-                                       su->target + (size_t)e * TT, title, sub};
-                    encode(draw_heatmap(&hs, &enc[j].err), &enc[j]);
-                }
-                for (int j = 0; j < nb; j++) {
-                    char rel[512];
-                    map_name(d, (b0 + j) / H, (b0 + j) % H, s, e, rel, sizeof rel);
-                    if (!rc && write_encoded(out_dir, rel, &enc[j], err)) rc = -1;
-                    free(enc[j].buf);
-                    memset(&enc[j], 0, sizeof enc[j]);
-                }
-                ae_progress_add(&prog, (uint64_t)nb);
-            }
-            if (e == 0 && !rc) {
-                char title[256], sub[512], rel[512];
-                snprintf(title, sizeof title, "all heads \xC2\xB7 %.64s \xC2\xB7 example 0 (%d tokens)", su->name, n);
-                snprintf(sub, sizeof sub, "%.120s", d->model);
-                thumbs_spec ts = {L, H, thumbs, S, n, title, sub, &thumb_grids[s]};
-                encoded te = {0};
-                encode(draw_thumbs(&ts, &te.err), &te);
-                overview_name("thumbs", 's', s, su->name, rel, sizeof rel);
-                if (write_encoded(out_dir, rel, &te, err)) rc = -1;
-            }
-        }
-        free(maps);
+    if (run_failed(r)) return;
+    if (ae_interrupted) {
+        ae_fail(&me, "%s: interrupted", r->out_dir);
+        run_fail(r, &me);
+        return;
+    }
+    float *m = malloc((size_t)T * (size_t)T * sizeof *m); /* T*T checked by suite_maps */
+    if (!m) {
+        ae_fail(&me, "%s: out of memory for a map of suite %s", r->out_dir, su->name);
+        run_fail(r, &me);
+        return;
+    }
+#pragma omp critical(report_read)
+    rc = d->read_map(d, s, e, l, h, m, &me);
+    if (!rc && thumbs)
+        for (int q = 0; q < S; q++)
+            memcpy(thumbs + ((size_t)i * (size_t)S + (size_t)q) * (size_t)S, m + (size_t)q * (size_t)T,
+                   (size_t)S * sizeof(float));
+    if (!rc && labels && andrea_render_png_wanted(r->opt, e)) {
+        char title[256], sub[512], st[256], rel[512];
+        snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %.64s \xC2\xB7 example %d (%d tokens)", l, h, su->name, e, n);
+        score_text(d, class_of_suite(d, s), l, h, st, sizeof st);
+        snprintf(sub, sizeof sub, "%.80s \xC2\xB7 class %.64s: %s", d->model, su->name, st);
+        heatmap_spec hs = {m, T, n, (const char *const *)labels, su->target + (size_t)e * (size_t)T * (size_t)T, title, sub};
+        encoded enc = {0};
+        encode(draw_heatmap(&hs, &enc.err), &enc);
+        map_name(d, l, h, s, e, rel, sizeof rel);
+#pragma omp critical(report_files)
+        rc = write_encoded(r->out_dir, rel, &enc, &me);
+    }
+    free(m);
+    if (rc) run_fail(r, &me);
+#pragma omp critical(report_progress)
+    ae_progress_add(&r->prog, 1);
+}
+
+/* The thumbnail grid of suite s from its crops (freed here). */
+static void thumbs_task(map_run *r, int s, float *thumbs, plot_grid *grid) {
+    const report_data *d = r->d;
+    const report_suite *su = &d->suites[s];
+    const int S = su->T < HEATMAP_MAX_TOKENS ? su->T : HEATMAP_MAX_TOKENS;
+    char title[256], sub[512], rel[512];
+    snprintf(title, sizeof title, "all heads \xC2\xB7 %.64s \xC2\xB7 example 0 (%d tokens)", su->name, su->n_tokens[0]);
+    snprintf(sub, sizeof sub, "%.120s", d->model);
+    thumbs_spec ts = {d->n_layer, d->n_head, thumbs, S, su->n_tokens[0], title, sub, grid};
+    encoded te = {0};
+    ae_error me = {{0}};
+    int rc;
+    encode(draw_thumbs(&ts, &te.err), &te);
+    free(thumbs);
+    overview_name("thumbs", 's', s, su->name, rel, sizeof rel);
+#pragma omp critical(report_files)
+    rc = write_encoded(r->out_dir, rel, &te, &me);
+    if (rc) run_fail(r, &me);
+}
+
+/* PNG heatmaps of suite s: the first n examples the options want (they form a prefix). */
+static int suite_png_examples(const map_run *r, int s) {
+    int n = 0;
+    while (n < r->d->suites[s].n_examples && andrea_render_png_wanted(r->opt, n)) n++;
+    return n;
+}
+
+/* Spawns the tasks of suite s (called by one thread of the parallel region) and waits for its
+ * heatmaps; its thumbnail task may still run when this returns. */
+static void suite_maps(map_run *r, int s, plot_grid *grid) {
+    const report_data *d = r->d;
+    const report_suite *su = &d->suites[s];
+    const int LH = d->n_layer * d->n_head, T = su->T, n_png = suite_png_examples(r, s);
+    const int S = T < HEATMAP_MAX_TOKENS ? T : HEATMAP_MAX_TOKENS;
+    const int n_read = n_png > 0 ? n_png : su->n_examples > 0; /* example 0 feeds the thumbnails */
+    ae_error me = {{0}};
+    size_t TT, n_thumbs, n_lab;
+    if (n_read == 0) return;
+    if (ae_mul((size_t)T, (size_t)T * sizeof(float), &TT) ||
+        ae_mul((size_t)LH, (size_t)S * (size_t)S * sizeof(float), &n_thumbs) ||
+        ae_mul((size_t)n_png * (size_t)T, 64, &n_lab)) {
+        ae_fail(&me, "%s: suite %s: maps too large (T = %d)", d->dump_path, su->name, T);
+        run_fail(r, &me);
+        return;
+    }
+    float *thumbs = malloc(n_thumbs);
+    char **labels = calloc((size_t)n_png * (size_t)T + 1, sizeof *labels);
+    char *label_mem = malloc(n_lab + 1);
+    if (!thumbs || !labels || !label_mem) {
         free(thumbs);
         free(labels);
         free(label_mem);
+        ae_fail(&me, "%s: out of memory for suite %s", r->out_dir, su->name);
+        run_fail(r, &me);
+        return;
     }
-    ae_progress_end(&prog);
-    return rc;
+    /* labels on this thread: the token text may come from the dump (HDF5) */
+    for (int e = 0; e < n_png; e++)
+        for (int i = 0; i < su->n_tokens[e]; i++) {
+            size_t at = (size_t)e * (size_t)T + (size_t)i;
+            labels[at] = label_mem + at * 64;
+            label_of(d, su, e, i, LABEL_PNG, LABEL_MAX_CHARS, labels[at], 64);
+        }
+    for (int e = 0; e < n_read; e++)
+        for (int i = 0; i < LH; i++) {
+            char *const *lab = e < n_png ? labels + (size_t)e * (size_t)T : NULL;
+            float *th = e == 0 ? thumbs : NULL;
+#pragma omp task firstprivate(e, i, lab, th)
+            map_task(r, s, e, i, lab, th);
+        }
+#pragma omp taskwait
+    free(labels);
+    free(label_mem);
+    if (run_failed(r)) {
+        free(thumbs);
+        return;
+    }
+#pragma omp task firstprivate(thumbs)
+    thumbs_task(r, s, thumbs, grid);
+}
+
+/* Heatmaps of every head for every suite and shown example the options want, plus each suite's
+ * thumbnail grid (example 0 of every head). */
+static int write_maps(const report_data *d, const char *out_dir, const andrea_render_options *opt,
+                      plot_grid *thumb_grids, ae_error *err) {
+    map_run r = {d, out_dir, opt, 0, err, {0}};
+    const int LH = d->n_layer * d->n_head;
+    uint64_t total = 0;
+    int any_png = 0;
+    for (int s = 0; s < d->n_suites; s++) {
+        int n_png = suite_png_examples(&r, s);
+        any_png |= n_png > 0;
+        total += (uint64_t)(n_png > 0 ? n_png : d->suites[s].n_examples > 0) * (uint64_t)LH;
+    }
+    for (int l = 0; l < d->n_layer && any_png; l++)
+        for (int h = 0; h < d->n_head; h++) {
+            char dir[AE_PATH_MAX];
+            snprintf(dir, sizeof dir, "%s/maps/L%d_H%d", out_dir, l, h);
+            if (report_mkdirs(dir, err)) return -1;
+        }
+    ae_progress_begin(&r.prog, "render", total);
+#pragma omp parallel
+#pragma omp single
+    for (int s = 0; s < d->n_suites && !run_failed(&r); s++) suite_maps(&r, s, &thumb_grids[s]);
+    ae_progress_end(&r.prog);
+    return r.failed ? -1 : 0;
 }
 
 static int write_overviews(const report_data *d, const char *out_dir, plot_grid *score_grids, ae_error *err) {
@@ -581,7 +662,8 @@ static int write_index(const report_data *d, const char *out_dir, const plot_gri
     return rc;
 }
 
-static int write_head_page(const report_data *d, const char *out_dir, int l, int h, ae_error *err) {
+static int write_head_page(const report_data *d, const char *out_dir, const andrea_render_options *opt, int l, int h,
+                           ae_error *err) {
     int L = d->n_layer, H = d->n_head;
     sbuf b;
     sbuf_init(&b);
@@ -631,20 +713,22 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
             /* the interactive map (andrea.js), then the static PNG: it links to itself, so a page
              * narrower than the image scales it down and the link shows it at full size */
             sbuf_printf(&b, "<figure><div class=\"hm-slot\" data-l=\"%d\" data-h=\"%d\" data-s=\"%d\" data-e=\"%d\"></div>\n"
-                            "<div><a href=\"../explore.html#l=%d&amp;h=%d&amp;s=%d&amp;e=%d\">token view of this example</a>"
-                            " \xC2\xB7 <details style=\"display:inline\"><summary>static image (PNG)</summary><a href=\"../",
+                            "<div><a href=\"../explore.html#l=%d&amp;h=%d&amp;s=%d&amp;e=%d\">token view of this example</a>",
                         l, h, s, e, l, h, s, e);
-            sbuf_html(&b, rel);
-            /* lazy: a PNG loads when its details are opened, so the page opens at once */
-            sbuf_puts(&b, "\"><img loading=\"lazy\" src=\"../");
-            sbuf_html(&b, rel);
-            sbuf_printf(&b, "\" alt=\"L%d H%d, suite ", l, h);
-            sbuf_html(&b, su->name);
+            if (andrea_render_png_wanted(opt, e)) { /* --report-maps: the examples that have a PNG */
+                sbuf_puts(&b, " \xC2\xB7 <details style=\"display:inline\"><summary>static image (PNG)</summary><a href=\"../");
+                sbuf_html(&b, rel);
+                /* lazy: a PNG loads when its details are opened, so the page opens at once */
+                sbuf_puts(&b, "\"><img loading=\"lazy\" src=\"../");
+                sbuf_html(&b, rel);
+                sbuf_printf(&b, "\" alt=\"L%d H%d, suite ", l, h);
+                sbuf_html(&b, su->name);
+                sbuf_printf(&b, ", example %d\"></a></details>", e);
+            }
             /* the token list: open for the first two examples; closed details beyond (laying out
              * thousands of token spans would double the time a page of 32 examples takes to open) */
-            sbuf_printf(&b, ", example %d\"></a></details></div><figcaption class=\"toks\"><details%s><summary>example %d, "
-                            "%d tokens</summary>",
-                        e, e < 2 ? " open" : "", e, su->n_tokens[e]);
+            sbuf_printf(&b, "</div><figcaption class=\"toks\"><details%s><summary>example %d, %d tokens</summary>",
+                        e < 2 ? " open" : "", e, su->n_tokens[e]);
             for (int i = 0; i < su->n_tokens[e]; i++) {
                 char lab[256];
                 label_of(d, su, e, i, LABEL_UTF8, 40, lab, sizeof lab);
@@ -665,7 +749,6 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
 }
 
 int report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
-    (void)opt;
     char dir[AE_PATH_MAX];
     if (report_mkdirs(out_dir, err)) return -1;
     if (join_path(dir, sizeof dir, out_dir, "heads", err) || report_mkdirs(dir, err)) return -1;
@@ -678,13 +761,13 @@ int report_write(const report_data *d, const char *out_dir, const andrea_render_
         ae_fail(err, "%s: out of memory", out_dir);
         goto out;
     }
-    if (write_maps(d, out_dir, thumb_grids, err)) goto out;
+    if (write_maps(d, out_dir, opt, thumb_grids, err)) goto out;
     if (write_overviews(d, out_dir, score_grids, err)) goto out;
     report_interactive_options io = {NULL, 1, 0, NULL};
     if (report_write_interactive(d, out_dir, &io, err)) goto out;
     for (int l = 0; l < d->n_layer; l++)
         for (int h = 0; h < d->n_head; h++)
-            if (write_head_page(d, out_dir, l, h, err)) goto out;
+            if (write_head_page(d, out_dir, opt, l, h, err)) goto out;
     /* index last: its presence means the report is complete */
     rc = write_index(d, out_dir, thumb_grids, score_grids, err);
 out:
@@ -694,3 +777,15 @@ out:
 }
 
 int report_default_examples(void) { return DEFAULT_EXAMPLES; }
+
+int andrea_render_examples(const andrea_render_options *opt) {
+    int n = opt && opt->examples_per_suite > 0 ? opt->examples_per_suite : DEFAULT_EXAMPLES;
+    return opt && opt->maps_per_suite > n ? opt->maps_per_suite : n;
+}
+
+int andrea_render_png_wanted(const andrea_render_options *opt, int e) {
+    int m = opt ? opt->maps_per_suite : 0;
+    if (m == ANDREA_REPORT_MAPS_ALL) return 1;
+    if (m == 0) m = ANDREA_REPORT_MAPS_DEFAULT;
+    return e < m; /* ANDREA_REPORT_MAPS_NONE: never */
+}

@@ -96,7 +96,7 @@ check "head table has one row per head ($N_HEADS)" "$r_index" "r['rows'] == $N_H
 check "every image on the index loads" "$r_index" "r['images'] >= 3 + 3 and r['broken'] == []"
 # head pages load their PNGs lazily, inside closed "static image" details (test_interactive_browser.sh
 # opens them and checks they load)
-check "a head page links one PNG per example (3 suites x 2 examples)" "$r_head" "r['images'] == 6"
+check "a head page links one PNG per suite (3 suites; --report-maps default 1)" "$r_head" "r['images'] == 3"
 check "clicking the score header sorts descending then ascending" "$r_index" "r['sorted_desc'] and r['sorted_asc']"
 check "sorting by score reorders the rows" "$r_index" "r['reordered']"
 check "the class filter shows exactly the labelled heads" "$r_index" "r['filter_ok']"

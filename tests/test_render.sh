@@ -2,8 +2,9 @@
 # test_render.sh — `andrea render` end to end: a random tiny byte-level model made here (in a
 # folder whose name holds " & ' < >), dumped with `andrea dump` over a probe file whose text holds
 # <script>alert(1)</script> and "&', classified with `andrea classify`, then rendered.
-# Checks: the files a report must have, escaping in every page, same bytes from two renders,
-# valid PNGs without timestamps, no network reference, training-step section, bad inputs.
+# Checks: the files a report must have, escaping in every page, same bytes from two renders and
+# from 1 or 2 threads, --report-maps, valid PNGs without timestamps, no network reference,
+# training-step section, bad inputs.
 set -euo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
 need_python_modules numpy
@@ -34,9 +35,15 @@ echo "render took $(( (t1 - t0) / 1000000 )) ms"
 # --- the files of a report ---
 n_heads=$(ls rep/heads/*.html | wc -l)
 [[ $n_heads -eq 8 ]] && ok "one page per head (8)" || bad "head pages" "$n_heads"
-# default 2 examples: prev_token has 3 items -> 2 maps, my-suite 1 item -> 1 map, per head
+# default: 2 examples shown per suite (prev_token has 3 items -> 2, my-suite 1 item -> 1), and one
+# PNG per head and suite (--report-maps 1): 8 heads x 2 suites
 n_maps=$(find rep/maps -name '*.png' | wc -l)
-[[ $n_maps -eq 24 ]] && ok "one heatmap per head, suite and example (24)" || bad "heatmaps" "$n_maps"
+[[ $n_maps -eq 16 ]] && ok "one heatmap PNG per head and suite by default (16)" || bad "heatmaps" "$n_maps"
+[[ ! -e rep/maps/L0_H0/s0-prev_token_e1.png ]] && ok "no PNG of example 1 by default" || bad "default PNGs" "e1 written"
+grep -q 'data-s="0" data-e="1"' rep/heads/L0_H0.html && ok "example 1 is still shown interactively" \
+  || bad "interactive example 1" "no slot on the head page"
+grep -q 's0-prev_token_e1.png' rep/heads/L0_H0.html && bad "head page" "links a PNG that was not rendered" \
+  || ok "the head page links only the PNGs rendered"
 for f in overview/scores_c0-prev_token.png overview/scores_c1-my-suite.png overview/thumbs_s0-prev_token.png \
          overview/thumbs_s1-my-suite.png maps/L1_H3/s1-my-suite_e0.png; do
   [[ -s rep/$f ]] && ok "has $f" || bad "missing" "$f"
@@ -87,6 +94,24 @@ EOF
 "$A" render d200.h5 --db c.db --out rep2 --quiet > /dev/null
 if diff -r rep rep2 > /dev/null; then ok "two renders give identical files"; else bad "determinism" "$(diff -rq rep rep2 | head -3)"; fi
 
+# --- --report-maps: all, none, more than --examples; PNGs drawn on 1 or 2 threads are the same files ---
+OMP_NUM_THREADS=1 "$A" render d200.h5 --db c.db --out rep_t1 --report-maps all --quiet > /dev/null
+OMP_NUM_THREADS=2 "$A" render d200.h5 --db c.db --out rep_t2 --report-maps all --quiet > /dev/null
+n=$(find rep_t1/maps -name '*.png' | wc -l)
+[[ $n -eq 24 ]] && ok "--report-maps all: one PNG per head, suite and shown example (24)" || bad "--report-maps all" "$n PNGs"
+grep -q 's0-prev_token_e1.png' rep_t1/heads/L0_H0.html && ok "--report-maps all: the head page links example 1's PNG" \
+  || bad "--report-maps all" "no link to e1"
+if diff -r rep_t1 rep_t2 > /dev/null; then ok "1 and 2 threads write identical files (OMP_NUM_THREADS)"
+else bad "threads" "$(diff -rq rep_t1 rep_t2 | head -3)"; fi
+"$A" render d200.h5 --db c.db --out rep_none --report-maps 0 --quiet > /dev/null
+[[ ! -e rep_none/maps && -s rep_none/overview/thumbs_s0-prev_token.png && -s rep_none/index.html ]] \
+  && ok "--report-maps 0: no heatmap PNG, the overviews stay" || bad "--report-maps 0" "$(ls rep_none)"
+grep -q 'static image (PNG)' rep_none/heads/L0_H0.html && bad "--report-maps 0" "a head page offers a PNG" \
+  || ok "--report-maps 0: head pages offer no PNG"
+"$A" render d200.h5 --db c.db --out rep_3 --report-maps 3 --quiet > /dev/null
+[[ -s rep_3/maps/L0_H0/s0-prev_token_e2.png && ! -e rep_3/maps/L0_H0/s1-my-suite_e1.png ]] \
+  && ok "--report-maps 3 shows 3 examples where the suite has them" || bad "--report-maps 3" "$(ls rep_3/maps/L0_H0)"
+
 # --- --examples ---
 "$A" render d200.h5 --db c.db --out rep3 --examples 1 --quiet > /dev/null
 n=$(find rep3/maps -name '*_e1.png' | wc -l)
@@ -110,6 +135,15 @@ printf 'x' > afile
 expect_fail "an output folder under a file is refused" 1 "afile" "$A" render d200.h5 --db c.db --out afile/rep --quiet
 expect_fail "--db is required" 2 "--db" "$A" render d200.h5 --out x4
 expect_fail "--examples 0 is a usage error" 2 "--examples" "$A" render d200.h5 --db c.db --out x5 --examples 0
+expect_fail "--report-maps -1 is a usage error" 2 "--report-maps wants 0..1000 or 'all'" "$A" render d200.h5 --db c.db --out x6 --report-maps -1
+expect_fail "--report-maps some is a usage error" 2 "--report-maps wants 0..1000 or 'all'" "$A" render d200.h5 --db c.db --out x6 --report-maps some
+expect_fail "analyze --report-maps 1001 is a usage error" 2 "--report-maps wants 0..1000 or 'all'" "$A" analyze --out x7 --report-maps 1001
+# a heatmap that cannot be written (a folder holds its name) while other threads draw: one line, no index
+mkdir -p x8/maps/L1_H2/s0-prev_token_e0.png
+expect_fail "an unwritable heatmap stops the render with its name" 1 "s0-prev_token_e0.png" \
+  env OMP_NUM_THREADS=2 "$A" render d200.h5 --db c.db --out x8 --quiet
+[[ ! -e x8/index.html && -z $(find x8 -name '*.tmp-*') ]] && ok "... and leaves no index and no temporary file" \
+  || bad "unwritable heatmap" "$(find x8 -name 'index.html' -o -name '*.tmp-*')"
 [[ ! -e x1 && ! -e x2/index.html && ! -e x3/index.html ]] && ok "failed renders leave no index" || bad "failed renders" "left an index"
 
 finish
