@@ -1,4 +1,4 @@
-/* mpi_shard.c — MPI ranks, GPU binding and shards (mpi_shard.h, docs/cluster.md).
+/* mpi_shard.c — MPI ranks, the device index of a rank, and shards (mpi_shard.h, docs/cluster.md).
  *
  * Without ANDREA_HAVE_MPI (the default build) only the serial definitions at the bottom exist.
  * With it, MPI is started only under a launcher, so `andrea info` or the ctest suite run from an
@@ -42,7 +42,6 @@ long long andrea_shard_part_max(long long n, long long off, long long len, int s
 
 #ifdef ANDREA_HAVE_MPI
 
-#include <dirent.h>
 #include <mpi.h>
 #include <omp.h>
 #include <sched.h>
@@ -54,7 +53,6 @@ static int g_on;            /* MPI_Init was called by us */
 static int g_rank, g_size = 1, g_local_rank, g_local_size = 1;
 static int g_failure_agreed; /* the last andrea_mpi_agree saw a failure (all ranks know it) */
 static int g_echo_only;      /* ... and this rank's error message is only its echo */
-static char g_gpu[64];
 
 /* The one check for MPI calls (STYLE.md): MPI_ERRORS_RETURN is set on MPI_COMM_WORLD, so a failed
  * call returns its code and we report call, file and line with MPI's own message. */
@@ -94,37 +92,6 @@ static int env_local_rank(void) {
     return -1;
 }
 
-/* Narrows CUDA_VISIBLE_DEVICES to the one device of local rank lr. The GPUs are the entries of an
- * existing CUDA_VISIBLE_DEVICES list (the scheduler's allocation), else every GPU the driver
- * lists. Must run before the first CUDA call of the process. */
-static void bind_gpu(int lr) {
-    char list[1024] = "";
-    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-    int n = 0;
-    if (cvd && *cvd) {
-        snprintf(list, sizeof list, "%s", cvd);
-        n = 1;
-        for (const char *p = list; *p; p++) n += *p == ',';
-    } else {
-        DIR *d = opendir("/proc/driver/nvidia/gpus");
-        if (!d) return; /* no NVIDIA driver: the CPU engine runs */
-        struct dirent *e;
-        while ((e = readdir(d)))
-            if (e->d_name[0] != '.') n++;
-        closedir(d);
-    }
-    if (n < 1) return;
-    int k = lr % n;
-    if (list[0]) {
-        char *save = NULL, *tok = strtok_r(list, ",", &save);
-        for (int i = 0; i < k && tok; i++) tok = strtok_r(NULL, ",", &save);
-        snprintf(g_gpu, sizeof g_gpu, "%s", tok ? tok : "0");
-    } else {
-        snprintf(g_gpu, sizeof g_gpu, "%d", k);
-    }
-    setenv("CUDA_VISIBLE_DEVICES", g_gpu, 1);
-}
-
 /* Ranks sharing a node share its cores: without OMP_NUM_THREADS, each rank's OpenMP team gets the
  * cores it is bound to (Open MPI binds to a core by default for np <= 2), or its share of the
  * node when unbound. */
@@ -139,8 +106,6 @@ static void share_cores(void) {
 
 int andrea_mpi_init(int *argc, char ***argv, ae_error *err) {
     if (g_on || !under_launcher()) return 0;
-    int lr = env_local_rank();
-    if (lr >= 0) bind_gpu(lr); /* before MPI_Init: a CUDA-aware MPI may touch CUDA in it */
     int provided = 0;
     int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     if (rc != MPI_SUCCESS) return ae_fail(err, "mpi: MPI_Init_thread failed (code %d)", rc);
@@ -154,7 +119,10 @@ int andrea_mpi_init(int *argc, char ***argv, ae_error *err) {
     MPI_TRY(MPI_Comm_rank(node, &g_local_rank));
     MPI_TRY(MPI_Comm_size(node, &g_local_size));
     MPI_Comm_free(&node);
-    if (lr < 0) bind_gpu(g_local_rank);
+    /* The launcher's node-local rank when it gives one (it numbers ranks as the scheduler placed
+     * them); the split above agrees with it on one node. */
+    const int lr = env_local_rank();
+    if (lr >= 0 && lr < g_local_size) g_local_rank = lr;
     share_cores();
     if (g_rank != 0) ae_progress_quiet = 1; /* one progress bar per job: rank 0's */
     return 0;
@@ -177,7 +145,7 @@ int andrea_mpi_size(void) { return g_size; }
 int andrea_mpi_local_rank(void) { return g_local_rank; }
 int andrea_mpi_local_size(void) { return g_local_size; }
 int andrea_mpi_parallel(void) { return g_size > 1; }
-const char *andrea_mpi_gpu(void) { return g_gpu; }
+int andrea_mpi_device_index(void) { return g_on && g_size > 1 ? g_local_rank : -1; }
 
 int andrea_mpi_agree(int rc, ae_error *err) {
     if (g_size <= 1) return rc ? -1 : 0;
@@ -238,7 +206,7 @@ int andrea_mpi_size(void) { return 1; }
 int andrea_mpi_local_rank(void) { return 0; }
 int andrea_mpi_local_size(void) { return 1; }
 int andrea_mpi_parallel(void) { return 0; }
-const char *andrea_mpi_gpu(void) { return ""; }
+int andrea_mpi_device_index(void) { return -1; }
 int andrea_mpi_agree(int rc, ae_error *err) {
     (void)err;
     return rc ? -1 : 0;

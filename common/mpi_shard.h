@@ -1,8 +1,8 @@
-/* mpi_shard.h — MPI ranks, GPU binding and work shards for `mpirun -np N andrea dump|analyze|classify`
+/* mpi_shard.h — MPI ranks, each rank's device index and work shards for `mpirun -np N andrea dump|analyze|classify`
  * (docs/cluster.md).
  *
- * Job: start MPI when the process was launched by an MPI launcher (mpirun, srun), bind each rank
- * to one GPU by its node-local rank, cut work into contiguous shards, and give the rest of andrea
+ * Job: start MPI when the process was launched by an MPI launcher (mpirun, srun), give each rank
+ * the index of its GPU (its node-local rank), cut work into contiguous shards, and give the rest of andrea
  * a few collectives (agreement on failure, sums, broadcast) that are no-ops in a serial run.
  * Invariants:
  *  - A build without ANDREA_HAVE_MPI, or a process not started by a launcher, is ONE rank of ONE
@@ -10,9 +10,10 @@
  *    serial code path is taken unchanged.
  *  - Shards are contiguous and cover [0, n) exactly once; the first n % size ranks hold one item
  *    more (uneven shards are normal; a rank may hold none).
- *  - GPU binding happens before any CUDA call: CUDA_VISIBLE_DEVICES is narrowed to the one device
- *    of local rank % n_gpus (n_gpus from an existing CUDA_VISIBLE_DEVICES list, else
- *    /proc/driver/nvidia/gpus); with no GPU nothing is changed and the CPU engine runs.
+ *  - Nothing here touches the environment or CUDA: a rank's GPU is a device index
+ *    (andrea_mpi_device_index: its node-local rank) that andrea_engine_options_init puts in the
+ *    engine's options, and the CUDA engine selects device index % (devices it sees) with
+ *    cudaSetDevice; with no GPU the CPU engine runs.
  *  - The CPU engine's OpenMP team is divided among the ranks of a node unless OMP_NUM_THREADS is set.
  * Failure contract: collectives return -1 with "mpi: CALL failed: <MPI's message> (file:line)".
  * andrea_mpi_agree is the no-hang rule: every rank calls it at the same points, and when any rank
@@ -28,7 +29,7 @@
 
 #include "error.h"
 
-/* Starts MPI when launched by an MPI launcher (build with ANDREA_MPI only) and binds the GPU.
+/* Starts MPI when launched by an MPI launcher (build with ANDREA_MPI only).
  * Call once, first thing in main, before anything touches CUDA or OpenMP. */
 int andrea_mpi_init(int *argc, char ***argv, ae_error *err);
 
@@ -42,8 +43,10 @@ int andrea_mpi_size(void);       /* 1 in a serial run */
 int andrea_mpi_local_rank(void); /* rank among the ranks of this node */
 int andrea_mpi_local_size(void);
 int andrea_mpi_parallel(void);   /* size > 1: the callers' parallel paths apply */
-/* The GPU this rank was bound to ("" when none was bound). */
-const char *andrea_mpi_gpu(void);
+/* The CUDA device this rank uses: its node-local rank (the engine takes it modulo the devices it
+ * sees, engine/forward.h: andrea_engine_options.device_index); -1 in a serial run (the current
+ * device, 0 unless the caller chose). */
+int andrea_mpi_device_index(void);
 
 /* Contiguous shard of n items for rank of size: [*lo, *hi). */
 void andrea_shard(long long n, int rank, int size, long long *lo, long long *hi);

@@ -342,6 +342,7 @@ static int open_size(dump_run *r, ae_error *err) {
      * workspaces and other processes */
     size_t gpu_free, per_dev, fixed;
     const andrea_engine_options eo = engine_options(o);
+    if (o->device != ANDREA_DEVICE_CPU) (void)andrea_cuda_use_device(eo.device_index); /* that GPU's memory */
     if (o->batch <= 0 && o->device != ANDREA_DEVICE_CPU && andrea_cuda_free_memory(&gpu_free) == 0 &&
         andrea_engine_bytes_per_seq(&m->cfg, &eo, r->max_T, o->maps_fp32, &per_dev, &fixed) == 0) {
         gpu_free = gpu_free > fixed ? gpu_free - fixed : 0;
