@@ -188,6 +188,16 @@ int andrea_mpi_bcast(void *buf, size_t n, int root, ae_error *err) {
     return 0;
 }
 
+int andrea_mpi_allgather(const void *mine, size_t n, void *all, ae_error *err) {
+    if (g_size <= 1) {
+        memcpy(all, mine, n);
+        return 0;
+    }
+    if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: gathering %zu bytes a rank is too large", n);
+    MPI_TRY(MPI_Allgather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, MPI_COMM_WORLD));
+    return 0;
+}
+
 int andrea_mpi_barrier(ae_error *err) {
     if (g_size <= 1) return 0;
     MPI_TRY(MPI_Barrier(MPI_COMM_WORLD));
@@ -226,6 +236,11 @@ int andrea_mpi_max_f64(double *v, ae_error *err) {
 }
 int andrea_mpi_bcast(void *buf, size_t n, int root, ae_error *err) {
     (void)buf, (void)n, (void)root, (void)err;
+    return 0;
+}
+int andrea_mpi_allgather(const void *mine, size_t n, void *all, ae_error *err) {
+    (void)err;
+    memcpy(all, mine, n);
     return 0;
 }
 int andrea_mpi_barrier(ae_error *err) {

@@ -73,6 +73,9 @@ int andrea_mpi_sum_i64(int64_t *v, size_t n, ae_error *err);
 int andrea_mpi_max_f64(double *v, ae_error *err);
 /* Collective: root's n bytes at buf copied to every rank. */
 int andrea_mpi_bcast(void *buf, size_t n, int root, ae_error *err);
+/* Collective: the n bytes at `mine` of every rank into `all` (size * n bytes, rank r's at r * n),
+ * on every rank. Serial: a copy. */
+int andrea_mpi_allgather(const void *mine, size_t n, void *all, ae_error *err);
 int andrea_mpi_barrier(ae_error *err);
 
 #endif
