@@ -51,6 +51,7 @@ long long andrea_shard_part_max(long long n, long long off, long long len, int s
 
 static int g_on;            /* MPI_Init was called by us */
 static int g_rank, g_size = 1, g_local_rank, g_local_size = 1;
+static int g_alone;          /* andrea_mpi_set_alone: this rank works as a serial process */
 static int g_failure_agreed; /* the last andrea_mpi_agree saw a failure (all ranks know it) */
 static int g_echo_only;      /* ... and this rank's error message is only its echo */
 
@@ -130,6 +131,7 @@ int andrea_mpi_init(int *argc, char ***argv, ae_error *err) {
 
 int andrea_mpi_finish(int rc) {
     if (!g_on) return rc;
+    g_alone = 0;
     if (rc != 0 && g_size > 1 && !g_failure_agreed) {
         /* Other ranks may be blocked in a collective this rank will never reach. */
         fflush(stdout);
@@ -140,15 +142,16 @@ int andrea_mpi_finish(int rc) {
     return rc;
 }
 
-int andrea_mpi_rank(void) { return g_rank; }
-int andrea_mpi_size(void) { return g_size; }
+void andrea_mpi_set_alone(int alone) { g_alone = alone; }
+int andrea_mpi_rank(void) { return g_alone ? 0 : g_rank; }
+int andrea_mpi_size(void) { return g_alone ? 1 : g_size; }
 int andrea_mpi_local_rank(void) { return g_local_rank; }
 int andrea_mpi_local_size(void) { return g_local_size; }
-int andrea_mpi_parallel(void) { return g_size > 1; }
+int andrea_mpi_parallel(void) { return !g_alone && g_size > 1; }
 int andrea_mpi_device_index(void) { return g_on && g_size > 1 ? g_local_rank : -1; }
 
 int andrea_mpi_agree(int rc, ae_error *err) {
-    if (g_size <= 1) return rc ? -1 : 0;
+    if (!andrea_mpi_parallel()) return rc ? -1 : 0;
     /* The lowest failing rank (size when none) is the one whose message the job prints. */
     int mine = rc ? g_rank : g_size, first = g_size;
     MPI_TRY(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
@@ -162,34 +165,45 @@ int andrea_mpi_agree(int rc, ae_error *err) {
 int andrea_mpi_report_error(void) { return !g_echo_only; }
 
 int andrea_mpi_sum_f64(double *v, size_t n, ae_error *err) {
-    if (g_size <= 1 || n == 0) return 0;
+    if (!andrea_mpi_parallel() || n == 0) return 0;
     if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: reduction of %zu values is too large", n);
     MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
     return 0;
 }
 
 int andrea_mpi_sum_i64(int64_t *v, size_t n, ae_error *err) {
-    if (g_size <= 1 || n == 0) return 0;
+    if (!andrea_mpi_parallel() || n == 0) return 0;
     if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: reduction of %zu values is too large", n);
     MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
     return 0;
 }
 
+int andrea_mpi_sum_f32_to(float *v, size_t n, int root, ae_error *err) {
+    if (!andrea_mpi_parallel()) return 0;
+    const size_t step = (size_t)1 << 28; /* MPI counts are int */
+    for (size_t at = 0; at < n; at += step) {
+        const int k = (int)(n - at < step ? n - at : step);
+        if (g_rank == root) MPI_TRY(MPI_Reduce(MPI_IN_PLACE, v + at, k, MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD));
+        else MPI_TRY(MPI_Reduce(v + at, NULL, k, MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD));
+    }
+    return 0;
+}
+
 int andrea_mpi_max_f64(double *v, ae_error *err) {
-    if (g_size <= 1) return 0;
+    if (!andrea_mpi_parallel()) return 0;
     MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
     return 0;
 }
 
 int andrea_mpi_bcast(void *buf, size_t n, int root, ae_error *err) {
-    if (g_size <= 1 || n == 0) return 0;
+    if (!andrea_mpi_parallel() || n == 0) return 0;
     if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: broadcast of %zu bytes is too large", n);
     MPI_TRY(MPI_Bcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD));
     return 0;
 }
 
 int andrea_mpi_allgather(const void *mine, size_t n, void *all, ae_error *err) {
-    if (g_size <= 1) {
+    if (!andrea_mpi_parallel()) {
         memcpy(all, mine, n);
         return 0;
     }
@@ -199,7 +213,7 @@ int andrea_mpi_allgather(const void *mine, size_t n, void *all, ae_error *err) {
 }
 
 int andrea_mpi_barrier(ae_error *err) {
-    if (g_size <= 1) return 0;
+    if (!andrea_mpi_parallel()) return 0;
     MPI_TRY(MPI_Barrier(MPI_COMM_WORLD));
     return 0;
 }
@@ -213,6 +227,7 @@ int andrea_mpi_init(int *argc, char ***argv, ae_error *err) {
 int andrea_mpi_finish(int rc) { return rc; }
 int andrea_mpi_rank(void) { return 0; }
 int andrea_mpi_size(void) { return 1; }
+void andrea_mpi_set_alone(int alone) { (void)alone; }
 int andrea_mpi_local_rank(void) { return 0; }
 int andrea_mpi_local_size(void) { return 1; }
 int andrea_mpi_parallel(void) { return 0; }
@@ -228,6 +243,10 @@ int andrea_mpi_sum_f64(double *v, size_t n, ae_error *err) {
 }
 int andrea_mpi_sum_i64(int64_t *v, size_t n, ae_error *err) {
     (void)v, (void)n, (void)err;
+    return 0;
+}
+int andrea_mpi_sum_f32_to(float *v, size_t n, int root, ae_error *err) {
+    (void)v, (void)n, (void)root, (void)err;
     return 0;
 }
 int andrea_mpi_max_f64(double *v, ae_error *err) {

@@ -38,6 +38,11 @@ int andrea_mpi_init(int *argc, char ***argv, ae_error *err);
  * MPI_Abort, which ends every rank of the job. Serial: rc. */
 int andrea_mpi_finish(int rc);
 
+/* 1: from now on this rank works alone, as a serial process (rank 0 of 1: every collective below
+ * a no-op, andrea_mpi_parallel() 0; its device index stays its own); 0: back to the job. For work
+ * split by whole items (a series' checkpoints over ranks, docs/cluster.md); every rank calls
+ * andrea_mpi_agree after it is back. */
+void andrea_mpi_set_alone(int alone);
 int andrea_mpi_rank(void);       /* 0 in a serial run */
 int andrea_mpi_size(void);       /* 1 in a serial run */
 int andrea_mpi_local_rank(void); /* rank among the ranks of this node */
@@ -69,6 +74,9 @@ int andrea_mpi_report_error(void);
 /* Collective element-wise sums over all ranks, in place. */
 int andrea_mpi_sum_f64(double *v, size_t n, ae_error *err);
 int andrea_mpi_sum_i64(int64_t *v, size_t n, ae_error *err);
+/* Collective: element-wise sums of n floats of every rank into v on rank root (the other ranks'
+ * v unchanged). */
+int andrea_mpi_sum_f32_to(float *v, size_t n, int root, ae_error *err);
 /* Collective maximum of one double, in place. */
 int andrea_mpi_max_f64(double *v, ae_error *err);
 /* Collective: root's n bytes at buf copied to every rank. */
