@@ -173,7 +173,10 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     dopt.stats = &stats;
     dopt.keep_engine = &eng;
     if (andrea_dump_write(&m, suites, n_suites, &dopt, err)) goto out;
-    if (stats.batch < copt->ablate_items) { /* too small for the causal check's batch: a fresh one */
+    andrea_mpi_serial_phase(1); /* MPI: rank 0's causal check, catalog, report; the others wait */
+    /* too small for the causal check's batch, or (MPI, CPU) sized for a rank's share of the cores
+     * while rank 0 now has the node's: a fresh one */
+    if (stats.batch < copt->ablate_items || (andrea_mpi_parallel() && eng && !andrea_engine_has_gpu(eng))) {
         andrea_engine_close(eng);
         eng = NULL;
     }
@@ -230,6 +233,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     if (aa->timing) print_timing(ckpt, &stats, t_load, t_hash, &ct, t_rep0 - t_cat0, t_end - t_rep0, t_end - t_start);
     ret = 0;
 out:
+    andrea_mpi_serial_phase(0);
     andrea_analysis_free(&a);
     andrea_engine_close(eng);
     head_scorer_free(hs);

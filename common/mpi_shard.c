@@ -45,6 +45,7 @@ long long andrea_shard_part_max(long long n, long long off, long long len, int s
 #include <mpi.h>
 #include <omp.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "progress.h"
@@ -96,13 +97,35 @@ static int env_local_rank(void) {
 /* Ranks sharing a node share its cores: without OMP_NUM_THREADS, each rank's OpenMP team gets the
  * cores it is bound to (Open MPI binds to a core by default for np <= 2), or its share of the
  * node when unbound. */
+static int g_threads_share, g_threads_node; /* 0: OMP_NUM_THREADS was given (left alone) */
+
 static void share_cores(void) {
     if (getenv("OMP_NUM_THREADS")) return;
     cpu_set_t set;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     int avail = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)online;
     int threads = avail >= online ? (int)(online / g_local_size) : avail;
-    omp_set_num_threads(threads < 1 ? 1 : threads);
+    g_threads_share = threads < 1 ? 1 : threads;
+    g_threads_node = avail >= online ? (int)online : avail; /* bound: its own cores only */
+    omp_set_num_threads(g_threads_share);
+}
+
+void andrea_mpi_serial_phase(int on) {
+    if (!g_on || g_size <= 1 || g_rank != 0 || g_alone || !g_threads_share) return;
+    omp_set_num_threads(on ? g_threads_node : g_threads_share);
+}
+
+/* Waits for a nonblocking collective, testing it in a short spin and then every 200 us: a rank
+ * waiting for another's serial work (rank 0's causal check, catalog and report) leaves its core
+ * to that work instead of spinning in MPI's progress loop (Open MPI's blocking calls poll). */
+static int wait_sleeping(MPI_Request *req, ae_error *err) {
+    int done = 0;
+    const struct timespec nap = {0, 200000};
+    for (long k = 0;; k++) {
+        MPI_TRY(MPI_Test(req, &done, MPI_STATUS_IGNORE));
+        if (done) return 0;
+        if (k > 2000) nanosleep(&nap, NULL);
+    }
 }
 
 int andrea_mpi_init(int *argc, char ***argv, ae_error *err) {
@@ -154,7 +177,9 @@ int andrea_mpi_agree(int rc, ae_error *err) {
     if (!andrea_mpi_parallel()) return rc ? -1 : 0;
     /* The lowest failing rank (size when none) is the one whose message the job prints. */
     int mine = rc ? g_rank : g_size, first = g_size;
-    MPI_TRY(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    MPI_Request req;
+    MPI_TRY(MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req));
+    if (wait_sleeping(&req, err)) return -1;
     if (first == g_size) return 0;
     g_failure_agreed = 1;
     g_echo_only = first != g_rank;
@@ -214,8 +239,9 @@ int andrea_mpi_allgather(const void *mine, size_t n, void *all, ae_error *err) {
 
 int andrea_mpi_barrier(ae_error *err) {
     if (!andrea_mpi_parallel()) return 0;
-    MPI_TRY(MPI_Barrier(MPI_COMM_WORLD));
-    return 0;
+    MPI_Request req;
+    MPI_TRY(MPI_Ibarrier(MPI_COMM_WORLD, &req));
+    return wait_sleeping(&req, err);
 }
 
 #else /* serial build: one rank of one */
@@ -228,6 +254,7 @@ int andrea_mpi_finish(int rc) { return rc; }
 int andrea_mpi_rank(void) { return 0; }
 int andrea_mpi_size(void) { return 1; }
 void andrea_mpi_set_alone(int alone) { (void)alone; }
+void andrea_mpi_serial_phase(int on) { (void)on; }
 int andrea_mpi_local_rank(void) { return 0; }
 int andrea_mpi_local_size(void) { return 1; }
 int andrea_mpi_parallel(void) { return 0; }

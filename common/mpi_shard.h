@@ -14,7 +14,9 @@
  *    (andrea_mpi_device_index: its node-local rank) that andrea_engine_options_init puts in the
  *    engine's options, and the CUDA engine selects device index % (devices it sees) with
  *    cudaSetDevice; with no GPU the CPU engine runs.
- *  - The CPU engine's OpenMP team is divided among the ranks of a node unless OMP_NUM_THREADS is set.
+ *  - The CPU engine's OpenMP team is divided among the ranks of a node unless OMP_NUM_THREADS is set;
+ *    rank 0's serial phases (andrea_mpi_serial_phase) take the whole node's team back, and ranks
+ *    waiting in andrea_mpi_agree / andrea_mpi_barrier sleep between tests instead of spinning.
  * Failure contract: collectives return -1 with "mpi: CALL failed: <MPI's message> (file:line)".
  * andrea_mpi_agree is the no-hang rule: every rank calls it at the same points, and when any rank
  * failed, ALL ranks return -1 (the failed one keeps its own message; the others get "rank R
@@ -52,6 +54,11 @@ int andrea_mpi_parallel(void);   /* size > 1: the callers' parallel paths apply 
  * sees, engine/forward.h: andrea_engine_options.device_index); -1 in a serial run (the current
  * device, 0 unless the caller chose). */
 int andrea_mpi_device_index(void);
+
+/* 1: rank 0 starts work the other ranks wait for (the causal check, catalog and report of
+ * `analyze`): its OpenMP team becomes the node's cores (what a serial run uses); 0: back to its
+ * share. No-op on other ranks, in a serial run, and when OMP_NUM_THREADS was given. */
+void andrea_mpi_serial_phase(int on);
 
 /* Contiguous shard of n items for rank of size: [*lo, *hi). */
 void andrea_shard(long long n, int rank, int size, long long *lo, long long *hi);
