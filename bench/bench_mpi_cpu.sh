@@ -42,7 +42,7 @@ for run in "1:" "2:" "2:--single-file"; do
   rc=$?
   t=$(since $t0)
   mb=$(grep -o '[0-9.]* MB in' log.txt | cut -d' ' -f1)
-  printf "np %s %-14s exit %s  wall %6s s  %6s MB  %6.1f MB/s  files: %s\n" "$np" "${mode:-(parts)}" "$rc" "$t" "$mb" \
+  printf "np %s %-14s exit %s  wall %6s s  %6s MB  %6.1f MB/s  files: %s\n" "$np" "${mode:-$([ $np = 1 ] && echo '(serial)' || echo '(parts)')}" "$rc" "$t" "$mb" \
     "$(echo "$mb / $t" | bc -l)" "$(ls d$np$mode.h5* | wc -l) ($(du -cm d$np$mode.h5* | tail -1 | cut -f1) MB)"
 done
 for f in d2.h5 d2--single-file.h5; do
