@@ -22,8 +22,19 @@
  *     CLOSED     the temporary file is complete HDF5 but unsealed
  *       |  andrea_dump_seal (rank 0)
  *     SEALED     the user block holds the seal
- *       |  ae_tmp_commit (rank 0)
+ *       |  ae_tmp_commit (rank 0)            | part files (MPI without --single-file):
+ *       |                                    |  every rank its part; then rank 0 writes and
+ *       |                                    |  seals the master "<out>.tmp-<pid>" (agreed)
+ *       |                                    v  ae_tmp_commit of each part (every rank)
+ *       |                          PARTS_RENAMED "<out>.part-R-of-N" complete; abort unlinks it
+ *       |                                       |  ae_tmp_commit of the master (rank 0), last
  *     RENAMED    out_path is the complete dump; nothing is left to undo but the engine
+ *
+ * Part files (dump_write_parts.c, docs/dump-format.md): every rank runs NONE .. SEALED on its own
+ * part (plain HDF5, its own temporary name; rank 0 also reserves the master's name in RESERVED,
+ * mtmp), writing only its rows of the maps and values; the seals are gathered, rank 0 writes the
+ * master (virtual datasets over the parts) and seals it; each step is agreed by all ranks, so a
+ * failure anywhere removes every temporary and every part already renamed, and leaves no master.
  *
  * A run without out_path (sinks only: `andrea analyze` without --dump) stays in NONE: no name,
  * no file, the same engine and loop.
@@ -31,8 +42,8 @@
  * MPI lists only in a serial run or when the failure was agreed, below), removes the temporary
  * file (rank 0) and closes the engine and buffers. After RENAMED nothing fails.
  *
- * MPI agreement (mpi_shard.h; serial runs take none of these branches), orthogonal to the state:
- * every rank opens the one file through MPI-IO, creates every group, dataset and attribute with
+ * MPI agreement (mpi_shard.h; serial runs take none of these branches), orthogonal to the state.
+ * --single-file (r->par.collective): every rank opens the one file through MPI-IO, creates every group, dataset and attribute with
  * identical arguments, and writes its contiguous shard of each suite's sequences with collective
  * transfers; ranks with fewer batches take part in the extra writes selecting nothing. Rank 0
  * names, creates-checks, seals and renames the file. Failures before a write (bad input, engine,

@@ -3,6 +3,7 @@
  * dump_write.c is the writer object (open / write / commit / abort: sizes, engine, file, root
  * attributes, seal, rename; its states are written at its top); dump_write_suite.c
  * writes one suite (its group, datasets and batches: CPU/MPI path and the CUDA streaming path);
+ * dump_write_parts.c the part files and the master's virtual datasets of an MPI dump;
  * dump_write_h5.c holds the HDF5 helpers both use (fp16 type, attributes, datasets, the map
  * writers). Failure contract as in dump_write.h: -1 with err filled; HDF5 helpers return a
  * negative herr_t/hid_t and leave the message to the caller's H5_TRY (dump_h5.h).
