@@ -13,6 +13,26 @@
 _Static_assert(sizeof(score_acc) == 5 * sizeof(double) + 2 * sizeof(int64_t),
                "score_acc changed: pool its new fields in andrea_reduce_suite_stats");
 
+/* v[k] = rank 0's v[k] + rank 1's v[k] + ... added in rank order, on every rank: MPI_Allreduce
+ * may add in any order (Open MPI picks its algorithm by size and rank count), this one gives the
+ * same bits on every rank and in every run with as many ranks. n doubles from every rank. */
+static int sum_in_rank_order(double *v, size_t n, ae_error *err) {
+    const int size = andrea_mpi_size();
+    size_t bytes, all_bytes;
+    if (ae_mul(n, sizeof(double), &bytes) || ae_mul(bytes, (size_t)size, &all_bytes))
+        return ae_fail(err, "classify: %zu sums cannot be reduced", n);
+    double *all = malloc(all_bytes ? all_bytes : 1);
+    if (!all) return ae_fail(err, "classify: out of memory");
+    int rc = andrea_mpi_allgather(v, bytes, all, err);
+    for (size_t k = 0; !rc && k < n; k++) {
+        double sum = all[k];
+        for (int r = 1; r < size; r++) sum += all[(size_t)r * n + k];
+        v[k] = sum;
+    }
+    free(all);
+    return rc;
+}
+
 int andrea_reduce_suite_stats(score_acc *acc, double *dla_sum, double *norm_sum, int64_t *dla_n,
                               int64_t *norm_n, int NH, ae_error *err) {
     if (!andrea_mpi_parallel()) return 0;
@@ -34,7 +54,7 @@ int andrea_reduce_suite_stats(score_acc *acc, double *dla_sum, double *norm_sum,
         pf[3] = acc[h].top1_sum, pf[4] = acc[h].hard_top1_sum, pf[5] = dla_sum[h], pf[6] = norm_sum[h];
         pi[0] = acc[h].n, pi[1] = acc[h].n_hard, pi[2] = dla_n[h], pi[3] = norm_n[h];
     }
-    if (andrea_mpi_sum_f64(f, (size_t)NH * N_F64, err) || andrea_mpi_sum_i64(i, (size_t)NH * N_I64, err)) goto out;
+    if (sum_in_rank_order(f, (size_t)NH * N_F64, err) || andrea_mpi_sum_i64(i, (size_t)NH * N_I64, err)) goto out;
     for (int h = 0; h < NH; h++) {
         const double *pf = f + (size_t)h * N_F64;
         const int64_t *pi = i + (size_t)h * N_I64;

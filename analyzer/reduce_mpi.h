@@ -4,8 +4,11 @@
  * every statistic of the catalog is a pooled sum over (item, query) pairs divided by a count
  * (score.h, classify.c), so summing the accumulators over the ranks gives the whole suite's.
  * Invariants: a no-op in a serial run (the accumulators are already the suite's); counts are
- * summed exactly as integers; sums in double are added per rank and then across ranks, so they can
- * differ from a serial run's in the last bits (never in counts, labels away from a threshold tie).
+ * summed exactly as integers (MPI_Allreduce); sums in double are added per rank, then gathered
+ * and added in rank order (0 + 1 + ... + N-1) on every rank: the same bits on every rank and in
+ * every run of N ranks, but they can differ from a serial run's in the last bits (the serial run
+ * adds the same terms in one sequence), never in counts, labels away from a threshold tie;
+ * tests hold them to 1e-12 relative.
  * Failure contract: -1 with "mpi: ..." (mpi_shard.h) or "classify: out of memory".
  */
 #ifndef ANDREA_REDUCE_MPI_H

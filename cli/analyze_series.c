@@ -5,11 +5,76 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../analyzer/catalog.h"
+#include "../analyzer/catalog_circuits.h"
+#include "../analyzer/gather_mpi.h"
 #include "../common/mpi_shard.h"
 #include "../common/progress.h"
 #include "../reports/report.h"
 #include "../reports/report_collect.h"
 #include "../reports/series.h"
+
+/* Spread over MPI ranks: the rank whose contiguous share holds checkpoint i (andrea_shard). */
+static int owner_of(int i, int n) {
+    for (int r = 0; r < andrea_mpi_size(); r++) {
+        long long lo, hi;
+        andrea_shard(n, r, andrea_mpi_size(), &lo, &hi);
+        if (i >= lo && i < hi) return r;
+    }
+    return 0;
+}
+
+/* Spread: each rank scores its own checkpoints alone (no collective: each is a serial run), then
+ * every checkpoint's rows go to rank 0, which writes them in checkpoint order, as the serial loop
+ * does (run and model ids included). Collective; -1 on every rank when any failed. */
+static int score_spread(int n, const char *const *ckpts, analyze_scored *sc, analyze_score_fn score, void *ctx,
+                        int quiet, ae_error *err) {
+    const int root = andrea_mpi_rank() == 0;
+    long long lo, hi;
+    andrea_shard(n, andrea_mpi_rank(), andrea_mpi_size(), &lo, &hi);
+    if (!quiet && root)
+        fprintf(stderr, "andrea analyze: %d checkpoints over %d MPI ranks (rank 0: %lld)\n", n, andrea_mpi_size(), hi - lo);
+    int rc = 0;
+    andrea_mpi_set_alone(1);
+    for (long long i = lo; i < hi && !rc; i++) {
+        if (!quiet && root) fprintf(stderr, "andrea analyze: [%lld/%d] scoring %s\n", i + 1, n, ckpts[i]);
+        sc[i].defer_catalog = 1;
+        rc = score((int)i, &sc[i], ctx, err);
+    }
+    andrea_mpi_set_alone(0);
+    if (andrea_mpi_agree(rc, err)) return -1;
+    for (int i = 0; i < n; i++) {
+        const int from = owner_of(i, n), mine = andrea_mpi_rank() == from;
+        andrea_analysis a;
+        andrea_circuits c;
+        memset(&a, 0, sizeof a);
+        memset(&c, 0, sizeof c);
+        if (mine) a = *sc[i].analysis, c = *sc[i].circuits;
+        /* the names rank 0 renders the series page with; then the rows */
+        if (andrea_mpi_bcast(sc[i].name, sizeof sc[i].name, from, err) ||
+            andrea_mpi_bcast(sc[i].db, sizeof sc[i].db, from, err) ||
+            andrea_mpi_bcast(sc[i].sha256, sizeof sc[i].sha256, from, err) ||
+            andrea_analysis_bcast(&a, from, err) || andrea_circuits_bcast(&c, from, err))
+            return -1;
+        int wrc = root ? catalog_write(sc[i].db, &a, NULL, err) || catalog_circuits_write(sc[i].db, ckpts[i], sc[i].sha256, &c, err) : 0;
+        if (!mine) {
+            andrea_analysis_free(&a);
+            andrea_circuits_free(&c);
+        }
+        if (andrea_mpi_agree(wrc, err)) return -1;
+    }
+    return 0;
+}
+
+/* The deferred rows of spread scoring (analyze_scored.analysis, .circuits). */
+static void free_deferred(analyze_scored *sc) {
+    if (sc->analysis) andrea_analysis_free(sc->analysis);
+    if (sc->circuits) andrea_circuits_free(sc->circuits);
+    free(sc->analysis);
+    free(sc->circuits);
+    sc->analysis = NULL;
+    sc->circuits = NULL;
+}
 
 int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_score_fn score, void *ctx,
                    const andrea_render_options *ropt_in, ae_error *err) {
@@ -23,7 +88,10 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
         goto out;
     }
     const int root = andrea_mpi_rank() == 0;
-    for (int i = 0; i < n; i++) {
+    /* MPI with at least a checkpoint a rank: whole checkpoints over the ranks (header) */
+    const int spread = andrea_mpi_parallel() && n >= andrea_mpi_size();
+    if (spread && score_spread(n, ckpts, sc, score, ctx, quiet, err)) goto out;
+    for (int i = 0; i < n && !spread; i++) {
         if (!quiet && root) fprintf(stderr, "andrea analyze: [%d/%d] scoring %s\n", i + 1, n, ckpts[i]);
         if (score(i, &sc[i], ctx, err)) goto out;
     }
@@ -31,12 +99,14 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
     for (int i = 0; i < n; i++) {
         char rdir[4700];
         snprintf(rdir, sizeof rdir, "%s/%s", dir, sc[i].name);
-        if (!quiet && root) fprintf(stderr, "andrea analyze: [%d/%d] rendering %s into %s\n", i + 1, n, ckpts[i], rdir);
+        /* spread: the rank that scored a checkpoint renders it (its example maps are there) */
+        const int renders = spread ? owner_of(i, n) == andrea_mpi_rank() : root;
+        if (!quiet && root && renders) fprintf(stderr, "andrea analyze: [%d/%d] rendering %s into %s\n", i + 1, n, ckpts[i], rdir);
         int rrc = 0;
-        if (root && sc[i].collected)
+        if (renders && sc[i].collected)
             rrc = andrea_render_collected(sc[i].collected, sc[i].sha256, sc[i].dump[0] ? sc[i].dump : NULL,
                                          sc[i].maps_dtype, sc[i].db, rdir, &ropt, err);
-        else if (root)
+        else if (renders)
             rrc = andrea_render(sc[i].dump, sc[i].db, rdir, &ropt, err);
         report_collector_free(sc[i].collected);
         sc[i].collected = NULL;
@@ -61,7 +131,10 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
     if (andrea_mpi_agree(rc, err)) goto out;
     ret = 0;
 out:
-    for (int i = 0; sc && i < n; i++) report_collector_free(sc[i].collected);
+    for (int i = 0; sc && i < n; i++) {
+        report_collector_free(sc[i].collected);
+        free_deferred(&sc[i]);
+    }
     free(sc);
     free(in);
     free(href);

@@ -3,10 +3,16 @@
  * (so each sees the whole series: full score-against-step plots), then the series page
  * DIR/index.html (reports/series.h) and a table of labelled heads across steps on stdout.
  * Progress lines on stderr name the checkpoint and k/N (none with --quiet).
+ * MPI (docs/cluster.md): with at least as many checkpoints as ranks, each rank scores a contiguous
+ * share of the checkpoints alone (andrea_mpi_set_alone), rank 0 writes every checkpoint's catalog
+ * rows in checkpoint order from what the others send (analyzer/gather_mpi.h), each rank renders
+ * the reports of its own checkpoints; with fewer, each checkpoint is sharded over all ranks.
  * Failure contract: the first failure stops the loop and returns -1 with err set. */
 #ifndef ANDREA_ANALYZE_SERIES_H
 #define ANDREA_ANALYZE_SERIES_H
 
+#include "../analyzer/analysis.h"
+#include "../analyzer/circuits.h"
 #include "../common/error.h"
 #include "../reports/report.h"
 
@@ -18,6 +24,11 @@ typedef struct {
     char sha256[65];
     char maps_dtype[8];
     void *collected;    /* the report's example maps (report_collector *), or NULL: render from dump */
+    /* set by the series loop when the checkpoints are spread over MPI ranks: the scorer leaves the
+     * catalog alone and hands its rows over (heap objects the series loop frees) */
+    int defer_catalog;
+    andrea_analysis *analysis;
+    andrea_circuits *circuits;
 } analyze_scored;
 
 /* Scores checkpoint i (dump + classify + catalog write), filling *out. */

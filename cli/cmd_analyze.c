@@ -115,6 +115,15 @@ static void run_name_and_dump(const char *ckpt, int index, const analyze_args *a
     else snprintf(dump_path, dump_cap, "%s/%s.h5", aa->dir, name);
 }
 
+/* The catalog rows of one checkpoint handed to the series loop instead of written (a is emptied). */
+static int defer_catalog(analyze_scored *scored, andrea_analysis *a, const andrea_model *m, ae_error *err) {
+    if (!(scored->analysis = calloc(1, sizeof *scored->analysis)) || !(scored->circuits = calloc(1, sizeof *scored->circuits)))
+        return ae_fail(err, "%s: out of memory", m->path);
+    *scored->analysis = *a;
+    memset(a, 0, sizeof *a);
+    return andrea_circuits_compute(m, scored->circuits, err); /* andrea circuits */
+}
+
 /* scored != NULL (a series): score, classify and write the catalog only, and hand the report's
  * collected maps over in *scored; the series loop (analyze_series.c) renders once every
  * checkpoint is scored. */
@@ -172,7 +181,10 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     dopt.stats = &stats;
     dopt.keep_engine = &eng;
     if (andrea_dump_write(&m, suites, n_suites, &dopt, err)) goto out;
-    if (stats.batch < copt->ablate_items) { /* too small for the causal check's batch: a fresh one */
+    andrea_mpi_serial_phase(1); /* MPI: rank 0's causal check, catalog, report; the others wait */
+    /* too small for the causal check's batch, or (MPI, CPU) sized for a rank's share of the cores
+     * while rank 0 now has the node's: a fresh one */
+    if (stats.batch < copt->ablate_items || (andrea_mpi_parallel() && eng && !andrea_engine_has_gpu(eng))) {
         andrea_engine_close(eng);
         eng = NULL;
     }
@@ -200,6 +212,10 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
         snprintf(scored->maps_dtype, sizeof scored->maps_dtype, "%s", a.maps_dtype);
         scored->collected = rcol; /* rendered and freed by the series loop */
         rcol = NULL;
+        if (scored->defer_catalog) { /* a series spread over MPI ranks: rank 0 writes the rows */
+            ret = defer_catalog(scored, &a, &m, err);
+            goto out;
+        }
         ret = andrea_mpi_agree(catalog_write(db_path, &a, NULL, err) ||
                                    catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err), /* andrea circuits */
                                err);
@@ -223,6 +239,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     if (aa->timing) print_timing(ckpt, &stats, t_load, t_hash, &ct, t_rep0 - t_cat0, t_end - t_rep0, t_end - t_start);
     ret = 0;
 out:
+    andrea_mpi_serial_phase(0);
     andrea_analysis_free(&a);
     andrea_engine_close(eng);
     head_scorer_free(hs);

@@ -24,7 +24,8 @@ static void usage(FILE *f) {
             "usage: andrea dump CKPT [--probes SUITE[,SUITE..]|FILE.jsonl] [--out dump.h5]\n"
             "                   [--device auto|cpu|cuda] [--maps fp16|fp32] [--contrib none|norm|full]\n"
             "                   [--heads L.H,..] [--batch N] [--seed S] [--n N] [--len T] [--gzip L]\n"
-            "                   [--tokenizer DIR] [--precision tf32|tf32x3|fp32] [--quiet] [--timing]\n\n"
+            "                   [--tokenizer DIR] [--precision tf32|tf32x3|fp32] [--single-file]\n"
+            "                   [--quiet] [--timing]\n\n"
             "Runs CKPT over probe sequences and writes per-head attention maps and W_O contributions\n"
             "to an HDF5 file (layout: docs/dump-format.md; probes: docs/probes.md).\n\n"
             "  --probes P      built-in suites (prev_token, induction, duplicate, bracket, bracket_close,\n"
@@ -50,6 +51,9 @@ static void usage(FILE *f) {
             "  --len T         tokens per built-in item (default %d; entity %d; clipped to the model's max)\n"
             "  --gzip L        deflate level 1-9 for attention/head_out (default 0: none, fastest)\n"
             "  --tokenizer DIR folder with vocab.json + merges.txt (default: beside CKPT)\n"
+            "  --single-file   under mpirun: every rank writes the one file through collective MPI-IO\n"
+            "                  (default there: each rank writes FILE.part-R-of-N and rank 0 writes FILE,\n"
+            "                  which maps them and reads like a serial dump; docs/cluster.md)\n"
             "  --quiet         no progress bar or summary\n"
             "  --timing        also print where the time went (load, hashing, engine open, file\n"
             "                  create, forwards, writes, datasets, close, seal, and what none of them\n"
@@ -144,7 +148,7 @@ int cmd_dump(int argc, char **argv) {
         {"gzip", required_argument, NULL, 'z'},    {"tokenizer", required_argument, NULL, 'k'},
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
         {"timing", no_argument, NULL, 't'},        {"precision", required_argument, NULL, 'P'},
-        {NULL, 0, NULL, 0}};
+        {"single-file", no_argument, NULL, 'F'},   {NULL, 0, NULL, 0}};
     const char *probes = NULL, *heads = NULL, *tok_dir = NULL;
     andrea_dump_options o;
     andrea_dump_options_init(&o);
@@ -190,6 +194,7 @@ int cmd_dump(int argc, char **argv) {
             break;
         case 'k': tok_dir = optarg; break;
         case 'q': quiet = 1; break;
+        case 'F': o.single_file = 1; break;
         case 't': timing = 1; break;
         case 'P':
             if ((bad = cli_opt_precision("dump", optarg, &o.precision))) return bad;

@@ -1,4 +1,4 @@
-/* mpi_shard.c — MPI ranks, GPU binding and shards (mpi_shard.h, docs/cluster.md).
+/* mpi_shard.c — MPI ranks, the device index of a rank, and shards (mpi_shard.h, docs/cluster.md).
  *
  * Without ANDREA_HAVE_MPI (the default build) only the serial definitions at the bottom exist.
  * With it, MPI is started only under a launcher, so `andrea info` or the ctest suite run from an
@@ -42,19 +42,19 @@ long long andrea_shard_part_max(long long n, long long off, long long len, int s
 
 #ifdef ANDREA_HAVE_MPI
 
-#include <dirent.h>
 #include <mpi.h>
 #include <omp.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "progress.h"
 
 static int g_on;            /* MPI_Init was called by us */
 static int g_rank, g_size = 1, g_local_rank, g_local_size = 1;
+static int g_alone;          /* andrea_mpi_set_alone: this rank works as a serial process */
 static int g_failure_agreed; /* the last andrea_mpi_agree saw a failure (all ranks know it) */
 static int g_echo_only;      /* ... and this rank's error message is only its echo */
-static char g_gpu[64];
 
 /* The one check for MPI calls (STYLE.md): MPI_ERRORS_RETURN is set on MPI_COMM_WORLD, so a failed
  * call returns its code and we report call, file and line with MPI's own message. */
@@ -94,53 +94,42 @@ static int env_local_rank(void) {
     return -1;
 }
 
-/* Narrows CUDA_VISIBLE_DEVICES to the one device of local rank lr. The GPUs are the entries of an
- * existing CUDA_VISIBLE_DEVICES list (the scheduler's allocation), else every GPU the driver
- * lists. Must run before the first CUDA call of the process. */
-static void bind_gpu(int lr) {
-    char list[1024] = "";
-    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-    int n = 0;
-    if (cvd && *cvd) {
-        snprintf(list, sizeof list, "%s", cvd);
-        n = 1;
-        for (const char *p = list; *p; p++) n += *p == ',';
-    } else {
-        DIR *d = opendir("/proc/driver/nvidia/gpus");
-        if (!d) return; /* no NVIDIA driver: the CPU engine runs */
-        struct dirent *e;
-        while ((e = readdir(d)))
-            if (e->d_name[0] != '.') n++;
-        closedir(d);
-    }
-    if (n < 1) return;
-    int k = lr % n;
-    if (list[0]) {
-        char *save = NULL, *tok = strtok_r(list, ",", &save);
-        for (int i = 0; i < k && tok; i++) tok = strtok_r(NULL, ",", &save);
-        snprintf(g_gpu, sizeof g_gpu, "%s", tok ? tok : "0");
-    } else {
-        snprintf(g_gpu, sizeof g_gpu, "%d", k);
-    }
-    setenv("CUDA_VISIBLE_DEVICES", g_gpu, 1);
-}
-
 /* Ranks sharing a node share its cores: without OMP_NUM_THREADS, each rank's OpenMP team gets the
  * cores it is bound to (Open MPI binds to a core by default for np <= 2), or its share of the
  * node when unbound. */
+static int g_threads_share, g_threads_node; /* 0: OMP_NUM_THREADS was given (left alone) */
+
 static void share_cores(void) {
     if (getenv("OMP_NUM_THREADS")) return;
     cpu_set_t set;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     int avail = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)online;
     int threads = avail >= online ? (int)(online / g_local_size) : avail;
-    omp_set_num_threads(threads < 1 ? 1 : threads);
+    g_threads_share = threads < 1 ? 1 : threads;
+    g_threads_node = avail >= online ? (int)online : avail; /* bound: its own cores only */
+    omp_set_num_threads(g_threads_share);
+}
+
+void andrea_mpi_serial_phase(int on) {
+    if (!g_on || g_size <= 1 || g_rank != 0 || g_alone || !g_threads_share) return;
+    omp_set_num_threads(on ? g_threads_node : g_threads_share);
+}
+
+/* Waits for a nonblocking collective, testing it in a short spin and then every 200 us: a rank
+ * waiting for another's serial work (rank 0's causal check, catalog and report) leaves its core
+ * to that work instead of spinning in MPI's progress loop (Open MPI's blocking calls poll). */
+static int wait_sleeping(MPI_Request *req, ae_error *err) {
+    int done = 0;
+    const struct timespec nap = {0, 200000};
+    for (long k = 0;; k++) {
+        MPI_TRY(MPI_Test(req, &done, MPI_STATUS_IGNORE));
+        if (done) return 0;
+        if (k > 2000) nanosleep(&nap, NULL);
+    }
 }
 
 int andrea_mpi_init(int *argc, char ***argv, ae_error *err) {
     if (g_on || !under_launcher()) return 0;
-    int lr = env_local_rank();
-    if (lr >= 0) bind_gpu(lr); /* before MPI_Init: a CUDA-aware MPI may touch CUDA in it */
     int provided = 0;
     int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     if (rc != MPI_SUCCESS) return ae_fail(err, "mpi: MPI_Init_thread failed (code %d)", rc);
@@ -154,7 +143,10 @@ int andrea_mpi_init(int *argc, char ***argv, ae_error *err) {
     MPI_TRY(MPI_Comm_rank(node, &g_local_rank));
     MPI_TRY(MPI_Comm_size(node, &g_local_size));
     MPI_Comm_free(&node);
-    if (lr < 0) bind_gpu(g_local_rank);
+    /* The launcher's node-local rank when it gives one (it numbers ranks as the scheduler placed
+     * them); the split above agrees with it on one node. */
+    const int lr = env_local_rank();
+    if (lr >= 0 && lr < g_local_size) g_local_rank = lr;
     share_cores();
     if (g_rank != 0) ae_progress_quiet = 1; /* one progress bar per job: rank 0's */
     return 0;
@@ -162,6 +154,7 @@ int andrea_mpi_init(int *argc, char ***argv, ae_error *err) {
 
 int andrea_mpi_finish(int rc) {
     if (!g_on) return rc;
+    g_alone = 0;
     if (rc != 0 && g_size > 1 && !g_failure_agreed) {
         /* Other ranks may be blocked in a collective this rank will never reach. */
         fflush(stdout);
@@ -172,18 +165,21 @@ int andrea_mpi_finish(int rc) {
     return rc;
 }
 
-int andrea_mpi_rank(void) { return g_rank; }
-int andrea_mpi_size(void) { return g_size; }
+void andrea_mpi_set_alone(int alone) { g_alone = alone; }
+int andrea_mpi_rank(void) { return g_alone ? 0 : g_rank; }
+int andrea_mpi_size(void) { return g_alone ? 1 : g_size; }
 int andrea_mpi_local_rank(void) { return g_local_rank; }
 int andrea_mpi_local_size(void) { return g_local_size; }
-int andrea_mpi_parallel(void) { return g_size > 1; }
-const char *andrea_mpi_gpu(void) { return g_gpu; }
+int andrea_mpi_parallel(void) { return !g_alone && g_size > 1; }
+int andrea_mpi_device_index(void) { return g_on && g_size > 1 ? g_local_rank : -1; }
 
 int andrea_mpi_agree(int rc, ae_error *err) {
-    if (g_size <= 1) return rc ? -1 : 0;
+    if (!andrea_mpi_parallel()) return rc ? -1 : 0;
     /* The lowest failing rank (size when none) is the one whose message the job prints. */
     int mine = rc ? g_rank : g_size, first = g_size;
-    MPI_TRY(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    MPI_Request req;
+    MPI_TRY(MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req));
+    if (wait_sleeping(&req, err)) return -1;
     if (first == g_size) return 0;
     g_failure_agreed = 1;
     g_echo_only = first != g_rank;
@@ -194,36 +190,58 @@ int andrea_mpi_agree(int rc, ae_error *err) {
 int andrea_mpi_report_error(void) { return !g_echo_only; }
 
 int andrea_mpi_sum_f64(double *v, size_t n, ae_error *err) {
-    if (g_size <= 1 || n == 0) return 0;
+    if (!andrea_mpi_parallel() || n == 0) return 0;
     if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: reduction of %zu values is too large", n);
     MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
     return 0;
 }
 
 int andrea_mpi_sum_i64(int64_t *v, size_t n, ae_error *err) {
-    if (g_size <= 1 || n == 0) return 0;
+    if (!andrea_mpi_parallel() || n == 0) return 0;
     if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: reduction of %zu values is too large", n);
     MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
     return 0;
 }
 
+int andrea_mpi_sum_f32_to(float *v, size_t n, int root, ae_error *err) {
+    if (!andrea_mpi_parallel()) return 0;
+    const size_t step = (size_t)1 << 28; /* MPI counts are int */
+    for (size_t at = 0; at < n; at += step) {
+        const int k = (int)(n - at < step ? n - at : step);
+        if (g_rank == root) MPI_TRY(MPI_Reduce(MPI_IN_PLACE, v + at, k, MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD));
+        else MPI_TRY(MPI_Reduce(v + at, NULL, k, MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD));
+    }
+    return 0;
+}
+
 int andrea_mpi_max_f64(double *v, ae_error *err) {
-    if (g_size <= 1) return 0;
+    if (!andrea_mpi_parallel()) return 0;
     MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
     return 0;
 }
 
 int andrea_mpi_bcast(void *buf, size_t n, int root, ae_error *err) {
-    if (g_size <= 1 || n == 0) return 0;
+    if (!andrea_mpi_parallel() || n == 0) return 0;
     if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: broadcast of %zu bytes is too large", n);
     MPI_TRY(MPI_Bcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD));
     return 0;
 }
 
-int andrea_mpi_barrier(ae_error *err) {
-    if (g_size <= 1) return 0;
-    MPI_TRY(MPI_Barrier(MPI_COMM_WORLD));
+int andrea_mpi_allgather(const void *mine, size_t n, void *all, ae_error *err) {
+    if (!andrea_mpi_parallel()) {
+        memcpy(all, mine, n);
+        return 0;
+    }
+    if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: gathering %zu bytes a rank is too large", n);
+    MPI_TRY(MPI_Allgather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, MPI_COMM_WORLD));
     return 0;
+}
+
+int andrea_mpi_barrier(ae_error *err) {
+    if (!andrea_mpi_parallel()) return 0;
+    MPI_Request req;
+    MPI_TRY(MPI_Ibarrier(MPI_COMM_WORLD, &req));
+    return wait_sleeping(&req, err);
 }
 
 #else /* serial build: one rank of one */
@@ -235,10 +253,12 @@ int andrea_mpi_init(int *argc, char ***argv, ae_error *err) {
 int andrea_mpi_finish(int rc) { return rc; }
 int andrea_mpi_rank(void) { return 0; }
 int andrea_mpi_size(void) { return 1; }
+void andrea_mpi_set_alone(int alone) { (void)alone; }
+void andrea_mpi_serial_phase(int on) { (void)on; }
 int andrea_mpi_local_rank(void) { return 0; }
 int andrea_mpi_local_size(void) { return 1; }
 int andrea_mpi_parallel(void) { return 0; }
-const char *andrea_mpi_gpu(void) { return ""; }
+int andrea_mpi_device_index(void) { return -1; }
 int andrea_mpi_agree(int rc, ae_error *err) {
     (void)err;
     return rc ? -1 : 0;
@@ -252,12 +272,21 @@ int andrea_mpi_sum_i64(int64_t *v, size_t n, ae_error *err) {
     (void)v, (void)n, (void)err;
     return 0;
 }
+int andrea_mpi_sum_f32_to(float *v, size_t n, int root, ae_error *err) {
+    (void)v, (void)n, (void)root, (void)err;
+    return 0;
+}
 int andrea_mpi_max_f64(double *v, ae_error *err) {
     (void)v, (void)err;
     return 0;
 }
 int andrea_mpi_bcast(void *buf, size_t n, int root, ae_error *err) {
     (void)buf, (void)n, (void)root, (void)err;
+    return 0;
+}
+int andrea_mpi_allgather(const void *mine, size_t n, void *all, ae_error *err) {
+    (void)err;
+    memcpy(all, mine, n);
     return 0;
 }
 int andrea_mpi_barrier(ae_error *err) {

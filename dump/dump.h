@@ -31,6 +31,10 @@
  * "ANDREA-DUMP 1\nsha256 <hex of bytes 512..EOF>\n"; the reader checks it before HDF5 parses
  * anything, because HDF5 1.10 itself crashes on some damaged files.
  * T is the suite's longest item. Invariant: written under "<out>.tmp-<pid>", renamed when complete.
+ * MPI dumps (docs/dump-format.md): a master file of this layout whose attention, head_out_norm,
+ * head_dla and head_out are virtual datasets over part files "<out>.part-R-of-N" beside it (root
+ * attributes parts, part_seals); the reader checks every part's presence and seal against the
+ * master's record and accepts only mappings to listed parts, so it reads a master as a file.
  * Failure contract: the reader refuses a file that is not an andrea dump or whose datasets
  * disagree with the root config, with "FILE: problem"; it never lets HDF5 print.
  */

@@ -48,6 +48,7 @@ struct andrea_dump {
     char contrib[8];
     char tokenizer[512];
     char seal[65];      /* the content checksum of the user block (hex) */
+    char *parts;        /* a master file (MPI dump): its part files' names "a,b,c"; else NULL */
     int n_suites;
     suite_rec *suites;
     /* token text by id from the suites' token_text (andrea_dump_token_text): loaded on first use */
@@ -144,11 +145,32 @@ static int attr_int_range(hid_t loc, const char *name, int lo, int hi, int *out,
 
 /* ---- datasets ---- */
 
+/* A master file's virtual dataset as andrea writes it: every mapping reads /suite/name of one of
+ * the part files the master lists (parts: "a,b,c"; checked against their seals at open), never
+ * another file. */
+static int virtual_ok(hid_t dcpl, const char *suite, const char *name, const char *parts) {
+    size_t n = 0;
+    char want[512], file[4096], dset[512];
+    if (H5Pget_virtual_count(dcpl, &n) < 0 || n < 1 || n > (1u << 20)) return 0;
+    snprintf(want, sizeof want, "/%s/%s", suite, name);
+    for (size_t i = 0; i < n; i++) {
+        ssize_t fl = H5Pget_virtual_filename(dcpl, i, file, sizeof file);
+        ssize_t dl = H5Pget_virtual_dsetname(dcpl, i, dset, sizeof dset);
+        if (fl <= 0 || fl >= (ssize_t)sizeof file || dl <= 0 || dl >= (ssize_t)sizeof dset || strcmp(dset, want)) return 0;
+        const size_t len = strlen(file);
+        int listed = 0;
+        for (const char *p = parts; *p && !listed; p = strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p))
+            listed = !strncmp(p, file, len) && (p[len] == ',' || p[len] == 0);
+        if (!listed) return 0;
+    }
+    return 1;
+}
+
 /* Opens group/name and checks rank, dims (a -1 in want means "any, returned in got") and type
  * class/size (size 0 = any of 2 or 4 for floats). */
 static hid_t open_checked(hid_t group, const char *suite, const char *name, int rank, const long long *want,
                           long long *got, H5T_class_t cls, size_t size, int *size_out, const char *h5_path,
-                          ae_error *err) {
+                          ae_error *err, const char *parts) {
     hid_t d = -1, sp = -1, t = -1;
     htri_t ex = H5Lexists(group, name, H5P_DEFAULT);
     if (ex <= 0) {
@@ -197,6 +219,8 @@ static hid_t open_checked(hid_t group, const char *suite, const char *name, int 
     H5_TRY(dcpl);
     H5D_layout_t lay = H5Pget_layout(dcpl);
     int layout_ok = lay == H5D_CONTIGUOUS || lay == H5D_CHUNKED;
+    if (lay == H5D_VIRTUAL && parts) /* a master file's maps: from its listed parts only */
+        layout_ok = virtual_ok(dcpl, suite, name, parts);
     if (lay == H5D_CHUNKED) {
         /* Chunks as andrea writes them: within the dataset, whole rows (last dimension complete),
          * no filter but deflate. HDF5 1.10 overflows its buffers on some damaged chunk shapes. */
@@ -267,6 +291,7 @@ void andrea_dump_close(andrea_dump *d) {
     if (d->id_text)
         for (int i = 0; i < d->cfg.vocab_size; i++) free(d->id_text[i]);
     free(d->id_text);
+    free(d->parts);
     if (d->file >= 0) H5Fclose(d->file);
     free(d);
 }
@@ -293,7 +318,7 @@ static int open_suite(andrea_dump *d, suite_rec *s, const char *name, ae_error *
     }
 
     long long got[5], want2[2] = {-1, -1};
-    s->ds[DS_TOKENS] = open_checked(s->group, name, "tokens", 2, want2, got, H5T_INTEGER, 4, NULL, h5_path, err);
+    s->ds[DS_TOKENS] = open_checked(s->group, name, "tokens", 2, want2, got, H5T_INTEGER, 4, NULL, h5_path, err, NULL);
     if (s->ds[DS_TOKENS] < 0) return -1;
     long long n = got[0], T = got[1];
     if (n < 1) return ae_fail(err, "%s: /%s/tokens holds no sequences", h5_path, name);
@@ -304,27 +329,27 @@ static int open_suite(andrea_dump *d, suite_rec *s, const char *name, ae_error *
     s->info.T = (int)T;
     long long wl[1] = {n}, wt[2] = {-1, 3}, wa[5] = {n, c->n_layer, c->n_head, T, T}, wv[4] = {n, c->n_layer, c->n_head, T},
               wo[5] = {n, c->n_layer, c->n_head, T, c->d_model};
-    if ((s->ds[DS_LENGTHS] = open_checked(s->group, name, "lengths", 1, wl, NULL, H5T_INTEGER, 4, NULL, h5_path, err)) < 0)
+    if ((s->ds[DS_LENGTHS] = open_checked(s->group, name, "lengths", 1, wl, NULL, H5T_INTEGER, 4, NULL, h5_path, err, NULL)) < 0)
         return -1;
-    if ((s->ds[DS_TARGETS] = open_checked(s->group, name, "targets", 2, wt, NULL, H5T_INTEGER, 4, NULL, h5_path, err)) < 0)
+    if ((s->ds[DS_TARGETS] = open_checked(s->group, name, "targets", 2, wt, NULL, H5T_INTEGER, 4, NULL, h5_path, err, NULL)) < 0)
         return -1;
-    if ((s->ds[DS_ENTITIES] = open_checked(s->group, name, "entities", 2, wt, NULL, H5T_INTEGER, 4, NULL, h5_path, err)) < 0)
+    if ((s->ds[DS_ENTITIES] = open_checked(s->group, name, "entities", 2, wt, NULL, H5T_INTEGER, 4, NULL, h5_path, err, NULL)) < 0)
         return -1;
     size_t want_att = !strcmp(d->maps, "fp16") ? 2 : 4;
     if ((s->ds[DS_ATTENTION] = open_checked(s->group, name, "attention", 5, wa, NULL, H5T_FLOAT, want_att,
-                                            &s->attn_bytes, h5_path, err)) < 0)
+                                            &s->attn_bytes, h5_path, err, d->parts)) < 0)
         return -1;
     if (strcmp(d->contrib, "none") != 0) {
-        if ((s->ds[DS_NORM] = open_checked(s->group, name, "head_out_norm", 4, wv, NULL, H5T_FLOAT, 4, NULL, h5_path, err)) < 0)
+        if ((s->ds[DS_NORM] = open_checked(s->group, name, "head_out_norm", 4, wv, NULL, H5T_FLOAT, 4, NULL, h5_path, err, d->parts)) < 0)
             return -1;
-        if ((s->ds[DS_DLA] = open_checked(s->group, name, "head_dla", 4, wv, NULL, H5T_FLOAT, 4, NULL, h5_path, err)) < 0)
+        if ((s->ds[DS_DLA] = open_checked(s->group, name, "head_dla", 4, wv, NULL, H5T_FLOAT, 4, NULL, h5_path, err, d->parts)) < 0)
             return -1;
     }
     htri_t has_out = H5Lexists(s->group, "head_out", H5P_DEFAULT);
     if (!strcmp(d->contrib, "full") && has_out <= 0)
         return ae_fail(err, "%s: /%s/head_out is missing (contrib is \"full\")", h5_path, name);
     if (has_out > 0 &&
-        (s->ds[DS_OUT] = open_checked(s->group, name, "head_out", 5, wo, NULL, H5T_FLOAT, 4, NULL, h5_path, err)) < 0)
+        (s->ds[DS_OUT] = open_checked(s->group, name, "head_out", 5, wo, NULL, H5T_FLOAT, 4, NULL, h5_path, err, d->parts)) < 0)
         return -1;
     return 0;
 fail:
@@ -384,6 +409,68 @@ static int check_seal(const char *path, char want[65], ae_error *err) {
         return -1;
     }
     return 0;
+}
+
+/* One part of a master file: present beside it, intact (its own seal), and the very file the master
+ * was written with (its seal equals the one the master recorded, which the master's seal covers). */
+static int check_part(const char *master, const char *dir, const char *name, const char *recorded, int n_parts,
+                      ae_error *err) {
+    char full[8200], have[65];
+    if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") || strlen(recorded) != 64)
+        return ae_fail(err, "%s: damaged master file (bad part list)", master);
+    snprintf(full, sizeof full, "%s%s", dir, name);
+    struct stat st;
+    if (stat(full, &st) != 0 || !S_ISREG(st.st_mode))
+        return ae_fail(err, "%s: part file %s is missing (this master file of an MPI dump maps its values from %d part "
+                            "files beside it; docs/dump-format.md)", master, full, n_parts);
+    if (check_seal(full, have, err)) return -1;
+    if (!ae_sha256_hex_equal(have, recorded))
+        return ae_fail(err, "%s: part file %s is not the one this master file was written with (its seal differs)",
+                       master, full);
+    return 0;
+}
+
+/* A master file (root attribute "parts"): every part checked (check_part), their names kept in
+ * d->parts for the virtual datasets' check. A part file itself is refused with its master's name. */
+static int check_parts(andrea_dump *d, ae_error *err) {
+    const char *path = d->path, *h5_path = d->path;
+    if (H5Aexists(d->file, "andrea_part") > 0) {
+        char master[4096] = "?";
+        (void)attr_string(d->file, "master", master, sizeof master, h5_path, err);
+        return ae_fail(err, "%s: a part file of an MPI dump, not a dump by itself: open its master file %s", path,
+                       master);
+    }
+    if (H5Aexists(d->file, "parts") <= 0) return 0;
+    const size_t cap = (size_t)1 << 16;
+    char *names = malloc(cap + 1), *seals = malloc(cap + 1), dir[4200];
+    int rc = -1, n = 1, n_seals = 1;
+    if (!names || !seals) {
+        ae_fail(err, "%s: out of memory", path);
+        goto out;
+    }
+    if (attr_string(d->file, "parts", names, cap + 1, h5_path, err) ||
+        attr_string(d->file, "part_seals", seals, cap + 1, h5_path, err))
+        goto out;
+    for (const char *p = names; *p; p++) n += *p == ',';
+    for (const char *p = seals; *p; p++) n_seals += *p == ',';
+    if (n != n_seals) {
+        ae_fail(err, "%s: damaged master file (%d parts, %d seals)", path, n, n_seals);
+        goto out;
+    }
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + 1) : 0, path);
+    if (!(d->parts = strdup(names))) {
+        ae_fail(err, "%s: out of memory", path);
+        goto out;
+    }
+    char *sn = NULL, *ss = NULL, *name = strtok_r(names, ",", &sn), *seal = strtok_r(seals, ",", &ss);
+    for (int i = 0; i < n; i++, name = strtok_r(NULL, ",", &sn), seal = strtok_r(NULL, ",", &ss))
+        if (check_part(path, dir, name ? name : "", seal ? seal : "", n, err)) goto out;
+    rc = 0;
+out:
+    free(names);
+    free(seals);
+    return rc;
 }
 
 /* The root attributes of d's open file: the model shape, the checkpoint, maps_dtype, contrib, the
@@ -454,7 +541,7 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
         return NULL;
     }
     char suites[4096];
-    if (read_root_attrs(d, suites, sizeof suites, err)) goto fail;
+    if (check_parts(d, err) || read_root_attrs(d, suites, sizeof suites, err)) goto fail;
     int n = 1;
     for (const char *p = suites; *p; p++) n += *p == ',';
     if (!suites[0]) {
@@ -750,7 +837,7 @@ static int load_suite_text(andrea_dump *d, suite_rec *s, ae_error *err) {
     }
     H5Dclose(ds);
     long long want[2] = {n, T};
-    if ((ds = open_checked(s->group, s->info.name, "token_text", 2, want, NULL, H5T_STRING, w, NULL, h5_path, err)) < 0)
+    if ((ds = open_checked(s->group, s->info.name, "token_text", 2, want, NULL, H5T_STRING, w, NULL, h5_path, err, NULL)) < 0)
         goto fail;
     snprintf(what, sizeof what, "/%s/tokens", s->info.name);
     if (read_ints(s->ds[DS_TOKENS], n, T, &tokens, h5_path, what, err)) goto fail;

@@ -22,8 +22,19 @@
  *     CLOSED     the temporary file is complete HDF5 but unsealed
  *       |  andrea_dump_seal (rank 0)
  *     SEALED     the user block holds the seal
- *       |  ae_tmp_commit (rank 0)
+ *       |  ae_tmp_commit (rank 0)            | part files (MPI without --single-file):
+ *       |                                    |  every rank its part; then rank 0 writes and
+ *       |                                    |  seals the master "<out>.tmp-<pid>" (agreed)
+ *       |                                    v  ae_tmp_commit of each part (every rank)
+ *       |                          PARTS_RENAMED "<out>.part-R-of-N" complete; abort unlinks it
+ *       |                                       |  ae_tmp_commit of the master (rank 0), last
  *     RENAMED    out_path is the complete dump; nothing is left to undo but the engine
+ *
+ * Part files (dump_write_parts.c, docs/dump-format.md): every rank runs NONE .. SEALED on its own
+ * part (plain HDF5, its own temporary name; rank 0 also reserves the master's name in RESERVED,
+ * mtmp), writing only its rows of the maps and values; the seals are gathered, rank 0 writes the
+ * master (virtual datasets over the parts) and seals it; each step is agreed by all ranks, so a
+ * failure anywhere removes every temporary and every part already renamed, and leaves no master.
  *
  * A run without out_path (sinks only: `andrea analyze` without --dump) stays in NONE: no name,
  * no file, the same engine and loop.
@@ -31,8 +42,8 @@
  * MPI lists only in a serial run or when the failure was agreed, below), removes the temporary
  * file (rank 0) and closes the engine and buffers. After RENAMED nothing fails.
  *
- * MPI agreement (mpi_shard.h; serial runs take none of these branches), orthogonal to the state:
- * every rank opens the one file through MPI-IO, creates every group, dataset and attribute with
+ * MPI agreement (mpi_shard.h; serial runs take none of these branches), orthogonal to the state.
+ * --single-file (r->par.collective): every rank opens the one file through MPI-IO, creates every group, dataset and attribute with
  * identical arguments, and writes its contiguous shard of each suite's sequences with collective
  * transfers; ranks with fewer batches take part in the extra writes selecting nothing. Rank 0
  * names, creates-checks, seals and renames the file. Failures before a write (bad input, engine,
@@ -109,7 +120,7 @@ static int check_suites(const andrea_model *m, const probe_suite *s, int n, ae_e
 
 /* ---- the writer object ---- */
 
-typedef enum { DW_NONE, DW_RESERVED, DW_CREATED, DW_CLOSED, DW_SEALED, DW_RENAMED } dw_state;
+typedef enum { DW_NONE, DW_RESERVED, DW_CREATED, DW_CLOSED, DW_SEALED, DW_PARTS_RENAMED, DW_RENAMED } dw_state;
 
 /* The checkpoint's sha256 (0.5 s for a 500 MB checkpoint) computed on a thread while the engine
  * opens (CUDA: context, weights, pinned buffers: 0.4-3 s), in a serial run; MPI ranks keep the
@@ -140,6 +151,7 @@ typedef struct {
     int writing;          /* 1: a file is written (o->out_path); 0: the sinks only */
     const char *h5_path;  /* the file named in messages: out_path, or the checkpoint */
     int root;             /* MPI rank 0 (1 in a serial run) */
+    int parts;            /* MPI without --single-file: a part file a rank + rank 0's master */
     dw_state state;
     /* a batch: B sequences of max_T tokens, per_seq host bytes each */
     int B, max_T;
@@ -156,6 +168,9 @@ typedef struct {
     char engine_name[16], precision[8];
     /* the file: its temporary name, HDF5 ids (-1 or H5P_DEFAULT when not open), the writer sink */
     char tmp[AE_PATH_MAX];
+    char part_path[AE_PATH_MAX]; /* parts: this rank's part file "<out>.part-R-of-N" (tmp is its
+                                  * temporary name) */
+    char mtmp[AE_PATH_MAX];      /* parts, rank 0: the master's temporary name ("" until reserved) */
     char seal[65];           /* the seal written (hex), "" until SEALED */
     hid_t f, f16, fcpl, fapl;
     par_state par;
@@ -176,6 +191,8 @@ static void run_init(dump_run *r, const andrea_model *m, const probe_suite *suit
     r->writing = o->out_path && o->out_path[0];
     r->h5_path = r->writing ? o->out_path : m->path;
     r->root = andrea_mpi_rank() == 0;
+    r->parts = r->writing && andrea_mpi_parallel() && !o->single_file;
+    r->par.collective = r->writing && andrea_mpi_parallel() && !r->parts;
     r->state = DW_NONE;
     r->f = r->f16 = r->fcpl = -1;
     r->fapl = H5P_DEFAULT;
@@ -188,12 +205,11 @@ static void run_init(dump_run *r, const andrea_model *m, const probe_suite *suit
 
 /* ---- root attributes ---- */
 
-static int write_root_attrs(const dump_run *r, ae_error *err) {
+static int write_root_attrs(const dump_run *r, hid_t f, ae_error *err) {
     const andrea_model *m = r->m;
     const andrea_dump_options *o = r->o;
     const probe_suite *s = r->suites;
     const int n = r->n_suites;
-    const hid_t f = r->f;
     const char *h5_path = r->h5_path;
     const andrea_config *c = &m->cfg;
     char cfg_json[512];
@@ -342,6 +358,7 @@ static int open_size(dump_run *r, ae_error *err) {
      * workspaces and other processes */
     size_t gpu_free, per_dev, fixed;
     const andrea_engine_options eo = engine_options(o);
+    if (o->device != ANDREA_DEVICE_CPU) (void)andrea_cuda_use_device(eo.device_index); /* that GPU's memory */
     if (o->batch <= 0 && o->device != ANDREA_DEVICE_CPU && andrea_cuda_free_memory(&gpu_free) == 0 &&
         andrea_engine_bytes_per_seq(&m->cfg, &eo, r->max_T, o->maps_fp32, &per_dev, &fixed) == 0) {
         gpu_free = gpu_free > fixed ? gpu_free - fixed : 0;
@@ -358,10 +375,43 @@ static int open_size(dump_run *r, ae_error *err) {
 
 /* ---- open: name, engine, file ---- */
 
+/* A part file's root attributes: which part of which master it is (the reader refuses to open a
+ * part as a dump and names its master). */
+static int write_part_attrs(const dump_run *r, ae_error *err) {
+    const char *h5_path = r->part_path, *slash = strrchr(r->o->out_path, '/');
+    char what[64];
+    snprintf(what, sizeof what, "%d of %d", andrea_mpi_rank(), andrea_mpi_size());
+    H5_TRY(dw_attr_str(r->f, "andrea_version", ANDREA_VERSION));
+    H5_TRY(dw_attr_str(r->f, "andrea_part", what));
+    H5_TRY(dw_attr_str(r->f, "master", slash ? slash + 1 : r->o->out_path));
+    return 0;
+fail:
+    return -1;
+}
+
+/* NONE -> RESERVED with part files: every rank names its part "<out>.part-R-of-N" and reserves
+ * its temporary name; rank 0 also reserves the master's (written at commit). Agreed. */
+static int open_reserve_parts(dump_run *r, ae_error *err) {
+    int rc = 0;
+    if (dw_part_name(r->o->out_path, andrea_mpi_rank(), andrea_mpi_size(), r->part_path, sizeof r->part_path))
+        rc = ae_fail(err, "%s: path too long", r->o->out_path);
+    if (!rc && r->root) rc = ae_tmp_begin(r->o->out_path, r->mtmp, sizeof r->mtmp, err);
+    if (!rc) rc = ae_tmp_begin(r->part_path, r->tmp, sizeof r->tmp, err);
+    if (andrea_mpi_agree(rc, err)) {
+        if (r->tmp[0]) ae_tmp_abort(r->tmp);
+        if (r->mtmp[0]) ae_tmp_abort(r->mtmp);
+        r->tmp[0] = r->mtmp[0] = 0;
+        return -1;
+    }
+    r->state = DW_RESERVED;
+    return 0;
+}
+
 /* NONE -> RESERVED. MPI: one file, named by rank 0 (the temporary name carries its pid) and told
  * to the others. */
 static int open_reserve(dump_run *r, ae_error *err) {
     h5_silence();
+    if (r->parts) return open_reserve_parts(r, err);
     if (andrea_mpi_agree(r->root && r->writing ? ae_tmp_begin(r->o->out_path, r->tmp, sizeof r->tmp, err) : 0, err)) {
         if (r->root && r->tmp[0]) ae_tmp_abort(r->tmp);
         return -1;
@@ -429,7 +479,7 @@ static int open_engine(dump_run *r, ae_error *err) {
         snprintf(r->sha, sizeof r->sha, "%s", r->hj.hex);
     }
     r->t_open = ae_now_seconds() - t_open0 - (r->hashing ? 0 : r->t_hash);
-    if (!orc && r->root && r->writing) {
+    if (!orc && (r->root || r->parts) && r->writing) {
         FILE *probe_f = fopen(r->tmp, "wb");
         if (!probe_f) orc = ae_fail(err, "%s: cannot create: %s", r->o->out_path, strerror(errno));
         else fclose(probe_f);
@@ -453,21 +503,23 @@ static int open_engine_names(dump_run *r, ae_error *err) {
  * its data (dump.h), and its root attributes. */
 static int open_create(dump_run *r, ae_error *err) {
     const char *h5_path = r->h5_path;
-    H5_ID(r->fapl, andrea_dump_par_fapl());
-    H5_ID(r->par.dxpl, andrea_dump_par_dxpl());
+    if (r->par.collective) {
+        H5_ID(r->fapl, andrea_dump_par_fapl());
+        H5_ID(r->par.dxpl, andrea_dump_par_dxpl());
+    }
     H5_ID(r->fcpl, H5Pcreate(H5P_FILE_CREATE));
     H5_TRY(H5Pset_userblock(r->fcpl, ANDREA_DUMP_USERBLOCK));
     /* Serial: a new file (O_EXCL), never a truncated one. Why: ext4 treats "truncate to 0, then
      * write" as a file being replaced and starts writeback of ALL its dirty pages on close
      * (auto_da_alloc): H5Fclose of a 19 GB dump took 6.4 s of a 16 s dump on the H200 machine.
      * The probe file of open_engine only reserved the name. MPI: the ranks open collectively; TRUNC. */
-    if (!andrea_mpi_parallel() && unlink(r->tmp) != 0 && errno != ENOENT)
+    if (!r->par.collective && unlink(r->tmp) != 0 && errno != ENOENT)
         return ae_fail(err, "%s: cannot replace the temporary file: %s", r->o->out_path, strerror(errno));
     const double t_create0 = ae_now_seconds();
-    H5_ID(r->f, H5Fcreate(r->tmp, andrea_mpi_parallel() ? H5F_ACC_TRUNC : H5F_ACC_EXCL, r->fcpl, r->fapl));
+    H5_ID(r->f, H5Fcreate(r->tmp, r->par.collective ? H5F_ACC_TRUNC : H5F_ACC_EXCL, r->fcpl, r->fapl));
     r->state = DW_CREATED;
     H5_ID(r->f16, dw_make_f16_type());
-    if (write_root_attrs(r, err)) return -1;
+    if (r->parts ? write_part_attrs(r, err) : write_root_attrs(r, r->f, err)) return -1;
     r->t_create = ae_now_seconds() - t_create0;
     return 0;
 fail:
@@ -504,6 +556,7 @@ static int run_sinks(dump_run *r, const dw_loop *lp0, ae_progress *prog, ae_erro
     if (wr) {
         wr->f = r->f, wr->f16 = r->f16, wr->m = r->m, wr->o = o, wr->par = &r->par, wr->bb = &r->bb;
         wr->h5_path = lp0->what, wr->suites = suites;
+        wr->mode = r->parts ? DW_MODE_PART : DW_MODE_FILE, wr->n_suites = r->n_suites, wr->B = B;
         sk.writer = sk.n;
         v[sk.n++] = dw_writer_sink(wr);
     }
@@ -557,9 +610,110 @@ static int dump_write(dump_run *r, ae_error *err) {
 
 /* ---- commit, abort ---- */
 
+/* "a,b,c" of the parts' file names (without their folder) or of their seals (65 bytes each). */
+static char *parts_list(const char *out_path, const char *seals, int np) {
+    const char *slash = strrchr(out_path, '/'), *base = slash ? slash + 1 : out_path;
+    size_t cap = (size_t)np * (strlen(base) + 80) + 1;
+    char *list = malloc(cap), name[AE_PATH_MAX];
+    size_t len = 0;
+    if (!list) return NULL;
+    list[0] = 0;
+    for (int i = 0; i < np; i++) {
+        if (!seals && dw_part_name(base, i, np, name, sizeof name)) break;
+        len += (size_t)snprintf(list + len, cap - len, "%s%s", i ? "," : "", seals ? seals + (size_t)i * 65 : name);
+    }
+    return list;
+}
+
+/* Rank 0: the master under mtmp (docs/dump-format.md): the serial root attributes plus "parts"
+ * and "part_seals", every suite's group as a serial dump holds it with its maps and values as
+ * virtual datasets over the parts (the writer sink in MASTER mode); closed and sealed (r->seal). */
+static int write_master(dump_run *r, const char *seals, ae_error *err) {
+    const char *h5_path = r->o->out_path;
+    const int np = andrea_mpi_size();
+    hid_t f = -1, fcpl = -1, f16 = -1;
+    char *names = parts_list(h5_path, NULL, np), *sl = parts_list(h5_path, seals, np);
+    int rc = -1;
+    if (!names || !sl) {
+        ae_fail(err, "%s: out of memory", h5_path);
+        goto fail;
+    }
+    H5_ID(fcpl, H5Pcreate(H5P_FILE_CREATE));
+    H5_TRY(H5Pset_userblock(fcpl, ANDREA_DUMP_USERBLOCK));
+    H5_ID(f, H5Fcreate(r->mtmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT));
+    H5_ID(f16, dw_make_f16_type());
+    if (write_root_attrs(r, f, err)) goto fail;
+    H5_TRY(dw_attr_str(f, "parts", names));
+    H5_TRY(dw_attr_str(f, "part_seals", sl));
+    dw_writer w;
+    dw_writer_init(&w);
+    par_state par = {H5P_DEFAULT, 0, 0};
+    w.f = f, w.f16 = f16, w.m = r->m, w.o = r->o, w.par = &par, w.bb = &r->bb, w.h5_path = h5_path;
+    w.suites = r->suites, w.mode = DW_MODE_MASTER, w.n_suites = r->n_suites, w.B = r->B;
+    w.vds.out_path = h5_path, w.vds.n_parts = np;
+    const andrea_batch_sink k = dw_writer_sink(&w);
+    for (int i = 0; i < r->n_suites; i++)
+        if (k.suite_begin(k.self, i, &r->suites[i], err) || k.suite_end(k.self, i, err)) goto fail;
+    r->all_bytes += w.bytes;
+    H5Tclose(f16);
+    f16 = -1;
+    herr_t closed = H5Fclose(f);
+    f = -1;
+    H5_TRY(closed);
+    rc = andrea_dump_seal(r->mtmp, r->seal, err);
+fail:
+    if (f16 >= 0) H5Tclose(f16);
+    if (f >= 0) H5Fclose(f);
+    if (fcpl >= 0) H5Pclose(fcpl);
+    free(names);
+    free(sl);
+    return rc;
+}
+
+/* commit with part files: every rank CREATED -> CLOSED -> SEALED (its part); the seals gathered,
+ * rank 0 writes and seals the master; PARTS_RENAMED (every rank its part), RENAMED (rank 0 the
+ * master, last: a master names only complete parts). Each step agreed by all ranks, so a failure
+ * anywhere leaves no master, and abort removes the parts already renamed. */
+static int commit_parts(dump_run *r, ae_error *err) {
+    const char *h5_path = r->part_path;
+    const int np = andrea_mpi_size();
+    char seal[65] = "", *seals = NULL;
+    int crc = 0, rc = -1;
+    const double t_close0 = ae_now_seconds();
+    H5Tclose(r->f16);
+    r->f16 = -1;
+    herr_t closed = H5Fclose(r->f);
+    r->f = -1;
+    H5Pclose(r->fcpl);
+    r->fcpl = -1;
+    if (closed < 0) crc = ae_fail(err, "%s: HDF5 cannot close the part file", h5_path);
+    else r->state = DW_CLOSED;
+    r->t_close = ae_now_seconds() - t_close0;
+    const double t_seal0 = ae_now_seconds();
+    if (!crc && !(crc = andrea_dump_seal(r->tmp, seal, err))) r->state = DW_SEALED;
+    if (!crc && !(seals = calloc((size_t)np, 65))) crc = ae_fail(err, "%s: out of memory", h5_path);
+    if (andrea_mpi_agree(crc, err)) goto out;
+    r->all_bytes = r->wr.bytes;
+    if (andrea_mpi_allgather(seal, 65, seals, err) || andrea_mpi_sum_i64(&r->all_bytes, 1, err)) goto out;
+    if (andrea_mpi_agree(r->root ? write_master(r, seals, err) : 0, err)) goto out;
+    r->t_seal = ae_now_seconds() - t_seal0;
+    crc = ae_tmp_commit(r->tmp, r->part_path, err);
+    if (!crc) r->state = DW_PARTS_RENAMED;
+    if (andrea_mpi_agree(crc, err)) goto out;
+    crc = r->root ? ae_tmp_commit(r->mtmp, r->o->out_path, err) : 0;
+    if (r->root) r->mtmp[0] = 0; /* renamed, or removed by the failed commit */
+    if (andrea_mpi_agree(crc, err)) goto out;
+    r->state = DW_RENAMED;
+    rc = 0;
+out:
+    free(seals);
+    return rc;
+}
+
 /* commit: CREATED -> CLOSED -> SEALED -> RENAMED. The byte totals of all ranks are summed after
  * the collective H5Fclose, so every rank has closed the file before rank 0 seals and renames it. */
 static int dump_commit(dump_run *r, ae_error *err) {
+    if (r->parts) return commit_parts(r, err);
     const char *h5_path = r->h5_path;
     const double t_close0 = ae_now_seconds();
     if (r->writing) {
@@ -591,13 +745,15 @@ fail:
 static void dump_abort(dump_run *r) {
     if (r->fcpl >= 0) H5Pclose(r->fcpl);
     /* MPI: closing is collective; after a failure the other ranks did not agree to, skip it. */
-    if (!andrea_mpi_parallel() || r->par.agreed) {
+    if (!r->par.collective || r->par.agreed) {
         if (r->f16 >= 0) H5Tclose(r->f16);
         if (r->f >= 0) H5Fclose(r->f);
         andrea_dump_par_close(r->par.dxpl);
         andrea_dump_par_close(r->fapl);
     }
-    if (r->root && r->state >= DW_RESERVED && r->state < DW_RENAMED) ae_tmp_abort(r->tmp);
+    if ((r->root || r->parts) && r->state >= DW_RESERVED && r->state < DW_PARTS_RENAMED) ae_tmp_abort(r->tmp);
+    if (r->parts && r->state == DW_PARTS_RENAMED) unlink(r->part_path); /* no part without its master */
+    if (r->mtmp[0]) ae_tmp_abort(r->mtmp);
     engine_and_bufs_close(r->eng, &r->bb);
 }
 

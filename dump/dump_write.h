@@ -63,6 +63,10 @@ typedef struct {
      * written (`andrea analyze` without --dump). */
     const andrea_batch_sink *sinks;
     int n_sinks;
+    int single_file;               /* MPI (mpirun -np N, N > 1): 1 = every rank writes one file through
+                                    * collective MPI-IO; 0 (default) = each rank its part file
+                                    * "<out>.part-R-of-N", rank 0 the master out_path mapping them
+                                    * (virtual datasets, docs/dump-format.md). Serial runs: ignored */
     andrea_engine **keep_engine;   /* non-NULL: the engine is handed back here on success (the
                                     * caller closes it) instead of closed */
 } andrea_dump_options;

@@ -107,15 +107,15 @@ herr_t dw_dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, int rank
 }
 
 /* Whether the attention maps can go to the file with H5Dwrite_chunk (dw_write_maps_direct): one
- * process writing (MPI-IO writes collectively through H5Dwrite) and a little-endian host, so the
+ * process writing the file (MPI-IO writes collectively through H5Dwrite; a part file of an MPI dump
+ * has one writer) and a little-endian host, so the
  * bytes in memory are the file type's bytes (IEEE fp16/fp32 LE). With --gzip the chunks are
  * deflated here, on every core, instead of by HDF5's filter on one. */
-int dw_maps_direct_ok(const andrea_dump_options *o) {
+int dw_maps_direct_ok(const par_state *par) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    (void)o;
-    return !andrea_mpi_parallel();
+    return !par->collective;
 #else
-    (void)o;
+    (void)par;
     return 0;
 #endif
 }

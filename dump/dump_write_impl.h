@@ -3,6 +3,7 @@
  * dump_write.c is the writer object (open / write / commit / abort: sizes, engine, file, root
  * attributes, seal, rename; its states are written at its top); dump_write_suite.c
  * writes one suite (its group, datasets and batches: CPU/MPI path and the CUDA streaming path);
+ * dump_write_parts.c the part files and the master's virtual datasets of an MPI dump;
  * dump_write_h5.c holds the HDF5 helpers both use (fp16 type, attributes, datasets, the map
  * writers). Failure contract as in dump_write.h: -1 with err filled; HDF5 helpers return a
  * negative herr_t/hid_t and leave the message to the caller's H5_TRY (dump_h5.h).
@@ -39,6 +40,7 @@ typedef struct {
 typedef struct {
     hid_t dxpl;
     int agreed;
+    int collective; /* 1: every rank writes one file through MPI-IO (--single-file under MPI) */
 } par_state;
 
 /* Every rank calls this at the same points: when any rank failed (rc != 0 on any), all return -1
@@ -58,7 +60,7 @@ hid_t dw_dset_create(hid_t group, const char *name, hid_t type, int rank, const 
                      int gzip, int fill_nan);
 herr_t dw_dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, int rank, const hsize_t *start,
                           const hsize_t *count, const void *buf);
-int dw_maps_direct_ok(const andrea_dump_options *o);
+int dw_maps_direct_ok(const par_state *par);
 herr_t dw_write_maps(hid_t d, hid_t dxpl, hid_t mtype, int direct, int b0, size_t first, size_t n, int L, int H,
                      int T, size_t esz, const void *maps, const int *lengths, void *stage, int gzip);
 void dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n);
@@ -71,6 +73,22 @@ size_t dw_utf8_clean(const unsigned char *src, size_t n, char *dst, size_t cap);
 /* the tokenizer's identity: sha256 hex of every id's text (docs/dump-format.md); 0 or -1 */
 struct andrea_tokenizer;
 int dw_tokenizer_sha256(const struct andrea_tokenizer *tok, int vocab_size, char hex[65]);
+
+/* dump_write_parts.c: the part files of an MPI dump and its master's virtual datasets. */
+typedef struct {
+    const char *out_path; /* the master's final name; part R is "<out_path>.part-R-of-N" */
+    int n_parts;
+} dw_vds_parts;
+/* Rows [*lo, *hi) of suite `suite` that rank `rank` of `size` computes (and its part holds): the
+ * sequences of its shard of the job's batches of B (forward_loop.c); lo == hi when none. */
+void dw_part_range(const probe_suite *suites, int n_suites, int suite, int B, int rank, int size, long long *lo,
+                   long long *hi);
+/* "<out_path>.part-R-of-N" into buf; -1 when it does not fit. */
+int dw_part_name(const char *out_path, int rank, int size, char *buf, size_t cap);
+/* The master's virtual dataset g/name of shape dims: rows [lo[r], hi[r]) from /suite/name of part
+ * r (named without its folder), for each part with rows. fill_nan: NaN fill value (head_dla). */
+hid_t dw_vds_create(hid_t g, const char *suite, const char *name, hid_t type, int rank, const hsize_t *dims, int fill_nan,
+                    const dw_vds_parts *p, const long long *lo, const long long *hi);
 
 /* The sinks of a run: v[writer] is the HDF5 writer (writer = -1: no file). on_host: [n] scratch,
  * per GPU batch 1 for the sinks fed host maps (no device_batch, or it declined). */
@@ -98,8 +116,14 @@ int dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb,
                  ae_error *err);
 
 /* dump_write_suite.c: the HDF5 writer as a sink. One suite's group and datasets are open between
- * suite_begin and suite_end; dw_writer_abort closes what is open after a failure (MPI: only when
- * all ranks agreed on it, par->agreed). */
+ * suite_begin and suite_end; dw_writer_abort closes what is open after a failure (MPI-IO: only
+ * when all ranks agreed on it, par->agreed).
+ * Modes: FILE writes the whole layout (serial, or every rank's share of one MPI-IO file); PART
+ * writes this rank's rows of the maps and per-head values only (rows lo.. at 0 in its part file);
+ * MASTER writes everything but those, which it maps from the parts (virtual datasets), with no
+ * batch at all: suite_begin + suite_end per suite. */
+typedef enum { DW_MODE_FILE, DW_MODE_PART, DW_MODE_MASTER } dw_mode;
+
 typedef struct {
     hid_t f, f16;
     const andrea_model *m;
@@ -110,6 +134,10 @@ typedef struct {
     const char *h5_path;
     const probe_suite *suites;
     hid_t g, dtok, dlen, dtar, dent, datt, dnorm, ddla, dout; /* the open suite's, or -1 */
+    dw_mode mode;
+    int n_suites, B;            /* PART, MASTER: the run's suites and batch (dw_part_range) */
+    long long row0;             /* PART: the open suite's first row held in this part */
+    dw_vds_parts vds;           /* MASTER: where the parts are */
 } dw_writer;
 
 void dw_writer_init(dw_writer *w);

@@ -1,7 +1,8 @@
 /* dump_write_mpi.h — the parallel-HDF5 pieces of the dump writer (dump/dump_write.c).
  *
- * Job: under `mpirun -np N` (mpi_shard.h: andrea_mpi_parallel()), every rank opens the one output
- * file through the MPI-IO driver and writes its shard of sequences with collective transfers;
+ * Job: under `mpirun -np N ... --single-file` (mpi_shard.h: andrea_mpi_parallel(); without it each
+ * rank writes a plain part file, dump_write_parts.c), every rank opens the one output file
+ * through the MPI-IO driver and writes its shard of sequences with collective transfers;
  * these two property lists are all the writer needs from parallel HDF5.
  * Invariants: in a serial run, or in a build without parallel HDF5 (H5_HAVE_PARALLEL), both return
  * H5P_DEFAULT, so the serial writer's calls are exactly the serial library's.

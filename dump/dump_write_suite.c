@@ -110,18 +110,107 @@ fail:
     return rc;
 }
 
+/* One dataset of maps or values: chunked (FILE, PART), or virtual over the parts (MASTER). */
+static hid_t make_big(const dw_writer *w, hid_t g, const char *suite, const long long *lo, const long long *hi,
+                      const char *name, hid_t type, int rank, const hsize_t *dims, const hsize_t *chunk, int gzip,
+                      int fill_nan) {
+    if (w->mode == DW_MODE_MASTER) return dw_vds_create(g, suite, name, type, rank, dims, fill_nan, &w->vds, lo, hi);
+    return dw_dset_create(g, name, type, rank, dims, chunk, gzip, fill_nan);
+}
+
+/* The datasets of maps and per-head values of one suite, `rows` sequences: attention, and
+ * head_out_norm + head_dla (contrib not none), head_out (contrib full or --heads); -1 when
+ * absent. Chunked so one (sequence, layer, head) map is one chunk; MASTER: virtual datasets
+ * over the parts (dump_write_parts.c), of the same shapes and types. */
+static int maps_dsets(const dw_writer *w, hid_t g, int suite, const probe_suite *s, long long rows, hid_t *datt,
+                      hid_t *dnorm, hid_t *ddla, hid_t *dout, ae_error *err) {
+    const char *h5_path = w->h5_path;
+    const andrea_dump_options *o = w->o;
+    const int L = w->m->cfg.n_layer, H = w->m->cfg.n_head, C = w->m->cfg.d_model, T = s->max_len;
+    const hsize_t n = (hsize_t)rows;
+    hsize_t d_att[5] = {n, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T}, c_att[5] = {1, 1, 1, (hsize_t)T, (hsize_t)T};
+    hsize_t d_val[4] = {n, (hsize_t)L, (hsize_t)H, (hsize_t)T}, c_val[4] = {1, (hsize_t)L, (hsize_t)H, (hsize_t)T};
+    hsize_t d_out[5] = {n, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)C}, c_out[5] = {1, 1, 1, (hsize_t)T, (hsize_t)C};
+    const hid_t att_type = o->maps_fp32 ? H5T_IEEE_F32LE : w->f16;
+    long long *lo = NULL, *hi = NULL;
+    int rc = -1;
+    if (w->mode == DW_MODE_MASTER) {
+        const int np = w->vds.n_parts;
+        lo = malloc(sizeof *lo * (size_t)np);
+        hi = malloc(sizeof *hi * (size_t)np);
+        if (!lo || !hi) {
+            ae_fail(err, "%s: out of memory", h5_path);
+            goto fail;
+        }
+        for (int r = 0; r < np; r++) dw_part_range(w->suites, w->n_suites, suite, w->B, r, np, &lo[r], &hi[r]);
+    }
+    H5_ID(*datt, make_big(w, g, s->name, lo, hi, "attention", att_type, 5, d_att, c_att, o->gzip, 0));
+    if (o->contrib != ANDREA_CONTRIB_NONE) {
+        H5_ID(*dnorm, make_big(w, g, s->name, lo, hi, "head_out_norm", H5T_IEEE_F32LE, 4, d_val, c_val, 0, 0));
+        H5_ID(*ddla, make_big(w, g, s->name, lo, hi, "head_dla", H5T_IEEE_F32LE, 4, d_val, c_val, 0, 1));
+    }
+    if (o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL)
+        H5_ID(*dout, make_big(w, g, s->name, lo, hi, "head_out", H5T_IEEE_F32LE, 5, d_out, c_out, o->gzip, 0));
+    rc = 0;
+fail:
+    free(lo);
+    free(hi);
+    return rc;
+}
+
+/* MASTER: tokens and lengths of every item, written whole (every rank holds the suites' items;
+ * they are what the forward loop writes batch by batch otherwise). */
+static int write_items(const dw_writer *w, const probe_suite *s, hid_t dtok, hid_t dlen, ae_error *err) {
+    const char *h5_path = w->h5_path;
+    const int N = s->n_items, T = s->max_len;
+    int *tok = NULL, *len = NULL, rc = -1;
+    size_t nt;
+    if (ae_mul((size_t)N, (size_t)T, &nt) || !(tok = calloc(nt ? nt : 1, sizeof *tok)) ||
+        !(len = malloc(sizeof *len * (size_t)(N ? N : 1)))) {
+        ae_fail(err, "%s: out of memory for the tokens of suite %s", h5_path, s->name);
+        goto fail;
+    }
+    for (int i = 0; i < N; i++) {
+        memcpy(tok + (size_t)i * T, s->items[i].tokens, sizeof *tok * (size_t)s->items[i].n_tokens);
+        len[i] = s->items[i].n_tokens;
+    }
+    hsize_t zero[2] = {0, 0}, d_tok[2] = {(hsize_t)N, (hsize_t)T}, d_len[1] = {(hsize_t)N};
+    H5_TRY(dw_dset_write_slab(dtok, H5P_DEFAULT, 1, H5T_NATIVE_INT, 2, zero, d_tok, tok));
+    H5_TRY(dw_dset_write_slab(dlen, H5P_DEFAULT, 1, H5T_NATIVE_INT, 1, zero, d_len, len));
+    rc = 0;
+fail:
+    free(tok);
+    free(len);
+    return rc;
+}
+
+/* PART: the group of suite s and its datasets of maps and values for this rank's rows only
+ * (none when it has no row of s: then no group either). */
+static int part_suite_begin(dw_writer *w, int suite, const probe_suite *s, ae_error *err) {
+    const char *h5_path = w->h5_path;
+    long long lo, hi;
+    dw_part_range(w->suites, w->n_suites, suite, w->B, andrea_mpi_rank(), andrea_mpi_size(), &lo, &hi);
+    w->row0 = lo;
+    if (hi == lo) return 0;
+    H5_ID(w->g, H5Gcreate2(w->f, s->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    H5_TRY(dw_attr_int(w->g, "first_seq", (int)lo));
+    if (maps_dsets(w, w->g, suite, s, hi - lo, &w->datt, &w->dnorm, &w->ddla, &w->dout, err)) goto fail;
+    return 0;
+fail:
+    dw_writer_abort(w, suite, NULL);
+    return -1;
+}
+
 static int writer_suite_begin(void *self, int suite, const probe_suite *s, ae_error *err) {
     dw_writer *w = self;
-    (void)suite;
-    const hid_t f = w->f, f16 = w->f16;
+    if (w->mode == DW_MODE_PART) return part_suite_begin(w, suite, s, err);
+    const hid_t f = w->f;
     const andrea_model *m = w->m;
     const andrea_dump_options *o = w->o;
     par_state *par = w->par;
     const char *h5_path = w->h5_path;
     long long *bytes = &w->bytes;
     const int L = m->cfg.n_layer, H = m->cfg.n_head, C = m->cfg.d_model, T = s->max_len, N = s->n_items;
-    const int want_head_out = o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL;
-    const int want_values = o->contrib != ANDREA_CONTRIB_NONE;
     hid_t g = -1, dtok = -1, dlen = -1, dtar = -1, dent = -1, datt = -1, dnorm = -1, ddla = -1, dout = -1;
     int *rows = NULL;
     int rc = -1;
@@ -169,27 +258,18 @@ static int writer_suite_begin(void *self, int suite, const probe_suite *s, ae_er
     /* the per-sequence datasets */
     hsize_t d_tok[2] = {(hsize_t)N, (hsize_t)T}, c_tok[2] = {(hsize_t)(N < 256 ? N : 256), (hsize_t)T};
     hsize_t d_len[1] = {(hsize_t)N};
-    hsize_t d_att[5] = {(hsize_t)N, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T}, c_att[5] = {1, 1, 1, (hsize_t)T, (hsize_t)T};
-    hsize_t d_val[4] = {(hsize_t)N, (hsize_t)L, (hsize_t)H, (hsize_t)T}, c_val[4] = {1, (hsize_t)L, (hsize_t)H, (hsize_t)T};
-    hsize_t d_out[5] = {(hsize_t)N, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)C}, c_out[5] = {1, 1, 1, (hsize_t)T, (hsize_t)C};
     H5_ID(dtok, dw_dset_create(g, "tokens", H5T_STD_I32LE, 2, d_tok, c_tok, 0, 0));
     H5_ID(dlen, dw_dset_create(g, "lengths", H5T_STD_I32LE, 1, d_len, NULL, 0, 0));
-    H5_ID(datt, dw_dset_create(g, "attention", o->maps_fp32 ? H5T_IEEE_F32LE : f16, 5, d_att, c_att, o->gzip, 0));
-    if (want_values) {
-        H5_ID(dnorm, dw_dset_create(g, "head_out_norm", H5T_IEEE_F32LE, 4, d_val, c_val, 0, 0));
-        H5_ID(ddla, dw_dset_create(g, "head_dla", H5T_IEEE_F32LE, 4, d_val, c_val, 0, 1));
-    }
-    if (want_head_out) {
-        H5_ID(dout, dw_dset_create(g, "head_out", H5T_IEEE_F32LE, 5, d_out, c_out, o->gzip, 0));
-        if (o->heads && o->contrib != ANDREA_CONTRIB_FULL) {
-            /* which heads were written; the others read back as the fill value 0 */
-            char list[4096];
-            size_t len = 0;
-            list[0] = 0;
-            for (int h = 0; h < L * H && len + 16 < sizeof list; h++)
-                if (o->heads[h]) len += (size_t)snprintf(list + len, sizeof list - len, "%s%d.%d", len ? "," : "", h / H, h % H);
-            H5_TRY(dw_attr_str(dout, "heads", list));
-        }
+    if (w->mode == DW_MODE_MASTER && write_items(w, s, dtok, dlen, err)) goto fail;
+    if (maps_dsets(w, g, suite, s, N, &datt, &dnorm, &ddla, &dout, err)) goto fail;
+    if (dout >= 0 && o->heads && o->contrib != ANDREA_CONTRIB_FULL) {
+        /* which heads were written; the others read back as the fill value 0 */
+        char list[4096];
+        size_t len = 0;
+        list[0] = 0;
+        for (int h = 0; h < L * H && len + 16 < sizeof list; h++)
+            if (o->heads[h]) len += (size_t)snprintf(list + len, sizeof list - len, "%s%d.%d", len ? "," : "", h / H, h % H);
+        H5_TRY(dw_attr_str(dout, "heads", list));
     }
     const hid_t ds[8] = {dtok, dlen, dtar, dent, datt, dnorm, ddla, dout};
     if (describe_suite(g, s, L, H, C, (hsize_t)n_pairs, (hsize_t)n_spans, ds, o->tok, par, h5_path, err)) goto fail;
@@ -220,7 +300,7 @@ static int writer_close_suite(dw_writer *w, const char *suite_name, ae_error *er
 
 int dw_writer_abort(dw_writer *w, int suite, ae_error *err) {
     (void)err;
-    if (andrea_mpi_parallel() && !w->par->agreed) return -1; /* see the header: no collective close */
+    if (w->par->collective && !w->par->agreed) return -1; /* see the header: no collective close */
     return writer_close_suite(w, suite >= 0 ? w->suites[suite].name : "", NULL);
 }
 
@@ -238,11 +318,13 @@ static int writer_maps(void *self, const andrea_batch *b, size_t first, size_t n
     const int L = b->L, H = b->H, T = b->T;
     const size_t esz = o->maps_fp32 ? 4 : 2;
     const hid_t mtype = o->maps_fp32 ? H5T_NATIVE_FLOAT : w->f16;
-    if (b->maps_padding_zeroed && !dw_maps_direct_ok(o)) {
-        hsize_t s5[5] = {(hsize_t)b->b0, 0, 0, 0, 0}, n5[5] = {(hsize_t)b->nb, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T};
+    const int direct = dw_maps_direct_ok(w->par), b0 = b->b0 - (int)w->row0; /* row in this file */
+    if (w->mode == DW_MODE_PART && (b->nb == 0 || w->datt < 0)) return 0; /* PART: nothing collective */
+    if (b->maps_padding_zeroed && !direct) {
+        hsize_t s5[5] = {(hsize_t)b0, 0, 0, 0, 0}, n5[5] = {(hsize_t)b->nb, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T};
         H5_TRY(dw_dset_write_slab(w->datt, w->par->dxpl, b->nb > 0, mtype, 5, s5, n5, piece));
     } else {
-        H5_TRY(dw_write_maps(w->datt, w->par->dxpl, mtype, dw_maps_direct_ok(o), b->b0, first, n, L, H, T, esz, piece,
+        H5_TRY(dw_write_maps(w->datt, w->par->dxpl, mtype, direct, b0, first, n, L, H, T, esz, piece,
                              b->maps_padding_zeroed ? NULL : b->lengths, w->bb->attn, o->gzip));
     }
     w->bytes += (long long)(n * (size_t)T * T * esz);
@@ -256,13 +338,17 @@ static int writer_batch(void *self, const andrea_batch *b, ae_error *err) {
     dw_writer *w = self;
     const char *h5_path = w->h5_path;
     const andrea_dump_options *o = w->o;
-    const int L = b->L, H = b->H, T = b->T, C = b->C, nb = b->nb, b0 = b->b0, active = nb > 0;
+    const int L = b->L, H = b->H, T = b->T, C = b->C, nb = b->nb, b0 = b->b0 - (int)w->row0, active = nb > 0;
     const hid_t dxpl = w->par->dxpl;
-    hsize_t s_tok[2] = {(hsize_t)b0, 0}, n_tok[2] = {(hsize_t)nb, (hsize_t)T};
-    hsize_t s_len[1] = {(hsize_t)b0}, n_len[1] = {(hsize_t)nb};
-    H5_TRY(dw_dset_write_slab(w->dtok, dxpl, active, H5T_NATIVE_INT, 2, s_tok, n_tok, b->tokens));
-    H5_TRY(dw_dset_write_slab(w->dlen, dxpl, active, H5T_NATIVE_INT, 1, s_len, n_len, b->lengths));
-    w->bytes += (long long)((size_t)nb * (T + 1) * sizeof(int));
+    if (w->mode == DW_MODE_PART) {
+        if (!active || w->g < 0) return 0; /* nothing collective; tokens and lengths: the master's */
+    } else {
+        hsize_t s_tok[2] = {(hsize_t)b0, 0}, n_tok[2] = {(hsize_t)nb, (hsize_t)T};
+        hsize_t s_len[1] = {(hsize_t)b0}, n_len[1] = {(hsize_t)nb};
+        H5_TRY(dw_dset_write_slab(w->dtok, dxpl, active, H5T_NATIVE_INT, 2, s_tok, n_tok, b->tokens));
+        H5_TRY(dw_dset_write_slab(w->dlen, dxpl, active, H5T_NATIVE_INT, 1, s_len, n_len, b->lengths));
+        w->bytes += (long long)((size_t)nb * (T + 1) * sizeof(int));
+    }
     if (w->dnorm >= 0) {
         hsize_t s4[4] = {(hsize_t)b0, 0, 0, 0}, n4[4] = {(hsize_t)nb, (hsize_t)L, (hsize_t)H, (hsize_t)T};
         H5_TRY(dw_dset_write_slab(w->dnorm, dxpl, active, H5T_NATIVE_FLOAT, 4, s4, n4, b->head_out_norm));
@@ -279,7 +365,7 @@ static int writer_batch(void *self, const andrea_batch *b, ae_error *err) {
     /* only the chosen heads' chunks exist in the file (MPI: every rank makes the calls of a full
      * batch, those past its sequences selecting nothing) */
     hsize_t c_out[5] = {1, 1, 1, (hsize_t)T, (hsize_t)C};
-    const int B = w->bb->max_B, nb_calls = andrea_mpi_parallel() ? B : nb;
+    const int B = w->bb->max_B, nb_calls = w->par->collective ? B : nb;
     for (int i = 0; i < nb_calls; i++)
         for (int lh = 0; lh < L * H; lh++) {
             if (!o->heads[lh]) continue;

@@ -3,6 +3,11 @@
 
 int andrea_cuda_available(void) { return 0; }
 
+int andrea_cuda_use_device(int device_index) {
+    (void)device_index;
+    return -1;
+}
+
 int andrea_cuda_free_memory(size_t *free_bytes) {
     *free_bytes = 0;
     return -1;

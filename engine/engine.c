@@ -1,5 +1,7 @@
 #include "forward.h"
 
+#include "../common/mpi_shard.h"
+
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 void andrea_engine_options_init(andrea_engine_options *o) {
     memset(o, 0, sizeof *o);
     o->device = ANDREA_DEVICE_AUTO;
+    o->device_index = andrea_mpi_device_index(); /* -1 unless started by mpirun (one GPU a rank) */
     const char *prec = getenv("ANDREA_CUDA_PRECISION"), *fp32 = getenv("ANDREA_CUDA_FP32");
     const char *attn = getenv("ANDREA_CUDA_ATTN"), *qlo = getenv("ANDREA_CUDA_SPLIT_QLO");
     if (prec) snprintf(o->precision, sizeof o->precision, "%.7s", prec); /* checked at open */
@@ -24,6 +27,7 @@ andrea_engine *andrea_engine_open(const andrea_model *m, const andrea_engine_opt
         o = &def;
     }
     const andrea_device dev = o->device;
+    if (dev != ANDREA_DEVICE_CPU) (void)andrea_cuda_use_device(o->device_index); /* before any CUDA context */
     if (dev == ANDREA_DEVICE_CUDA) {
         if (!andrea_cuda_available()) {
             ae_fail(err, "%s: --device cuda asked for, but no CUDA device is usable", m->path);

@@ -80,6 +80,10 @@ typedef struct {
     char precision[8];      /* CUDA matmuls: "tf32" (default), "tf32x3" or "fp32"; the CPU is fp32 */
     int attention_version;  /* CUDA attention kernel 1, 2 or 3; 0 = the default (3; fp32 takes 1) */
     int split_qlo_regs;     /* CUDA tf32x3 attention v3: Q's low parts in registers (benchmarks) */
+    int device_index;       /* CUDA device: index % (devices visible) is made current (cudaSetDevice)
+                               before anything is allocated; -1 = leave the current one. Default:
+                               the MPI rank's node-local rank under mpirun (common/mpi_shard.h:
+                               one GPU per rank of a node), -1 in a serial run */
 } andrea_engine_options;
 
 /* Defaults, then the documented developer overrides of the environment (kernels/NOTES.md:
@@ -106,6 +110,11 @@ void andrea_engine_close(andrea_engine *e);
  * CUDA; andrea_cuda_available() returns 0 otherwise. */
 andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err);
 int andrea_cuda_available(void);
+/* Makes device_index % (visible devices) the calling thread's current CUDA device (-1: leaves it).
+ * Call before andrea_cuda_available / andrea_cuda_free_memory when the options name a device, so
+ * that their context and numbers are that device's. 0; -1 without a usable device (always without
+ * CUDA). */
+int andrea_cuda_use_device(int device_index);
 /* Free memory of the current CUDA device in bytes: 0, or -1 without a usable device (always
  * without CUDA). For choosing a batch before the engine opens. */
 int andrea_cuda_free_memory(size_t *free_bytes);

@@ -457,6 +457,16 @@ extern "C" int andrea_cuda_free_memory(size_t *free_bytes) {
     return 0;
 }
 
+extern "C" int andrea_cuda_use_device(int device_index) {
+    int n = 0;
+    if (device_index < 0) return 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1 || cudaSetDevice(device_index % n) != cudaSuccess) {
+        cudaGetLastError(); /* clear the sticky error: the caller falls back as without a device */
+        return -1;
+    }
+    return 0;
+}
+
 extern "C" int andrea_cuda_available(void) {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
@@ -887,6 +897,11 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     float *mean = NULL;
     int major;
     const char *prec = opt->precision[0] ? opt->precision : NULL;
+    /* the options' device (an MPI rank's GPU) before the first allocation of this engine */
+    if (opt->device_index >= 0 && andrea_cuda_use_device(opt->device_index) != 0) {
+        ae_fail(err, "%s: CUDA device %d cannot be selected", m->path, opt->device_index);
+        return NULL;
+    }
     cuda_engine *e = (cuda_engine *)calloc(1, sizeof *e);
     if (!e) {
         ae_fail(err, "%s: out of memory for the CUDA engine", m->path);

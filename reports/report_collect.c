@@ -8,6 +8,7 @@
 
 #include "../common/checked_size.h"
 #include "../common/half.h"
+#include "../common/mpi_shard.h"
 #include "../tokenizer/tokenizer.h"
 #include "report_data.h"
 
@@ -80,6 +81,15 @@ static int wants_host_maps(void *self, const andrea_batch *b, int seq) {
     return seq < rc->suites[b->suite].n_examples;
 }
 
+/* MPI: each example map was kept by the one rank whose batch held it (zeros on the others), so
+ * their sum on rank 0, which renders, is every example map exactly (x + 0 = x). Serial: no-op. */
+static int suite_end(void *self, int si, ae_error *err) {
+    report_collector *rc = self;
+    const report_suite *su = &rc->suites[si];
+    const size_t n = (size_t)su->n_examples * (size_t)rc->NH * (size_t)su->T * (size_t)su->T;
+    return andrea_mpi_sum_f32_to(rc->maps[si], n, 0, err);
+}
+
 report_collector *report_collector_open(const andrea_model *m, int n_suites, int examples, ae_error *err) {
     report_collector *rc = calloc(1, sizeof *rc);
     if (!rc) {
@@ -103,7 +113,7 @@ report_collector *report_collector_open(const andrea_model *m, int n_suites, int
 }
 
 andrea_batch_sink report_collector_sink(report_collector *rc) {
-    andrea_batch_sink k = {rc, suite_begin, maps, NULL, NULL, NULL, wants_host_maps};
+    andrea_batch_sink k = {rc, suite_begin, maps, NULL, suite_end, NULL, wants_host_maps};
     return k;
 }
 

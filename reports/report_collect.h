@@ -6,8 +6,9 @@
  * are kept as their fp32 values), then render the report from them and the catalog
  * (andrea_render_collected, the same pages andrea_render makes from a dump).
  * Invariants: memory is examples x L x H x T x T floats per suite, never a whole suite's maps;
- * under MPI each rank keeps the examples of its own batches (rank 0 has the first ones, which
- * are the examples: the shard is contiguous from item 0).
+ * under MPI each rank keeps the examples of its own batches (a suite's first items can be on any
+ * rank: the batches of all suites are sharded together) and suite_end sums them onto rank 0,
+ * which renders (every other rank holds zeros there), so its report is the serial one.
  * Failure contract: -1 with "report: out of memory" or render's "FILE: problem".
  */
 #ifndef ANDREA_REPORT_COLLECT_H

@@ -5,7 +5,8 @@ happened; runs.dump_seal too: the sha256 of a dump's bytes, which hold HDF5 obje
 print the differences and exit 1. Text and integers (ids, counts, labels) must be equal; REAL
 values equal to 1e-12 relative: a run under MPI pools each rank's partial sums
 (analyzer/reduce_mpi.h), so a double can differ from the serial sum's rounding in its last bits,
-never more."""
+never more. With --exact, REALs must be equal bit for bit (a series spread over ranks scores each
+checkpoint on one rank, in the serial order)."""
 import math
 import sqlite3
 import sys
@@ -22,6 +23,8 @@ def rows(db, table):
 
 
 def same(x, y):
+    if isinstance(x, float) and isinstance(y, float) and REL == 0:
+        return x == y or (math.isnan(x) and math.isnan(y))
     if isinstance(x, float) and isinstance(y, float):
         if math.isnan(x) or math.isnan(y):
             return math.isnan(x) and math.isnan(y)
@@ -56,4 +59,8 @@ def main(a_path, b_path):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    args = sys.argv[1:]
+    if args and args[0] == "--exact":
+        REL = 0
+        args = args[1:]
+    sys.exit(main(args[0], args[1]))

@@ -2,13 +2,14 @@
 """mpi_compare_dumps.py A.h5 B.h5 — used by tests/test_mpi_*.sh: exit 0 when two andrea dumps hold
 the same groups, datasets (shape, dtype, values bit for bit, NaN equal to NaN) and attributes,
 else print every difference and exit 1. Attributes that describe the run rather than the data may
-differ (none today: the dump stores no timestamp; the list is here for when it does)."""
+differ: the master file of an MPI dump names its part files and their seals (parts, part_seals);
+the dump stores no timestamp (the list is here for when it does)."""
 import sys
 
 import h5py
 import numpy as np
 
-RUN_ATTRS = {"created", "hostname"}
+RUN_ATTRS = {"created", "hostname", "parts", "part_seals"}
 # Dimension scales' attributes hold object references (file addresses, which differ between two
 # files with the same content): compared as what they name, each dataset's axes (label, scales).
 REF_ATTRS = {"DIMENSION_LIST", "REFERENCE_LIST"}

@@ -12,7 +12,7 @@ A=${ANDREA_BIN:?}
 export OMP_NUM_THREADS=1
 MR="mpirun --allow-run-as-root --oversubscribe --bind-to none"
 W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+trap '[ -n "$KEEP_W" ] || rm -rf "$W"' EXIT
 FAILS=0
 check() { if eval "$1"; then :; else echo "CHECK failed: $2"; FAILS=$((FAILS + 1)); fi; }
 tiny_model() { # PATH [SEED]: L2 H2 C16 maxT64, byte vocabulary, weights N(0, 0.3^2)

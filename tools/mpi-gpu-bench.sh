@@ -7,7 +7,10 @@
 #                                  random weights and a token-id probe file, run `mpirun -np N
 #                                  andrea dump --device cuda` for each N in NPS (default "1 2"),
 #                                  print sequences/s and scaling efficiency against -np 1, and
-#                                  check that the files agree. Output under $OUT.
+#                                  check that the files agree; each N > 1 twice: part files +
+#                                  master (the default) and --single-file; first the disk's own
+#                                  sequential write rate (dd, 4 GiB, page cache and fdatasync) in
+#                                  the same folder. Output under $OUT.
 # NCCL is not used (no gradient traffic); NCCL_NVLS_ENABLE=0 stays exported anyway (NVLink
 # multicast must stay off on the shared hosts). Env: SEQS (default 512), LEN (default 128).
 set -u
@@ -72,28 +75,38 @@ with open(f"{w}/probes.jsonl", "w") as f:
     for _ in range(n):
         f.write(json.dumps({"suite": "bench", "tokens": rng.integers(0, V, t).tolist()}) + "\n")
 PY
+echo "== disk: sequential write of 4 GiB in $W"
+dd if=/dev/zero of=$W/dd.bin bs=64M count=64 2>&1 | tail -1 | sed 's/^/page cache:     /'
+rm -f $W/dd.bin; sync
+dd if=/dev/zero of=$W/dd.bin bs=64M count=64 conv=fdatasync 2>&1 | tail -1 | sed 's/^/with fdatasync: /'
+rm -f $W/dd.bin; sync
 declare -A RATE
-for np_ in $NPS; do
-  rm -f $W/d$np_.h5
+RUNS=""
+for np_ in $NPS; do RUNS="$RUNS $np_"; [ $np_ -gt 1 ] && RUNS="$RUNS $np_:--single-file"; done
+for run in $RUNS; do
+  np_=${run%%:*} mode=""; [ "$run" != "$np_" ] && mode=${run#*:}
+  rm -f $W/d$np_$mode.h5*
   # warm-up of the page cache and the GPU(s): a short run first
   $MPIRUN --allow-run-as-root --bind-to none -np $np_ -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH \
     $B/andrea dump $W/a120m.bin --probes $W/probes.jsonl --out $W/warm.h5 --device cuda --quiet > /dev/null 2>&1
   t0=$(date +%s.%N)
   $MPIRUN --allow-run-as-root --bind-to none -np $np_ -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH \
-    $B/andrea dump $W/a120m.bin --probes $W/probes.jsonl --out $W/d$np_.h5 --device cuda 2>&1 | grep -v '^\s*$' | tail -2
+    $B/andrea dump $W/a120m.bin --probes $W/probes.jsonl --out $W/d$np_$mode.h5 --device cuda $mode 2>&1 | grep -v '^\s*$' | tail -2
   rc=${PIPESTATUS[0]}
   t1=$(date +%s.%N)
   secs=$(python3 -c "print(f'{$t1 - $t0:.2f}')")
-  RATE[$np_]=$(python3 -c "print(f'{$SEQS / ($t1 - $t0):.1f}')")
-  echo "np $np_: rc $rc, $SEQS sequences x $LEN tokens in $secs s (mpirun to exit) = ${RATE[$np_]} seq/s, file $(du -h $W/d$np_.h5 | cut -f1)"
+  RATE[$run]=$(python3 -c "print(f'{$SEQS / ($t1 - $t0):.1f}')")
+  mb=$(du -cm $W/d$np_$mode.h5* | tail -1 | cut -f1)
+  echo "np $np_ ${mode:-(parts)}: rc $rc, $SEQS sequences x $LEN tokens in $secs s (mpirun to exit) = ${RATE[$run]} seq/s, files ${mb} MB = $(python3 -c "print(f'{$mb / ($t1 - $t0):.0f}')") MB/s"
 done
 base=$(echo $NPS | cut -d' ' -f1)
-for np_ in $NPS; do
-  python3 -c "r=${RATE[$np_]}/${RATE[$base]}; print(f'np $np_: speed-up {r:.2f} x over np $base, scaling efficiency {100*r*$base/$np_:.0f} %')"
+for run in $RUNS; do
+  python3 -c "r=${RATE[$run]}/${RATE[$base]}; print(f'np $run: speed-up {r:.2f} x over np $base, scaling efficiency {100*r*$base/${run%%:*}:.0f} %')"
 done
-for np_ in $NPS; do
-  [ $np_ = $base ] && continue
-  python3 "$here/tests/mpi_compare_dumps.py" $W/d$base.h5 $W/d$np_.h5 | tail -3
+for run in $RUNS; do
+  [ $run = $base ] && continue
+  np_=${run%%:*} mode=""; [ "$run" != "$np_" ] && mode=${run#*:}
+  python3 "$here/tests/mpi_compare_dumps.py" $W/d$base.h5 $W/d$np_$mode.h5 | tail -3
 done
-rm -f $W/*.h5
+rm -f $W/*.h5 $W/*.h5.part-*
 echo "== done"

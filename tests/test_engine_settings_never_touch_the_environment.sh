@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# test_engine_settings_never_touch_the_environment.sh — settings travel in option structs: no file
+# of the tool (common, tokenizer, engine, kernels, probes, dump, analyzer, reports, cli) calls
+# setenv, putenv or unsetenv; an MPI rank's GPU is the engine options' device_index
+# (engine/forward.h), not a narrowed CUDA_VISIBLE_DEVICES (docs/cluster.md).
+set -uo pipefail
+source "$ANDREA_SRC/tests/lib.sh"
+hits=$(cd "$ANDREA_SRC" && grep -nE '\b(setenv|putenv|unsetenv)[[:space:]]*\(' \
+  common tokenizer engine kernels probes dump analyzer reports cli -r --include='*.c' --include='*.h' --include='*.cu' 2>/dev/null)
+[[ -z $hits ]] && ok "no setenv/putenv/unsetenv in the tool's sources" || bad "environment writes" "$hits"
+grep -q "int device_index;" "$ANDREA_SRC/engine/forward.h" && ok "andrea_engine_options has device_index" \
+  || bad "device_index" "engine/forward.h has no device_index"
+grep -q "cudaSetDevice" "$ANDREA_SRC/kernels/cuda_engine.cu" && ok "the CUDA engine selects its device with cudaSetDevice" \
+  || bad "cudaSetDevice" "kernels/cuda_engine.cu does not call it"
+finish
