@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/buf.h"
 #include "catalog_sql.h"
 
 static const char *const CIRCUITS_SCHEMA =
@@ -280,7 +281,8 @@ int catalog_circuit_links(const char *path, const char *sha, int layer, int head
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     struct stat sb;
-    int cap = top > 0 ? top : 16, ret = -1;
+    size_t cap = top > 0 ? (size_t)top : 16;
+    int ret = -1;
     *out = NULL;
     *n = 0;
     if (stat(path, &sb) != 0) return ae_fail(err, "%s: no such catalog", path);
@@ -319,14 +321,9 @@ int catalog_circuit_links(const char *path, const char *sha, int layer, int head
     }
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            circuit_link *p = realloc(*out, sizeof *p * (size_t)cap * 2);
-            if (!p) {
-                ae_fail(err, "%s: out of memory", path);
-                goto fail;
-            }
-            *out = p;
-            cap *= 2;
+        if (andrea_grow(out, &cap, (size_t)*n + 1, sizeof **out, 64)) {
+            ae_fail(err, "%s: out of memory", path);
+            goto fail;
         }
         const char *k = (const char *)sqlite3_column_text(st, 2);
         (*out)[(*n)++] = (circuit_link){sqlite3_column_int(st, 0), sqlite3_column_int(st, 1), k ? k[0] : '?',
@@ -346,27 +343,6 @@ fail:
     return ret;
 }
 
-/* Appends printf output to a growing string; on failure frees it and sets it NULL. */
-static void append(char **s, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void append(char **s, size_t *len, const char *fmt, ...) {
-    if (!*s) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *p = k < 0 ? NULL : realloc(*s, *len + (size_t)k + 1);
-    if (!p) {
-        free(*s);
-        *s = NULL;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(p + *len, (size_t)k + 1, fmt, ap);
-    va_end(ap);
-    *s = p;
-    *len += (size_t)k;
-}
-
 char *circuits_head_html(const char *db_path, const char *sha, int layer, int head) {
     enum { TOP = 5 };
     circuit_link *src = NULL, *dst = NULL;
@@ -378,28 +354,29 @@ char *circuits_head_html(const char *db_path, const char *sha, int layer, int he
         free(dst);
         return NULL;
     }
-    size_t len = 0;
-    char *s = calloc(1, 1);
-    append(&s, &len, "<h2>Circuits (from the weights)</h2>\n<p>Composition scores ||M||<sub>F</sub> / "
-                     "(||A||<sub>F</sub> ||B||<sub>F</sub>); random matrices of these shapes score %.3f on "
-                     "average (docs/scores.md).</p>\n",
-           ns ? src[0].baseline : dst[0].baseline);
+    andrea_buf s = {0};
+    andrea_buf_printf(&s, "<h2>Circuits (from the weights)</h2>\n<p>Composition scores ||M||<sub>F</sub> / "
+                          "(||A||<sub>F</sub> ||B||<sub>F</sub>); random matrices of these shapes score %.3f on "
+                          "average (docs/scores.md).</p>\n",
+                      ns ? src[0].baseline : dst[0].baseline);
     for (int side = 0; side < 2; side++) {
         const circuit_link *v = side ? dst : src;
         const int n = side ? nd : ns;
-        append(&s, &len, "<h3>%s</h3>\n", side ? "Top destinations (later heads reading this head's output)"
-                                               : "Top sources (earlier heads writing into this head's input)");
+        andrea_buf_printf(&s, "<h3>%s</h3>\n", side ? "Top destinations (later heads reading this head's output)"
+                                                    : "Top sources (earlier heads writing into this head's input)");
         if (!n) {
-            append(&s, &len, "<p>none (%s layer)</p>\n", side ? "last" : "first");
+            andrea_buf_printf(&s, "<p>none (%s layer)</p>\n", side ? "last" : "first");
             continue;
         }
-        append(&s, &len, "<table class=\"circuits\">\n<tr><th class=\"l\">head</th><th>kind</th><th>score</th></tr>\n");
+        andrea_buf_puts(&s, "<table class=\"circuits\">\n<tr><th class=\"l\">head</th><th>kind</th><th>score</th></tr>\n");
         for (int i = 0; i < n; i++)
-            append(&s, &len, "<tr><td class=\"l\"><a href=\"L%d_H%d.html\">L%d H%d</a></td><td>%c</td><td>%.3f</td></tr>\n",
-                   v[i].layer, v[i].head, v[i].layer, v[i].head, v[i].kind, v[i].score);
-        append(&s, &len, "</table>\n");
+            andrea_buf_printf(&s,
+                              "<tr><td class=\"l\"><a href=\"L%d_H%d.html\">L%d H%d</a></td><td>%c</td><td>%.3f</td></tr>\n",
+                              v[i].layer, v[i].head, v[i].layer, v[i].head, v[i].kind, v[i].score);
+        andrea_buf_puts(&s, "</table>\n");
     }
     free(src);
     free(dst);
-    return s;
+    if (andrea_buf_failed(&s)) andrea_buf_free(&s);
+    return s.s;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/buf.h"
 #include "catalog.h"
 #include "catalog_sql.h"
 
@@ -20,9 +21,10 @@ typedef struct {
 /* Every analysed checkpoint with its latest run. */
 static int list_checkpoints(sqlite3 *db, const char *path, checkpoint_row **out, int *n, ae_error *err) {
     sqlite3_stmt *st = NULL;
-    int cap = 16, rc;
+    size_t cap = 16;
+    int rc;
     *n = 0;
-    *out = malloc(sizeof **out * (size_t)cap);
+    *out = malloc(sizeof **out * cap);
     if (!*out) return ae_fail(err, "%s: out of memory", path);
     /* a catalog holding only circuit scores (andrea circuits --db) has no analysed checkpoint */
     SQL_CHECK(path, db,
@@ -41,14 +43,9 @@ static int list_checkpoints(sqlite3 *db, const char *path, checkpoint_row **out,
                                  -1, &st, NULL),
               SQLITE_OK);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            checkpoint_row *p = realloc(*out, sizeof *p * (size_t)cap * 2);
-            if (!p) {
-                ae_fail(err, "%s: out of memory", path);
-                goto fail;
-            }
-            *out = p;
-            cap *= 2;
+        if (andrea_grow(out, &cap, (size_t)*n + 1, sizeof **out, 16)) {
+            ae_fail(err, "%s: out of memory", path);
+            goto fail;
         }
         checkpoint_row *c = &(*out)[(*n)++];
         const char *name = (const char *)sqlite3_column_text(st, 0);
@@ -116,24 +113,19 @@ static int resolve(const char *path, const char *option, const char *sel, const 
 static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, catalog_rows *out, ae_error *err) {
     memset(out, 0, sizeof *out);
     const int nc = sqlite3_column_count(st);
-    size_t cap = 64;
+    size_t cap = 64 * (size_t)nc, ncap = cap; /* cells (rows x nc) of cells and numeric */
     out->col_names = calloc((size_t)nc, sizeof(char *));
-    out->cells = calloc(cap * nc, sizeof(char *));
-    out->numeric = calloc(cap * nc, 1);
+    out->cells = calloc(cap, sizeof(char *));
+    out->numeric = calloc(cap, 1);
     if (!out->col_names || !out->cells || !out->numeric) return ae_fail(err, "%s: out of memory", path);
     out->n_cols = nc;
     for (int i = 0; i < nc; i++)
         if (!(out->col_names[i] = strdup(sqlite3_column_name(st, i)))) return ae_fail(err, "%s: out of memory", path);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((size_t)out->n_rows == cap) {
-            char **c = realloc(out->cells, cap * 2 * nc * sizeof(char *));
-            if (c) out->cells = c;
-            unsigned char *u = c ? realloc(out->numeric, cap * 2 * nc) : NULL;
-            if (!u) return ae_fail(err, "%s: out of memory", path);
-            out->numeric = u;
-            cap *= 2;
-        }
+        const size_t need = ((size_t)out->n_rows + 1) * (size_t)nc; /* nc <= SQLite's column limit */
+        if (andrea_grow(&out->cells, &cap, need, sizeof(char *), 64) || andrea_grow(&out->numeric, &ncap, need, 1, 64))
+            return ae_fail(err, "%s: out of memory", path);
         const size_t base = (size_t)out->n_rows++ * nc;
         for (int i = 0; i < nc; i++) out->cells[base + i] = NULL;
         for (int i = 0; i < nc; i++) {

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../common/buf.h"
 #include "../common/checked_size.h"
 #include "catalog_sql.h"
 #include "../common/printable.h"
@@ -80,7 +81,7 @@ static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double 
         out->col_names[i] = strdup(sqlite3_column_name(st, i));
         if (!out->col_names[i]) return ae_fail(err, "%s: out of memory", path);
     }
-    size_t cap = 0;
+    size_t cap = 0, ncap = 0; /* cells (rows x columns) allocated in cells and numeric */
     for (;;) {
         int rc = sqlite3_step(st);
         if (rc == SQLITE_DONE) break;
@@ -88,18 +89,12 @@ static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double 
             return ae_fail(err, "%s: query stopped after %g s (the time limit; narrow the query, add LIMIT, or raise "
                                 "--timeout)", path, timeout);
         if (rc != SQLITE_ROW) return ae_fail(err, "%s: query failed: %s", path, sqlite3_errmsg(db));
-        if ((size_t)out->n_rows == cap) {
-            size_t ncap = cap ? cap * 2 : 64, cells;
-            if (ae_mul(ncap, (size_t)(nc ? nc : 1), &cells) || cells > ((size_t)1 << 40) / sizeof(char *))
-                return ae_fail(err, "%s: result too large", path);
-            char **c = realloc(out->cells, cells * sizeof(char *));
-            if (!c) return ae_fail(err, "%s: out of memory", path);
-            out->cells = c;
-            unsigned char *n = realloc(out->numeric, cells);
-            if (!n) return ae_fail(err, "%s: out of memory", path);
-            out->numeric = n;
-            cap = ncap;
-        }
+        size_t cells;
+        if (ae_mul((size_t)out->n_rows + 1, (size_t)(nc ? nc : 1), &cells) || cells > ((size_t)1 << 40) / sizeof(char *))
+            return ae_fail(err, "%s: result too large", path);
+        if (andrea_grow(&out->cells, &cap, cells, sizeof(char *), 64 * (size_t)(nc ? nc : 1)) ||
+            andrea_grow(&out->numeric, &ncap, cells, 1, 64 * (size_t)(nc ? nc : 1)))
+            return ae_fail(err, "%s: out of memory", path);
         size_t base = (size_t)out->n_rows * (size_t)nc;
         for (int i = 0; i < nc; i++) {
             int t = sqlite3_column_type(st, i);

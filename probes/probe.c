@@ -32,33 +32,14 @@ uint64_t probe_rng_next(probe_rng *r) { return ae_splitmix64(&r->s); }
 
 uint32_t probe_rng_below(probe_rng *r, uint32_t n) { return (uint32_t)ae_rng_below(&r->s, n); }
 
-/* ---------------- pbuf ---------------- */
+/* ---------------- adding to a text ---------------- */
 
-int pbuf_add(pbuf *b, const char *s, size_t n, ae_error *err) {
-    size_t need;
-    if (ae_add(b->len, n, &need) || ae_add(need, 1, &need)) return ae_fail(err, "probe text too large");
-    if (need > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < need) {
-            if (ae_mul(cap, 2, &cap)) return ae_fail(err, "probe text too large");
-        }
-        char *p = realloc(b->p, cap);
-        if (!p) return ae_fail(err, "out of memory building probe text");
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
+int probe_text_add(andrea_buf *b, const char *s, size_t n, ae_error *err) {
+    if (andrea_buf_add(b, s, n)) return ae_fail(err, "out of memory building probe text");
     return 0;
 }
 
-int pbuf_adds(pbuf *b, const char *s, ae_error *err) { return pbuf_add(b, s, strlen(s), err); }
-
-void pbuf_free(pbuf *b) {
-    free(b->p);
-    memset(b, 0, sizeof *b);
-}
+int probe_text_adds(andrea_buf *b, const char *s, ae_error *err) { return probe_text_add(b, s, strlen(s), err); }
 
 /* ---------------- tokenized text ---------------- */
 
@@ -122,7 +103,7 @@ int ptext_decode(const andrea_tokenizer *tok, const int *ids, int n, ptext *tt, 
     memset(tt, 0, sizeof *tt);
     *text = NULL;
     if (ptext_alloc(tt, n, err)) return -1;
-    pbuf b = {0};
+    andrea_buf b = {0};
     int bos = andrea_tokenizer_bos(tok);
     char piece[ANDREA_TOKEN_MAX_BYTES]; /* a whole token: a cut one would shift every later offset */
     for (int i = 0; i < n; i++) {
@@ -135,19 +116,19 @@ int ptext_decode(const andrea_tokenizer *tok, const int *ids, int n, ptext *tt, 
         int m = andrea_tokenizer_token_bytes(tok, ids[i], piece, sizeof piece);
         if (m < 0) m = 0; /* unknown ids (specials) cover no text */
         tt->start[i] = b.len;
-        if (m > 0 && pbuf_add(&b, piece, (size_t)m, err)) {
-            pbuf_free(&b);
+        if (m > 0 && probe_text_add(&b, piece, (size_t)m, err)) {
+            andrea_buf_free(&b);
             ptext_free(tt);
             return -1;
         }
         tt->end[i] = b.len;
     }
     tt->n = n;
-    if (!b.p && pbuf_add(&b, "", 0, err)) {
+    if (!b.s && probe_text_add(&b, "", 0, err)) {
         ptext_free(tt);
         return -1;
     }
-    *text = b.p;
+    *text = b.s;
     *text_len = b.len;
     return 0;
 }
@@ -185,13 +166,10 @@ int ptext_span(const ptext *tt, size_t cs, size_t ce, int *t0, int *t1) {
 
 int probe_targets_push(probe_target **t, int *n, int *cap, int query, int key, ae_error *err) {
     if (*n == *cap) {
-        int nc = *cap ? *cap * 2 : 64;
-        size_t bytes;
-        if (nc < *cap || ae_mul((size_t)nc, sizeof **t, &bytes)) return ae_fail(err, "too many targets");
-        probe_target *p = realloc(*t, bytes);
-        if (!p) return ae_fail(err, "out of memory for probe targets");
-        *t = p;
-        *cap = nc;
+        size_t c = (size_t)*cap;
+        if (*n == INT_MAX || andrea_grow(t, &c, (size_t)*n + 1, sizeof **t, 64))
+            return ae_fail(err, "out of memory for probe targets");
+        *cap = c > INT_MAX ? INT_MAX : (int)c;
     }
     (*t)[*n].query = query;
     (*t)[*n].key = key;
@@ -228,24 +206,14 @@ typedef struct {
 static int match_brackets(const char *text, size_t len, bracket_pair **out, int *n, ae_error *err) {
     *out = NULL;
     *n = 0;
-    int cap = 0;
-    size_t depth = 0, scap = 0;
+    size_t cap = 0, depth = 0, scap = 0;
     int *stack = NULL; /* indices into *out */
     for (size_t p = 0; p < len; p++) {
         char c = text[p];
         if (closing_for(c)) {
-            if (*n == cap || depth == scap) {
-                int nc = cap ? cap * 2 : 64;
-                if (nc < cap) goto oom;
-                bracket_pair *np = realloc(*out, (size_t)nc * sizeof *np);
-                if (!np) goto oom;
-                *out = np;
-                cap = nc;
-                int *ns = realloc(stack, (size_t)nc * sizeof *ns);
-                if (!ns) goto oom;
-                stack = ns;
-                scap = (size_t)nc;
-            }
+            if (*n == INT_MAX || andrea_grow(out, &cap, (size_t)*n + 1, sizeof **out, 64) ||
+                andrea_grow(&stack, &scap, depth + 1, sizeof *stack, 64))
+                goto oom;
             (*out)[*n].open = p;
             (*out)[*n].close = BRACKET_OPEN;
             stack[depth++] = (*n)++;

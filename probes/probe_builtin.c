@@ -56,7 +56,7 @@ static int read_data_file(const char *name, char **out, size_t *len, ae_error *e
 static int read_name_list(const char *file, char **store, char ***names, int *n, ae_error *err) {
     size_t len;
     if (read_data_file(file, store, &len, err)) return -1;
-    int cap = 0;
+    size_t cap = 0;
     *names = NULL;
     *n = 0;
     char *save = NULL;
@@ -65,12 +65,7 @@ static int read_name_list(const char *file, char **store, char ***names, int *n,
         char *end = line + strlen(line);
         while (end > line && isspace((unsigned char)end[-1])) *--end = 0;
         if (!*line || *line == '#') continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **p = realloc(*names, (size_t)cap * sizeof *p);
-            if (!p) goto oom;
-            *names = p;
-        }
+        if (andrea_grow(names, &cap, (size_t)*n + 1, sizeof **names, 64)) goto oom;
         (*names)[(*n)++] = line;
     }
     if (*n < 3) {
@@ -102,16 +97,16 @@ static int item_from_tok_text(probe_item *it, const ptext *tt, ae_error *err) {
 }
 
 /* Tokenizes text; when it yields fewer than want tokens the caller should grow the text. */
-static int encode_window(const andrea_tokenizer *tok, int bos, const pbuf *text, int want, ptext *tt,
+static int encode_window(const andrea_tokenizer *tok, int bos, const andrea_buf *text, int want, ptext *tt,
                          ae_error *err) {
-    return ptext_encode(tok, bos, text->p, text->len, want, tt, err);
+    return ptext_encode(tok, bos, text->s, text->len, want, tt, err);
 }
 
 /* ---------------- prev_token and bos: natural-text windows ---------------- */
 
 /* A window of prose starting at a random word boundary, long enough for `want` tokens of any
  * tokenizer (tokens never cover less than one byte, English BPE averages ~4.5 bytes). */
-static int prose_window(const char *corpus, size_t clen, probe_rng *r, size_t bytes, pbuf *out, ae_error *err) {
+static int prose_window(const char *corpus, size_t clen, probe_rng *r, size_t bytes, andrea_buf *out, ae_error *err) {
     size_t p = probe_rng_below(r, (uint32_t)clen);
     while (p < clen && !isspace((unsigned char)corpus[p])) p++; /* to the next word start */
     while (p < clen && isspace((unsigned char)corpus[p])) p++;
@@ -120,9 +115,9 @@ static int prose_window(const char *corpus, size_t clen, probe_rng *r, size_t by
     while (out->len < bytes) {
         size_t take = clen - p;
         if (take > bytes - out->len) take = bytes - out->len;
-        if (pbuf_add(out, corpus + p, take, err)) return -1;
+        if (probe_text_add(out, corpus + p, take, err)) return -1;
         p = 0; /* wrap around to the start of the corpus, separated by whitespace */
-        if (out->len < bytes && !isspace((unsigned char)corpus[clen - 1]) && pbuf_add(out, " ", 1, err)) return -1;
+        if (out->len < bytes && !isspace((unsigned char)corpus[clen - 1]) && probe_text_add(out, " ", 1, err)) return -1;
     }
     return 0;
 }
@@ -135,7 +130,7 @@ int probe_gen_prose(const probe_class *c, const probe_gen *g, probe_suite *s, ae
     size_t clen;
     if (read_data_file("prose.txt", &corpus, &clen, err)) return -1;
     int bos = andrea_tokenizer_bos(tok); /* -1 without one */
-    pbuf text = {0};
+    andrea_buf text = {0};
     int rc = 0;
     for (int i = 0; i < s->n_items && !rc; i++) {
         size_t bytes = (size_t)seq_len * 8 + 16;
@@ -147,7 +142,7 @@ int probe_gen_prose(const probe_class *c, const probe_gen *g, probe_suite *s, ae
              probe_default_targets(c->name, &s->items[i], tok, err);
         ptext_free(&tt);
     }
-    pbuf_free(&text);
+    andrea_buf_free(&text);
     free(corpus);
     return rc ? -1 : 0;
 }
@@ -222,9 +217,9 @@ static const char *const idents[] = {"f", "g", "x", "y", "i", "j", "n", "a", "b"
 static const char *const binops[] = {"+", "-", "*", "/", "==", "<", ">", "&&", "||", "%"};
 #define N_BINOPS (int)(sizeof binops / sizeof binops[0])
 
-static int put(pbuf *b, const char *s, ae_error *err) { return pbuf_adds(b, s, err); }
+static int put(andrea_buf *b, const char *s, ae_error *err) { return probe_text_adds(b, s, err); }
 
-static int put_atom(pbuf *b, probe_rng *r, ae_error *err) {
+static int put_atom(andrea_buf *b, probe_rng *r, ae_error *err) {
     if (probe_rng_below(r, 4) == 0) {
         char num[16];
         snprintf(num, sizeof num, "%u", probe_rng_below(r, 100));
@@ -235,7 +230,7 @@ static int put_atom(pbuf *b, probe_rng *r, ae_error *err) {
 
 /* An expression with nested groups. Groups hold several members, so a closer often follows an
  * inner group that already closed: its matching opener is then not the most recent opener. */
-static int put_expr(pbuf *b, probe_rng *r, int depth, ae_error *err) {
+static int put_expr(andrea_buf *b, probe_rng *r, int depth, ae_error *err) {
     if (depth >= 4) return put_atom(b, r, err);
     uint32_t kind = probe_rng_below(r, depth == 0 ? 6 : 8);
     int n, rc = 0;
@@ -276,7 +271,7 @@ static int put_expr(pbuf *b, probe_rng *r, int depth, ae_error *err) {
     }
 }
 
-static int put_statement(pbuf *b, probe_rng *r, int depth, ae_error *err) {
+static int put_statement(andrea_buf *b, probe_rng *r, int depth, ae_error *err) {
     uint32_t kind = probe_rng_below(r, depth >= 2 ? 3 : 5);
     switch (kind) {
     case 0:
@@ -299,7 +294,7 @@ int probe_gen_code(const probe_class *c, const probe_gen *g, probe_suite *s, ae_
     const andrea_tokenizer *tok = g->tok;
     int seq_len = g->seq_len;
     probe_rng *r = g->rng;
-    pbuf text = {0};
+    andrea_buf text = {0};
     int rc = 0;
     for (int i = 0; i < s->n_items && !rc; i++) {
         text.len = 0;
@@ -320,7 +315,7 @@ int probe_gen_code(const probe_class *c, const probe_gen *g, probe_suite *s, ae_
         if (!rc) rc = probe_default_targets(c->name, &s->items[i], tok, err);
         ptext_free(&tt);
     }
-    pbuf_free(&text);
+    andrea_buf_free(&text);
     return rc ? -1 : 0;
 }
 
@@ -350,25 +345,21 @@ typedef struct {
     int is_place, idx; /* the subject: cast person idx (0..2) or cast place idx (0..1) */
 } entity_ref;
 
-static int put_name(pbuf *text, const char *name, char_span **spans, int *n_spans, int *span_cap, ae_error *err) {
-    if (*n_spans == *span_cap) {
-        int nc = *span_cap ? *span_cap * 2 : 64;
-        char_span *ns = realloc(*spans, (size_t)nc * sizeof *ns);
-        if (!ns) return ae_fail(err, "entity: out of memory");
-        *spans = ns;
-        *span_cap = nc;
-    }
+static int put_name(andrea_buf *text, const char *name, char_span **spans, int *n_spans, size_t *span_cap,
+                    ae_error *err) {
+    if (andrea_grow(spans, span_cap, (size_t)*n_spans + 1, sizeof **spans, 64))
+        return ae_fail(err, "entity: out of memory");
     (*spans)[*n_spans].start = text->len;
-    if (pbuf_adds(text, name, err)) return -1;
+    if (probe_text_adds(text, name, err)) return -1;
     (*spans)[(*n_spans)++].end = text->len;
     return 0;
 }
 
 /* Appends "SUBJECT predicate filler connector", recording the character span of every name, and
  * moves *subj to the last entity the sentence mentioned. */
-static int put_entity_sentence(pbuf *text, probe_rng *r, char **people, const int cast_p[3], char **places,
+static int put_entity_sentence(andrea_buf *text, probe_rng *r, char **people, const int cast_p[3], char **places,
                                const int cast_l[2], entity_ref *subj, char_span **spans, int *n_spans,
-                               int *span_cap, ae_error *err) {
+                               size_t *span_cap, ae_error *err) {
     const char *sname = subj->is_place ? places[cast_l[subj->idx]] : people[cast_p[subj->idx]];
     if (put_name(text, sname, spans, n_spans, span_cap, err)) return -1;
     const char *pred = subj->is_place ? place_preds[probe_rng_below(r, N_OF(place_preds))]
@@ -386,12 +377,12 @@ static int put_entity_sentence(pbuf *text, probe_rng *r, char **people, const in
             if (put_name(text, places[cast_l[l]], spans, n_spans, span_cap, err)) return -1;
             next.is_place = 1;
             next.idx = l;
-        } else if (pbuf_add(text, c, 1, err)) {
+        } else if (probe_text_add(text, c, 1, err)) {
             return -1;
         }
     }
-    if (pbuf_adds(text, fillers[probe_rng_below(r, N_OF(fillers))], err) ||
-        pbuf_adds(text, connectors[probe_rng_below(r, N_OF(connectors))], err))
+    if (probe_text_adds(text, fillers[probe_rng_below(r, N_OF(fillers))], err) ||
+        probe_text_adds(text, connectors[probe_rng_below(r, N_OF(connectors))], err))
         return -1;
     *subj = next;
     return 0;
@@ -410,10 +401,11 @@ int probe_gen_entity(const probe_class *c, const probe_gen *g, probe_suite *s, a
         free(pstore);
         return -1;
     }
-    pbuf text = {0};
+    andrea_buf text = {0};
     char_span *spans = NULL;
     int *tspans = NULL;
-    int span_cap = 0, rc = 0;
+    size_t span_cap = 0;
+    int rc = 0;
     for (int i = 0; i < s->n_items && !rc; i++) {
         /* A small cast per item (3 people, 2 places) so that names are re-mentioned. */
         int cast_p[3], cast_l[2];
@@ -482,7 +474,7 @@ int probe_gen_entity(const probe_class *c, const probe_gen *g, probe_suite *s, a
     }
     free(tspans);
     free(spans);
-    pbuf_free(&text);
+    andrea_buf_free(&text);
     free(people);
     free(places);
     free(pstore);

@@ -26,7 +26,8 @@
 
 typedef struct {
     probe_suite *arr;
-    int n, cap;
+    int n;
+    size_t cap;
 } suite_list;
 
 /* Collects the problems of every bad line into one message. */
@@ -86,15 +87,9 @@ static probe_suite *suite_for(suite_list *L, const char *name, const char *path,
                 L->n + 1); /* names are [A-Za-z0-9_-]: safe to show */
         return NULL;
     }
-    if (L->n == L->cap) {
-        int nc = L->cap ? L->cap * 2 : 8;
-        probe_suite *p = realloc(L->arr, (size_t)nc * sizeof *p);
-        if (!p) {
-            ae_fail(err, "%s: out of memory", path);
-            return NULL;
-        }
-        L->arr = p;
-        L->cap = nc;
+    if (andrea_grow(&L->arr, &L->cap, (size_t)L->n + 1, sizeof *L->arr, 8)) {
+        ae_fail(err, "%s: out of memory", path);
+        return NULL;
     }
     probe_suite *s = &L->arr[L->n++];
     memset(s, 0, sizeof *s);

@@ -1,8 +1,8 @@
 /* probe_internal.h — helpers shared by the probe modules (not a public interface).
  *
- * Job: a seeded PRNG, a growable text buffer, tokenized text with byte offsets (so character
- * positions map to token positions), and the two text-driven target rules (brackets, entity
- * spans) that both the built-in generators and probe_default_targets use.
+ * Job: a seeded PRNG, adding to a text (common/buf.h) with a message, tokenized text with byte
+ * offsets (so character positions map to token positions), and the two text-driven target rules
+ * (brackets, entity spans) that both the built-in generators and probe_default_targets use.
  * Invariant of ptext: tokens [first, n) partition the text bytes [0, text_len') in order,
  * where text_len' <= text_len is where the kept tokens end; token `first - 1` (when first == 1)
  * is BOS and covers no bytes.
@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/buf.h"
 #include "classes.h"
 #include "probe.h"
 
@@ -26,15 +27,9 @@ uint64_t probe_rng_next(probe_rng *r);
 /* Uniform in [0, n), n > 0 (rejection sampling, no modulo bias). */
 uint32_t probe_rng_below(probe_rng *r, uint32_t n);
 
-/* ---- growable byte buffer ---- */
-typedef struct {
-    char *p;
-    size_t len, cap;
-} pbuf;
-
-int pbuf_add(pbuf *b, const char *s, size_t n, ae_error *err);
-int pbuf_adds(pbuf *b, const char *s, ae_error *err);
-void pbuf_free(pbuf *b);
+/* ---- texts are built in the one growable buffer (common/buf.h); these add with the message ---- */
+int probe_text_add(andrea_buf *b, const char *s, size_t n, ae_error *err);
+int probe_text_adds(andrea_buf *b, const char *s, ae_error *err);
 
 /* ---- tokenized text ---- */
 typedef struct {

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "../common/atomic_file.h"
+#include "../common/buf.h"
 #include "../common/checked_size.h"
 
 canvas *canvas_new(int w, int h, rgb bg, ae_error *err) {
@@ -202,16 +203,7 @@ static void on_png_write(png_structp png, png_bytep data, size_t n) {
     png_ctx *ctx = png_get_io_ptr(png);
     size_t need;
     if (ae_add(ctx->len, n, &need)) png_error(png, "encoded image too large");
-    if (need > ctx->cap) {
-        size_t cap = ctx->cap ? ctx->cap : 65536;
-        while (cap < need) {
-            if (ae_mul(cap, 2, &cap)) png_error(png, "encoded image too large");
-        }
-        unsigned char *b = realloc(ctx->buf, cap);
-        if (!b) png_error(png, "out of memory");
-        ctx->buf = b;
-        ctx->cap = cap;
-    }
+    if (andrea_grow(&ctx->buf, &ctx->cap, need, 1, 65536)) png_error(png, "out of memory");
     memcpy(ctx->buf + ctx->len, data, n);
     ctx->len = need;
 }

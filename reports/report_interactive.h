@@ -39,11 +39,11 @@ int report_write_model_data(const report_data *d, const char *out_dir, const rep
 
 /* The page head every andrea page shares (offline Content-Security-Policy, inline style); up is
  * the way back to the folder's root ("" or "../"). */
-void report_html_head(sbuf *b, const char *title, const char *up);
+void report_html_head(andrea_buf *b, const char *title, const char *up);
 /* The interactive assets and data scripts for a page: andrea.css/js, meta.js and, for l >= 0,
  * the data of head (l, h). */
-void report_html_scripts(sbuf *b, const char *up, int l, int h);
+void report_html_scripts(andrea_buf *b, const char *up, int l, int h);
 /* Writes b to out_dir/rel atomically (fails when b ran out of memory). */
-int report_write_html(const char *out_dir, const char *rel, sbuf *b, ae_error *err);
+int report_write_html(const char *out_dir, const char *rel, andrea_buf *b, ae_error *err);
 
 #endif

@@ -34,30 +34,30 @@ static int show_read_map(const report_data *d, int s, int e, int l, int h, float
 }
 
 static int write_page(const report_show_input *in, const report_data *d, const char *out_dir, ae_error *err) {
-    sbuf b;
-    sbuf_init(&b);
+    andrea_buf b;
+    andrea_buf_init(&b);
     char title[512];
     snprintf(title, sizeof title, "andrea show \xC2\xB7 %s", in->model);
     report_html_head(&b, title, "");
-    sbuf_puts(&b, "<nav><a href=\"explore.html\">token view (full page)</a><a href=\"compare.html\">compare heads</a></nav>\n"
+    andrea_buf_puts(&b, "<nav><a href=\"explore.html\">token view (full page)</a><a href=\"compare.html\">compare heads</a></nav>\n"
                   "<h1>andrea show: ");
-    sbuf_html(&b, in->model);
-    sbuf_puts(&b, "</h1>\n<table class=\"meta\">\n<tr><th>checkpoint</th><td><code>");
-    sbuf_html(&b, in->ckpt_path);
+    andrea_html_add(&b, in->model);
+    andrea_buf_puts(&b, "</h1>\n<table class=\"meta\">\n<tr><th>checkpoint</th><td><code>");
+    andrea_html_add(&b, in->ckpt_path);
     for (int m = 0; m < in->n_also; m++) {
-        sbuf_printf(&b, "</code></td></tr>\n<tr><th>also (checkpoint %d)</th><td><code>", m + 1);
-        sbuf_html(&b, in->also_paths[m]);
+        andrea_buf_printf(&b, "</code></td></tr>\n<tr><th>also (checkpoint %d)</th><td><code>", m + 1);
+        andrea_html_add(&b, in->also_paths[m]);
     }
-    sbuf_printf(&b, "</code></td></tr>\n<tr><th>shape</th><td>%d layers \xC3\x97 %d heads, d_model %d, vocab %d</td></tr>\n"
+    andrea_buf_printf(&b, "</code></td></tr>\n<tr><th>shape</th><td>%d layers \xC3\x97 %d heads, d_model %d, vocab %d</td></tr>\n"
                     "<tr><th>prompt</th><td>%d tokens%s, one forward on the %s engine (fp32)</td></tr>\n</table>\n",
                 in->n_layer, in->n_head, in->d_model, in->vocab_size, in->n, in->bos >= 0 ? " (BOS first)" : "",
                 in->engine ? in->engine : "cpu");
     if (in->note && *in->note) {
-        sbuf_puts(&b, "<p class=\"note\">");
-        sbuf_html(&b, in->note);
-        sbuf_puts(&b, "</p>\n");
+        andrea_buf_puts(&b, "<p class=\"note\">");
+        andrea_html_add(&b, in->note);
+        andrea_buf_puts(&b, "</p>\n");
     }
-    sbuf_puts(&b, "<p class=\"precision\">" REPORT_PRECISION_NOTE "</p>\n<h2>Tokens</h2>\n"
+    andrea_buf_puts(&b, "<p class=\"precision\">" REPORT_PRECISION_NOTE "</p>\n<h2>Tokens</h2>\n"
                   "<p>Hover over a token (click to keep it): the other tokens take the colour of the chosen head's "
                   "attention from it; the button switches to attention to it. The grid picks the head.</p>\n"
                   "<div class=\"tv-slot\"></div>\n<h2>Every head</h2>\n"
@@ -79,29 +79,29 @@ static int write_page(const report_show_input *in, const report_data *d, const c
                     break;
                 }
         }
-        sbuf_printf(&b, "<div class=\"show-head\"><div class=\"hm-slot\" data-l=\"%d\" data-h=\"%d\" data-size=\"%d\" "
+        andrea_buf_printf(&b, "<div class=\"show-head\"><div class=\"hm-slot\" data-l=\"%d\" data-h=\"%d\" data-size=\"%d\" "
                         "data-labels=\"%d\"></div><a href=\"compare.html#a=%d.%d&amp;b=%d.%d\">compare L%d H%d with L%d H%d</a>"
                         " \xC2\xB7 <a href=\"explore.html#l=%d&amp;h=%d\">token view</a>",
                     i / H, i % H, shown > 8 ? 288 : 448, shown > 8 ? 0 : 1, i / H, i % H, other / H, other % H, i / H,
                     i % H, other / H, other % H, i / H, i % H);
         /* the same head in the other checkpoints */
         for (int m = 0; m < in->n_also; m++) {
-            sbuf_printf(&b, " \xC2\xB7 <a href=\"compare.html#a=0:%d.%d&amp;b=%d:%d.%d\">vs ", i / H, i % H, m + 1, i / H, i % H);
-            sbuf_html(&b, in->also_names[m]);
-            sbuf_puts(&b, "</a>");
+            andrea_buf_printf(&b, " \xC2\xB7 <a href=\"compare.html#a=0:%d.%d&amp;b=%d:%d.%d\">vs ", i / H, i % H, m + 1, i / H, i % H);
+            andrea_html_add(&b, in->also_names[m]);
+            andrea_buf_puts(&b, "</a>");
         }
-        sbuf_puts(&b, "</div>\n");
+        andrea_buf_puts(&b, "</div>\n");
         prev = i;
     }
-    sbuf_puts(&b, "</div>\n<style>.hm-list{display:flex;flex-wrap:wrap;gap:.4em}.show-head{font-size:12px}</style>\n");
+    andrea_buf_puts(&b, "</div>\n<style>.hm-list{display:flex;flex-wrap:wrap;gap:.4em}.show-head{font-size:12px}</style>\n");
     (void)d;
-    sbuf_puts(&b, "<script src=\"assets/andrea.js\"></script>\n<link rel=\"stylesheet\" href=\"assets/andrea.css\">\n"
+    andrea_buf_puts(&b, "<script src=\"assets/andrea.js\"></script>\n<link rel=\"stylesheet\" href=\"assets/andrea.css\">\n"
                   "<script src=\"data/meta.js\"></script>\n");
     /* no head data here: each map loads its head's file when it comes near the window */
-    sbuf_puts(&b, "<p><small>Made by andrea " ANDREA_VERSION " (andrea show). Static and offline: open this file in any "
+    andrea_buf_puts(&b, "<p><small>Made by andrea " ANDREA_VERSION " (andrea show). Static and offline: open this file in any "
                   "browser.</small></p>\n</body>\n</html>\n");
     int rc = report_write_html(out_dir, "index.html", &b, err);
-    sbuf_free(&b);
+    andrea_buf_free(&b);
     return rc;
 }
 

@@ -9,7 +9,7 @@
  *   overview/steps_c{i}-{class}.png       labelled heads' score against training step
  *   assets/, data/, explore.html, compare.html   interactive views (report_interactive.c)
  * File names use a slug of the suite/class name plus its index (names come from user probe
- * files and may hold any character); every text in HTML goes through sbuf_html.
+ * files and may hold any character); every text in HTML goes through andrea_html_add.
  * Images are drawn and PNG-encoded on OpenMP threads (tasks, below); maps are read and files
  * written by one thread at a time (HDF5 and the temporary-file registry of atomic_file.h are not
  * thread-safe).
@@ -433,30 +433,30 @@ static const char *CSS =
     "border-radius:3px;padding:0 2px;margin:0 1px;white-space:pre}.tok i{color:#888;font-style:normal;font-size:10px}"
     ".gallery img{margin:0 .6em .6em 0;vertical-align:top}nav a{margin-right:1em}";
 
-void report_html_head(sbuf *b, const char *title, const char *up) {
+void report_html_head(andrea_buf *b, const char *title, const char *up) {
     (void)up;
-    sbuf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    andrea_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     /* Offline by construction: nothing but this folder's images, styles and scripts (the
      * interactive data are scripts beside the page), inline style and inline script. */
-    sbuf_puts(b, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src 'self' file:; "
+    andrea_buf_puts(b, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src 'self' file:; "
                  "style-src 'self' file: 'unsafe-inline'; script-src 'self' file: 'unsafe-inline'\">\n<title>");
-    sbuf_html(b, title);
-    sbuf_printf(b, "</title>\n<style>%s</style>\n</head>\n<body>\n", CSS);
+    andrea_html_add(b, title);
+    andrea_buf_printf(b, "</title>\n<style>%s</style>\n</head>\n<body>\n", CSS);
 }
 
-int report_write_html(const char *out_dir, const char *rel, sbuf *b, ae_error *err) {
+int report_write_html(const char *out_dir, const char *rel, andrea_buf *b, ae_error *err) {
     char path[AE_PATH_MAX];
-    if (sbuf_failed(b)) return ae_fail(err, "%s/%s: out of memory building the page", out_dir, rel);
+    if (andrea_buf_failed(b)) return ae_fail(err, "%s/%s: out of memory building the page", out_dir, rel);
     if (join_path(path, sizeof path, out_dir, rel, err)) return -1;
     return ae_write_file_atomic(path, b->s, b->len, err);
 }
 
 /* One table cell with a number for sorting (data-v) and its text; NaN sorts last. */
-static void num_cell(sbuf *b, double v, const char *fmt, int labelled) {
+static void num_cell(andrea_buf *b, double v, const char *fmt, int labelled) {
     char t[32];
     fmt_num(v, fmt, t, sizeof t);
-    if (v == v) sbuf_printf(b, "<td%s data-v=\"%.9g\">%s</td>", labelled ? " class=\"lab\"" : "", v, t);
-    else sbuf_printf(b, "<td data-v=\"\">%s</td>", t);
+    if (v == v) andrea_buf_printf(b, "<td%s data-v=\"%.9g\">%s</td>", labelled ? " class=\"lab\"" : "", v, t);
+    else andrea_buf_printf(b, "<td data-v=\"\">%s</td>", t);
 }
 
 static const char *SORT_JS =
@@ -487,123 +487,123 @@ static const char *SORT_JS =
     "</script>\n";
 
 /* The attributes that make a grid image clickable (andrea.js: gridImage). */
-static void grid_attrs(sbuf *b, const plot_grid *g, int L, int H) {
-    sbuf_printf(b, "\" data-grid=\"%d,%d,%d,%d,%d,%d\" data-href=\"heads/L{l}_H{h}.html", g->x0, g->y0, g->cell_w,
+static void grid_attrs(andrea_buf *b, const plot_grid *g, int L, int H) {
+    andrea_buf_printf(b, "\" data-grid=\"%d,%d,%d,%d,%d,%d\" data-href=\"heads/L{l}_H{h}.html", g->x0, g->y0, g->cell_w,
                 g->cell_h, L, H);
 }
 
 /* The index page's heading and table of what was analysed (checkpoint, shape, dump, catalog, suites). */
-static void index_meta(sbuf *b, const report_data *d) {
-    sbuf_puts(b, "<h1>andrea report: ");
-    sbuf_html(b, d->model);
-    sbuf_puts(b, "</h1>\n<table class=\"meta\">\n<tr><th>checkpoint</th><td><code>");
-    sbuf_html(b, d->ckpt_path);
-    sbuf_puts(b, "</code></td></tr>\n<tr><th>sha256</th><td><code>");
-    sbuf_html(b, d->sha256);
-    sbuf_printf(b, "</code></td></tr>\n<tr><th>shape</th><td>%d layers \xC3\x97 %d heads, d_model %d, vocab %d</td></tr>\n",
+static void index_meta(andrea_buf *b, const report_data *d) {
+    andrea_buf_puts(b, "<h1>andrea report: ");
+    andrea_html_add(b, d->model);
+    andrea_buf_puts(b, "</h1>\n<table class=\"meta\">\n<tr><th>checkpoint</th><td><code>");
+    andrea_html_add(b, d->ckpt_path);
+    andrea_buf_puts(b, "</code></td></tr>\n<tr><th>sha256</th><td><code>");
+    andrea_html_add(b, d->sha256);
+    andrea_buf_printf(b, "</code></td></tr>\n<tr><th>shape</th><td>%d layers \xC3\x97 %d heads, d_model %d, vocab %d</td></tr>\n",
                 d->n_layer, d->n_head, d->d_model, d->vocab_size);
-    sbuf_puts(b, "<tr><th>dump</th><td><code>");
-    sbuf_html(b, d->dump_path);
-    sbuf_puts(b, "</code> (maps ");
-    sbuf_html(b, d->maps_dtype);
-    sbuf_puts(b, ")</td></tr>\n<tr><th>catalog</th><td><code>");
-    sbuf_html(b, d->db_path);
-    sbuf_puts(b, "</code></td></tr>\n<tr><th>suites</th><td>");
+    andrea_buf_puts(b, "<tr><th>dump</th><td><code>");
+    andrea_html_add(b, d->dump_path);
+    andrea_buf_puts(b, "</code> (maps ");
+    andrea_html_add(b, d->maps_dtype);
+    andrea_buf_puts(b, ")</td></tr>\n<tr><th>catalog</th><td><code>");
+    andrea_html_add(b, d->db_path);
+    andrea_buf_puts(b, "</code></td></tr>\n<tr><th>suites</th><td>");
     for (int s = 0; s < d->n_suites; s++) {
-        if (s) sbuf_puts(b, ", ");
-        sbuf_html(b, d->suites[s].name);
-        sbuf_printf(b, " (%d items, T=%d)", d->suites[s].n_seq, d->suites[s].T);
+        if (s) andrea_buf_puts(b, ", ");
+        andrea_html_add(b, d->suites[s].name);
+        andrea_buf_printf(b, " (%d items, T=%d)", d->suites[s].n_seq, d->suites[s].T);
     }
-    sbuf_puts(b, "</td></tr>\n</table>\n");
+    andrea_buf_puts(b, "</td></tr>\n</table>\n");
     if (d->note[0]) {
-        sbuf_puts(b, "<p class=\"note\">");
-        sbuf_html(b, d->note);
-        sbuf_puts(b, "</p>\n");
+        andrea_buf_puts(b, "<p class=\"note\">");
+        andrea_html_add(b, d->note);
+        andrea_buf_puts(b, "</p>\n");
     }
 }
 
 /* The sortable table of every head: labels, then score / baseline / delta-loss per class. */
-static void index_heads(sbuf *b, const report_data *d) {
+static void index_heads(andrea_buf *b, const report_data *d) {
     const int L = d->n_layer, H = d->n_head;
-    sbuf_puts(b, "<h2>Heads</h2>\n<p>Click a column header to sort; score = mean attention on the probe targets, "
+    andrea_buf_puts(b, "<h2>Heads</h2>\n<p>Click a column header to sort; score = mean attention on the probe targets, "
                   "base = the same under uniform causal attention, \xCE\x94loss = rise of the suite's next-token "
                   "loss when the head is ablated. Highlighted: labelled.</p>\n"
                   "<p><label>Show: <select id=\"filter\"><option value=\"\">all heads</option>"
                   "<option value=\"any\">heads with any label</option>");
     for (int c = 0; c < d->n_classes; c++) {
-        sbuf_printf(b, "<option value=\"%d\">labelled ", c);
-        sbuf_html(b, d->classes[c]);
-        sbuf_puts(b, "</option>");
+        andrea_buf_printf(b, "<option value=\"%d\">labelled ", c);
+        andrea_html_add(b, d->classes[c]);
+        andrea_buf_puts(b, "</option>");
     }
-    sbuf_puts(b, "</select></label> <span id=\"count\"></span></p>\n");
-    sbuf_puts(b, "<table id=\"heads\">\n<thead>\n<tr><th colspan=\"3\"></th>");
+    andrea_buf_puts(b, "</select></label> <span id=\"count\"></span></p>\n");
+    andrea_buf_puts(b, "<table id=\"heads\">\n<thead>\n<tr><th colspan=\"3\"></th>");
     for (int c = 0; c < d->n_classes; c++) {
-        sbuf_puts(b, "<th colspan=\"3\" style=\"text-align:center\">");
-        sbuf_html(b, d->classes[c]);
-        sbuf_puts(b, "</th>");
+        andrea_buf_puts(b, "<th colspan=\"3\" style=\"text-align:center\">");
+        andrea_html_add(b, d->classes[c]);
+        andrea_buf_puts(b, "</th>");
     }
-    sbuf_puts(b, "</tr>\n<tr><th data-col=\"0\" data-num>layer</th><th data-col=\"1\" data-num>head</th>"
+    andrea_buf_puts(b, "</tr>\n<tr><th data-col=\"0\" data-num>layer</th><th data-col=\"1\" data-num>head</th>"
                   "<th data-col=\"2\" class=\"l\">labels</th>");
     for (int c = 0; c < d->n_classes; c++)
-        sbuf_printf(b, "<th data-col=\"%d\" data-num class=\"score\">score</th><th data-col=\"%d\" data-num>base</th>"
+        andrea_buf_printf(b, "<th data-col=\"%d\" data-num class=\"score\">score</th><th data-col=\"%d\" data-num>base</th>"
                     "<th data-col=\"%d\" data-num>\xCE\x94loss</th>",
                     3 + 3 * c, 4 + 3 * c, 5 + 3 * c);
-    sbuf_puts(b, "</tr>\n</thead>\n<tbody>\n");
+    andrea_buf_puts(b, "</tr>\n</thead>\n<tbody>\n");
     for (int l = 0; l < L; l++)
         for (int h = 0; h < H; h++) {
-            sbuf_printf(b, "<tr data-i=\"%d\" data-classes=\" ", l * H + h);
+            andrea_buf_printf(b, "<tr data-i=\"%d\" data-classes=\" ", l * H + h);
             for (int c = 0; c < d->n_classes; c++) {
                 const report_score *sc = score_at(d, d->scores, c, l, h);
-                if (sc && sc->label) sbuf_printf(b, "%d ", c);
+                if (sc && sc->label) andrea_buf_printf(b, "%d ", c);
             }
-            sbuf_printf(b, "\"><td data-v=\"%d\">%d</td><td data-v=\"%d\"><a href=\"heads/L%d_H%d.html\">H%d</a></td><td class=\"l\">",
+            andrea_buf_printf(b, "\"><td data-v=\"%d\">%d</td><td data-v=\"%d\"><a href=\"heads/L%d_H%d.html\">H%d</a></td><td class=\"l\">",
                         l, l, h, l, h, h);
             int first = 1;
             for (int c = 0; c < d->n_classes; c++) {
                 const report_score *sc = score_at(d, d->scores, c, l, h);
                 if (!sc || !sc->label) continue;
-                if (!first) sbuf_puts(b, ", ");
-                sbuf_html(b, d->classes[c]);
-                if (sc->causal == 0) sbuf_puts(b, " (attention-only)"); /* causal 0: docs/scores.md */
+                if (!first) andrea_buf_puts(b, ", ");
+                andrea_html_add(b, d->classes[c]);
+                if (sc->causal == 0) andrea_buf_puts(b, " (attention-only)"); /* causal 0: docs/scores.md */
                 first = 0;
             }
-            sbuf_puts(b, "</td>");
+            andrea_buf_puts(b, "</td>");
             for (int c = 0; c < d->n_classes; c++) {
                 const report_score *sc = score_at(d, d->scores, c, l, h);
                 num_cell(b, sc ? sc->score : NAN, "%.3f", sc && sc->label);
                 num_cell(b, sc ? sc->baseline : NAN, "%.3f", 0);
                 num_cell(b, sc ? sc->ablation : NAN, "%+.3f", 0);
             }
-            sbuf_puts(b, "</tr>\n");
+            andrea_buf_puts(b, "</tr>\n");
         }
-    sbuf_puts(b, "</tbody>\n</table>\n");
+    andrea_buf_puts(b, "</tbody>\n</table>\n");
 
 }
 
 /* The overview images: score grids per class, scores against step (a series), thumbnails per suite. */
-static int index_galleries(sbuf *b, const report_data *d, const char *out_dir, const plot_grid *thumb_grids,
+static int index_galleries(andrea_buf *b, const report_data *d, const char *out_dir, const plot_grid *thumb_grids,
                            const plot_grid *score_grids, ae_error *err) {
     const int L = d->n_layer, H = d->n_head;
     char rel[512];
     if (d->scores && d->n_classes) {
-        sbuf_puts(b, "<h2>Scores per class</h2>\n<div class=\"gallery\">\n");
+        andrea_buf_puts(b, "<h2>Scores per class</h2>\n<div class=\"gallery\">\n");
         for (int c = 0; c < d->n_classes; c++) {
             overview_name("scores", 'c', c, d->classes[c], rel, sizeof rel);
-            sbuf_puts(b, "<img src=\"");
-            sbuf_html(b, rel);
+            andrea_buf_puts(b, "<img src=\"");
+            andrea_html_add(b, rel);
             grid_attrs(b, &score_grids[c], L, H);
-            sbuf_puts(b, "\" alt=\"scores of class ");
-            sbuf_html(b, d->classes[c]);
-            sbuf_puts(b, "\">\n");
+            andrea_buf_puts(b, "\" alt=\"scores of class ");
+            andrea_html_add(b, d->classes[c]);
+            andrea_buf_puts(b, "\">\n");
         }
-        sbuf_puts(b, "</div>\n");
+        andrea_buf_puts(b, "</div>\n");
     }
     if (d->n_steps >= 2 && d->step_scores) {
-        sbuf_puts(b, "<h2>Scores against training step</h2>\n<p>Run <code>");
-        sbuf_html(b, d->run_name);
-        sbuf_printf(b, "</code>: %d checkpoints, steps", d->n_steps);
-        for (int t = 0; t < d->n_steps; t++) sbuf_printf(b, "%s %.0f", t ? "," : "", d->steps[t]);
-        sbuf_puts(b, ".</p>\n<div class=\"gallery\">\n");
+        andrea_buf_puts(b, "<h2>Scores against training step</h2>\n<p>Run <code>");
+        andrea_html_add(b, d->run_name);
+        andrea_buf_printf(b, "</code>: %d checkpoints, steps", d->n_steps);
+        for (int t = 0; t < d->n_steps; t++) andrea_buf_printf(b, "%s %.0f", t ? "," : "", d->steps[t]);
+        andrea_buf_puts(b, ".</p>\n<div class=\"gallery\">\n");
         int n_plots = 0;
         for (int c = 0; c < d->n_classes; c++) {
             overview_name("steps", 'c', c, d->classes[c], rel, sizeof rel);
@@ -611,140 +611,140 @@ static int index_galleries(sbuf *b, const report_data *d, const char *out_dir, c
             struct stat st;
             /* a class with no labelled head at any step has no plot */
             if (join_path(path, sizeof path, out_dir, rel, err) || stat(path, &st) != 0) continue;
-            sbuf_puts(b, "<img src=\"");
-            sbuf_html(b, rel);
-            sbuf_puts(b, "\" alt=\"score against step, class ");
-            sbuf_html(b, d->classes[c]);
-            sbuf_puts(b, "\">\n");
+            andrea_buf_puts(b, "<img src=\"");
+            andrea_html_add(b, rel);
+            andrea_buf_puts(b, "\" alt=\"score against step, class ");
+            andrea_html_add(b, d->classes[c]);
+            andrea_buf_puts(b, "\">\n");
             n_plots++;
         }
-        if (n_plots == 0) sbuf_puts(b, "<p>No head is labelled at any step of this run.</p>\n");
-        sbuf_puts(b, "</div>\n");
+        if (n_plots == 0) andrea_buf_puts(b, "<p>No head is labelled at any step of this run.</p>\n");
+        andrea_buf_puts(b, "</div>\n");
     }
-    sbuf_puts(b, "<h2>All heads, first example of each suite</h2>\n<div class=\"gallery\">\n");
+    andrea_buf_puts(b, "<h2>All heads, first example of each suite</h2>\n<div class=\"gallery\">\n");
     for (int s = 0; s < d->n_suites; s++) {
         if (d->suites[s].n_examples < 1) continue;
         overview_name("thumbs", 's', s, d->suites[s].name, rel, sizeof rel);
-        sbuf_puts(b, "<img src=\"");
-        sbuf_html(b, rel);
+        andrea_buf_puts(b, "<img src=\"");
+        andrea_html_add(b, rel);
         grid_attrs(b, &thumb_grids[s], L, H);
-        sbuf_puts(b, "\" alt=\"all heads, suite ");
-        sbuf_html(b, d->suites[s].name);
-        sbuf_puts(b, "\">\n");
+        andrea_buf_puts(b, "\" alt=\"all heads, suite ");
+        andrea_html_add(b, d->suites[s].name);
+        andrea_buf_puts(b, "\">\n");
     }
     return 0;
 }
 
 static int write_index(const report_data *d, const char *out_dir, const plot_grid *thumb_grids,
                        const plot_grid *score_grids, ae_error *err) {
-    sbuf b;
-    sbuf_init(&b);
+    andrea_buf b;
+    andrea_buf_init(&b);
     char title[512];
     snprintf(title, sizeof title, "andrea \xC2\xB7 %s", d->model);
     report_html_head(&b, title, "");
     index_meta(&b, d);
-    if (!d->scores) sbuf_puts(&b, "<p class=\"note\">The catalog holds no scores for this checkpoint.</p>\n");
+    if (!d->scores) andrea_buf_puts(&b, "<p class=\"note\">The catalog holds no scores for this checkpoint.</p>\n");
 
-    sbuf_puts(&b, "<p>Interactive: <a href=\"explore.html\">token view</a> (click a token, colour the text by a "
+    andrea_buf_puts(&b, "<p>Interactive: <a href=\"explore.html\">token view</a> (click a token, colour the text by a "
                   "head's attention) \xC2\xB7 <a href=\"compare.html\">compare two heads</a>. Click a head in the "
                   "score grids and thumbnails below to open its page.</p>\n");
     index_heads(&b, d);
     if (index_galleries(&b, d, out_dir, thumb_grids, score_grids, err)) {
-        sbuf_free(&b);
+        andrea_buf_free(&b);
         return -1;
     }
-    sbuf_puts(&b, "</div>\n<p><small>Made by andrea " ANDREA_VERSION ". Static and offline: open this file in any browser.</small></p>\n");
-    sbuf_puts(&b, SORT_JS);
-    sbuf_puts(&b, "<script src=\"assets/andrea.js\"></script>\n"); /* clickable grids; no data needed */
-    sbuf_puts(&b, "</body>\n</html>\n");
+    andrea_buf_puts(&b, "</div>\n<p><small>Made by andrea " ANDREA_VERSION ". Static and offline: open this file in any browser.</small></p>\n");
+    andrea_buf_puts(&b, SORT_JS);
+    andrea_buf_puts(&b, "<script src=\"assets/andrea.js\"></script>\n"); /* clickable grids; no data needed */
+    andrea_buf_puts(&b, "</body>\n</html>\n");
     int rc = report_write_html(out_dir, "index.html", &b, err);
-    sbuf_free(&b);
+    andrea_buf_free(&b);
     return rc;
 }
 
 static int write_head_page(const report_data *d, const char *out_dir, const andrea_render_options *opt, int l, int h,
                            ae_error *err) {
     int L = d->n_layer, H = d->n_head;
-    sbuf b;
-    sbuf_init(&b);
+    andrea_buf b;
+    andrea_buf_init(&b);
     char title[512];
     snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %s", l, h, d->model);
     report_html_head(&b, title, "../");
-    sbuf_puts(&b, "<nav><a href=\"../index.html\">\xE2\x86\x90 all heads</a>");
+    andrea_buf_puts(&b, "<nav><a href=\"../index.html\">\xE2\x86\x90 all heads</a>");
     int prev = l * H + h - 1, next = l * H + h + 1;
-    if (prev >= 0) sbuf_printf(&b, "<a href=\"L%d_H%d.html\">previous: L%d H%d</a>", prev / H, prev % H, prev / H, prev % H);
-    if (next < L * H) sbuf_printf(&b, "<a href=\"L%d_H%d.html\">next: L%d H%d</a>", next / H, next % H, next / H, next % H);
+    if (prev >= 0) andrea_buf_printf(&b, "<a href=\"L%d_H%d.html\">previous: L%d H%d</a>", prev / H, prev % H, prev / H, prev % H);
+    if (next < L * H) andrea_buf_printf(&b, "<a href=\"L%d_H%d.html\">next: L%d H%d</a>", next / H, next % H, next / H, next % H);
     int other = next < L * H ? next : (prev >= 0 ? prev : 0);
-    sbuf_printf(&b, "<a href=\"../explore.html#l=%d&amp;h=%d\">token view</a><a href=\"../compare.html#a=%d.%d&amp;b=%d.%d\">"
+    andrea_buf_printf(&b, "<a href=\"../explore.html#l=%d&amp;h=%d\">token view</a><a href=\"../compare.html#a=%d.%d&amp;b=%d.%d\">"
                     "compare with another head</a>", l, h, l, h, other / H, other % H);
-    sbuf_printf(&b, "</nav>\n<h1>Layer %d, head %d</h1>\n<p>", l, h);
-    sbuf_html(&b, d->model);
-    sbuf_puts(&b, " \xC2\xB7 <code>");
-    sbuf_html(&b, d->ckpt_path);
-    sbuf_puts(&b, "</code></p>\n<table>\n<tr><th class=\"l\">class</th><th>score</th><th>baseline</th><th>control</th>"
+    andrea_buf_printf(&b, "</nav>\n<h1>Layer %d, head %d</h1>\n<p>", l, h);
+    andrea_html_add(&b, d->model);
+    andrea_buf_puts(&b, " \xC2\xB7 <code>");
+    andrea_html_add(&b, d->ckpt_path);
+    andrea_buf_puts(&b, "</code></p>\n<table>\n<tr><th class=\"l\">class</th><th>score</th><th>baseline</th><th>control</th>"
                   "<th>\xCE\x94loss (ablation)</th><th>labelled</th></tr>\n");
     for (int c = 0; c < d->n_classes; c++) {
         const report_score *sc = score_at(d, d->scores, c, l, h);
-        sbuf_puts(&b, "<tr><td class=\"l\">");
-        sbuf_html(&b, d->classes[c]);
-        sbuf_puts(&b, "</td>");
+        andrea_buf_puts(&b, "<tr><td class=\"l\">");
+        andrea_html_add(&b, d->classes[c]);
+        andrea_buf_puts(&b, "</td>");
         num_cell(&b, sc ? sc->score : NAN, "%.3f", sc && sc->label);
         num_cell(&b, sc ? sc->baseline : NAN, "%.3f", 0);
         num_cell(&b, sc ? sc->control : NAN, "%.3f", 0);
         num_cell(&b, sc ? sc->ablation : NAN, "%+.3f", 0);
-        sbuf_printf(&b, "<td>%s</td></tr>\n", sc && sc->label ? "yes" : "");
+        andrea_buf_printf(&b, "<td>%s</td></tr>\n", sc && sc->label ? "yes" : "");
     }
-    sbuf_puts(&b, "</table>\n");
+    andrea_buf_puts(&b, "</table>\n");
     /* Extra sections about this head go here, between the scores and the maps, in this order. */
     char *circuits = circuits_head_html(d->db_path, d->sha256, l, h); /* top sources/destinations */
-    if (circuits) sbuf_puts(&b, circuits);
+    if (circuits) andrea_buf_puts(&b, circuits);
     free(circuits);
-    sbuf_puts(&b, "<p class=\"precision\">" REPORT_PRECISION_NOTE " The PNGs are drawn from the dump's own values (maps "
+    andrea_buf_puts(&b, "<p class=\"precision\">" REPORT_PRECISION_NOTE " The PNGs are drawn from the dump's own values (maps "
                   "stored as the dump's dtype). Hover a map for values; the wheel, a drag or "
                   "the buttons zoom and pan; cyan-on-black frames are probe targets.</p>\n");
     for (int s = 0; s < d->n_suites; s++) {
         const report_suite *su = &d->suites[s];
-        sbuf_puts(&b, "<h2>");
-        sbuf_html(&b, su->name);
-        sbuf_printf(&b, "</h2>\n<p>%d of %d examples shown.</p>\n", su->n_examples, su->n_seq);
+        andrea_buf_puts(&b, "<h2>");
+        andrea_html_add(&b, su->name);
+        andrea_buf_printf(&b, "</h2>\n<p>%d of %d examples shown.</p>\n", su->n_examples, su->n_seq);
         for (int e = 0; e < su->n_examples; e++) {
             char rel[512];
             map_name(d, l, h, s, e, rel, sizeof rel);
             /* the interactive map (andrea.js), then the static PNG: it links to itself, so a page
              * narrower than the image scales it down and the link shows it at full size */
-            sbuf_printf(&b, "<figure><div class=\"hm-slot\" data-l=\"%d\" data-h=\"%d\" data-s=\"%d\" data-e=\"%d\"></div>\n"
+            andrea_buf_printf(&b, "<figure><div class=\"hm-slot\" data-l=\"%d\" data-h=\"%d\" data-s=\"%d\" data-e=\"%d\"></div>\n"
                             "<div><a href=\"../explore.html#l=%d&amp;h=%d&amp;s=%d&amp;e=%d\">token view of this example</a>",
                         l, h, s, e, l, h, s, e);
             if (andrea_render_png_wanted(opt, e)) { /* --report-maps: the examples that have a PNG */
-                sbuf_puts(&b, " \xC2\xB7 <details style=\"display:inline\"><summary>static image (PNG)</summary><a href=\"../");
-                sbuf_html(&b, rel);
+                andrea_buf_puts(&b, " \xC2\xB7 <details style=\"display:inline\"><summary>static image (PNG)</summary><a href=\"../");
+                andrea_html_add(&b, rel);
                 /* lazy: a PNG loads when its details are opened, so the page opens at once */
-                sbuf_puts(&b, "\"><img loading=\"lazy\" src=\"../");
-                sbuf_html(&b, rel);
-                sbuf_printf(&b, "\" alt=\"L%d H%d, suite ", l, h);
-                sbuf_html(&b, su->name);
-                sbuf_printf(&b, ", example %d\"></a></details>", e);
+                andrea_buf_puts(&b, "\"><img loading=\"lazy\" src=\"../");
+                andrea_html_add(&b, rel);
+                andrea_buf_printf(&b, "\" alt=\"L%d H%d, suite ", l, h);
+                andrea_html_add(&b, su->name);
+                andrea_buf_printf(&b, ", example %d\"></a></details>", e);
             }
             /* the token list: open for the first two examples; closed details beyond (laying out
              * thousands of token spans would double the time a page of 32 examples takes to open) */
-            sbuf_printf(&b, "</div><figcaption class=\"toks\"><details%s><summary>example %d, %d tokens</summary>",
+            andrea_buf_printf(&b, "</div><figcaption class=\"toks\"><details%s><summary>example %d, %d tokens</summary>",
                         e < 2 ? " open" : "", e, su->n_tokens[e]);
             for (int i = 0; i < su->n_tokens[e]; i++) {
                 char lab[256];
                 label_of(d, su, e, i, LABEL_UTF8, 40, lab, sizeof lab);
-                sbuf_printf(&b, "<span class=\"tok\"><i>%d</i>", i);
-                sbuf_html(&b, lab);
-                sbuf_puts(&b, "</span> "); /* the space lets a long example wrap between tokens */
+                andrea_buf_printf(&b, "<span class=\"tok\"><i>%d</i>", i);
+                andrea_html_add(&b, lab);
+                andrea_buf_puts(&b, "</span> "); /* the space lets a long example wrap between tokens */
             }
-            sbuf_puts(&b, "</details></figcaption></figure>\n");
+            andrea_buf_puts(&b, "</details></figcaption></figure>\n");
         }
     }
     report_html_scripts(&b, "../", l, h);
-    sbuf_puts(&b, "</body>\n</html>\n");
+    andrea_buf_puts(&b, "</body>\n</html>\n");
     char rel[64];
     snprintf(rel, sizeof rel, "heads/L%d_H%d.html", l, h);
     int rc = report_write_html(out_dir, rel, &b, err);
-    sbuf_free(&b);
+    andrea_buf_free(&b);
     return rc;
 }
 

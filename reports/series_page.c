@@ -46,30 +46,30 @@ static void step_label(const series_checkpoint *c, int i, char *out, size_t cap)
 }
 
 /* One formation plot: score of head (l, h) on class c against step. */
-static void plot_svg(sbuf *b, const series_data *d, int c, int l, int h, const double *x, int log_axis) {
+static void plot_svg(andrea_buf *b, const series_data *d, int c, int l, int h, const double *x, int log_axis) {
     const double W = 240, Ht = 130, ml = 30, mr = 8, mt = 8, mb = 22, pw = W - ml - mr, ph = Ht - mt - mb;
-    sbuf_printf(b, "<figure><svg width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">", W, Ht, W, Ht);
-    sbuf_printf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" class=\"frame\"/>", ml, mt, pw, ph);
+    andrea_buf_printf(b, "<figure><svg width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">", W, Ht, W, Ht);
+    andrea_buf_printf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" class=\"frame\"/>", ml, mt, pw, ph);
     for (int t = 0; t <= 2; t++) {
         const double y = mt + ph - ph * t / 2.0;
-        sbuf_printf(b, "<text x=\"%.0f\" y=\"%.1f\" class=\"ax\" text-anchor=\"end\">%.1f</text>", ml - 5, y + 3, t / 2.0);
+        andrea_buf_printf(b, "<text x=\"%.0f\" y=\"%.1f\" class=\"ax\" text-anchor=\"end\">%.1f</text>", ml - 5, y + 3, t / 2.0);
     }
     const double thr = d->threshold[c];
     if (isfinite(thr) && thr >= 0 && thr <= 1)
-        sbuf_printf(b, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" class=\"thr\"><title>label threshold %g</title></line>",
+        andrea_buf_printf(b, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" class=\"thr\"><title>label threshold %g</title></line>",
                     ml, ml + pw, mt + ph * (1 - thr), mt + ph * (1 - thr), thr);
-    sbuf_puts(b, "<polyline class=\"line\" points=\"");
+    andrea_buf_puts(b, "<polyline class=\"line\" points=\"");
     for (int i = 0; i < d->n_ck; i++) {
         const double s = d->score[at(d, i, c, l, h)];
-        if (isfinite(s)) sbuf_printf(b, "%.1f,%.1f ", ml + pw * x[i], mt + ph * (1 - fmin(fmax(s, 0), 1)));
+        if (isfinite(s)) andrea_buf_printf(b, "%.1f,%.1f ", ml + pw * x[i], mt + ph * (1 - fmin(fmax(s, 0), 1)));
     }
-    sbuf_puts(b, "\"/>");
+    andrea_buf_puts(b, "\"/>");
     for (int i = 0; i < d->n_ck; i++) {
         const double s = d->score[at(d, i, c, l, h)];
         if (!isfinite(s)) continue;
         char st[32];
         step_label(&d->ck[i], i, st, sizeof st);
-        sbuf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" class=\"%s\"><title>step %s: %.3f%s</title></circle>",
+        andrea_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" class=\"%s\"><title>step %s: %.3f%s</title></circle>",
                     ml + pw * x[i], mt + ph * (1 - fmin(fmax(s, 0), 1)), d->label[at(d, i, c, l, h)] ? "lab" : "nolab", st, s,
                     d->label[at(d, i, c, l, h)] ? " (labelled)" : "");
     }
@@ -78,158 +78,158 @@ static void plot_svg(sbuf *b, const series_data *d, int c, int l, int h, const d
         const int i = e ? d->n_ck - 1 : 0;
         char st[32];
         step_label(&d->ck[i], i, st, sizeof st);
-        sbuf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax\" text-anchor=\"%s\">%s</text>", ml + pw * x[i], Ht - 8,
+        andrea_buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax\" text-anchor=\"%s\">%s</text>", ml + pw * x[i], Ht - 8,
                     e ? "end" : "start", st);
     }
-    sbuf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax\" text-anchor=\"middle\">step%s</text>", ml + pw / 2, Ht - 8,
+    andrea_buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax\" text-anchor=\"middle\">step%s</text>", ml + pw / 2, Ht - 8,
                 log_axis ? " (log)" : "");
-    sbuf_printf(b, "</svg><figcaption>head %d.%d</figcaption></figure>\n", l, h);
+    andrea_buf_printf(b, "</svg><figcaption>head %d.%d</figcaption></figure>\n", l, h);
 }
 
-static void matrix(sbuf *b, const series_data *d, int c) {
-    sbuf_puts(b, "<table class=\"matrix\"><tr><th>head</th>");
+static void matrix(andrea_buf *b, const series_data *d, int c) {
+    andrea_buf_puts(b, "<table class=\"matrix\"><tr><th>head</th>");
     for (int i = 0; i < d->n_ck; i++) {
         char st[32];
         step_label(&d->ck[i], i, st, sizeof st);
-        sbuf_puts(b, "<th>");
+        andrea_buf_puts(b, "<th>");
         if (d->ck[i].href[0]) {
-            sbuf_puts(b, "<a href=\"");
-            sbuf_html(b, d->ck[i].href);
-            sbuf_puts(b, "\">");
+            andrea_buf_puts(b, "<a href=\"");
+            andrea_html_add(b, d->ck[i].href);
+            andrea_buf_puts(b, "\">");
         }
-        sbuf_html(b, st);
-        sbuf_puts(b, d->ck[i].href[0] ? "</a></th>" : "</th>");
+        andrea_html_add(b, st);
+        andrea_buf_puts(b, d->ck[i].href[0] ? "</a></th>" : "</th>");
     }
-    sbuf_puts(b, "</tr>\n");
+    andrea_buf_puts(b, "</tr>\n");
     for (int l = 0; l < d->n_layer; l++)
         for (int h = 0; h < d->n_head; h++) {
-            sbuf_printf(b, "<tr><th>%d.%d</th>", l, h);
+            andrea_buf_printf(b, "<tr><th>%d.%d</th>", l, h);
             for (int i = 0; i < d->n_ck; i++) {
                 const double s = d->score[at(d, i, c, l, h)];
                 if (!isfinite(s)) {
-                    sbuf_puts(b, "<td class=\"na\">-</td>");
+                    andrea_buf_puts(b, "<td class=\"na\">-</td>");
                     continue;
                 }
                 const rgb col = colormap_magma(fmin(fmax(s, 0), 1));
                 const int dark = 0.299 * col.r + 0.587 * col.g + 0.114 * col.b < 140;
                 const int lab = d->label[at(d, i, c, l, h)];
-                sbuf_printf(b, "<td style=\"background:#%02x%02x%02x;color:%s\"%s>%.3f%s</td>", col.r, col.g, col.b,
+                andrea_buf_printf(b, "<td style=\"background:#%02x%02x%02x;color:%s\"%s>%.3f%s</td>", col.r, col.g, col.b,
                             dark ? "#fff" : "#000", lab ? " class=\"lab\"" : "", s, lab ? "*" : "");
             }
-            sbuf_puts(b, "</tr>\n");
+            andrea_buf_puts(b, "</tr>\n");
         }
-    sbuf_puts(b, "</table>\n");
+    andrea_buf_puts(b, "</table>\n");
 }
 
 /* What changed between checkpoints i and i + 1: every (head, class) whose label changed, as
  * `andrea diff --changed` lists it, with the score before and after (docs/catalog.md, diff). */
-static void step_diff(sbuf *b, const series_data *d, int i) {
+static void step_diff(andrea_buf *b, const series_data *d, int i) {
     char from[32], to[32];
     step_label(&d->ck[i], i, from, sizeof from);
     step_label(&d->ck[i + 1], i + 1, to, sizeof to);
-    sbuf_printf(b, "<h3 id=\"diff-%d\">", i);
-    sbuf_html(b, from);
-    sbuf_puts(b, " &rarr; ");
-    sbuf_html(b, to);
-    sbuf_puts(b, "</h3>\n<p><code>andrea diff --db catalog.db --from ");
-    sbuf_html(b, d->ck[i].name);
-    sbuf_puts(b, " --to ");
-    sbuf_html(b, d->ck[i + 1].name);
-    sbuf_puts(b, " --changed</code></p>\n");
+    andrea_buf_printf(b, "<h3 id=\"diff-%d\">", i);
+    andrea_html_add(b, from);
+    andrea_buf_puts(b, " &rarr; ");
+    andrea_html_add(b, to);
+    andrea_buf_puts(b, "</h3>\n<p><code>andrea diff --db catalog.db --from ");
+    andrea_html_add(b, d->ck[i].name);
+    andrea_buf_puts(b, " --to ");
+    andrea_html_add(b, d->ck[i + 1].name);
+    andrea_buf_puts(b, " --changed</code></p>\n");
     int rows = 0;
     for (int c = 0; c < d->n_classes; c++)
         for (int l = 0; l < d->n_layer; l++)
             for (int h = 0; h < d->n_head; h++) {
                 const int a = d->label[at(d, i, c, l, h)], z = d->label[at(d, i + 1, c, l, h)];
                 if (a == z) continue;
-                if (!rows++) sbuf_puts(b, "<table class=\"matrix diff\"><tr><th>head</th><th>class</th><th>score</th>"
+                if (!rows++) andrea_buf_puts(b, "<table class=\"matrix diff\"><tr><th>head</th><th>class</th><th>score</th>"
                                           "<th>&rarr;</th><th>&Delta;</th><th>label</th></tr>\n");
                 const double s0 = d->score[at(d, i, c, l, h)], s1 = d->score[at(d, i + 1, c, l, h)];
-                sbuf_printf(b, "<tr><td>%d.%d</td><td>", l, h);
-                sbuf_html(b, d->classes[c]);
-                sbuf_printf(b, "</td><td>%.3f</td><td>%.3f</td><td>%+.3f</td><td>%s</td></tr>\n", s0, s1, s1 - s0,
+                andrea_buf_printf(b, "<tr><td>%d.%d</td><td>", l, h);
+                andrea_html_add(b, d->classes[c]);
+                andrea_buf_printf(b, "</td><td>%.3f</td><td>%.3f</td><td>%+.3f</td><td>%s</td></tr>\n", s0, s1, s1 - s0,
                             z ? "gained" : "lost");
             }
-    sbuf_puts(b, rows ? "</table>\n" : "<p>No label changed.</p>\n");
+    andrea_buf_puts(b, rows ? "</table>\n" : "<p>No label changed.</p>\n");
 }
 
 int series_page_write(const series_data *d, const char *path, ae_error *err) {
-    sbuf b;
-    sbuf_init(&b);
+    andrea_buf b;
+    andrea_buf_init(&b);
     double *x = malloc((size_t)(d->n_ck > 0 ? d->n_ck : 1) * sizeof *x);
     if (!x) return ae_fail(err, "%s: out of memory", path);
     int log_axis = 0;
     x_positions(d, x, &log_axis);
-    sbuf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>andrea: series ");
-    sbuf_html(&b, d->name);
-    sbuf_puts(&b, "</title>\n<style>body{font-family:sans-serif;margin:1.5em}table.matrix{border-collapse:collapse;"
+    andrea_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>andrea: series ");
+    andrea_html_add(&b, d->name);
+    andrea_buf_puts(&b, "</title>\n<style>body{font-family:sans-serif;margin:1.5em}table.matrix{border-collapse:collapse;"
                   "font-size:12px}table.matrix td,table.matrix th{padding:2px 6px;text-align:right}"
                   "td.lab{font-weight:bold;outline:2px solid #0a0;outline-offset:-2px}td.na{color:#999}"
                   "figure{display:inline-block;margin:4px}figcaption{font-size:12px;text-align:center}"
                   ".frame{fill:none;stroke:#888}.ax{font-size:10px;fill:#444}.thr{stroke:#c00;stroke-dasharray:4 3}"
                   ".line{fill:none;stroke:#333}.lab{fill:#0a0}.nolab{fill:#fff;stroke:#333}</style></head><body>\n");
-    sbuf_puts(&b, "<h1>Series ");
-    sbuf_html(&b, d->name);
-    sbuf_printf(&b, ": %d checkpoints</h1>\n<p>Each checkpoint's report:", d->n_ck);
+    andrea_buf_puts(&b, "<h1>Series ");
+    andrea_html_add(&b, d->name);
+    andrea_buf_printf(&b, ": %d checkpoints</h1>\n<p>Each checkpoint's report:", d->n_ck);
     for (int i = 0; i < d->n_ck; i++) {
-        sbuf_puts(&b, i ? ", " : " ");
+        andrea_buf_puts(&b, i ? ", " : " ");
         if (d->ck[i].href[0]) {
-            sbuf_puts(&b, "<a href=\"");
-            sbuf_html(&b, d->ck[i].href);
-            sbuf_puts(&b, "\">");
+            andrea_buf_puts(&b, "<a href=\"");
+            andrea_html_add(&b, d->ck[i].href);
+            andrea_buf_puts(&b, "\">");
         }
-        sbuf_html(&b, d->ck[i].name);
-        if (d->ck[i].href[0]) sbuf_puts(&b, "</a>");
+        andrea_html_add(&b, d->ck[i].name);
+        if (d->ck[i].href[0]) andrea_buf_puts(&b, "</a>");
     }
-    sbuf_puts(&b, ".</p>\n<p>Scores are the current runs' (docs/catalog.md); <b>*</b> marks a labelled head. In the "
+    andrea_buf_puts(&b, ".</p>\n<p>Scores are the current runs' (docs/catalog.md); <b>*</b> marks a labelled head. In the "
                   "formation plots the dashed red line is the class's label threshold (min_score; the rule also "
                   "asks a ratio and a margin over the baseline: docs/scores.md), filled dots are labelled steps.</p>\n");
-    sbuf_puts(&b, "<p>Classes:");
+    andrea_buf_puts(&b, "<p>Classes:");
     for (int c = 0; c < d->n_classes; c++) {
-        sbuf_puts(&b, c ? ", <a href=\"#class-" : " <a href=\"#class-");
-        sbuf_html(&b, d->classes[c]);
-        sbuf_puts(&b, "\">");
-        sbuf_html(&b, d->classes[c]);
-        sbuf_puts(&b, "</a>");
+        andrea_buf_puts(&b, c ? ", <a href=\"#class-" : " <a href=\"#class-");
+        andrea_html_add(&b, d->classes[c]);
+        andrea_buf_puts(&b, "\">");
+        andrea_html_add(&b, d->classes[c]);
+        andrea_buf_puts(&b, "</a>");
     }
-    sbuf_puts(&b, "</p>\n<p>Changes between adjacent steps:");
+    andrea_buf_puts(&b, "</p>\n<p>Changes between adjacent steps:");
     for (int i = 0; i + 1 < d->n_ck; i++) {
         char from[32], to[32];
         step_label(&d->ck[i], i, from, sizeof from);
         step_label(&d->ck[i + 1], i + 1, to, sizeof to);
-        sbuf_printf(&b, "%s<a href=\"#diff-%d\">", i ? ", " : " ", i);
-        sbuf_html(&b, from);
-        sbuf_puts(&b, "&rarr;");
-        sbuf_html(&b, to);
-        sbuf_puts(&b, "</a>");
+        andrea_buf_printf(&b, "%s<a href=\"#diff-%d\">", i ? ", " : " ", i);
+        andrea_html_add(&b, from);
+        andrea_buf_puts(&b, "&rarr;");
+        andrea_html_add(&b, to);
+        andrea_buf_puts(&b, "</a>");
     }
-    sbuf_puts(&b, "</p>\n");
+    andrea_buf_puts(&b, "</p>\n");
     const int all_heads = d->n_layer * d->n_head <= SERIES_PLOT_ALL_HEADS;
     for (int c = 0; c < d->n_classes; c++) {
-        sbuf_puts(&b, "<h2 id=\"class-");
-        sbuf_html(&b, d->classes[c]);
-        sbuf_puts(&b, "\">");
-        sbuf_html(&b, d->classes[c]);
-        sbuf_puts(&b, "</h2>\n");
-        if (isfinite(d->threshold[c])) sbuf_printf(&b, "<p>Label threshold: score &ge; %g.</p>\n", d->threshold[c]);
+        andrea_buf_puts(&b, "<h2 id=\"class-");
+        andrea_html_add(&b, d->classes[c]);
+        andrea_buf_puts(&b, "\">");
+        andrea_html_add(&b, d->classes[c]);
+        andrea_buf_puts(&b, "</h2>\n");
+        if (isfinite(d->threshold[c])) andrea_buf_printf(&b, "<p>Label threshold: score &ge; %g.</p>\n", d->threshold[c]);
         matrix(&b, d, c);
-        sbuf_printf(&b, "<h3>Formation%s</h3><div class=\"plots\">\n", all_heads ? "" : " (heads labelled at some step)");
+        andrea_buf_printf(&b, "<h3>Formation%s</h3><div class=\"plots\">\n", all_heads ? "" : " (heads labelled at some step)");
         for (int l = 0; l < d->n_layer; l++)
             for (int h = 0; h < d->n_head; h++) {
                 int ever = all_heads;
                 for (int i = 0; i < d->n_ck && !ever; i++) ever = d->label[at(d, i, c, l, h)];
                 if (ever) plot_svg(&b, d, c, l, h, x, log_axis);
             }
-        sbuf_puts(&b, "</div>\n");
+        andrea_buf_puts(&b, "</div>\n");
     }
-    sbuf_puts(&b, "<h2 id=\"changes\">Changes between adjacent steps</h2>\n");
+    andrea_buf_puts(&b, "<h2 id=\"changes\">Changes between adjacent steps</h2>\n");
     for (int i = 0; i + 1 < d->n_ck; i++) step_diff(&b, d, i);
-    sbuf_puts(&b, "</body></html>\n");
+    andrea_buf_puts(&b, "</body></html>\n");
     free(x);
     int rc;
-    if (sbuf_failed(&b)) rc = ae_fail(err, "%s: out of memory", path);
+    if (andrea_buf_failed(&b)) rc = ae_fail(err, "%s: out of memory", path);
     else rc = ae_write_file_atomic(path, b.s, b.len, err);
-    sbuf_free(&b);
+    andrea_buf_free(&b);
     return rc;
 }
 

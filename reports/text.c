@@ -1,4 +1,4 @@
-/* text.c — growable strings, HTML escaping, token labels (see text.h). */
+/* text.c — HTML escaping and token labels (see text.h). */
 #include "text.h"
 
 #include <stdarg.h>
@@ -6,69 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/checked_size.h"
 #include "font.h"
 
-void sbuf_init(sbuf *b) { memset(b, 0, sizeof *b); }
-
-void sbuf_free(sbuf *b) {
-    free(b->s);
-    sbuf_init(b);
-}
-
-int sbuf_failed(const sbuf *b) { return b->failed; }
-
-static int sbuf_reserve(sbuf *b, size_t extra) {
-    size_t need;
-    if (b->failed) return -1;
-    if (ae_add(b->len, extra, &need) || ae_add(need, 1, &need)) {
-        b->failed = 1;
-        return -1;
-    }
-    if (need <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < need) {
-        if (ae_mul(cap, 2, &cap)) {
-            b->failed = 1;
-            return -1;
-        }
-    }
-    char *s = realloc(b->s, cap);
-    if (!s) {
-        b->failed = 1;
-        return -1;
-    }
-    b->s = s;
-    b->cap = cap;
-    return 0;
-}
-
-void sbuf_add(sbuf *b, const char *s, size_t n) {
-    if (sbuf_reserve(b, n)) return;
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = 0;
-}
-
-void sbuf_puts(sbuf *b, const char *s) { sbuf_add(b, s, strlen(s)); }
-
-void sbuf_printf(sbuf *b, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->failed = 1;
-        return;
-    }
-    if (sbuf_reserve(b, (size_t)n)) return;
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-void sbuf_html(sbuf *b, const char *s) {
+void andrea_html_add(andrea_buf *b, const char *s) {
     const char *run = s;
     for (; *s; s++) {
         const char *rep = NULL;
@@ -81,12 +21,12 @@ void sbuf_html(sbuf *b, const char *s) {
         default: break;
         }
         if (rep) {
-            sbuf_add(b, run, (size_t)(s - run));
-            sbuf_puts(b, rep);
+            andrea_buf_add(b, run, (size_t)(s - run));
+            andrea_buf_puts(b, rep);
             run = s + 1;
         }
     }
-    sbuf_add(b, run, (size_t)(s - run));
+    andrea_buf_add(b, run, (size_t)(s - run));
 }
 
 /* Length of a well-formed UTF-8 sequence at p (at most n bytes) encoding a printable code point

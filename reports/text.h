@@ -1,10 +1,11 @@
-/* text.h — strings for the report: a growable buffer, HTML escaping and token labels.
+/* text.h — strings for the report: HTML escaping and token labels (pages are built in the one
+ * growable buffer, common/buf.h).
  *
- * Job: every piece of text that reaches HTML goes through sbuf_html (escapes & < > " ' so it is
- * safe in element content and in quoted attribute values); every token shown goes through
+ * Job: every piece of text that reaches HTML goes through andrea_html_add (escapes & < > " ' so
+ * it is safe in element content and in quoted attribute values); every token shown goes through
  * token_label, which makes invisible and non-text bytes visible and unambiguous.
- * Invariants: an sbuf that ran out of memory (or overflowed) stays failed, and its text is not
- * used (sbuf_failed is checked before writing a file); token_label output is always
+ * Invariants: a page buffer that ran out of memory (or overflowed) stays failed, and its text is
+ * not used (andrea_buf_failed is checked before writing a file); token_label output is always
  * NUL-terminated UTF-8 that fits cap.
  */
 #ifndef ANDREA_REPORT_TEXT_H
@@ -12,20 +13,10 @@
 
 #include <stddef.h>
 
-typedef struct {
-    char *s;
-    size_t len, cap;
-    int failed;
-} sbuf;
+#include "../common/buf.h"
 
-void sbuf_init(sbuf *b);
-void sbuf_free(sbuf *b);
-void sbuf_add(sbuf *b, const char *s, size_t n);
-void sbuf_puts(sbuf *b, const char *s);
-void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends s with & < > " ' replaced by character references. */
-void sbuf_html(sbuf *b, const char *s);
-int sbuf_failed(const sbuf *b);
+/* Appends s to b with & < > " ' replaced by character references. */
+void andrea_html_add(andrea_buf *b, const char *s);
 
 typedef enum {
     LABEL_PNG = 0,   /* PNG labels: printable ASCII and what the PNG font draws (Latin-1, common

@@ -158,11 +158,11 @@ static void test_token_label_truncates_long_tokens_with_an_ellipsis(void) {
 }
 
 static void test_html_escaping_covers_the_five_special_characters(void) {
-    sbuf b;
-    sbuf_init(&b);
-    sbuf_html(&b, "<script>alert(1)</script> \"&'");
+    andrea_buf b;
+    andrea_buf_init(&b);
+    andrea_html_add(&b, "<script>alert(1)</script> \"&'");
     CHECK_MSG(!strcmp(b.s, "&lt;script&gt;alert(1)&lt;/script&gt; &quot;&amp;&#39;"), "got %s", b.s);
-    sbuf_free(&b);
+    andrea_buf_free(&b);
 }
 
 static void test_file_slug_keeps_only_safe_characters(void) {

@@ -32,6 +32,7 @@
 #include <cJSON.h>
 #include <pcre2.h>
 
+#include "../common/buf.h"
 #include "../common/checked_size.h"
 #include "../common/strict_input.h"
 #include "tokenizer_impl.h"
@@ -522,19 +523,9 @@ static int load_merges(tok_bpe *b, const char *path, const int cp_to_byte[324], 
             ae_fail(err, "%s:%d: line of %zu bytes is too long for a merge", path, lineno, n);
             goto out;
         }
-        if (n_rules == cap_rules) {
-            size_t nc = cap_rules ? 2 * cap_rules : 1024, bytes;
-            if (ae_mul(nc, sizeof *rules, &bytes)) {
-                ae_fail(err, "%s: too many merges", path);
-                goto out;
-            }
-            merge_rule *r = realloc(rules, bytes);
-            if (!r) {
-                ae_fail(err, "%s: cannot allocate merges", path);
-                goto out;
-            }
-            rules = r;
-            cap_rules = nc;
+        if (andrea_grow(&rules, &cap_rules, n_rules + 1, sizeof *rules, 1024)) {
+            ae_fail(err, "%s: cannot allocate merges", path);
+            goto out;
         }
         if (n_rules >= UINT32_MAX / 2) {
             ae_fail(err, "%s: too many merges", path);
