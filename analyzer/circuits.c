@@ -26,7 +26,7 @@
 
 #include "../common/checked_size.h"
 
-const char *const circuit_kind_names[CIRCUIT_N_KINDS] = {"Q", "K", "V"};
+const char *const andrea_circuit_kind_names[CIRCUIT_N_KINDS] = {"Q", "K", "V"};
 
 /* LAPACK (OpenBLAS exports it): Cholesky, symmetric and general eigenvalues, column-major. */
 extern void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
@@ -79,7 +79,7 @@ static int sqrt_factor(const double *P, int hd, float *R, double *work, int lwor
     }
     memcpy(a, P, sizeof(double) * (size_t)hd * hd); /* semi-definite (e.g. zero weights): eigen-decompose */
     dsyev_("V", "U", &n, a, &n, w, ws, &lw, &info);
-    if (info != 0) return ae_fail(err, "LAPACK dsyev failed (info %d)", info);
+    if (info != 0) return andrea_fail(err, "LAPACK dsyev failed (info %d)", info);
     for (int k = 0; k < hd; k++) {
         double s = sqrt(w[k] > 0 ? w[k] : 0);
         for (int i = 0; i < hd; i++) R[k * hd + i] = (float)(s * a[(size_t)k * hd + i]); /* column k of V */
@@ -154,13 +154,13 @@ static void fill_normal(double *p, size_t n, crng *r) {
 int andrea_circuits_baseline(int C, int hd, int samples, uint64_t seed, double *out, ae_error *err) {
     size_t n = (size_t)C * hd;
     double *buf = malloc(sizeof(double) * (4 * n + 5 * (size_t)hd * hd));
-    if (!buf) return ae_fail(err, "circuits: out of memory");
+    if (!buf) return andrea_fail(err, "circuits: out of memory");
     double *U1 = buf, *V1 = U1 + n, *U2 = V1 + n, *V2 = U2 + n, *P1 = V2 + n, *Q1 = P1 + hd * hd, *P2 = Q1 + hd * hd,
            *Q2 = P2 + hd * hd, *G = Q2 + hd * hd;
     double *T1 = malloc(sizeof(double) * 2 * (size_t)hd * hd);
     if (!T1) {
         free(buf);
-        return ae_fail(err, "circuits: out of memory");
+        return andrea_fail(err, "circuits: out of memory");
     }
     double *T2 = T1 + hd * hd;
     crng r = {seed};
@@ -255,7 +255,7 @@ static int composition(const andrea_model *m, andrea_circuits *out, float *qkv, 
     double *work = malloc(sizeof(double) * (size_t)lwork), *rg = malloc(sizeof(double) * 2 * hd * hd);
     double *nov = malloc(sizeof(double) * NH), *nqk = malloc(sizeof(double) * NH);
     if (!S || !D || !dots || !part || !tmp || !work || !rg || !nov || !nqk) {
-        ae_fail(err, "circuits: out of memory (%zu MiB of Gram matrices)", (layer_bytes * block + 3 * layer_bytes) >> 20);
+        andrea_fail(err, "circuits: out of memory (%zu MiB of Gram matrices)", (layer_bytes * block + 3 * layer_bytes) >> 20);
         goto out;
     }
     for (int l = 0; l < L; l++) {
@@ -313,7 +313,7 @@ static int copying(const andrea_model *m, andrea_circuits *out, float *qkv, floa
     float *K = malloc(sizeof(float) * (size_t)hd * hd);
     double *Kd = malloc(sizeof(double) * ((size_t)hd * hd + 2 * hd + (size_t)lwork));
     if (!E || !Z || !K || !Kd) {
-        ae_fail(err, "circuits: out of memory");
+        andrea_fail(err, "circuits: out of memory");
         goto out;
     }
     cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, C, m->cfg.vocab_size, 1.0f, m->p.wte, C, 0.0f, E, C);
@@ -335,7 +335,7 @@ static int copying(const andrea_model *m, andrea_circuits *out, float *qkv, floa
             for (int i = 0; i < hd * hd; i++) a[i] = K[i]; /* row-major = K^T column-major: same eigenvalues */
             dgeev_("N", "N", &n, a, &n, wr, wi, NULL, &n, NULL, &n, ws, &lwork, &info);
             if (info != 0) {
-                ae_fail(err, "circuits: LAPACK dgeev failed on L%d H%d (info %d)", l, h, info);
+                andrea_fail(err, "circuits: LAPACK dgeev failed on L%d H%d (info %d)", l, h, info);
                 goto out;
             }
             int pos = 0;
@@ -361,7 +361,7 @@ static int prev_pos(const andrea_model *m, andrea_circuits *out, float *qkv, flo
     float *P = malloc(sizeof(float) * (size_t)T * C), *QK = malloc(sizeof(float) * (size_t)T * 2 * C);
     double *row = malloc(sizeof(double) * (size_t)T);
     if (!P || !QK || !row) {
-        ae_fail(err, "circuits: out of memory");
+        andrea_fail(err, "circuits: out of memory");
         goto out;
     }
     for (int i = 0; i < T; i++) {
@@ -428,20 +428,20 @@ int andrea_circuits_compute_budget(const andrea_model *m, size_t budget, andrea_
     out->baseline_samples = CIRCUITS_BASELINE_SAMPLES;
     out->baseline_seed = CIRCUITS_BASELINE_SEED;
     size_t ncomp;
-    if (ae_mul((size_t)3 * NH, (size_t)NH, &ncomp)) return ae_fail(err, "%s: too many heads", m->path);
+    if (ae_mul((size_t)3 * NH, (size_t)NH, &ncomp)) return andrea_fail(err, "%s: too many heads", m->path);
     out->comp = malloc(sizeof(double) * ncomp);
     out->copying = malloc(sizeof(double) * NH);
     out->prev_pos = malloc(sizeof(double) * NH);
     float *qkv = malloc(sizeof(float) * (size_t)3 * C * C), *o = malloc(sizeof(float) * (size_t)C * C);
     int ret = -1;
     if (!out->comp || !out->copying || !out->prev_pos || !qkv || !o) {
-        ae_fail(err, "%s: out of memory", m->path);
+        andrea_fail(err, "%s: out of memory", m->path);
         goto out;
     }
     for (size_t i = 0; i < ncomp; i++) out->comp[i] = NAN;
     if (andrea_circuits_baseline(C, cfg->head_dim, out->baseline_samples, out->baseline_seed, &out->baseline, err) ||
         composition(m, out, qkv, o, budget, err) || copying(m, out, qkv, o, err) || prev_pos(m, out, qkv, o, err)) {
-        ae_prefix(err, "%s", m->path);
+        andrea_prefix(err, "%s", m->path);
         goto out;
     }
     ret = 0;

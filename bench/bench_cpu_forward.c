@@ -63,17 +63,17 @@ static int run_child(const andrea_model *m, int B, int T, int instr, int fd) {
     if (instr) memset(attn, 0, n_attn * sizeof(float)), memset(norm, 0, n_norm * sizeof(float));
     for (size_t i = 0; i < (size_t)B * T; i++) tok[i] = (int)((i * 2654435761u) % (unsigned)c->vocab_size);
     andrea_forward_io io = {.B = B, .T = T, .tokens = tok, .logits = logits, .attn = attn, .head_out_norm = norm};
-    double first = 0, best = 1e30, start = ae_now_seconds();
+    double first = 0, best = 1e30, start = andrea_now_seconds();
     int reps = 0;
     /* a forward of a second or more is timed once (its first-touch of engine scratch is a few
      * percent at most); shorter ones repeat for about a second and the warm-up is dropped */
-    while (reps == 0 || (first < 1.0 && ae_now_seconds() - start < 1.0 + first && reps < 20)) {
-        double t0 = ae_now_seconds();
+    while (reps == 0 || (first < 1.0 && andrea_now_seconds() - start < 1.0 + first && reps < 20)) {
+        double t0 = andrea_now_seconds();
         if (andrea_engine_forward(e, &io, &err)) {
             fprintf(stderr, "bench: %s\n", err.msg);
             return 1;
         }
-        double dt = ae_now_seconds() - t0;
+        double dt = andrea_now_seconds() - t0;
         if (reps == 0) first = dt;
         else if (dt < best) best = dt;
         reps++;

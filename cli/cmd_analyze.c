@@ -116,7 +116,7 @@ static void run_name_and_dump(const char *ckpt, int index, const analyze_args *a
  * checkpoint is scored. */
 static int analyze_one(const char *ckpt, const char *report_dir, const analyze_args *aa,
                        const andrea_classify_options *copt, int index, analyze_scored *scored, ae_error *err) {
-    const double t_start = ae_now_seconds();
+    const double t_start = andrea_now_seconds();
     andrea_model m;
     memset(&m, 0, sizeof m);
     andrea_tokenizer *tok = NULL;
@@ -130,22 +130,22 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     char name[256], dump_path[4400], db_path[4400], hex[65], tok_desc[4200];
     if (andrea_model_load(&m, ckpt, err)) return -1;
     tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, aa->tok_dir, err);
-    if (!tok && !probe_spec_is_file(aa->probes)) goto out;
+    if (!tok && !andrea_probe_spec_is_file(aa->probes)) goto out;
     snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
-    if (probe_suites_load(aa->probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &aa->po, &suites, &n_suites, err))
+    if (andrea_probe_suites_load(aa->probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &aa->po, &suites, &n_suites, err))
         goto out;
-    const double t_load = ae_now_seconds() - t_start;
+    const double t_load = andrea_now_seconds() - t_start;
     if (andrea_checkpoint_sha256(&m, hex, err)) goto out;
-    const double t_hash = ae_now_seconds() - t_start - t_load;
+    const double t_hash = andrea_now_seconds() - t_start - t_load;
     run_name_and_dump(ckpt, index, aa, name, sizeof name, dump_path, sizeof dump_path);
     const int dumping = aa->dump_file || aa->keep_dumps;
     snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
 
     /* The forwards feed the head scorer and the report's example maps (and the dump writer when
      * a dump was asked for): one loop, dump/dump_write.h. */
-    if (!(hs = head_scorer_open(&m.cfg, &copt->rules, n_suites, err))) goto out;
-    if (!(rcol = report_collector_open(&m, n_suites, 0, err))) goto out;
-    andrea_batch_sink sinks[2] = {head_scorer_sink(hs), report_collector_sink(rcol)};
+    if (!(hs = andrea_head_scorer_open(&m.cfg, &copt->rules, n_suites, err))) goto out;
+    if (!(rcol = andrea_report_collector_open(&m, n_suites, 0, err))) goto out;
+    andrea_batch_sink sinks[2] = {andrea_head_scorer_sink(hs), andrea_report_collector_sink(rcol)};
     andrea_dump_stats stats;
     memset(&stats, 0, sizeof stats);
     andrea_dump_options dopt;
@@ -192,8 +192,8 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
         snprintf(scored->maps_dtype, sizeof scored->maps_dtype, "%s", a.maps_dtype);
         scored->collected = rcol; /* rendered and freed by the series loop */
         rcol = NULL;
-        ret = andrea_mpi_agree(catalog_write(db_path, &a, NULL, err) ||
-                                   catalog_circuits_compute_and_write(db_path, &m, ckpt, hex, err), /* andrea circuits */
+        ret = andrea_mpi_agree(andrea_catalog_write(db_path, &a, NULL, err) ||
+                                   andrea_catalog_circuits_compute_and_write(db_path, &m, ckpt, hex, err), /* andrea circuits */
                                err);
         goto out;
     }
@@ -202,14 +202,14 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     if (report_dir) snprintf(rdir, sizeof rdir, "%s", report_dir);
     else snprintf(rdir, sizeof rdir, "%s/%s", aa->dir, name);
     andrea_render_options ropt = {0};
-    ropt.quiet = ae_progress_quiet;
-    const double t_cat0 = ae_now_seconds();
-    int wrc = catalog_write(db_path, &a, NULL, err) ||
-              catalog_circuits_compute_and_write(db_path, &m, ckpt, hex, err); /* andrea circuits */
-    const double t_rep0 = ae_now_seconds();
+    ropt.quiet = andrea_progress_quiet;
+    const double t_cat0 = andrea_now_seconds();
+    int wrc = andrea_catalog_write(db_path, &a, NULL, err) ||
+              andrea_catalog_circuits_compute_and_write(db_path, &m, ckpt, hex, err); /* andrea circuits */
+    const double t_rep0 = andrea_now_seconds();
     if (!wrc)
         wrc = andrea_render_collected(rcol, hex, dumping ? dump_path : NULL, a.maps_dtype, db_path, rdir, &ropt, err);
-    const double t_end = ae_now_seconds();
+    const double t_end = andrea_now_seconds();
     if (andrea_mpi_agree(wrc, err)) goto out;
     printf("%s%s%s%s\n", shown_path(ckpt), dumping ? " (" : "", dumping ? dump_path : "", dumping ? ")" : "");
     andrea_summary_write(stdout, &a);
@@ -219,9 +219,9 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
 out:
     andrea_analysis_free(&a);
     andrea_engine_close(eng);
-    head_scorer_free(hs);
-    report_collector_free(rcol);
-    probe_suites_free(suites, n_suites);
+    andrea_head_scorer_free(hs);
+    andrea_report_collector_free(rcol);
+    andrea_probe_suites_free(suites, n_suites);
     andrea_tokenizer_free(tok);
     andrea_model_free(&m);
     return ret;
@@ -303,7 +303,7 @@ int cmd_analyze(int argc, char **argv) {
         case 'U': aa.dump_file = optarg; break;
         case 'K': aa.keep_dumps = 1; break;
         case 't': aa.timing = 1; break;
-        case 'q': ae_progress_quiet = 1; break;
+        case 'q': andrea_progress_quiet = 1; break;
         case 'h': help(stdout); return cli_stdout_done();
         default: return cli_option_error("analyze", c, argv, opts);
         }
@@ -315,7 +315,7 @@ int cmd_analyze(int argc, char **argv) {
     if (aa.dump_file && !aa.dump_file[0]) return cli_usage_error("analyze", "--dump wants a file name, not ''");
     if (rules && andrea_rules_load(&o.rules, rules, &err)) return cli_fail(&err);
     if (mkdir(aa.dir, 0777) != 0 && errno != EEXIST) {
-        ae_fail(&err, "%s: %s", aa.dir, strerror(errno));
+        andrea_fail(&err, "%s: %s", aa.dir, strerror(errno));
         return cli_fail(&err);
     }
     char bundled_path[4096];
@@ -325,7 +325,7 @@ int cmd_analyze(int argc, char **argv) {
     int n = optind < argc ? argc - optind : 1;
     if (n > 1) {
         series_job job = {ckpts, &aa, &o};
-        if (analyze_series(n, ckpts, aa.dir, score_one, &job, ae_progress_quiet, &err)) return cli_fail(&err);
+        if (analyze_series(n, ckpts, aa.dir, score_one, &job, andrea_progress_quiet, &err)) return cli_fail(&err);
         return cli_stdout_done();
     }
     for (int i = 0; i < n; i++) {

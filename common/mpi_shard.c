@@ -65,7 +65,7 @@ static char g_gpu[64];
             char mpi_msg_[MPI_MAX_ERROR_STRING] = "";                                          \
             int mpi_len_ = 0;                                                                  \
             MPI_Error_string(mpi_rc_, mpi_msg_, &mpi_len_);                                    \
-            return ae_fail(err, "mpi: %s failed: %s (%s:%d)", #call, mpi_msg_, __FILE__, __LINE__); \
+            return andrea_fail(err, "mpi: %s failed: %s (%s:%d)", #call, mpi_msg_, __FILE__, __LINE__); \
         }                                                                                      \
     } while (0)
 
@@ -143,7 +143,7 @@ int andrea_mpi_init(int *argc, char ***argv, ae_error *err) {
     if (lr >= 0) bind_gpu(lr); /* before MPI_Init: a CUDA-aware MPI may touch CUDA in it */
     int provided = 0;
     int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-    if (rc != MPI_SUCCESS) return ae_fail(err, "mpi: MPI_Init_thread failed (code %d)", rc);
+    if (rc != MPI_SUCCESS) return andrea_fail(err, "mpi: MPI_Init_thread failed (code %d)", rc);
     g_on = 1;
     MPI_TRY(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_TRY(MPI_Comm_rank(MPI_COMM_WORLD, &g_rank));
@@ -156,7 +156,7 @@ int andrea_mpi_init(int *argc, char ***argv, ae_error *err) {
     MPI_Comm_free(&node);
     if (lr < 0) bind_gpu(g_local_rank);
     share_cores();
-    if (g_rank != 0) ae_progress_quiet = 1; /* one progress bar per job: rank 0's */
+    if (g_rank != 0) andrea_progress_quiet = 1; /* one progress bar per job: rank 0's */
     return 0;
 }
 
@@ -187,7 +187,7 @@ int andrea_mpi_agree(int rc, ae_error *err) {
     if (first == g_size) return 0;
     g_failure_agreed = 1;
     g_echo_only = first != g_rank;
-    if (!rc) ae_fail(err, "rank %d of %d failed (its message says why)", first, g_size);
+    if (!rc) andrea_fail(err, "rank %d of %d failed (its message says why)", first, g_size);
     return -1;
 }
 
@@ -195,14 +195,14 @@ int andrea_mpi_report_error(void) { return !g_echo_only; }
 
 int andrea_mpi_sum_f64(double *v, size_t n, ae_error *err) {
     if (g_size <= 1 || n == 0) return 0;
-    if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: reduction of %zu values is too large", n);
+    if (n > (size_t)INT32_MAX) return andrea_fail(err, "mpi: reduction of %zu values is too large", n);
     MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
     return 0;
 }
 
 int andrea_mpi_sum_i64(int64_t *v, size_t n, ae_error *err) {
     if (g_size <= 1 || n == 0) return 0;
-    if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: reduction of %zu values is too large", n);
+    if (n > (size_t)INT32_MAX) return andrea_fail(err, "mpi: reduction of %zu values is too large", n);
     MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
     return 0;
 }
@@ -215,7 +215,7 @@ int andrea_mpi_max_f64(double *v, ae_error *err) {
 
 int andrea_mpi_bcast(void *buf, size_t n, int root, ae_error *err) {
     if (g_size <= 1 || n == 0) return 0;
-    if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: broadcast of %zu bytes is too large", n);
+    if (n > (size_t)INT32_MAX) return andrea_fail(err, "mpi: broadcast of %zu bytes is too large", n);
     MPI_TRY(MPI_Bcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD));
     return 0;
 }

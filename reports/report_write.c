@@ -33,18 +33,18 @@
 #define DEFAULT_EXAMPLES 2
 #define MAP_BATCH 16 /* heads whose maps are held at once */
 
-int report_mkdirs(const char *dir, ae_error *err) {
+int andrea_report_mkdirs(const char *dir, ae_error *err) {
     char p[AE_PATH_MAX];
     size_t n = strlen(dir);
-    if (n == 0 || n >= sizeof p) return ae_fail(err, "%s: output folder path empty or too long", dir);
+    if (n == 0 || n >= sizeof p) return andrea_fail(err, "%s: output folder path empty or too long", dir);
     memcpy(p, dir, n + 1);
     for (size_t i = 1; i <= n; i++) {
         if (p[i] == '/' || p[i] == 0) {
             char c = p[i];
             p[i] = 0;
-            if (mkdir(p, 0777) != 0 && errno != EEXIST) return ae_fail(err, "%s: cannot create folder: %s", p, strerror(errno));
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) return andrea_fail(err, "%s: cannot create folder: %s", p, strerror(errno));
             struct stat st;
-            if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) return ae_fail(err, "%s: exists and is not a folder", p);
+            if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) return andrea_fail(err, "%s: exists and is not a folder", p);
             p[i] = c;
         }
     }
@@ -64,13 +64,13 @@ static int class_of_suite(const report_data *d, int s) {
 
 static void map_name(const report_data *d, int l, int h, int s, int e, char *out, size_t cap) {
     char slug[64];
-    file_slug(d->suites[s].name, slug, sizeof slug);
+    andrea_file_slug(d->suites[s].name, slug, sizeof slug);
     snprintf(out, cap, "maps/L%d_H%d/s%d-%s_e%d.png", l, h, s, slug, e);
 }
 
 static void overview_name(const char *kind, char prefix, int i, const char *name, char *out, size_t cap) {
     char slug[64];
-    file_slug(name, slug, sizeof slug);
+    andrea_file_slug(name, slug, sizeof slug);
     snprintf(out, cap, "overview/%s_%c%d-%s.png", kind, prefix, i, slug);
 }
 
@@ -82,7 +82,7 @@ static void fmt_num(double v, const char *fmt, char *out, size_t cap) {
 
 static int join_path(char *out, size_t cap, const char *dir, const char *rel, ae_error *err) {
     int n = snprintf(out, cap, "%s/%s", dir, rel);
-    if (n < 0 || (size_t)n >= cap) return ae_fail(err, "%s: path too long", dir);
+    if (n < 0 || (size_t)n >= cap) return andrea_fail(err, "%s: path too long", dir);
     return 0;
 }
 
@@ -96,7 +96,7 @@ static void label_of(const report_data *d, const report_suite *su, int e, int i,
         snprintf(out, cap, "#%d", id);
         return;
     }
-    token_label((const unsigned char *)bytes, nb < 0 ? 0 : nb, id == d->bos, mode, max_chars, out, cap);
+    andrea_token_label((const unsigned char *)bytes, nb < 0 ? 0 : nb, id == d->bos, mode, max_chars, out, cap);
 }
 
 /* ---------- images ---------- */
@@ -114,15 +114,15 @@ static void encode(canvas *c, encoded *e) {
         e->failed = 1;
         return;
     }
-    if (canvas_encode_png(c, &e->buf, &e->len, &e->err)) e->failed = 1;
-    canvas_free(c);
+    if (andrea_canvas_encode_png(c, &e->buf, &e->len, &e->err)) e->failed = 1;
+    andrea_canvas_free(c);
 }
 
 static int write_encoded(const char *out_dir, const char *rel, encoded *e, ae_error *err) {
     char path[AE_PATH_MAX];
     int rc = 0;
-    if (e->failed) rc = ae_fail(err, "%s/%s: %s", out_dir, rel, e->err.msg);
-    else if (join_path(path, sizeof path, out_dir, rel, err) || ae_write_file_atomic(path, e->buf, e->len, err)) rc = -1;
+    if (e->failed) rc = andrea_fail(err, "%s/%s: %s", out_dir, rel, e->err.msg);
+    else if (join_path(path, sizeof path, out_dir, rel, err) || andrea_write_file_atomic(path, e->buf, e->len, err)) rc = -1;
     free(e->buf);
     e->buf = NULL;
     return rc;
@@ -150,7 +150,7 @@ static int write_maps(const report_data *d, const char *out_dir, plot_grid *thum
     uint64_t total = 0;
     for (int s = 0; s < d->n_suites; s++) total += (uint64_t)d->suites[s].n_examples * (uint64_t)LH;
     ae_progress prog;
-    ae_progress_begin(&prog, "render", total);
+    andrea_progress_begin(&prog, "render", total);
     encoded enc[MAP_BATCH];
     memset(enc, 0, sizeof enc);
     int rc = 0;
@@ -158,7 +158,7 @@ static int write_maps(const report_data *d, const char *out_dir, plot_grid *thum
         for (int h = 0; h < H && !rc; h++) {
             char dir[AE_PATH_MAX];
             snprintf(dir, sizeof dir, "%s/maps/L%d_H%d", out_dir, l, h);
-            rc = report_mkdirs(dir, err);
+            rc = andrea_report_mkdirs(dir, err);
         }
     for (int s = 0; s < d->n_suites && !rc; s++) {
         const report_suite *su = &d->suites[s];
@@ -167,7 +167,7 @@ static int write_maps(const report_data *d, const char *out_dir, plot_grid *thum
         size_t TT = (size_t)T * (size_t)T, n_maps, n_thumbs;
         if (ae_mul(TT, MAP_BATCH * sizeof(float), &n_maps) ||
             ae_mul((size_t)LH, (size_t)S * (size_t)S * sizeof(float), &n_thumbs)) {
-            rc = ae_fail(err, "%s: suite %s: maps too large (T = %d)", d->dump_path, su->name, T);
+            rc = andrea_fail(err, "%s: suite %s: maps too large (T = %d)", d->dump_path, su->name, T);
             break;
         }
         float *maps = malloc(n_maps);
@@ -179,7 +179,7 @@ static int write_maps(const report_data *d, const char *out_dir, plot_grid *thum
             free(thumbs);
             free(labels);
             free(label_mem);
-            rc = ae_fail(err, "%s: out of memory for suite %s", out_dir, su->name);
+            rc = andrea_fail(err, "%s: out of memory for suite %s", out_dir, su->name);
             break;
         }
         for (int e = 0; e < su->n_examples && !rc; e++) {
@@ -192,8 +192,8 @@ static int write_maps(const report_data *d, const char *out_dir, plot_grid *thum
              * encoded in parallel, then written here; memory is MAP_BATCH maps, not L × H. */
             for (int b0 = 0; b0 < LH && !rc; b0 += MAP_BATCH) {
                 int nb = LH - b0 < MAP_BATCH ? LH - b0 : MAP_BATCH;
-                if (ae_interrupted) {
-                    rc = ae_fail(err, "%s: interrupted", out_dir);
+                if (andrea_interrupted) {
+                    rc = andrea_fail(err, "%s: interrupted", out_dir);
                     break;
                 }
                 for (int j = 0; j < nb && !rc; j++) {
@@ -218,7 +218,7 @@ static int write_maps(const report_data *d, const char *out_dir, plot_grid *thum
                     snprintf(sub, sizeof sub, "%.80s \xC2\xB7 class %.64s: %s", d->model, su->name, st);
                     heatmap_spec hs = {maps + (size_t)j * TT, T, n, (const char *const *)labels,
                                        su->target + (size_t)e * TT, title, sub};
-                    encode(draw_heatmap(&hs, &enc[j].err), &enc[j]);
+                    encode(andrea_draw_heatmap(&hs, &enc[j].err), &enc[j]);
                 }
                 for (int j = 0; j < nb; j++) {
                     char rel[512];
@@ -227,7 +227,7 @@ static int write_maps(const report_data *d, const char *out_dir, plot_grid *thum
                     free(enc[j].buf);
                     memset(&enc[j], 0, sizeof enc[j]);
                 }
-                ae_progress_add(&prog, (uint64_t)nb);
+                andrea_progress_add(&prog, (uint64_t)nb);
             }
             if (e == 0 && !rc) {
                 char title[256], sub[512], rel[512];
@@ -235,7 +235,7 @@ static int write_maps(const report_data *d, const char *out_dir, plot_grid *thum
                 snprintf(sub, sizeof sub, "%.120s", d->model);
                 thumbs_spec ts = {L, H, thumbs, S, n, title, sub, &thumb_grids[s]};
                 encoded te = {0};
-                encode(draw_thumbs(&ts, &te.err), &te);
+                encode(andrea_draw_thumbs(&ts, &te.err), &te);
                 overview_name("thumbs", 's', s, su->name, rel, sizeof rel);
                 if (write_encoded(out_dir, rel, &te, err)) rc = -1;
             }
@@ -245,7 +245,7 @@ static int write_maps(const report_data *d, const char *out_dir, plot_grid *thum
         free(labels);
         free(label_mem);
     }
-    ae_progress_end(&prog);
+    andrea_progress_end(&prog);
     return rc;
 }
 
@@ -257,7 +257,7 @@ static int write_overviews(const report_data *d, const char *out_dir, plot_grid 
     if (!v || !lab) {
         free(v);
         free(lab);
-        return ae_fail(err, "%s: out of memory", out_dir);
+        return andrea_fail(err, "%s: out of memory", out_dir);
     }
     int rc = 0;
     for (int c = 0; c < d->n_classes && d->scores && !rc; c++) {
@@ -272,7 +272,7 @@ static int write_overviews(const report_data *d, const char *out_dir, plot_grid 
         snprintf(sub, sizeof sub, "%.120s \xC2\xB7 sha256 %.12s", d->model, d->sha256);
         score_grid_spec gs = {L, H, v, lab, title, sub, &score_grids[c]};
         encoded e = {0};
-        encode(draw_score_grid(&gs, &e.err), &e);
+        encode(andrea_draw_score_grid(&gs, &e.err), &e);
         overview_name("scores", 'c', c, d->classes[c], rel, sizeof rel);
         if (write_encoded(out_dir, rel, &e, err)) rc = -1;
     }
@@ -310,7 +310,7 @@ static int write_overviews(const report_data *d, const char *out_dir, plot_grid 
         char names[STEP_PLOT_MAX_SERIES][32];
         const char *np[STEP_PLOT_MAX_SERIES];
         if (!vals) {
-            rc = ae_fail(err, "%s: out of memory", out_dir);
+            rc = andrea_fail(err, "%s: out of memory", out_dir);
             break;
         }
         for (int si = 0; si < n_ser; si++) {
@@ -326,7 +326,7 @@ static int write_overviews(const report_data *d, const char *out_dir, plot_grid 
                  n_lab, n_lab > n_ser ? " (top 10 shown)" : "");
         step_plot_spec sp = {n_ser, d->n_steps, d->steps, vals, np, title, sub, "score"};
         encoded e = {0};
-        encode(draw_step_plot(&sp, &e.err), &e);
+        encode(andrea_draw_step_plot(&sp, &e.err), &e);
         free(vals);
         overview_name("steps", 'c', c, d->classes[c], rel, sizeof rel);
         if (write_encoded(out_dir, rel, &e, err)) rc = -1;
@@ -352,7 +352,7 @@ static const char *CSS =
     "border-radius:3px;padding:0 2px;margin:0 1px;white-space:pre}.tok i{color:#888;font-style:normal;font-size:10px}"
     ".gallery img{margin:0 .6em .6em 0;vertical-align:top}nav a{margin-right:1em}";
 
-void report_html_head(andrea_buf *b, const char *title, const char *up) {
+void andrea_report_html_head(andrea_buf *b, const char *title, const char *up) {
     (void)up;
     andrea_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     /* Offline by construction: nothing but this folder's images, styles and scripts (the
@@ -363,11 +363,11 @@ void report_html_head(andrea_buf *b, const char *title, const char *up) {
     andrea_buf_printf(b, "</title>\n<style>%s</style>\n</head>\n<body>\n", CSS);
 }
 
-int report_write_html(const char *out_dir, const char *rel, andrea_buf *b, ae_error *err) {
+int andrea_report_write_html(const char *out_dir, const char *rel, andrea_buf *b, ae_error *err) {
     char path[AE_PATH_MAX];
-    if (andrea_buf_failed(b)) return ae_fail(err, "%s/%s: out of memory building the page", out_dir, rel);
+    if (andrea_buf_failed(b)) return andrea_fail(err, "%s/%s: out of memory building the page", out_dir, rel);
     if (join_path(path, sizeof path, out_dir, rel, err)) return -1;
-    return ae_write_file_atomic(path, b->s, b->len, err);
+    return andrea_write_file_atomic(path, b->s, b->len, err);
 }
 
 /* One table cell with a number for sorting (data-v) and its text; NaN sorts last. */
@@ -560,7 +560,7 @@ static int write_index(const report_data *d, const char *out_dir, const plot_gri
     andrea_buf_init(&b);
     char title[512];
     snprintf(title, sizeof title, "andrea \xC2\xB7 %s", d->model);
-    report_html_head(&b, title, "");
+    andrea_report_html_head(&b, title, "");
     index_meta(&b, d);
     if (!d->scores) andrea_buf_puts(&b, "<p class=\"note\">The catalog holds no scores for this checkpoint.</p>\n");
 
@@ -576,7 +576,7 @@ static int write_index(const report_data *d, const char *out_dir, const plot_gri
     andrea_buf_puts(&b, SORT_JS);
     andrea_buf_puts(&b, "<script src=\"assets/andrea.js\"></script>\n"); /* clickable grids; no data needed */
     andrea_buf_puts(&b, "</body>\n</html>\n");
-    int rc = report_write_html(out_dir, "index.html", &b, err);
+    int rc = andrea_report_write_html(out_dir, "index.html", &b, err);
     andrea_buf_free(&b);
     return rc;
 }
@@ -587,7 +587,7 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
     andrea_buf_init(&b);
     char title[512];
     snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %s", l, h, d->model);
-    report_html_head(&b, title, "../");
+    andrea_report_html_head(&b, title, "../");
     andrea_buf_puts(&b, "<nav><a href=\"../index.html\">\xE2\x86\x90 all heads</a>");
     int prev = l * H + h - 1, next = l * H + h + 1;
     if (prev >= 0) andrea_buf_printf(&b, "<a href=\"L%d_H%d.html\">previous: L%d H%d</a>", prev / H, prev % H, prev / H, prev % H);
@@ -614,7 +614,7 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
     }
     andrea_buf_puts(&b, "</table>\n");
     /* Extra sections about this head go here, between the scores and the maps, in this order. */
-    char *circuits = circuits_head_html(d->db_path, d->sha256, l, h); /* top sources/destinations */
+    char *circuits = andrea_circuits_head_html(d->db_path, d->sha256, l, h); /* top sources/destinations */
     if (circuits) andrea_buf_puts(&b, circuits);
     free(circuits);
     andrea_buf_puts(&b, "<p class=\"precision\">" REPORT_PRECISION_NOTE " The PNGs are drawn from the dump's own values (maps "
@@ -655,33 +655,33 @@ static int write_head_page(const report_data *d, const char *out_dir, int l, int
             andrea_buf_puts(&b, "</details></figcaption></figure>\n");
         }
     }
-    report_html_scripts(&b, "../", l, h);
+    andrea_report_html_scripts(&b, "../", l, h);
     andrea_buf_puts(&b, "</body>\n</html>\n");
     char rel[64];
     snprintf(rel, sizeof rel, "heads/L%d_H%d.html", l, h);
-    int rc = report_write_html(out_dir, rel, &b, err);
+    int rc = andrea_report_write_html(out_dir, rel, &b, err);
     andrea_buf_free(&b);
     return rc;
 }
 
-int report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
+int andrea_report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
     (void)opt;
     char dir[AE_PATH_MAX];
-    if (report_mkdirs(out_dir, err)) return -1;
-    if (join_path(dir, sizeof dir, out_dir, "heads", err) || report_mkdirs(dir, err)) return -1;
-    if (join_path(dir, sizeof dir, out_dir, "overview", err) || report_mkdirs(dir, err)) return -1;
+    if (andrea_report_mkdirs(out_dir, err)) return -1;
+    if (join_path(dir, sizeof dir, out_dir, "heads", err) || andrea_report_mkdirs(dir, err)) return -1;
+    if (join_path(dir, sizeof dir, out_dir, "overview", err) || andrea_report_mkdirs(dir, err)) return -1;
     /* where each grid image put its heads, for the index's clickable grids */
     plot_grid *thumb_grids = calloc((size_t)d->n_suites + 1, sizeof *thumb_grids);
     plot_grid *score_grids = calloc((size_t)d->n_classes + 1, sizeof *score_grids);
     int rc = -1;
     if (!thumb_grids || !score_grids) {
-        ae_fail(err, "%s: out of memory", out_dir);
+        andrea_fail(err, "%s: out of memory", out_dir);
         goto out;
     }
     if (write_maps(d, out_dir, thumb_grids, err)) goto out;
     if (write_overviews(d, out_dir, score_grids, err)) goto out;
     report_interactive_options io = {NULL, 1, 0, NULL};
-    if (report_write_interactive(d, out_dir, &io, err)) goto out;
+    if (andrea_report_write_interactive(d, out_dir, &io, err)) goto out;
     for (int l = 0; l < d->n_layer; l++)
         for (int h = 0; h < d->n_head; h++)
             if (write_head_page(d, out_dir, l, h, err)) goto out;
@@ -693,4 +693,4 @@ out:
     return rc;
 }
 
-int report_default_examples(void) { return DEFAULT_EXAMPLES; }
+int andrea_report_default_examples(void) { return DEFAULT_EXAMPLES; }
