@@ -61,11 +61,11 @@ static double mean_token_loss(const float *loss, const unsigned char *use, int B
  * use[p] = 1 where predicting token p + 1 counts, p + 1 < len. Returns the last such p + 2
  * (the tokens the forward needs), 0 when there is none. use: [len], zeroed here. */
 static int loss_positions(const probe_suite *s, const probe_item *it, int len, unsigned char *use) {
-    const probe_class *c = probe_class_find(s->name);
+    const probe_class *c = andrea_probe_class_find(s->name);
     unsigned char *all = calloc((size_t)(it->n_tokens > 0 ? it->n_tokens : 1), 1);
     memset(use, 0, (size_t)len);
     if (!all) return -1;
-    (c ? c->loss_positions : probe_loss_at_queries)(it, all);
+    (c ? c->loss_positions : andrea_probe_loss_at_queries)(it, all);
     int need = 0;
     for (int p = 0; p + 1 < len && p + 1 < it->n_tokens; p++)
         if (all[p]) {
@@ -134,7 +134,7 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     int B = 0, T = 0;
     if (!pick || pick_items(items, max_items, pick, &B, &T)) {
         free(pick);
-        return ae_fail(err, "%s: out of memory", s->name);
+        return andrea_fail(err, "%s: out of memory", s->name);
     }
     if (B == 0) {
         free(pick);
@@ -143,7 +143,7 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     size_t bt, btv;
     if (ae_mul((size_t)B, (size_t)T, &bt) || ae_mul(bt, (size_t)V, &btv) || btv > ((size_t)1 << 34) / sizeof(float)) {
         free(pick);
-        return ae_fail(err, "%s: causal check too large (%d items x %d tokens x vocab %d)", s->name, B, T, V);
+        return andrea_fail(err, "%s: causal check too large (%d items x %d tokens x vocab %d)", s->name, B, T, V);
     }
     int *tokens = calloc(bt, sizeof(int)), *lengths = calloc((size_t)B, sizeof(int));
     unsigned char *use = calloc(bt, 1), *ablate = calloc((size_t)NH, 1), *want = calloc((size_t)NH, 1),
@@ -156,7 +156,7 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     int *targets = dev_loss ? malloc(bt * sizeof(int)) : NULL;
     int ret = -1;
     if (!tokens || !lengths || !use || !ablate || !want || !in_mean || (dev_loss ? !tloss || !targets : !logits)) {
-        ae_fail(err, "%s: out of memory for the causal check", s->name);
+        andrea_fail(err, "%s: out of memory for the causal check", s->name);
         goto out;
     }
     for (int b = 0; b < B; b++) {
@@ -165,7 +165,7 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
         memcpy(tokens + (size_t)b * T, it->tokens, sizeof(int) * (size_t)len);
         lengths[b] = len;
         if (loss_positions(items, it, len, use + (size_t)b * T) < 0) {
-            ae_fail(err, "%s: out of memory for the causal check", s->name);
+            andrea_fail(err, "%s: out of memory for the causal check", s->name);
             goto out;
         }
     }
@@ -197,7 +197,7 @@ int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite
     int bad = 0;
     double clean = dev_loss ? mean_token_loss(tloss, use, B, T, &bad) : mean_loss(logits, tokens, use, B, T, V);
     if (bad || (!dev_loss && ae_any_nonfinite(logits, btv))) {
-        ae_fail(err, "%s: causal check: the forward overflows float32 (non-finite logits): the checkpoint's weights are "
+        andrea_fail(err, "%s: causal check: the forward overflows float32 (non-finite logits): the checkpoint's weights are "
                      "far outside a trained model's range", s->name);
         goto out;
     }

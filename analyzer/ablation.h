@@ -12,7 +12,7 @@
 
 /* Fills s->clean_loss, s->n_ablation_items, s->ablation_mean and heads[].ablation_delta (NaN for
  * heads not ablated). max_items: items to use (the first ones with a loss position). */
-int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
+int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
                    andrea_suite_scores *s, ae_error *err);
 
 #endif

@@ -119,7 +119,7 @@ static const char *const MIGRATE_1_COPY =
     "DROP TABLE labels_v1; DROP TABLE head_scores_v1; DROP TABLE suites_v1;\n"
     "DROP TABLE runs_v1; DROP TABLE models_v1;\n";
 
-int catalog_step_from_name(const char *path, long long *step) {
+int andrea_catalog_step_from_name(const char *path, long long *step) {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     int found = 0;
@@ -140,7 +140,7 @@ int catalog_step_from_name(const char *path, long long *step) {
 /* The rule (docs/catalog.md): a trailing "[-_.]?(step|iter|ckpt)[-_]?DIGITS" or "[-_.]DIGITS"
  * (letters in any case) is removed; a name without such an ending, or that would become empty,
  * is its own series. */
-void catalog_series_from_name(const char *name, char *out, size_t cap) {
+void andrea_catalog_series_from_name(const char *name, char *out, size_t cap) {
     size_t n = strlen(name), k = n;
     while (k > 0 && isdigit((unsigned char)name[k - 1])) k--;
     size_t keep = n;
@@ -163,7 +163,7 @@ void catalog_series_from_name(const char *name, char *out, size_t cap) {
     snprintf(out, cap, "%.*s", (int)keep, name);
 }
 
-/* andrea_series(name): catalog_series_from_name as an SQL function (the schema migration). */
+/* andrea_series(name): andrea_catalog_series_from_name as an SQL function (the schema migration). */
 static void sql_series(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     (void)argc;
     const unsigned char *name = sqlite3_value_text(argv[0]);
@@ -172,11 +172,11 @@ static void sql_series(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
         return;
     }
     char out[512];
-    catalog_series_from_name((const char *)name, out, sizeof out);
+    andrea_catalog_series_from_name((const char *)name, out, sizeof out);
     sqlite3_result_text(ctx, out, -1, SQLITE_TRANSIENT);
 }
 
-void catalog_model_name(const char *path, char *out, size_t cap) {
+void andrea_catalog_model_name(const char *path, char *out, size_t cap) {
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/') n--; /* a folder (safetensors) may end in '/' */
     size_t b = n;
@@ -202,18 +202,18 @@ static char *config_json(const andrea_config *c) {
     return s;
 }
 
-int catalog_bind_real_or_null(sqlite3_stmt *st, int i, double v) {
+int andrea_catalog_bind_real_or_null(sqlite3_stmt *st, int i, double v) {
     return isfinite(v) ? sqlite3_bind_double(st, i, v) : sqlite3_bind_null(st, i);
 }
 
 /* Takes the write lock. busy_timeout already waits up to 30 s per attempt; a few more attempts
  * cover a long run of another writer (every run is one transaction of bounded size). */
-int catalog_begin_immediate(sqlite3 *db, const char *path, ae_error *err) {
+int andrea_catalog_begin_immediate(sqlite3 *db, const char *path, ae_error *err) {
     for (int attempt = 0;; attempt++) {
         int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
         if (rc == SQLITE_OK) return 0;
         if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || attempt >= 10)
-            return ae_fail(err, "%s: BEGIN IMMEDIATE failed after %d attempts: %s", path, attempt + 1,
+            return andrea_fail(err, "%s: BEGIN IMMEDIATE failed after %d attempts: %s", path, attempt + 1,
                            sqlite3_errmsg(db));
         usleep(100000);
     }
@@ -258,7 +258,7 @@ static int check_catalog_is_ours(sqlite3 *db, const char *path, ae_error *err) {
         if (app != 0 || !known) {
             char shown[64];
             andrea_printable(name ? name : "", shown, sizeof shown);
-            ae_fail(err, "%s: a SQLite database that is not an andrea catalog (%s '%s'); andrea writes only into its own "
+            andrea_fail(err, "%s: a SQLite database that is not an andrea catalog (%s '%s'); andrea writes only into its own "
                          "catalogs: give --db a new file or an andrea catalog",
                     path, app != 0 ? "another application's id, table" : "it has the table", shown);
             goto fail;
@@ -271,12 +271,12 @@ fail:
     return ret;
 }
 
-int catalog_open_rw(const char *path, sqlite3 **out, ae_error *err) {
+int andrea_catalog_open_rw(const char *path, sqlite3 **out, ae_error *err) {
     sqlite3 *db = NULL;
     *out = NULL;
     int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
-        ae_fail(err, "%s: cannot open catalog: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        andrea_fail(err, "%s: cannot open catalog: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close(db);
         return -1;
     }
@@ -295,9 +295,9 @@ int catalog_open_rw(const char *path, sqlite3 **out, ae_error *err) {
             continue;
         }
         if (rc == SQLITE_ROW || rc == SQLITE_DONE)
-            ae_fail(err, "%s: the catalog cannot be put in WAL mode (file system without shared memory?)", path);
+            andrea_fail(err, "%s: the catalog cannot be put in WAL mode (file system without shared memory?)", path);
         else
-            ae_fail(err, "%s: PRAGMA journal_mode=WAL failed: %s", path, sqlite3_errmsg(db));
+            andrea_fail(err, "%s: PRAGMA journal_mode=WAL failed: %s", path, sqlite3_errmsg(db));
         goto fail;
     }
     /* NORMAL is durable enough in WAL mode: a crash may lose the last commit, never consistency. */
@@ -348,8 +348,8 @@ static int insert_rows(sqlite3 *db, const char *path, const andrea_analysis *a, 
         SQL_CHECK(path, db, sqlite3_bind_double(suite_st, 6, su->rule.min_ratio), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_bind_double(suite_st, 7, su->rule.min_margin), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_bind_int(suite_st, 8, su->n_ablation_items), SQLITE_OK);
-        SQL_CHECK(path, db, catalog_bind_real_or_null(suite_st, 9, su->clean_loss), SQLITE_OK);
-        SQL_CHECK(path, db, catalog_bind_real_or_null(suite_st, 10, su->ablation_mean), SQLITE_OK);
+        SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(suite_st, 9, su->clean_loss), SQLITE_OK);
+        SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(suite_st, 10, su->ablation_mean), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_step(suite_st), SQLITE_DONE);
         char rule[256];
         snprintf(rule, sizeof rule, "{\"min_score\":%.6g,\"min_ratio\":%.6g,\"min_margin\":%.6g}",
@@ -362,20 +362,20 @@ static int insert_rows(sqlite3 *db, const char *path, const andrea_analysis *a, 
             SQL_CHECK(path, db, sqlite3_bind_int(score_st, 2, h->layer), SQLITE_OK);
             SQL_CHECK(path, db, sqlite3_bind_int(score_st, 3, h->head), SQLITE_OK);
             SQL_CHECK(path, db, sqlite3_bind_text(score_st, 4, su->name, -1, SQLITE_TRANSIENT), SQLITE_OK);
-            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 5, h->score), SQLITE_OK);
-            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 6, h->baseline), SQLITE_OK);
-            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 7, h->control), SQLITE_OK);
-            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 8, h->ablation_delta), SQLITE_OK);
-            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 9, su->ablation_mean), SQLITE_OK);
-            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 10, h->dla_mean), SQLITE_OK);
-            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 11, h->norm_mean), SQLITE_OK);
+            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(score_st, 5, h->score), SQLITE_OK);
+            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(score_st, 6, h->baseline), SQLITE_OK);
+            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(score_st, 7, h->control), SQLITE_OK);
+            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(score_st, 8, h->ablation_delta), SQLITE_OK);
+            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(score_st, 9, su->ablation_mean), SQLITE_OK);
+            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(score_st, 10, h->dla_mean), SQLITE_OK);
+            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(score_st, 11, h->norm_mean), SQLITE_OK);
             SQL_CHECK(path, db, sqlite3_bind_int64(score_st, 12, su->n_queries), SQLITE_OK);
             if (su->pass && su->pass->extra_name)
                 SQL_CHECK(path, db, sqlite3_bind_text(score_st, 13, su->pass->extra_name, -1, SQLITE_STATIC),
                           SQLITE_OK);
             else
                 SQL_CHECK(path, db, sqlite3_bind_null(score_st, 13), SQLITE_OK);
-            SQL_CHECK(path, db, catalog_bind_real_or_null(score_st, 14, h->extra), SQLITE_OK);
+            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(score_st, 14, h->extra), SQLITE_OK);
             SQL_CHECK(path, db, sqlite3_step(score_st), SQLITE_DONE);
             if (!h->label) continue;
             SQL_CHECK(path, db, sqlite3_reset(label_st), SQLITE_OK);
@@ -406,7 +406,7 @@ static int prepare_schema(sqlite3 *db, const char *path, ae_error *err) {
     sqlite3_finalize(st);
     st = NULL;
     if (v > ANDREA_CATALOG_SCHEMA_VERSION) {
-        ae_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
+        andrea_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
                 ANDREA_CATALOG_SCHEMA_VERSION);
         goto fail;
     }
@@ -424,7 +424,7 @@ static int prepare_schema(sqlite3 *db, const char *path, ae_error *err) {
     if (v == 1) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_1_RENAME, NULL, NULL, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_exec(db, SCHEMA, NULL, NULL, NULL), SQLITE_OK);
     if (v == 1) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_1_COPY, NULL, NULL, NULL), SQLITE_OK);
-    if (catalog_circuits_schema(db, path, err)) goto fail; /* circuit tables (catalog_circuits.c) */
+    if (andrea_catalog_circuits_schema(db, path, err)) goto fail; /* circuit tables (catalog_circuits.c) */
     if (v < ANDREA_CATALOG_SCHEMA_VERSION) {
         char uv[64];
         snprintf(uv, sizeof uv, "PRAGMA user_version=%d", ANDREA_CATALOG_SCHEMA_VERSION);
@@ -440,13 +440,13 @@ fail:
     return -1;
 }
 
-int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, ae_error *err) {
+int andrea_catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, ae_error *err) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     char *cfg = NULL;
     int in_tx = 0, ret = -1;
-    if (catalog_open_rw(path, &db, err)) return -1;
-    if (catalog_begin_immediate(db, path, err)) goto fail;
+    if (andrea_catalog_open_rw(path, &db, err)) return -1;
+    if (andrea_catalog_begin_immediate(db, path, err)) goto fail;
     in_tx = 1;
     /* The view holds no data: it is made anew on every write, so a catalog written by an older
      * andrea gets the view's newer columns (causal) on its next run. */
@@ -454,11 +454,11 @@ int catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, a
     if (prepare_schema(db, path, err)) goto fail;
     cfg = config_json(&a->cfg);
     if (!cfg) {
-        ae_fail(err, "%s: out of memory", path);
+        andrea_fail(err, "%s: out of memory", path);
         goto fail;
     }
     char name[512];
-    catalog_model_name(a->ckpt_path, name, sizeof name);
+    andrea_catalog_model_name(a->ckpt_path, name, sizeof name);
     /* One row per checkpoint content: the newest path wins; a step once known is kept. */
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,

@@ -14,7 +14,7 @@
  *   - readers (heads, sql) open the file read-only: a missing file is an error, never created;
  *   - every parameter from the user is bound with sqlite3_bind_*, never pasted into SQL.
  * Failure contract: -1 with "DB: <call> failed (file:line): sqlite message" or "DB: problem".
- * Test hook (test builds only, -DANDREA_TESTING): env ANDREA_TEST_CRASH_AT=mid-run makes catalog_write SIGKILL its own process halfway
+ * Test hook (test builds only, -DANDREA_TESTING): env ANDREA_TEST_CRASH_AT=mid-run makes andrea_catalog_write SIGKILL its own process halfway
  * through inserting the run's rows (inside the transaction).
  */
 #ifndef ANDREA_CATALOG_H
@@ -30,15 +30,15 @@
 #define ANDREA_CATALOG_APPLICATION_ID 0x414E4452
 
 /* Writes one analysis as one run. run_id (may be NULL) receives the new run's id. */
-int catalog_write(const char *db_path, const andrea_analysis *a, int64_t *run_id, ae_error *err);
+int andrea_catalog_write(const char *db_path, const andrea_analysis *a, int64_t *run_id, ae_error *err);
 
 /* Step of a checkpoint parsed from its file name: "..._step12000.bin", "step-1200", "step_5",
  * "Step300" (the last match in the base name). Returns 1 and sets *step when found, else 0. */
-int catalog_step_from_name(const char *path, long long *step);
+int andrea_catalog_step_from_name(const char *path, long long *step);
 
 /* The series of a checkpoint name (its step part removed: "run-step00400" -> "run"; the exact
  * rule is in docs/catalog.md) into out. */
-void catalog_series_from_name(const char *name, char *out, size_t cap);
+void andrea_catalog_series_from_name(const char *name, char *out, size_t cap);
 
 /* ---------- queries ---------- */
 
@@ -50,15 +50,15 @@ typedef struct {
     unsigned char *numeric; /* [n_rows * n_cols]: 1 integer, 2 real, 0 text/NULL */
 } catalog_rows;
 
-void catalog_rows_free(catalog_rows *r);
+void andrea_catalog_rows_free(catalog_rows *r);
 
 typedef enum { CATALOG_TABLE = 0, CATALOG_CSV = 1, CATALOG_JSON = 2 } catalog_format;
 /* Parses "table" | "csv" | "json"; -1 when unknown. */
-int catalog_format_parse(const char *s);
+int andrea_catalog_format_parse(const char *s);
 /* Writes rows to out in the format: an aligned text table (REALs shown with 6 digits, control
  * characters escaped: newline as \n), RFC 4180 CSV, or a JSON array of objects; CSV and JSON
  * print REALs with %.17g (exact round trip). */
-int catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_error *err);
+int andrea_catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_error *err);
 
 /* What one query may cost: a query still running after timeout_s seconds is stopped (0 = no
  * limit), and a result set that would take more than max_bytes of memory is refused (0 = the default,
@@ -92,12 +92,12 @@ typedef struct {
  * the filter names a class the catalog does not hold or a layer/head beyond every model's shape:
  * a usage error, not an empty answer. With pivot_step, cells are the score followed by "*" when
  * the head is labelled at that step (table: 3 decimals; CSV/JSON: %.17g). */
-int catalog_heads(const char *db_path, const catalog_heads_filter *f, const catalog_limits *lim, catalog_rows *out,
+int andrea_catalog_heads(const char *db_path, const catalog_heads_filter *f, const catalog_limits *lim, catalog_rows *out,
                   ae_error *err);
 
 /* Runs ONE read-only statement: the file is opened read-only, query_only is on, and an
  * authorizer refuses ATTACH/DETACH, writes, schema changes and pragma writes; several statements
  * in one string are refused. */
-int catalog_sql(const char *db_path, const char *sql, const catalog_limits *lim, catalog_rows *out, ae_error *err);
+int andrea_catalog_sql(const char *db_path, const char *sql, const catalog_limits *lim, catalog_rows *out, ae_error *err);
 
 #endif

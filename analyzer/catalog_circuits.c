@@ -46,7 +46,7 @@ static const char *const CIRCUITS_SCHEMA =
     "         h.copying AS copying, h.prev_pos AS prev_pos\n"
     "  FROM circuit_heads h JOIN circuit_runs r ON r.id = h.run_id;\n";
 
-int catalog_circuits_schema(sqlite3 *db, const char *path, ae_error *err) {
+int andrea_catalog_circuits_schema(sqlite3 *db, const char *path, ae_error *err) {
     SQL_CHECK(path, db, sqlite3_exec(db, CIRCUITS_SCHEMA, NULL, NULL, NULL), SQLITE_OK);
     return 0;
 fail:
@@ -70,7 +70,7 @@ static int insert_run(sqlite3 *db, const char *path, const char *ckpt, const cha
         st = NULL;
     }
     char name[512], when[32];
-    catalog_model_name(ckpt, name, sizeof name);
+    andrea_catalog_model_name(ckpt, name, sizeof name);
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
@@ -91,7 +91,7 @@ static int insert_run(sqlite3 *db, const char *path, const char *ckpt, const cha
     SQL_CHECK(path, db, sqlite3_bind_int(st, 7, c->head_dim), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_text(st, 8, when, -1, SQLITE_STATIC), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_text(st, 9, ANDREA_VERSION, -1, SQLITE_STATIC), SQLITE_OK);
-    SQL_CHECK(path, db, catalog_bind_real_or_null(st, 10, c->baseline), SQLITE_OK);
+    SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(st, 10, c->baseline), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_int(st, 11, c->baseline_samples), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_int64(st, 12, (sqlite3_int64)c->baseline_seed), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_int(st, 13, c->pos_window), SQLITE_OK);
@@ -126,8 +126,8 @@ static int insert_scores(sqlite3 *db, const char *path, const andrea_circuits *c
                 SQL_CHECK(path, db, sqlite3_bind_int(cs, 3, s % H), SQLITE_OK);
                 SQL_CHECK(path, db, sqlite3_bind_int(cs, 4, d / H), SQLITE_OK);
                 SQL_CHECK(path, db, sqlite3_bind_int(cs, 5, d % H), SQLITE_OK);
-                SQL_CHECK(path, db, sqlite3_bind_text(cs, 6, circuit_kind_names[k], -1, SQLITE_STATIC), SQLITE_OK);
-                SQL_CHECK(path, db, catalog_bind_real_or_null(cs, 7, andrea_circuits_score(c, k, s, d)), SQLITE_OK);
+                SQL_CHECK(path, db, sqlite3_bind_text(cs, 6, andrea_circuit_kind_names[k], -1, SQLITE_STATIC), SQLITE_OK);
+                SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(cs, 7, andrea_circuits_score(c, k, s, d)), SQLITE_OK);
                 SQL_CHECK(path, db, sqlite3_step(cs), SQLITE_DONE);
             }
     for (int i = 0; i < NH; i++) {
@@ -135,8 +135,8 @@ static int insert_scores(sqlite3 *db, const char *path, const andrea_circuits *c
         SQL_CHECK(path, db, sqlite3_bind_int64(hs, 1, run), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_bind_int(hs, 2, i / H), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_bind_int(hs, 3, i % H), SQLITE_OK);
-        SQL_CHECK(path, db, catalog_bind_real_or_null(hs, 4, c->copying[i]), SQLITE_OK);
-        SQL_CHECK(path, db, catalog_bind_real_or_null(hs, 5, c->prev_pos[i]), SQLITE_OK);
+        SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(hs, 4, c->copying[i]), SQLITE_OK);
+        SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(hs, 5, c->prev_pos[i]), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_step(hs), SQLITE_DONE);
     }
     sqlite3_finalize(cs);
@@ -148,13 +148,13 @@ fail:
     return -1;
 }
 
-int catalog_circuits_write(const char *path, const char *ckpt, const char *sha, const andrea_circuits *c,
+int andrea_catalog_circuits_write(const char *path, const char *ckpt, const char *sha, const andrea_circuits *c,
                            ae_error *err) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     int in_tx = 0;
-    if (catalog_open_rw(path, &db, err)) return -1;
-    if (catalog_begin_immediate(db, path, err)) goto fail;
+    if (andrea_catalog_open_rw(path, &db, err)) return -1;
+    if (andrea_catalog_begin_immediate(db, path, err)) goto fail;
     in_tx = 1;
     SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
@@ -162,14 +162,14 @@ int catalog_circuits_write(const char *path, const char *ckpt, const char *sha, 
     sqlite3_finalize(st);
     st = NULL;
     if (v > ANDREA_CATALOG_SCHEMA_VERSION) {
-        ae_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
+        andrea_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
                 ANDREA_CATALOG_SCHEMA_VERSION);
         goto fail;
     }
     char mark[64];
     snprintf(mark, sizeof mark, "PRAGMA application_id=%d", ANDREA_CATALOG_APPLICATION_ID);
     SQL_CHECK(path, db, sqlite3_exec(db, mark, NULL, NULL, NULL), SQLITE_OK);
-    if (catalog_circuits_schema(db, path, err)) goto fail;
+    if (andrea_catalog_circuits_schema(db, path, err)) goto fail;
     sqlite3_int64 run;
     if (insert_run(db, path, ckpt, sha, c, &run, err) || insert_scores(db, path, c, run, err)) goto fail;
     SQL_CHECK(path, db, sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
@@ -261,7 +261,7 @@ int andrea_circuits_rows(const andrea_circuits *c, int weights, int top, catalog
         const int r = (int)i;
         if (cell(out, r, 0, e[i].src / H, NULL) || cell(out, r, 1, e[i].src % H, NULL) ||
             cell(out, r, 2, e[i].dst / H, NULL) || cell(out, r, 3, e[i].dst % H, NULL) ||
-            cell(out, r, 4, 0, circuit_kind_names[e[i].kind]) || cell(out, r, 5, e[i].score, NULL) ||
+            cell(out, r, 4, 0, andrea_circuit_kind_names[e[i].kind]) || cell(out, r, 5, e[i].score, NULL) ||
             cell(out, r, 6, c->baseline, NULL)) {
             free(e);
             goto oom;
@@ -270,13 +270,13 @@ int andrea_circuits_rows(const andrea_circuits *c, int weights, int top, catalog
     free(e);
     return 0;
 oom:
-    catalog_rows_free(out);
-    return ae_fail(err, "circuits: out of memory");
+    andrea_catalog_rows_free(out);
+    return andrea_fail(err, "circuits: out of memory");
 }
 
 /* ---------- links for the head page ---------- */
 
-int catalog_circuit_links(const char *path, const char *sha, int layer, int head, int as_dst, int top,
+int andrea_catalog_circuit_links(const char *path, const char *sha, int layer, int head, int as_dst, int top,
                           circuit_link **out, int *n, ae_error *err) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
@@ -285,7 +285,7 @@ int catalog_circuit_links(const char *path, const char *sha, int layer, int head
     int ret = -1;
     *out = NULL;
     *n = 0;
-    if (stat(path, &sb) != 0) return ae_fail(err, "%s: no such catalog", path);
+    if (stat(path, &sb) != 0) return andrea_fail(err, "%s: no such catalog", path);
     SQL_CHECK(path, db, sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
     /* a catalog made before circuits has no view: no links */
@@ -316,13 +316,13 @@ int catalog_circuit_links(const char *path, const char *sha, int layer, int head
     SQL_CHECK(path, db, sqlite3_bind_int(st, 4, top > 0 ? top : -1), SQLITE_OK);
     *out = malloc(sizeof **out * (size_t)cap);
     if (!*out) {
-        ae_fail(err, "%s: out of memory", path);
+        andrea_fail(err, "%s: out of memory", path);
         goto fail;
     }
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (andrea_grow(out, &cap, (size_t)*n + 1, sizeof **out, 64)) {
-            ae_fail(err, "%s: out of memory", path);
+            andrea_fail(err, "%s: out of memory", path);
             goto fail;
         }
         const char *k = (const char *)sqlite3_column_text(st, 2);
@@ -343,13 +343,13 @@ fail:
     return ret;
 }
 
-char *circuits_head_html(const char *db_path, const char *sha, int layer, int head) {
+char *andrea_circuits_head_html(const char *db_path, const char *sha, int layer, int head) {
     enum { TOP = 5 };
     circuit_link *src = NULL, *dst = NULL;
     int ns = 0, nd = 0;
     ae_error err;
-    if (catalog_circuit_links(db_path, sha, layer, head, 1, TOP, &src, &ns, &err) ||
-        catalog_circuit_links(db_path, sha, layer, head, 0, TOP, &dst, &nd, &err) || (ns == 0 && nd == 0)) {
+    if (andrea_catalog_circuit_links(db_path, sha, layer, head, 1, TOP, &src, &ns, &err) ||
+        andrea_catalog_circuit_links(db_path, sha, layer, head, 0, TOP, &dst, &nd, &err) || (ns == 0 && nd == 0)) {
         free(src);
         free(dst);
         return NULL;

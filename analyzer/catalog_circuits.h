@@ -7,9 +7,9 @@
  * Invariants:
  *   - one circuit run per checkpoint sha256: the scores are a function of the weights alone, so a
  *     new computation replaces the old one in ONE transaction (BEGIN IMMEDIATE ... COMMIT);
- *   - the tables are created by catalog_circuits_schema, which every catalog writer calls inside
- *     its transaction (catalog_write, catalog_circuits_write), so any catalog has them;
- *   - a catalog that is not andrea's is refused before anything changes (catalog_open_rw).
+ *   - the tables are created by andrea_catalog_circuits_schema, which every catalog writer calls inside
+ *     its transaction (andrea_catalog_write, andrea_catalog_circuits_write), so any catalog has them;
+ *   - a catalog that is not andrea's is refused before anything changes (andrea_catalog_open_rw).
  * Failure contract: -1 with "DB: problem" or "DB: <call> failed (file:line): sqlite message".
  */
 #ifndef ANDREA_CATALOG_CIRCUITS_H
@@ -20,16 +20,16 @@
 #include "catalog.h"
 #include "circuits.h"
 
-/* The tables and views catalog_circuits_schema creates (for the writer's is-this-ours check). */
+/* The tables and views andrea_catalog_circuits_schema creates (for the writer's is-this-ours check). */
 #define CATALOG_CIRCUITS_NAMES \
     "circuit_runs", "circuit_composition", "circuit_heads", "head_composition", "head_weights"
 
 /* Creates the circuit tables and views if missing (inside the caller's transaction). */
-int catalog_circuits_schema(sqlite3 *db, const char *path, ae_error *err);
+int andrea_catalog_circuits_schema(sqlite3 *db, const char *path, ae_error *err);
 
 /* Stores c for the checkpoint (sha256 hex, path: its model name is the file name without .bin /
  * .safetensors, as in the models table), replacing an earlier circuit run of that checkpoint. */
-int catalog_circuits_write(const char *db_path, const char *ckpt_path, const char *sha256, const andrea_circuits *c,
+int andrea_catalog_circuits_write(const char *db_path, const char *ckpt_path, const char *sha256, const andrea_circuits *c,
                            ae_error *err);
 
 /* Computes the circuit scores of m on device (andrea_circuits_compute_on) and stores them (what
@@ -52,12 +52,12 @@ typedef struct {
 /* The `top` strongest links of head (layer, head) in the checkpoint: its sources (heads of earlier
  * layers composing into it) when as_dst != 0, else its destinations; by score descending. A
  * catalog without circuit scores for the checkpoint gives *n = 0. *out is malloc'd (free it). */
-int catalog_circuit_links(const char *db_path, const char *sha256, int layer, int head, int as_dst, int top,
+int andrea_catalog_circuit_links(const char *db_path, const char *sha256, int layer, int head, int as_dst, int top,
                           circuit_link **out, int *n, ae_error *err);
 
 /* The head page's fragment: "<h2>Circuits</h2>" with the top sources and destinations as two
  * tables, each other head linked as "L%d_H%d.html" (pages in one folder). NULL when the catalog
  * holds no circuit scores for the checkpoint (or cannot be read: the page then goes without). */
-char *circuits_head_html(const char *db_path, const char *sha256, int layer, int head);
+char *andrea_circuits_head_html(const char *db_path, const char *sha256, int layer, int head);
 
 #endif

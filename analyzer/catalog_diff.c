@@ -25,7 +25,7 @@ static int list_checkpoints(sqlite3 *db, const char *path, checkpoint_row **out,
     int rc;
     *n = 0;
     *out = malloc(sizeof **out * cap);
-    if (!*out) return ae_fail(err, "%s: out of memory", path);
+    if (!*out) return andrea_fail(err, "%s: out of memory", path);
     /* a catalog holding only circuit scores (andrea circuits --db) has no analysed checkpoint */
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('models', 'runs')",
@@ -44,7 +44,7 @@ static int list_checkpoints(sqlite3 *db, const char *path, checkpoint_row **out,
               SQLITE_OK);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (andrea_grow(out, &cap, (size_t)*n + 1, sizeof **out, 16)) {
-            ae_fail(err, "%s: out of memory", path);
+            andrea_fail(err, "%s: out of memory", path);
             goto fail;
         }
         checkpoint_row *c = &(*out)[(*n)++];
@@ -52,7 +52,7 @@ static int list_checkpoints(sqlite3 *db, const char *path, checkpoint_row **out,
         snprintf(c->name, sizeof c->name, "%s", name ? name : "");
         c->step = -1;
         if (sqlite3_column_type(st, 1) != SQLITE_NULL) c->step = sqlite3_column_int64(st, 1);
-        else if (!catalog_step_from_name(c->name, &c->step)) c->step = -1;
+        else if (!andrea_catalog_step_from_name(c->name, &c->step)) c->step = -1;
         c->run = sqlite3_column_int64(st, 2);
         c->n_layer = sqlite3_column_int(st, 3);
         c->n_head = sqlite3_column_int(st, 4);
@@ -78,7 +78,7 @@ static int resolve(const char *path, const char *option, const char *sel, const 
     if (at) {
         char *end;
         if (!isdigit((unsigned char)at[1]) || (step = strtoll(at + 1, &end, 10), *end) || step < 0) {
-            ae_fail(err, "%s: %s '%s': STEP after '@' must be a whole number", path, option, sel);
+            andrea_fail(err, "%s: %s '%s': STEP after '@' must be a whole number", path, option, sel);
             return CATALOG_DIFF_USAGE;
         }
     }
@@ -87,7 +87,7 @@ static int resolve(const char *path, const char *option, const char *sel, const 
     for (int pass = 0; pass < 2 && *pick < 0; pass++)
         for (int i = 0; i < n; i++) {
             char series[256];
-            catalog_series_from_name(cps[i].name, series, sizeof series);
+            andrea_catalog_series_from_name(cps[i].name, series, sizeof series);
             if (strcmp(pass ? series : cps[i].name, name)) continue;
             if (at && cps[i].step != step) continue;
             if (*pick < 0 || cps[i].step > cps[*pick].step ||
@@ -105,7 +105,7 @@ static int resolve(const char *path, const char *option, const char *sel, const 
         used += k > 0 ? (size_t)k : 0;
         if (used >= sizeof list - 40 && i + 1 < n) snprintf(list + used, sizeof list - used, ", ... (%d in all)", n);
     }
-    ae_fail(err, "%s: %s '%s' matches no checkpoint; the catalog holds: %s", path, option, sel,
+    andrea_fail(err, "%s: %s '%s' matches no checkpoint; the catalog holds: %s", path, option, sel,
             n ? list : "(no analysed checkpoint)");
     return CATALOG_DIFF_USAGE;
 }
@@ -117,15 +117,15 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, catalog_rows
     out->col_names = calloc((size_t)nc, sizeof(char *));
     out->cells = calloc(cap, sizeof(char *));
     out->numeric = calloc(cap, 1);
-    if (!out->col_names || !out->cells || !out->numeric) return ae_fail(err, "%s: out of memory", path);
+    if (!out->col_names || !out->cells || !out->numeric) return andrea_fail(err, "%s: out of memory", path);
     out->n_cols = nc;
     for (int i = 0; i < nc; i++)
-        if (!(out->col_names[i] = strdup(sqlite3_column_name(st, i)))) return ae_fail(err, "%s: out of memory", path);
+        if (!(out->col_names[i] = strdup(sqlite3_column_name(st, i)))) return andrea_fail(err, "%s: out of memory", path);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const size_t need = ((size_t)out->n_rows + 1) * (size_t)nc; /* nc <= SQLite's column limit */
         if (andrea_grow(&out->cells, &cap, need, sizeof(char *), 64) || andrea_grow(&out->numeric, &ncap, need, 1, 64))
-            return ae_fail(err, "%s: out of memory", path);
+            return andrea_fail(err, "%s: out of memory", path);
         const size_t base = (size_t)out->n_rows++ * nc;
         for (int i = 0; i < nc; i++) out->cells[base + i] = NULL;
         for (int i = 0; i < nc; i++) {
@@ -135,10 +135,10 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, catalog_rows
             if (t == SQLITE_NULL) continue;
             if (t == SQLITE_FLOAT) snprintf(buf, sizeof buf, "%.6g", sqlite3_column_double(st, i));
             const char *s = t == SQLITE_FLOAT ? buf : (const char *)sqlite3_column_text(st, i);
-            if (!(out->cells[base + i] = strdup(s ? s : ""))) return ae_fail(err, "%s: out of memory", path);
+            if (!(out->cells[base + i] = strdup(s ? s : ""))) return andrea_fail(err, "%s: out of memory", path);
         }
     }
-    if (rc != SQLITE_DONE) return ae_fail(err, "%s: query failed: %s", path, sqlite3_errmsg(db));
+    if (rc != SQLITE_DONE) return andrea_fail(err, "%s: query failed: %s", path, sqlite3_errmsg(db));
     return 0;
 }
 
@@ -156,15 +156,15 @@ static const char *const DIFF_SQL =
     "WHERE (?3 IS NULL OR k.class = ?3) AND (NOT ?4 OR f.label IS NOT t.label)\n"
     "ORDER BY abs(t.score - f.score) IS NULL, abs(t.score - f.score) DESC, k.layer, k.head, k.class";
 
-int catalog_diff(const char *path, const catalog_diff_options *o, catalog_rows *out, ae_error *err) {
+int andrea_catalog_diff(const char *path, const catalog_diff_options *o, catalog_rows *out, ae_error *err) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     checkpoint_row *cps = NULL;
     int n = 0, from, to, ret = -1, rc;
     struct stat sb;
     memset(out, 0, sizeof *out);
-    if (stat(path, &sb) != 0) return ae_fail(err, "%s: no such catalog", path);
-    if (!S_ISREG(sb.st_mode)) return ae_fail(err, "%s: not a regular file", path);
+    if (stat(path, &sb) != 0) return andrea_fail(err, "%s: no such catalog", path);
+    if (!S_ISREG(sb.st_mode)) return andrea_fail(err, "%s: not a regular file", path);
     SQL_CHECK(path, db, sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA query_only=ON", NULL, NULL, NULL), SQLITE_OK);
@@ -175,7 +175,7 @@ int catalog_diff(const char *path, const catalog_diff_options *o, catalog_rows *
     }
     const checkpoint_row *a = &cps[from], *b = &cps[to];
     if (a->n_layer != b->n_layer || a->n_head != b->n_head || a->d_model != b->d_model) {
-        ae_fail(err, "%s: %s (%d layers x %d heads, d_model %d) and %s (%d x %d, d_model %d) have different shapes; "
+        andrea_fail(err, "%s: %s (%d layers x %d heads, d_model %d) and %s (%d x %d, d_model %d) have different shapes; "
                      "a diff compares the heads of one architecture",
                 path, a->name, a->n_layer, a->n_head, a->d_model, b->name, b->n_layer, b->n_head, b->d_model);
         goto fail;
@@ -193,7 +193,7 @@ int catalog_diff(const char *path, const catalog_diff_options *o, catalog_rows *
         sqlite3_finalize(st);
         st = NULL;
         if (!have) {
-            ae_fail(err, "%s: --class '%s': neither %s nor %s has scores of that class", path, o->class_name, a->name,
+            andrea_fail(err, "%s: --class '%s': neither %s nor %s has scores of that class", path, o->class_name, a->name,
                     b->name);
             ret = CATALOG_DIFF_USAGE;
             goto fail;
@@ -207,7 +207,7 @@ int catalog_diff(const char *path, const catalog_diff_options *o, catalog_rows *
     if (collect(db, path, st, out, err)) goto fail;
     ret = 0;
 fail:
-    if (ret) catalog_rows_free(out);
+    if (ret) andrea_catalog_rows_free(out);
     free(cps);
     sqlite3_finalize(st);
     sqlite3_close(db);

@@ -6,7 +6,7 @@
  * Invariants:
  *   - the catalog is opened read-only and never created; selectors are bound, never pasted;
  *   - a selector names a model (models.name) or a series (the name without its trailing step
- *     part, catalog_series_from_name in catalog.h); model names are tried first, series only when no model has the
+ *     part, andrea_catalog_series_from_name in catalog.h); model names are tried first, series only when no model has the
  *     name; with @STEP only checkpoints of that step match; of several matches the highest step
  *     wins, then the most recent run; each checkpoint is read from its latest run;
  *   - rows come sorted by |delta| descending (rows without a delta last), then layer, head, class.
@@ -30,7 +30,7 @@ typedef struct {
 } catalog_diff_options;
 
 /* Columns: layer, head, class, from_score, to_score, delta, from_label, to_label, change. */
-int catalog_diff(const char *db_path, const catalog_diff_options *o, catalog_rows *out, ae_error *err);
+int andrea_catalog_diff(const char *db_path, const catalog_diff_options *o, catalog_rows *out, ae_error *err);
 
 
 #endif

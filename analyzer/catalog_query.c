@@ -15,7 +15,7 @@
 #include "catalog_sql.h"
 #include "../common/printable.h"
 
-void catalog_rows_free(catalog_rows *r) {
+void andrea_catalog_rows_free(catalog_rows *r) {
     if (r->col_names)
         for (int i = 0; i < r->n_cols; i++) free(r->col_names[i]);
     if (r->cells)
@@ -26,7 +26,7 @@ void catalog_rows_free(catalog_rows *r) {
     memset(r, 0, sizeof *r);
 }
 
-int catalog_format_parse(const char *s) {
+int andrea_catalog_format_parse(const char *s) {
     if (!strcmp(s, "table")) return CATALOG_TABLE;
     if (!strcmp(s, "csv")) return CATALOG_CSV;
     if (!strcmp(s, "json")) return CATALOG_JSON;
@@ -38,12 +38,12 @@ int catalog_format_parse(const char *s) {
 static int open_ro(const char *path, sqlite3 **out, ae_error *err) {
     struct stat sb;
     *out = NULL;
-    if (stat(path, &sb) != 0) return ae_fail(err, "%s: no such catalog", path);
-    if (!S_ISREG(sb.st_mode)) return ae_fail(err, "%s: not a regular file", path);
+    if (stat(path, &sb) != 0) return andrea_fail(err, "%s: no such catalog", path);
+    if (!S_ISREG(sb.st_mode)) return andrea_fail(err, "%s: not a regular file", path);
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
     if (rc != SQLITE_OK) {
-        ae_fail(err, "%s: cannot open catalog: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        andrea_fail(err, "%s: cannot open catalog: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close(db);
         return -1;
     }
@@ -76,25 +76,25 @@ static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double 
     int nc = sqlite3_column_count(st);
     out->n_cols = nc;
     out->col_names = calloc(nc ? (size_t)nc : 1, sizeof(char *));
-    if (!out->col_names) return ae_fail(err, "%s: out of memory", path);
+    if (!out->col_names) return andrea_fail(err, "%s: out of memory", path);
     for (int i = 0; i < nc; i++) {
         out->col_names[i] = strdup(sqlite3_column_name(st, i));
-        if (!out->col_names[i]) return ae_fail(err, "%s: out of memory", path);
+        if (!out->col_names[i]) return andrea_fail(err, "%s: out of memory", path);
     }
     size_t cap = 0, ncap = 0; /* cells (rows x columns) allocated in cells and numeric */
     for (;;) {
         int rc = sqlite3_step(st);
         if (rc == SQLITE_DONE) break;
         if (rc == SQLITE_INTERRUPT && timeout > 0)
-            return ae_fail(err, "%s: query stopped after %g s (the time limit; narrow the query, add LIMIT, or raise "
+            return andrea_fail(err, "%s: query stopped after %g s (the time limit; narrow the query, add LIMIT, or raise "
                                 "--timeout)", path, timeout);
-        if (rc != SQLITE_ROW) return ae_fail(err, "%s: query failed: %s", path, sqlite3_errmsg(db));
+        if (rc != SQLITE_ROW) return andrea_fail(err, "%s: query failed: %s", path, sqlite3_errmsg(db));
         size_t cells;
         if (ae_mul((size_t)out->n_rows + 1, (size_t)(nc ? nc : 1), &cells) || cells > ((size_t)1 << 40) / sizeof(char *))
-            return ae_fail(err, "%s: result too large", path);
+            return andrea_fail(err, "%s: result too large", path);
         if (andrea_grow(&out->cells, &cap, cells, sizeof(char *), 64 * (size_t)(nc ? nc : 1)) ||
             andrea_grow(&out->numeric, &ncap, cells, 1, 64 * (size_t)(nc ? nc : 1)))
-            return ae_fail(err, "%s: out of memory", path);
+            return andrea_fail(err, "%s: out of memory", path);
         size_t base = (size_t)out->n_rows * (size_t)nc;
         for (int i = 0; i < nc; i++) {
             int t = sqlite3_column_type(st, i);
@@ -116,9 +116,9 @@ static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double 
                 for (int j = i + 1; j < nc; j++) out->cells[base + j] = NULL;
                 out->n_rows++;
                 if (bytes > max_bytes)
-                    return ae_fail(err, "%s: result too large (over %zu MiB in memory; narrow the query or add LIMIT)",
+                    return andrea_fail(err, "%s: result too large (over %zu MiB in memory; narrow the query or add LIMIT)",
                                    path, max_bytes >> 20);
-                return ae_fail(err, "%s: out of memory", path);
+                return andrea_fail(err, "%s: out of memory", path);
             }
         }
         out->n_rows++;
@@ -146,10 +146,10 @@ static int check_schema(sqlite3 *db, const char *path, ae_error *err) {
     int v = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
     if (v > ANDREA_CATALOG_SCHEMA_VERSION)
-        return ae_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
+        return andrea_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
                        ANDREA_CATALOG_SCHEMA_VERSION);
     if (v < ANDREA_CATALOG_SCHEMA_VERSION)
-        return ae_fail(err, "%s: catalog schema version %d is older than this andrea's (%d): the next andrea classify "
+        return andrea_fail(err, "%s: catalog schema version %d is older than this andrea's (%d): the next andrea classify "
                             "or analyze into it upgrades it (docs/catalog.md)", path, v, ANDREA_CATALOG_SCHEMA_VERSION);
     return 0;
 fail:
@@ -178,7 +178,7 @@ static int check_filter(sqlite3 *db, const char *path, const catalog_heads_filte
             }
             sqlite3_finalize(st);
             andrea_printable(f->class_name, shown, sizeof shown);
-            ae_fail(err, "%s: no class '%s' in this catalog (it holds: %s)", path, shown, known[0] ? known : "none");
+            andrea_fail(err, "%s: no class '%s' in this catalog (it holds: %s)", path, shown, known[0] ? known : "none");
             return -2;
         }
         if (rc != SQLITE_ROW) goto fail;
@@ -192,11 +192,11 @@ static int check_filter(sqlite3 *db, const char *path, const catalog_heads_filte
         st = NULL;
         const int l = f->has_head ? f->head_layer : f->layer;
         if ((f->has_layer && f->layer >= nl) || (f->has_head && f->head_layer >= nl)) {
-            ae_fail(err, "%s: layer %d is out of range (the catalog's models have layers 0..%d)", path, l, nl - 1);
+            andrea_fail(err, "%s: layer %d is out of range (the catalog's models have layers 0..%d)", path, l, nl - 1);
             return -2;
         }
         if (f->has_head && f->head_head >= nh) {
-            ae_fail(err, "%s: head %d.%d is out of range (the catalog's models have heads 0..%d per layer)", path,
+            andrea_fail(err, "%s: head %d.%d is out of range (the catalog's models have heads 0..%d per layer)", path,
                     f->head_layer, f->head_head, nh - 1);
             return -2;
         }
@@ -207,7 +207,7 @@ fail:
     return -1;
 }
 
-/* Binds the filter to the heads statement (parameters ?1..?10, see catalog_heads). */
+/* Binds the filter to the heads statement (parameters ?1..?10, see andrea_catalog_heads). */
 static int bind_filter(sqlite3 *db, const char *path, sqlite3_stmt *st, const catalog_heads_filter *f, ae_error *err) {
     if (f->class_name) SQL_CHECK(path, db, sqlite3_bind_text(st, 1, f->class_name, -1, SQLITE_STATIC), SQLITE_OK);
     if (f->has_layer) SQL_CHECK(path, db, sqlite3_bind_int(st, 2, f->layer), SQLITE_OK);
@@ -252,12 +252,12 @@ static int pivot_rows(const char *path, const catalog_rows *in, catalog_rows *ou
     const int C_STEP = col_of(in, "step"), C_LAYER = col_of(in, "layer"), C_HEAD = col_of(in, "head"),
               C_CLASS = col_of(in, "class"), C_SCORE = col_of(in, "score"), C_LABEL = col_of(in, "label");
     if (C_STEP < 0 || C_LAYER < 0 || C_HEAD < 0 || C_CLASS < 0 || C_SCORE < 0 || C_LABEL < 0)
-        return ae_fail(err, "%s: the heads query lacks a column the pivot needs", path);
+        return andrea_fail(err, "%s: the heads query lacks a column the pivot needs", path);
     const size_t nc_in = (size_t)in->n_cols;
     long long *steps = malloc(((size_t)in->n_rows + 1) * sizeof *steps);
     int n_steps = 0, ret = -1;
     memset(out, 0, sizeof *out);
-    if (!steps) return ae_fail(err, "%s: out of memory", path);
+    if (!steps) return andrea_fail(err, "%s: out of memory", path);
     for (int r = 0; r < in->n_rows; r++) {
         const char *s = in->cells[(size_t)r * nc_in + C_STEP];
         if (!s) continue;
@@ -315,13 +315,13 @@ static int pivot_rows(const char *path, const catalog_rows *in, catalog_rows *ou
     ret = 0;
     goto done;
 oom:
-    ae_fail(err, "%s: out of memory", path);
+    andrea_fail(err, "%s: out of memory", path);
 done:
     free(steps);
     return ret;
 }
 
-int catalog_heads(const char *path, const catalog_heads_filter *f, const catalog_limits *lim, catalog_rows *out,
+int andrea_catalog_heads(const char *path, const catalog_heads_filter *f, const catalog_limits *lim, catalog_rows *out,
                   ae_error *err) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
@@ -341,15 +341,15 @@ int catalog_heads(const char *path, const catalog_heads_filter *f, const catalog
     if (f->pivot_step) {
         catalog_rows p;
         if (pivot_rows(path, out, &p, err)) {
-            catalog_rows_free(&p);
+            andrea_catalog_rows_free(&p);
             goto fail;
         }
-        catalog_rows_free(out);
+        andrea_catalog_rows_free(out);
         *out = p;
     }
     ret = 0;
 fail:
-    if (ret) catalog_rows_free(out);
+    if (ret) andrea_catalog_rows_free(out);
     sqlite3_finalize(st);
     sqlite3_close(db);
     return ret;
@@ -386,7 +386,7 @@ static int sql_authorizer(void *ud, int action, const char *a1, const char *a2, 
     }
 }
 
-int catalog_sql(const char *path, const char *sql, const catalog_limits *lim, catalog_rows *out, ae_error *err) {
+int andrea_catalog_sql(const char *path, const char *sql, const catalog_limits *lim, catalog_rows *out, ae_error *err) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL, *st2 = NULL;
     int ret = -1;
@@ -396,15 +396,15 @@ int catalog_sql(const char *path, const char *sql, const catalog_limits *lim, ca
     const char *tail = NULL;
     int rc = sqlite3_prepare_v2(db, sql, -1, &st, &tail);
     if (rc == SQLITE_AUTH) {
-        ae_fail(err, "%s: refused: andrea sql is read-only (no writes, ATTACH, or pragma settings)", path);
+        andrea_fail(err, "%s: refused: andrea sql is read-only (no writes, ATTACH, or pragma settings)", path);
         goto fail;
     }
     if (rc != SQLITE_OK) {
-        ae_fail(err, "%s: %s", path, sqlite3_errmsg(db));
+        andrea_fail(err, "%s: %s", path, sqlite3_errmsg(db));
         goto fail;
     }
     if (!st) {
-        ae_fail(err, "%s: empty SQL statement", path);
+        andrea_fail(err, "%s: empty SQL statement", path);
         goto fail;
     }
     /* Whatever follows the first statement must be empty: whitespace, ';' or comments, which
@@ -413,7 +413,7 @@ int catalog_sql(const char *path, const char *sql, const catalog_limits *lim, ca
         const char *next = NULL;
         rc = sqlite3_prepare_v2(db, tail, -1, &st2, &next);
         if (rc != SQLITE_OK || st2) {
-            ae_fail(err, "%s: only one SQL statement is allowed", path);
+            andrea_fail(err, "%s: only one SQL statement is allowed", path);
             goto fail;
         }
         if (next == tail) break;
@@ -421,13 +421,13 @@ int catalog_sql(const char *path, const char *sql, const catalog_limits *lim, ca
     }
     /* Belt and braces: whatever slipped past the authorizer must not write. */
     if (!sqlite3_stmt_readonly(st)) {
-        ae_fail(err, "%s: refused: the catalog is read-only here (use andrea classify to change it)", path);
+        andrea_fail(err, "%s: refused: the catalog is read-only here (use andrea classify to change it)", path);
         goto fail;
     }
     if (collect(db, path, st, lim, out, err)) goto fail;
     ret = 0;
 fail:
-    if (ret) catalog_rows_free(out);
+    if (ret) andrea_catalog_rows_free(out);
     sqlite3_finalize(st);
     sqlite3_finalize(st2);
     sqlite3_close(db);
@@ -498,7 +498,7 @@ static void table_cell(FILE *out, const char *s, size_t w, int right) {
         for (size_t i = 0; i < pad; i++) fputc(' ', out);
 }
 
-int catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_error *err) {
+int andrea_catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_error *err) {
     size_t nc = (size_t)r->n_cols;
     if (fmt == CATALOG_CSV) {
         for (size_t i = 0; i < nc; i++) {
@@ -515,13 +515,13 @@ int catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_
         }
     } else if (fmt == CATALOG_JSON) {
         cJSON *arr = cJSON_CreateArray();
-        if (!arr) return ae_fail(err, "out of memory");
+        if (!arr) return andrea_fail(err, "out of memory");
         for (int row = 0; row < r->n_rows; row++) {
             cJSON *o = cJSON_CreateObject();
             if (!o || !cJSON_AddItemToArray(arr, o)) {
                 cJSON_Delete(o);
                 cJSON_Delete(arr);
-                return ae_fail(err, "out of memory");
+                return andrea_fail(err, "out of memory");
             }
             for (size_t i = 0; i < nc; i++) {
                 size_t k = (size_t)row * nc + i;
@@ -534,13 +534,13 @@ int catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_
                 if (!v || !cJSON_AddItemToObject(o, r->col_names[i], v)) {
                     cJSON_Delete(v);
                     cJSON_Delete(arr);
-                    return ae_fail(err, "out of memory");
+                    return andrea_fail(err, "out of memory");
                 }
             }
         }
         char *s = cJSON_Print(arr);
         cJSON_Delete(arr);
-        if (!s) return ae_fail(err, "out of memory");
+        if (!s) return andrea_fail(err, "out of memory");
         fputs(s, out);
         fputc('\n', out);
         cJSON_free(s);
@@ -550,7 +550,7 @@ int catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_
         if (!w || !num) {
             free(w);
             free(num);
-            return ae_fail(err, "out of memory");
+            return andrea_fail(err, "out of memory");
         }
         for (size_t i = 0; i < nc; i++) {
             w[i] = width(r->col_names[i]);
@@ -582,6 +582,6 @@ int catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_
         free(w);
         free(num);
     }
-    if (ferror(out)) return ae_fail(err, "write error on output");
+    if (ferror(out)) return andrea_fail(err, "write error on output");
     return 0;
 }

@@ -9,12 +9,12 @@
 #include "../common/sqlite_check.h"
 
 /* Opens (creating) the catalog for writing: WAL mode, 30 s busy timeout. */
-int catalog_open_rw(const char *path, sqlite3 **out, ae_error *err);
+int andrea_catalog_open_rw(const char *path, sqlite3 **out, ae_error *err);
 /* Takes the write lock, retried while another writer holds it (each run is one transaction). */
-int catalog_begin_immediate(sqlite3 *db, const char *path, ae_error *err);
+int andrea_catalog_begin_immediate(sqlite3 *db, const char *path, ae_error *err);
 /* Binds v, or NULL when v is not finite (NaN: not measured). */
-int catalog_bind_real_or_null(sqlite3_stmt *st, int i, double v);
+int andrea_catalog_bind_real_or_null(sqlite3_stmt *st, int i, double v);
 /* The models table's name of a checkpoint: its file name without .bin / .safetensors. */
-void catalog_model_name(const char *path, char *out, size_t cap);
+void andrea_catalog_model_name(const char *path, char *out, size_t cap);
 
 #endif

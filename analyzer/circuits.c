@@ -30,7 +30,7 @@
 #include "../kernels/circuits_cuda.h"
 #endif
 
-const char *const circuit_kind_names[CIRCUIT_N_KINDS] = {"Q", "K", "V"};
+const char *const andrea_circuit_kind_names[CIRCUIT_N_KINDS] = {"Q", "K", "V"};
 
 /* LAPACK (OpenBLAS exports it): Cholesky, symmetric and general eigenvalues, column-major. */
 extern void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
@@ -83,7 +83,7 @@ static int sqrt_factor(const double *P, int hd, float *R, double *work, int lwor
     }
     memcpy(a, P, sizeof(double) * (size_t)hd * hd); /* semi-definite (e.g. zero weights): eigen-decompose */
     dsyev_("V", "U", &n, a, &n, w, ws, &lw, &info);
-    if (info != 0) return ae_fail(err, "LAPACK dsyev failed (info %d)", info);
+    if (info != 0) return andrea_fail(err, "LAPACK dsyev failed (info %d)", info);
     for (int k = 0; k < hd; k++) {
         double s = sqrt(w[k] > 0 ? w[k] : 0);
         for (int i = 0; i < hd; i++) R[k * hd + i] = (float)(s * a[(size_t)k * hd + i]); /* column k of V */
@@ -158,13 +158,13 @@ static void fill_normal(double *p, size_t n, crng *r) {
 int andrea_circuits_baseline(int C, int hd, int samples, uint64_t seed, double *out, ae_error *err) {
     size_t n = (size_t)C * hd;
     double *buf = malloc(sizeof(double) * (4 * n + 5 * (size_t)hd * hd));
-    if (!buf) return ae_fail(err, "circuits: out of memory");
+    if (!buf) return andrea_fail(err, "circuits: out of memory");
     double *U1 = buf, *V1 = U1 + n, *U2 = V1 + n, *V2 = U2 + n, *P1 = V2 + n, *Q1 = P1 + hd * hd, *P2 = Q1 + hd * hd,
            *Q2 = P2 + hd * hd, *G = Q2 + hd * hd;
     double *T1 = malloc(sizeof(double) * 2 * (size_t)hd * hd);
     if (!T1) {
         free(buf);
-        return ae_fail(err, "circuits: out of memory");
+        return andrea_fail(err, "circuits: out of memory");
     }
     double *T2 = T1 + hd * hd;
     crng r = {seed};
@@ -259,7 +259,7 @@ static int composition(const andrea_model *m, andrea_circuits *out, float *qkv, 
     double *work = malloc(sizeof(double) * (size_t)lwork), *rg = malloc(sizeof(double) * 2 * hd * hd);
     double *nov = malloc(sizeof(double) * NH), *nqk = malloc(sizeof(double) * NH);
     if (!S || !D || !dots || !part || !tmp || !work || !rg || !nov || !nqk) {
-        ae_fail(err, "circuits: out of memory (%zu MiB of Gram matrices)", (layer_bytes * block + 3 * layer_bytes) >> 20);
+        andrea_fail(err, "circuits: out of memory (%zu MiB of Gram matrices)", (layer_bytes * block + 3 * layer_bytes) >> 20);
         goto out;
     }
     for (int l = 0; l < L; l++) {

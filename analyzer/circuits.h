@@ -29,7 +29,7 @@
 typedef enum { CIRCUIT_Q = 0, CIRCUIT_K = 1, CIRCUIT_V = 2 } circuit_kind;
 #define CIRCUIT_N_KINDS 3
 /* "Q", "K", "V" */
-extern const char *const circuit_kind_names[CIRCUIT_N_KINDS];
+extern const char *const andrea_circuit_kind_names[CIRCUIT_N_KINDS];
 
 #define CIRCUITS_BASELINE_SAMPLES 16
 #define CIRCUITS_BASELINE_SEED 0x616e64726561ULL /* "andrea" */

@@ -68,11 +68,11 @@ done:
 /* The sha256 of checkpoint path ck (a folder: its model.safetensors) into hex; -1 when unreadable. */
 static int ckpt_sha256(const char *ck, char hex[65], ae_error *err) {
     struct stat sb;
-    if (stat(ck, &sb) != 0) return ae_fail(err, "%s: %s", ck, strerror(errno));
+    if (stat(ck, &sb) != 0) return andrea_fail(err, "%s: %s", ck, strerror(errno));
     char file[4200];
     if (S_ISDIR(sb.st_mode)) snprintf(file, sizeof file, "%s/model.safetensors", ck);
     else snprintf(file, sizeof file, "%s", ck);
-    return ae_sha256_file(file, hex, err);
+    return andrea_sha256_file(file, hex, err);
 }
 
 /* Looks in folder dir (not below it) for a checkpoint whose sha256 is want: files named *.bin or
@@ -92,7 +92,7 @@ static int find_by_sha256(const char *dir, const char *want, char *found, size_t
         struct stat sb;
         ae_error ignored;
         if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || ckpt_sha256(path, hex, &ignored)) continue;
-        if (ae_sha256_hex_equal(hex, want)) {
+        if (andrea_sha256_hex_equal(hex, want)) {
             snprintf(found, cap, "%s", path);
             hit = 1;
         }
@@ -111,25 +111,25 @@ static int open_checkpoint(const char *dump_path, const andrea_dump *d, const an
     const char *rec = andrea_dump_checkpoint_path(d), *want = andrea_dump_checkpoint_sha256(d);
     char found[4400] = "", hex[65];
     struct stat sb;
-    if (!want || strlen(want) != 64) return ae_fail(err, "%s: the dump records no checkpoint sha256", dump_path);
+    if (!want || strlen(want) != 64) return andrea_fail(err, "%s: the dump records no checkpoint sha256", dump_path);
     if (opt->ckpt) {
-        if (stat(opt->ckpt, &sb) != 0) return ae_fail(err, "%s: %s", opt->ckpt, strerror(errno));
+        if (stat(opt->ckpt, &sb) != 0) return andrea_fail(err, "%s: %s", opt->ckpt, strerror(errno));
         char inner[4200];
         snprintf(inner, sizeof inner, "%s/model.safetensors", opt->ckpt);
         if (S_ISDIR(sb.st_mode) && stat(inner, &sb) != 0) {
             if (!find_by_sha256(opt->ckpt, want, found, sizeof found))
-                return ae_fail(err, "%s: no checkpoint in this folder has the dump's sha256 (%.12s...)", opt->ckpt, want);
+                return andrea_fail(err, "%s: no checkpoint in this folder has the dump's sha256 (%.12s...)", opt->ckpt, want);
         } else {
             if (ckpt_sha256(opt->ckpt, hex, err)) return -1;
-            if (!ae_sha256_hex_equal(hex, want))
-                return ae_fail(err, "%s: sha256 %.12s... differs from the dump's checkpoint (%.12s...): not the model that was dumped",
+            if (!andrea_sha256_hex_equal(hex, want))
+                return andrea_fail(err, "%s: sha256 %.12s... differs from the dump's checkpoint (%.12s...): not the model that was dumped",
                                opt->ckpt, hex, want);
             snprintf(found, sizeof found, "%s", opt->ckpt);
         }
     } else {
         ae_error ignored;
         int moved = !rec || !rec[0] || stat(rec, &sb) != 0;
-        if (!moved && (ckpt_sha256(rec, hex, &ignored) || !ae_sha256_hex_equal(hex, want))) moved = 2;
+        if (!moved && (ckpt_sha256(rec, hex, &ignored) || !andrea_sha256_hex_equal(hex, want))) moved = 2;
         if (!moved) {
             snprintf(found, sizeof found, "%s", rec);
         } else {
@@ -143,7 +143,7 @@ static int open_checkpoint(const char *dump_path, const andrea_dump *d, const an
                 snprintf(why, sizeof why, "checkpoint %.600s (recorded in the dump) %s, and no checkpoint beside the dump has its sha256 %.12s...",
                          rec && rec[0] ? rec : "(none)", moved == 2 ? "has changed since the dump" : "not found", want);
                 if (!opt->no_causal)
-                    return ae_fail(err, "%s: %s: give it with --checkpoint PATH (a file or a folder to search), or --no-causal "
+                    return andrea_fail(err, "%s: %s: give it with --checkpoint PATH (a file or a folder to search), or --no-causal "
                                         "to classify without the causal check", dump_path, why);
                 snprintf(a->ablation_note, sizeof a->ablation_note, "%.700s: no causal check (--no-causal)", why);
                 return 0;
@@ -159,7 +159,7 @@ static void set_step(andrea_analysis *a, const andrea_classify_options *opt, con
         a->has_step = 1;
         a->step = opt->step;
     } else {
-        a->has_step = catalog_step_from_name(a->ckpt_path, &a->step) || catalog_step_from_name(other_name, &a->step);
+        a->has_step = andrea_catalog_step_from_name(a->ckpt_path, &a->step) || andrea_catalog_step_from_name(other_name, &a->step);
     }
 }
 
@@ -167,7 +167,7 @@ static void set_step(andrea_analysis *a, const andrea_classify_options *opt, con
  * items handed to the head scorer, one (sequence, head) map at a time (the sink interface of the
  * forward loop, so the numbers are those `andrea analyze` computes in the forward). */
 static int score_dump(andrea_dump *d, const char *dump_path, const andrea_config *cfg, head_scorer *hs, ae_error *err) {
-    const andrea_batch_sink k = head_scorer_sink(hs);
+    const andrea_batch_sink k = andrea_head_scorer_sink(hs);
     const int L = cfg->n_layer, H = cfg->n_head, NH = L * H, ns = andrea_dump_n_suites(d);
     int maxT = 0, rc = -1;
     uint64_t total_maps = 0;
@@ -180,14 +180,14 @@ static int score_dump(andrea_dump *d, const char *dump_path, const andrea_config
     }
     size_t tt, lht;
     if (ae_mul((size_t)maxT, (size_t)maxT, &tt) || ae_mul((size_t)NH, (size_t)maxT, &lht))
-        return ae_fail(err, "%s: sequence length %d too large", dump_path, maxT);
+        return andrea_fail(err, "%s: sequence length %d too large", dump_path, maxT);
     float *map = malloc(tt * sizeof(float)), *norm = malloc(lht * sizeof(float)), *dla = malloc(lht * sizeof(float));
     probe_suite items;
     memset(&items, 0, sizeof items);
     ae_progress prog;
-    ae_progress_begin(&prog, "classify", total_maps);
+    andrea_progress_begin(&prog, "classify", total_maps);
     if (!map || !norm || !dla) {
-        ae_fail(err, "%s: out of memory for a %d x %d map", dump_path, maxT, maxT);
+        andrea_fail(err, "%s: out of memory for a %d x %d map", dump_path, maxT, maxT);
         goto out;
     }
     for (int s = 0; s < ns; s++) {
@@ -196,7 +196,7 @@ static int score_dump(andrea_dump *d, const char *dump_path, const andrea_config
         const int has_dla = andrea_dump_has(d, s, "head_dla"), has_norm = andrea_dump_has(d, s, "head_out_norm");
         if (andrea_dump_read_items(d, s, &items, err)) goto out;
         if (k.suite_begin(k.self, s, &items, err)) {
-            ae_prefix(err, "%s", dump_path);
+            andrea_prefix(err, "%s", dump_path);
             goto out;
         }
         long long lo, hi;
@@ -204,8 +204,8 @@ static int score_dump(andrea_dump *d, const char *dump_path, const andrea_config
         for (int i = (int)lo; i < (int)hi; i++) {
             andrea_batch b = {.suite = s, .s = &items, .b0 = i, .nb = 1, .L = L, .H = H, .T = si->T,
                               .C = cfg->d_model, .lengths = &items.items[i].n_tokens};
-            ae_progress_add(&prog, (uint64_t)NH);
-            if (!head_scorer_wants(hs, i)) continue;
+            andrea_progress_add(&prog, (uint64_t)NH);
+            if (!andrea_head_scorer_wants(hs, i)) continue;
             /* storage order of the dump: seq, layer, head — one chunk per map */
             for (int h = 0; h < NH; h++)
                 if (andrea_dump_read_map(d, s, i, h / H, h % H, map, err) || k.maps(k.self, &b, (size_t)h, 1, map, err))
@@ -217,13 +217,13 @@ static int score_dump(andrea_dump *d, const char *dump_path, const andrea_config
             if (k.batch(k.self, &b, err)) goto out;
         }
         if (k.suite_end(k.self, s, err)) goto out;
-        probe_suite_free(&items);
+        andrea_probe_suite_free(&items);
         memset(&items, 0, sizeof items);
     }
     rc = 0;
 out:
-    ae_progress_end(&prog);
-    probe_suite_free(&items);
+    andrea_progress_end(&prog);
+    andrea_probe_suite_free(&items);
     free(map);
     free(norm);
     free(dla);
@@ -245,13 +245,13 @@ int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, const andrea
     andrea_engine *own = NULL;
     if (!eng && !(eng = own = andrea_engine_open(mp, eo, ablate_items, maxT, err))) return -1;
     ae_progress prog;
-    ae_progress_begin(&prog, "causal check", (uint64_t)n_suites);
+    andrea_progress_begin(&prog, "causal check", (uint64_t)n_suites);
     int rc = 0;
     for (int s = 0; s < n_suites && !rc; s++) {
-        rc = ablation_suite(eng, &mp->cfg, &suites[s], ablate_items, &a->suites[s], err);
-        ae_progress_add(&prog, 1);
+        rc = andrea_ablation_suite(eng, &mp->cfg, &suites[s], ablate_items, &a->suites[s], err);
+        andrea_progress_add(&prog, 1);
     }
-    ae_progress_end(&prog);
+    andrea_progress_end(&prog);
     andrea_engine_close(own);
     return rc;
 }
@@ -277,7 +277,7 @@ static int causal_model(const char *dump_path, andrea_dump *d, const andrea_clas
     }
     if (*mp && ((*mp)->cfg.n_layer != a->cfg.n_layer || (*mp)->cfg.n_head != a->cfg.n_head ||
                 (*mp)->cfg.d_model != a->cfg.d_model))
-        return ae_fail(err, "%s: its shape differs from the dump's config", (*mp)->path);
+        return andrea_fail(err, "%s: its shape differs from the dump's config", (*mp)->path);
     return 0;
 }
 
@@ -285,10 +285,10 @@ static int causal_model(const char *dump_path, andrea_dump *d, const andrea_clas
 static int read_all_items(andrea_dump *d, probe_suite **out, int *n, ae_error *err) {
     int ns = andrea_dump_n_suites(d);
     probe_suite *v = calloc((size_t)(ns > 0 ? ns : 1), sizeof *v);
-    if (!v) return ae_fail(err, "classify: out of memory");
+    if (!v) return andrea_fail(err, "classify: out of memory");
     for (int s = 0; s < ns; s++)
         if (andrea_dump_read_items(d, s, &v[s], err)) {
-            for (int i = 0; i <= s; i++) probe_suite_free(&v[i]);
+            for (int i = 0; i <= s; i++) andrea_probe_suite_free(&v[i]);
             free(v);
             return -1;
         }
@@ -318,42 +318,42 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
     snprintf(a->sha256, sizeof a->sha256, "%s", andrea_dump_checkpoint_sha256(d) ? andrea_dump_checkpoint_sha256(d) : "");
     snprintf(a->maps_dtype, sizeof a->maps_dtype, "%s", andrea_dump_maps_dtype(d) ? andrea_dump_maps_dtype(d) : "");
     if (!infos) {
-        ae_fail(err, "%s: out of memory", dump_path);
+        andrea_fail(err, "%s: out of memory", dump_path);
         goto out;
     }
     if (strlen(a->sha256) != 64) {
-        ae_fail(err, "%s: the dump records no checkpoint sha256", dump_path);
+        andrea_fail(err, "%s: the dump records no checkpoint sha256", dump_path);
         goto out;
     }
     set_step(a, opt, dump_path);
     if (ns <= 0) {
-        ae_fail(err, "%s: the dump holds no suite", dump_path);
+        andrea_fail(err, "%s: the dump holds no suite", dump_path);
         goto out;
     }
     for (int s = 0; s < ns; s++) infos[s] = *andrea_dump_suite(d, s);
-    double t0 = ae_now_seconds();
-    if (!(hs = head_scorer_open(cfg, &opt->rules, ns, err)) || score_dump(d, dump_path, cfg, hs, err)) goto out;
-    head_scorer_take(hs, a);
-    double t1 = ae_now_seconds();
+    double t0 = andrea_now_seconds();
+    if (!(hs = andrea_head_scorer_open(cfg, &opt->rules, ns, err)) || score_dump(d, dump_path, cfg, hs, err)) goto out;
+    andrea_head_scorer_take(hs, a);
+    double t1 = andrea_now_seconds();
     if (opt->timing) opt->timing->t_scoring += t1 - t0;
     if (causal_model(dump_path, d, opt, &model, &model_loaded, &mp, a, err)) goto out;
     const andrea_engine_options eo = engine_options(opt);
     if (mp && (read_all_items(d, &items, &n_items, err) ||
                andrea_causal_check(mp, NULL, &eo, items, n_items, opt->ablate_items, a, err))) {
-        ae_prefix(err, "%s", dump_path);
+        andrea_prefix(err, "%s", dump_path);
         goto out;
     }
-    if (opt->timing) opt->timing->t_causal += ae_now_seconds() - t1;
+    if (opt->timing) opt->timing->t_causal += andrea_now_seconds() - t1;
     if (!(a->settings_json = settings_json(a, infos, ns, opt->ablate_items))) {
-        ae_fail(err, "%s: out of memory", dump_path);
+        andrea_fail(err, "%s: out of memory", dump_path);
         goto out;
     }
     ret = 0;
 out:
-    for (int i = 0; i < n_items; i++) probe_suite_free(&items[i]);
+    for (int i = 0; i < n_items; i++) andrea_probe_suite_free(&items[i]);
     free(items);
     free(infos);
-    head_scorer_free(hs);
+    andrea_head_scorer_free(hs);
     if (model_loaded) andrea_model_free(&model);
     andrea_dump_close(d);
     if (ret) andrea_analysis_free(a);
@@ -370,7 +370,7 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
     snprintf(a->sha256, sizeof a->sha256, "%s", sha256);
     snprintf(a->maps_dtype, sizeof a->maps_dtype, "%s", maps_dtype);
     set_step(a, opt, dump_path ? dump_path : "");
-    head_scorer_take(hs, a);
+    andrea_head_scorer_take(hs, a);
     andrea_dump_suite_info *infos = calloc((size_t)(n_suites > 0 ? n_suites : 1), sizeof *infos);
     if (!infos) goto oom;
     for (int s = 0; s < n_suites; s++) {
@@ -379,7 +379,7 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
         infos[s].T = suites[s].max_len;
         infos[s].seed = suites[s].seed;
     }
-    double t0 = ae_now_seconds();
+    double t0 = andrea_now_seconds();
     if (opt->ablate_items <= 0) {
         snprintf(a->ablation_note, sizeof a->ablation_note, "causal check disabled (--ablate-items 0)");
     } else if (andrea_mpi_rank() != 0) {
@@ -392,12 +392,12 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
             return -1;
         }
     }
-    if (opt->timing) opt->timing->t_causal += ae_now_seconds() - t0;
+    if (opt->timing) opt->timing->t_causal += andrea_now_seconds() - t0;
     if (!(a->settings_json = settings_json(a, infos, n_suites, opt->ablate_items))) goto oom;
     free(infos);
     return 0;
 oom:
     free(infos);
     andrea_analysis_free(a);
-    return ae_fail(err, "%s: out of memory", m->path);
+    return andrea_fail(err, "%s: out of memory", m->path);
 }

@@ -15,7 +15,7 @@ struct head_scorer {
     int L, H, NH;
     andrea_rules rules;
     int n_suites;
-    andrea_suite_scores *suites; /* [n_suites], handed over by head_scorer_take */
+    andrea_suite_scores *suites; /* [n_suites], handed over by andrea_head_scorer_take */
     /* the suite being scored */
     score_seq_plan *plans;
     int n_plans;
@@ -38,7 +38,7 @@ static void free_plans(head_scorer *hs) {
 
 static int suite_begin(void *self, int si, const probe_suite *s, ae_error *err) {
     head_scorer *hs = self;
-    if (si < 0 || si >= hs->n_suites) return ae_fail(err, "scorer: suite %d outside 0..%d", si, hs->n_suites - 1);
+    if (si < 0 || si >= hs->n_suites) return andrea_fail(err, "scorer: suite %d outside 0..%d", si, hs->n_suites - 1);
     andrea_suite_scores *su = &hs->suites[si];
     snprintf(su->name, sizeof su->name, "%s", s->name);
     su->pass = andrea_pass_for(s->name);
@@ -46,17 +46,17 @@ static int suite_begin(void *self, int si, const probe_suite *s, ae_error *err) 
     su->clean_loss = su->ablation_mean = NAN;
     su->n_items = s->n_items;
     if (!su->heads && !(su->heads = calloc((size_t)hs->NH, sizeof *su->heads)))
-        return ae_fail(err, "scorer: out of memory");
+        return andrea_fail(err, "scorer: out of memory");
     free_plans(hs);
     hs->plans = calloc((size_t)(s->n_items ? s->n_items : 1), sizeof *hs->plans);
-    if (!hs->plans) return ae_fail(err, "scorer: out of memory");
+    if (!hs->plans) return andrea_fail(err, "scorer: out of memory");
     hs->n_plans = s->n_items;
     for (int i = 0; i < s->n_items; i++)
         if (score_plan_build(&s->items[i], i, s->name, &hs->plans[i], err)) return -1;
     hs_gpu_suite_begin(hs->gpu, hs->plans, hs->n_plans);
     if (s->max_len > hs->row_cap) {
         float *r = realloc(hs->row, sizeof(float) * (size_t)s->max_len);
-        if (!r) return ae_fail(err, "scorer: out of memory");
+        if (!r) return andrea_fail(err, "scorer: out of memory");
         hs->row = r;
         hs->row_cap = s->max_len;
     }
@@ -69,7 +69,7 @@ static int suite_begin(void *self, int si, const probe_suite *s, ae_error *err) 
     return 0;
 }
 
-int head_scorer_wants(const head_scorer *hs, int seq) {
+int andrea_head_scorer_wants(const head_scorer *hs, int seq) {
     return seq >= 0 && seq < hs->n_plans && hs->plans[seq].n_queries > 0;
 }
 
@@ -80,11 +80,11 @@ static int maps(void *self, const andrea_batch *b, size_t first, size_t n, const
     for (size_t i = 0; i < n; i++) {
         const size_t m = first + i;
         const int seq = b->b0 + (int)(m / NH), h = (int)(m % NH);
-        if (seq >= hs->n_plans) return ae_fail(err, "scorer: sequence %d of suite %s outside its items", seq, b->s->name);
+        if (seq >= hs->n_plans) return andrea_fail(err, "scorer: sequence %d of suite %s outside its items", seq, b->s->name);
         const score_seq_plan *p = &hs->plans[seq];
         if (p->n_queries == 0) continue;
-        if (b->maps_fp16) score_acc_add_f16(&hs->acc[h], p, (const uint16_t *)piece + i * tt, b->T, hs->row);
-        else score_acc_add(&hs->acc[h], p, (const float *)piece + i * tt, b->T);
+        if (b->maps_fp16) andrea_score_acc_add_f16(&hs->acc[h], p, (const uint16_t *)piece + i * tt, b->T, hs->row);
+        else andrea_score_acc_add(&hs->acc[h], p, (const float *)piece + i * tt, b->T);
     }
     return 0;
 }
@@ -162,9 +162,9 @@ static int suite_end(void *self, int si, ae_error *err) {
         const score_acc *a = &hs->acc[h];
         x->layer = h / hs->H;
         x->head = h % hs->H;
-        x->score = score_acc_score(a);
-        x->baseline = score_acc_baseline(a);
-        x->control = score_acc_control(a);
+        x->score = andrea_score_acc_score(a);
+        x->baseline = andrea_score_acc_baseline(a);
+        x->control = andrea_score_acc_control(a);
         x->extra = su->pass->extra ? su->pass->extra(a) : NAN;
         x->dla_mean = hs->dla_n[h] ? hs->dla_sum[h] / (double)hs->dla_n[h] : NAN;
         x->norm_mean = hs->norm_n[h] ? hs->norm_sum[h] / (double)hs->norm_n[h] : NAN;
@@ -176,10 +176,10 @@ static int suite_end(void *self, int si, ae_error *err) {
     return 0;
 }
 
-head_scorer *head_scorer_open(const andrea_config *cfg, const andrea_rules *rules, int n_suites, ae_error *err) {
+head_scorer *andrea_head_scorer_open(const andrea_config *cfg, const andrea_rules *rules, int n_suites, ae_error *err) {
     head_scorer *hs = calloc(1, sizeof *hs);
     if (!hs) {
-        ae_fail(err, "scorer: out of memory");
+        andrea_fail(err, "scorer: out of memory");
         return NULL;
     }
     hs->L = cfg->n_layer;
@@ -195,8 +195,8 @@ head_scorer *head_scorer_open(const andrea_config *cfg, const andrea_rules *rule
     hs->dla_n = calloc(NH, sizeof *hs->dla_n);
     hs->norm_n = calloc(NH, sizeof *hs->norm_n);
     if (!hs->suites || !hs->acc || !hs->dla_sum || !hs->norm_sum || !hs->dla_n || !hs->norm_n) {
-        head_scorer_free(hs);
-        ae_fail(err, "scorer: out of memory");
+        andrea_head_scorer_free(hs);
+        andrea_fail(err, "scorer: out of memory");
         return NULL;
     }
     hs->gpu = hs_gpu_open(hs->NH, err);
@@ -223,7 +223,7 @@ void head_scorer_take(head_scorer *hs, andrea_analysis *a) {
     hs->n_suites = 0;
 }
 
-void head_scorer_free(head_scorer *hs) {
+void andrea_head_scorer_free(head_scorer *hs) {
     if (!hs) return;
     free_plans(hs);
     for (int s = 0; s < hs->n_suites && hs->suites; s++) free(hs->suites[s].heads);

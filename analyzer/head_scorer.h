@@ -24,10 +24,10 @@
 typedef struct head_scorer head_scorer;
 
 /* A scorer for n_suites suites of a model of shape cfg, labelling with rules. */
-head_scorer *head_scorer_open(const andrea_config *cfg, const andrea_rules *rules, int n_suites, ae_error *err);
-andrea_batch_sink head_scorer_sink(head_scorer *hs);
+head_scorer *andrea_head_scorer_open(const andrea_config *cfg, const andrea_rules *rules, int n_suites, ae_error *err);
+andrea_batch_sink andrea_head_scorer_sink(head_scorer *hs);
 /* 1 when sequence `seq` of the suite begun last has an eligible query (its maps matter). */
-int head_scorer_wants(const head_scorer *hs, int seq);
+int andrea_head_scorer_wants(const head_scorer *hs, int seq);
 /* Hands the scored suites (every suite ended) to a: a->suites, a->n_suites; the scorer keeps none. */
 void head_scorer_take(head_scorer *hs, andrea_analysis *a);
 /* GPU batches: at most max_seqs sequences per scoring-kernel launch (0: the whole batch). */

@@ -8,7 +8,7 @@
 /* Unknown suite names: the user's targets define the class, so only the mass statistics apply,
  * under the same rule as the built-in classes. */
 const andrea_pass andrea_pass_generic = {
-    "generic", "the probe file's explicit targets", {0.30, 3.0, 0.15}, "top1", score_acc_top1, NULL,
+    "generic", "the probe file's explicit targets", {0.30, 3.0, 0.15}, "top1", andrea_score_acc_top1, NULL,
 };
 
 #define MAX_PASSES 64
@@ -17,15 +17,15 @@ static int n_passes = -1;
 
 static void build_passes(void) {
     int n = 0;
-    for (int i = 0; probe_classes[i].name && n < MAX_PASSES; i++, n++) {
-        const probe_class *c = &probe_classes[i];
+    for (int i = 0; andrea_probe_classes[i].name && n < MAX_PASSES; i++, n++) {
+        const probe_class *c = &andrea_probe_classes[i];
         andrea_pass *p = &passes[n];
         p->name = c->name;
         p->targets = c->targets;
         p->rule = c->rule;
         p->cls = c;
         p->extra_name = c->extra == PROBE_EXTRA_NONE ? NULL : c->extra_name;
-        p->extra = c->extra == PROBE_EXTRA_TOP1 ? score_acc_top1 : c->extra == PROBE_EXTRA_HARD_TOP1 ? score_acc_hard_top1 : NULL;
+        p->extra = c->extra == PROBE_EXTRA_TOP1 ? andrea_score_acc_top1 : c->extra == PROBE_EXTRA_HARD_TOP1 ? andrea_score_acc_hard_top1 : NULL;
     }
     n_passes = n;
 }

@@ -38,12 +38,12 @@ int andrea_reduce_suite_stats(score_acc *acc, double *dla_sum, double *norm_sum,
     if (!andrea_mpi_parallel()) return 0;
     size_t nf, ni;
     if (NH < 1 || ae_mul((size_t)NH, N_F64 * sizeof(double), &nf) || ae_mul((size_t)NH, N_I64 * sizeof(int64_t), &ni))
-        return ae_fail(err, "classify: %d heads cannot be reduced", NH);
+        return andrea_fail(err, "classify: %d heads cannot be reduced", NH);
     double *f = malloc(nf);
     int64_t *i = malloc(ni);
     int rc = -1;
     if (!f || !i) {
-        ae_fail(err, "classify: out of memory");
+        andrea_fail(err, "classify: out of memory");
         goto out;
     }
     /* one buffer per type, so two collectives per suite whatever the model's size */

@@ -21,7 +21,7 @@ static int parse_entry(const char *path, const char *key_raw, const cJSON *obj, 
                        ae_error *err) {
     char key[64], field[64];
     andrea_printable(key_raw, key, sizeof key);
-    if (!cJSON_IsObject(obj)) return ae_fail(err, "%s: \"%s\" must be an object", path, key);
+    if (!cJSON_IsObject(obj)) return andrea_fail(err, "%s: \"%s\" must be an object", path, key);
     for (const cJSON *f = obj->child; f; f = f->next) {
         double *dst;
         int *has;
@@ -29,10 +29,10 @@ static int parse_entry(const char *path, const char *key_raw, const cJSON *obj, 
         else if (!strcmp(f->string, "min_ratio")) dst = &o->r.min_ratio, has = &o->has_min_ratio;
         else if (!strcmp(f->string, "min_margin")) dst = &o->r.min_margin, has = &o->has_min_margin;
         else
-            return ae_fail(err, "%s: \"%s\": unknown field \"%s\" (min_score, min_ratio, min_margin)", path,
+            return andrea_fail(err, "%s: \"%s\": unknown field \"%s\" (min_score, min_ratio, min_margin)", path,
                            key, (andrea_printable(f->string, field, sizeof field), field));
         if (!cJSON_IsNumber(f) || !isfinite(f->valuedouble))
-            return ae_fail(err, "%s: \"%s\".%s must be a finite number", path, key, f->string);
+            return andrea_fail(err, "%s: \"%s\".%s must be a finite number", path, key, f->string);
         *dst = f->valuedouble;
         *has = 1;
     }
@@ -44,9 +44,9 @@ int andrea_rules_parse(andrea_rules *r, const char *path, const char *text, size
      * would answer the first, a Python writer meant the last) and NUL bytes are refused */
     char why[160];
     cJSON *root = andrea_json_parse_strict(text, len, 1, NULL, why, sizeof why);
-    if (!root) return ae_fail(err, "%s: %s", path, why);
+    if (!root) return andrea_fail(err, "%s: %s", path, why);
     int rc = 0;
-    if (!cJSON_IsObject(root)) rc = ae_fail(err, "%s: expected a JSON object of class -> rule", path);
+    if (!cJSON_IsObject(root)) rc = andrea_fail(err, "%s: expected a JSON object of class -> rule", path);
     for (const cJSON *e = root->child; !rc && e; e = e->next) {
         if (!strcmp(e->string, "default")) {
             rc = parse_entry(path, e->string, e, &r->file_default, err);
@@ -55,7 +55,7 @@ int andrea_rules_parse(andrea_rules *r, const char *path, const char *text, size
         if (strlen(e->string) >= sizeof r->names[0]) {
             char shown[48];
             andrea_printable(e->string, shown, sizeof shown);
-            rc = ae_fail(err, "%s: class name \"%s...\" longer than 63 bytes", path, shown);
+            rc = andrea_fail(err, "%s: class name \"%s...\" longer than 63 bytes", path, shown);
             break;
         }
         int slot = -1;
@@ -63,7 +63,7 @@ int andrea_rules_parse(andrea_rules *r, const char *path, const char *text, size
             if (!strcmp(r->names[i], e->string)) slot = i;
         if (slot < 0) {
             if (r->n >= ANDREA_RULES_MAX) {
-                rc = ae_fail(err, "%s: more than %d classes", path, ANDREA_RULES_MAX);
+                rc = andrea_fail(err, "%s: more than %d classes", path, ANDREA_RULES_MAX);
                 break;
             }
             slot = r->n++;
@@ -82,18 +82,18 @@ int andrea_rules_load(andrea_rules *r, const char *path, ae_error *err) {
     char *buf = malloc(RULES_FILE_MAX + 1);
     if (!buf) {
         fclose(f);
-        return ae_fail(err, "%s: out of memory", path);
+        return andrea_fail(err, "%s: out of memory", path);
     }
     size_t n = fread(buf, 1, RULES_FILE_MAX + 1, f);
     int rd_err = ferror(f);
     fclose(f);
     if (rd_err) {
         free(buf);
-        return ae_fail(err, "%s: read error", path);
+        return andrea_fail(err, "%s: read error", path);
     }
     if (n > RULES_FILE_MAX) {
         free(buf);
-        return ae_fail(err, "%s: larger than %d bytes, not a rules file", path, RULES_FILE_MAX);
+        return andrea_fail(err, "%s: larger than %d bytes, not a rules file", path, RULES_FILE_MAX);
     }
     buf[n] = 0;
     int rc = andrea_rules_parse(r, path, buf, n, err);

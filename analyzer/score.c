@@ -24,12 +24,12 @@ static void draw_distinct(uint64_t *s, int n, int k, int *out) {
 
 /* The class's hard queries (probes/classes.c), for its extra statistic. */
 static int mark_hard(const probe_item *it, int seq, const char *suite, score_seq_plan *p, ae_error *err) {
-    const probe_class *c = probe_class_find(suite);
+    const probe_class *c = andrea_probe_class_find(suite);
     if (!c || !c->hard || p->n_queries == 0) return 0;
     unsigned char *hard = calloc((size_t)it->n_tokens, 1);
     if (!hard) {
-        score_plan_free(p);
-        return ae_fail(err, "%s: item %d: out of memory", suite, seq);
+        andrea_score_plan_free(p);
+        return andrea_fail(err, "%s: item %d: out of memory", suite, seq);
     }
     c->hard(it, hard);
     for (int i = 0; i < p->n_queries; i++) p->queries[i].hard = hard[p->queries[i].query];
@@ -37,14 +37,14 @@ static int mark_hard(const probe_item *it, int seq, const char *suite, score_seq
     return 0;
 }
 
-void score_plan_free(score_seq_plan *p) {
+void andrea_score_plan_free(score_seq_plan *p) {
     free(p->queries);
     free(p->keys);
     free(p->control_keys);
     memset(p, 0, sizeof *p);
 }
 
-int score_plan_build(const probe_item *it, int seq, const char *suite, score_seq_plan *p,
+int andrea_score_plan_build(const probe_item *it, int seq, const char *suite, score_seq_plan *p,
                      ae_error *err) {
     memset(p, 0, sizeof *p);
     p->length = it->n_tokens;
@@ -52,26 +52,26 @@ int score_plan_build(const probe_item *it, int seq, const char *suite, score_seq
     size_t nq_bytes, nk_bytes;
     if (ae_mul((size_t)it->n_targets, sizeof(score_query), &nq_bytes) ||
         ae_mul((size_t)it->n_targets, sizeof(int), &nk_bytes))
-        return ae_fail(err, "%s: item %d: too many targets", suite, seq);
+        return andrea_fail(err, "%s: item %d: too many targets", suite, seq);
     p->queries = malloc(nq_bytes);
     p->keys = malloc(nk_bytes);
     p->control_keys = malloc(nk_bytes);
     if (!p->queries || !p->keys || !p->control_keys) {
-        score_plan_free(p);
-        return ae_fail(err, "%s: item %d: out of memory", suite, seq);
+        andrea_score_plan_free(p);
+        return andrea_fail(err, "%s: item %d: out of memory", suite, seq);
     }
     /* Targets arrive sorted by query then key (probe.h invariant); group them per query. */
     for (int i = 0; i < it->n_targets; i++) {
         int q = it->targets[i].query, k = it->targets[i].key;
         if (q < 0 || q >= it->n_tokens || k < 0 || k > q) {
-            score_plan_free(p);
-            return ae_fail(err, "%s: item %d: target (query %d, key %d) outside the causal window of a %d-token item",
+            andrea_score_plan_free(p);
+            return andrea_fail(err, "%s: item %d: target (query %d, key %d) outside the causal window of a %d-token item",
                            suite, seq, q, k, it->n_tokens);
         }
         if (p->n_queries == 0 || p->queries[p->n_queries - 1].query != q) {
             if (p->n_queries > 0 && p->queries[p->n_queries - 1].query > q) {
-                score_plan_free(p);
-                return ae_fail(err, "%s: item %d: targets are not sorted by query", suite, seq);
+                andrea_score_plan_free(p);
+                return andrea_fail(err, "%s: item %d: targets are not sorted by query", suite, seq);
             }
             score_query *sq = &p->queries[p->n_queries++];
             sq->query = q;
@@ -116,12 +116,12 @@ static void add_row(score_acc *a, const score_seq_plan *p, int i, const float *r
     a->n++;
 }
 
-void score_acc_add(score_acc *a, const score_seq_plan *p, const float *map, int T) {
+void andrea_score_acc_add(score_acc *a, const score_seq_plan *p, const float *map, int T) {
     for (int i = 0; i < p->n_queries; i++) add_row(a, p, i, map + (size_t)p->queries[i].query * (size_t)T);
     a->baseline_sum += p->baseline_sum;
 }
 
-void score_acc_add_f16(score_acc *a, const score_seq_plan *p, const uint16_t *map, int T, float *row) {
+void andrea_score_acc_add_f16(score_acc *a, const score_seq_plan *p, const uint16_t *map, int T, float *row) {
     for (int i = 0; i < p->n_queries; i++) {
         const int q = p->queries[i].query;
         const uint16_t *src = map + (size_t)q * (size_t)T;
@@ -132,8 +132,8 @@ void score_acc_add_f16(score_acc *a, const score_seq_plan *p, const uint16_t *ma
 }
 
 static double mean(double s, int64_t n) { return n > 0 ? s / (double)n : NAN; }
-double score_acc_score(const score_acc *a) { return mean(a->score_sum, a->n); }
-double score_acc_baseline(const score_acc *a) { return mean(a->baseline_sum, a->n); }
-double score_acc_control(const score_acc *a) { return mean(a->control_sum, a->n); }
-double score_acc_top1(const score_acc *a) { return mean(a->top1_sum, a->n); }
-double score_acc_hard_top1(const score_acc *a) { return mean(a->hard_top1_sum, a->n_hard); }
+double andrea_score_acc_score(const score_acc *a) { return mean(a->score_sum, a->n); }
+double andrea_score_acc_baseline(const score_acc *a) { return mean(a->baseline_sum, a->n); }
+double andrea_score_acc_control(const score_acc *a) { return mean(a->control_sum, a->n); }
+double andrea_score_acc_top1(const score_acc *a) { return mean(a->top1_sum, a->n); }
+double andrea_score_acc_hard_top1(const score_acc *a) { return mean(a->hard_top1_sum, a->n_hard); }

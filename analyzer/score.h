@@ -12,7 +12,7 @@
  * their target keys and control keys. Accumulators (score_acc) are per head and add plans and maps.
  * Invariants: keys of a plan are within [0..q]; sums are in double; an accumulator with n = 0
  * reports NaN (no eligible query), never 0.
- * Failure contract: score_plan_build returns -1 with "SUITE: item N: problem" on malformed targets
+ * Failure contract: andrea_score_plan_build returns -1 with "SUITE: item N: problem" on malformed targets
  * (key > query, query >= length) or on allocation failure.
  */
 #ifndef ANDREA_SCORE_H
@@ -43,9 +43,9 @@ typedef struct {
 } score_seq_plan;
 
 /* Builds the plan of one item (item index `seq` seeds the control keys). */
-int score_plan_build(const probe_item *item, int seq, const char *suite, score_seq_plan *plan,
+int andrea_score_plan_build(const probe_item *item, int seq, const char *suite, score_seq_plan *plan,
                      ae_error *err);
-void score_plan_free(score_seq_plan *plan);
+void andrea_score_plan_free(score_seq_plan *plan);
 
 typedef struct {
     double score_sum, control_sum, baseline_sum;
@@ -56,14 +56,14 @@ typedef struct {
 } score_acc;
 
 /* Adds one head's map of one sequence. map: [T, T] row-major, query × key, T >= plan->length. */
-void score_acc_add(score_acc *a, const score_seq_plan *plan, const float *map, int T);
+void andrea_score_acc_add(score_acc *a, const score_seq_plan *plan, const float *map, int T);
 /* Same for a map of IEEE fp16 bits (converted exactly, as a dump's reader does); row: [T] scratch. */
-void score_acc_add_f16(score_acc *a, const score_seq_plan *plan, const uint16_t *map, int T, float *row);
+void andrea_score_acc_add_f16(score_acc *a, const score_seq_plan *plan, const uint16_t *map, int T, float *row);
 
-double score_acc_score(const score_acc *a);
-double score_acc_baseline(const score_acc *a);
-double score_acc_control(const score_acc *a);
-double score_acc_top1(const score_acc *a);
-double score_acc_hard_top1(const score_acc *a);
+double andrea_score_acc_score(const score_acc *a);
+double andrea_score_acc_baseline(const score_acc *a);
+double andrea_score_acc_control(const score_acc *a);
+double andrea_score_acc_top1(const score_acc *a);
+double andrea_score_acc_hard_top1(const score_acc *a);
 
 #endif

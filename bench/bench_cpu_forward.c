@@ -85,13 +85,13 @@ static int run_child(const andrea_model *m, int B, int T, int mode, int fd) {
     int reps = 0;
     /* a forward of a second or more is timed once (its first-touch of engine scratch is a few
      * percent at most); shorter ones repeat for about a second and the warm-up is dropped */
-    while (reps == 0 || (first < 1.0 && ae_now_seconds() - start < 1.0 + first && reps < 20)) {
-        double t0 = ae_now_seconds();
+    while (reps == 0 || (first < 1.0 && andrea_now_seconds() - start < 1.0 + first && reps < 20)) {
+        double t0 = andrea_now_seconds();
         if (andrea_engine_forward(e, &io, &err)) {
             fprintf(stderr, "bench: %s\n", err.msg);
             return 1;
         }
-        double dt = ae_now_seconds() - t0;
+        double dt = andrea_now_seconds() - t0;
         if (reps == 0) first = dt;
         else if (dt < best) best = dt;
         reps++;

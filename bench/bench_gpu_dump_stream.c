@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
         }
         char path[4096];
         snprintf(path, sizeof path, "%s/stream_%d.h5", argv[2], T);
-        const double t0 = ae_now_seconds();
+        const double t0 = andrea_now_seconds();
         hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
         H5CK(f);
         hsize_t dims[5] = {(hsize_t)n, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T};
@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
         H5Pclose(dcpl);
         H5Sclose(sp);
         H5CK(H5Fclose(f));
-        const double s = ae_now_seconds() - t0, gb = (double)n * L * H * T * T * 2 / 1e9;
+        const double s = andrea_now_seconds() - t0, gb = (double)n * L * H * T * T * 2 / 1e9;
         printf("stream n=%d T=%d B=%d: %.2f s, %.2f GB of fp16 maps, %.2f GB/s\n", n, T, B, s, gb, gb / s);
         fflush(stdout);
         remove(path);

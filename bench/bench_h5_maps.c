@@ -34,7 +34,7 @@ static double run(const char *path, int n, int L, int H, int T, int B, int direc
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     CK(fapl);
     if (v110) CK(H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110));
-    double t0 = ae_now_seconds();
+    double t0 = andrea_now_seconds();
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     CK(f);
     hsize_t dims[5] = {(hsize_t)n, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T}, chunk[5] = {1, 1, 1, (hsize_t)T, (hsize_t)T};
@@ -65,7 +65,7 @@ static double run(const char *path, int n, int L, int H, int T, int B, int direc
     }
     CK(H5Dclose(d));
     CK(H5Fclose(f));
-    double t = ae_now_seconds() - t0;
+    double t = andrea_now_seconds() - t0;
     H5Sclose(sp);
     H5Pclose(dcpl);
     H5Pclose(fapl);

@@ -84,7 +84,7 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
     char (*href)[300] = calloc((size_t)n, sizeof *href);
     int ret = -1;
     if (!sc || !in || !href) {
-        ae_fail(err, "%s: out of memory", dir);
+        andrea_fail(err, "%s: out of memory", dir);
         goto out;
     }
     const int root = andrea_mpi_rank() == 0;
@@ -108,7 +108,7 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
                                          sc[i].maps_dtype, sc[i].db, rdir, &ropt, err);
         else if (renders)
             rrc = andrea_render(sc[i].dump, sc[i].db, rdir, &ropt, err);
-        report_collector_free(sc[i].collected);
+        andrea_report_collector_free(sc[i].collected);
         sc[i].collected = NULL;
         if (andrea_mpi_agree(rrc, err)) goto out;
         snprintf(href[i], sizeof href[i], "%s/index.html", sc[i].name);
@@ -120,13 +120,13 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
     snprintf(page, sizeof page, "%s/index.html", dir);
     int rc = 0;
     if (root) {
-        rc = series_load(sc[0].db, in, n, &d, err);
-        if (!rc && (rc = series_page_write(&d, page, err)) == 0) {
+        rc = andrea_series_load(sc[0].db, in, n, &d, err);
+        if (!rc && (rc = andrea_series_page_write(&d, page, err)) == 0) {
             printf("series %s: labelled heads per step\n", d.name);
-            series_table_write(stdout, &d);
+            andrea_series_table_write(stdout, &d);
             printf("\ncatalog: %s\nseries:  %s\n", sc[0].db, page);
         }
-        if (!rc) series_free(&d);
+        if (!rc) andrea_series_free(&d);
     }
     if (andrea_mpi_agree(rc, err)) goto out;
     ret = 0;

@@ -136,7 +136,7 @@ int cli_opt_report_maps(const char *cmd, const char *arg, int *maps_per_suite) {
 }
 
 int cli_opt_format(const char *cmd, const char *arg, int *fmt) {
-    int f = catalog_format_parse(arg);
+    int f = andrea_catalog_format_parse(arg);
     if (f < 0) return cli_usage_error(cmd, "--format is table, csv or json, not '%s'", arg);
     *fmt = f;
     return 0;
@@ -151,8 +151,8 @@ int cli_opt_timeout(const char *cmd, const char *arg, catalog_limits *lim) {
 }
 
 int cli_print_rows(catalog_rows *rows, int fmt, ae_error *err) {
-    int rc = catalog_rows_write(stdout, rows, (catalog_format)fmt, err);
-    catalog_rows_free(rows);
+    int rc = andrea_catalog_rows_write(stdout, rows, (catalog_format)fmt, err);
+    andrea_catalog_rows_free(rows);
     if (rc) return cli_fail(err);
     return cli_stdout_done();
 }
@@ -160,7 +160,7 @@ int cli_print_rows(catalog_rows *rows, int fmt, ae_error *err) {
 int cli_stdout_done(void) {
     if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
     ae_error err;
-    ae_fail(&err, "stdout: write failed");
+    andrea_fail(&err, "stdout: write failed");
     return cli_fail(&err);
 }
 

@@ -129,7 +129,7 @@ static int defer_catalog(analyze_scored *scored, andrea_analysis *a, const andre
  * checkpoint is scored. */
 static int analyze_one(const char *ckpt, const char *report_dir, const analyze_args *aa,
                        const andrea_classify_options *copt, int index, analyze_scored *scored, ae_error *err) {
-    const double t_start = ae_now_seconds();
+    const double t_start = andrea_now_seconds();
     andrea_model m;
     memset(&m, 0, sizeof m);
     andrea_tokenizer *tok = NULL;
@@ -143,14 +143,14 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     char name[256], dump_path[4400], db_path[4400], hex[65], tok_desc[4200];
     if (andrea_model_load(&m, ckpt, err)) return -1;
     tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, aa->tok_dir, err);
-    if (!tok && !probe_spec_is_file(aa->probes)) goto out;
+    if (!tok && !andrea_probe_spec_is_file(aa->probes)) goto out;
     snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
-    if (probe_suites_load(aa->probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &aa->po, &suites, &n_suites, err))
+    if (andrea_probe_suites_load(aa->probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &aa->po, &suites, &n_suites, err))
         goto out;
     const double t_load = ae_now_seconds() - t_start;
     /* the sha256 started on a thread with the load (engine/checkpoint_hash.h): this waits for its rest */
     if (andrea_checkpoint_sha256(&m, hex, err)) goto out;
-    const double t_hash = ae_now_seconds() - t_start - t_load;
+    const double t_hash = andrea_now_seconds() - t_start - t_load;
     run_name_and_dump(ckpt, index, aa, name, sizeof name, dump_path, sizeof dump_path);
     const int dumping = aa->dump_file || aa->keep_dumps;
     snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
@@ -231,7 +231,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     const double t_rep0 = ae_now_seconds();
     if (!wrc)
         wrc = andrea_render_collected(rcol, hex, dumping ? dump_path : NULL, a.maps_dtype, db_path, rdir, &ropt, err);
-    const double t_end = ae_now_seconds();
+    const double t_end = andrea_now_seconds();
     if (andrea_mpi_agree(wrc, err)) goto out;
     printf("%s%s%s%s\n", shown_path(ckpt), dumping ? " (" : "", dumping ? dump_path : "", dumping ? ")" : "");
     andrea_summary_write(stdout, &a);
@@ -242,9 +242,9 @@ out:
     andrea_mpi_serial_phase(0);
     andrea_analysis_free(&a);
     andrea_engine_close(eng);
-    head_scorer_free(hs);
-    report_collector_free(rcol);
-    probe_suites_free(suites, n_suites);
+    andrea_head_scorer_free(hs);
+    andrea_report_collector_free(rcol);
+    andrea_probe_suites_free(suites, n_suites);
     andrea_tokenizer_free(tok);
     andrea_model_free(&m);
     return ret;
@@ -342,7 +342,7 @@ int cmd_analyze(int argc, char **argv) {
     if (aa.dump_file && !aa.dump_file[0]) return cli_usage_error("analyze", "--dump wants a file name, not ''");
     if (rules && andrea_rules_load(&o.rules, rules, &err)) return cli_fail(&err);
     if (mkdir(aa.dir, 0777) != 0 && errno != EEXIST) {
-        ae_fail(&err, "%s: %s", aa.dir, strerror(errno));
+        andrea_fail(&err, "%s: %s", aa.dir, strerror(errno));
         return cli_fail(&err);
     }
     char bundled_path[4096];

@@ -86,7 +86,7 @@ int cmd_classify(int argc, char **argv) {
         case 'P':
             if ((bad = cli_opt_precision("classify", optarg, &o.precision))) return bad;
             break;
-        case 'q': ae_progress_quiet = 1; break;
+        case 'q': andrea_progress_quiet = 1; break;
         case 'N': o.no_causal = 1; break;
         case 't': timing = 1; break;
         case 'h': help(stdout); return cli_stdout_done();
@@ -100,16 +100,16 @@ int cmd_classify(int argc, char **argv) {
      * child first (dump/dump.h). `andrea analyze` skips this: it classifies its own new file. */
     if (andrea_dump_check_isolated(argv[optind], &err)) return cli_fail(&err);
     andrea_analysis a;
-    const double t0 = ae_now_seconds();
+    const double t0 = andrea_now_seconds();
     if (andrea_classify_dump(argv[optind], &o, &a, &err)) return cli_fail(&err);
-    const double t_cat0 = ae_now_seconds();
+    const double t_cat0 = andrea_now_seconds();
     if (a.ablation_note[0])
         fprintf(stderr, "andrea classify: %s: %s\n", o.no_causal && strstr(a.ablation_note, "--no-causal") ? "warning" : "note",
                 a.ablation_note);
     int64_t run = 0;
     /* MPI: the statistics were pooled on every rank; rank 0 alone writes and prints them. */
     const int root = andrea_mpi_rank() == 0;
-    if (andrea_mpi_agree(root ? catalog_write(db, &a, &run, &err) : 0, &err)) {
+    if (andrea_mpi_agree(root ? andrea_catalog_write(db, &a, &run, &err) : 0, &err)) {
         andrea_analysis_free(&a);
         return cli_fail(&err);
     }
@@ -117,10 +117,10 @@ int cmd_classify(int argc, char **argv) {
         andrea_analysis_free(&a);
         return 0;
     }
-    if (!ae_progress_quiet) andrea_summary_write(stdout, &a);
+    if (!andrea_progress_quiet) andrea_summary_write(stdout, &a);
     printf("catalog: %s (run %lld)\n", db, (long long)run);
     if (timing) {
-        const double t_end = ae_now_seconds();
+        const double t_end = andrea_now_seconds();
         fprintf(stderr, "andrea classify: time: scoring (maps read from the dump) %.2f s, causal check %.2f s, catalog %.2f s, "
                         "total %.2f s\n", ct.t_scoring, ct.t_causal, t_end - t_cat0, t_end - t0);
     }

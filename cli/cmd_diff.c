@@ -54,7 +54,7 @@ int cmd_diff(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("diff", "unexpected argument '%s'", argv[optind]);
     ae_error err = {{0}};
     catalog_rows rows;
-    int rc = catalog_diff(db, &o, &rows, &err);
+    int rc = andrea_catalog_diff(db, &o, &rows, &err);
     if (rc == CATALOG_DIFF_USAGE) {
         cli_fail(&err);
         return 2;

@@ -65,36 +65,36 @@ static void usage(FILE *f) {
 /* --out is checked before the model is even loaded: the dump is renamed over it at the end, so a
  * device or FIFO there (as root: /dev/null) would be replaced by a regular file, and a missing
  * folder would only be found once the temporary is created. (A folder is refused by
- * ae_tmp_begin, common/atomic_file.c, for every output.) */
+ * andrea_tmp_begin, common/atomic_file.c, for every output.) */
 static int check_out_path(const char *out) {
     ae_error err = {{0}};
     struct stat st;
     if (!*out) return cli_usage_error("dump", "--out wants a file name, not ''");
     if (stat(out, &st) == 0) {
         if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return 0;
-        ae_fail(&err, "%s: exists and is not a regular file (a device, FIFO or socket): andrea would replace "
+        andrea_fail(&err, "%s: exists and is not a regular file (a device, FIFO or socket): andrea would replace "
                       "it; give the name of a file to write", out);
         return cli_fail(&err);
     }
     if (errno != ENOENT) {
-        ae_fail(&err, "%s: cannot write there: %s", out, strerror(errno));
+        andrea_fail(&err, "%s: cannot write there: %s", out, strerror(errno));
         return cli_fail(&err);
     }
     size_t n = strlen(out);
     if (out[n - 1] == '/') {
-        ae_fail(&err, "%s: names a folder; --out names the dump file to write", out);
+        andrea_fail(&err, "%s: names a folder; --out names the dump file to write", out);
         return cli_fail(&err);
     }
     const char *slash = strrchr(out, '/');
     if (!slash) return 0;
     char dir[4096];
     if ((size_t)(slash - out) >= sizeof dir) {
-        ae_fail(&err, "%.200s...: path too long", out);
+        andrea_fail(&err, "%.200s...: path too long", out);
         return cli_fail(&err);
     }
     snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 : (int)(slash - out), out);
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        ae_fail(&err, "%s: folder %s %s", out, dir, stat(dir, &st) != 0 ? "does not exist" : "is not a folder");
+        andrea_fail(&err, "%s: folder %s %s", out, dir, stat(dir, &st) != 0 ? "does not exist" : "is not a folder");
         return cli_fail(&err);
     }
     return 0;
@@ -204,7 +204,7 @@ int cmd_dump(int argc, char **argv) {
         }
     }
     if (argc - optind != 1) return cli_usage_error("dump", "expects exactly one checkpoint");
-    if (quiet) ae_progress_quiet = 1;
+    if (quiet) andrea_progress_quiet = 1;
     /* Under MPI the writer's own check runs on rank 0 and is agreed by all ranks (one line for the
      * job); here every rank would print its own. */
     if (!andrea_mpi_parallel() && (bad = check_out_path(o.out_path))) return bad;
@@ -216,22 +216,22 @@ int cmd_dump(int argc, char **argv) {
     int n_suites = 0, rc = 1;
     unsigned char *mask = NULL;
     andrea_dump_stats stats;
-    const double t_start = ae_now_seconds();
+    const double t_start = andrea_now_seconds();
     if (andrea_model_load(&m, argv[optind], &err)) return cli_fail(&err);
-    const double t_load = ae_now_seconds() - t_start;
+    const double t_load = andrea_now_seconds() - t_start;
     tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, tok_dir, &err);
     /* Token-id probe files work without a tokenizer; everything else needs one. */
-    if (!tok && !probe_spec_is_file(probes)) goto out;
+    if (!tok && !andrea_probe_spec_is_file(probes)) goto out;
     char tok_desc[4200];
     snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
-    if (po.seq_len > m.cfg.max_seq_len && !probe_spec_is_file(probes))
+    if (po.seq_len > m.cfg.max_seq_len && !andrea_probe_spec_is_file(probes))
         fprintf(stderr, "andrea dump: note: --len %d is clipped to the model's max_seq_len %d\n", po.seq_len,
                 m.cfg.max_seq_len);
-    if (probe_suites_load(probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &po, &suites, &n_suites, &err)) goto out;
+    if (andrea_probe_suites_load(probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &po, &suites, &n_suites, &err)) goto out;
     if (heads) {
         mask = malloc((size_t)m.cfg.n_layer * (size_t)m.cfg.n_head);
         if (!mask) {
-            ae_fail(&err, "out of memory");
+            andrea_fail(&err, "out of memory");
             goto out;
         }
         if (andrea_parse_heads(heads, &m.cfg, mask, &err)) {
@@ -244,7 +244,7 @@ int cmd_dump(int argc, char **argv) {
     o.tokenizer = tok_desc;
     o.tok = tok; /* token_text + tokenizer_vocab_sha256 (none without a tokenizer) */
     o.stats = &stats;
-    const double t_probes = ae_now_seconds() - t_start - t_load;
+    const double t_probes = andrea_now_seconds() - t_start - t_load;
     if (andrea_dump_write(&m, suites, n_suites, &o, &err)) goto out;
     if (andrea_mpi_rank() == 0) /* MPI: one summary for the job */
         print_done(&o, n_suites, quiet, timing, t_load, t_probes);
@@ -252,7 +252,7 @@ int cmd_dump(int argc, char **argv) {
 out:
     if (rc == 1 && err.msg[0]) cli_fail(&err);
     free(mask);
-    probe_suites_free(suites, n_suites);
+    andrea_probe_suites_free(suites, n_suites);
     andrea_tokenizer_free(tok);
     andrea_model_free(&m);
     return rc;

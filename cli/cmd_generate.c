@@ -109,7 +109,7 @@ int cmd_generate(int argc, char **argv) {
     /* context: [BOS] prompt generated...; at most n_prompt + n_new tokens */
     const size_t n_ctx_max = (size_t)n_ids + 1 + (size_t)n_new;
     if (!(ctx = malloc(n_ctx_max * sizeof(int)))) {
-        ae_fail(&err, "%s: out of memory for %zu context tokens", argv[optind], n_ctx_max);
+        andrea_fail(&err, "%s: out of memory for %zu context tokens", argv[optind], n_ctx_max);
         goto fail;
     }
     size_t n_ctx = 0;
@@ -129,7 +129,7 @@ int cmd_generate(int argc, char **argv) {
     eo.device = dev;
     if (!(eng = andrea_engine_open(&m, &eo, 1, window, &err))) goto fail;
     if (!(logits = malloc((size_t)window * V * sizeof(float)))) {
-        ae_fail(&err, "%s: out of memory for logits of %d x %d", argv[optind], window, V);
+        andrea_fail(&err, "%s: out of memory for logits of %d x %d", argv[optind], window, V);
         goto fail;
     }
     andrea_rng rng;
@@ -147,7 +147,7 @@ int cmd_generate(int argc, char **argv) {
         for (int v = 0; v < V; v++) {
             if (isfinite(last[v])) continue;
             fputc('\n', stdout);
-            ae_fail(&err, "%s: the forward pass produced a non-finite logit (%s for token %d at generated "
+            andrea_fail(&err, "%s: the forward pass produced a non-finite logit (%s for token %d at generated "
                           "token %ld): the weights overflow fp32", argv[optind], isnan(last[v]) ? "NaN" : "Inf", v, i);
             goto fail;
         }
@@ -160,7 +160,7 @@ int cmd_generate(int argc, char **argv) {
     }
     fputc('\n', stdout);
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        ae_fail(&err, "stdout: write failed");
+        andrea_fail(&err, "stdout: write failed");
         goto fail;
     }
     rc = 0;

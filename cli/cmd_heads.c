@@ -93,7 +93,7 @@ int cmd_heads(int argc, char **argv) {
     if (f.pivot_step && !f.series) return cli_usage_error("heads", "--pivot step needs --series NAME");
     ae_error err = {{0}};
     catalog_rows rows;
-    int rc = catalog_heads(db, &f, &lim, &rows, &err);
+    int rc = andrea_catalog_heads(db, &f, &lim, &rows, &err);
     if (rc == -2) return cli_fail(&err) + 1; /* a filter naming what the catalog lacks: a usage error */
     if (rc) return cli_fail(&err);
     return cli_print_rows(&rows, fmt, &err);

@@ -54,7 +54,7 @@ int cmd_render(int argc, char **argv) {
         }
         case 'q':
             o.quiet = 1;
-            ae_progress_quiet = 1;
+            andrea_progress_quiet = 1;
             break;
         case 'h': help(stdout); return cli_stdout_done();
         default: return cli_option_error("render", c, argv, opts);

@@ -1,6 +1,6 @@
 /* cmd_show.c — `andrea show CKPT TEXT`: one forward over one prompt -> an offline interactive page.
  * Wiring only: read the text, load the model and tokenizer, encode (BOS first when the vocabulary
- * has one), run the engine once for the attention maps, hand them to report_write_show
+ * has one), run the engine once for the attention maps, hand them to andrea_report_write_show
  * (reports/report_show.h) and print the page's path. */
 #include <errno.h>
 #include <getopt.h>
@@ -53,13 +53,13 @@ static void usage(FILE *f) {
 static char *read_text_file(const char *path, size_t *len, ae_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+        andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
     char *buf = malloc(SHOW_MAX_TEXT_BYTES + 1);
     if (!buf) {
         fclose(f);
-        ae_fail(err, "%s: out of memory", path);
+        andrea_fail(err, "%s: out of memory", path);
         return NULL;
     }
     size_t n = fread(buf, 1, SHOW_MAX_TEXT_BYTES + 1, f);
@@ -67,12 +67,12 @@ static char *read_text_file(const char *path, size_t *len, ae_error *err) {
     fclose(f);
     if (bad) {
         free(buf);
-        ae_fail(err, "%s: read failed", path);
+        andrea_fail(err, "%s: read failed", path);
         return NULL;
     }
     if (n > SHOW_MAX_TEXT_BYTES) {
         free(buf);
-        ae_fail(err, "%s: larger than %u MiB; andrea show takes one prompt", path, SHOW_MAX_TEXT_BYTES >> 20);
+        andrea_fail(err, "%s: larger than %u MiB; andrea show takes one prompt", path, SHOW_MAX_TEXT_BYTES >> 20);
         return NULL;
     }
     buf[n] = 0;
@@ -104,7 +104,7 @@ static int prompt_tokens(const andrea_tokenizer *tok, const char *text, size_t l
                  limit, n);
     if (!(*toks = malloc((size_t)(n > 0 ? n : 1) * sizeof **toks))) {
         free(ids);
-        return ae_fail(err, "out of memory for %d tokens", n);
+        return andrea_fail(err, "out of memory for %d tokens", n);
     }
     int at = 0;
     if (bos >= 0) (*toks)[at++] = bos;
@@ -122,12 +122,12 @@ static int run_also(const char *path, const andrea_config *cfg, andrea_device de
     int rc = -1;
     andrea_engine *eng = NULL;
     if (m.cfg.n_layer != cfg->n_layer || m.cfg.n_head != cfg->n_head || m.cfg.vocab_size != cfg->vocab_size) {
-        ae_fail(err, "%s: %d layers x %d heads, vocab %d; --also wants the shape of the first checkpoint (%d x %d, vocab %d)",
+        andrea_fail(err, "%s: %d layers x %d heads, vocab %d; --also wants the shape of the first checkpoint (%d x %d, vocab %d)",
                 path, m.cfg.n_layer, m.cfg.n_head, m.cfg.vocab_size, cfg->n_layer, cfg->n_head, cfg->vocab_size);
         goto out;
     }
     if (m.cfg.max_seq_len < n) {
-        ae_fail(err, "%s: its context is %d tokens, the prompt has %d", path, m.cfg.max_seq_len, n);
+        andrea_fail(err, "%s: its context is %d tokens, the prompt has %d", path, m.cfg.max_seq_len, n);
         goto out;
     }
     if (!(eng = show_engine_open(&m, dev, n, err))) goto out;
@@ -226,7 +226,7 @@ int cmd_show(int argc, char **argv) {
     const int L = m.cfg.n_layer, H = m.cfg.n_head;
     if (heads) {
         if (!(mask = calloc((size_t)L * (size_t)H, 1))) {
-            ae_fail(&err, "out of memory");
+            andrea_fail(&err, "out of memory");
             goto fail;
         }
         if (andrea_parse_heads(heads, &m.cfg, mask, &err)) {
@@ -242,7 +242,7 @@ int cmd_show(int argc, char **argv) {
     if (note[0]) fprintf(stderr, "andrea show: %s\n", note);
     size_t n_attn;
     if (ae_mul((size_t)L * (size_t)H, (size_t)n * (size_t)n, &n_attn) || !(attn = malloc(n_attn * sizeof *attn))) {
-        ae_fail(&err, "%s: out of memory for %d x %d maps of %d tokens", ckpt, L, H, n);
+        andrea_fail(&err, "%s: out of memory for %d x %d maps of %d tokens", ckpt, L, H, n);
         goto fail;
     }
     if (!(eng = show_engine_open(&m, dev, n, &err))) goto fail;
@@ -250,7 +250,7 @@ int cmd_show(int argc, char **argv) {
     if (andrea_engine_forward(eng, &io, &err)) goto fail;
     for (int i = 0; i < n_also; i++) {
         if (!(also_attn[i] = malloc(n_attn * sizeof(float)))) {
-            ae_fail(&err, "%s: out of memory for its maps", also[i]);
+            andrea_fail(&err, "%s: out of memory for its maps", also[i]);
             goto fail;
         }
         if (run_also(also[i], &m.cfg, dev, toks, n, also_attn[i], &err)) goto fail;
@@ -270,7 +270,7 @@ int cmd_show(int argc, char **argv) {
     report_show_input in = {name, ckpt, L, H, m.cfg.d_model, m.cfg.vocab_size, n, toks, attn, mask, tok_bytes, &tc,
                             bos, note, andrea_engine_name(eng), n_also, also_np, also, (const float *const *)also_attn};
     char page[4200];
-    if (report_write_show(&in, out, page, sizeof page, &err)) goto fail;
+    if (andrea_report_write_show(&in, out, page, sizeof page, &err)) goto fail;
     printf("%s\n", page);
     if (!quiet) fprintf(stderr, "andrea show: %d tokens, %d layers x %d heads (%s): open %s\n", n, L, H, andrea_engine_name(eng), page);
     rc = cli_stdout_done();

@@ -68,6 +68,6 @@ int cmd_sql(int argc, char **argv) {
     if (np != 2) return cli_usage_error("sql", "wants CATALOG and one SQL statement");
     ae_error err = {{0}};
     catalog_rows rows;
-    if (catalog_sql(pos[0], pos[1], &lim, &rows, &err)) return cli_fail(&err);
+    if (andrea_catalog_sql(pos[0], pos[1], &lim, &rows, &err)) return cli_fail(&err);
     return cli_print_rows(&rows, fmt, &err);
 }

@@ -44,7 +44,7 @@ static void usage(FILE *f) {
 int cli_bundled_model_path(char *out, size_t n, ae_error *err) {
     char dir[4096];
     if (andrea_data_dir("models", "ANDREA_MODEL_DIR", dir, sizeof dir, err)) return -1;
-    if ((size_t)snprintf(out, n, "%s/andrea-bundled.bin", dir) >= n) return ae_fail(err, "%s: path too long", dir);
+    if ((size_t)snprintf(out, n, "%s/andrea-bundled.bin", dir) >= n) return andrea_fail(err, "%s: path too long", dir);
     return 0;
 }
 
@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (!strcmp(argv[1], commands[i].name)) {
-            ae_tmp_install_signals();
+            andrea_tmp_install_signals();
             /* MPI (docs/cluster.md): started only under mpirun/srun; a serial run is unchanged. */
             ae_error merr = {{0}};
             if (andrea_mpi_init(&argc, &argv, &merr)) return cli_fail(&merr);

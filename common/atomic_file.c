@@ -7,25 +7,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-volatile int ae_interrupted = 0;
+volatile int andrea_interrupted = 0;
 
 /* A fixed table rather than a list: the signal handler may only touch memory that is never
  * reallocated, and unlink() is async-signal-safe. */
 static char tmp_names[AE_TMP_MAX][AE_PATH_MAX];
 static volatile sig_atomic_t tmp_used[AE_TMP_MAX];
 
-int ae_tmp_begin(const char *final_path, char *tmp, size_t cap, ae_error *err) {
+int andrea_tmp_begin(const char *final_path, char *tmp, size_t cap, ae_error *err) {
     /* rename() could not put a file over a folder anyway, and over a device, FIFO or socket it
      * would replace that (as root: /dev/null) with the file: say so before the work */
     struct stat sb;
     if (stat(final_path, &sb) == 0 && S_ISDIR(sb.st_mode))
-        return ae_fail(err, "%s: is a folder (give the name of a file to write)", final_path);
+        return andrea_fail(err, "%s: is a folder (give the name of a file to write)", final_path);
     if (stat(final_path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return ae_fail(err, "%s: exists and is not a regular file (a device, FIFO or socket); give the name of a file "
+        return andrea_fail(err, "%s: exists and is not a regular file (a device, FIFO or socket); give the name of a file "
                             "to write", final_path);
     int n = snprintf(tmp, cap, "%s.tmp-%ld", final_path, (long)getpid());
     if (n < 0 || (size_t)n >= cap || (size_t)n >= AE_PATH_MAX)
-        return ae_fail(err, "%s: path too long", final_path);
+        return andrea_fail(err, "%s: path too long", final_path);
     for (int i = 0; i < AE_TMP_MAX; i++) {
         if (!tmp_used[i]) {
             memcpy(tmp_names[i], tmp, (size_t)n + 1);
@@ -33,7 +33,7 @@ int ae_tmp_begin(const char *final_path, char *tmp, size_t cap, ae_error *err) {
             return 0;
         }
     }
-    return ae_fail(err, "%s: too many temporary files open at once", final_path);
+    return andrea_fail(err, "%s: too many temporary files open at once", final_path);
 }
 
 static void tmp_unregister(const char *tmp) {
@@ -41,31 +41,31 @@ static void tmp_unregister(const char *tmp) {
         if (tmp_used[i] && strcmp(tmp_names[i], tmp) == 0) tmp_used[i] = 0;
 }
 
-int ae_tmp_commit(const char *tmp, const char *final_path, ae_error *err) {
+int andrea_tmp_commit(const char *tmp, const char *final_path, ae_error *err) {
     if (rename(tmp, final_path) != 0) {
         int e = errno;
         unlink(tmp);
         tmp_unregister(tmp);
-        return ae_fail(err, "%s: cannot rename from temporary file: %s", final_path, strerror(e));
+        return andrea_fail(err, "%s: cannot rename from temporary file: %s", final_path, strerror(e));
     }
     tmp_unregister(tmp);
     return 0;
 }
 
-void ae_tmp_abort(const char *tmp) {
+void andrea_tmp_abort(const char *tmp) {
     unlink(tmp);
     tmp_unregister(tmp);
 }
 
 static void on_signal(int sig) {
-    ae_interrupted = 1;
+    andrea_interrupted = 1;
     for (int i = 0; i < AE_TMP_MAX; i++)
         if (tmp_used[i]) unlink(tmp_names[i]);
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
-void ae_tmp_install_signals(void) {
+void andrea_tmp_install_signals(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -74,13 +74,13 @@ void ae_tmp_install_signals(void) {
     sigaction(SIGTERM, &sa, NULL);
 }
 
-int ae_write_file_atomic(const char *path, const void *data, size_t len, ae_error *err) {
+int andrea_write_file_atomic(const char *path, const void *data, size_t len, ae_error *err) {
     char tmp[AE_PATH_MAX];
-    if (ae_tmp_begin(path, tmp, sizeof tmp, err)) return -1;
+    if (andrea_tmp_begin(path, tmp, sizeof tmp, err)) return -1;
     FILE *f = fopen(tmp, "wb");
     if (!f) {
-        ae_tmp_abort(tmp);
-        return ae_fail(err, "%s: cannot create: %s", path, strerror(errno));
+        andrea_tmp_abort(tmp);
+        return andrea_fail(err, "%s: cannot create: %s", path, strerror(errno));
     }
     size_t wrote = len ? fwrite(data, 1, len, f) : 0;
     int bad = wrote != len || ferror(f);
@@ -90,8 +90,8 @@ int ae_write_file_atomic(const char *path, const void *data, size_t len, ae_erro
         e = errno;
     }
     if (bad) {
-        ae_tmp_abort(tmp);
-        return ae_fail(err, "%s: write failed: %s", path, strerror(e));
+        andrea_tmp_abort(tmp);
+        return andrea_fail(err, "%s: write failed: %s", path, strerror(e));
     }
-    return ae_tmp_commit(tmp, path, err);
+    return andrea_tmp_commit(tmp, path, err);
 }

@@ -2,7 +2,7 @@
  *
  * Every file andrea writes (dump, PNG, HTML, catalog copies) is written under a temporary name
  * "<final>.tmp-<pid>" beside the final one and renamed when complete. Temporary names are
- * registered so that SIGINT/SIGTERM removes them before the process dies (ae_tmp_install_signals,
+ * registered so that SIGINT/SIGTERM removes them before the process dies (andrea_tmp_install_signals,
  * called once by the CLI); SIGKILL leaves a *.tmp-* file but never a partial file under a final name.
  * Invariant: at most AE_TMP_MAX temporaries are open at once per process.
  */
@@ -17,18 +17,18 @@
 #define AE_PATH_MAX 4096
 
 /* Fills tmp (capacity cap) with the temporary name for final_path and registers it. */
-int ae_tmp_begin(const char *final_path, char *tmp, size_t cap, ae_error *err);
+int andrea_tmp_begin(const char *final_path, char *tmp, size_t cap, ae_error *err);
 /* Renames tmp over final_path and unregisters it. On failure tmp is removed. */
-int ae_tmp_commit(const char *tmp, const char *final_path, ae_error *err);
+int andrea_tmp_commit(const char *tmp, const char *final_path, ae_error *err);
 /* Removes tmp (if present) and unregisters it. */
-void ae_tmp_abort(const char *tmp);
+void andrea_tmp_abort(const char *tmp);
 /* Installs SIGINT/SIGTERM handlers that unlink registered temporaries, then re-raise. */
-void ae_tmp_install_signals(void);
+void andrea_tmp_install_signals(void);
 /* Set by the signal handler; long loops poll it to stop cleanly. */
-extern volatile int ae_interrupted;
+extern volatile int andrea_interrupted;
 
 /* Writes len bytes to path under a temporary name, then renames. Not thread-safe (the registry of
  * temporaries): call from one thread. */
-int ae_write_file_atomic(const char *path, const void *data, size_t len, ae_error *err);
+int andrea_write_file_atomic(const char *path, const void *data, size_t len, ae_error *err);
 
 #endif

@@ -40,7 +40,7 @@ static int read_marker(const char *dir, char *out, size_t n) {
 int andrea_data_dir(const char *sub, const char *env, char *out, size_t n, ae_error *err) {
     const char *v = env ? getenv(env) : NULL;
     if (v && *v) {
-        if (strlen(v) >= n) return ae_fail(err, "%s: %s is too long", v, env);
+        if (strlen(v) >= n) return andrea_fail(err, "%s: %s is too long", v, env);
         memcpy(out, v, strlen(v) + 1);
         return 0;
     }
@@ -73,6 +73,6 @@ int andrea_data_dir(const char *sub, const char *env, char *out, size_t n, ae_er
             snprintf(looked + l, sizeof looked - l, "%s%s", l ? ", " : "", cand);
         }
     }
-    return ae_fail(err, "%s: data folder not found (looked in %s%s%s)", sub, looked[0] ? looked : "nothing: /proc/self/exe unreadable",
+    return andrea_fail(err, "%s: data folder not found (looked in %s%s%s)", sub, looked[0] ? looked : "nothing: /proc/self/exe unreadable",
                    env ? "; set " : "", env ? env : "");
 }

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int ae_fail(ae_error *err, const char *fmt, ...) {
+int andrea_fail(ae_error *err, const char *fmt, ...) {
     if (!err) return -1;
     va_list ap;
     va_start(ap, fmt);
@@ -13,7 +13,7 @@ int ae_fail(ae_error *err, const char *fmt, ...) {
     return -1;
 }
 
-int ae_prefix(ae_error *err, const char *fmt, ...) {
+int andrea_prefix(ae_error *err, const char *fmt, ...) {
     if (!err) return -1;
     char old[AE_ERROR_MAX];
     memcpy(old, err->msg, sizeof old);

@@ -20,10 +20,10 @@ typedef struct {
 } ae_error;
 
 /* Formats the message into err (if non-NULL) and returns -1, so callers can write
- * `return ae_fail(err, "%s: truncated", path);`. */
-int ae_fail(ae_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ * `return andrea_fail(err, "%s: truncated", path);`. */
+int andrea_fail(ae_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prefixes an existing message: "PREFIX: old message". Returns -1. */
-int ae_prefix(ae_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int andrea_prefix(ae_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -65,7 +65,7 @@ static int g_echo_only;      /* ... and this rank's error message is only its ec
             char mpi_msg_[MPI_MAX_ERROR_STRING] = "";                                          \
             int mpi_len_ = 0;                                                                  \
             MPI_Error_string(mpi_rc_, mpi_msg_, &mpi_len_);                                    \
-            return ae_fail(err, "mpi: %s failed: %s (%s:%d)", #call, mpi_msg_, __FILE__, __LINE__); \
+            return andrea_fail(err, "mpi: %s failed: %s (%s:%d)", #call, mpi_msg_, __FILE__, __LINE__); \
         }                                                                                      \
     } while (0)
 
@@ -132,7 +132,7 @@ int andrea_mpi_init(int *argc, char ***argv, ae_error *err) {
     if (g_on || !under_launcher()) return 0;
     int provided = 0;
     int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-    if (rc != MPI_SUCCESS) return ae_fail(err, "mpi: MPI_Init_thread failed (code %d)", rc);
+    if (rc != MPI_SUCCESS) return andrea_fail(err, "mpi: MPI_Init_thread failed (code %d)", rc);
     g_on = 1;
     MPI_TRY(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_TRY(MPI_Comm_rank(MPI_COMM_WORLD, &g_rank));
@@ -148,7 +148,7 @@ int andrea_mpi_init(int *argc, char ***argv, ae_error *err) {
     const int lr = env_local_rank();
     if (lr >= 0 && lr < g_local_size) g_local_rank = lr;
     share_cores();
-    if (g_rank != 0) ae_progress_quiet = 1; /* one progress bar per job: rank 0's */
+    if (g_rank != 0) andrea_progress_quiet = 1; /* one progress bar per job: rank 0's */
     return 0;
 }
 
@@ -183,7 +183,7 @@ int andrea_mpi_agree(int rc, ae_error *err) {
     if (first == g_size) return 0;
     g_failure_agreed = 1;
     g_echo_only = first != g_rank;
-    if (!rc) ae_fail(err, "rank %d of %d failed (its message says why)", first, g_size);
+    if (!rc) andrea_fail(err, "rank %d of %d failed (its message says why)", first, g_size);
     return -1;
 }
 

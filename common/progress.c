@@ -4,16 +4,16 @@
 #include <time.h>
 #include <unistd.h>
 
-int ae_progress_quiet = 0;
+int andrea_progress_quiet = 0;
 
-double ae_now_seconds(void) {
+double andrea_now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void draw(ae_progress *p, int final) {
-    double now = ae_now_seconds();
+    double now = andrea_now_seconds();
     double el = now - p->t_start;
     double rate = el > 0 ? (double)p->done / el : 0.0;
     double eta = rate > 0 && p->total > p->done ? (double)(p->total - p->done) / rate : 0.0;
@@ -29,21 +29,21 @@ static void draw(ae_progress *p, int final) {
     p->t_last_draw = now;
 }
 
-void ae_progress_begin(ae_progress *p, const char *label, uint64_t total) {
+void andrea_progress_begin(ae_progress *p, const char *label, uint64_t total) {
     p->label = label;
     p->total = total;
     p->done = 0;
-    p->t_start = p->t_last_draw = ae_now_seconds();
-    p->active = !ae_progress_quiet && isatty(STDERR_FILENO);
+    p->t_start = p->t_last_draw = andrea_now_seconds();
+    p->active = !andrea_progress_quiet && isatty(STDERR_FILENO);
     if (p->active) draw(p, 0);
 }
 
-void ae_progress_add(ae_progress *p, uint64_t n) {
+void andrea_progress_add(ae_progress *p, uint64_t n) {
     p->done += n;
-    if (p->active && ae_now_seconds() - p->t_last_draw > 0.1) draw(p, 0);
+    if (p->active && andrea_now_seconds() - p->t_last_draw > 0.1) draw(p, 0);
 }
 
-void ae_progress_end(ae_progress *p) {
+void andrea_progress_end(ae_progress *p) {
     if (p->active) draw(p, 1);
     p->active = 0;
 }

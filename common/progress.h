@@ -1,5 +1,5 @@
 /* progress.h — a progress bar with rate and ETA on stderr.
- * Quiet when stderr is not a terminal or when the CLI passed --quiet (ae_progress_quiet). */
+ * Quiet when stderr is not a terminal or when the CLI passed --quiet (andrea_progress_quiet). */
 #ifndef ANDREA_PROGRESS_H
 #define ANDREA_PROGRESS_H
 
@@ -12,11 +12,11 @@ typedef struct {
     int active;
 } ae_progress;
 
-extern int ae_progress_quiet;
+extern int andrea_progress_quiet;
 
-void ae_progress_begin(ae_progress *p, const char *label, uint64_t total);
-void ae_progress_add(ae_progress *p, uint64_t n);
-void ae_progress_end(ae_progress *p);
-double ae_now_seconds(void);
+void andrea_progress_begin(ae_progress *p, const char *label, uint64_t total);
+void andrea_progress_add(ae_progress *p, uint64_t n);
+void andrea_progress_end(ae_progress *p);
+double andrea_now_seconds(void);
 
 #endif

@@ -52,26 +52,26 @@ static void to_hex(const unsigned char md[32], char hex[65]) {
 /* Bytes of fd from `from` to EOF (0 when the file is shorter). */
 static int tail_size(int fd, long from, size_t *tail, const char *path, ae_error *err) {
     struct stat st;
-    if (fstat(fd, &st) != 0) return ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
+    if (fstat(fd, &st) != 0) return andrea_fail(err, "%s: cannot stat: %s", path, strerror(errno));
     *tail = st.st_size > from ? (size_t)(st.st_size - from) : 0;
     return 0;
 }
 
-int ae_sha256_stream(FILE *f, long from, char hex[65], const char *path, ae_error *err) {
+int andrea_sha256_stream(FILE *f, long from, char hex[65], const char *path, ae_error *err) {
     unsigned char buf[1 << 16], md[32];
     size_t tail = 0;
     const int fd = fileno(f);
-    if (fd < 0) return ae_fail(err, "%s: not a file stream", path);
+    if (fd < 0) return andrea_fail(err, "%s: not a file stream", path);
     if (tail_size(fd, from, &tail, path, err)) return -1;
-    if (sha256_range(fd, (off_t)from, tail, md, buf, sizeof buf)) return ae_fail(err, "%s: read error while hashing", path);
+    if (sha256_range(fd, (off_t)from, tail, md, buf, sizeof buf)) return andrea_fail(err, "%s: read error while hashing", path);
     to_hex(md, hex);
     return 0;
 }
 
-int ae_sha256_file(const char *path, char hex[65], ae_error *err) {
+int andrea_sha256_file(const char *path, char hex[65], ae_error *err) {
     FILE *f = fopen(path, "rb");
-    if (!f) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
-    int rc = ae_sha256_stream(f, 0, hex, path, err);
+    if (!f) return andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    int rc = andrea_sha256_stream(f, 0, hex, path, err);
     fclose(f);
     return rc;
 }
@@ -110,7 +110,7 @@ int ae_sha256_file_until(const char *path, const int *stop, char hex[65], ae_err
 int ae_sha256_blocks(const char *path, long from, size_t block, char hex[65], ae_error *err) {
     if (block == 0) return ae_fail(err, "%s: checksum block size 0", path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    if (fd < 0) return andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));
     size_t tail = 0;
     if (tail_size(fd, from, &tail, path, err)) {
         close(fd);
@@ -121,7 +121,7 @@ int ae_sha256_blocks(const char *path, long from, size_t block, char hex[65], ae
     size_t mds_bytes;
     if (ae_mul(n_blocks ? n_blocks : 1, 32, &mds_bytes) || !(mds = malloc(mds_bytes))) {
         close(fd);
-        return ae_fail(err, "%s: out of memory for %zu block checksums", path, n_blocks);
+        return andrea_fail(err, "%s: out of memory for %zu block checksums", path, n_blocks);
     }
     int bad = 0;
 #pragma omp parallel reduction(| : bad)
@@ -141,9 +141,9 @@ int ae_sha256_blocks(const char *path, long from, size_t block, char hex[65], ae
     unsigned int mdlen = 0;
     int rc = -1;
     if (bad) {
-        ae_fail(err, "%s: read error while checksumming", path);
+        andrea_fail(err, "%s: read error while checksumming", path);
     } else if (EVP_Digest(mds, 32 * n_blocks, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
-        ae_fail(err, "%s: EVP_Digest failed", path);
+        andrea_fail(err, "%s: EVP_Digest failed", path);
     } else {
         to_hex(md, hex);
         rc = 0;
@@ -152,7 +152,7 @@ int ae_sha256_blocks(const char *path, long from, size_t block, char hex[65], ae
     return rc;
 }
 
-int ae_sha256_hex_equal(const char a[65], const char b[65]) {
+int andrea_sha256_hex_equal(const char a[65], const char b[65]) {
     unsigned diff = 0;
     for (int i = 0; i < 64; i++) diff |= (unsigned char)a[i] ^ (unsigned char)b[i];
     return diff == 0;

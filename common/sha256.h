@@ -7,12 +7,12 @@
 #include "error.h"
 
 /* Writes the lowercase hex digest of the file's bytes into hex (65 bytes with NUL). */
-int ae_sha256_file(const char *path, char hex[65], ae_error *err);
+int andrea_sha256_file(const char *path, char hex[65], ae_error *err);
 
 /* Same for the bytes of the open file f from offset `from` to EOF (the dump seal skips its
  * userblock); `path` only names the file in errors. Leaves f open; reads through its
  * descriptor, not its stdio buffer. */
-int ae_sha256_stream(FILE *f, long from, char hex[65], const char *path, ae_error *err);
+int andrea_sha256_stream(FILE *f, long from, char hex[65], const char *path, ae_error *err);
 
 /* ae_sha256_file through 1 MiB reads that give up (-1, "PATH: hashing stopped") as soon as
  * *stop (read atomically) is set by another thread: a checkpoint hashed on a thread while it
@@ -25,12 +25,12 @@ int ae_sha256_file_until(const char *path, const int *stop, char hex[65], ae_err
  * on 16 cores instead of ~10 s on one), and hex is the sha256 of the blocks' 32-byte digests
  * concatenated in file order (no bytes: sha256 of nothing). Python:
  *   sha256(b"".join(sha256(data[i:i + block]).digest() for i in range(0, len(data), block))) */
-int ae_sha256_blocks(const char *path, long from, size_t block, char hex[65], ae_error *err);
+int andrea_sha256_blocks(const char *path, long from, size_t block, char hex[65], ae_error *err);
 
 /* 1 when two 64-character hex digests are equal. Every byte is looked at, and no comparison
  * depends on where they differ: the usual way to compare digests, and here also what keeps a
  * coverage-guided fuzzer from lifting the expected digest out of memcmp/strcmp (libFuzzer's
  * comparison tracing) and forging a valid seal on its own (docs/reliability.md). */
-int ae_sha256_hex_equal(const char a[65], const char b[65]);
+int andrea_sha256_hex_equal(const char a[65], const char b[65]);
 
 #endif

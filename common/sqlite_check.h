@@ -16,7 +16,7 @@
     do {                                                                                       \
         int rc_ = (call);                                                                      \
         if (rc_ != (ok)) {                                                                     \
-            ae_fail(err, "%s: %.*s failed (%s:%d): %s", (path), (int)strcspn(#call, "("), #call,  \
+            andrea_fail(err, "%s: %.*s failed (%s:%d): %s", (path), (int)strcspn(#call, "("), #call,  \
                     __FILE__, __LINE__,                                                        \
                     (db) ? sqlite3_errmsg(db) : sqlite3_errstr(rc_));                          \
             goto fail;                                                                         \

@@ -13,23 +13,23 @@
 
 int andrea_open_regular(const char *path, ae_error *err) {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    if (fd < 0) return andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return ae_fail(err, "%s: cannot stat: %s", path, strerror(e));
+        return andrea_fail(err, "%s: cannot stat: %s", path, strerror(e));
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return ae_fail(err, "%s: not a regular file (%s)", path,
+        return andrea_fail(err, "%s: not a regular file (%s)", path,
                        S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
     }
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
         int e = errno;
         close(fd);
-        return ae_fail(err, "%s: cannot open: %s", path, strerror(e));
+        return andrea_fail(err, "%s: cannot open: %s", path, strerror(e));
     }
     return fd;
 }
@@ -39,7 +39,7 @@ FILE *andrea_fopen_regular(const char *path, ae_error *err) {
     if (fd < 0) return NULL;
     FILE *f = fdopen(fd, "rb");
     if (!f) {
-        ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+        andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));
         close(fd);
     }
     return f;

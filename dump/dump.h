@@ -51,7 +51,7 @@
 #define ANDREA_DUMP_USERBLOCK 512
 #define ANDREA_DUMP_MAGIC "ANDREA-DUMP 1\n"
 
-/* The seal's checksum: ae_sha256_blocks (common/sha256.h) of bytes ANDREA_DUMP_USERBLOCK..EOF in
+/* The seal's checksum: andrea_sha256_blocks (common/sha256.h) of bytes ANDREA_DUMP_USERBLOCK..EOF in
  * blocks of this size, written as "sha256-blocks 67108864 <hex>". Readers also accept the first
  * form, "sha256 <hex>" (plain sha256 of the same bytes: one thread, ~10 s for a 20 GB dump). */
 #define ANDREA_DUMP_SEAL_BLOCK ((size_t)64 << 20)

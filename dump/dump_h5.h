@@ -36,7 +36,7 @@ static inline const char *h5_last_error(char buf[200]) {
 #define H5_FAIL_(what)                                                                          \
     do {                                                                                        \
         char h5msg_[200];                                                                       \
-        ae_fail(err, "%s: HDF5 %s failed: %s (%s:%d)", h5_path, what, h5_last_error(h5msg_), \
+        andrea_fail(err, "%s: HDF5 %s failed: %s (%s:%d)", h5_path, what, h5_last_error(h5msg_), \
                 __FILE__, __LINE__);                                                            \
         goto fail;                                                                              \
     } while (0)

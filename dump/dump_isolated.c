@@ -37,21 +37,21 @@ static int read_everything(const char *path, ae_error *err) {
         probe_suite items;
         memset(&items, 0, sizeof items);
         if (andrea_dump_read_items(d, s, &items, err)) goto out;
-        probe_suite_free(&items);
+        andrea_probe_suite_free(&items);
         const int has_out = andrea_dump_has(d, s, "head_out");
         const char *vals[2] = {"head_out_norm", "head_dla"};
         /* one buffer for the largest single read of this suite: T*T, L*H*T or T*C floats */
         const long long tt[2] = {si->T, si->T}, lht[3] = {c->n_layer, c->n_head, si->T}, tc[2] = {si->T, c->d_model};
         size_t n_tt, n_lht, n_tc, n = 0;
         if (ae_mul_dims(tt, 2, &n_tt) || ae_mul_dims(lht, 3, &n_lht) || ae_mul_dims(tc, 2, &n_tc)) {
-            ae_fail(err, "%s: /%s: sizes overflow", path, si->name);
+            andrea_fail(err, "%s: /%s: sizes overflow", path, si->name);
             goto out;
         }
         n = n_tt > n_lht ? n_tt : n_lht;
         if (n_tc > n) n = n_tc;
         free(buf);
         if (ae_mul(n, sizeof(float), &n) || !(buf = malloc(n))) {
-            ae_fail(err, "%s: /%s: out of memory for a %zu-byte read buffer", path, si->name, n);
+            andrea_fail(err, "%s: /%s: out of memory for a %zu-byte read buffer", path, si->name, n);
             goto out;
         }
         for (int i = 0; i < si->n_seq; i++) {
@@ -84,7 +84,7 @@ static double now_s(void) {
 
 int andrea_dump_check_isolated(const char *path, ae_error *err) {
     int fd[2];
-    if (pipe(fd)) return ae_fail(err, "%s: cannot check the dump: pipe: %s", path, strerror(errno));
+    if (pipe(fd)) return andrea_fail(err, "%s: cannot check the dump: pipe: %s", path, strerror(errno));
     /* nothing buffered may be written twice (the child leaves with _exit, which does not flush,
      * but flushing here keeps the order of what the parent already printed) */
     fflush(stdout);
@@ -94,7 +94,7 @@ int andrea_dump_check_isolated(const char *path, ae_error *err) {
         int e = errno;
         close(fd[0]);
         close(fd[1]);
-        return ae_fail(err, "%s: cannot check the dump: fork: %s", path, strerror(e));
+        return andrea_fail(err, "%s: cannot check the dump: fork: %s", path, strerror(e));
     }
     if (pid == 0) {
         /* child: no core file for the crash we may be about to have; report through the pipe;
@@ -149,16 +149,16 @@ int andrea_dump_check_isolated(const char *path, ae_error *err) {
     if (timed_out) kill(pid, SIGKILL);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0) {
-        if (errno != EINTR) return ae_fail(err, "%s: cannot check the dump: waitpid: %s", path, strerror(errno));
+        if (errno != EINTR) return andrea_fail(err, "%s: cannot check the dump: waitpid: %s", path, strerror(errno));
     }
     if (timed_out)
-        return ae_fail(err, "%s: damaged dump: reading it did not finish within %d s (the check process was killed)",
+        return andrea_fail(err, "%s: damaged dump: reading it did not finish within %d s (the check process was killed)",
                        path, ISOLATED_TIMEOUT_S);
     if (WIFSIGNALED(st))
-        return ae_fail(err, "%s: damaged dump: the HDF5 library crashed reading it (signal %d)", path, WTERMSIG(st));
+        return andrea_fail(err, "%s: damaged dump: the HDF5 library crashed reading it (signal %d)", path, WTERMSIG(st));
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 1 && got) return ae_fail(err, "%s", msg);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 1 && got) return andrea_fail(err, "%s", msg);
     /* no message: a sanitizer (or the C library) ended the child with its own exit status */
-    return ae_fail(err, "%s: damaged dump: the HDF5 library failed reading it (check process exit status %d)", path,
+    return andrea_fail(err, "%s: damaged dump: the HDF5 library failed reading it (check process exit status %d)", path,
                    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }

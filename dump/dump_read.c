@@ -64,7 +64,7 @@ struct andrea_dump {
 static int attr_open(hid_t loc, const char *name, hid_t *a_out, hid_t *t_out, hid_t *sp_out, const char *h5_path,
                      ae_error *err) {
     htri_t ex = H5Aexists(loc, name);
-    if (ex <= 0) return ae_fail(err, "%s: not an andrea dump (attribute '%s' missing)", h5_path, name);
+    if (ex <= 0) return andrea_fail(err, "%s: not an andrea dump (attribute '%s' missing)", h5_path, name);
     hid_t a, t, sp;
     H5_ID(a, H5Aopen(loc, name, H5P_DEFAULT));
     *a_out = a;
@@ -86,16 +86,16 @@ static int attr_string(hid_t loc, const char *name, char *out, size_t cap, const
     int rc = -1;
     if (attr_open(loc, name, &a, &t, &sp, h5_path, err)) goto fail;
     if (H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_npoints(sp) != 1 || H5Tis_variable_str(t) != 0) {
-        ae_fail(err, "%s: attribute '%s' is not a fixed-length string", h5_path, name);
+        andrea_fail(err, "%s: attribute '%s' is not a fixed-length string", h5_path, name);
         goto fail;
     }
     size_t n = H5Tget_size(t);
     if (n == 0 || n > (1u << 16)) {
-        ae_fail(err, "%s: attribute '%s' has an absurd size (%zu bytes)", h5_path, name, n);
+        andrea_fail(err, "%s: attribute '%s' has an absurd size (%zu bytes)", h5_path, name, n);
         goto fail;
     }
     if (!(buf = calloc(1, n + 1))) {
-        ae_fail(err, "%s: out of memory", h5_path);
+        andrea_fail(err, "%s: out of memory", h5_path);
         goto fail;
     }
     /* memory type: the same length, so HDF5 copies bytes and converts nothing */
@@ -122,7 +122,7 @@ static int attr_ll(hid_t loc, const char *name, long long *out, const char *h5_p
     int rc = -1;
     if (attr_open(loc, name, &a, &t, &sp, h5_path, err)) goto fail;
     if (H5Tget_class(t) != H5T_INTEGER || H5Sget_simple_extent_npoints(sp) != 1) {
-        ae_fail(err, "%s: attribute '%s' is not a single integer", h5_path, name);
+        andrea_fail(err, "%s: attribute '%s' is not a single integer", h5_path, name);
         goto fail;
     }
     H5_TRY(H5Aread(a, H5T_NATIVE_LLONG, out));
@@ -138,7 +138,7 @@ static int attr_int_range(hid_t loc, const char *name, int lo, int hi, int *out,
                           ae_error *err) {
     long long v;
     if (attr_ll(loc, name, &v, h5_path, err)) return -1;
-    if (v < lo || v > hi) return ae_fail(err, "%s: attribute '%s' = %lld is outside %d..%d", h5_path, name, v, lo, hi);
+    if (v < lo || v > hi) return andrea_fail(err, "%s: attribute '%s' = %lld is outside %d..%d", h5_path, name, v, lo, hi);
     *out = (int)v;
     return 0;
 }
@@ -174,7 +174,7 @@ static hid_t open_checked(hid_t group, const char *suite, const char *name, int 
     hid_t d = -1, sp = -1, t = -1;
     htri_t ex = H5Lexists(group, name, H5P_DEFAULT);
     if (ex <= 0) {
-        ae_fail(err, "%s: /%s/%s is missing", h5_path, suite, name);
+        andrea_fail(err, "%s: /%s/%s is missing", h5_path, suite, name);
         goto fail;
     }
     H5_ID(d, H5Dopen2(group, name, H5P_DEFAULT));
@@ -183,12 +183,12 @@ static hid_t open_checked(hid_t group, const char *suite, const char *name, int 
     int r = H5Sget_simple_extent_ndims(sp);
     hsize_t dims[8];
     if (r != rank || H5Sget_simple_extent_dims(sp, dims, NULL) != rank) {
-        ae_fail(err, "%s: /%s/%s has rank %d, expected %d", h5_path, suite, name, r, rank);
+        andrea_fail(err, "%s: /%s/%s has rank %d, expected %d", h5_path, suite, name, r, rank);
         goto fail;
     }
     for (int i = 0; i < rank; i++) {
         if (dims[i] > (hsize_t)1 << 40) {
-            ae_fail(err, "%s: /%s/%s dimension %d is absurd (%llu)", h5_path, suite, name, i, (unsigned long long)dims[i]);
+            andrea_fail(err, "%s: /%s/%s dimension %d is absurd (%llu)", h5_path, suite, name, i, (unsigned long long)dims[i]);
             goto fail;
         }
         if (want[i] >= 0 && (long long)dims[i] != want[i]) {
@@ -198,7 +198,7 @@ static hid_t open_checked(hid_t group, const char *suite, const char *name, int 
                 snprintf(shape + n1, sizeof shape - n1, "%s%llu", k ? ", " : "", (unsigned long long)dims[k]);
                 snprintf(exp + n2, sizeof exp - n2, "%s%lld", k ? ", " : "", want[k] >= 0 ? want[k] : (long long)dims[k]);
             }
-            ae_fail(err, "%s: /%s/%s has shape [%s], expected [%s] from the root config", h5_path, suite, name, shape, exp);
+            andrea_fail(err, "%s: /%s/%s has shape [%s], expected [%s] from the root config", h5_path, suite, name, shape, exp);
             goto fail;
         }
         if (got) got[i] = (long long)dims[i];
@@ -207,7 +207,7 @@ static hid_t open_checked(hid_t group, const char *suite, const char *name, int 
     size_t sz = H5Tget_size(t);
     int ok = c == cls && (size ? sz == size : (sz == 2 || sz == 4));
     if (!ok) {
-        ae_fail(err, "%s: /%s/%s has type %s of %zu bytes, expected %s%s", h5_path, suite, name,
+        andrea_fail(err, "%s: /%s/%s has type %s of %zu bytes, expected %s%s", h5_path, suite, name,
                 c == H5T_INTEGER ? "integer" : c == H5T_FLOAT ? "float" : "other", sz,
                 cls == H5T_INTEGER ? "int32" : "float", size == 4 ? "32" : size == 0 ? "16/32" : "");
         goto fail;
@@ -238,14 +238,14 @@ static hid_t open_checked(hid_t group, const char *suite, const char *name, int 
     }
     H5Pclose(dcpl);
     if (!layout_ok) {
-        ae_fail(err, "%s: /%s/%s has a storage layout andrea does not write (damaged file?)", h5_path, suite, name);
+        andrea_fail(err, "%s: /%s/%s has a storage layout andrea does not write (damaged file?)", h5_path, suite, name);
         goto fail;
     }
     if (lay == H5D_CONTIGUOUS) {
         hssize_t npts = H5Sget_simple_extent_npoints(sp);
         hsize_t stored = H5Dget_storage_size(d);
         if (npts < 0 || (npts > 0 && stored != (hsize_t)npts * sz)) {
-            ae_fail(err, "%s: /%s/%s stores %llu bytes for %lld elements of %zu bytes (damaged file?)", h5_path, suite,
+            andrea_fail(err, "%s: /%s/%s stores %llu bytes for %lld elements of %zu bytes (damaged file?)", h5_path, suite,
                     name, (unsigned long long)stored, (long long)npts, sz);
             goto fail;
         }
@@ -272,7 +272,7 @@ static int read_slab(hid_t d, hid_t mtype, int rank, const hsize_t *start, const
     H5_TRY(H5Dread(d, mtype, ms, fs, H5P_DEFAULT, buf));
     rc = 0;
 fail:
-    if (rc) ae_prefix(err, "%s", what);
+    if (rc) andrea_prefix(err, "%s", what);
     if (ms >= 0) H5Sclose(ms);
     if (fs >= 0) H5Sclose(fs);
     return rc;
@@ -303,9 +303,9 @@ static int open_suite(andrea_dump *d, suite_rec *s, const char *name, ae_error *
     s->group = -1;
     snprintf(s->info.name, sizeof s->info.name, "%s", name);
     if (!name[0] || strlen(name) > 63 || strchr(name, '/'))
-        return ae_fail(err, "%s: suite name '%.80s' in attribute 'suites' is not a group name", h5_path, name);
+        return andrea_fail(err, "%s: suite name '%.80s' in attribute 'suites' is not a group name", h5_path, name);
     htri_t ex = H5Lexists(d->file, name, H5P_DEFAULT);
-    if (ex <= 0) return ae_fail(err, "%s: suite group /%s is missing", h5_path, name);
+    if (ex <= 0) return andrea_fail(err, "%s: suite group /%s is missing", h5_path, name);
     H5_ID(s->group, H5Gopen2(d->file, name, H5P_DEFAULT));
     htri_t has_seed = H5Aexists(s->group, "seed");
     H5_TRY(has_seed);
@@ -321,10 +321,10 @@ static int open_suite(andrea_dump *d, suite_rec *s, const char *name, ae_error *
     s->ds[DS_TOKENS] = open_checked(s->group, name, "tokens", 2, want2, got, H5T_INTEGER, 4, NULL, h5_path, err, NULL);
     if (s->ds[DS_TOKENS] < 0) return -1;
     long long n = got[0], T = got[1];
-    if (n < 1) return ae_fail(err, "%s: /%s/tokens holds no sequences", h5_path, name);
+    if (n < 1) return andrea_fail(err, "%s: /%s/tokens holds no sequences", h5_path, name);
     if (T < 1 || T > c->max_seq_len)
-        return ae_fail(err, "%s: /%s/tokens length %lld is outside 1..max_seq_len %d", h5_path, name, T, c->max_seq_len);
-    if (n > (1LL << 30)) return ae_fail(err, "%s: /%s has an absurd number of sequences (%lld)", h5_path, name, n);
+        return andrea_fail(err, "%s: /%s/tokens length %lld is outside 1..max_seq_len %d", h5_path, name, T, c->max_seq_len);
+    if (n > (1LL << 30)) return andrea_fail(err, "%s: /%s has an absurd number of sequences (%lld)", h5_path, name, n);
     s->info.n_seq = (int)n;
     s->info.T = (int)T;
     long long wl[1] = {n}, wt[2] = {-1, 3}, wa[5] = {n, c->n_layer, c->n_head, T, T}, wv[4] = {n, c->n_layer, c->n_head, T},
@@ -347,7 +347,7 @@ static int open_suite(andrea_dump *d, suite_rec *s, const char *name, ae_error *
     }
     htri_t has_out = H5Lexists(s->group, "head_out", H5P_DEFAULT);
     if (!strcmp(d->contrib, "full") && has_out <= 0)
-        return ae_fail(err, "%s: /%s/head_out is missing (contrib is \"full\")", h5_path, name);
+        return andrea_fail(err, "%s: /%s/head_out is missing (contrib is \"full\")", h5_path, name);
     if (has_out > 0 &&
         (s->ds[DS_OUT] = open_checked(s->group, name, "head_out", 5, wo, NULL, H5T_FLOAT, 4, NULL, h5_path, err, d->parts)) < 0)
         return -1;
@@ -361,7 +361,7 @@ fail:
 static int check_seal(const char *path, char want[65], ae_error *err) {
     FILE *raw = fopen(path, "rb");
     if (!raw) {
-        ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+        andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
     char block[ANDREA_DUMP_USERBLOCK + 1];
@@ -372,9 +372,9 @@ static int check_seal(const char *path, char want[65], ae_error *err) {
         fclose(raw);
         htri_t is = H5Fis_hdf5(path);
         if (is <= 0)
-            ae_fail(err, "%s: not an HDF5 file (an andrea dump is HDF5; was this written by `andrea dump`?)", path);
+            andrea_fail(err, "%s: not an HDF5 file (an andrea dump is HDF5; was this written by `andrea dump`?)", path);
         else
-            ae_fail(err, "%s: not an andrea dump (HDF5, but without the andrea header in its user block)", path);
+            andrea_fail(err, "%s: not an andrea dump (HDF5, but without the andrea header in its user block)", path);
         h5_last_error(block);
         return -1;
     }
@@ -390,21 +390,21 @@ static int check_seal(const char *path, char want[65], ae_error *err) {
         unsigned long long block_size = strtoull(block + ml + strlen(tree), &end, 10);
         if (errno || block_size < 4096 || block_size > (1ull << 30) || sscanf(end, " %64[0-9a-f]", want) != 1 ||
             strlen(want) != 64) {
-            ae_fail(err, "%s: damaged andrea header (bad sha256-blocks line)", path);
+            andrea_fail(err, "%s: damaged andrea header (bad sha256-blocks line)", path);
             return -1;
         }
-        hrc = ae_sha256_blocks(path, ANDREA_DUMP_USERBLOCK, (size_t)block_size, have, err);
+        hrc = andrea_sha256_blocks(path, ANDREA_DUMP_USERBLOCK, (size_t)block_size, have, err);
     } else if (sscanf(block + ml, "sha256 %64[0-9a-f]", want) == 1 && strlen(want) == 64) {
-        hrc = ae_sha256_stream(raw, ANDREA_DUMP_USERBLOCK, have, path, err);
+        hrc = andrea_sha256_stream(raw, ANDREA_DUMP_USERBLOCK, have, path, err);
         fclose(raw);
     } else {
         fclose(raw);
-        ae_fail(err, "%s: damaged andrea header (no sha256 line)", path);
+        andrea_fail(err, "%s: damaged andrea header (no sha256 line)", path);
         return -1;
     }
     if (hrc) return -1;
-    if (!ae_sha256_hex_equal(want, have)) {
-        ae_fail(err, "%s: damaged file: content checksum does not match its header (truncated, corrupted, or "
+    if (!andrea_sha256_hex_equal(want, have)) {
+        andrea_fail(err, "%s: damaged file: content checksum does not match its header (truncated, corrupted, or "
                      "modified after andrea wrote it)", path);
         return -1;
     }
@@ -489,7 +489,7 @@ static int read_root_attrs(andrea_dump *d, char *suites, size_t cap, ae_error *e
         return -1;
     size_t sizes[ANDREA_N_PARAM_TENSORS], total;
     if (andrea_param_sizes(c, sizes, &total, err)) {
-        ae_prefix(err, "%s: root config is not a valid model shape", path);
+        andrea_prefix(err, "%s: root config is not a valid model shape", path);
         return -1;
     }
     if (attr_string(d->file, "checkpoint_path", d->ckpt_path, sizeof d->ckpt_path, h5_path, err) ||
@@ -502,11 +502,11 @@ static int read_root_attrs(andrea_dump *d, char *suites, size_t cap, ae_error *e
         attr_string(d->file, "tokenizer", d->tokenizer, sizeof d->tokenizer, h5_path, err))
         return -1;
     if (strcmp(d->maps, "fp16") && strcmp(d->maps, "fp32")) {
-        ae_fail(err, "%s: maps_dtype '%s' is neither fp16 nor fp32", path, d->maps);
+        andrea_fail(err, "%s: maps_dtype '%s' is neither fp16 nor fp32", path, d->maps);
         return -1;
     }
     if (strcmp(d->contrib, "none") && strcmp(d->contrib, "norm") && strcmp(d->contrib, "full")) {
-        ae_fail(err, "%s: contrib '%s' is not none, norm or full", path, d->contrib);
+        andrea_fail(err, "%s: contrib '%s' is not none, norm or full", path, d->contrib);
         return -1;
     }
     return 0;
@@ -516,18 +516,18 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
     h5_silence();
     struct stat st;
     if (stat(path, &st) != 0) {
-        ae_fail(err, "%s: cannot open: no such file", path);
+        andrea_fail(err, "%s: cannot open: no such file", path);
         return NULL;
     }
     if (!S_ISREG(st.st_mode)) {
-        ae_fail(err, "%s: not a regular file", path);
+        andrea_fail(err, "%s: not a regular file", path);
         return NULL;
     }
     char want[65];
     if (check_seal(path, want, err)) return NULL;
     andrea_dump *d = calloc(1, sizeof *d);
     if (!d) {
-        ae_fail(err, "%s: out of memory", path);
+        andrea_fail(err, "%s: out of memory", path);
         return NULL;
     }
     d->file = -1;
@@ -536,7 +536,7 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
     d->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (d->file < 0) {
         char m[200];
-        ae_fail(err, "%s: damaged HDF5 file, cannot open it (%s)", path, h5_last_error(m));
+        andrea_fail(err, "%s: damaged HDF5 file, cannot open it (%s)", path, h5_last_error(m));
         free(d);
         return NULL;
     }
@@ -545,12 +545,12 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
     int n = 1;
     for (const char *p = suites; *p; p++) n += *p == ',';
     if (!suites[0]) {
-        ae_fail(err, "%s: attribute 'suites' is empty", path);
+        andrea_fail(err, "%s: attribute 'suites' is empty", path);
         goto fail;
     }
     d->suites = calloc((size_t)n, sizeof *d->suites);
     if (!d->suites) {
-        ae_fail(err, "%s: out of memory", path);
+        andrea_fail(err, "%s: out of memory", path);
         goto fail;
     }
     char *save = NULL;
@@ -559,7 +559,7 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
         if (open_suite(d, s, name, err)) goto fail;
         for (int j = 0; j < d->n_suites - 1; j++)
             if (!strcmp(d->suites[j].info.name, name)) {
-                ae_fail(err, "%s: suite '%s' listed twice", path, name);
+                andrea_fail(err, "%s: suite '%s' listed twice", path, name);
                 goto fail;
             }
     }
@@ -597,9 +597,9 @@ static int read_ints(hid_t ds, long long rows, int cols, int **out, const char *
     size_t n;
     *out = NULL;
     if (ae_mul((size_t)rows, (size_t)cols, &n) || ae_mul(n ? n : 1, sizeof(int), &n))
-        return ae_fail(err, "%s: %s too large", h5_path, what);
+        return andrea_fail(err, "%s: %s too large", h5_path, what);
     int *buf = malloc(n);
-    if (!buf) return ae_fail(err, "%s: out of memory reading %s", h5_path, what);
+    if (!buf) return andrea_fail(err, "%s: out of memory reading %s", h5_path, what);
     if (rows > 0) {
         hsize_t st[2] = {0, 0}, cnt[2] = {(hsize_t)rows, (hsize_t)cols};
         if (read_slab(ds, H5T_NATIVE_INT, cols > 1 ? 2 : 1, st, cnt, buf, h5_path, what, err)) {
@@ -623,13 +623,13 @@ static long long ds_rows(hid_t ds) {
 int andrea_dump_read_items(andrea_dump *d, int suite, probe_suite *out, ae_error *err) {
     const char *h5_path = d->path;
     memset(out, 0, sizeof *out);
-    if (suite < 0 || suite >= d->n_suites) return ae_fail(err, "%s: no suite %d", h5_path, suite);
+    if (suite < 0 || suite >= d->n_suites) return andrea_fail(err, "%s: no suite %d", h5_path, suite);
     suite_rec *s = &d->suites[suite];
     const int n = s->info.n_seq, T = s->info.T;
     char what[128];
     int *tokens = NULL, *lengths = NULL, *targets = NULL, *ents = NULL;
     long long n_t = ds_rows(s->ds[DS_TARGETS]), n_e = ds_rows(s->ds[DS_ENTITIES]);
-    if (n_t < 0 || n_e < 0) return ae_fail(err, "%s: /%s: cannot read the targets' shape", h5_path, s->info.name);
+    if (n_t < 0 || n_e < 0) return andrea_fail(err, "%s: /%s: cannot read the targets' shape", h5_path, s->info.name);
     snprintf(what, sizeof what, "/%s/tokens", s->info.name);
     if (read_ints(s->ds[DS_TOKENS], n, T, &tokens, h5_path, what, err)) goto fail;
     snprintf(what, sizeof what, "/%s/lengths", s->info.name);
@@ -644,7 +644,7 @@ int andrea_dump_read_items(andrea_dump *d, int suite, probe_suite *out, ae_error
     out->seed = s->info.seed;
     out->items = calloc((size_t)n, sizeof *out->items);
     if (!out->items) {
-        ae_fail(err, "%s: out of memory", h5_path);
+        andrea_fail(err, "%s: out of memory", h5_path);
         goto fail;
     }
     out->n_items = n;
@@ -652,11 +652,11 @@ int andrea_dump_read_items(andrea_dump *d, int suite, probe_suite *out, ae_error
     for (long long r = 0; r < n_t; r++) {
         int q = targets[3 * r + 1], k = targets[3 * r + 2], i = targets[3 * r];
         if (i < 0 || i >= n) {
-            ae_fail(err, "%s: /%s/targets row %lld names sequence %d of %d", h5_path, s->info.name, r, i, n);
+            andrea_fail(err, "%s: /%s/targets row %lld names sequence %d of %d", h5_path, s->info.name, r, i, n);
             goto fail;
         }
         if (k < 0 || k > q || q >= lengths[i]) {
-            ae_fail(err, "%s: /%s/targets row %lld: (query %d, key %d) is not 0 <= key <= query < length %d",
+            andrea_fail(err, "%s: /%s/targets row %lld: (query %d, key %d) is not 0 <= key <= query < length %d",
                     h5_path, s->info.name, r, q, k, lengths[i]);
             goto fail;
         }
@@ -665,7 +665,7 @@ int andrea_dump_read_items(andrea_dump *d, int suite, probe_suite *out, ae_error
     for (long long r = 0; r < n_e; r++) {
         int i = ents[3 * r], a = ents[3 * r + 1], b = ents[3 * r + 2];
         if (i < 0 || i >= n || a < 0 || a >= b || b > lengths[i]) {
-            ae_fail(err, "%s: /%s/entities row %lld is not a span of a sequence", h5_path, s->info.name, r);
+            andrea_fail(err, "%s: /%s/entities row %lld is not a span of a sequence", h5_path, s->info.name, r);
             goto fail;
         }
         out->items[i].n_entities++;
@@ -674,20 +674,20 @@ int andrea_dump_read_items(andrea_dump *d, int suite, probe_suite *out, ae_error
         probe_item *it = &out->items[i];
         int len = lengths[i];
         if (len < 1 || len > T) {
-            ae_fail(err, "%s: /%s/lengths[%d] = %d is outside 1..%d", h5_path, s->info.name, i, len, T);
+            andrea_fail(err, "%s: /%s/lengths[%d] = %d is outside 1..%d", h5_path, s->info.name, i, len, T);
             goto fail;
         }
         it->tokens = malloc(sizeof(int) * (size_t)len);
         it->targets = malloc(sizeof(probe_target) * (size_t)(it->n_targets ? it->n_targets : 1));
         if (it->n_entities) it->entities = malloc(sizeof(int) * 2 * (size_t)it->n_entities);
         if (!it->tokens || !it->targets || (it->n_entities && !it->entities)) {
-            ae_fail(err, "%s: out of memory", h5_path);
+            andrea_fail(err, "%s: out of memory", h5_path);
             goto fail;
         }
         for (int t = 0; t < len; t++) {
             int id = tokens[(size_t)i * T + t];
             if (id < 0 || id >= d->cfg.vocab_size) {
-                ae_fail(err, "%s: /%s/tokens[%d, %d] = %d is outside the vocabulary 0..%d", h5_path, s->info.name, i,
+                andrea_fail(err, "%s: /%s/tokens[%d, %d] = %d is outside the vocabulary 0..%d", h5_path, s->info.name, i,
                         t, id, d->cfg.vocab_size - 1);
                 goto fail;
             }
@@ -709,7 +709,7 @@ int andrea_dump_read_items(andrea_dump *d, int suite, probe_suite *out, ae_error
         it->entities[2 * it->n_entities++ + 1] = ents[3 * r + 2];
     }
     for (int i = 0; i < n; i++)
-        out->items[i].n_targets = probe_targets_normalize(out->items[i].targets, out->items[i].n_targets);
+        out->items[i].n_targets = andrea_probe_targets_normalize(out->items[i].targets, out->items[i].n_targets);
     free(tokens);
     free(lengths);
     free(targets);
@@ -720,16 +720,16 @@ fail:
     free(lengths);
     free(targets);
     free(ents);
-    probe_suite_free(out);
+    andrea_probe_suite_free(out);
     return -1;
 }
 
 static int check_shl(const andrea_dump *d, int suite, int seq, int layer, int head, ae_error *err) {
-    if (suite < 0 || suite >= d->n_suites) return ae_fail(err, "%s: no suite %d", d->path, suite);
+    if (suite < 0 || suite >= d->n_suites) return andrea_fail(err, "%s: no suite %d", d->path, suite);
     const suite_rec *s = &d->suites[suite];
-    if (seq < 0 || seq >= s->info.n_seq) return ae_fail(err, "%s: /%s has no sequence %d", d->path, s->info.name, seq);
+    if (seq < 0 || seq >= s->info.n_seq) return andrea_fail(err, "%s: /%s has no sequence %d", d->path, s->info.name, seq);
     if (layer < 0 || layer >= d->cfg.n_layer || head < 0 || head >= d->cfg.n_head)
-        return ae_fail(err, "%s: no head %d.%d", d->path, layer, head);
+        return andrea_fail(err, "%s: no head %d.%d", d->path, layer, head);
     return 0;
 }
 
@@ -750,10 +750,10 @@ static int check_map_rows(const float *map, size_t T, const char *h5_path, const
             sum += v;
         }
         if (bad)
-            return ae_fail(err, "%s: %s row %zu holds %g at key %zu, not a causal attention probability (damaged or "
+            return andrea_fail(err, "%s: %s row %zu holds %g at key %zu, not a causal attention probability (damaged or "
                                 "modified dump?)", h5_path, what, q, (double)row[at], at);
         if (sum != 0.0 && fabs(sum - 1.0) > 1e-2)
-            return ae_fail(err, "%s: %s row %zu sums to %g, not 1 (damaged or modified dump?)", h5_path, what, q, sum);
+            return andrea_fail(err, "%s: %s row %zu sums to %g, not 1 (damaged or modified dump?)", h5_path, what, q, sum);
     }
     return 0;
 }
@@ -788,9 +788,9 @@ int andrea_dump_read_head_values(andrea_dump *d, int suite, int seq, const char 
     if (check_shl(d, suite, seq, 0, 0, err)) return -1;
     suite_rec *s = &d->suites[suite];
     int k = !strcmp(which, "head_out_norm") ? DS_NORM : !strcmp(which, "head_dla") ? DS_DLA : -1;
-    if (k < 0) return ae_fail(err, "%s: '%s' is not head_out_norm or head_dla", d->path, which);
+    if (k < 0) return andrea_fail(err, "%s: '%s' is not head_out_norm or head_dla", d->path, which);
     if (s->ds[k] < 0)
-        return ae_fail(err, "%s: /%s/%s is not in this dump (written with --contrib none)", d->path, s->info.name, which);
+        return andrea_fail(err, "%s: /%s/%s is not in this dump (written with --contrib none)", d->path, s->info.name, which);
     hsize_t st[4] = {(hsize_t)seq, 0, 0, 0}, cnt[4] = {1, (hsize_t)d->cfg.n_layer, (hsize_t)d->cfg.n_head, (hsize_t)s->info.T};
     char what[128];
     snprintf(what, sizeof what, "/%s/%s[%d]", s->info.name, which, seq);
@@ -801,7 +801,7 @@ int andrea_dump_read_head_out(andrea_dump *d, int suite, int seq, int layer, int
     if (check_shl(d, suite, seq, layer, head, err)) return -1;
     suite_rec *s = &d->suites[suite];
     if (s->ds[DS_OUT] < 0)
-        return ae_fail(err, "%s: /%s/head_out is not in this dump (written without --contrib full or --heads)", d->path,
+        return andrea_fail(err, "%s: /%s/head_out is not in this dump (written without --contrib full or --heads)", d->path,
                        s->info.name);
     hsize_t st[5] = {(hsize_t)seq, (hsize_t)layer, (hsize_t)head, 0, 0},
             cnt[5] = {1, 1, 1, (hsize_t)s->info.T, (hsize_t)d->cfg.d_model};
@@ -831,7 +831,7 @@ static int load_suite_text(andrea_dump *d, suite_rec *s, ae_error *err) {
     H5_ID(t, H5Dget_type(ds));
     size_t w = H5Tget_size(t);
     if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0 || w < 1 || w > TOKEN_TEXT_MAX) {
-        ae_fail(err, "%s: /%s/token_text is not fixed-length strings of 1..%d bytes", h5_path, s->info.name,
+        andrea_fail(err, "%s: /%s/token_text is not fixed-length strings of 1..%d bytes", h5_path, s->info.name,
                 TOKEN_TEXT_MAX);
         goto fail;
     }
@@ -844,7 +844,7 @@ static int load_suite_text(andrea_dump *d, suite_rec *s, ae_error *err) {
     snprintf(what, sizeof what, "/%s/lengths", s->info.name);
     if (read_ints(s->ds[DS_LENGTHS], n, 1, &lengths, h5_path, what, err)) goto fail;
     if (!(row = malloc((size_t)T * w))) {
-        ae_fail(err, "%s: out of memory reading /%s/token_text", h5_path, s->info.name);
+        andrea_fail(err, "%s: out of memory reading /%s/token_text", h5_path, s->info.name);
         goto fail;
     }
     snprintf(what, sizeof what, "/%s/token_text", s->info.name);
@@ -858,7 +858,7 @@ static int load_suite_text(andrea_dump *d, suite_rec *s, ae_error *err) {
             const char *cell = row + (size_t)p * w;
             size_t k = strnlen(cell, w);
             if (!(d->id_text[id] = malloc(k + 1))) {
-                ae_fail(err, "%s: out of memory reading /%s/token_text", h5_path, s->info.name);
+                andrea_fail(err, "%s: out of memory reading /%s/token_text", h5_path, s->info.name);
                 goto fail;
             }
             memcpy(d->id_text[id], cell, k);
@@ -879,7 +879,7 @@ int andrea_dump_token_text(andrea_dump *d, int id, char *buf, size_t cap, ae_err
     if (d->id_text_state == 0) {
         d->id_text_state = -1;
         if (!(d->id_text = calloc((size_t)(d->cfg.vocab_size > 0 ? d->cfg.vocab_size : 1), sizeof *d->id_text))) {
-            ae_fail(&d->id_text_err, "%s: out of memory", d->path);
+            andrea_fail(&d->id_text_err, "%s: out of memory", d->path);
         } else {
             int bad = 0;
             for (int s = 0; s < d->n_suites && !bad; s++) bad = load_suite_text(d, &d->suites[s], &d->id_text_err);

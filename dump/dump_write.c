@@ -13,7 +13,7 @@
  * States of a run that writes a file (r->state; each step moves it forward, never back):
  *
  *     NONE       inputs checked, sha256 known, batch chosen; nothing on disk
- *       |  ae_tmp_begin (rank 0; the name is broadcast)
+ *       |  andrea_tmp_begin (rank 0; the name is broadcast)
  *     RESERVED   "<out>.tmp-<pid>" exists (empty) and is registered for removal on SIGINT/SIGTERM;
  *       |        engine, pipeline and buffers may be open
  *       |  H5Fcreate (collective under MPI), root attributes
@@ -87,32 +87,32 @@ void andrea_dump_options_init(andrea_dump_options *o) {
 /* ---- validation ---- */
 
 static int check_suites(const andrea_model *m, const probe_suite *s, int n, ae_error *err) {
-    if (n < 1) return ae_fail(err, "%s: no probe suites to dump", m->path);
+    if (n < 1) return andrea_fail(err, "%s: no probe suites to dump", m->path);
     for (int i = 0; i < n; i++) {
         const char *name = s[i].name;
         if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-            return ae_fail(err, "%s: suite name '%s' cannot be an HDF5 group name", s[i].source, name);
+            return andrea_fail(err, "%s: suite name '%s' cannot be an HDF5 group name", s[i].source, name);
         for (int j = 0; j < i; j++)
-            if (!strcmp(s[j].name, name)) return ae_fail(err, "%s: suite '%s' given twice", s[i].source, name);
-        if (s[i].n_items < 1) return ae_fail(err, "%s: suite '%s' has no items", s[i].source, name);
+            if (!strcmp(s[j].name, name)) return andrea_fail(err, "%s: suite '%s' given twice", s[i].source, name);
+        if (s[i].n_items < 1) return andrea_fail(err, "%s: suite '%s' has no items", s[i].source, name);
         for (int k = 0; k < s[i].n_items; k++) {
             const probe_item *it = &s[i].items[k];
             if (it->n_tokens < 1 || it->n_tokens > m->cfg.max_seq_len || it->n_tokens > s[i].max_len)
-                return ae_fail(err, "%s: suite '%s' item %d has %d tokens (model allows 1..%d)", s[i].source, name, k,
+                return andrea_fail(err, "%s: suite '%s' item %d has %d tokens (model allows 1..%d)", s[i].source, name, k,
                                it->n_tokens, m->cfg.max_seq_len);
             for (int t = 0; t < it->n_tokens; t++)
                 if (it->tokens[t] < 0 || it->tokens[t] >= m->cfg.vocab_size)
-                    return ae_fail(err, "%s: suite '%s' item %d: token %d is %d, outside the vocabulary 0..%d",
+                    return andrea_fail(err, "%s: suite '%s' item %d: token %d is %d, outside the vocabulary 0..%d",
                                    s[i].source, name, k, t, it->tokens[t], m->cfg.vocab_size - 1);
             for (int t = 0; t < it->n_targets; t++)
                 if (it->targets[t].key < 0 || it->targets[t].key > it->targets[t].query ||
                     it->targets[t].query >= it->n_tokens)
-                    return ae_fail(err, "%s: suite '%s' item %d: target (%d, %d) out of range", s[i].source, name,
+                    return andrea_fail(err, "%s: suite '%s' item %d: target (%d, %d) out of range", s[i].source, name,
                                    k, it->targets[t].query, it->targets[t].key);
             for (int e = 0; e < it->n_entities; e++)
                 if (it->entities[2 * e] < 0 || it->entities[2 * e] >= it->entities[2 * e + 1] ||
                     it->entities[2 * e + 1] > it->n_tokens)
-                    return ae_fail(err, "%s: suite '%s' item %d: entity span %d out of range", s[i].source, name, k, e);
+                    return andrea_fail(err, "%s: suite '%s' item %d: entity span %d out of range", s[i].source, name, k, e);
         }
     }
     return 0;
@@ -135,9 +135,9 @@ typedef struct {
 
 static void *hash_job_run(void *arg) {
     hash_job *j = arg;
-    double t0 = ae_now_seconds();
+    double t0 = andrea_now_seconds();
     j->rc = andrea_checkpoint_sha256(j->m, j->hex, &j->err);
-    j->seconds = ae_now_seconds() - t0;
+    j->seconds = andrea_now_seconds() - t0;
     return NULL;
 }
 
@@ -198,7 +198,7 @@ static void run_init(dump_run *r, const andrea_model *m, const probe_suite *suit
     r->fapl = H5P_DEFAULT;
     r->par.dxpl = H5P_DEFAULT;
     r->par.agreed = 0;
-    dw_writer_init(&r->wr);
+    andrea_dw_writer_init(&r->wr);
     r->hj.m = m;
     snprintf(r->precision, sizeof r->precision, "fp32"); /* the matmuls' precision: CPU always fp32 */
 }
@@ -220,35 +220,35 @@ static int write_root_attrs(const dump_run *r, hid_t f, ae_error *err) {
     size_t cap = 1;
     for (int i = 0; i < n; i++) cap += strlen(s[i].name) + 1;
     char *list = malloc(cap);
-    if (!list) return ae_fail(err, "%s: out of memory", h5_path);
+    if (!list) return andrea_fail(err, "%s: out of memory", h5_path);
     list[0] = 0;
     for (int i = 0; i < n; i++) {
         if (i) strcat(list, ",");
         strcat(list, s[i].name);
     }
     static const char *const contrib_names[] = {"none", "norm", "full"};
-    H5_TRY(dw_attr_str(f, "andrea_version", ANDREA_VERSION));
+    H5_TRY(andrea_dw_attr_str(f, "andrea_version", ANDREA_VERSION));
     /* absolute, so that classify finds the checkpoint from any folder (docs/dump-format.md) */
     char abs_ck[PATH_MAX];
-    H5_TRY(dw_attr_str(f, "checkpoint_path", m->path[0] && realpath(m->path, abs_ck) ? abs_ck : m->path));
-    H5_TRY(dw_attr_str(f, "checkpoint_sha256", r->sha));
-    H5_TRY(dw_attr_str(f, "config", cfg_json));
-    H5_TRY(dw_attr_int(f, "n_layer", c->n_layer));
-    H5_TRY(dw_attr_int(f, "n_head", c->n_head));
-    H5_TRY(dw_attr_int(f, "d_model", c->d_model));
-    H5_TRY(dw_attr_int(f, "head_dim", c->head_dim));
-    H5_TRY(dw_attr_int(f, "vocab_size", c->vocab_size));
-    H5_TRY(dw_attr_int(f, "padded_vocab_size", c->padded_vocab_size));
-    H5_TRY(dw_attr_int(f, "max_seq_len", c->max_seq_len));
-    H5_TRY(dw_attr_str(f, "maps_dtype", o->maps_fp32 ? "fp32" : "fp16"));
-    H5_TRY(dw_attr_str(f, "contrib", contrib_names[o->contrib]));
-    H5_TRY(dw_attr_str(f, "suites", list));
-    H5_TRY(dw_attr_str(f, "engine", r->engine_name));
-    H5_TRY(dw_attr_str(f, "precision", r->precision));
-    H5_TRY(dw_attr_str(f, "tokenizer", o->tokenizer ? o->tokenizer : ""));
+    H5_TRY(andrea_dw_attr_str(f, "checkpoint_path", m->path[0] && realpath(m->path, abs_ck) ? abs_ck : m->path));
+    H5_TRY(andrea_dw_attr_str(f, "checkpoint_sha256", r->sha));
+    H5_TRY(andrea_dw_attr_str(f, "config", cfg_json));
+    H5_TRY(andrea_dw_attr_int(f, "n_layer", c->n_layer));
+    H5_TRY(andrea_dw_attr_int(f, "n_head", c->n_head));
+    H5_TRY(andrea_dw_attr_int(f, "d_model", c->d_model));
+    H5_TRY(andrea_dw_attr_int(f, "head_dim", c->head_dim));
+    H5_TRY(andrea_dw_attr_int(f, "vocab_size", c->vocab_size));
+    H5_TRY(andrea_dw_attr_int(f, "padded_vocab_size", c->padded_vocab_size));
+    H5_TRY(andrea_dw_attr_int(f, "max_seq_len", c->max_seq_len));
+    H5_TRY(andrea_dw_attr_str(f, "maps_dtype", o->maps_fp32 ? "fp32" : "fp16"));
+    H5_TRY(andrea_dw_attr_str(f, "contrib", contrib_names[o->contrib]));
+    H5_TRY(andrea_dw_attr_str(f, "suites", list));
+    H5_TRY(andrea_dw_attr_str(f, "engine", r->engine_name));
+    H5_TRY(andrea_dw_attr_str(f, "precision", r->precision));
+    H5_TRY(andrea_dw_attr_str(f, "tokenizer", o->tokenizer ? o->tokenizer : ""));
     char vocab_sha[65] = ""; /* the tokenizer's identity (dump_write_h5.c); "" without one */
-    if (o->tok && dw_tokenizer_sha256(o->tok, c->vocab_size, vocab_sha)) H5_FAIL_("tokenizer sha256");
-    H5_TRY(dw_attr_str(f, "tokenizer_vocab_sha256", vocab_sha));
+    if (o->tok && andrea_dw_tokenizer_sha256(o->tok, c->vocab_size, vocab_sha)) H5_FAIL_("tokenizer sha256");
+    H5_TRY(andrea_dw_attr_str(f, "tokenizer_vocab_sha256", vocab_sha));
     free(list);
     return 0;
 fail:
@@ -312,10 +312,10 @@ static void *alloc_n(size_t n, size_t elem, int *bad) {
 static int open_check(dump_run *r, ae_error *err) {
     const andrea_dump_options *o = r->o;
     int vrc = 0;
-    if (!r->writing && o->n_sinks <= 0) vrc = ae_fail(err, "dump: no output path");
+    if (!r->writing && o->n_sinks <= 0) vrc = andrea_fail(err, "dump: no output path");
     else if (o->contrib < ANDREA_CONTRIB_NONE || o->contrib > ANDREA_CONTRIB_FULL)
-        vrc = ae_fail(err, "%s: contrib must be none, norm or full", r->h5_path);
-    else if (o->gzip < 0 || o->gzip > 9) vrc = ae_fail(err, "%s: gzip level %d outside 0..9", r->h5_path, o->gzip);
+        vrc = andrea_fail(err, "%s: contrib must be none, norm or full", r->h5_path);
+    else if (o->gzip < 0 || o->gzip > 9) vrc = andrea_fail(err, "%s: gzip level %d outside 0..9", r->h5_path, o->gzip);
     else vrc = check_suites(r->m, r->suites, r->n_suites, err);
     return andrea_mpi_agree(vrc, err) ? -1 : 0;
 }
@@ -331,7 +331,7 @@ static int open_hash(dump_run *r, ae_error *err) {
         snprintf(r->sha, sizeof r->sha, "%s", o->checkpoint_sha256);
     } else if (hash_file && !r->hash_later && r->root) {
         src = andrea_checkpoint_sha256(r->m, r->sha, err);
-        r->t_hash = ae_now_seconds() - r->t0;
+        r->t_hash = andrea_now_seconds() - r->t0;
     }
     return andrea_mpi_agree(src, err) || andrea_mpi_bcast(r->sha, sizeof r->sha, 0, err) ? -1 : 0;
 }
@@ -346,7 +346,7 @@ static int open_size(dump_run *r, ae_error *err) {
         r->total_seq += r->suites[i].n_items;
     }
     if (per_seq_bytes(&m->cfg, r->max_T, o, &r->per_seq))
-        return ae_fail(err, "%s: buffers for one sequence of %d tokens overflow", r->h5_path, r->max_T);
+        return andrea_fail(err, "%s: buffers for one sequence of %d tokens overflow", r->h5_path, r->max_T);
     int B = o->batch;
     if (B <= 0) {
         size_t budget = o->mem_budget ? o->mem_budget : DEFAULT_BUDGET;
@@ -464,24 +464,24 @@ static int open_engine_only(dump_run *r, ae_error *err) {
 static int open_engine(dump_run *r, ae_error *err) {
     const int bad = alloc_bufs(r);
     int orc = 0;
-    const double t_open0 = ae_now_seconds();
+    const double t_open0 = andrea_now_seconds();
     r->hashing = r->hash_later && pthread_create(&r->hash_thread, NULL, hash_job_run, &r->hj) == 0;
     if (r->hash_later && !r->hashing) hash_job_run(&r->hj); /* no thread to be had: hash here */
     if (bad)
-        orc = ae_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; try --batch 1)",
+        orc = andrea_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; try --batch 1)",
                       r->h5_path, r->B, r->max_T, r->per_seq);
     else orc = open_engine_only(r, err);
     if (r->hashing && pthread_join(r->hash_thread, NULL) != 0) /* cannot happen for a joinable thread */
-        r->hj.rc = ae_fail(&r->hj.err, "%s: cannot join the hashing thread", r->m->path);
+        r->hj.rc = andrea_fail(&r->hj.err, "%s: cannot join the hashing thread", r->m->path);
     if (r->hash_later) {
         r->t_hash = r->hj.seconds;
-        if (r->hj.rc && !orc) orc = ae_fail(err, "%s", r->hj.err.msg);
+        if (r->hj.rc && !orc) orc = andrea_fail(err, "%s", r->hj.err.msg);
         snprintf(r->sha, sizeof r->sha, "%s", r->hj.hex);
     }
     r->t_open = ae_now_seconds() - t_open0 - (r->hashing ? 0 : r->t_hash);
     if (!orc && (r->root || r->parts) && r->writing) {
         FILE *probe_f = fopen(r->tmp, "wb");
-        if (!probe_f) orc = ae_fail(err, "%s: cannot create: %s", r->o->out_path, strerror(errno));
+        if (!probe_f) orc = andrea_fail(err, "%s: cannot create: %s", r->o->out_path, strerror(errno));
         else fclose(probe_f);
     }
     return orc;
@@ -529,7 +529,7 @@ fail:
 /* open: everything before the first forward. -1: dump_abort undoes what the state says exists. */
 static int dump_open(dump_run *r, ae_error *err) {
     if (open_check(r, err)) return -1;
-    r->t0 = ae_now_seconds();
+    r->t0 = andrea_now_seconds();
     if (open_hash(r, err) || open_size(r, err) || open_reserve(r, err)) return -1;
     if (dw_agree(open_engine(r, err), &r->par, err)) return -1;
     if (open_engine_names(r, err)) return -1;
@@ -558,7 +558,7 @@ static int run_sinks(dump_run *r, const dw_loop *lp0, ae_progress *prog, ae_erro
         wr->h5_path = lp0->what, wr->suites = suites;
         wr->mode = r->parts ? DW_MODE_PART : DW_MODE_FILE, wr->n_suites = r->n_suites, wr->B = B;
         sk.writer = sk.n;
-        v[sk.n++] = dw_writer_sink(wr);
+        v[sk.n++] = andrea_dw_writer_sink(wr);
     }
     for (int i = 0; i < o->n_sinks; i++) v[sk.n++] = o->sinks[i];
     int rc = 0;
@@ -570,9 +570,9 @@ static int run_sinks(dump_run *r, const dw_loop *lp0, ae_progress *prog, ae_erro
         int begun = 0;
         for (; begun < sk.n && !rc; begun++)
             if (v[begun].suite_begin) rc = v[begun].suite_begin(v[begun].self, (int)i, &suites[i], err);
-        if (!rc) rc = dw_run_suite(&lp, &suites[i], B, &r->bb, prog, &r->par, err);
+        if (!rc) rc = andrea_dw_run_suite(&lp, &suites[i], B, &r->bb, prog, &r->par, err);
         if (rc) {
-            if (wr && begun > sk.writer) dw_writer_abort(wr, (int)i, err);
+            if (wr && begun > sk.writer) andrea_dw_writer_abort(wr, (int)i, err);
             break;
         }
         for (int k = 0; k < sk.n && !rc; k++) {
@@ -598,13 +598,13 @@ static int dump_write(dump_run *r, ae_error *err) {
         andrea_shard_part(n_batches_all, off, (n + B - 1) / B, andrea_mpi_rank(), andrea_mpi_size(), &lo, &hi);
         for (long long b = lo; b < hi; b++) my_seq += n - b * B < B ? n - b * B : B;
     }
-    const double t_suites0 = ae_now_seconds();
+    const double t_suites0 = andrea_now_seconds();
     ae_progress prog;
-    ae_progress_begin(&prog, r->o->progress_label ? r->o->progress_label : "dump", (uint64_t)my_seq);
+    andrea_progress_begin(&prog, r->o->progress_label ? r->o->progress_label : "dump", (uint64_t)my_seq);
     const dw_loop lp0 = {r->eng, r->m, r->o, NULL, 0, 0, n_batches_all, r->h5_path};
     const int rc = run_sinks(r, &lp0, &prog, err);
-    ae_progress_end(&prog);
-    r->t_suites = ae_now_seconds() - t_suites0;
+    andrea_progress_end(&prog);
+    r->t_suites = andrea_now_seconds() - t_suites0;
     return rc;
 }
 
@@ -715,7 +715,7 @@ out:
 static int dump_commit(dump_run *r, ae_error *err) {
     if (r->parts) return commit_parts(r, err);
     const char *h5_path = r->h5_path;
-    const double t_close0 = ae_now_seconds();
+    const double t_close0 = andrea_now_seconds();
     if (r->writing) {
         H5Tclose(r->f16);
         r->f16 = -1;
@@ -729,13 +729,13 @@ static int dump_commit(dump_run *r, ae_error *err) {
         r->fcpl = -1;
         r->state = DW_CLOSED;
     }
-    r->t_close = ae_now_seconds() - t_close0;
+    r->t_close = andrea_now_seconds() - t_close0;
     r->all_bytes = r->wr.bytes;
     int crc = andrea_mpi_sum_i64(&r->all_bytes, 1, err);
-    const double t_seal0 = ae_now_seconds();
+    const double t_seal0 = andrea_now_seconds();
     if (!crc && r->root && r->writing && !(crc = andrea_dump_seal(r->tmp, r->seal, err))) r->state = DW_SEALED;
-    r->t_seal = ae_now_seconds() - t_seal0;
-    if (!crc && r->root && r->writing && !(crc = ae_tmp_commit(r->tmp, r->o->out_path, err))) r->state = DW_RENAMED;
+    r->t_seal = andrea_now_seconds() - t_seal0;
+    if (!crc && r->root && r->writing && !(crc = andrea_tmp_commit(r->tmp, r->o->out_path, err))) r->state = DW_RENAMED;
     return andrea_mpi_agree(crc, err) ? -1 : 0;
 fail:
     return -1;
@@ -760,7 +760,7 @@ static void dump_abort(dump_run *r) {
 /* After a commit: the statistics, and the engine handed to the caller or closed. */
 static void dump_finish(dump_run *r) {
     const andrea_dump_options *o = r->o;
-    double secs = ae_now_seconds() - r->t0;
+    double secs = andrea_now_seconds() - r->t0;
     (void)andrea_mpi_max_f64(&secs, NULL); /* statistics only: the file is complete */
     if (o->stats) {
         andrea_dump_stats *st = o->stats;
@@ -808,15 +808,15 @@ int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_su
 
 int andrea_dump_seal(const char *path, char hex_out[65], ae_error *err) {
     char hex[65], block[ANDREA_DUMP_USERBLOCK];
-    if (ae_sha256_blocks(path, ANDREA_DUMP_USERBLOCK, ANDREA_DUMP_SEAL_BLOCK, hex, err)) return -1;
+    if (andrea_sha256_blocks(path, ANDREA_DUMP_USERBLOCK, ANDREA_DUMP_SEAL_BLOCK, hex, err)) return -1;
     if (hex_out) snprintf(hex_out, 65, "%s", hex);
     FILE *f = fopen(path, "r+b");
-    if (!f) return ae_fail(err, "%s: cannot open to seal: %s", path, strerror(errno));
+    if (!f) return andrea_fail(err, "%s: cannot open to seal: %s", path, strerror(errno));
     memset(block, 0, sizeof block);
     snprintf(block, sizeof block, "%ssha256-blocks %zu %s\n", ANDREA_DUMP_MAGIC, ANDREA_DUMP_SEAL_BLOCK, hex);
     int rc = 0;
     if (fwrite(block, 1, sizeof block, f) != sizeof block)
-        rc = ae_fail(err, "%s: cannot write the seal: %s", path, strerror(errno));
-    if (fclose(f) != 0 && rc == 0) rc = ae_fail(err, "%s: cannot write the seal: %s", path, strerror(errno));
+        rc = andrea_fail(err, "%s: cannot write the seal: %s", path, strerror(errno));
+    if (fclose(f) != 0 && rc == 0) rc = andrea_fail(err, "%s: cannot write the seal: %s", path, strerror(errno));
     return rc;
 }

@@ -5,7 +5,7 @@
  * Invariants: memory is bounded by one batch (buffers are sized for `batch` sequences of the
  * longest suite, never for the whole suite); the file appears under out_path complete or not at
  * all (written under "<out>.tmp-<pid>", renamed at the end; removed on any failure, on SIGINT /
- * SIGTERM through common/atomic_file.h, and when ae_interrupted is seen between batches).
+ * SIGTERM through common/atomic_file.h, and when andrea_interrupted is seen between batches).
  * Failure contract: -1 with "FILE: problem" (the output path, the checkpoint or the probe suite
  * at fault); no file is left under out_path or its temporary name.
  */

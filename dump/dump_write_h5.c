@@ -20,7 +20,7 @@
 /* The IEEE binary16 file type: HDF5 1.10 has no predefined half type, so derive one from the
  * 32-bit IEEE type (sign bit 15, exponent bits 10-14 with bias 15, mantissa bits 0-9); h5py and
  * h5dump read it as float16. */
-hid_t dw_make_f16_type(void) {
+hid_t andrea_dw_make_f16_type(void) {
     hid_t t = H5Tcopy(H5T_IEEE_F32LE);
     if (t < 0) return -1;
     if (H5Tset_fields(t, 15, 10, 5, 0, 10) < 0 || H5Tset_size(t, 2) < 0 || H5Tset_precision(t, 16) < 0 ||
@@ -46,7 +46,7 @@ static herr_t attr_write(hid_t loc, const char *name, hid_t type, const void *va
 /* Fixed-length, NUL-terminated UTF-8 strings, stored inside the attribute message. Not
  * variable-length ones: those live in the global heap, and HDF5 1.10 crashes reading a damaged
  * global heap, which the reader must survive. h5py reads them as numpy.bytes_ (.decode()). */
-herr_t dw_attr_str(hid_t loc, const char *name, const char *value) {
+herr_t andrea_dw_attr_str(hid_t loc, const char *name, const char *value) {
     hid_t t = H5Tcopy(H5T_C_S1);
     if (t < 0) return -1;
     herr_t rc = H5Tset_size(t, strlen(value) + 1);
@@ -57,16 +57,16 @@ herr_t dw_attr_str(hid_t loc, const char *name, const char *value) {
     return rc;
 }
 
-herr_t dw_attr_int(hid_t loc, const char *name, int v) { return attr_write(loc, name, H5T_NATIVE_INT, &v); }
+herr_t andrea_dw_attr_int(hid_t loc, const char *name, int v) { return attr_write(loc, name, H5T_NATIVE_INT, &v); }
 
-herr_t dw_attr_u64(hid_t loc, const char *name, uint64_t v) {
+herr_t andrea_dw_attr_u64(hid_t loc, const char *name, uint64_t v) {
     return attr_write(loc, name, H5T_NATIVE_UINT64, &v);
 }
 
 /* ---- datasets ---- */
 
 /* Creates a dataset of rank n; chunk == NULL means contiguous. gzip applies to chunked ones. */
-hid_t dw_dset_create(hid_t group, const char *name, hid_t type, int rank, const hsize_t *dims,
+hid_t andrea_dw_dset_create(hid_t group, const char *name, hid_t type, int rank, const hsize_t *dims,
                          const hsize_t *chunk, int gzip, int fill_nan) {
     hid_t sp = H5Screate_simple(rank, dims, NULL);
     if (sp < 0) return -1;
@@ -93,7 +93,7 @@ hid_t dw_dset_create(hid_t group, const char *name, hid_t type, int rank, const 
 
 /* Writes buf (memory type mtype, shape count) at offset start of d through transfer list dxpl.
  * active == 0 (MPI: this rank has nothing for a collective write) selects nothing. */
-herr_t dw_dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, int rank, const hsize_t *start,
+herr_t andrea_dw_dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, int rank, const hsize_t *start,
                               const hsize_t *count, const void *buf) {
     hid_t fs = H5Dget_space(d);
     if (fs < 0) return -1;
@@ -139,7 +139,7 @@ static const void *map_padded(const void *maps, size_t i, size_t map_bytes, size
  * thread 0 joins them when its writes are done, so the job takes about max(deflate, write) rather
  * than their sum. That pays where writes are slow (the GPU host's 19 GB dumps go at disk
  * writeback speed); on the 2-core dev VM, whose writes land in the page cache, both schedules take
- * the same time (RESULTS.md). Maps [first, first + n) of the batch, as dw_write_maps. */
+ * the same time (RESULTS.md). Maps [first, first + n) of the batch, as andrea_dw_write_maps. */
 static herr_t write_maps_deflated(hid_t d, int b0, size_t first, size_t n, int L, int H, int T, size_t esz,
                                   const void *maps, const int *lengths, int level) {
     const size_t lh = (size_t)L * H, map_bytes = (size_t)T * T * esz;
@@ -215,14 +215,14 @@ done:
 
 /* Writes maps [first, first + n) of a batch whose sequence 0 is the dump's sequence b0 (map m of
  * the batch is sequence m / (L*H), head m % (L*H), in [B, L, H, T, T] order; `maps` holds them
- * contiguously, esz bytes a value). direct (dw_maps_direct_ok): one H5Dwrite_chunk per map —
+ * contiguously, esz bytes a value). direct (andrea_dw_maps_direct_ok): one H5Dwrite_chunk per map —
  * why: H5Dwrite runs HDF5's selection, type-path and chunk-cache machinery per chunk, the direct
  * write is one index update and one pwrite, 1.5x the rate on the H200 host (bench/bench_h5_maps.c);
  * with gzip > 0 the chunks are deflated first, on every core (write_maps_deflated); else one
  * hyperslab H5Dwrite per map (mtype: the maps' memory type; MPI-IO, where HDF5 applies the filter).
  * lengths (may be NULL: rows already zeroed): query rows t >= lengths[b] are written as zeros,
  * through a one-map copy in stage (the source may be a buffer the caller must not change). */
-herr_t dw_write_maps(hid_t d, hid_t dxpl, hid_t mtype, int direct, int b0, size_t first, size_t n, int L, int H,
+herr_t andrea_dw_write_maps(hid_t d, hid_t dxpl, hid_t mtype, int direct, int b0, size_t first, size_t n, int L, int H,
                      int T, size_t esz, const void *maps, const int *lengths, void *stage, int gzip) {
     if (direct && gzip > 0) return write_maps_deflated(d, b0, first, n, L, H, T, esz, maps, lengths, gzip);
     const size_t map_bytes = (size_t)T * T * esz, lh = (size_t)L * H;
@@ -233,14 +233,14 @@ herr_t dw_write_maps(hid_t d, hid_t dxpl, hid_t mtype, int direct, int b0, size_
         hsize_t off[5] = {(hsize_t)b0 + b, (hsize_t)(k / (size_t)H), (hsize_t)(k % (size_t)H), 0, 0};
         hsize_t one[5] = {1, 1, 1, (hsize_t)T, (hsize_t)T};
         if (direct ? H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, map_bytes, src) < 0
-                   : dw_dset_write_slab(d, dxpl, 1, mtype, 5, off, one, src) < 0)
+                   : andrea_dw_dset_write_slab(d, dxpl, 1, mtype, 5, off, one, src) < 0)
             return -1;
     }
     return 0;
 }
 
 /* fp32 -> IEEE fp16 of n values, on every OpenMP thread (a batch is millions of values). */
-void dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n) {
+void andrea_dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n) {
 #pragma omp parallel for schedule(static)
     for (long long i = 0; i < (long long)n; i++) dst[i] = andrea_f32_to_f16(src[i]);
 }
@@ -250,14 +250,14 @@ void dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n) {
 /* A dimension scale /<suite>/<name>: int32 [n] holding 0..n-1, so netCDF readers (xarray through
  * h5netcdf) name the axis `name` with its index as the coordinate. MPI: rank 0 writes its values
  * (root), every rank makes the calls. */
-hid_t dw_scale_create(hid_t g, const char *name, hsize_t n, hid_t dxpl, int root) {
-    hid_t d = dw_dset_create(g, name, H5T_STD_I32LE, 1, &n, NULL, 0, 0);
+hid_t andrea_dw_scale_create(hid_t g, const char *name, hsize_t n, hid_t dxpl, int root) {
+    hid_t d = andrea_dw_dset_create(g, name, H5T_STD_I32LE, 1, &n, NULL, 0, 0);
     if (d < 0) return -1;
     int *v = malloc((n ? n : 1) * sizeof *v);
     herr_t rc = v ? 0 : -1;
     for (hsize_t i = 0; v && i < n; i++) v[i] = (int)i;
     hsize_t zero = 0;
-    if (rc >= 0 && n) rc = dw_dset_write_slab(d, dxpl, root, H5T_NATIVE_INT, 1, &zero, &n, v);
+    if (rc >= 0 && n) rc = andrea_dw_dset_write_slab(d, dxpl, root, H5T_NATIVE_INT, 1, &zero, &n, v);
     free(v);
     if (rc >= 0) rc = H5DSset_scale(d, name);
     if (rc < 0) {
@@ -268,7 +268,7 @@ hid_t dw_scale_create(hid_t g, const char *name, hsize_t n, hid_t dxpl, int root
 }
 
 /* Attaches scales[i] to dimension i of d and labels the dimension with the scale's name. */
-herr_t dw_scales_attach(hid_t d, int rank, const hid_t *scales, const char *const *names) {
+herr_t andrea_dw_scales_attach(hid_t d, int rank, const hid_t *scales, const char *const *names) {
     for (int i = 0; i < rank; i++) {
         if (H5DSattach_scale(d, scales[i], (unsigned)i) < 0) return -1;
         if (H5DSset_label(d, (unsigned)i, names[i]) < 0) return -1;
@@ -281,7 +281,7 @@ herr_t dw_scales_attach(hid_t d, int rank, const hid_t *scales, const char *cons
 /* Appends the UTF-8 text of src[0..n) to dst (cap bytes, NUL-terminated): valid UTF-8 is copied,
  * every byte that does not start a valid sequence (a token holding part of a character) and NUL
  * become U+FFFD. Returns the bytes written (without the NUL). */
-size_t dw_utf8_clean(const unsigned char *src, size_t n, char *dst, size_t cap) {
+size_t andrea_dw_utf8_clean(const unsigned char *src, size_t n, char *dst, size_t cap) {
     size_t o = 0;
     for (size_t i = 0; i < n;) {
         unsigned c = src[i];
@@ -307,7 +307,7 @@ size_t dw_utf8_clean(const unsigned char *src, size_t n, char *dst, size_t cap) 
  * by its length as 4 bytes little-endian (0xffffffff for an id the tokenizer has no text for), in
  * lowercase hex. Two tokenizers with the same text for every id have the same digest, whatever
  * files they were read from (docs/dump-format.md). */
-int dw_tokenizer_sha256(const andrea_tokenizer *tok, int vocab_size, char hex[65]) {
+int andrea_dw_tokenizer_sha256(const andrea_tokenizer *tok, int vocab_size, char hex[65]) {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned mdlen = 0;

@@ -52,27 +52,27 @@ static inline int dw_agree(int rc, par_state *par, ae_error *err) {
 }
 
 /* dump_write_h5.c */
-hid_t dw_make_f16_type(void);
-herr_t dw_attr_str(hid_t loc, const char *name, const char *value);
-herr_t dw_attr_int(hid_t loc, const char *name, int v);
-herr_t dw_attr_u64(hid_t loc, const char *name, uint64_t v);
-hid_t dw_dset_create(hid_t group, const char *name, hid_t type, int rank, const hsize_t *dims, const hsize_t *chunk,
+hid_t andrea_dw_make_f16_type(void);
+herr_t andrea_dw_attr_str(hid_t loc, const char *name, const char *value);
+herr_t andrea_dw_attr_int(hid_t loc, const char *name, int v);
+herr_t andrea_dw_attr_u64(hid_t loc, const char *name, uint64_t v);
+hid_t andrea_dw_dset_create(hid_t group, const char *name, hid_t type, int rank, const hsize_t *dims, const hsize_t *chunk,
                      int gzip, int fill_nan);
-herr_t dw_dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, int rank, const hsize_t *start,
+herr_t andrea_dw_dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, int rank, const hsize_t *start,
                           const hsize_t *count, const void *buf);
 int dw_maps_direct_ok(const par_state *par);
 herr_t dw_write_maps(hid_t d, hid_t dxpl, hid_t mtype, int direct, int b0, size_t first, size_t n, int L, int H,
                      int T, size_t esz, const void *maps, const int *lengths, void *stage, int gzip);
-void dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n);
+void andrea_dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n);
 /* dimension scales: an int32 0..n-1 scale dataset named name (MPI: rank root writes), and the
  * attachment of one scale per dimension of d, each dimension labelled with its scale's name */
-hid_t dw_scale_create(hid_t g, const char *name, hsize_t n, hid_t dxpl, int root);
-herr_t dw_scales_attach(hid_t d, int rank, const hid_t *scales, const char *const *names);
+hid_t andrea_dw_scale_create(hid_t g, const char *name, hsize_t n, hid_t dxpl, int root);
+herr_t andrea_dw_scales_attach(hid_t d, int rank, const hid_t *scales, const char *const *names);
 /* token text: n bytes as valid UTF-8 (bad bytes and NUL -> U+FFFD) into dst (cap, NUL-terminated) */
-size_t dw_utf8_clean(const unsigned char *src, size_t n, char *dst, size_t cap);
+size_t andrea_dw_utf8_clean(const unsigned char *src, size_t n, char *dst, size_t cap);
 /* the tokenizer's identity: sha256 hex of every id's text (docs/dump-format.md); 0 or -1 */
 struct andrea_tokenizer;
-int dw_tokenizer_sha256(const struct andrea_tokenizer *tok, int vocab_size, char hex[65]);
+int andrea_dw_tokenizer_sha256(const struct andrea_tokenizer *tok, int vocab_size, char hex[65]);
 
 /* dump_write_parts.c: the part files of an MPI dump and its master's virtual datasets. */
 typedef struct {
@@ -112,7 +112,7 @@ typedef struct {
 
 /* forward_loop.c: one suite's batches (MPI-sharded; the CUDA pipeline in bb streams when
  * present) through the engine and into every sink. */
-int dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog, par_state *par,
+int andrea_dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog, par_state *par,
                  ae_error *err);
 
 /* dump_write_suite.c: the HDF5 writer as a sink. One suite's group and datasets are open between
@@ -140,8 +140,8 @@ typedef struct {
     dw_vds_parts vds;           /* MASTER: where the parts are */
 } dw_writer;
 
-void dw_writer_init(dw_writer *w);
-andrea_batch_sink dw_writer_sink(dw_writer *w);
-int dw_writer_abort(dw_writer *w, int suite, ae_error *err);
+void andrea_dw_writer_init(dw_writer *w);
+andrea_batch_sink andrea_dw_writer_sink(dw_writer *w);
+int andrea_dw_writer_abort(dw_writer *w, int suite, ae_error *err);
 
 #endif

@@ -6,7 +6,7 @@
  * lengths, norms, DLA and head_out; suite_end closes. The loop (forward_loop.c) is the same for
  * the CPU, MPI and the CUDA streaming pipeline, so every path writes the same file content.
  * Failure contract: -1 with err filled; under MPI a failure all ranks agreed on sets
- * par->agreed (only then are the collective closes of dw_writer_abort safe).
+ * par->agreed (only then are the collective closes of andrea_dw_writer_abort safe).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -41,7 +41,7 @@ static int describe_suite(hid_t g, const probe_suite *s, int L, int H, int C, hs
     int rc = -1;
     for (int i = 0; i < NSCALE; i++) sc[i] = -1;
     for (int i = 0; i < NSCALE; i++)
-        if (i != DMODEL || ds[7] >= 0) H5_ID(sc[i], dw_scale_create(g, names[i], sizes[i], par->dxpl, root));
+        if (i != DMODEL || ds[7] >= 0) H5_ID(sc[i], andrea_dw_scale_create(g, names[i], sizes[i], par->dxpl, root));
 
     /* token_text: its width is the longest token text of the suite (every rank computes the same) */
     char raw[ANDREA_TOKEN_MAX_BYTES], clean[3 * ANDREA_TOKEN_MAX_BYTES + 1];
@@ -49,7 +49,7 @@ static int describe_suite(hid_t g, const probe_suite *s, int L, int H, int C, hs
     for (int i = 0; tok && i < N; i++)
         for (int t = 0; t < s->items[i].n_tokens; t++) {
             int nb = andrea_tokenizer_token_bytes(tok, s->items[i].tokens[t], raw, sizeof raw);
-            size_t w = dw_utf8_clean((const unsigned char *)raw, nb > 0 ? (size_t)nb : 0, clean, sizeof clean);
+            size_t w = andrea_dw_utf8_clean((const unsigned char *)raw, nb > 0 ? (size_t)nb : 0, clean, sizeof clean);
             if (w > width) width = w;
         }
     if (tok) {
@@ -58,11 +58,11 @@ static int describe_suite(hid_t g, const probe_suite *s, int L, int H, int C, hs
         H5_TRY(H5Tset_size(st, width));
         H5_TRY(H5Tset_strpad(st, H5T_STR_NULLPAD));
         H5_TRY(H5Tset_cset(st, H5T_CSET_UTF8));
-        H5_ID(dtt, dw_dset_create(g, "token_text", st, 2, d_tt, NULL, 0, 0));
+        H5_ID(dtt, andrea_dw_dset_create(g, "token_text", st, 2, d_tt, NULL, 0, 0));
         const int block = 256;
         size_t cap;
         if (ae_mul((size_t)(N < block ? N : block) * (size_t)T, width, &cap) || !(text = malloc(cap ? cap : 1))) {
-            ae_fail(err, "%s: out of memory for the token text of suite %s", h5_path, s->name);
+            andrea_fail(err, "%s: out of memory for the token text of suite %s", h5_path, s->name);
             goto fail;
         }
         for (int b0 = 0; b0 < N; b0 += block) {
@@ -72,41 +72,41 @@ static int describe_suite(hid_t g, const probe_suite *s, int L, int H, int C, hs
                 const probe_item *it = &s->items[b0 + i];
                 for (int t = 0; t < it->n_tokens; t++) {
                     int nb = andrea_tokenizer_token_bytes(tok, it->tokens[t], raw, sizeof raw);
-                    size_t w = dw_utf8_clean((const unsigned char *)raw, nb > 0 ? (size_t)nb : 0, clean, sizeof clean);
+                    size_t w = andrea_dw_utf8_clean((const unsigned char *)raw, nb > 0 ? (size_t)nb : 0, clean, sizeof clean);
                     memcpy(text + ((size_t)i * T + (size_t)t) * width, clean, w);
                 }
             }
             hsize_t start[2] = {(hsize_t)b0, 0}, count[2] = {(hsize_t)nb_seq, (hsize_t)T};
-            H5_TRY(dw_dset_write_slab(dtt, par->dxpl, root, st, 2, start, count, text));
+            H5_TRY(andrea_dw_dset_write_slab(dtt, par->dxpl, root, st, 2, start, count, text));
         }
     }
 
     /* every dataset's axes */
     const hid_t by_pos[2] = {sc[SEQ], sc[POS]};
     const char *const n_by_pos[2] = {names[SEQ], names[POS]};
-    H5_TRY(dw_scales_attach(ds[0], 2, by_pos, n_by_pos));
-    if (dtt >= 0) H5_TRY(dw_scales_attach(dtt, 2, by_pos, n_by_pos));
-    H5_TRY(dw_scales_attach(ds[1], 1, &sc[SEQ], &names[SEQ]));
+    H5_TRY(andrea_dw_scales_attach(ds[0], 2, by_pos, n_by_pos));
+    if (dtt >= 0) H5_TRY(andrea_dw_scales_attach(dtt, 2, by_pos, n_by_pos));
+    H5_TRY(andrea_dw_scales_attach(ds[1], 1, &sc[SEQ], &names[SEQ]));
     const hid_t tar[2] = {sc[TARGET], sc[FIELD]}, ent[2] = {sc[ENTITY], sc[FIELD]};
     const char *const n_tar[2] = {names[TARGET], names[FIELD]}, *const n_ent[2] = {names[ENTITY], names[FIELD]};
-    H5_TRY(dw_scales_attach(ds[2], 2, tar, n_tar));
-    H5_TRY(dw_scales_attach(ds[3], 2, ent, n_ent));
+    H5_TRY(andrea_dw_scales_attach(ds[2], 2, tar, n_tar));
+    H5_TRY(andrea_dw_scales_attach(ds[3], 2, ent, n_ent));
     const hid_t att[5] = {sc[SEQ], sc[LAYER], sc[HEAD], sc[QUERY], sc[KEY]};
     const char *const n_att[5] = {names[SEQ], names[LAYER], names[HEAD], names[QUERY], names[KEY]};
-    H5_TRY(dw_scales_attach(ds[4], 5, att, n_att));
+    H5_TRY(andrea_dw_scales_attach(ds[4], 5, att, n_att));
     const hid_t val[5] = {sc[SEQ], sc[LAYER], sc[HEAD], sc[POS], sc[DMODEL]};
     const char *const n_val[5] = {names[SEQ], names[LAYER], names[HEAD], names[POS], names[DMODEL]};
     for (int k = 5; k <= 6; k++)
-        if (ds[k] >= 0) H5_TRY(dw_scales_attach(ds[k], 4, val, n_val));
-    if (ds[7] >= 0) H5_TRY(dw_scales_attach(ds[7], 5, val, n_val));
+        if (ds[k] >= 0) H5_TRY(andrea_dw_scales_attach(ds[k], 4, val, n_val));
+    if (ds[7] >= 0) H5_TRY(andrea_dw_scales_attach(ds[7], 5, val, n_val));
     rc = 0;
 fail:
     free(text);
     if (st >= 0) H5Tclose(st);
-    if (dtt >= 0 && H5Dclose(dtt) < 0 && rc == 0) rc = ae_fail(err, "%s: HDF5 cannot close token_text of %s", h5_path, s->name);
+    if (dtt >= 0 && H5Dclose(dtt) < 0 && rc == 0) rc = andrea_fail(err, "%s: HDF5 cannot close token_text of %s", h5_path, s->name);
     for (int i = 0; i < NSCALE; i++)
         if (sc[i] >= 0 && H5Dclose(sc[i]) < 0 && rc == 0)
-            rc = ae_fail(err, "%s: HDF5 cannot close the %s scale of %s", h5_path, names[i], s->name);
+            rc = andrea_fail(err, "%s: HDF5 cannot close the %s scale of %s", h5_path, names[i], s->name);
     return rc;
 }
 
@@ -216,10 +216,10 @@ static int writer_suite_begin(void *self, int suite, const probe_suite *s, ae_er
     int rc = -1;
 
     H5_ID(g, H5Gcreate2(f, s->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-    H5_TRY(dw_attr_u64(g, "seed", s->seed));
-    H5_TRY(dw_attr_str(g, "source", s->source));
-    H5_TRY(dw_attr_int(g, "n_seq", N));
-    H5_TRY(dw_attr_int(g, "T", T));
+    H5_TRY(andrea_dw_attr_u64(g, "seed", s->seed));
+    H5_TRY(andrea_dw_attr_str(g, "source", s->source));
+    H5_TRY(andrea_dw_attr_int(g, "n_seq", N));
+    H5_TRY(andrea_dw_attr_int(g, "T", T));
 
     /* targets [n_pairs, 3] and entities [n_spans, 3]: small, written whole */
     size_t n_pairs = 0, n_spans = 0, nb;
@@ -229,7 +229,7 @@ static int writer_suite_begin(void *self, int suite, const probe_suite *s, ae_er
     }
     size_t most = n_pairs > n_spans ? n_pairs : n_spans;
     if (ae_mul(most ? most : 1, 3 * sizeof(int), &nb) || !(rows = malloc(nb))) {
-        ae_fail(err, "%s: out of memory for the targets of suite %s", h5_path, s->name);
+        andrea_fail(err, "%s: out of memory for the targets of suite %s", h5_path, s->name);
         goto fail;
     }
     size_t r = 0;
@@ -240,9 +240,9 @@ static int writer_suite_begin(void *self, int suite, const probe_suite *s, ae_er
             rows[3 * r + 2] = s->items[i].targets[t].key;
         }
     hsize_t tdims[2] = {n_pairs, 3}, zero2[2] = {0, 0};
-    H5_ID(dtar, dw_dset_create(g, "targets", H5T_STD_I32LE, 2, tdims, NULL, 0, 0));
+    H5_ID(dtar, andrea_dw_dset_create(g, "targets", H5T_STD_I32LE, 2, tdims, NULL, 0, 0));
     const int root = andrea_mpi_rank() == 0; /* MPI: rank 0 writes the small tables */
-    if (n_pairs) H5_TRY(dw_dset_write_slab(dtar, par->dxpl, root, H5T_NATIVE_INT, 2, zero2, tdims, rows));
+    if (n_pairs) H5_TRY(andrea_dw_dset_write_slab(dtar, par->dxpl, root, H5T_NATIVE_INT, 2, zero2, tdims, rows));
     r = 0;
     for (int i = 0; i < N; i++)
         for (int e = 0; e < s->items[i].n_entities; e++, r++) {
@@ -251,8 +251,8 @@ static int writer_suite_begin(void *self, int suite, const probe_suite *s, ae_er
             rows[3 * r + 2] = s->items[i].entities[2 * e + 1];
         }
     hsize_t edims[2] = {n_spans, 3};
-    H5_ID(dent, dw_dset_create(g, "entities", H5T_STD_I32LE, 2, edims, NULL, 0, 0));
-    if (n_spans) H5_TRY(dw_dset_write_slab(dent, par->dxpl, root, H5T_NATIVE_INT, 2, zero2, edims, rows));
+    H5_ID(dent, andrea_dw_dset_create(g, "entities", H5T_STD_I32LE, 2, edims, NULL, 0, 0));
+    if (n_spans) H5_TRY(andrea_dw_dset_write_slab(dent, par->dxpl, root, H5T_NATIVE_INT, 2, zero2, edims, rows));
     *bytes += (long long)((n_pairs + n_spans) * 3 * sizeof(int));
 
     /* the per-sequence datasets */
@@ -279,7 +279,7 @@ fail:
     free(rows);
     w->g = g, w->dtok = dtok, w->dlen = dlen, w->dtar = dtar, w->dent = dent;
     w->datt = datt, w->dnorm = dnorm, w->ddla = ddla, w->dout = dout;
-    if (rc) dw_writer_abort(w, suite, NULL);
+    if (rc) andrea_dw_writer_abort(w, suite, NULL);
     return rc;
 }
 
@@ -289,16 +289,16 @@ static int writer_close_suite(dw_writer *w, const char *suite_name, ae_error *er
     hid_t *ids[] = {&w->dtok, &w->dlen, &w->dtar, &w->dent, &w->datt, &w->dnorm, &w->ddla, &w->dout};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         if (*ids[i] >= 0 && H5Dclose(*ids[i]) < 0 && rc == 0)
-            rc = err ? ae_fail(err, "%s: HDF5 cannot close a dataset of %s", w->h5_path, suite_name) : -1;
+            rc = err ? andrea_fail(err, "%s: HDF5 cannot close a dataset of %s", w->h5_path, suite_name) : -1;
         *ids[i] = -1;
     }
     if (w->g >= 0 && H5Gclose(w->g) < 0 && rc == 0)
-        rc = err ? ae_fail(err, "%s: HDF5 cannot close group %s", w->h5_path, suite_name) : -1;
+        rc = err ? andrea_fail(err, "%s: HDF5 cannot close group %s", w->h5_path, suite_name) : -1;
     w->g = -1;
     return rc;
 }
 
-int dw_writer_abort(dw_writer *w, int suite, ae_error *err) {
+int andrea_dw_writer_abort(dw_writer *w, int suite, ae_error *err) {
     (void)err;
     if (w->par->collective && !w->par->agreed) return -1; /* see the header: no collective close */
     return writer_close_suite(w, suite >= 0 ? w->suites[suite].name : "", NULL);
@@ -309,7 +309,7 @@ static int writer_suite_end(void *self, int suite, ae_error *err) {
     return writer_close_suite(w, w->suites[suite].name, err);
 }
 
-/* A piece of maps: one H5Dwrite_chunk per map where allowed (dw_maps_direct_ok), else hyperslab
+/* A piece of maps: one H5Dwrite_chunk per map where allowed (andrea_dw_maps_direct_ok), else hyperslab
  * writes; MPI steps with nothing to write still take part in the collective write. */
 static int writer_maps(void *self, const andrea_batch *b, size_t first, size_t n, const void *piece, ae_error *err) {
     dw_writer *w = self;
@@ -351,14 +351,14 @@ static int writer_batch(void *self, const andrea_batch *b, ae_error *err) {
     }
     if (w->dnorm >= 0) {
         hsize_t s4[4] = {(hsize_t)b0, 0, 0, 0}, n4[4] = {(hsize_t)nb, (hsize_t)L, (hsize_t)H, (hsize_t)T};
-        H5_TRY(dw_dset_write_slab(w->dnorm, dxpl, active, H5T_NATIVE_FLOAT, 4, s4, n4, b->head_out_norm));
-        H5_TRY(dw_dset_write_slab(w->ddla, dxpl, active, H5T_NATIVE_FLOAT, 4, s4, n4, b->head_dla));
+        H5_TRY(andrea_dw_dset_write_slab(w->dnorm, dxpl, active, H5T_NATIVE_FLOAT, 4, s4, n4, b->head_out_norm));
+        H5_TRY(andrea_dw_dset_write_slab(w->ddla, dxpl, active, H5T_NATIVE_FLOAT, 4, s4, n4, b->head_dla));
         w->bytes += (long long)(2 * (size_t)nb * L * H * T * sizeof(float));
     }
     if (w->dout < 0 || !b->head_out) return 0;
     if (o->contrib == ANDREA_CONTRIB_FULL) {
         hsize_t s5[5] = {(hsize_t)b0, 0, 0, 0, 0}, n_out[5] = {(hsize_t)nb, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)C};
-        H5_TRY(dw_dset_write_slab(w->dout, dxpl, active, H5T_NATIVE_FLOAT, 5, s5, n_out, b->head_out));
+        H5_TRY(andrea_dw_dset_write_slab(w->dout, dxpl, active, H5T_NATIVE_FLOAT, 5, s5, n_out, b->head_out));
         w->bytes += (long long)((size_t)nb * L * H * T * C * sizeof(float));
         return 0;
     }
@@ -370,7 +370,7 @@ static int writer_batch(void *self, const andrea_batch *b, ae_error *err) {
         for (int lh = 0; lh < L * H; lh++) {
             if (!o->heads[lh]) continue;
             hsize_t st[5] = {(hsize_t)(b0 + i), (hsize_t)(lh / H), (hsize_t)(lh % H), 0, 0};
-            H5_TRY(dw_dset_write_slab(w->dout, dxpl, i < nb, H5T_NATIVE_FLOAT, 5, st, c_out,
+            H5_TRY(andrea_dw_dset_write_slab(w->dout, dxpl, i < nb, H5T_NATIVE_FLOAT, 5, st, c_out,
                                       b->head_out + ((size_t)i * L * H + (size_t)lh) * T * C));
             if (i < nb) w->bytes += (long long)((size_t)T * C * sizeof(float));
         }
@@ -379,7 +379,7 @@ fail:
     return -1;
 }
 
-void dw_writer_init(dw_writer *w) {
+void andrea_dw_writer_init(dw_writer *w) {
     memset(w, 0, sizeof *w);
     w->f = w->f16 = -1;
     w->g = w->dtok = w->dlen = w->dtar = w->dent = w->datt = w->dnorm = w->ddla = w->dout = -1;

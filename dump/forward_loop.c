@@ -37,7 +37,7 @@ static int check_values_finite(const float *norm, const float *dla, const int *l
             const size_t row = ((size_t)b * lh + k) * (size_t)T;
             const size_t with_next = lengths[b] > 1 ? (size_t)lengths[b] - 1 : 0;
             if (ae_any_nonfinite(norm + row, (size_t)T) || ae_any_nonfinite(dla + row, with_next))
-                return ae_fail(err, "%s: the forward overflows float32 (non-finite output of layer %zu, head %zu): the "
+                return andrea_fail(err, "%s: the forward overflows float32 (non-finite output of layer %zu, head %zu): the "
                                     "checkpoint's weights are far outside a trained model's range",
                                model_path, k / (size_t)H, k % (size_t)H);
         }
@@ -52,7 +52,7 @@ static int sinks_maps(const dw_sinks *sk, const unsigned char *on_host, batch_bu
         if (!sk->v[i].maps || (on_host && !on_host[i])) continue;
         double t0 = ae_now_seconds();
         int rc = sk->v[i].maps(sk->v[i].self, b, first, n, piece, err);
-        double dt = ae_now_seconds() - t0;
+        double dt = andrea_now_seconds() - t0;
         if (i == sk->writer) bb->t_maps += dt;
         else bb->t_sinks += dt;
         if (rc) return -1;
@@ -63,9 +63,9 @@ static int sinks_maps(const dw_sinks *sk, const unsigned char *on_host, batch_bu
 static int sinks_batch(const dw_sinks *sk, batch_bufs *bb, const andrea_batch *b, ae_error *err) {
     for (int i = 0; i < sk->n; i++) {
         if (!sk->v[i].batch) continue;
-        double t0 = ae_now_seconds();
+        double t0 = andrea_now_seconds();
         int rc = sk->v[i].batch(sk->v[i].self, b, err);
-        double dt = ae_now_seconds() - t0;
+        double dt = andrea_now_seconds() - t0;
         if (i == sk->writer) bb->t_other += dt;
         else bb->t_sinks += dt;
         if (rc) return -1;
@@ -173,9 +173,9 @@ static int run_suite_stream(const dw_loop *lp, const probe_suite *s, int B, batc
     const long long n_batches = (N + B - 1) / B;
     for (long long bi = 0; bi <= n_batches; bi++) {
         andrea_cuda_ready rd;
-        double t0 = ae_now_seconds();
+        double t0 = andrea_now_seconds();
         if (bi < n_batches) {
-            if (ae_interrupted) return ae_fail(err, "%s: interrupted", lp->what);
+            if (andrea_interrupted) return andrea_fail(err, "%s: interrupted", lp->what);
             const int b0 = (int)(bi * B), nb = N - b0 < B ? N - b0 : B;
             fill_tokens(bb, s, b0, nb, T);
             andrea_forward_io io = {0};
@@ -187,7 +187,7 @@ static int run_suite_stream(const dw_loop *lp, const probe_suite *s, int B, batc
         } else if (andrea_cuda_pipeline_flush(bb->pipe, &rd, err)) {
             return -1;
         }
-        bb->t_forward += ae_now_seconds() - t0;
+        bb->t_forward += andrea_now_seconds() - t0;
         if (!rd.valid) continue;
         const int b0 = (int)rd.tag, nb = rd.B;
         fill_tokens(bb, s, b0, nb, T); /* free again: the next batch's tokens were copied */
@@ -202,7 +202,7 @@ static int run_suite_stream(const dw_loop *lp, const probe_suite *s, int B, batc
             if (sinks_maps(lp->sinks, lp->sinks->on_host, bb, &b, first, n, piece, err)) return -1;
         }
         if (want_values) {
-            t0 = ae_now_seconds();
+            t0 = andrea_now_seconds();
             const size_t nv = (size_t)nb * lh * T;
             memcpy(bb->norm, rd.head_out_norm, nv * sizeof(float));
             memcpy(bb->dla, rd.head_dla, nv * sizeof(float));
@@ -215,16 +215,16 @@ static int run_suite_stream(const dw_loop *lp, const probe_suite *s, int B, batc
                     }
             }
             if (check_values_finite(bb->norm, bb->dla, bb->lengths, nb, L, H, T, lp->m->path, err)) return -1;
-            bb->t_other += ae_now_seconds() - t0;
+            bb->t_other += andrea_now_seconds() - t0;
         }
         if (sinks_batch(lp->sinks, bb, &b, err)) return -1;
-        ae_progress_add(prog, (uint64_t)nb);
+        andrea_progress_add(prog, (uint64_t)nb);
     }
     return 0;
 }
 #endif
 
-int dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog, par_state *par,
+int andrea_dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog, par_state *par,
                  ae_error *err) {
     const int L = lp->m->cfg.n_layer, H = lp->m->cfg.n_head, C = lp->m->cfg.d_model, T = s->max_len, N = s->n_items;
     const andrea_dump_options *o = lp->o;
@@ -242,7 +242,7 @@ int dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb,
         int b0 = active ? (int)((blo + bi) * B) : 0;
         int nb = !active ? 0 : N - b0 < B ? N - b0 : B;
         int frc = 0;
-        if (ae_interrupted) frc = ae_fail(err, "%s: interrupted", lp->what);
+        if (andrea_interrupted) frc = andrea_fail(err, "%s: interrupted", lp->what);
         if (!frc) fill_tokens(bb, s, b0, nb, T);
         andrea_forward_io io = {0};
         io.B = nb;
@@ -253,7 +253,7 @@ int dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb,
         io.head_out = want_head_out ? bb->head_out : NULL;
         io.head_out_norm = want_values ? bb->norm : NULL;
         io.head_dla = want_values ? bb->dla : NULL;
-        double t0 = ae_now_seconds();
+        double t0 = andrea_now_seconds();
         if (!frc && active) frc = andrea_engine_forward(lp->eng, &io, err);
         if (dw_agree(frc, par, err)) return -1;
         zero_padding(bb, nb, L, H, T, C, want_values, want_head_out);
@@ -262,8 +262,8 @@ int dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb,
                      par, err))
             return -1;
         const size_t n_maps = (size_t)nb * L * H;
-        if (!o->maps_fp32) dw_f32_to_f16_all(bb->attn16, bb->attn, n_maps * (size_t)T * T);
-        bb->t_forward += ae_now_seconds() - t0;
+        if (!o->maps_fp32) andrea_dw_f32_to_f16_all(bb->attn16, bb->attn, n_maps * (size_t)T * T);
+        bb->t_forward += andrea_now_seconds() - t0;
         andrea_batch b = batch_of(lp, s, b0, nb, bb);
         b.maps_padding_zeroed = 1;
         b.head_out = want_head_out ? bb->head_out : NULL;

@@ -35,7 +35,7 @@ static void dirname_of(const char *path, char *dir, size_t cap) {
 
 static int join(char *out, size_t cap, const char *dir, const char *name, ae_error *err) {
     int n = snprintf(out, cap, "%s/%s", dir, name);
-    if (n < 0 || (size_t)n >= cap) return ae_fail(err, "%s: path too long", dir);
+    if (n < 0 || (size_t)n >= cap) return andrea_fail(err, "%s: path too long", dir);
     return 0;
 }
 
@@ -47,9 +47,9 @@ static andrea_sha_job *hash_beside(const char *file) {
 
 int andrea_model_load(andrea_model *m, const char *path, ae_error *err) {
     memset(m, 0, sizeof *m);
-    if (strlen(path) >= sizeof m->path) return ae_fail(err, "%.200s...: path too long", path);
+    if (strlen(path) >= sizeof m->path) return andrea_fail(err, "%.200s...: path too long", path);
     struct stat st;
-    if (stat(path, &st) != 0) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    if (stat(path, &st) != 0) return andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));
 
     char dir[sizeof m->dir], st_path[sizeof m->path], cfg_path[sizeof m->path];
     int rc;
@@ -59,12 +59,12 @@ int andrea_model_load(andrea_model *m, const char *path, ae_error *err) {
             join(cfg_path, sizeof cfg_path, path, "config.json", err))
             return -1;
         if (stat(st_path, &st) != 0)
-            return ae_fail(err, "%s: folder holds no model.safetensors (a checkpoint folder needs "
+            return andrea_fail(err, "%s: folder holds no model.safetensors (a checkpoint folder needs "
                                 "model.safetensors + config.json)", path);
         m->sha_job = hash_beside(st_path);
         rc = andrea_load_safetensors(m, st_path, cfg_path, err);
     } else if (!S_ISREG(st.st_mode)) {
-        return ae_fail(err, "%s: not a regular file or folder", path);
+        return andrea_fail(err, "%s: not a regular file or folder", path);
     } else if (ends_with(path, ".safetensors")) {
         dirname_of(path, dir, sizeof dir);
         if (join(cfg_path, sizeof cfg_path, dir, "config.json", err)) return -1;
@@ -111,5 +111,5 @@ int andrea_checkpoint_sha256(const andrea_model *m, char hex[65], ae_error *err)
     if (m->sha_job) return andrea_sha_job_result(m->sha_job, hex, err); /* started by the load */
     char file[sizeof m->path + 32];
     if (andrea_checkpoint_weights_file(m, file, sizeof file, err)) return -1;
-    return ae_sha256_file(file, hex, err);
+    return andrea_sha256_file(file, hex, err);
 }

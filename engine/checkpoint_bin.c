@@ -26,8 +26,8 @@
 
 static int read_exact(FILE *f, void *buf, size_t n, const char *path, ae_error *err) {
     if (fread(buf, 1, n, f) != n) {
-        if (ferror(f)) return ae_fail(err, "%s: read error: %s", path, strerror(errno));
-        return ae_fail(err, "%s: file ended early (it shrank while being read?)", path);
+        if (ferror(f)) return andrea_fail(err, "%s: read error: %s", path, strerror(errno));
+        return andrea_fail(err, "%s: file ended early (it shrank while being read?)", path);
     }
     return 0;
 }
@@ -36,9 +36,9 @@ static int read_exact(FILE *f, void *buf, size_t n, const char *path, ae_error *
 static int expected_bytes(const andrea_config *cfg, size_t elem_bytes, size_t *params, size_t *bytes,
                           const char *path, ae_error *err) {
     size_t sizes[ANDREA_N_PARAM_TENSORS], total, b;
-    if (andrea_param_sizes(cfg, sizes, &total, err)) return ae_prefix(err, "%s: header", path);
+    if (andrea_param_sizes(cfg, sizes, &total, err)) return andrea_prefix(err, "%s: header", path);
     if (ae_mul(total, elem_bytes, &b) || ae_add(b, ANDREA_BIN_HEADER_INTS * sizeof(int32_t), &b))
-        return ae_fail(err, "%s: header sizes overflow", path);
+        return andrea_fail(err, "%s: header sizes overflow", path);
     *params = total;
     *bytes = b;
     return 0;
@@ -49,22 +49,22 @@ static int expected_bytes(const andrea_config *cfg, size_t elem_bytes, size_t *p
 static int read_header(FILE *f, const char *path, andrea_config *cfg_out, size_t *elem_out, size_t *n_params_out,
                        ae_error *err) {
     struct stat st;
-    if (fstat(fileno(f), &st) != 0) return ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
+    if (fstat(fileno(f), &st) != 0) return andrea_fail(err, "%s: cannot stat: %s", path, strerror(errno));
     size_t file_bytes = (size_t)st.st_size;
     int32_t hdr[ANDREA_BIN_HEADER_INTS];
     if (file_bytes < sizeof hdr)
-        return ae_fail(err, "%s: truncated: %zu bytes, shorter than the %zu-byte header", path, file_bytes,
+        return andrea_fail(err, "%s: truncated: %zu bytes, shorter than the %zu-byte header", path, file_bytes,
                        sizeof hdr);
     if (read_exact(f, hdr, sizeof hdr, path, err)) return -1;
     if (hdr[0] != ANDREA_BIN_MAGIC) {
         if (hdr[0] == ANDREA_LLMC_STATE_MAGIC)
-            return ae_fail(err, "%s: an llm.c training-state file, not a model checkpoint (use the "
+            return andrea_fail(err, "%s: an llm.c training-state file, not a model checkpoint (use the "
                                 "model_*.bin file written beside it)", path);
-        return ae_fail(err, "%s: bad magic %d (expected %d: not an ANDREA/llm.c .bin checkpoint)", path,
+        return andrea_fail(err, "%s: bad magic %d (expected %d: not an ANDREA/llm.c .bin checkpoint)", path,
                        hdr[0], ANDREA_BIN_MAGIC);
     }
     if (hdr[1] != 3 && hdr[1] != 5)
-        return ae_fail(err, "%s: unsupported version %d (3 = fp32 and 5 = bf16 are supported)", path, hdr[1]);
+        return andrea_fail(err, "%s: unsupported version %d (3 = fp32 and 5 = bf16 are supported)", path, hdr[1]);
     size_t elem = hdr[1] == 3 ? 4 : 2;
     andrea_config cfg = {.max_seq_len = hdr[2], .vocab_size = hdr[3], .n_layer = hdr[4],
                          .n_head = hdr[5], .d_model = hdr[6], .padded_vocab_size = hdr[7]};
@@ -73,7 +73,7 @@ static int read_header(FILE *f, const char *path, andrea_config *cfg_out, size_t
     size_t n_params = 0, want = 0;
     if (expected_bytes(&cfg, elem, &n_params, &want, path, err)) return -1;
     if (file_bytes != want)
-        return ae_fail(err, "%s: %s: header (L=%d H=%d C=%d V=%d Vp=%d maxT=%d, %s) needs %zu bytes, file has %zu",
+        return andrea_fail(err, "%s: %s: header (L=%d H=%d C=%d V=%d Vp=%d maxT=%d, %s) needs %zu bytes, file has %zu",
                        path, file_bytes < want ? "truncated" : "trailing bytes after the parameters",
                        cfg.n_layer, cfg.n_head, cfg.d_model, cfg.vocab_size, cfg.padded_vocab_size,
                        cfg.max_seq_len, elem == 4 ? "fp32" : "bf16", want, file_bytes);
@@ -105,7 +105,7 @@ int andrea_load_bin(andrea_model *m, const char *path, ae_error *err) {
     size_t elem = 0, n_params = 0;
     if (read_header(f, path, &cfg, &elem, &n_params, err)) goto done;
     if (andrea_model_alloc(m, &cfg, err)) {
-        ae_prefix(err, "%s", path);
+        andrea_prefix(err, "%s", path);
         goto done;
     }
     if (elem == 4) {
@@ -113,7 +113,7 @@ int andrea_load_bin(andrea_model *m, const char *path, ae_error *err) {
     } else {
         scratch = malloc(BF16_CHUNK * sizeof *scratch);
         if (!scratch) {
-            ae_fail(err, "%s: out of memory", path);
+            andrea_fail(err, "%s: out of memory", path);
             goto done;
         }
         for (size_t done_n = 0; done_n < n_params;) {

@@ -22,14 +22,14 @@ static int ends_with(const char *s, const char *suffix) {
 static int put(char *out, size_t cap, const char *path, ae_error *err, const char *fmt, const char *a,
                int alen, const char *b) {
     int n = snprintf(out, cap, fmt, alen, a, b);
-    if (n < 0 || (size_t)n >= cap) return ae_fail(err, "%.200s: path too long", path);
+    if (n < 0 || (size_t)n >= cap) return andrea_fail(err, "%.200s: path too long", path);
     return 0;
 }
 
 int andrea_checkpoint_peek_config(const char *path, andrea_config *cfg, char *dir, size_t dircap,
                                   ae_error *err) {
     struct stat st;
-    if (stat(path, &st) != 0) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    if (stat(path, &st) != 0) return andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));
     char folder[4096], cfg_path[4200];
     const char *slash = strrchr(path, '/');
     int is_dir = S_ISDIR(st.st_mode);
@@ -46,13 +46,13 @@ int andrea_checkpoint_peek_config(const char *path, andrea_config *cfg, char *di
             andrea_config_json_read(cfg_path, &c, err))
             return -1;
         size_t sizes[ANDREA_N_PARAM_TENSORS], total;
-        if (andrea_param_sizes(&c, sizes, &total, err)) return ae_prefix(err, "%s", cfg_path);
+        if (andrea_param_sizes(&c, sizes, &total, err)) return andrea_prefix(err, "%s", cfg_path);
     } else if (!S_ISREG(st.st_mode)) {
-        return ae_fail(err, "%s: not a regular file or folder", path);
+        return andrea_fail(err, "%s: not a regular file or folder", path);
     } else if (andrea_bin_read_config(path, &c, NULL, err)) {
         return -1;
     }
-    if (strlen(folder) >= dircap) return ae_fail(err, "%.200s: path too long", path);
+    if (strlen(folder) >= dircap) return andrea_fail(err, "%.200s: path too long", path);
     snprintf(dir, dircap, "%s", folder);
     *cfg = c;
     return 0;

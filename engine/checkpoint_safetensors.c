@@ -69,8 +69,8 @@ static int pread_all(int fd, void *buf, size_t n, size_t off, const char *path, 
     while (n > 0) {
         ssize_t r = pread(fd, p, n, (off_t)off);
         if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return ae_fail(err, "%s: read error: %s", path, strerror(errno));
-        if (r == 0) return ae_fail(err, "%s: file ended early (it shrank while being read?)", path);
+        if (r < 0) return andrea_fail(err, "%s: read error: %s", path, strerror(errno));
+        if (r == 0) return andrea_fail(err, "%s: file ended early (it shrank while being read?)", path);
         p += r;
         n -= (size_t)r;
         off += (size_t)r;
@@ -90,40 +90,40 @@ static int json_size(const cJSON *v, long long *out) {
 static int parse_entry(const cJSON *item, st_entry *e, size_t data_bytes, const char *path, ae_error *err) {
     e->name = item->string;
     andrea_printable(e->name, e->shown, sizeof e->shown);
-    if (!cJSON_IsObject(item)) return ae_fail(err, "%s: tensor %s: header entry is not an object", path, e->shown);
+    if (!cJSON_IsObject(item)) return andrea_fail(err, "%s: tensor %s: header entry is not an object", path, e->shown);
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(item, "dtype");
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
     const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
-    if (!cJSON_IsString(dt)) return ae_fail(err, "%s: tensor %s: no dtype", path, e->shown);
+    if (!cJSON_IsString(dt)) return andrea_fail(err, "%s: tensor %s: no dtype", path, e->shown);
     e->dtype = -1;
     for (int i = 0; i < 3; i++)
         if (strcmp(dt->valuestring, dtype_names[i]) == 0) e->dtype = i;
     if (e->dtype < 0)
     {
         char dts[40];
-        return ae_fail(err, "%s: tensor %s: dtype %s not supported (F32, F16, BF16)", path, e->shown,
+        return andrea_fail(err, "%s: tensor %s: dtype %s not supported (F32, F16, BF16)", path, e->shown,
                        andrea_printable(dt->valuestring, dts, sizeof dts));
     }
-    if (!cJSON_IsArray(shape)) return ae_fail(err, "%s: tensor %s: no shape", path, e->shown);
+    if (!cJSON_IsArray(shape)) return andrea_fail(err, "%s: tensor %s: no shape", path, e->shown);
     e->ndim = cJSON_GetArraySize(shape);
-    if (e->ndim > MAX_DIMS) return ae_fail(err, "%s: tensor %s: %d dimensions", path, e->shown, e->ndim);
+    if (e->ndim > MAX_DIMS) return andrea_fail(err, "%s: tensor %s: %d dimensions", path, e->shown, e->ndim);
     for (int i = 0; i < e->ndim; i++)
         if (json_size(cJSON_GetArrayItem(shape, i), &e->shape[i]))
-            return ae_fail(err, "%s: tensor %s: shape holds a non-integer or negative size", path, e->shown);
+            return andrea_fail(err, "%s: tensor %s: shape holds a non-integer or negative size", path, e->shown);
     long long b, en;
     if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 || json_size(cJSON_GetArrayItem(offs, 0), &b) ||
         json_size(cJSON_GetArrayItem(offs, 1), &en) || en < b)
-        return ae_fail(err, "%s: tensor %s: data_offsets is not [begin, end] with begin <= end", path, e->shown);
+        return andrea_fail(err, "%s: tensor %s: data_offsets is not [begin, end] with begin <= end", path, e->shown);
     e->begin = (size_t)b;
     e->end = (size_t)en;
     size_t n, nbytes;
     if (ae_mul_dims(e->shape, e->ndim, &n) || ae_mul(n, dtype_bytes[e->dtype], &nbytes))
-        return ae_fail(err, "%s: tensor %s: shape overflows", path, e->shown);
+        return andrea_fail(err, "%s: tensor %s: shape overflows", path, e->shown);
     if (e->end > data_bytes)
-        return ae_fail(err, "%s: tensor %s: data_offsets [%zu, %zu] lie outside the data section (%zu bytes)",
+        return andrea_fail(err, "%s: tensor %s: data_offsets [%zu, %zu] lie outside the data section (%zu bytes)",
                        path, e->shown, e->begin, e->end, data_bytes);
     if (e->end - e->begin != nbytes)
-        return ae_fail(err, "%s: tensor %s: data_offsets span %zu bytes, shape and dtype need %zu", path,
+        return andrea_fail(err, "%s: tensor %s: data_offsets span %zu bytes, shape and dtype need %zu", path,
                        e->shown, e->end - e->begin, nbytes);
     return 0;
 }
@@ -279,19 +279,19 @@ typedef struct {
 static int st_read_header(st_file *f, ae_error *err) {
     const char *path = f->path;
     struct stat st;
-    if (fstat(f->fd, &st) != 0) return ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
+    if (fstat(f->fd, &st) != 0) return andrea_fail(err, "%s: cannot stat: %s", path, strerror(errno));
     size_t file_bytes = (size_t)st.st_size;
     uint64_t n_hdr;
     if (file_bytes < 8)
-        return ae_fail(err, "%s: truncated: %zu bytes, shorter than the 8-byte header length", path, file_bytes);
+        return andrea_fail(err, "%s: truncated: %zu bytes, shorter than the 8-byte header length", path, file_bytes);
     if (pread_all(f->fd, &n_hdr, 8, 0, path, err)) return -1;
     if (n_hdr > file_bytes - 8)
-        return ae_fail(err, "%s: header length %llu is larger than the file (%zu bytes)", path,
+        return andrea_fail(err, "%s: header length %llu is larger than the file (%zu bytes)", path,
                        (unsigned long long)n_hdr, file_bytes);
     if (n_hdr > ANDREA_SAFETENSORS_MAX_HEADER)
-        return ae_fail(err, "%s: header length %llu exceeds the %u-byte limit", path, (unsigned long long)n_hdr,
+        return andrea_fail(err, "%s: header length %llu exceeds the %u-byte limit", path, (unsigned long long)n_hdr,
                        ANDREA_SAFETENSORS_MAX_HEADER);
-    if (!(f->hjson = malloc((size_t)n_hdr + 1))) return ae_fail(err, "%s: out of memory", path);
+    if (!(f->hjson = malloc((size_t)n_hdr + 1))) return andrea_fail(err, "%s: out of memory", path);
     if (pread_all(f->fd, f->hjson, (size_t)n_hdr, 8, path, err)) return -1;
     f->hjson[n_hdr] = '\0';
     /* strict, as the safetensors library itself (serde_json) reads it: nothing after the JSON
@@ -300,8 +300,8 @@ static int st_read_header(st_file *f, ae_error *err) {
     size_t bad_at;
     f->root = andrea_json_parse_strict(f->hjson, (size_t)n_hdr, 1, &bad_at, why, sizeof why);
     if (!f->root || !cJSON_IsObject(f->root)) {
-        if (f->root || bad_at != SIZE_MAX) return ae_fail(err, "%s: header is not a valid JSON object", path);
-        return ae_fail(err, "%s: header: %s", path, why);
+        if (f->root || bad_at != SIZE_MAX) return andrea_fail(err, "%s: header is not a valid JSON object", path);
+        return andrea_fail(err, "%s: header: %s", path, why);
     }
     f->data_start = 8 + (size_t)n_hdr;
     f->data_bytes = file_bytes - f->data_start;
@@ -313,7 +313,7 @@ static int st_parse_entries(st_file *f, ae_error *err) {
     int n_items = cJSON_GetArraySize(f->root);
     f->entries = calloc((size_t)n_items + 1, sizeof *f->entries);
     f->sorted = calloc((size_t)n_items + 1, sizeof *f->sorted);
-    if (!f->entries || !f->sorted) return ae_fail(err, "%s: out of memory", f->path);
+    if (!f->entries || !f->sorted) return andrea_fail(err, "%s: out of memory", f->path);
     for (const cJSON *it = f->root->child; it; it = it->next) {
         if (!strcmp(it->string, "__metadata__")) continue;
         if (parse_entry(it, &f->entries[f->n], f->data_bytes, f->path, err)) return -1;
@@ -326,7 +326,7 @@ static int st_parse_entries(st_file *f, ae_error *err) {
         const st_entry *e = f->sorted[i];
         if (e->begin == e->end) continue; /* empty tensors occupy no bytes */
         if (reach && e->begin < reach->end)
-            return ae_fail(err, "%s: tensor %s: data_offsets [%zu, %zu] overlap tensor %s [%zu, %zu]", f->path,
+            return andrea_fail(err, "%s: tensor %s: data_offsets [%zu, %zu] overlap tensor %s [%zu, %zu]", f->path,
                            e->shown, e->begin, e->end, reach->shown, reach->begin, reach->end);
         if (!reach || e->end > reach->end) reach = e;
     }
@@ -337,7 +337,7 @@ static int st_parse_entries(st_file *f, ae_error *err) {
  * 16 + layer*16 + tensor for per-layer tensors. Unknown, misshapen or doubled tensors are refused. */
 static int st_map_slots(st_file *f, ae_error *err) {
     f->n_slots = 16 + (size_t)f->cfg.n_layer * 16;
-    if (!(f->slot_of = malloc(f->n_slots * sizeof *f->slot_of))) return ae_fail(err, "%s: out of memory", f->path);
+    if (!(f->slot_of = malloc(f->n_slots * sizeof *f->slot_of))) return andrea_fail(err, "%s: out of memory", f->path);
     for (size_t s = 0; s < f->n_slots; s++) f->slot_of[s] = -1;
     f->lm_head = -1;
     for (int i = 0; i < f->n; i++) {
@@ -347,14 +347,14 @@ static int st_map_slots(st_file *f, ae_error *err) {
         st_target t;
         int kind = classify(name, &f->cfg, &t);
         if (kind < 0)
-            return ae_fail(err, "%s: tensor %s: not a GPT-2 parameter for a %d-layer model (unexpected tensor)",
+            return andrea_fail(err, "%s: tensor %s: not a GPT-2 parameter for a %d-layer model (unexpected tensor)",
                            f->path, e->shown, f->cfg.n_layer);
         if (kind == 0) continue;
         char want[64], have[128];
         shape_str(want, sizeof want, t.shape, t.ndim);
         shape_str(have, sizeof have, e->shape, e->ndim);
         if (e->ndim != t.ndim || e->shape[0] != t.shape[0] || (t.ndim == 2 && e->shape[1] != t.shape[1]))
-            return ae_fail(err, "%s: tensor %s: shape %s, but %s implies %s", f->path, e->shown, have,
+            return andrea_fail(err, "%s: tensor %s: shape %s, but %s implies %s", f->path, e->shown, have,
                            f->config_path, want);
         if (kind == 2) {
             f->lm_head = i;
@@ -362,7 +362,7 @@ static int st_map_slots(st_file *f, ae_error *err) {
         }
         size_t slot = t.layer < 0 ? (size_t)t.tensor : 16 + (size_t)t.layer * 16 + (size_t)t.tensor;
         if (f->slot_of[slot] >= 0)
-            return ae_fail(err, "%s: tensor %s: appears twice (also as %s)", f->path, e->shown,
+            return andrea_fail(err, "%s: tensor %s: appears twice (also as %s)", f->path, e->shown,
                            f->entries[f->slot_of[slot]].shown);
         f->slot_of[slot] = i;
     }
@@ -383,20 +383,20 @@ static int st_check_complete(const st_file *f, ae_error *err) {
         int layer = s < 16 ? -1 : (int)((s - 16) / 16), tensor = (int)(s % 16);
         const char *nm = layer < 0 ? global_names[tensor] : layer_names[tensor];
         if (!nm || f->slot_of[s] >= 0) continue;
-        if (layer < 0) return ae_fail(err, "%s: tensor %s: missing", f->path, nm);
-        return ae_fail(err, "%s: tensor h.%d.%s: missing", f->path, layer, nm);
+        if (layer < 0) return andrea_fail(err, "%s: tensor %s: missing", f->path, nm);
+        return andrea_fail(err, "%s: tensor h.%d.%s: missing", f->path, layer, nm);
     }
     size_t expect_at = 0;
     for (int i = 0; i < f->n; i++) {
         const st_entry *e = f->sorted[i];
         if (e->begin == e->end) continue;
         if (e->begin > expect_at)
-            return ae_fail(err, "%s: bytes [%zu, %zu) of the data section belong to no tensor (before tensor %s)",
+            return andrea_fail(err, "%s: bytes [%zu, %zu) of the data section belong to no tensor (before tensor %s)",
                            f->path, expect_at, e->begin, e->shown);
         expect_at = e->end;
     }
     if (expect_at != f->data_bytes)
-        return ae_fail(err, "%s: trailing bytes: the tensors end at byte %zu of the data section, the file holds %zu",
+        return andrea_fail(err, "%s: trailing bytes: the tensors end at byte %zu of the data section, the file holds %zu",
                        f->path, expect_at, f->data_bytes);
     return 0;
 }
@@ -514,7 +514,7 @@ int andrea_load_safetensors(andrea_model *m, const char *path, const char *confi
     st_file f = {.path = path, .config_path = config_path, .fd = -1};
     size_t total;
     if (andrea_config_json_read(config_path, &f.cfg, err)) return -1;
-    if (andrea_param_sizes(&f.cfg, f.sizes, &total, err)) return ae_prefix(err, "%s", config_path);
+    if (andrea_param_sizes(&f.cfg, f.sizes, &total, err)) return andrea_prefix(err, "%s", config_path);
     f.fd = andrea_open_regular(path, err); /* a FIFO or folder is refused, never waited on */
     if (f.fd < 0) return -1;
     int rc = st_read_header(&f, err) || st_parse_entries(&f, err) || st_map_slots(&f, err) ||

@@ -26,14 +26,14 @@ static char *slurp(const char *path, size_t *len, ae_error *err) {
     struct stat st;
     char *buf = NULL;
     if (fstat(fileno(f), &st) != 0) {
-        ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
+        andrea_fail(err, "%s: cannot stat: %s", path, strerror(errno));
     } else if ((unsigned long long)st.st_size > ANDREA_CONFIG_JSON_MAX) {
-        ae_fail(err, "%s: %lld bytes, too large for a config.json (limit %u)", path,
+        andrea_fail(err, "%s: %lld bytes, too large for a config.json (limit %u)", path,
                 (long long)st.st_size, ANDREA_CONFIG_JSON_MAX);
     } else if (!(buf = malloc((size_t)st.st_size + 1))) {
-        ae_fail(err, "%s: out of memory", path);
+        andrea_fail(err, "%s: out of memory", path);
     } else if (fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-        ae_fail(err, "%s: read error", path);
+        andrea_fail(err, "%s: read error", path);
         free(buf);
         buf = NULL;
     } else {
@@ -49,11 +49,11 @@ static int get_int(const cJSON *root, const char *key, const char *alt, int *out
                    ae_error *err) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
     if (!v && alt) v = cJSON_GetObjectItemCaseSensitive(root, alt);
-    if (!v) return ae_fail(err, "%s: missing \"%s\"", path, key);
-    if (!cJSON_IsNumber(v)) return ae_fail(err, "%s: \"%s\" is not a number", path, key);
+    if (!v) return andrea_fail(err, "%s: missing \"%s\"", path, key);
+    if (!cJSON_IsNumber(v)) return andrea_fail(err, "%s: \"%s\" is not a number", path, key);
     double d = v->valuedouble;
     if (d != floor(d) || d < 1 || d > 2147483647.0)
-        return ae_fail(err, "%s: \"%s\" = %g is not a positive integer", path, key, d);
+        return andrea_fail(err, "%s: \"%s\" = %g is not a positive integer", path, key, d);
     *out = (int)d;
     return 0;
 }
@@ -62,9 +62,9 @@ static int get_int(const cJSON *root, const char *key, const char *alt, int *out
 static int want_bool(const cJSON *root, const char *key, int want, const char *path, ae_error *err) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
     if (!v || cJSON_IsNull(v)) return 0;
-    if (!cJSON_IsBool(v)) return ae_fail(err, "%s: \"%s\" is not true/false", path, key);
+    if (!cJSON_IsBool(v)) return andrea_fail(err, "%s: \"%s\" is not true/false", path, key);
     if (cJSON_IsTrue(v) != want)
-        return ae_fail(err, "%s: \"%s\": %s is not supported (ANDREA models use %s)", path, key,
+        return andrea_fail(err, "%s: \"%s\": %s is not supported (ANDREA models use %s)", path, key,
                        want ? "false" : "true", want ? "true" : "false");
     return 0;
 }
@@ -81,13 +81,13 @@ int andrea_config_json_read(const char *path, andrea_config *cfg, ae_error *err)
     cJSON *root = andrea_json_parse_strict(text, len, 1, &bad_at, why, sizeof why);
     if (!root) {
         if (bad_at != SIZE_MAX)
-            ae_fail(err, "%s: not a JSON object (invalid JSON near byte %zu)", path, bad_at);
+            andrea_fail(err, "%s: not a JSON object (invalid JSON near byte %zu)", path, bad_at);
         else
-            ae_fail(err, "%s: %s", path, why);
+            andrea_fail(err, "%s: %s", path, why);
         goto done;
     }
     if (!cJSON_IsObject(root)) {
-        ae_fail(err, "%s: not a JSON object", path);
+        andrea_fail(err, "%s: not a JSON object", path);
         goto done;
     }
     andrea_config c = {0};
@@ -102,12 +102,12 @@ int andrea_config_json_read(const char *path, andrea_config *cfg, ae_error *err)
 
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "model_type");
     if (v && !(cJSON_IsString(v) && strcmp(v->valuestring, "gpt2") == 0)) {
-        ae_fail(err, "%s: model_type is not \"gpt2\"", path);
+        andrea_fail(err, "%s: model_type is not \"gpt2\"", path);
         goto done;
     }
     v = cJSON_GetObjectItemCaseSensitive(root, "layer_norm_epsilon");
     if (v && !(cJSON_IsNumber(v) && fabs(v->valuedouble - 1e-5) <= 1e-12)) {
-        ae_fail(err, "%s: layer_norm_epsilon must be 1e-5 (ANDREA models use 1e-5)", path);
+        andrea_fail(err, "%s: layer_norm_epsilon must be 1e-5 (ANDREA models use 1e-5)", path);
         goto done;
     }
     v = cJSON_GetObjectItemCaseSensitive(root, "activation_function");
@@ -116,16 +116,16 @@ int andrea_config_json_read(const char *path, andrea_config *cfg, ae_error *err)
                                      strcmp(v->valuestring, "gelu_pytorch_tanh") == 0))) {
         char shown[48];
         if (cJSON_IsString(v))
-            ae_fail(err, "%s: activation_function \"%s\" is not supported (ANDREA models use gelu_new)",
+            andrea_fail(err, "%s: activation_function \"%s\" is not supported (ANDREA models use gelu_new)",
                     path, andrea_printable(v->valuestring, shown, sizeof shown));
         else
-            ae_fail(err, "%s: activation_function is not a string", path);
+            andrea_fail(err, "%s: activation_function is not a string", path);
         goto done;
     }
     v = cJSON_GetObjectItemCaseSensitive(root, "n_inner");
     if (v && !cJSON_IsNull(v) &&
         !(cJSON_IsNumber(v) && v->valuedouble == 4.0 * (double)c.d_model)) {
-        ae_fail(err, "%s: n_inner must be null or 4*n_embd = %d (ANDREA MLPs are 4*C wide)", path,
+        andrea_fail(err, "%s: n_inner must be null or 4*n_embd = %d (ANDREA MLPs are 4*C wide)", path,
                 4 * c.d_model);
         goto done;
     }

@@ -28,6 +28,6 @@ andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const andrea_engin
     (void)o;
     (void)max_B;
     (void)max_T;
-    ae_fail(err, "%s: this andrea was built without CUDA", m->path);
+    andrea_fail(err, "%s: this andrea was built without CUDA", m->path);
     return NULL;
 }

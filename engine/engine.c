@@ -30,7 +30,7 @@ andrea_engine *andrea_engine_open(const andrea_model *m, const andrea_engine_opt
     if (dev != ANDREA_DEVICE_CPU) (void)andrea_cuda_use_device(o->device_index); /* before any CUDA context */
     if (dev == ANDREA_DEVICE_CUDA) {
         if (!andrea_cuda_available()) {
-            ae_fail(err, "%s: --device cuda asked for, but no CUDA device is usable", m->path);
+            andrea_fail(err, "%s: --device cuda asked for, but no CUDA device is usable", m->path);
             return NULL;
         }
         return andrea_cuda_engine_open(m, o, max_B, max_T, err);
@@ -45,7 +45,7 @@ int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_erro
         !andrea_engine_can_resume(e))
         return ae_fail(err, "the %s engine cannot resume a forward at a layer", e->name);
     if ((io->loss_targets || io->token_loss) && (!e->can_token_loss || !io->loss_targets || !io->token_loss))
-        return ae_fail(err, "the %s engine cannot compute token losses (or only one of loss_targets, token_loss given)",
+        return andrea_fail(err, "the %s engine cannot compute token losses (or only one of loss_targets, token_loss given)",
                        e->name);
     return e->forward(e, io, err);
 }

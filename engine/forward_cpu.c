@@ -84,11 +84,11 @@ typedef struct {
 static float *alloc_floats(size_t a, size_t b, const char *path, const char *what, ae_error *err) {
     size_t n, bytes;
     if (ae_mul(a, b, &n) || ae_mul(n, sizeof(float), &bytes)) {
-        ae_fail(err, "%s: CPU engine scratch size for %s overflows", path, what);
+        andrea_fail(err, "%s: CPU engine scratch size for %s overflows", path, what);
         return NULL;
     }
     float *p = malloc(bytes ? bytes : 1);
-    if (!p) ae_fail(err, "%s: cannot allocate %zu bytes of CPU engine scratch for %s", path, bytes, what);
+    if (!p) andrea_fail(err, "%s: cannot allocate %zu bytes of CPU engine scratch for %s", path, bytes, what);
     return p;
 }
 
@@ -386,27 +386,27 @@ static void dla_directions(cpu_engine *e, const andrea_forward_io *io) {
 
 static int check_io(const cpu_engine *e, const andrea_forward_io *io, ae_error *err) {
     const andrea_model *m = e->m;
-    if (!io->tokens) return ae_fail(err, "%s: forward called without tokens", m->path);
+    if (!io->tokens) return andrea_fail(err, "%s: forward called without tokens", m->path);
     if (io->B <= 0 || io->B > e->max_B)
-        return ae_fail(err, "%s: batch size %d outside 1..%d (the engine was opened for %d)", m->path, io->B,
+        return andrea_fail(err, "%s: batch size %d outside 1..%d (the engine was opened for %d)", m->path, io->B,
                        e->max_B, e->max_B);
     if (io->T <= 0 || io->T > e->max_T || io->T > m->cfg.max_seq_len)
-        return ae_fail(err, "%s: sequence length %d outside 1..%d (engine max_T %d, model max_seq_len %d)",
+        return andrea_fail(err, "%s: sequence length %d outside 1..%d (engine max_T %d, model max_seq_len %d)",
                        m->path, io->T, e->max_T < m->cfg.max_seq_len ? e->max_T : m->cfg.max_seq_len,
                        e->max_T, m->cfg.max_seq_len);
     for (int b = 0; b < io->B; b++) {
         const int len = io->lengths ? io->lengths[b] : io->T;
         if (len < 1 || len > io->T)
-            return ae_fail(err, "%s: length %d of sequence %d outside 1..%d", m->path, len, b, io->T);
+            return andrea_fail(err, "%s: length %d of sequence %d outside 1..%d", m->path, len, b, io->T);
         for (int t = 0; t < len; t++) {
             const int id = io->tokens[(size_t)b * io->T + t];
             if (id < 0 || id >= m->cfg.vocab_size)
-                return ae_fail(err, "%s: token id %d at sequence %d position %d is outside the vocabulary 0..%d",
+                return andrea_fail(err, "%s: token id %d at sequence %d position %d is outside the vocabulary 0..%d",
                                m->path, id, b, t, m->cfg.vocab_size - 1);
         }
     }
     if (io->resume_layer < 0 || io->resume_layer >= m->cfg.n_layer || (io->resume_layer > 0) != (io->resume_x != NULL))
-        return ae_fail(err, "%s: resume at layer %d outside 0..%d, or without its input", m->path, io->resume_layer,
+        return andrea_fail(err, "%s: resume at layer %d outside 0..%d, or without its input", m->path, io->resume_layer,
                        m->cfg.n_layer - 1);
     if ((io->resume_layer > 0 || io->resume_heads) && (io->attn || io->head_out || io->head_out_norm || io->head_dla))
         return ae_fail(err, "%s: a resumed forward computes logits only", m->path);
@@ -553,7 +553,7 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
         if (ae_any_nonfinite(e->x, (size_t)rows * C)) {
             omp_set_dynamic(was_dynamic);
             blas_threads_set(blas_threads);
-            return ae_fail(err, "%s: the forward overflows float32 in layer %d (non-finite activations): the "
+            return andrea_fail(err, "%s: the forward overflows float32 in layer %d (non-finite activations): the "
                                 "checkpoint's weights are far outside a trained model's range", m->path, l);
         }
     }
@@ -586,21 +586,21 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
 andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err) {
     const andrea_config *c = &m->cfg;
     if (max_B <= 0 || max_T <= 0) {
-        ae_fail(err, "%s: CPU engine needs max_B and max_T >= 1 (got %d, %d)", m->path, max_B, max_T);
+        andrea_fail(err, "%s: CPU engine needs max_B and max_T >= 1 (got %d, %d)", m->path, max_B, max_T);
         return NULL;
     }
     if (max_T > c->max_seq_len) {
-        ae_fail(err, "%s: max_T %d exceeds the model's max_seq_len %d", m->path, max_T, c->max_seq_len);
+        andrea_fail(err, "%s: max_T %d exceeds the model's max_seq_len %d", m->path, max_T, c->max_seq_len);
         return NULL;
     }
     /* BLAS takes int dimensions and the loops index B*T and B*H with int */
     if ((size_t)max_B * (size_t)max_T > INT_MAX || (size_t)max_B * (size_t)c->n_head > INT_MAX) {
-        ae_fail(err, "%s: CPU engine batch %d x length %d is too large", m->path, max_B, max_T);
+        andrea_fail(err, "%s: CPU engine batch %d x length %d is too large", m->path, max_B, max_T);
         return NULL;
     }
     cpu_engine *e = calloc(1, sizeof *e);
     if (!e) {
-        ae_fail(err, "%s: out of memory opening the CPU engine", m->path);
+        andrea_fail(err, "%s: out of memory opening the CPU engine", m->path);
         return NULL;
     }
     /* links blas_core.o into every program with a CPU engine: its .preinit_array entry has then
@@ -632,7 +632,7 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
     /* mean over the real vocabulary of the unembedding rows, for centring DLA across the vocab */
     double *acc = calloc(C, sizeof(double));
     if (!acc) {
-        ae_fail(err, "%s: out of memory opening the CPU engine", m->path);
+        andrea_fail(err, "%s: out of memory opening the CPU engine", m->path);
         cpu_close(&e->base);
         return NULL;
     }

@@ -21,7 +21,7 @@ int andrea_parse_heads(const char *spec, const andrea_config *c, unsigned char *
     memset(mask, 0, (size_t)c->n_layer * (size_t)c->n_head);
     const char *p = spec;
     char shown[64];
-    if (!*p) return ae_fail(err, "--heads: empty list");
+    if (!*p) return andrea_fail(err, "--heads: empty list");
     for (;;) {
         /* one entry: digits '.' digits, then ',' and another entry or the end; nothing else
          * (no signs, spaces or empty entries, which strtol would have let through) */
@@ -31,15 +31,15 @@ int andrea_parse_heads(const char *spec, const andrea_config *c, unsigned char *
         if (head_number(&p, &l) || *p++ != '.' || head_number(&p, &h) || (*p && *p != ',')) {
             char typed[64];
             snprintf(typed, sizeof typed, "%.*s", (int)(entry_len < 60 ? entry_len : 60), entry);
-            return ae_fail(err, "--heads: '%s' is not LAYER.HEAD (e.g. 0.3)", andrea_printable(typed, shown, sizeof shown));
+            return andrea_fail(err, "--heads: '%s' is not LAYER.HEAD (e.g. 0.3)", andrea_printable(typed, shown, sizeof shown));
         }
         if (l >= c->n_layer || h >= c->n_head)
-            return ae_fail(err, "--heads: head %ld.%ld does not exist (layers 0..%d, heads 0..%d)", l, h,
+            return andrea_fail(err, "--heads: head %ld.%ld does not exist (layers 0..%d, heads 0..%d)", l, h,
                            c->n_layer - 1, c->n_head - 1);
-        if (mask[l * c->n_head + h]) return ae_fail(err, "--heads: head %ld.%ld is given twice", l, h);
+        if (mask[l * c->n_head + h]) return andrea_fail(err, "--heads: head %ld.%ld is given twice", l, h);
         mask[l * c->n_head + h] = 1;
         if (!*p) return 0;
         p++; /* the ',' */
-        if (!*p) return ae_fail(err, "--heads: '%s' ends with ','", andrea_printable(spec, shown, sizeof shown));
+        if (!*p) return andrea_fail(err, "--heads: '%s' ends with ','", andrea_printable(spec, shown, sizeof shown));
     }
 }

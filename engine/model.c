@@ -25,22 +25,22 @@ const char *const andrea_param_names[ANDREA_N_PARAM_TENSORS] = {
 int andrea_param_sizes(const andrea_config *c, size_t sizes[ANDREA_N_PARAM_TENSORS], size_t *total,
                        ae_error *err) {
     if (c->n_layer <= 0 || c->n_layer > MAX_LAYERS)
-        return ae_fail(err, "n_layer %d out of range 1..%d", c->n_layer, MAX_LAYERS);
+        return andrea_fail(err, "n_layer %d out of range 1..%d", c->n_layer, MAX_LAYERS);
     if (c->n_head <= 0 || c->n_head > MAX_HEADS)
-        return ae_fail(err, "n_head %d out of range 1..%d", c->n_head, MAX_HEADS);
+        return andrea_fail(err, "n_head %d out of range 1..%d", c->n_head, MAX_HEADS);
     if (c->d_model <= 0 || c->d_model > MAX_DMODEL)
-        return ae_fail(err, "d_model %d out of range 1..%d", c->d_model, MAX_DMODEL);
+        return andrea_fail(err, "d_model %d out of range 1..%d", c->d_model, MAX_DMODEL);
     if (c->d_model % c->n_head != 0)
-        return ae_fail(err, "d_model %d is not divisible by n_head %d", c->d_model, c->n_head);
+        return andrea_fail(err, "d_model %d is not divisible by n_head %d", c->d_model, c->n_head);
     if (c->vocab_size <= 0 || c->vocab_size > MAX_VOCAB)
-        return ae_fail(err, "vocab_size %d out of range 1..%d", c->vocab_size, MAX_VOCAB);
+        return andrea_fail(err, "vocab_size %d out of range 1..%d", c->vocab_size, MAX_VOCAB);
     if (c->padded_vocab_size < c->vocab_size || c->padded_vocab_size > MAX_VOCAB)
-        return ae_fail(err, "padded_vocab_size %d is smaller than vocab_size %d or too large",
+        return andrea_fail(err, "padded_vocab_size %d is smaller than vocab_size %d or too large",
                        c->padded_vocab_size, c->vocab_size);
     if (c->max_seq_len <= 0 || c->max_seq_len > MAX_SEQ)
-        return ae_fail(err, "max_seq_len %d out of range 1..%d", c->max_seq_len, MAX_SEQ);
+        return andrea_fail(err, "max_seq_len %d out of range 1..%d", c->max_seq_len, MAX_SEQ);
     if (c->head_dim != c->d_model / c->n_head)
-        return ae_fail(err, "head_dim %d != d_model / n_head", c->head_dim);
+        return andrea_fail(err, "head_dim %d != d_model / n_head", c->head_dim);
 
     size_t L = (size_t)c->n_layer, C = (size_t)c->d_model, Vp = (size_t)c->padded_vocab_size,
            T = (size_t)c->max_seq_len;
@@ -58,7 +58,7 @@ int andrea_param_sizes(const andrea_config *c, size_t sizes[ANDREA_N_PARAM_TENSO
     size_t sum = 0;
     for (int i = 0; i < ANDREA_N_PARAM_TENSORS; i++) {
         if (ae_mul_dims(dims[i], 3, &sizes[i]) || ae_add(sum, sizes[i], &sum))
-            return ae_fail(err, "parameter sizes overflow");
+            return andrea_fail(err, "parameter sizes overflow");
     }
     *total = sum;
     return 0;
@@ -67,9 +67,9 @@ int andrea_param_sizes(const andrea_config *c, size_t sizes[ANDREA_N_PARAM_TENSO
 int andrea_model_alloc(andrea_model *m, const andrea_config *cfg, ae_error *err) {
     size_t sizes[ANDREA_N_PARAM_TENSORS], total, bytes;
     if (andrea_param_sizes(cfg, sizes, &total, err)) return -1;
-    if (ae_mul(total, sizeof(float), &bytes)) return ae_fail(err, "parameter bytes overflow");
+    if (ae_mul(total, sizeof(float), &bytes)) return andrea_fail(err, "parameter bytes overflow");
     float *mem = malloc(bytes);
-    if (!mem) return ae_fail(err, "cannot allocate %zu bytes for parameters", bytes);
+    if (!mem) return andrea_fail(err, "cannot allocate %zu bytes for parameters", bytes);
     m->cfg = *cfg;
     m->memory = mem;
     m->n_floats = total;
@@ -105,10 +105,10 @@ int andrea_model_check_finite(const andrea_model *m, ae_error *err) {
             /* tensors 2..13 are stacked per layer: name the layer too */
             if (i >= 2 && i <= 13) {
                 size_t per = sizes[i] / (size_t)m->cfg.n_layer;
-                return ae_fail(err, "%s: tensor %s, layer %zu, holds a non-finite value (%s at element %zu)",
+                return andrea_fail(err, "%s: tensor %s, layer %zu, holds a non-finite value (%s at element %zu)",
                                m->path, andrea_param_names[i], j / per, isnan(p[j]) ? "NaN" : "Inf", j % per);
             }
-            return ae_fail(err, "%s: tensor %s holds a non-finite value (%s at element %zu)", m->path,
+            return andrea_fail(err, "%s: tensor %s holds a non-finite value (%s at element %zu)", m->path,
                            andrea_param_names[i], isnan(p[j]) ? "NaN" : "Inf", j);
         }
         p += sizes[i];

@@ -15,7 +15,7 @@
 #define V1_WARPS 4
 #define V1_ROWS_PER_WARP 4
 
-__global__ void attention_v1_kernel(andrea_attn_args a) {
+static __global__ void attention_v1_kernel(andrea_attn_args a) {
     extern __shared__ float sm[];
     const int T = a.T, hd = a.hd;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;

@@ -88,7 +88,7 @@ static const float *dev_param(const cuda_engine *e, const float *host) {
 
 /* ---------- small kernels ---------- */
 
-__global__ void embed_kernel(float *x, const int *tok, const float *wte, const float *wpe, int N, int T,
+static __global__ void embed_kernel(float *x, const int *tok, const float *wte, const float *wpe, int N, int T,
                              int C) {
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= (size_t)N * C) return;
@@ -97,7 +97,7 @@ __global__ void embed_kernel(float *x, const int *tok, const float *wte, const f
 }
 
 /* One warp per row: out = (x - mean) / sqrt(var + 1e-5) * w + b; rstd_out (optional) gets 1/sigma. */
-__global__ void layernorm_kernel(float *out, float *rstd_out, const float *x, const float *w, const float *b,
+static __global__ void layernorm_kernel(float *out, float *rstd_out, const float *x, const float *w, const float *b,
                                  int N, int C) {
     int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (row >= N) return;
@@ -118,7 +118,7 @@ __global__ void layernorm_kernel(float *out, float *rstd_out, const float *x, co
 }
 
 /* qkv [B, T, 3C] + bias -> q, k, v [B, H, T, hd] (the split-heads view made contiguous per head). */
-__global__ void split_heads_kernel(float *q, float *k, float *v, const float *qkv, const float *bias, int B,
+static __global__ void split_heads_kernel(float *q, float *k, float *v, const float *qkv, const float *bias, int B,
                                    int T, int H, int hd) {
     const int C = H * hd;
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -133,7 +133,7 @@ __global__ void split_heads_kernel(float *q, float *k, float *v, const float *qk
 }
 
 /* y [B, H, T, hd] -> ycat [B, T, C]; heads with ablate[h] != 0 become zeros. */
-__global__ void concat_heads_kernel(float *ycat, const float *y, const unsigned char *ablate, int B, int T,
+static __global__ void concat_heads_kernel(float *ycat, const float *y, const unsigned char *ablate, int B, int T,
                                     int H, int hd) {
     const int C = H * hd;
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -145,7 +145,7 @@ __global__ void concat_heads_kernel(float *ycat, const float *y, const unsigned 
 }
 
 /* x += a + bias[c] (bias then residual, in one pass) */
-__global__ void residual_bias_kernel(float *x, const float *a, const float *bias, size_t total, int C) {
+static __global__ void residual_bias_kernel(float *x, const float *a, const float *bias, size_t total, int C) {
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx < total) x[idx] += a[idx] + bias[idx % C];
 }
@@ -163,7 +163,7 @@ __device__ __forceinline__ float tf32_low(float x, float hi) { return isfinite(x
  * matmul over a tripled inner dimension: input rows [ah | al | ah] against weight rows
  * [bh | bh | bl]: one pass over the output instead of three, and one accumulator.
  * in [rows, n] -> out [rows, 3n]; lo_last: weight layout [h | h | l], else input [h | l | h]. */
-__global__ void split3_tf32_kernel(float *out, const float *in, size_t rows, int n, int lo_last) {
+static __global__ void split3_tf32_kernel(float *out, const float *in, size_t rows, int n, int lo_last) {
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= rows * (size_t)n) return;
     const size_t r = idx / (size_t)n;
@@ -176,13 +176,13 @@ __global__ void split3_tf32_kernel(float *out, const float *in, size_t rows, int
 }
 
 /* h += bias[c] */
-__global__ void bias_kernel(float *hbuf, const float *bias, size_t total, int C) {
+static __global__ void bias_kernel(float *hbuf, const float *bias, size_t total, int C) {
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx < total) hbuf[idx] += bias[idx % C];
 }
 
 /* h = gelu_tanh(h + bias[c]) in place */
-__global__ void bias_gelu_kernel(float *hbuf, const float *bias, size_t total, int C4) {
+static __global__ void bias_gelu_kernel(float *hbuf, const float *bias, size_t total, int C4) {
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= total) return;
     float x = hbuf[idx] + bias[idx % C4];
@@ -193,7 +193,7 @@ __global__ void bias_gelu_kernel(float *hbuf, const float *bias, size_t total, i
 /* One warp per (head, row): norm of the contribution c = contrib[h, n, :], and the unscaled DLA
  * sum_i (c_i - mean c) * lnfw_i * (wte[y, i] - wte_mean_i), y = tokens[n+1] (the final LayerNorm's
  * 1/sigma is applied after the last layer by dla_finish_kernel). */
-__global__ void head_stats_kernel(float *norm, float *dla, const float *contrib, const int *tok,
+static __global__ void head_stats_kernel(float *norm, float *dla, const float *contrib, const int *tok,
                                   const int *len, const float *wte, const float *wte_mean, const float *lnfw, int B, int T,
                                   int L, int H, int C, int layer) {
     const int N = B * T;
@@ -235,7 +235,7 @@ __global__ void head_stats_kernel(float *norm, float *dla, const float *contrib,
 }
 
 /* contrib[h, b*T + t, :] = 0 for t >= len[b] (padding rows of head_out are written as zeros) */
-__global__ void zero_padding_rows_kernel(float *contrib, const int *len, int H, int B, int T, int C) {
+static __global__ void zero_padding_rows_kernel(float *contrib, const int *len, int H, int B, int T, int C) {
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= (size_t)H * B * T * C) return;
     size_t n = (idx / C) % ((size_t)B * T);
@@ -249,7 +249,7 @@ __global__ void zero_padding_rows_kernel(float *contrib, const int *len, int H, 
  * vocabulary: 200 KB a row). One block a row; the max in fp32, the sum of exp(logit - max) in
  * double like the CPU's row loss (analyzer/ablation.c), so both agree to ~1e-7 relative.
  * loss[r] = NaN where target[r] < 0. Launch with 256 threads. */
-__global__ void token_loss_kernel(float *loss, const float *logits, const int *target, int V) {
+static __global__ void token_loss_kernel(float *loss, const float *logits, const int *target, int V) {
     __shared__ float smax[256];
     __shared__ double ssum[256];
     const size_t r = blockIdx.x;
@@ -279,7 +279,7 @@ __global__ void token_loss_kernel(float *loss, const float *logits, const int *t
     if (tid == 0) loss[r] = (float)(-((double)row[y] - mx - log(ssum[0])));
 }
 
-__global__ void dla_finish_kernel(float *dla, const float *rstd, const int *len, int B, int T, int LH) {
+static __global__ void dla_finish_kernel(float *dla, const float *rstd, const int *len, int B, int T, int LH) {
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= (size_t)B * LH * T) return;
     int t = (int)(idx % T);
@@ -538,18 +538,18 @@ static int upload_inputs(cuda_engine *e, const andrea_forward_io *io, fwd_step *
     const int B = io->B, T = io->T, L = cf->n_layer, H = cf->n_head, V = cf->vocab_size;
     const size_t N = (size_t)B * T;
     if (B < 1 || T < 1 || B > e->max_B || T > e->max_T || T > cf->max_seq_len || !io->tokens)
-        return ae_fail(err, "%s: forward of B=%d T=%d outside the engine's B<=%d T<=%d (max_seq_len %d)",
+        return andrea_fail(err, "%s: forward of B=%d T=%d outside the engine's B<=%d T<=%d (max_seq_len %d)",
                        m->path, B, T, e->max_B, e->max_T, cf->max_seq_len);
     for (int b = 0; b < B; b++) {
         int len = io->lengths ? io->lengths[b] : T;
         if (len < 1 || len > T)
-            return ae_fail(err, "%s: length %d of sequence %d outside 1..%d", m->path, len, b, T);
+            return andrea_fail(err, "%s: length %d of sequence %d outside 1..%d", m->path, len, b, T);
         for (int t = 0; t < T; t++) {
             int id = io->tokens[(size_t)b * T + t];
             if (t >= len) {
                 id = 0; /* padding embeds token 0, as the CPU engine does; its id is not read */
             } else if (id < 0 || id >= V) {
-                return ae_fail(err, "%s: token id %d at sequence %d position %d is outside the vocabulary 0..%d",
+                return andrea_fail(err, "%s: token id %d at sequence %d position %d is outside the vocabulary 0..%d",
                                m->path, id, b, t, V - 1);
             }
             e->h_tok[(size_t)b * T + t] = id;
@@ -779,16 +779,16 @@ static int cuda_forward(andrea_engine *base, const andrea_forward_io *io, ae_err
     /* host outputs are complete only after the stream drains; drain it on failure too */
     cudaError_t s = cudaStreamSynchronize(e->st);
     if (rc == 0 && s != cudaSuccess)
-        return ae_fail(err, "CUDA: cudaStreamSynchronize failed at %s:%d: %s", __FILE__, __LINE__,
+        return andrea_fail(err, "CUDA: cudaStreamSynchronize failed at %s:%d: %s", __FILE__, __LINE__,
                        cudaGetErrorString(s));
     return rc;
 }
 
 extern "C" int andrea_cuda_forward_device(andrea_engine *base, const andrea_forward_io *io,
                                           const andrea_cuda_device_outputs *out, ae_error *err) {
-    if (!base || !base->has_gpu) return ae_fail(err, "andrea_cuda_forward_device: not a CUDA engine");
+    if (!base || !base->has_gpu) return andrea_fail(err, "andrea_cuda_forward_device: not a CUDA engine");
     if (io->attn || io->head_out || io->head_out_norm || io->head_dla || io->logits || io->token_loss)
-        return ae_fail(err, "andrea_cuda_forward_device: host outputs given; use andrea_engine_forward for those");
+        return andrea_fail(err, "andrea_cuda_forward_device: host outputs given; use andrea_engine_forward for those");
     outputs o;
     memset(&o, 0, sizeof o);
     o.attn_dev = out->attn;
@@ -835,7 +835,7 @@ static int cuda_device_major(ae_error *err) {
     rc = cudaFuncGetAttributes(&fa, (const void *)concat_heads_kernel);
     if (rc == cudaErrorNoKernelImageForDevice || rc == cudaErrorInvalidDeviceFunction) {
         (void)cudaGetLastError();
-        ae_fail(err,
+        andrea_fail(err,
                 "CUDA: %s (compute capability %d.%d) has no code in this build of andrea (built for %s): "
                 "rebuild with -DCMAKE_CUDA_ARCHITECTURES=%d%d (or native), or run with --device cpu",
                 p.name, p.major, p.minor, ANDREA_CUDA_ARCHS, p.major, p.minor);
@@ -904,12 +904,12 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     }
     cuda_engine *e = (cuda_engine *)calloc(1, sizeof *e);
     if (!e) {
-        ae_fail(err, "%s: out of memory for the CUDA engine", m->path);
+        andrea_fail(err, "%s: out of memory for the CUDA engine", m->path);
         return NULL;
     }
     if (max_B < 1 || max_T < 1 || max_T > cf->max_seq_len ||
         __builtin_mul_overflow((size_t)max_B, (size_t)max_T, &N) || __builtin_mul_overflow(N, (size_t)4 * C, &acts)) {
-        ae_fail(err, "%s: CUDA engine size B=%d T=%d invalid (max_seq_len %d)", m->path, max_B, max_T, cf->max_seq_len);
+        andrea_fail(err, "%s: CUDA engine size B=%d T=%d invalid (max_seq_len %d)", m->path, max_B, max_T, cf->max_seq_len);
         free(e);
         return NULL;
     }
@@ -923,7 +923,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     e->max_T = max_T;
     /* the options' precision (the CLI's --precision, or a developer override: engine.c) */
     if (prec && strcmp(prec, "tf32") && strcmp(prec, "tf32x3") && strcmp(prec, "fp32")) {
-        ae_fail(err, "precision '%.32s' (ANDREA_CUDA_PRECISION?): tf32, tf32x3 or fp32", prec);
+        andrea_fail(err, "precision '%.32s' (ANDREA_CUDA_PRECISION?): tf32, tf32x3 or fp32", prec);
         free(e);
         return NULL;
     }
@@ -938,7 +938,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     acc = (double *)calloc((size_t)C, sizeof(double));
     mean = (float *)malloc((size_t)C * sizeof(float));
     if (!e->h_tok || !acc || !mean || !e->plans) {
-        ae_fail(err, "%s: out of memory for the CUDA engine", m->path);
+        andrea_fail(err, "%s: out of memory for the CUDA engine", m->path);
         goto fail;
     }
     if ((major = cuda_device_major(err)) < 0) goto fail;

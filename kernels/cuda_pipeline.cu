@@ -95,12 +95,12 @@ extern "C" andrea_cuda_pipeline *andrea_cuda_pipeline_open(andrea_engine *e, int
     andrea_cuda_pipeline *p = NULL;
     size_t maps = 0, stats = 0, one = 0;
     if (!e || !andrea_engine_has_gpu(e)) {
-        ae_fail(err, "andrea_cuda_pipeline_open: not a CUDA engine");
+        andrea_fail(err, "andrea_cuda_pipeline_open: not a CUDA engine");
         return NULL;
     }
     p = (andrea_cuda_pipeline *)calloc(1, sizeof *p);
     if (!p) {
-        ae_fail(err, "andrea_cuda_pipeline_open: out of memory");
+        andrea_fail(err, "andrea_cuda_pipeline_open: out of memory");
         return NULL;
     }
     p->e = e;
@@ -118,7 +118,7 @@ extern "C" andrea_cuda_pipeline *andrea_cuda_pipeline_open(andrea_engine *e, int
         one = map_bytes(p, max_T);
         if (__builtin_mul_overflow(LH * max_B, one, &maps) ||
             __builtin_mul_overflow(LH * max_B, (size_t)max_T * sizeof(float), &stats)) {
-            ae_fail(err, "andrea_cuda_pipeline_open: buffer size for B=%d T=%d overflows", max_B, max_T);
+            andrea_fail(err, "andrea_cuda_pipeline_open: buffer size for B=%d T=%d overflows", max_B, max_T);
             goto fail;
         }
     }
@@ -206,7 +206,7 @@ extern "C" int andrea_cuda_pipeline_submit(andrea_cuda_pipeline *p, const andrea
     cudaStream_t st = (cudaStream_t)andrea_cuda_stream(p->e);
     memset(ready, 0, sizeof *ready);
     if (io->B > p->max_B || io->T > p->max_T)
-        return ae_fail(err, "andrea_cuda_pipeline_submit: batch B=%d T=%d beyond the pipeline's B<=%d T<=%d", io->B,
+        return andrea_fail(err, "andrea_cuda_pipeline_submit: batch B=%d T=%d beyond the pipeline's B<=%d T<=%d", io->B,
                        io->T, p->max_B, p->max_T);
     /* slot i last held batch k-2 (drained by the caller, or abandoned): every copy out of it must
      * be over before the forward writes there */
@@ -246,7 +246,7 @@ extern "C" int andrea_cuda_pipeline_maps(andrea_cuda_pipeline *p, size_t first, 
                                          ae_error *err) {
     *maps = NULL;
     *n = 0;
-    if (p->drain < 0) return ae_fail(err, "andrea_cuda_pipeline_maps: no batch with maps was handed back");
+    if (p->drain < 0) return andrea_fail(err, "andrea_cuda_pipeline_maps: no batch with maps was handed back");
     const struct slot *s = &p->s[p->drain];
     const andrea_config *c = andrea_cuda_config(p->e);
     const size_t total = (size_t)s->B * c->n_layer * c->n_head, one = map_bytes(p, s->T);

@@ -14,7 +14,7 @@ static int targets_prev(probe_item *it, const andrea_tokenizer *tok, ae_error *e
     (void)tok;
     int cap = 0;
     for (int i = 1; i < it->n_tokens; i++)
-        if (probe_targets_push(&it->targets, &it->n_targets, &cap, i, i - 1, err)) return -1;
+        if (andrea_probe_targets_push(&it->targets, &it->n_targets, &cap, i, i - 1, err)) return -1;
     return 0;
 }
 
@@ -22,31 +22,31 @@ static int targets_bos(probe_item *it, const andrea_tokenizer *tok, ae_error *er
     (void)tok;
     int cap = 0;
     for (int i = 1; i < it->n_tokens; i++)
-        if (probe_targets_push(&it->targets, &it->n_targets, &cap, i, 0, err)) return -1;
+        if (andrea_probe_targets_push(&it->targets, &it->n_targets, &cap, i, 0, err)) return -1;
     return 0;
 }
 
 static int targets_induction(probe_item *it, const andrea_tokenizer *tok, ae_error *err) {
     (void)tok;
-    return probe_repeat_targets(it, 1, err);
+    return andrea_probe_repeat_targets(it, 1, err);
 }
 
 static int targets_duplicate(probe_item *it, const andrea_tokenizer *tok, ae_error *err) {
     (void)tok;
-    return probe_repeat_targets(it, 0, err);
+    return andrea_probe_repeat_targets(it, 0, err);
 }
 
 static int targets_entity(probe_item *it, const andrea_tokenizer *tok, ae_error *err) {
     (void)tok;
-    return probe_entity_targets(it->entities, it->n_entities, it->n_tokens, &it->targets, &it->n_targets, err);
+    return andrea_probe_entity_targets(it->entities, it->n_entities, it->n_tokens, &it->targets, &it->n_targets, err);
 }
 
 static int targets_bracket(probe_item *it, const andrea_tokenizer *tok, ae_error *err) {
-    return probe_text_targets(it, tok, probe_bracket_inside_targets, err);
+    return andrea_probe_text_targets(it, tok, andrea_probe_bracket_inside_targets, err);
 }
 
 static int targets_bracket_close(probe_item *it, const andrea_tokenizer *tok, ae_error *err) {
-    return probe_text_targets(it, tok, probe_bracket_close_targets, err);
+    return andrea_probe_text_targets(it, tok, andrea_probe_bracket_close_targets, err);
 }
 
 /* ---------------- hard queries (the extra statistic) ---------------- */
@@ -70,7 +70,7 @@ static void hard_not_most_recent_opener(const probe_item *it, unsigned char *har
 
 /* ---------------- causal-check loss positions ---------------- */
 
-void probe_loss_at_queries(const probe_item *it, unsigned char *use) {
+void andrea_probe_loss_at_queries(const probe_item *it, unsigned char *use) {
     for (int i = 0; i < it->n_targets; i++) use[it->targets[i].query] = 1;
 }
 
@@ -88,7 +88,7 @@ static void loss_before_queries(const probe_item *it, unsigned char *use) {
 /* entity: predicting the tokens of each re-mention (a span whose tokens equal an earlier span's). */
 static void loss_remention(const probe_item *it, unsigned char *use) {
     if (it->n_entities == 0) {
-        probe_loss_at_queries(it, use); /* explicit targets without spans: their queries */
+        andrea_probe_loss_at_queries(it, use); /* explicit targets without spans: their queries */
         return;
     }
     const int *sp = it->entities;
@@ -124,36 +124,36 @@ static void loss_before_closer(const probe_item *it, unsigned char *use) {
 
 #define RULE3 {0.30, 3.0, 0.15}
 
-const probe_class probe_classes[] = {
-    {"prev_token", "position q-1 (the previous token)", NULL, 0, 0, probe_gen_prose, targets_prev,
+const probe_class andrea_probe_classes[] = {
+    {"prev_token", "position q-1 (the previous token)", NULL, 0, 0, andrea_probe_gen_prose, targets_prev,
      PROBE_EXTRA_TOP1, "top1", NULL, loss_every_token, "every next token", RULE3},
     {"induction", "the token after the earlier occurrence of the current token (second copy only)", NULL, 0, 0,
-     probe_gen_repeat, targets_induction, PROBE_EXTRA_TOP1, "top1", NULL, probe_loss_at_queries,
+     andrea_probe_gen_repeat, targets_induction, PROBE_EXTRA_TOP1, "top1", NULL, andrea_probe_loss_at_queries,
      "the second copy's tokens (predicted at each second-copy position)", RULE3},
     {"duplicate", "the earlier occurrence of the current token (second copy only)", "induction", 0, 0,
-     probe_gen_repeat, targets_duplicate, PROBE_EXTRA_TOP1, "top1", NULL, loss_before_queries,
+     andrea_probe_gen_repeat, targets_duplicate, PROBE_EXTRA_TOP1, "top1", NULL, loss_before_queries,
      "each repeated token itself (predicted at the position before it)", RULE3},
     {"bracket", "the innermost unclosed opening bracket, from every position inside a bracket pair", NULL, 0, 0,
-     probe_gen_code, targets_bracket, PROBE_EXTRA_HARD_TOP1, "hard_top1", hard_not_most_recent_opener,
+     andrea_probe_gen_code, targets_bracket, PROBE_EXTRA_HARD_TOP1, "hard_top1", hard_not_most_recent_opener,
      loss_before_closer, "each closing bracket (predicted at the position before it)", RULE3},
-    {"bracket_close", "the matching opening bracket of each closing bracket", "bracket", 0, 0, probe_gen_code,
+    {"bracket_close", "the matching opening bracket of each closing bracket", "bracket", 0, 0, andrea_probe_gen_code,
      targets_bracket_close, PROBE_EXTRA_HARD_TOP1, "hard_top1", hard_not_most_recent_opener,
-     probe_loss_at_queries, "the token after each closing bracket", RULE3},
+     andrea_probe_loss_at_queries, "the token after each closing bracket", RULE3},
     /* entity: 24 items of 192 tokens: a mention covers several tokens, so in a short context the
      * uniform-attention baseline is high (0.15 at 128 byte tokens) and a real entity head cannot
      * stand out from it. min_ratio 2, not 3: targets are whole multi-token mentions, so the
      * baseline is several times that of single-key classes; random-weight heads stay at ratio ~1
      * (test_analyzer_random), so 2x keeps them out. */
     {"entity", "the tokens of the most recent entity mention, from positions after a mention", NULL,
-     PROBE_ENTITY_N_ITEMS, PROBE_ENTITY_SEQ_LEN, probe_gen_entity, targets_entity, PROBE_EXTRA_TOP1, "top1", NULL,
+     PROBE_ENTITY_N_ITEMS, PROBE_ENTITY_SEQ_LEN, andrea_probe_gen_entity, targets_entity, PROBE_EXTRA_TOP1, "top1", NULL,
      loss_remention, "the tokens of each re-mention", {0.30, 2.0, 0.15}},
-    {"bos", "position 0 (attention sink)", NULL, 0, 0, probe_gen_prose, targets_bos, PROBE_EXTRA_NONE, NULL, NULL,
+    {"bos", "position 0 (attention sink)", NULL, 0, 0, andrea_probe_gen_prose, targets_bos, PROBE_EXTRA_NONE, NULL, NULL,
      loss_every_token, "every next token", RULE3},
     {NULL, NULL, NULL, 0, 0, NULL, NULL, PROBE_EXTRA_NONE, NULL, NULL, NULL, NULL, {0, 0, 0}},
 };
 
-const probe_class *probe_class_find(const char *name) {
-    for (int i = 0; name && probe_classes[i].name; i++)
-        if (!strcmp(probe_classes[i].name, name)) return &probe_classes[i];
+const probe_class *andrea_probe_class_find(const char *name) {
+    for (int i = 0; name && andrea_probe_classes[i].name; i++)
+        if (!strcmp(andrea_probe_classes[i].name, name)) return &andrea_probe_classes[i];
     return NULL;
 }

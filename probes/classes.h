@@ -60,12 +60,12 @@ struct probe_class {
 };
 
 /* The table, in suite order; terminated by an entry with name NULL. */
-extern const probe_class probe_classes[];
+extern const probe_class andrea_probe_classes[];
 
 /* The entry of a built-in class, or NULL for any other name. */
-const probe_class *probe_class_find(const char *name);
+const probe_class *andrea_probe_class_find(const char *name);
 
 /* The generic loss positions of a user suite: every target query. */
-void probe_loss_at_queries(const probe_item *it, unsigned char *use);
+void andrea_probe_loss_at_queries(const probe_item *it, unsigned char *use);
 
 #endif

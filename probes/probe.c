@@ -1,5 +1,5 @@
 /* probe.c — shared probe machinery: PRNG, tokenized text with offsets, the target rules, suite
- * lifetime and probe_default_targets (see probe.h, probe_internal.h, docs/probes.md).
+ * lifetime and andrea_probe_default_targets (see probe.h, probe_internal.h, docs/probes.md).
  * Invariant: every target array leaving this module is normalized (sorted by query then key,
  * no duplicates, 0 <= key <= query < n_tokens). */
 #include <limits.h>
@@ -13,37 +13,37 @@
 #include "probe_internal.h"
 #include "../common/rng.h"
 
-int probe_is_builtin(const char *name) { return probe_class_find(name) != NULL; }
+int andrea_probe_is_builtin(const char *name) { return andrea_probe_class_find(name) != NULL; }
 
-int probe_data_dir(char *out, size_t n, ae_error *err) {
+int andrea_probe_data_dir(char *out, size_t n, ae_error *err) {
     return andrea_data_dir("probes/data", "ANDREA_PROBE_DATA", out, n, err);
 }
 
 /* ---------------- PRNG ---------------- */
 
-void probe_rng_seed(probe_rng *r, uint64_t seed, const char *stream) {
+void andrea_probe_rng_seed(probe_rng *r, uint64_t seed, const char *stream) {
     /* FNV-1a of the stream name, mixed into the seed, so each suite has its own sequence. */
     uint64_t h = 1469598103934665603ull;
     for (const char *c = stream; c && *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
     r->s = seed ^ h;
 }
 
-uint64_t probe_rng_next(probe_rng *r) { return ae_splitmix64(&r->s); }
+uint64_t andrea_probe_rng_next(probe_rng *r) { return ae_splitmix64(&r->s); }
 
-uint32_t probe_rng_below(probe_rng *r, uint32_t n) { return (uint32_t)ae_rng_below(&r->s, n); }
+uint32_t andrea_probe_rng_below(probe_rng *r, uint32_t n) { return (uint32_t)ae_rng_below(&r->s, n); }
 
 /* ---------------- adding to a text ---------------- */
 
-int probe_text_add(andrea_buf *b, const char *s, size_t n, ae_error *err) {
-    if (andrea_buf_add(b, s, n)) return ae_fail(err, "out of memory building probe text");
+int andrea_probe_text_add(andrea_buf *b, const char *s, size_t n, ae_error *err) {
+    if (andrea_buf_add(b, s, n)) return andrea_fail(err, "out of memory building probe text");
     return 0;
 }
 
-int probe_text_adds(andrea_buf *b, const char *s, ae_error *err) { return probe_text_add(b, s, strlen(s), err); }
+int andrea_probe_text_adds(andrea_buf *b, const char *s, ae_error *err) { return andrea_probe_text_add(b, s, strlen(s), err); }
 
 /* ---------------- tokenized text ---------------- */
 
-void ptext_free(ptext *tt) {
+void andrea_ptext_free(ptext *tt) {
     free(tt->ids);
     free(tt->start);
     free(tt->end);
@@ -53,20 +53,20 @@ void ptext_free(ptext *tt) {
 static int ptext_alloc(ptext *tt, int n, ae_error *err) {
     size_t bi, bs;
     if (n < 0 || ae_mul((size_t)n + 1, sizeof(int), &bi) || ae_mul((size_t)n + 1, sizeof(size_t), &bs))
-        return ae_fail(err, "probe item too long");
+        return andrea_fail(err, "probe item too long");
     tt->ids = malloc(bi);
     tt->start = malloc(bs);
     tt->end = malloc(bs);
     if (!tt->ids || !tt->start || !tt->end) {
-        ptext_free(tt);
-        return ae_fail(err, "out of memory tokenizing a probe");
+        andrea_ptext_free(tt);
+        return andrea_fail(err, "out of memory tokenizing a probe");
     }
     tt->n = 0;
     tt->first = 0;
     return 0;
 }
 
-int ptext_encode(const andrea_tokenizer *tok, int bos, const char *text, size_t len,
+int andrea_ptext_encode(const andrea_tokenizer *tok, int bos, const char *text, size_t len,
                     int max_tokens, ptext *tt, ae_error *err) {
     memset(tt, 0, sizeof *tt);
     int *ids = NULL, *offs = NULL, n = 0;
@@ -98,7 +98,7 @@ int ptext_encode(const andrea_tokenizer *tok, int bos, const char *text, size_t 
     return 0;
 }
 
-int ptext_decode(const andrea_tokenizer *tok, const int *ids, int n, ptext *tt, char **text,
+int andrea_ptext_decode(const andrea_tokenizer *tok, const int *ids, int n, ptext *tt, char **text,
                     size_t *text_len, ae_error *err) {
     memset(tt, 0, sizeof *tt);
     *text = NULL;
@@ -116,16 +116,16 @@ int ptext_decode(const andrea_tokenizer *tok, const int *ids, int n, ptext *tt, 
         int m = andrea_tokenizer_token_bytes(tok, ids[i], piece, sizeof piece);
         if (m < 0) m = 0; /* unknown ids (specials) cover no text */
         tt->start[i] = b.len;
-        if (m > 0 && probe_text_add(&b, piece, (size_t)m, err)) {
+        if (m > 0 && andrea_probe_text_add(&b, piece, (size_t)m, err)) {
             andrea_buf_free(&b);
-            ptext_free(tt);
+            andrea_ptext_free(tt);
             return -1;
         }
         tt->end[i] = b.len;
     }
     tt->n = n;
-    if (!b.s && probe_text_add(&b, "", 0, err)) {
-        ptext_free(tt);
+    if (!b.s && andrea_probe_text_add(&b, "", 0, err)) {
+        andrea_ptext_free(tt);
         return -1;
     }
     *text = b.s;
@@ -133,7 +133,7 @@ int ptext_decode(const andrea_tokenizer *tok, const int *ids, int n, ptext *tt, 
     return 0;
 }
 
-int ptext_token_at(const ptext *tt, size_t p) {
+int andrea_ptext_token_at(const ptext *tt, size_t p) {
     /* Binary search for the last text token starting at or before p. */
     int lo = tt->first, hi = tt->n - 1, found = -1;
     while (lo <= hi) {
@@ -153,9 +153,9 @@ int ptext_token_at(const ptext *tt, size_t p) {
     return found;
 }
 
-int ptext_span(const ptext *tt, size_t cs, size_t ce, int *t0, int *t1) {
+int andrea_ptext_span(const ptext *tt, size_t cs, size_t ce, int *t0, int *t1) {
     if (ce <= cs) return -1;
-    int a = ptext_token_at(tt, cs), b = ptext_token_at(tt, ce - 1);
+    int a = andrea_ptext_token_at(tt, cs), b = andrea_ptext_token_at(tt, ce - 1);
     if (a < 0 || b < 0) return -1;
     *t0 = a;
     *t1 = b + 1;
@@ -164,11 +164,11 @@ int ptext_span(const ptext *tt, size_t cs, size_t ce, int *t0, int *t1) {
 
 /* ---------------- targets ---------------- */
 
-int probe_targets_push(probe_target **t, int *n, int *cap, int query, int key, ae_error *err) {
+int andrea_probe_targets_push(probe_target **t, int *n, int *cap, int query, int key, ae_error *err) {
     if (*n == *cap) {
         size_t c = (size_t)*cap;
         if (*n == INT_MAX || andrea_grow(t, &c, (size_t)*n + 1, sizeof **t, 64))
-            return ae_fail(err, "out of memory for probe targets");
+            return andrea_fail(err, "out of memory for probe targets");
         *cap = c > INT_MAX ? INT_MAX : (int)c;
     }
     (*t)[*n].query = query;
@@ -184,7 +184,7 @@ static int cmp_target(const void *a, const void *b) {
     return 0;
 }
 
-int probe_targets_normalize(probe_target *t, int n) {
+int andrea_probe_targets_normalize(probe_target *t, int n) {
     if (n <= 1) return n;
     qsort(t, (size_t)n, sizeof *t, cmp_target);
     int m = 1;
@@ -229,10 +229,10 @@ oom:
     free(*out);
     *out = NULL;
     *n = 0;
-    return ae_fail(err, "out of memory matching brackets");
+    return andrea_fail(err, "out of memory matching brackets");
 }
 
-int probe_bracket_close_targets(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
+int andrea_probe_bracket_close_targets(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
                                 ae_error *err) {
     *out = NULL;
     *n = 0;
@@ -241,9 +241,9 @@ int probe_bracket_close_targets(const char *text, size_t len, const ptext *tt, p
     if (match_brackets(text, len, &pairs, &np, err)) return -1;
     for (int i = 0; i < np; i++) {
         if (pairs[i].close == BRACKET_OPEN) continue;
-        int q = ptext_token_at(tt, pairs[i].close), k = ptext_token_at(tt, pairs[i].open);
+        int q = andrea_ptext_token_at(tt, pairs[i].close), k = andrea_ptext_token_at(tt, pairs[i].open);
         if (q < 0 || k < 0 || k >= q) continue; /* cut off, or opener and closer in one token */
-        if (probe_targets_push(out, n, &cap, q, k, err)) {
+        if (andrea_probe_targets_push(out, n, &cap, q, k, err)) {
             free(pairs);
             free(*out);
             *out = NULL;
@@ -252,11 +252,11 @@ int probe_bracket_close_targets(const char *text, size_t len, const ptext *tt, p
         }
     }
     free(pairs);
-    *n = probe_targets_normalize(*out, *n);
+    *n = andrea_probe_targets_normalize(*out, *n);
     return 0;
 }
 
-int probe_bracket_inside_targets(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
+int andrea_probe_bracket_inside_targets(const char *text, size_t len, const ptext *tt, probe_target **out, int *n,
                                  ae_error *err) {
     *out = NULL;
     *n = 0;
@@ -270,11 +270,11 @@ int probe_bracket_inside_targets(const char *text, size_t len, const ptext *tt, 
         free(ko);
         free(kc);
         free(pairs);
-        return ae_fail(err, "out of memory matching brackets");
+        return andrea_fail(err, "out of memory matching brackets");
     }
     for (int i = 0; i < np; i++) {
-        ko[i] = ptext_token_at(tt, pairs[i].open);
-        int c = pairs[i].close == BRACKET_OPEN ? -1 : ptext_token_at(tt, pairs[i].close);
+        ko[i] = andrea_ptext_token_at(tt, pairs[i].open);
+        int c = pairs[i].close == BRACKET_OPEN ? -1 : andrea_ptext_token_at(tt, pairs[i].close);
         kc[i] = c < 0 ? INT_MAX : c;
     }
     /* One sweep over the tokens with a stack of the pairs holding q: pairs come in opener order
@@ -282,13 +282,13 @@ int probe_bracket_inside_targets(const char *text, size_t len, const ptext *tt, 
      * closes no earlier than the one above it. O(tokens + pairs): a long hostile text costs no
      * more than its length. ko/kc's memory is reused: stack entries are pair indices. */
     int *stack = malloc(sizeof(int) * (size_t)(np > 0 ? np : 1)), depth = 0, j = 0, rc = 0;
-    if (!stack) rc = ae_fail(err, "out of memory matching brackets");
+    if (!stack) rc = andrea_fail(err, "out of memory matching brackets");
     for (int q = tt->first; q < tt->n && !rc; q++) {
         for (; j < np && ko[j] >= 0 && ko[j] < q; j++) stack[depth++] = j;
         while (depth > 0 && kc[stack[depth - 1]] <= q) depth--;
         /* Inside a bracket nothing closes: no target (never a wrong pair). */
         if (depth == 0 || pairs[stack[depth - 1]].close == BRACKET_OPEN) continue;
-        rc = probe_targets_push(out, n, &cap, q, ko[stack[depth - 1]], err);
+        rc = andrea_probe_targets_push(out, n, &cap, q, ko[stack[depth - 1]], err);
     }
     free(stack);
     free(ko);
@@ -300,11 +300,11 @@ int probe_bracket_inside_targets(const char *text, size_t len, const ptext *tt, 
         *n = 0;
         return -1;
     }
-    *n = probe_targets_normalize(*out, *n);
+    *n = andrea_probe_targets_normalize(*out, *n);
     return 0;
 }
 
-int probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_target **out, int *n,
+int andrea_probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_target **out, int *n,
                    ae_error *err) {
     *out = NULL;
     *n = 0;
@@ -320,7 +320,7 @@ int probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_targ
         }
         if (best < 0 || inside) continue;
         for (int k = spans[2 * best]; k < spans[2 * best + 1]; k++) {
-            if (probe_targets_push(out, n, &cap, i, k, err)) {
+            if (andrea_probe_targets_push(out, n, &cap, i, k, err)) {
                 free(*out);
                 *out = NULL;
                 *n = 0;
@@ -328,7 +328,7 @@ int probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_targ
             }
         }
     }
-    *n = probe_targets_normalize(*out, *n);
+    *n = andrea_probe_targets_normalize(*out, *n);
     return 0;
 }
 
@@ -343,7 +343,7 @@ int probe_entity_targets(const int *spans, int n_spans, int n_tokens, probe_targ
  * covers >= 2 tokens. The j with the longest match wins (ties: the nearest), giving key j + 1
  * (induction: the token after the earlier occurrence) or j (duplicate). A lone repeated token
  * (a space, a common letter) is not a query. */
-int probe_repeat_targets(probe_item *it, int shift, ae_error *err) {
+int andrea_probe_repeat_targets(probe_item *it, int shift, ae_error *err) {
     int cap = 0;
     const int *t = it->tokens, n = it->n_tokens;
     for (int i = 1; i < n; i++) {
@@ -359,29 +359,29 @@ int probe_repeat_targets(probe_item *it, int shift, ae_error *err) {
             }
         }
         if (best >= 0 && best + shift <= i &&
-            probe_targets_push(&it->targets, &it->n_targets, &cap, i, best + shift, err))
+            andrea_probe_targets_push(&it->targets, &it->n_targets, &cap, i, best + shift, err))
             return -1;
     }
     return 0;
 }
 
-int probe_text_targets(probe_item *it, const andrea_tokenizer *tok, probe_text_rule rule, ae_error *err) {
-    if (!tok) return ae_fail(err, "a bracket item without \"targets\" needs a tokenizer to find its brackets");
+int andrea_probe_text_targets(probe_item *it, const andrea_tokenizer *tok, probe_text_rule rule, ae_error *err) {
+    if (!tok) return andrea_fail(err, "a bracket item without \"targets\" needs a tokenizer to find its brackets");
     ptext tt;
     char *text;
     size_t len;
-    if (ptext_decode(tok, it->tokens, it->n_tokens, &tt, &text, &len, err)) return -1;
+    if (andrea_ptext_decode(tok, it->tokens, it->n_tokens, &tt, &text, &len, err)) return -1;
     int rc = rule(text, len, &tt, &it->targets, &it->n_targets, err);
     free(text);
-    ptext_free(&tt);
+    andrea_ptext_free(&tt);
     return rc;
 }
 
-int probe_default_targets(const char *name, probe_item *it, const andrea_tokenizer *tok, ae_error *err) {
+int andrea_probe_default_targets(const char *name, probe_item *it, const andrea_tokenizer *tok, ae_error *err) {
     free(it->targets);
     it->targets = NULL;
     it->n_targets = 0;
-    const probe_class *c = probe_class_find(name);
+    const probe_class *c = andrea_probe_class_find(name);
     if (!c) return 0; /* a user suite: its targets are its own */
     if (c->default_targets(it, tok, err)) {
         free(it->targets);
@@ -389,13 +389,13 @@ int probe_default_targets(const char *name, probe_item *it, const andrea_tokeniz
         it->n_targets = 0;
         return -1;
     }
-    it->n_targets = probe_targets_normalize(it->targets, it->n_targets);
+    it->n_targets = andrea_probe_targets_normalize(it->targets, it->n_targets);
     return 0;
 }
 
 /* ---------------- lifetime ---------------- */
 
-void probe_suite_free(probe_suite *s) {
+void andrea_probe_suite_free(probe_suite *s) {
     if (!s) return;
     for (int i = 0; i < s->n_items; i++) {
         free(s->items[i].tokens);
@@ -406,15 +406,15 @@ void probe_suite_free(probe_suite *s) {
     memset(s, 0, sizeof *s);
 }
 
-void probe_suites_free(probe_suite *suites, int n) {
+void andrea_probe_suites_free(probe_suite *suites, int n) {
     if (!suites) return;
-    for (int i = 0; i < n; i++) probe_suite_free(&suites[i]);
+    for (int i = 0; i < n; i++) andrea_probe_suite_free(&suites[i]);
     free(suites);
 }
 
 /* ---------------- --probes ---------------- */
 
-int probe_spec_is_file(const char *spec) {
+int andrea_probe_spec_is_file(const char *spec) {
     if (!spec || !*spec || !strcmp(spec, "all")) return 0;
     size_t n = strlen(spec);
     if (strchr(spec, '/') || (n > 6 && !strcmp(spec + n - 6, ".jsonl")) || (n > 5 && !strcmp(spec + n - 5, ".json")))
@@ -426,15 +426,15 @@ int probe_spec_is_file(const char *spec) {
         memcpy(list, spec, n + 1);
         char *save = NULL;
         for (char *w = strtok_r(list, ",", &save); w && all_builtin; w = strtok_r(NULL, ",", &save))
-            all_builtin = probe_is_builtin(w);
+            all_builtin = andrea_probe_is_builtin(w);
     }
     if (all_builtin) return 0;
     struct stat st;
     return stat(spec, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int probe_suites_load(const char *spec, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+int andrea_probe_suites_load(const char *spec, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
                       const probe_options *opt, probe_suite **suites, int *n_suites, ae_error *err) {
-    if (probe_spec_is_file(spec)) return probe_file_load(spec, tok, vocab_size, max_seq_len, suites, n_suites, err);
-    return probe_suites_builtin_list(spec, tok, vocab_size, max_seq_len, opt, suites, n_suites, err);
+    if (andrea_probe_spec_is_file(spec)) return andrea_probe_file_load(spec, tok, vocab_size, max_seq_len, suites, n_suites, err);
+    return andrea_probe_suites_builtin_list(spec, tok, vocab_size, max_seq_len, opt, suites, n_suites, err);
 }

@@ -39,7 +39,7 @@ typedef struct {
     int max_len;        /* longest item */
 } probe_suite;
 
-/* The built-in suite names are the class names of classes.h (probe_classes). */
+/* The built-in suite names are the class names of classes.h (andrea_probe_classes). */
 
 typedef struct {
     int n_items;        /* sequences to generate (0 = the suite's default) */
@@ -64,47 +64,47 @@ typedef struct {
 #define PROBE_FILE_MAX_LINE (1 << 20)
 
 /* 1 when name is a built-in class (classes.h). */
-int probe_is_builtin(const char *name);
+int andrea_probe_is_builtin(const char *name);
 
 /* Folder holding prose.txt, people.txt, places.txt into out (n bytes): $ANDREA_PROBE_DATA, else
  * share/andrea/probes/data beside the installed binary, else the build tree's source folder
  * (common/data_path.h). 0, or -1 with err naming where it looked. */
-int probe_data_dir(char *out, size_t n, ae_error *err);
+int andrea_probe_data_dir(char *out, size_t n, ae_error *err);
 
 /* Builds every suite named in a comma list ("all" or NULL = every built-in suite); *suites is
  * malloc'd. On failure nothing is returned. */
-int probe_suites_builtin_list(const char *names, const andrea_tokenizer *tok, int vocab_size,
+int andrea_probe_suites_builtin_list(const char *names, const andrea_tokenizer *tok, int vocab_size,
                               int max_seq_len, const probe_options *opt, probe_suite **suites,
                               int *n_suites, ae_error *err);
 
 /* The --probes argument of `andrea dump` / `andrea analyze`: a path to a JSON Lines probe file
  * (an existing file, or a name ending in .jsonl) or a comma list of built-in suite names
  * (NULL, "" or "all" = every built-in suite). tok may be NULL for token-id probe files. */
-int probe_suites_load(const char *spec, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+int andrea_probe_suites_load(const char *spec, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
                       const probe_options *opt, probe_suite **suites, int *n_suites, ae_error *err);
-/* 1 when probe_suites_load would read spec as a probe file (so the caller knows whether a
+/* 1 when andrea_probe_suites_load would read spec as a probe file (so the caller knows whether a
  * missing tokenizer is fatal). */
-int probe_spec_is_file(const char *spec);
+int andrea_probe_spec_is_file(const char *spec);
 
-/* Frees an array of n suites (each with probe_suite_free) and the array itself. */
-void probe_suites_free(probe_suite *suites, int n);
+/* Frees an array of n suites (each with andrea_probe_suite_free) and the array itself. */
+void andrea_probe_suites_free(probe_suite *suites, int n);
 
 /* Sorts targets by (query, key) and drops duplicates; returns the new count. */
-int probe_targets_normalize(probe_target *t, int n);
+int andrea_probe_targets_normalize(probe_target *t, int n);
 
 /* Builds a built-in suite for a model with this tokenizer and vocab/max length. */
-int probe_suite_builtin(const char *name, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+int andrea_probe_suite_builtin(const char *name, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
                         const probe_options *opt, probe_suite *out, ae_error *err);
 
 /* Loads a JSON Lines probe file; items are grouped into one suite per "suite" value, in order of
  * first appearance. Texts are tokenized with tok (NULL: only "tokens" items are accepted). */
-int probe_file_load(const char *path, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+int andrea_probe_file_load(const char *path, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
                     probe_suite **suites, int *n_suites, ae_error *err);
 
 /* Fills the built-in target rule of suite `name` for an item whose tokens are set (used when a
  * probe-file item has no explicit "targets"). Unknown class names leave the item without targets. */
-int probe_default_targets(const char *name, probe_item *item, const andrea_tokenizer *tok, ae_error *err);
+int andrea_probe_default_targets(const char *name, probe_item *item, const andrea_tokenizer *tok, ae_error *err);
 
-void probe_suite_free(probe_suite *s);
+void andrea_probe_suite_free(probe_suite *s);
 
 #endif

@@ -83,12 +83,12 @@ static probe_suite *suite_for(suite_list *L, const char *name, const char *path,
     for (int i = 0; i < L->n; i++)
         if (!strcmp(L->arr[i].name, name)) return &L->arr[i];
     if (L->n >= PROBE_MAX_SUITES) {
-        ae_fail(err, "%s: more than %d suites (\"%s\" would be suite %d)", path, PROBE_MAX_SUITES, name,
+        andrea_fail(err, "%s: more than %d suites (\"%s\" would be suite %d)", path, PROBE_MAX_SUITES, name,
                 L->n + 1); /* names are [A-Za-z0-9_-]: safe to show */
         return NULL;
     }
     if (andrea_grow(&L->arr, &L->cap, (size_t)L->n + 1, sizeof *L->arr, 8)) {
-        ae_fail(err, "%s: out of memory", path);
+        andrea_fail(err, "%s: out of memory", path);
         return NULL;
     }
     probe_suite *s = &L->arr[L->n++];
@@ -99,9 +99,9 @@ static probe_suite *suite_for(suite_list *L, const char *name, const char *path,
 }
 
 static int suite_append(probe_suite *s, probe_item *it, ae_error *err) {
-    if (s->n_items >= PROBE_MAX_ITEMS) return ae_fail(err, "more than %d items in suite %s", PROBE_MAX_ITEMS, s->name);
+    if (s->n_items >= PROBE_MAX_ITEMS) return andrea_fail(err, "more than %d items in suite %s", PROBE_MAX_ITEMS, s->name);
     probe_item *p = realloc(s->items, (size_t)(s->n_items + 1) * sizeof *p);
-    if (!p) return ae_fail(err, "out of memory");
+    if (!p) return andrea_fail(err, "out of memory");
     s->items = p;
     s->items[s->n_items++] = *it;
     if (it->n_tokens > s->max_len) s->max_len = it->n_tokens;
@@ -187,7 +187,7 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
     if (!!jtext == !!jtok) BAD("needs exactly one of \"text\" and \"tokens\"");
     if (jbos && !cJSON_IsBool(jbos)) BAD("\"bos\" must be true or false");
     if (jbos && jtok) BAD("\"bos\" applies to \"text\" items (a \"tokens\" item lists its ids, BOS included)");
-    if (!jtar && !probe_is_builtin(suite))
+    if (!jtar && !andrea_probe_is_builtin(suite))
         BAD("suite \"%s\" is not a built-in class, so its items need \"targets\" (docs/probes.md)", suite);
     /* a text item starts with BOS when the vocabulary has one, as built-in items do; its targets
      * and entities count the text's own tokens and are shifted past it */
@@ -245,12 +245,12 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
                 int k;
                 if (json_int(kv, 0, q, &k))
                     BAD("\"targets\"[%d]: key[%d] must be a position in 0..%d (keys precede their query)", i, kidx, q);
-                if (probe_targets_push(&it->targets, &it->n_targets, &cap, q + off, k + off, &e)) BAD("%.500s", e.msg);
+                if (andrea_probe_targets_push(&it->targets, &it->n_targets, &cap, q + off, k + off, &e)) BAD("%.500s", e.msg);
             }
         }
-        it->n_targets = probe_targets_normalize(it->targets, it->n_targets);
+        it->n_targets = andrea_probe_targets_normalize(it->targets, it->n_targets);
     } else {
-        if (probe_default_targets(suite, it, tok, &e)) BAD("%.500s", e.msg);
+        if (andrea_probe_default_targets(suite, it, tok, &e)) BAD("%.500s", e.msg);
     }
     rc = 0;
 done:
@@ -260,21 +260,21 @@ done:
     return rc;
 }
 
-int probe_file_load(const char *path, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+int andrea_probe_file_load(const char *path, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
                     probe_suite **suites, int *n_suites, ae_error *err) {
     *suites = NULL;
     *n_suites = 0;
     FILE *f = fopen(path, "rb"); /* a FIFO is fine (--probes <(cmd)): it is read as a stream */
-    if (!f) return ae_fail(err, "%s: cannot open probe file: %s", path, strerror(errno));
+    if (!f) return andrea_fail(err, "%s: cannot open probe file: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
         fclose(f);
-        return ae_fail(err, "%s: a folder, not a probe file", path);
+        return andrea_fail(err, "%s: a folder, not a probe file", path);
     }
     char *buf = malloc((size_t)PROBE_FILE_MAX_LINE + 1);
     if (!buf) {
         fclose(f);
-        return ae_fail(err, "%s: out of memory", path);
+        return andrea_fail(err, "%s: out of memory", path);
     }
     suite_list L = {0};
     problems P = {0};
@@ -317,7 +317,7 @@ int probe_file_load(const char *path, const andrea_tokenizer *tok, int vocab_siz
             continue;
         }
         probe_suite *s = suite_for(&L, suite, path, err);
-        if (!s || (suite_append(s, &it, err) && ae_prefix(err, "%s:%ld", path, line))) {
+        if (!s || (suite_append(s, &it, err) && andrea_prefix(err, "%s:%ld", path, line))) {
             item_clear(&it);
             fatal = 1;
             break;
@@ -328,22 +328,22 @@ int probe_file_load(const char *path, const andrea_tokenizer *tok, int vocab_siz
     fclose(f);
     free(buf);
     if (!fatal && read_error) {
-        ae_fail(err, "%s: read error", path);
+        andrea_fail(err, "%s: read error", path);
         fatal = 1;
     }
     if (!fatal && P.n_bad) {
         if (P.truncated || P.n_bad > 1)
-            ae_fail(err, "%s (%d malformed line%s)", P.msg, P.n_bad, P.n_bad > 1 ? "s" : "");
+            andrea_fail(err, "%s (%d malformed line%s)", P.msg, P.n_bad, P.n_bad > 1 ? "s" : "");
         else
-            ae_fail(err, "%s", P.msg);
+            andrea_fail(err, "%s", P.msg);
         fatal = 1;
     }
     if (!fatal && n_items == 0) {
-        ae_fail(err, "%s: no probe items (one JSON object per line expected)", path);
+        andrea_fail(err, "%s: no probe items (one JSON object per line expected)", path);
         fatal = 1;
     }
     if (fatal) {
-        probe_suites_free(L.arr, L.n);
+        andrea_probe_suites_free(L.arr, L.n);
         return -1;
     }
     *suites = L.arr;

@@ -14,11 +14,11 @@
 #include "../common/buf.h"
 #include "../common/checked_size.h"
 
-canvas *canvas_new(int w, int h, rgb bg, ae_error *err) {
+canvas *andrea_canvas_new(int w, int h, rgb bg, ae_error *err) {
     size_t n;
     if (w <= 0 || h <= 0 || w > CANVAS_MAX_SIDE || h > CANVAS_MAX_SIDE ||
         ae_mul((size_t)w, (size_t)h, &n) || ae_mul(n, 3, &n)) {
-        ae_fail(err, "canvas: image size %d x %d is out of range (1..%d per side)", w, h, CANVAS_MAX_SIDE);
+        andrea_fail(err, "canvas: image size %d x %d is out of range (1..%d per side)", w, h, CANVAS_MAX_SIDE);
         return NULL;
     }
     canvas *c = malloc(sizeof *c);
@@ -26,7 +26,7 @@ canvas *canvas_new(int w, int h, rgb bg, ae_error *err) {
     if (!c || !px) {
         free(c);
         free(px);
-        ae_fail(err, "canvas: out of memory for a %d x %d image", w, h);
+        andrea_fail(err, "canvas: out of memory for a %d x %d image", w, h);
         return NULL;
     }
     c->w = w;
@@ -36,7 +36,7 @@ canvas *canvas_new(int w, int h, rgb bg, ae_error *err) {
     return c;
 }
 
-void canvas_free(canvas *c) {
+void andrea_canvas_free(canvas *c) {
     if (!c) return;
     free(c->px);
     free(c);
@@ -59,7 +59,7 @@ static inline void blend(canvas *c, int x, int y, rgb col, unsigned a) {
     p[2] = (uint8_t)((p[2] * (255u - a) + col.b * a + 127u) / 255u);
 }
 
-void canvas_fill(canvas *c, int x, int y, int w, int h, rgb col) {
+void andrea_canvas_fill(canvas *c, int x, int y, int w, int h, rgb col) {
     int x0 = x < 0 ? 0 : x, y0 = y < 0 ? 0 : y;
     int x1 = x + w > c->w ? c->w : x + w, y1 = y + h > c->h ? c->h : y + h;
     if (x0 >= x1 || y0 >= y1) return;
@@ -73,14 +73,14 @@ void canvas_fill(canvas *c, int x, int y, int w, int h, rgb col) {
     for (int yy = y0 + 1; yy < y1; yy++) memcpy(c->px + (size_t)yy * stride + (size_t)x0 * 3, row, len);
 }
 
-void canvas_rect(canvas *c, int x, int y, int w, int h, int t, rgb col) {
-    canvas_fill(c, x, y, w, t, col);
-    canvas_fill(c, x, y + h - t, w, t, col);
-    canvas_fill(c, x, y, t, h, col);
-    canvas_fill(c, x + w - t, y, t, h, col);
+void andrea_canvas_rect(canvas *c, int x, int y, int w, int h, int t, rgb col) {
+    andrea_canvas_fill(c, x, y, w, t, col);
+    andrea_canvas_fill(c, x, y + h - t, w, t, col);
+    andrea_canvas_fill(c, x, y, t, h, col);
+    andrea_canvas_fill(c, x + w - t, y, t, h, col);
 }
 
-void canvas_line(canvas *c, double x0, double y0, double x1, double y1, double width, rgb col) {
+void andrea_canvas_line(canvas *c, double x0, double y0, double x1, double y1, double width, rgb col) {
     /* Coverage from the distance of each pixel centre to the segment, over its bounding box:
      * simple, and exact enough for plot lines of a few pixels. */
     double r = width / 2.0;
@@ -102,7 +102,7 @@ void canvas_line(canvas *c, double x0, double y0, double x1, double y1, double w
     }
 }
 
-const report_glyph *report_font_glyph(const report_font *f, unsigned cp) {
+const report_glyph *andrea_report_font_glyph(const report_font *f, unsigned cp) {
     int lo = 0, hi = f->n_glyphs - 1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
@@ -135,11 +135,11 @@ static unsigned next_cp(const char **sp) {
 }
 
 static const report_glyph *glyph_or_q(const report_font *f, unsigned cp) {
-    const report_glyph *g = report_font_glyph(f, cp);
-    return g ? g : report_font_glyph(f, '?');
+    const report_glyph *g = andrea_report_font_glyph(f, cp);
+    return g ? g : andrea_report_font_glyph(f, '?');
 }
 
-int text_width(const report_font *f, const char *s) {
+int andrea_text_width(const report_font *f, const char *s) {
     int n = 0;
     while (*s) {
         next_cp(&s);
@@ -148,7 +148,7 @@ int text_width(const report_font *f, const char *s) {
     return n * f->advance;
 }
 
-int canvas_text(canvas *c, const report_font *f, int x, int y, const char *s, rgb col) {
+int andrea_canvas_text(canvas *c, const report_font *f, int x, int y, const char *s, rgb col) {
     int pen = x;
     while (*s) {
         const report_glyph *g = glyph_or_q(f, next_cp(&s));
@@ -161,7 +161,7 @@ int canvas_text(canvas *c, const report_font *f, int x, int y, const char *s, rg
     return pen - x;
 }
 
-int canvas_text_up(canvas *c, const report_font *f, int x, int y, const char *s, rgb col) {
+int andrea_canvas_text_up(canvas *c, const report_font *f, int x, int y, const char *s, rgb col) {
     /* Rotating (gx, gy) a quarter turn counter-clockwise about the pen: glyph column gx goes up
      * (y decreases), glyph row gy goes right (x increases). */
     int pen = y;
@@ -230,17 +230,17 @@ int canvas_encode_png_with(const canvas *c, const canvas_png_settings *s, unsign
     /* The context lives on the heap and the libpng pointers are volatile: locals changed between
      * setjmp and longjmp would be indeterminate after the jump. */
     png_ctx *ctx = calloc(1, sizeof *ctx);
-    if (!ctx) return ae_fail(err, "out of memory encoding a PNG");
+    if (!ctx) return andrea_fail(err, "out of memory encoding a PNG");
     png_structp volatile png = png_create_write_struct(PNG_LIBPNG_VER_STRING, ctx, on_png_error, on_png_warning);
     png_infop volatile info = png ? png_create_info_struct(png) : NULL;
     if (!png || !info) {
         if (png) png_destroy_write_struct((png_structpp)&png, NULL);
         free(ctx);
-        return ae_fail(err, "png_create_write_struct failed (out of memory)");
+        return andrea_fail(err, "png_create_write_struct failed (out of memory)");
     }
     if (setjmp(ctx->jmp)) {
         png_destroy_write_struct((png_structpp)&png, (png_infopp)&info);
-        ae_fail(err, "libpng: %s", ctx->msg);
+        andrea_fail(err, "libpng: %s", ctx->msg);
         free(ctx->buf);
         free(ctx);
         return -1;
@@ -263,11 +263,11 @@ int canvas_encode_png_with(const canvas *c, const canvas_png_settings *s, unsign
     return 0;
 }
 
-int canvas_write_png(const canvas *c, const char *path, ae_error *err) {
+int andrea_canvas_write_png(const canvas *c, const char *path, ae_error *err) {
     unsigned char *buf;
     size_t len;
-    if (canvas_encode_png(c, &buf, &len, err)) return ae_prefix(err, "%s", path);
-    int rc = ae_write_file_atomic(path, buf, len, err);
+    if (andrea_canvas_encode_png(c, &buf, &len, err)) return andrea_prefix(err, "%s", path);
+    int rc = andrea_write_file_atomic(path, buf, len, err);
     free(buf);
     return rc;
 }

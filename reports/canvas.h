@@ -5,7 +5,7 @@
  * Invariants: drawing clips to the canvas (nothing writes outside the pixel buffer); the PNG bytes
  * depend only on the pixels (no time chunk, fixed zlib level and filter), so the same drawing
  * gives the same file; the PNG is written under a temporary name and renamed (atomic_file.h).
- * Failure contract: canvas_new returns NULL and canvas_write_png -1, both with "FILE: problem"
+ * Failure contract: andrea_canvas_new returns NULL and andrea_canvas_write_png -1, both with "FILE: problem"
  * (or "canvas: problem"); a failed write leaves no file under the final name.
  */
 #ifndef ANDREA_REPORT_CANVAS_H
@@ -27,23 +27,23 @@ typedef struct {
 
 #define CANVAS_MAX_SIDE 16384 /* refuse absurd sizes before allocating */
 
-canvas *canvas_new(int w, int h, rgb background, ae_error *err);
-void canvas_free(canvas *c);
+canvas *andrea_canvas_new(int w, int h, rgb background, ae_error *err);
+void andrea_canvas_free(canvas *c);
 
-void canvas_fill(canvas *c, int x, int y, int w, int h, rgb col);
+void andrea_canvas_fill(canvas *c, int x, int y, int w, int h, rgb col);
 /* One-pixel rectangle outline of thickness t inside (x, y, w, h). */
-void canvas_rect(canvas *c, int x, int y, int w, int h, int t, rgb col);
+void andrea_canvas_rect(canvas *c, int x, int y, int w, int h, int t, rgb col);
 /* Line from (x0, y0) to (x1, y1), width about `width` pixels, anti-aliased. */
-void canvas_line(canvas *c, double x0, double y0, double x1, double y1, double width, rgb col);
+void andrea_canvas_line(canvas *c, double x0, double y0, double x1, double y1, double width, rgb col);
 
 /* Text in UTF-8 (a code point the font lacks is drawn as '?'). (x, y) is the pen position on the
  * baseline. Returns the width in pixels. */
-int canvas_text(canvas *c, const report_font *f, int x, int y, const char *utf8, rgb col);
+int andrea_canvas_text(canvas *c, const report_font *f, int x, int y, const char *utf8, rgb col);
 /* Text turned a quarter turn counter-clockwise (reads bottom to top); (x, y) is the baseline
  * position at the start of the text, which then runs upward. Returns the length in pixels. */
-int canvas_text_up(canvas *c, const report_font *f, int x, int y, const char *utf8, rgb col);
-/* Width in pixels that canvas_text would take. */
-int text_width(const report_font *f, const char *utf8);
+int andrea_canvas_text_up(canvas *c, const report_font *f, int x, int y, const char *utf8, rgb col);
+/* Width in pixels that andrea_canvas_text would take. */
+int andrea_text_width(const report_font *f, const char *utf8);
 
 /* How the PNG is compressed: zlib level (0..9), libpng filter mask (PNG_FILTER_NONE, _SUB, _UP,
  * ... or several: libpng then picks one per row) and zlib strategy (Z_DEFAULT_STRATEGY, Z_RLE,
@@ -61,6 +61,6 @@ int canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_
 int canvas_encode_png_with(const canvas *c, const canvas_png_settings *s, unsigned char **out, size_t *out_len,
                            ae_error *err);
 /* Writes the canvas as an RGB PNG to path (temporary name, then rename). */
-int canvas_write_png(const canvas *c, const char *path, ae_error *err);
+int andrea_canvas_write_png(const canvas *c, const char *path, ae_error *err);
 
 #endif

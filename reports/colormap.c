@@ -267,9 +267,9 @@ static const float magma_data[256][3] = {
     {0.987053, 0.991438, 0.749504},
 };
 
-float colormap_magma_entry(int i, int channel) { return magma_data[i][channel]; }
+float andrea_colormap_magma_entry(int i, int channel) { return magma_data[i][channel]; }
 
-rgb colormap_magma_index(int i) {
+rgb andrea_colormap_magma_index(int i) {
     if (i < 0) i = 0;
     if (i > 255) i = 255;
     rgb c = {(uint8_t)lroundf(magma_data[i][0] * 255.0f), (uint8_t)lroundf(magma_data[i][1] * 255.0f),
@@ -277,12 +277,12 @@ rgb colormap_magma_index(int i) {
     return c;
 }
 
-rgb colormap_magma(double v) {
+rgb andrea_colormap_magma(double v) {
     /* matplotlib's rule: index floor(v * 256) clipped to [0, 255], so 1.0 is the last entry. */
     if (!(v == v)) { /* NaN: a neutral grey, never a colour of the scale */
         rgb g = {128, 128, 128};
         return g;
     }
     int i = v <= 0 ? 0 : v >= 1 ? 255 : (int)(v * 256.0);
-    return colormap_magma_index(i);
+    return andrea_colormap_magma_index(i);
 }

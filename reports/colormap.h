@@ -10,9 +10,9 @@
 
 #include "canvas.h"
 
-rgb colormap_magma(double v);
-rgb colormap_magma_index(int i);
+rgb andrea_colormap_magma(double v);
+rgb andrea_colormap_magma_index(int i);
 /* The table's float value (channel 0..2) of entry i (0..255). */
-float colormap_magma_entry(int i, int channel);
+float andrea_colormap_magma_entry(int i, int channel);
 
 #endif

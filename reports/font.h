@@ -27,9 +27,9 @@ typedef struct {
     const unsigned char *bitmap;
 } report_font;
 
-extern const report_font report_font_small, report_font_medium, report_font_large;
+extern const report_font andrea_report_font_small, andrea_report_font_medium, andrea_report_font_large;
 
 /* The glyph of code point cp, or NULL when the font lacks it. */
-const report_glyph *report_font_glyph(const report_font *f, unsigned cp);
+const report_glyph *andrea_report_font_glyph(const report_font *f, unsigned cp);
 
 #endif

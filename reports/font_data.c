@@ -1779,7 +1779,7 @@ static const report_glyph glyphs_small[] = {
     {0x25CF, 7, 8, 0, 7, 8895},
 };
 
-const report_font report_font_small = {"DejaVu Sans Mono 11px", 11, 7, 11, 3, 13, 212, glyphs_small, bits_small};
+const report_font andrea_report_font_small = {"DejaVu Sans Mono 11px", 11, 7, 11, 3, 13, 212, glyphs_small, bits_small};
 
 static const unsigned char bits_medium[] = {
   184, 144,
@@ -3819,7 +3819,7 @@ static const report_glyph glyphs_medium[] = {
     {0x25CF, 8, 9, 0, 8, 12216},
 };
 
-const report_font report_font_medium = {"DejaVu Sans Mono 13px", 13, 8, 13, 4, 15, 212, glyphs_medium, bits_medium};
+const report_font andrea_report_font_medium = {"DejaVu Sans Mono 13px", 13, 8, 13, 4, 15, 212, glyphs_medium, bits_medium};
 
 static const unsigned char bits_large[] = {
   248, 160,
@@ -6346,5 +6346,5 @@ static const report_glyph glyphs_large[] = {
     {0x25CF, 10, 10, 0, 9, 18670},
 };
 
-const report_font report_font_large = {"DejaVu Sans Mono 16px", 16, 10, 15, 4, 19, 212, glyphs_large, bits_large};
+const report_font andrea_report_font_large = {"DejaVu Sans Mono 16px", 16, 10, 15, 4, 19, 212, glyphs_large, bits_large};
 

@@ -1,7 +1,7 @@
 /* plots.c — heatmaps, score grids, thumbnail grids and step plots (see plots.h).
  * Layout: every size is computed from the font metrics and the text before the canvas is
  * allocated, so nothing is cut off; all arithmetic is in int on bounded inputs (n <= 128,
- * L, H <= 256 checked by the caller through canvas_new's size limit). */
+ * L, H <= 256 checked by the caller through andrea_canvas_new's size limit). */
 #include "plots.h"
 
 #include <math.h>
@@ -27,27 +27,27 @@ static int imax(int a, int b) { return a > b ? a : b; }
  * the subtitle (ink), a warning (WARN) and a note (small, grey), each optional (NULL: absent).
  * header_width is the canvas width the header needs, margins included. */
 static int header_width(const char *title, const char *subtitle, const char *warn, const char *note) {
-    int w = MARGIN * 2 + text_width(&report_font_large, title);
-    if (subtitle) w = imax(w, MARGIN * 2 + text_width(&report_font_medium, subtitle));
-    if (warn) w = imax(w, MARGIN * 2 + text_width(&report_font_medium, warn));
-    if (note) w = imax(w, MARGIN * 2 + text_width(&report_font_small, note));
+    int w = MARGIN * 2 + andrea_text_width(&andrea_report_font_large, title);
+    if (subtitle) w = imax(w, MARGIN * 2 + andrea_text_width(&andrea_report_font_medium, subtitle));
+    if (warn) w = imax(w, MARGIN * 2 + andrea_text_width(&andrea_report_font_medium, warn));
+    if (note) w = imax(w, MARGIN * 2 + andrea_text_width(&andrea_report_font_small, note));
     return w;
 }
 
 static void draw_header(canvas *c, const char *title, const char *subtitle, const char *warn, const char *note) {
-    const report_font *fs = &report_font_small, *fm = &report_font_medium, *fl = &report_font_large;
+    const report_font *fs = &andrea_report_font_small, *fm = &andrea_report_font_medium, *fl = &andrea_report_font_large;
     int y = MARGIN + fl->ascent;
-    canvas_text(c, fl, MARGIN, y, title, INK);
+    andrea_canvas_text(c, fl, MARGIN, y, title, INK);
     y += fl->line - fl->ascent + 4;
     if (subtitle) {
-        canvas_text(c, fm, MARGIN, y + fm->ascent, subtitle, INK);
+        andrea_canvas_text(c, fm, MARGIN, y + fm->ascent, subtitle, INK);
         y += fm->line + 2;
     }
     if (warn) {
-        canvas_text(c, fm, MARGIN, y + fm->ascent, warn, WARN);
+        andrea_canvas_text(c, fm, MARGIN, y + fm->ascent, warn, WARN);
         y += fm->line + 2;
     }
-    if (note) canvas_text(c, fs, MARGIN, y + fs->ascent, note, GREY);
+    if (note) andrea_canvas_text(c, fs, MARGIN, y + fs->ascent, note, GREY);
 }
 
 /* Black or white, whichever reads better on background c (relative luminance, integer). */
@@ -58,29 +58,29 @@ static rgb text_on(rgb c) {
 
 /* Draws the vertical colour bar with ticks at x, y (height h) and returns its total width. */
 static int colour_bar(canvas *c, int x, int y, int h, const char *caption) {
-    const report_font *f = &report_font_small;
+    const report_font *f = &andrea_report_font_small;
     int bw = 16;
     if (c) {
         for (int i = 0; i < h; i++) {
             double v = 1.0 - (double)i / (double)(h - 1);
-            canvas_fill(c, x, y + i, bw, 1, colormap_magma(v));
+            andrea_canvas_fill(c, x, y + i, bw, 1, andrea_colormap_magma(v));
         }
-        canvas_rect(c, x - 1, y - 1, bw + 2, h + 2, 1, GREY);
+        andrea_canvas_rect(c, x - 1, y - 1, bw + 2, h + 2, 1, GREY);
         for (int t = 0; t <= 4; t++) {
             double v = t / 4.0;
             int ty = y + (int)lround((1.0 - v) * (h - 1));
             char lab[16];
             snprintf(lab, sizeof lab, "%.2f", v);
-            canvas_fill(c, x + bw, ty, 4, 1, INK);
-            canvas_text(c, f, x + bw + 6, ty + 4, lab, INK);
+            andrea_canvas_fill(c, x + bw, ty, 4, 1, INK);
+            andrea_canvas_text(c, f, x + bw + 6, ty + 4, lab, INK);
         }
-        if (caption) canvas_text_up(c, f, x + bw + 6 + 4 * f->advance + 14, y + h / 2 + text_width(f, caption) / 2, caption, GREY);
+        if (caption) andrea_canvas_text_up(c, f, x + bw + 6 + 4 * f->advance + 14, y + h / 2 + andrea_text_width(f, caption) / 2, caption, GREY);
     }
     return bw + 6 + 4 * f->advance + 14 + f->line;
 }
 
-canvas *draw_heatmap(const heatmap_spec *s, ae_error *err) {
-    const report_font *fs = &report_font_small, *fm = &report_font_medium, *fl = &report_font_large;
+canvas *andrea_draw_heatmap(const heatmap_spec *s, ae_error *err) {
+    const report_font *fs = &andrea_report_font_small, *fm = &andrea_report_font_medium, *fl = &andrea_report_font_large;
     int n = s->n < 1 ? 1 : s->n;
     int cropped = n > HEATMAP_MAX_TOKENS;
     int shown = cropped ? HEATMAP_MAX_TOKENS : n;
@@ -89,10 +89,10 @@ canvas *draw_heatmap(const heatmap_spec *s, ae_error *err) {
     /* Label widths: the longest label plus its position index. */
     int lab_w = 0;
     if (s->labels)
-        for (int i = 0; i < shown; i++) lab_w = imax(lab_w, text_width(fs, s->labels[i]));
+        for (int i = 0; i < shown; i++) lab_w = imax(lab_w, andrea_text_width(fs, s->labels[i]));
     char idx[16];
     snprintf(idx, sizeof idx, "%d", shown - 1);
-    int idx_w = text_width(fs, idx);
+    int idx_w = andrea_text_width(fs, idx);
     int left = MARGIN + lab_w + 6 + idx_w + 6; /* map x origin */
     int map = shown * cs;
 
@@ -111,22 +111,22 @@ canvas *draw_heatmap(const heatmap_spec *s, ae_error *err) {
     int bar_h = map < 160 ? 160 : map;
     h = imax(h, top + bar_h + MARGIN);
 
-    canvas *c = canvas_new(w, h, WHITE, err);
+    canvas *c = andrea_canvas_new(w, h, WHITE, err);
     if (!c) return NULL;
     draw_header(c, s->title, s->subtitle, cropped ? crop : NULL, note);
 
     /* cells: map[q * T + k]; keys after the query are masked by causality */
     for (int q = 0; q < shown; q++) {
         for (int k = 0; k < shown; k++) {
-            rgb col = k > q ? MASKED : colormap_magma(s->map[(size_t)q * (size_t)s->T + (size_t)k]);
-            canvas_fill(c, left + k * cs, top + q * cs, cs, cs, col);
+            rgb col = k > q ? MASKED : andrea_colormap_magma(s->map[(size_t)q * (size_t)s->T + (size_t)k]);
+            andrea_canvas_fill(c, left + k * cs, top + q * cs, cs, cs, col);
         }
     }
     if (s->target) {
         for (int q = 0; q < shown; q++)
             for (int k = 0; k < shown; k++)
                 if (s->target[(size_t)q * (size_t)s->T + (size_t)k])
-                    canvas_rect(c, left + k * cs, top + q * cs, cs, cs, cs >= 16 ? 2 : 1, TARGET);
+                    andrea_canvas_rect(c, left + k * cs, top + q * cs, cs, cs, cs >= 16 ? 2 : 1, TARGET);
     }
     /* row labels (queries): label right-aligned, then the index, left of the map */
     int base_off = (cs - 12) / 2 + 9; /* baseline inside a cell: ink spans 9 above, 3 below */
@@ -134,8 +134,8 @@ canvas *draw_heatmap(const heatmap_spec *s, ae_error *err) {
         char num[16];
         snprintf(num, sizeof num, "%d", q);
         int by = top + q * cs + base_off;
-        canvas_text(c, fs, left - 6 - text_width(fs, num), by, num, GREY);
-        if (s->labels) canvas_text(c, fs, left - 6 - idx_w - 6 - text_width(fs, s->labels[q]), by, s->labels[q], INK);
+        andrea_canvas_text(c, fs, left - 6 - andrea_text_width(fs, num), by, num, GREY);
+        if (s->labels) andrea_canvas_text(c, fs, left - 6 - idx_w - 6 - andrea_text_width(fs, s->labels[q]), by, s->labels[q], INK);
     }
     /* column labels (keys): turned to read upward, ending at the map's bottom edge */
     for (int k = 0; k < shown; k++) {
@@ -143,21 +143,21 @@ canvas *draw_heatmap(const heatmap_spec *s, ae_error *err) {
         snprintf(num, sizeof num, "%d", k);
         int bx = left + k * cs + base_off;
         int y0 = top + map + 6;
-        canvas_text_up(c, fs, bx, y0 + text_width(fs, num), num, GREY);
+        andrea_canvas_text_up(c, fs, bx, y0 + andrea_text_width(fs, num), num, GREY);
         if (s->labels)
-            canvas_text_up(c, fs, bx, y0 + idx_w + 6 + text_width(fs, s->labels[k]), s->labels[k], INK);
+            andrea_canvas_text_up(c, fs, bx, y0 + idx_w + 6 + andrea_text_width(fs, s->labels[k]), s->labels[k], INK);
     }
-    canvas_rect(c, left - 1, top - 1, map + 2, map + 2, 1, GREY);
+    andrea_canvas_rect(c, left - 1, top - 1, map + 2, map + 2, 1, GREY);
     colour_bar(c, left + map + 24, top, bar_h, "attention probability");
     return c;
 }
 
-canvas *draw_score_grid(const score_grid_spec *s, ae_error *err) {
-    const report_font *fs = &report_font_small, *fm = &report_font_medium, *fl = &report_font_large;
+canvas *andrea_draw_score_grid(const score_grid_spec *s, ae_error *err) {
+    const report_font *fs = &andrea_report_font_small, *fm = &andrea_report_font_medium, *fl = &andrea_report_font_large;
     int cw = 54, ch = 30;
     char tmp[32];
     snprintf(tmp, sizeof tmp, "L%d", s->n_layer - 1);
-    int left = MARGIN + text_width(fm, tmp) + 8;
+    int left = MARGIN + andrea_text_width(fm, tmp) + 8;
     int title_h = fl->line + 4 + (s->subtitle ? fm->line + 2 : 0) + fs->line + 8;
     int top = MARGIN + title_h + fm->line + 4;
     const char *note = "number: score (mean attention on targets); cyan frame + *: labelled";
@@ -168,39 +168,39 @@ canvas *draw_score_grid(const score_grid_spec *s, ae_error *err) {
     w = imax(w, header_width(s->title, s->subtitle, NULL, note));
     int h = top + imax(gh, bar_h) + MARGIN;
     if (s->grid) *s->grid = (plot_grid){left, top, cw, ch};
-    canvas *c = canvas_new(w, h, WHITE, err);
+    canvas *c = andrea_canvas_new(w, h, WHITE, err);
     if (!c) return NULL;
     draw_header(c, s->title, s->subtitle, NULL, note);
     for (int hd = 0; hd < s->n_head; hd++) {
         snprintf(tmp, sizeof tmp, "H%d", hd);
-        canvas_text(c, fm, left + hd * cw + (cw - text_width(fm, tmp)) / 2, top - 6, tmp, GREY);
+        andrea_canvas_text(c, fm, left + hd * cw + (cw - andrea_text_width(fm, tmp)) / 2, top - 6, tmp, GREY);
     }
     for (int l = 0; l < s->n_layer; l++) {
         snprintf(tmp, sizeof tmp, "L%d", l);
-        canvas_text(c, fm, left - 8 - text_width(fm, tmp), top + l * ch + ch / 2 + 4, tmp, GREY);
+        andrea_canvas_text(c, fm, left - 8 - andrea_text_width(fm, tmp), top + l * ch + ch / 2 + 4, tmp, GREY);
         for (int hd = 0; hd < s->n_head; hd++) {
             double v = s->score[l * s->n_head + hd];
-            rgb col = colormap_magma(v);
+            rgb col = andrea_colormap_magma(v);
             int x = left + hd * cw, yy = top + l * ch;
-            canvas_fill(c, x, yy, cw, ch, col);
+            andrea_canvas_fill(c, x, yy, cw, ch, col);
             if (v == v) snprintf(tmp, sizeof tmp, "%.2f%s", v, s->labelled && s->labelled[l * s->n_head + hd] ? "*" : "");
             else snprintf(tmp, sizeof tmp, "n/a");
-            canvas_text(c, fm, x + (cw - text_width(fm, tmp)) / 2, yy + ch / 2 + 4, tmp, text_on(col));
+            andrea_canvas_text(c, fm, x + (cw - andrea_text_width(fm, tmp)) / 2, yy + ch / 2 + 4, tmp, text_on(col));
         }
     }
     /* grid lines, then frames of labelled heads on top */
-    for (int l = 0; l <= s->n_layer; l++) canvas_fill(c, left, top + l * ch, s->n_head * cw, 1, WHITE);
-    for (int hd = 0; hd <= s->n_head; hd++) canvas_fill(c, left + hd * cw, top, 1, gh, WHITE);
+    for (int l = 0; l <= s->n_layer; l++) andrea_canvas_fill(c, left, top + l * ch, s->n_head * cw, 1, WHITE);
+    for (int hd = 0; hd <= s->n_head; hd++) andrea_canvas_fill(c, left + hd * cw, top, 1, gh, WHITE);
     if (s->labelled)
         for (int l = 0; l < s->n_layer; l++)
             for (int hd = 0; hd < s->n_head; hd++)
-                if (s->labelled[l * s->n_head + hd]) canvas_rect(c, left + hd * cw, top + l * ch, cw + 1, ch + 1, 3, TARGET);
+                if (s->labelled[l * s->n_head + hd]) andrea_canvas_rect(c, left + hd * cw, top + l * ch, cw + 1, ch + 1, 3, TARGET);
     colour_bar(c, left + s->n_head * cw + 20, top, bar_h, "score");
     return c;
 }
 
-canvas *draw_thumbs(const thumbs_spec *s, ae_error *err) {
-    const report_font *fs = &report_font_small, *fm = &report_font_medium, *fl = &report_font_large;
+canvas *andrea_draw_thumbs(const thumbs_spec *s, ae_error *err) {
+    const report_font *fs = &andrea_report_font_small, *fm = &andrea_report_font_medium, *fl = &andrea_report_font_large;
     int n = s->n < 1 ? 1 : s->n;
     int shown = n > HEATMAP_MAX_TOKENS ? HEATMAP_MAX_TOKENS : n;
     /* Thumbnail side: whole pixels per position when the map is short, else one pixel per
@@ -213,13 +213,13 @@ canvas *draw_thumbs(const thumbs_spec *s, ae_error *err) {
              shown < n ? " (CROPPED: first positions of a longer example)" : "");
     int title_h = fl->line + 4 + (s->subtitle ? fm->line + 2 : 0) + fs->line + 8;
     int top = MARGIN + title_h;
-    int cell_w = imax(side, text_width(fs, "L00 H00")) + gap;
+    int cell_w = imax(side, andrea_text_width(fs, "L00 H00")) + gap;
     int cell_h = cap_h + side + gap;
     int w = MARGIN * 2 + s->n_head * cell_w;
     w = imax(w, header_width(s->title, s->subtitle, NULL, note));
     int h = top + s->n_layer * cell_h + MARGIN;
     if (s->grid) *s->grid = (plot_grid){MARGIN, top, cell_w, cell_h};
-    canvas *c = canvas_new(w, h, WHITE, err);
+    canvas *c = andrea_canvas_new(w, h, WHITE, err);
     if (!c) return NULL;
     draw_header(c, s->title, s->subtitle, NULL, note);
     size_t TT = (size_t)s->T * (size_t)s->T;
@@ -228,15 +228,15 @@ canvas *draw_thumbs(const thumbs_spec *s, ae_error *err) {
             int x0 = MARGIN + hd * cell_w, y0 = top + l * cell_h;
             char cap[32];
             snprintf(cap, sizeof cap, "L%d H%d", l, hd);
-            canvas_text(c, fs, x0, y0 + fs->ascent, cap, INK);
+            andrea_canvas_text(c, fs, x0, y0 + fs->ascent, cap, INK);
             const float *m = s->maps + ((size_t)l * (size_t)s->n_head + (size_t)hd) * TT;
             int my = y0 + cap_h;
             for (int q = 0; q < shown; q++)
                 for (int k = 0; k < shown; k++) {
-                    rgb col = k > q ? MASKED : colormap_magma(m[(size_t)q * (size_t)s->T + (size_t)k]);
-                    canvas_fill(c, x0 + k * ppp, my + q * ppp, ppp, ppp, col);
+                    rgb col = k > q ? MASKED : andrea_colormap_magma(m[(size_t)q * (size_t)s->T + (size_t)k]);
+                    andrea_canvas_fill(c, x0 + k * ppp, my + q * ppp, ppp, ppp, col);
                 }
-            canvas_rect(c, x0 - 1, my - 1, side + 2, side + 2, 1, LIGHT);
+            andrea_canvas_rect(c, x0 - 1, my - 1, side + 2, side + 2, 1, LIGHT);
         }
     }
     return c;
@@ -255,20 +255,20 @@ static void fmt_step(double v, char *out, size_t cap) {
     else snprintf(out, cap, "%.0f", v);
 }
 
-canvas *draw_step_plot(const step_plot_spec *s, ae_error *err) {
-    const report_font *fs = &report_font_small, *fm = &report_font_medium, *fl = &report_font_large;
+canvas *andrea_draw_step_plot(const step_plot_spec *s, ae_error *err) {
+    const report_font *fs = &andrea_report_font_small, *fm = &andrea_report_font_medium, *fl = &andrea_report_font_large;
     int ns = s->n_series > STEP_PLOT_MAX_SERIES ? STEP_PLOT_MAX_SERIES : s->n_series;
     int pw = 560, ph = 300;
     int title_h = fl->line + 4 + (s->subtitle ? fm->line + 2 : 0) + 10;
     int top = MARGIN + title_h;
-    int left = MARGIN + fs->line + 6 + text_width(fs, "0.00") + 8;
+    int left = MARGIN + fs->line + 6 + andrea_text_width(fs, "0.00") + 8;
     int leg_w = 0;
-    for (int i = 0; i < ns; i++) leg_w = imax(leg_w, text_width(fm, s->names[i]));
+    for (int i = 0; i < ns; i++) leg_w = imax(leg_w, andrea_text_width(fm, s->names[i]));
     leg_w += 30;
     int w = left + pw + 20 + leg_w + MARGIN;
     w = imax(w, header_width(s->title, s->subtitle, NULL, NULL));
     int h = top + ph + 8 + fs->line + 6 + fm->line + MARGIN;
-    canvas *c = canvas_new(w, h, WHITE, err);
+    canvas *c = andrea_canvas_new(w, h, WHITE, err);
     if (!c) return NULL;
     draw_header(c, s->title, s->subtitle, NULL, NULL);
 
@@ -278,25 +278,25 @@ canvas *draw_step_plot(const step_plot_spec *s, ae_error *err) {
     for (int t = 0; t <= 4; t++) {
         double v = t / 4.0;
         int gy = top + (int)lround((1.0 - v) * ph);
-        canvas_fill(c, left, gy, pw, 1, LIGHT);
+        andrea_canvas_fill(c, left, gy, pw, 1, LIGHT);
         char lab[16];
         snprintf(lab, sizeof lab, "%.2f", v);
-        canvas_text(c, fs, left - 6 - text_width(fs, lab), gy + 4, lab, GREY);
+        andrea_canvas_text(c, fs, left - 6 - andrea_text_width(fs, lab), gy + 4, lab, GREY);
     }
     for (int i = 0; i < s->n_points; i++) {
         int gx = left + (int)lround((s->steps[i] - x_lo) / (x_hi - x_lo) * pw);
-        canvas_fill(c, gx, top, 1, ph, LIGHT);
+        andrea_canvas_fill(c, gx, top, 1, ph, LIGHT);
         char lab[32];
         fmt_step(s->steps[i], lab, sizeof lab);
         /* Labels of many close steps would overlap: with more than 8 points only the ends get one. */
-        canvas_fill(c, gx, top + ph, 1, 5, INK);
+        andrea_canvas_fill(c, gx, top + ph, 1, 5, INK);
         if (i == 0 || i == s->n_points - 1 || s->n_points <= 8)
-            canvas_text(c, fs, gx - text_width(fs, lab) / 2, top + ph + 8 + fs->ascent, lab, GREY);
+            andrea_canvas_text(c, fs, gx - andrea_text_width(fs, lab) / 2, top + ph + 8 + fs->ascent, lab, GREY);
     }
-    canvas_rect(c, left, top, pw + 1, ph + 1, 1, GREY);
+    andrea_canvas_rect(c, left, top, pw + 1, ph + 1, 1, GREY);
     const char *xl = "training step";
-    canvas_text(c, fm, left + (pw - text_width(fm, xl)) / 2, top + ph + 8 + fs->line + 6 + fm->ascent, xl, INK);
-    if (s->y_label) canvas_text_up(c, fs, MARGIN + fs->ascent, top + ph / 2 + text_width(fs, s->y_label) / 2, s->y_label, INK);
+    andrea_canvas_text(c, fm, left + (pw - andrea_text_width(fm, xl)) / 2, top + ph + 8 + fs->line + 6 + fm->ascent, xl, INK);
+    if (s->y_label) andrea_canvas_text_up(c, fs, MARGIN + fs->ascent, top + ph / 2 + andrea_text_width(fs, s->y_label) / 2, s->y_label, INK);
     for (int si = 0; si < ns; si++) {
         rgb col = PALETTE[si];
         double px = 0, py = 0;
@@ -309,15 +309,15 @@ canvas *draw_step_plot(const step_plot_spec *s, ae_error *err) {
             }
             double x = left + (s->steps[i] - x_lo) / (x_hi - x_lo) * pw;
             double yy = top + (1.0 - (v < 0 ? 0 : v > 1 ? 1 : v)) * ph;
-            if (have) canvas_line(c, px, py, x, yy, 2.0, col);
-            canvas_fill(c, (int)lround(x) - 2, (int)lround(yy) - 2, 5, 5, col);
+            if (have) andrea_canvas_line(c, px, py, x, yy, 2.0, col);
+            andrea_canvas_fill(c, (int)lround(x) - 2, (int)lround(yy) - 2, 5, 5, col);
             px = x;
             py = yy;
             have = 1;
         }
         int ly = top + 6 + si * (fm->line + 4);
-        canvas_fill(c, left + pw + 20, ly + fm->line / 2 - 1, 20, 3, col);
-        canvas_text(c, fm, left + pw + 20 + 26, ly + fm->ascent, s->names[si], INK);
+        andrea_canvas_fill(c, left + pw + 20, ly + fm->line / 2 - 1, 20, 3, col);
+        andrea_canvas_text(c, fm, left + pw + 20 + 26, ly + fm->ascent, s->names[si], INK);
     }
     return c;
 }

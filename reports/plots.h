@@ -24,13 +24,13 @@ typedef struct {
     const float *map;        /* [T, T] row-major, query × key, probabilities */
     int T;                   /* row stride of map */
     int n;                   /* positions in this example (<= T) */
-    const char *const *labels; /* [n] display labels (token_label output), or NULL for none */
+    const char *const *labels; /* [n] display labels (andrea_token_label output), or NULL for none */
     const unsigned char *target; /* [T, T] 1 where (query, key) is a probe target, or NULL */
     const char *title;       /* line 1, large */
     const char *subtitle;    /* line 2 (may be NULL) */
 } heatmap_spec;
 
-canvas *draw_heatmap(const heatmap_spec *s, ae_error *err);
+canvas *andrea_draw_heatmap(const heatmap_spec *s, ae_error *err);
 
 /* Where the heads sit in a grid image (score grid, thumbnails), so a page can map a click to a
  * head: head (l, h) covers x0 + h*cell_w .. + cell_w, y0 + l*cell_h .. + cell_h (pixels). */
@@ -46,7 +46,7 @@ typedef struct {
     plot_grid *grid;         /* out, may be NULL: where the heads were drawn */
 } score_grid_spec;
 
-canvas *draw_score_grid(const score_grid_spec *s, ae_error *err);
+canvas *andrea_draw_score_grid(const score_grid_spec *s, ae_error *err);
 
 typedef struct {
     int n_layer, n_head;
@@ -56,7 +56,7 @@ typedef struct {
     plot_grid *grid;         /* out, may be NULL: where the heads were drawn (caption included) */
 } thumbs_spec;
 
-canvas *draw_thumbs(const thumbs_spec *s, ae_error *err);
+canvas *andrea_draw_thumbs(const thumbs_spec *s, ae_error *err);
 
 #define STEP_PLOT_MAX_SERIES 10
 
@@ -68,6 +68,6 @@ typedef struct {
     const char *title, *subtitle, *y_label;
 } step_plot_spec;
 
-canvas *draw_step_plot(const step_plot_spec *s, ae_error *err);
+canvas *andrea_draw_step_plot(const step_plot_spec *s, ae_error *err);
 
 #endif

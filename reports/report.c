@@ -1,5 +1,5 @@
 /* report.c — andrea_render: gathers a report_data from a dump, a catalog and the model's
- * tokenizer, then hands it to report_write (see report.h, report_data.h).
+ * tokenizer, then hands it to andrea_report_write (see report.h, report_data.h).
  *
  * The catalog is read through SQL on the `head_catalog` view (docs/catalog.md columns: model,
  * checkpoint_sha256, step, layer, head, class, score, baseline, ablation_delta, label; the
@@ -51,7 +51,7 @@ static int read_map(const report_data *d, int s, int e, int l, int h, float *out
     return andrea_dump_read_map(src->dump, s, e, l, h, out, err);
 }
 
-void report_data_free(report_data *d) {
+void andrea_report_data_free(report_data *d) {
     for (int s = 0; s < d->n_suites; s++) {
         free(d->suites[s].n_tokens);
         free(d->suites[s].tokens);
@@ -77,21 +77,21 @@ static int load_suite(andrea_dump *dump, const char *dump_path, int s, int examp
     int T = out->T, ne = out->n_examples;
     size_t nt, ntt;
     if (T < 1 || ae_mul((size_t)ne, (size_t)T, &nt) || ae_mul(nt, (size_t)T, &ntt)) {
-        probe_suite_free(&ps);
-        return ae_fail(err, "%s: suite %s: bad map size T = %d", dump_path, info->name, T);
+        andrea_probe_suite_free(&ps);
+        return andrea_fail(err, "%s: suite %s: bad map size T = %d", dump_path, info->name, T);
     }
     out->n_tokens = calloc((size_t)(ne ? ne : 1), sizeof *out->n_tokens);
     out->tokens = calloc(nt ? nt : 1, sizeof *out->tokens);
     out->target = calloc(ntt ? ntt : 1, 1);
     if (!out->n_tokens || !out->tokens || !out->target) {
-        probe_suite_free(&ps);
-        return ae_fail(err, "%s: out of memory reading suite %s", dump_path, info->name);
+        andrea_probe_suite_free(&ps);
+        return andrea_fail(err, "%s: out of memory reading suite %s", dump_path, info->name);
     }
     for (int e = 0; e < ne; e++) {
         const probe_item *it = &ps.items[e];
         if (it->n_tokens < 1 || it->n_tokens > T) {
-            probe_suite_free(&ps);
-            return ae_fail(err, "%s: suite %s item %d has %d tokens, outside 1..T=%d", dump_path, info->name, e,
+            andrea_probe_suite_free(&ps);
+            return andrea_fail(err, "%s: suite %s item %d has %d tokens, outside 1..T=%d", dump_path, info->name, e,
                            it->n_tokens, T);
         }
         out->n_tokens[e] = it->n_tokens;
@@ -102,7 +102,7 @@ static int load_suite(andrea_dump *dump, const char *dump_path, int s, int examp
             out->target[((size_t)e * (size_t)T + (size_t)q) * (size_t)T + (size_t)k] = 1;
         }
     }
-    probe_suite_free(&ps);
+    andrea_probe_suite_free(&ps);
     return 0;
 }
 
@@ -139,7 +139,7 @@ static int find_cols(sqlite3_stmt *st, view_cols *c, const char *db_path, ae_err
             if (!strcmp(sqlite3_column_name(st, j), names[i])) *slots[i] = j;
     snprintf(c->cur_name, sizeof c->cur_name, "%s", c->latest >= 0 ? sqlite3_column_name(st, c->latest) : "");
     for (int i = 0; i < 10; i++) /* the first ten are required (docs/catalog.md) */
-        if (*slots[i] < 0) return ae_fail(err, "%s: view head_catalog has no column '%s'", db_path, names[i]);
+        if (*slots[i] < 0) return andrea_fail(err, "%s: view head_catalog has no column '%s'", db_path, names[i]);
     return 0;
 }
 
@@ -237,7 +237,7 @@ fail:
     return -1;
 }
 
-int report_load_catalog(report_data *d, const char *db_path, const char *seal, ae_error *err) {
+int andrea_report_load_catalog(report_data *d, const char *db_path, const char *seal, ae_error *err) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     ckpt *ck = NULL;
@@ -245,11 +245,11 @@ int report_load_catalog(report_data *d, const char *db_path, const char *seal, a
     view_cols vc;
     /* Read-only and never created: a missing catalog is an error, not an empty report. */
     struct stat sb;
-    if (stat(db_path, &sb) != 0) return ae_fail(err, "%s: cannot open the catalog: %s", db_path, strerror(errno));
+    if (stat(db_path, &sb) != 0) return andrea_fail(err, "%s: cannot open the catalog: %s", db_path, strerror(errno));
     SQL_CHECK(db_path, db, sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     SQL_CHECK(db_path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
     if (sqlite3_prepare_v2(db, "SELECT * FROM head_catalog LIMIT 0", -1, &st, NULL) != SQLITE_OK) {
-        ae_fail(err, "%s: not an andrea catalog (no view head_catalog: %s)", db_path, sqlite3_errmsg(db));
+        andrea_fail(err, "%s: not an andrea catalog (no view head_catalog: %s)", db_path, sqlite3_errmsg(db));
         goto fail;
     }
     if (find_cols(st, &vc, db_path, err)) goto fail;
@@ -338,7 +338,7 @@ int report_load_catalog(report_data *d, const char *db_path, const char *seal, a
     sqlite3_close(db);
     return 0;
 oom:
-    ae_fail(err, "%s: out of memory reading the catalog", db_path);
+    andrea_fail(err, "%s: out of memory reading the catalog", db_path);
 fail:
     free(ck);
     sqlite3_finalize(st);
@@ -397,19 +397,19 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
     int ns = andrea_dump_n_suites(src.dump);
     d->suites = calloc((size_t)(ns > 0 ? ns : 1), sizeof *d->suites);
     if (!d->suites) {
-        ae_fail(err, "%s: out of memory", dump_path);
+        andrea_fail(err, "%s: out of memory", dump_path);
         goto done;
     }
     for (int s = 0; s < ns; s++) {
         d->n_suites = s + 1;
         if (load_suite(src.dump, dump_path, s, examples, &d->suites[s], err)) goto done;
     }
-    if (report_load_catalog(d, db_path, andrea_dump_seal_hex(src.dump), err)) goto done;
-    rc = report_write(d, out_dir, opt, err);
+    if (andrea_report_load_catalog(d, db_path, andrea_dump_seal_hex(src.dump), err)) goto done;
+    rc = andrea_report_write(d, out_dir, opt, err);
 done:
     if (src.tok) andrea_tokenizer_free(src.tok);
     if (src.dump) andrea_dump_close(src.dump);
-    report_data_free(d);
+    andrea_report_data_free(d);
     free(d);
     return rc;
 }

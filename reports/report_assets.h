@@ -13,6 +13,6 @@ typedef struct {
     size_t len;
 } report_asset;
 
-extern const report_asset report_assets[];
+extern const report_asset andrea_report_assets[];
 
 #endif

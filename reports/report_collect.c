@@ -32,13 +32,13 @@ static int suite_begin(void *self, int si, const probe_suite *s, ae_error *err) 
     const int T = out->T, ne = out->n_examples;
     size_t nt, ntt, nm;
     if (T < 1 || ae_mul((size_t)ne, (size_t)T, &nt) || ae_mul(nt, (size_t)T, &ntt) || ae_mul(ntt, (size_t)rc->NH, &nm))
-        return ae_fail(err, "report: suite %s: bad map size T = %d", s->name, T);
+        return andrea_fail(err, "report: suite %s: bad map size T = %d", s->name, T);
     out->n_tokens = calloc((size_t)(ne ? ne : 1), sizeof *out->n_tokens);
     out->tokens = calloc(nt ? nt : 1, sizeof *out->tokens);
     out->target = calloc(ntt ? ntt : 1, 1);
     rc->maps[si] = calloc(nm ? nm : 1, sizeof(float)); /* zeros: a report of another rank's item stays blank */
     if (!out->n_tokens || !out->tokens || !out->target || !rc->maps[si])
-        return ae_fail(err, "report: out of memory for the example maps of %s", s->name);
+        return andrea_fail(err, "report: out of memory for the example maps of %s", s->name);
     for (int e = 0; e < ne; e++) {
         const probe_item *it = &s->items[e];
         out->n_tokens[e] = it->n_tokens;
@@ -93,20 +93,20 @@ static int suite_end(void *self, int si, ae_error *err) {
 report_collector *report_collector_open(const andrea_model *m, int n_suites, int examples, ae_error *err) {
     report_collector *rc = calloc(1, sizeof *rc);
     if (!rc) {
-        ae_fail(err, "report: out of memory");
+        andrea_fail(err, "report: out of memory");
         return NULL;
     }
     rc->cfg = m->cfg;
     snprintf(rc->path, sizeof rc->path, "%s", m->path);
     snprintf(rc->dir, sizeof rc->dir, "%s", m->dir);
     rc->n_suites = n_suites;
-    rc->examples = examples > 0 ? examples : report_default_examples();
+    rc->examples = examples > 0 ? examples : andrea_report_default_examples();
     rc->NH = m->cfg.n_layer * m->cfg.n_head;
     rc->suites = calloc((size_t)(n_suites > 0 ? n_suites : 1), sizeof *rc->suites);
     rc->maps = calloc((size_t)(n_suites > 0 ? n_suites : 1), sizeof *rc->maps);
     if (!rc->suites || !rc->maps) {
-        report_collector_free(rc);
-        ae_fail(err, "report: out of memory");
+        andrea_report_collector_free(rc);
+        andrea_fail(err, "report: out of memory");
         return NULL;
     }
     return rc;
@@ -125,10 +125,10 @@ static int tok_bytes(const report_data *d, int id, char *buf, size_t cap) {
 
 static int read_map(const report_data *d, int s, int e, int l, int h, float *out, ae_error *err) {
     const report_collector *rc = d->ctx;
-    if (s < 0 || s >= rc->n_suites) return ae_fail(err, "report: no suite %d", s);
+    if (s < 0 || s >= rc->n_suites) return andrea_fail(err, "report: no suite %d", s);
     const report_suite *su = &rc->suites[s];
     if (e < 0 || e >= su->n_examples)
-        return ae_fail(err, "report: map of suite %d example %d was not kept", s, e);
+        return andrea_fail(err, "report: map of suite %d example %d was not kept", s, e);
     const size_t tt = (size_t)su->T * su->T;
     memcpy(out, rc->maps[s] + ((size_t)e * rc->NH + (size_t)l * d->n_head + (size_t)h) * tt, tt * sizeof(float));
     return 0;
@@ -137,7 +137,7 @@ static int read_map(const report_data *d, int s, int e, int l, int h, float *out
 int andrea_render_collected(report_collector *rc, const char *sha256, const char *dump_path, const char *maps_dtype,
                             const char *db_path, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
     report_data *d = calloc(1, sizeof *d);
-    if (!d) return ae_fail(err, "%s: out of memory", out_dir);
+    if (!d) return andrea_fail(err, "%s: out of memory", out_dir);
     d->n_layer = rc->cfg.n_layer;
     d->n_head = rc->cfg.n_head;
     d->d_model = rc->cfg.d_model;
@@ -156,18 +156,18 @@ int andrea_render_collected(report_collector *rc, const char *sha256, const char
     d->token_bytes = tok_bytes;
     d->read_map = read_map;
     d->ctx = rc;
-    /* the suites are lent, not owned: report_data_free must not free them */
+    /* the suites are lent, not owned: andrea_report_data_free must not free them */
     d->suites = rc->suites;
     d->n_suites = rc->n_suites;
-    int ret = report_load_catalog(d, db_path, NULL, err) /* no dump: the current runs, this one among them */ ? -1 : report_write(d, out_dir, opt, err);
+    int ret = andrea_report_load_catalog(d, db_path, NULL, err) /* no dump: the current runs, this one among them */ ? -1 : andrea_report_write(d, out_dir, opt, err);
     d->suites = NULL;
     d->n_suites = 0;
-    report_data_free(d);
+    andrea_report_data_free(d);
     free(d);
     return ret;
 }
 
-void report_collector_free(report_collector *rc) {
+void andrea_report_collector_free(report_collector *rc) {
     if (!rc) return;
     for (int s = 0; s < rc->n_suites; s++) {
         if (rc->suites) {

@@ -21,12 +21,12 @@
 typedef struct report_collector report_collector;
 
 /* A collector for n_suites suites of model m (0 examples = the report's default). */
-report_collector *report_collector_open(const andrea_model *m, int n_suites, int examples, ae_error *err);
-andrea_batch_sink report_collector_sink(report_collector *rc);
+report_collector *andrea_report_collector_open(const andrea_model *m, int n_suites, int examples, ae_error *err);
+andrea_batch_sink andrea_report_collector_sink(report_collector *rc);
 /* Renders the report of the collected maps with the scores of db_path into out_dir. sha256: the
  * checkpoint's; dump_path: the dump written beside, or NULL; maps_dtype: "fp16" or "fp32". */
 int andrea_render_collected(report_collector *rc, const char *sha256, const char *dump_path, const char *maps_dtype,
                             const char *db_path, const char *out_dir, const andrea_render_options *opt, ae_error *err);
-void report_collector_free(report_collector *rc);
+void andrea_report_collector_free(report_collector *rc);
 
 #endif

@@ -6,8 +6,8 @@
  * through a callback one head at a time ([T, T] floats), so the writer holds a bounded batch of
  * maps whatever the model's size; every string here is raw (unescaped): the writer escapes all
  * of them.
- * Failure contract: report_write returns -1 with "FILE: problem"; files already complete stay,
- * none is partial (all go through ae_write_file_atomic).
+ * Failure contract: andrea_report_write returns -1 with "FILE: problem"; files already complete stay,
+ * none is partial (all go through andrea_write_file_atomic).
  */
 #ifndef ANDREA_REPORT_DATA_H
 #define ANDREA_REPORT_DATA_H
@@ -67,19 +67,19 @@ struct report_data {
     char note[512];           /* shown on the index (e.g. why token text is missing) */
 };
 
-int report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err);
+int andrea_report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err);
 
 /* Examples per suite when the options say 0. */
-int report_default_examples(void);
+int andrea_report_default_examples(void);
 
 /* Frees what a report_data owns (suites and their arrays, classes, scores, steps, step scores);
  * ctx is the caller's. */
-void report_data_free(report_data *d);
+void andrea_report_data_free(report_data *d);
 
 /* Scores of d's model (by d->sha256) and its training run from the catalog db_path (report.c). */
-int report_load_catalog(report_data *d, const char *db_path, const char *seal, ae_error *err);
+int andrea_report_load_catalog(report_data *d, const char *db_path, const char *seal, ae_error *err);
 
 /* Creates dir and its parents (like mkdir -p). */
-int report_mkdirs(const char *dir, ae_error *err);
+int andrea_report_mkdirs(const char *dir, ae_error *err);
 
 #endif

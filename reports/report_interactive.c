@@ -25,7 +25,7 @@
 #include "report_assets.h"
 
 /* A JSON string: escapes " \ and control characters, and < > & U+2028 U+2029 as \uXXXX so the
- * text stays inert whatever page or script it lands in. s is UTF-8 (token_label output). */
+ * text stays inert whatever page or script it lands in. s is UTF-8 (andrea_token_label output). */
 static void buf_json(andrea_buf *b, const char *s) {
     andrea_buf_puts(b, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -55,15 +55,15 @@ static void buf_base64(andrea_buf *b, const unsigned char *in, size_t n) {
 
 static int join(char *out, size_t cap, const char *dir, const char *rel, ae_error *err) {
     int n = snprintf(out, cap, "%s/%s", dir, rel);
-    if (n < 0 || (size_t)n >= cap) return ae_fail(err, "%s: path too long", dir);
+    if (n < 0 || (size_t)n >= cap) return andrea_fail(err, "%s: path too long", dir);
     return 0;
 }
 
 static int write_buf(const char *out_dir, const char *rel, andrea_buf *b, ae_error *err) {
     char path[AE_PATH_MAX];
-    if (andrea_buf_failed(b)) return ae_fail(err, "%s/%s: out of memory", out_dir, rel);
+    if (andrea_buf_failed(b)) return andrea_fail(err, "%s/%s: out of memory", out_dir, rel);
     if (join(path, sizeof path, out_dir, rel, err)) return -1;
-    return ae_write_file_atomic(path, b->s, b->len, err);
+    return andrea_write_file_atomic(path, b->s, b->len, err);
 }
 
 static int head_wanted(const report_data *d, const report_interactive_options *o, int l, int h) {
@@ -75,7 +75,7 @@ static void token_text(const report_data *d, const report_suite *su, int e, int 
     char bytes[256];
     int nb = d->token_bytes ? d->token_bytes(d, id, bytes, sizeof bytes) : -1;
     if (nb < 0 && id != d->bos) snprintf(out, cap, "#%d", id);
-    else token_label((const unsigned char *)bytes, nb < 0 ? 0 : nb, id == d->bos, LABEL_UTF8, 40, out, cap);
+    else andrea_token_label((const unsigned char *)bytes, nb < 0 ? 0 : nb, id == d->bos, LABEL_UTF8, 40, out, cap);
 }
 
 static int write_meta(const report_data *d, const char *out_dir, const report_interactive_options *o, ae_error *err) {
@@ -104,7 +104,7 @@ static int write_meta(const report_data *d, const char *out_dir, const report_in
     }
     andrea_buf_puts(&b, ",\"magma\":\"");
     for (int i = 0; i < 256; i++) {
-        rgb c = colormap_magma_index(i);
+        rgb c = andrea_colormap_magma_index(i);
         andrea_buf_printf(&b, "%02x%02x%02x", c.r, c.g, c.b);
     }
     andrea_buf_puts(&b, "\",\"suites\":[");
@@ -181,11 +181,11 @@ static int write_head_data(const report_data *d, const char *out_dir, const repo
     for (int s = 0; s < d->n_suites; s++) {
         const report_suite *su = &d->suites[s];
         size_t tt;
-        if (ae_mul((size_t)su->T, (size_t)su->T, &tt)) return ae_fail(err, "%s: maps too large", out_dir);
+        if (ae_mul((size_t)su->T, (size_t)su->T, &tt)) return andrea_fail(err, "%s: maps too large", out_dir);
         if (tt > max_tt) max_tt = tt;
         for (int e = 0; e < su->n_examples; e++) {
             size_t n = (size_t)su->n_tokens[e];
-            if (ae_add(total, n * (n + 1) / 2, &total)) return ae_fail(err, "%s: maps too large", out_dir);
+            if (ae_add(total, n * (n + 1) / 2, &total)) return andrea_fail(err, "%s: maps too large", out_dir);
         }
     }
     size_t bytes;
@@ -221,15 +221,15 @@ static int write_head_data(const report_data *d, const char *out_dir, const repo
 }
 
 static int write_assets(const char *out_dir, ae_error *err) {
-    for (const report_asset *a = report_assets; a->name; a++) {
+    for (const report_asset *a = andrea_report_assets; a->name; a++) {
         char rel[128], path[AE_PATH_MAX];
         snprintf(rel, sizeof rel, "assets/%s", a->name);
-        if (join(path, sizeof path, out_dir, rel, err) || ae_write_file_atomic(path, a->data, a->len, err)) return -1;
+        if (join(path, sizeof path, out_dir, rel, err) || andrea_write_file_atomic(path, a->data, a->len, err)) return -1;
     }
     return 0;
 }
 
-void report_html_scripts(andrea_buf *b, const char *up, int l, int h) {
+void andrea_report_html_scripts(andrea_buf *b, const char *up, int l, int h) {
     andrea_buf_printf(b, "<link rel=\"stylesheet\" href=\"%sassets/andrea.css\">\n<script src=\"%sassets/andrea.js\"></script>\n"
                    "<script src=\"%sdata/meta.js\"></script>\n", up, up, up);
     if (l >= 0) andrea_buf_printf(b, "<script src=\"%sdata/L%d_H%d.js\"></script>\n", up, l, h);
@@ -246,7 +246,7 @@ static int write_pages(const report_data *d, const char *out_dir, const report_i
     char title[512];
     andrea_buf_init(&b);
     snprintf(title, sizeof title, "token view \xC2\xB7 %s", d->model);
-    report_html_head(&b, title, "");
+    andrea_report_html_head(&b, title, "");
     nav(&b, o);
     andrea_buf_puts(&b, "<h1>Token view: ");
     andrea_html_add(&b, d->model);
@@ -254,40 +254,40 @@ static int write_pages(const report_data *d, const char *out_dir, const report_i
                   "head's attention <strong>from</strong> it to earlier tokens; the second button shows attention <strong>to</strong> it "
                   "from later tokens. The grid picks the head (layer \xC3\x97 head).</p>\n"
                   "<p class=\"precision\">" REPORT_PRECISION_NOTE "</p>\n<div class=\"tv-slot\"></div>\n");
-    report_html_scripts(&b, "", -1, 0);
+    andrea_report_html_scripts(&b, "", -1, 0);
     andrea_buf_puts(&b, "</body>\n</html>\n");
-    int rc = report_write_html(out_dir, "explore.html", &b, err);
+    int rc = andrea_report_write_html(out_dir, "explore.html", &b, err);
     andrea_buf_free(&b);
     if (rc) return -1;
 
     andrea_buf_init(&b);
     snprintf(title, sizeof title, "compare heads \xC2\xB7 %s", d->model);
-    report_html_head(&b, title, "");
+    andrea_report_html_head(&b, title, "");
     nav(&b, o);
     andrea_buf_puts(&b, "<h1>Compare heads: ");
     andrea_html_add(&b, d->model);
     andrea_buf_puts(&b, "</h1>\n<p>Two heads on the same example; hovering one map shows the same cell of the other.</p>\n"
                   "<p class=\"precision\">" REPORT_PRECISION_NOTE "</p>\n<div class=\"cmp-slot\"></div>\n");
-    report_html_scripts(&b, "", -1, 0);
+    andrea_report_html_scripts(&b, "", -1, 0);
     andrea_buf_puts(&b, "</body>\n</html>\n");
-    rc = report_write_html(out_dir, "compare.html", &b, err);
+    rc = andrea_report_write_html(out_dir, "compare.html", &b, err);
     andrea_buf_free(&b);
     return rc;
 }
 
-int report_write_interactive(const report_data *d, const char *out_dir, const report_interactive_options *o,
+int andrea_report_write_interactive(const report_data *d, const char *out_dir, const report_interactive_options *o,
                              ae_error *err) {
     char dir[AE_PATH_MAX];
-    if (join(dir, sizeof dir, out_dir, "assets", err) || report_mkdirs(dir, err)) return -1;
-    if (join(dir, sizeof dir, out_dir, "data", err) || report_mkdirs(dir, err)) return -1;
+    if (join(dir, sizeof dir, out_dir, "assets", err) || andrea_report_mkdirs(dir, err)) return -1;
+    if (join(dir, sizeof dir, out_dir, "data", err) || andrea_report_mkdirs(dir, err)) return -1;
     if (write_assets(out_dir, err) || write_head_data(d, out_dir, o, 0, err) || write_meta(d, out_dir, o, err)) return -1;
     return write_pages(d, out_dir, o, err);
 }
 
-int report_write_model_data(const report_data *d, const char *out_dir, const report_interactive_options *o, int m,
+int andrea_report_write_model_data(const report_data *d, const char *out_dir, const report_interactive_options *o, int m,
                             ae_error *err) {
     char dir[AE_PATH_MAX], rel[32];
     snprintf(rel, sizeof rel, "data/m%d", m);
-    if (m < 1 || join(dir, sizeof dir, out_dir, rel, err) || report_mkdirs(dir, err)) return m < 1 ? ae_fail(err, "%s: bad checkpoint index %d", out_dir, m) : -1;
+    if (m < 1 || join(dir, sizeof dir, out_dir, rel, err) || andrea_report_mkdirs(dir, err)) return m < 1 ? andrea_fail(err, "%s: bad checkpoint index %d", out_dir, m) : -1;
     return write_head_data(d, out_dir, o, m, err);
 }

@@ -9,7 +9,7 @@
  * Invariants: token text reaches the data files JSON-escaped (< > & and U+2028/9 as \uXXXX) and
  * reaches the page only through textContent; stored probabilities are fp16 (relative error
  * <= 2^-11, REPORT_PRECISION_NOTE says so on every page); same inputs give the same bytes.
- * Failure contract: -1 with "FILE: problem"; every file goes through ae_write_file_atomic.
+ * Failure contract: -1 with "FILE: problem"; every file goes through andrea_write_file_atomic.
  */
 #ifndef ANDREA_REPORT_INTERACTIVE_H
 #define ANDREA_REPORT_INTERACTIVE_H
@@ -30,20 +30,20 @@ typedef struct {
     const char *const *model_names; /* [n_models] display names (n_models > 1) */
 } report_interactive_options;
 
-int report_write_interactive(const report_data *d, const char *out_dir, const report_interactive_options *o,
+int andrea_report_write_interactive(const report_data *d, const char *out_dir, const report_interactive_options *o,
                              ae_error *err);
 /* The data of checkpoint m >= 1 of the same shape, on the same examples: data/m{m}/L{l}_H{h}.js
- * (d gives the maps; its suites must be those written by report_write_interactive). */
-int report_write_model_data(const report_data *d, const char *out_dir, const report_interactive_options *o, int m,
+ * (d gives the maps; its suites must be those written by andrea_report_write_interactive). */
+int andrea_report_write_model_data(const report_data *d, const char *out_dir, const report_interactive_options *o, int m,
                             ae_error *err);
 
 /* The page head every andrea page shares (offline Content-Security-Policy, inline style); up is
  * the way back to the folder's root ("" or "../"). */
-void report_html_head(andrea_buf *b, const char *title, const char *up);
+void andrea_report_html_head(andrea_buf *b, const char *title, const char *up);
 /* The interactive assets and data scripts for a page: andrea.css/js, meta.js and, for l >= 0,
  * the data of head (l, h). */
-void report_html_scripts(andrea_buf *b, const char *up, int l, int h);
+void andrea_report_html_scripts(andrea_buf *b, const char *up, int l, int h);
 /* Writes b to out_dir/rel atomically (fails when b ran out of memory). */
-int report_write_html(const char *out_dir, const char *rel, andrea_buf *b, ae_error *err);
+int andrea_report_write_html(const char *out_dir, const char *rel, andrea_buf *b, ae_error *err);
 
 #endif

@@ -38,7 +38,7 @@ static int write_page(const report_show_input *in, const report_data *d, const c
     andrea_buf_init(&b);
     char title[512];
     snprintf(title, sizeof title, "andrea show \xC2\xB7 %s", in->model);
-    report_html_head(&b, title, "");
+    andrea_report_html_head(&b, title, "");
     andrea_buf_puts(&b, "<nav><a href=\"explore.html\">token view (full page)</a><a href=\"compare.html\">compare heads</a></nav>\n"
                   "<h1>andrea show: ");
     andrea_html_add(&b, in->model);
@@ -100,19 +100,19 @@ static int write_page(const report_show_input *in, const report_data *d, const c
     /* no head data here: each map loads its head's file when it comes near the window */
     andrea_buf_puts(&b, "<p><small>Made by andrea " ANDREA_VERSION " (andrea show). Static and offline: open this file in any "
                   "browser.</small></p>\n</body>\n</html>\n");
-    int rc = report_write_html(out_dir, "index.html", &b, err);
+    int rc = andrea_report_write_html(out_dir, "index.html", &b, err);
     andrea_buf_free(&b);
     return rc;
 }
 
-int report_write_show(const report_show_input *in, const char *out_dir, char *page_out, size_t cap, ae_error *err) {
-    if (in->n < 1) return ae_fail(err, "%s: nothing to show (no tokens)", out_dir);
+int andrea_report_write_show(const report_show_input *in, const char *out_dir, char *page_out, size_t cap, ae_error *err) {
+    if (in->n < 1) return andrea_fail(err, "%s: nothing to show (no tokens)", out_dir);
     report_data *d = calloc(1, sizeof *d);
     report_suite *su = calloc(1, sizeof *su);
     int rc = -1;
     size_t nn = (size_t)in->n * (size_t)in->n;
     if (!d || !su || !(su->n_tokens = calloc(1, sizeof(int))) || !(su->target = calloc(nn, 1))) {
-        ae_fail(err, "%s: out of memory", out_dir);
+        andrea_fail(err, "%s: out of memory", out_dir);
         goto out;
     }
     snprintf(d->model, sizeof d->model, "%s", in->model);
@@ -133,23 +133,23 @@ int report_write_show(const report_show_input *in, const char *out_dir, char *pa
     d->bos = in->bos;
     show_ctx ctx = {in, in->attn};
     d->ctx = &ctx;
-    if (report_mkdirs(out_dir, err)) goto out;
+    if (andrea_report_mkdirs(out_dir, err)) goto out;
     const char *names[1 + SHOW_MAX_ALSO];
     if (in->n_also > SHOW_MAX_ALSO) {
-        ae_fail(err, "%s: at most %d more checkpoints", out_dir, SHOW_MAX_ALSO);
+        andrea_fail(err, "%s: at most %d more checkpoints", out_dir, SHOW_MAX_ALSO);
         goto out;
     }
     names[0] = in->model;
     for (int m = 0; m < in->n_also; m++) names[m + 1] = in->also_names[m];
     report_interactive_options io = {in->heads, 0, 1 + in->n_also, names};
-    if (report_write_interactive(d, out_dir, &io, err)) goto out;
+    if (andrea_report_write_interactive(d, out_dir, &io, err)) goto out;
     for (int m = 0; m < in->n_also; m++) {
         ctx.attn = in->also_attn[m];
-        if (report_write_model_data(d, out_dir, &io, m + 1, err)) goto out;
+        if (andrea_report_write_model_data(d, out_dir, &io, m + 1, err)) goto out;
     }
     if (write_page(in, d, out_dir, err)) goto out;
     if ((size_t)snprintf(page_out, cap, "%s/index.html", out_dir) >= cap) {
-        ae_fail(err, "%s: path too long", out_dir);
+        andrea_fail(err, "%s: path too long", out_dir);
         goto out;
     }
     rc = 0;

@@ -6,7 +6,7 @@
  * (report_interactive.h). Nothing else: no PNGs, no catalog.
  * Invariants: the page states the precision of what it shows and any cut of the prompt (note);
  * token text is escaped as everywhere in reports/.
- * Failure contract: -1 with "FILE: problem"; files go through ae_write_file_atomic.
+ * Failure contract: -1 with "FILE: problem"; files go through andrea_write_file_atomic.
  */
 #ifndef ANDREA_REPORT_SHOW_H
 #define ANDREA_REPORT_SHOW_H
@@ -40,6 +40,6 @@ typedef struct {
 } report_show_input;
 
 /* Writes the page; page_out (cap bytes) gets the path of index.html. */
-int report_write_show(const report_show_input *in, const char *out_dir, char *page_out, size_t cap, ae_error *err);
+int andrea_report_write_show(const report_show_input *in, const char *out_dir, char *page_out, size_t cap, ae_error *err);
 
 #endif

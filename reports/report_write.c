@@ -33,18 +33,18 @@
 
 #define DEFAULT_EXAMPLES 2
 
-int report_mkdirs(const char *dir, ae_error *err) {
+int andrea_report_mkdirs(const char *dir, ae_error *err) {
     char p[AE_PATH_MAX];
     size_t n = strlen(dir);
-    if (n == 0 || n >= sizeof p) return ae_fail(err, "%s: output folder path empty or too long", dir);
+    if (n == 0 || n >= sizeof p) return andrea_fail(err, "%s: output folder path empty or too long", dir);
     memcpy(p, dir, n + 1);
     for (size_t i = 1; i <= n; i++) {
         if (p[i] == '/' || p[i] == 0) {
             char c = p[i];
             p[i] = 0;
-            if (mkdir(p, 0777) != 0 && errno != EEXIST) return ae_fail(err, "%s: cannot create folder: %s", p, strerror(errno));
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) return andrea_fail(err, "%s: cannot create folder: %s", p, strerror(errno));
             struct stat st;
-            if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) return ae_fail(err, "%s: exists and is not a folder", p);
+            if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) return andrea_fail(err, "%s: exists and is not a folder", p);
             p[i] = c;
         }
     }
@@ -64,13 +64,13 @@ static int class_of_suite(const report_data *d, int s) {
 
 static void map_name(const report_data *d, int l, int h, int s, int e, char *out, size_t cap) {
     char slug[64];
-    file_slug(d->suites[s].name, slug, sizeof slug);
+    andrea_file_slug(d->suites[s].name, slug, sizeof slug);
     snprintf(out, cap, "maps/L%d_H%d/s%d-%s_e%d.png", l, h, s, slug, e);
 }
 
 static void overview_name(const char *kind, char prefix, int i, const char *name, char *out, size_t cap) {
     char slug[64];
-    file_slug(name, slug, sizeof slug);
+    andrea_file_slug(name, slug, sizeof slug);
     snprintf(out, cap, "overview/%s_%c%d-%s.png", kind, prefix, i, slug);
 }
 
@@ -82,7 +82,7 @@ static void fmt_num(double v, const char *fmt, char *out, size_t cap) {
 
 static int join_path(char *out, size_t cap, const char *dir, const char *rel, ae_error *err) {
     int n = snprintf(out, cap, "%s/%s", dir, rel);
-    if (n < 0 || (size_t)n >= cap) return ae_fail(err, "%s: path too long", dir);
+    if (n < 0 || (size_t)n >= cap) return andrea_fail(err, "%s: path too long", dir);
     return 0;
 }
 
@@ -96,7 +96,7 @@ static void label_of(const report_data *d, const report_suite *su, int e, int i,
         snprintf(out, cap, "#%d", id);
         return;
     }
-    token_label((const unsigned char *)bytes, nb < 0 ? 0 : nb, id == d->bos, mode, max_chars, out, cap);
+    andrea_token_label((const unsigned char *)bytes, nb < 0 ? 0 : nb, id == d->bos, mode, max_chars, out, cap);
 }
 
 /* ---------- images ---------- */
@@ -114,15 +114,15 @@ static void encode(canvas *c, encoded *e) {
         e->failed = 1;
         return;
     }
-    if (canvas_encode_png(c, &e->buf, &e->len, &e->err)) e->failed = 1;
-    canvas_free(c);
+    if (andrea_canvas_encode_png(c, &e->buf, &e->len, &e->err)) e->failed = 1;
+    andrea_canvas_free(c);
 }
 
 static int write_encoded(const char *out_dir, const char *rel, encoded *e, ae_error *err) {
     char path[AE_PATH_MAX];
     int rc = 0;
-    if (e->failed) rc = ae_fail(err, "%s/%s: %s", out_dir, rel, e->err.msg);
-    else if (join_path(path, sizeof path, out_dir, rel, err) || ae_write_file_atomic(path, e->buf, e->len, err)) rc = -1;
+    if (e->failed) rc = andrea_fail(err, "%s/%s: %s", out_dir, rel, e->err.msg);
+    else if (join_path(path, sizeof path, out_dir, rel, err) || andrea_write_file_atomic(path, e->buf, e->len, err)) rc = -1;
     free(e->buf);
     e->buf = NULL;
     return rc;
@@ -338,7 +338,7 @@ static int write_overviews(const report_data *d, const char *out_dir, plot_grid 
     if (!v || !lab) {
         free(v);
         free(lab);
-        return ae_fail(err, "%s: out of memory", out_dir);
+        return andrea_fail(err, "%s: out of memory", out_dir);
     }
     int rc = 0;
     for (int c = 0; c < d->n_classes && d->scores && !rc; c++) {
@@ -353,7 +353,7 @@ static int write_overviews(const report_data *d, const char *out_dir, plot_grid 
         snprintf(sub, sizeof sub, "%.120s \xC2\xB7 sha256 %.12s", d->model, d->sha256);
         score_grid_spec gs = {L, H, v, lab, title, sub, &score_grids[c]};
         encoded e = {0};
-        encode(draw_score_grid(&gs, &e.err), &e);
+        encode(andrea_draw_score_grid(&gs, &e.err), &e);
         overview_name("scores", 'c', c, d->classes[c], rel, sizeof rel);
         if (write_encoded(out_dir, rel, &e, err)) rc = -1;
     }
@@ -391,7 +391,7 @@ static int write_overviews(const report_data *d, const char *out_dir, plot_grid 
         char names[STEP_PLOT_MAX_SERIES][32];
         const char *np[STEP_PLOT_MAX_SERIES];
         if (!vals) {
-            rc = ae_fail(err, "%s: out of memory", out_dir);
+            rc = andrea_fail(err, "%s: out of memory", out_dir);
             break;
         }
         for (int si = 0; si < n_ser; si++) {
@@ -407,7 +407,7 @@ static int write_overviews(const report_data *d, const char *out_dir, plot_grid 
                  n_lab, n_lab > n_ser ? " (top 10 shown)" : "");
         step_plot_spec sp = {n_ser, d->n_steps, d->steps, vals, np, title, sub, "score"};
         encoded e = {0};
-        encode(draw_step_plot(&sp, &e.err), &e);
+        encode(andrea_draw_step_plot(&sp, &e.err), &e);
         free(vals);
         overview_name("steps", 'c', c, d->classes[c], rel, sizeof rel);
         if (write_encoded(out_dir, rel, &e, err)) rc = -1;
@@ -433,7 +433,7 @@ static const char *CSS =
     "border-radius:3px;padding:0 2px;margin:0 1px;white-space:pre}.tok i{color:#888;font-style:normal;font-size:10px}"
     ".gallery img{margin:0 .6em .6em 0;vertical-align:top}nav a{margin-right:1em}";
 
-void report_html_head(andrea_buf *b, const char *title, const char *up) {
+void andrea_report_html_head(andrea_buf *b, const char *title, const char *up) {
     (void)up;
     andrea_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     /* Offline by construction: nothing but this folder's images, styles and scripts (the
@@ -444,11 +444,11 @@ void report_html_head(andrea_buf *b, const char *title, const char *up) {
     andrea_buf_printf(b, "</title>\n<style>%s</style>\n</head>\n<body>\n", CSS);
 }
 
-int report_write_html(const char *out_dir, const char *rel, andrea_buf *b, ae_error *err) {
+int andrea_report_write_html(const char *out_dir, const char *rel, andrea_buf *b, ae_error *err) {
     char path[AE_PATH_MAX];
-    if (andrea_buf_failed(b)) return ae_fail(err, "%s/%s: out of memory building the page", out_dir, rel);
+    if (andrea_buf_failed(b)) return andrea_fail(err, "%s/%s: out of memory building the page", out_dir, rel);
     if (join_path(path, sizeof path, out_dir, rel, err)) return -1;
-    return ae_write_file_atomic(path, b->s, b->len, err);
+    return andrea_write_file_atomic(path, b->s, b->len, err);
 }
 
 /* One table cell with a number for sorting (data-v) and its text; NaN sorts last. */
@@ -641,7 +641,7 @@ static int write_index(const report_data *d, const char *out_dir, const plot_gri
     andrea_buf_init(&b);
     char title[512];
     snprintf(title, sizeof title, "andrea \xC2\xB7 %s", d->model);
-    report_html_head(&b, title, "");
+    andrea_report_html_head(&b, title, "");
     index_meta(&b, d);
     if (!d->scores) andrea_buf_puts(&b, "<p class=\"note\">The catalog holds no scores for this checkpoint.</p>\n");
 
@@ -657,7 +657,7 @@ static int write_index(const report_data *d, const char *out_dir, const plot_gri
     andrea_buf_puts(&b, SORT_JS);
     andrea_buf_puts(&b, "<script src=\"assets/andrea.js\"></script>\n"); /* clickable grids; no data needed */
     andrea_buf_puts(&b, "</body>\n</html>\n");
-    int rc = report_write_html(out_dir, "index.html", &b, err);
+    int rc = andrea_report_write_html(out_dir, "index.html", &b, err);
     andrea_buf_free(&b);
     return rc;
 }
@@ -669,7 +669,7 @@ static int write_head_page(const report_data *d, const char *out_dir, const andr
     andrea_buf_init(&b);
     char title[512];
     snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %s", l, h, d->model);
-    report_html_head(&b, title, "../");
+    andrea_report_html_head(&b, title, "../");
     andrea_buf_puts(&b, "<nav><a href=\"../index.html\">\xE2\x86\x90 all heads</a>");
     int prev = l * H + h - 1, next = l * H + h + 1;
     if (prev >= 0) andrea_buf_printf(&b, "<a href=\"L%d_H%d.html\">previous: L%d H%d</a>", prev / H, prev % H, prev / H, prev % H);
@@ -696,7 +696,7 @@ static int write_head_page(const report_data *d, const char *out_dir, const andr
     }
     andrea_buf_puts(&b, "</table>\n");
     /* Extra sections about this head go here, between the scores and the maps, in this order. */
-    char *circuits = circuits_head_html(d->db_path, d->sha256, l, h); /* top sources/destinations */
+    char *circuits = andrea_circuits_head_html(d->db_path, d->sha256, l, h); /* top sources/destinations */
     if (circuits) andrea_buf_puts(&b, circuits);
     free(circuits);
     andrea_buf_puts(&b, "<p class=\"precision\">" REPORT_PRECISION_NOTE " The PNGs are drawn from the dump's own values (maps "
@@ -739,32 +739,32 @@ static int write_head_page(const report_data *d, const char *out_dir, const andr
             andrea_buf_puts(&b, "</details></figcaption></figure>\n");
         }
     }
-    report_html_scripts(&b, "../", l, h);
+    andrea_report_html_scripts(&b, "../", l, h);
     andrea_buf_puts(&b, "</body>\n</html>\n");
     char rel[64];
     snprintf(rel, sizeof rel, "heads/L%d_H%d.html", l, h);
-    int rc = report_write_html(out_dir, rel, &b, err);
+    int rc = andrea_report_write_html(out_dir, rel, &b, err);
     andrea_buf_free(&b);
     return rc;
 }
 
 int report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
     char dir[AE_PATH_MAX];
-    if (report_mkdirs(out_dir, err)) return -1;
-    if (join_path(dir, sizeof dir, out_dir, "heads", err) || report_mkdirs(dir, err)) return -1;
-    if (join_path(dir, sizeof dir, out_dir, "overview", err) || report_mkdirs(dir, err)) return -1;
+    if (andrea_report_mkdirs(out_dir, err)) return -1;
+    if (join_path(dir, sizeof dir, out_dir, "heads", err) || andrea_report_mkdirs(dir, err)) return -1;
+    if (join_path(dir, sizeof dir, out_dir, "overview", err) || andrea_report_mkdirs(dir, err)) return -1;
     /* where each grid image put its heads, for the index's clickable grids */
     plot_grid *thumb_grids = calloc((size_t)d->n_suites + 1, sizeof *thumb_grids);
     plot_grid *score_grids = calloc((size_t)d->n_classes + 1, sizeof *score_grids);
     int rc = -1;
     if (!thumb_grids || !score_grids) {
-        ae_fail(err, "%s: out of memory", out_dir);
+        andrea_fail(err, "%s: out of memory", out_dir);
         goto out;
     }
     if (write_maps(d, out_dir, opt, thumb_grids, err)) goto out;
     if (write_overviews(d, out_dir, score_grids, err)) goto out;
     report_interactive_options io = {NULL, 1, 0, NULL};
-    if (report_write_interactive(d, out_dir, &io, err)) goto out;
+    if (andrea_report_write_interactive(d, out_dir, &io, err)) goto out;
     for (int l = 0; l < d->n_layer; l++)
         for (int h = 0; h < d->n_head; h++)
             if (write_head_page(d, out_dir, opt, l, h, err)) goto out;

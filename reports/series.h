@@ -9,7 +9,7 @@
  * Invariants: checkpoints are ordered by step (those without a step keep the caller's order, after
  * the others); scores are the view's `current` rows (docs/catalog.md), NaN where not measured;
  * every string shown in HTML is escaped; the page is one self-contained file (inline SVG, no
- * script, nothing fetched) written through ae_write_file_atomic.
+ * script, nothing fetched) written through andrea_write_file_atomic.
  * Failure contract: -1 with "FILE: problem"; nothing partial is left.
  */
 #ifndef ANDREA_SERIES_H
@@ -45,13 +45,13 @@ typedef struct {
 } series_data;
 
 /* Reads the current scores of the n checkpoints from the catalog at db_path (read-only). */
-int series_load(const char *db_path, const series_input *in, int n, series_data *out, ae_error *err);
-void series_free(series_data *d);
+int andrea_series_load(const char *db_path, const series_input *in, int n, series_data *out, ae_error *err);
+void andrea_series_free(series_data *d);
 
 /* Writes the series page to path (e.g. DIR/index.html). */
-int series_page_write(const series_data *d, const char *path, ae_error *err);
+int andrea_series_page_write(const series_data *d, const char *path, ae_error *err);
 
 /* Prints the labelled heads per step (rows) and class (columns) as an aligned text table. */
-void series_table_write(FILE *out, const series_data *d);
+void andrea_series_table_write(FILE *out, const series_data *d);
 
 #endif

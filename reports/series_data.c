@@ -11,7 +11,7 @@
 #include "../common/checked_size.h"
 #include "../common/sqlite_check.h"
 
-void series_free(series_data *d) {
+void andrea_series_free(series_data *d) {
     free(d->ck);
     free(d->classes);
     free(d->threshold);
@@ -67,7 +67,7 @@ static int load_meta(sqlite3 *db, const char *path, series_data *d, ae_error *er
         SQL_CHECK(path, db, sqlite3_bind_text(st, 1, c->sha256, -1, SQLITE_STATIC), SQLITE_OK);
         int rc = sqlite3_step(st);
         if (rc == SQLITE_DONE) {
-            ae_fail(err, "%s: no checkpoint with sha256 %.12s... in the catalog", path, c->sha256);
+            andrea_fail(err, "%s: no checkpoint with sha256 %.12s... in the catalog", path, c->sha256);
             goto fail;
         }
         SQL_CHECK(path, db, rc, SQLITE_ROW);
@@ -76,7 +76,7 @@ static int load_meta(sqlite3 *db, const char *path, series_data *d, ae_error *er
         c->step = sqlite3_column_int64(st, 1);
         const int nl = sqlite3_column_int(st, 2), nh = sqlite3_column_int(st, 3);
         if (nl <= 0 || nh <= 0 || nl > 4096 || nh > 4096) {
-            ae_fail(err, "%s: checkpoint %s has an impossible shape (%d layers, %d heads)", path, c->name, nl, nh);
+            andrea_fail(err, "%s: checkpoint %s has an impossible shape (%d layers, %d heads)", path, c->name, nl, nh);
             goto fail;
         }
         if (nl > d->n_layer) d->n_layer = nl;
@@ -89,7 +89,7 @@ static int load_meta(sqlite3 *db, const char *path, series_data *d, ae_error *er
             if (!name) continue;
             int k = class_of(d, name, 1);
             if (k == -2) {
-                ae_fail(err, "%s: out of memory", path);
+                andrea_fail(err, "%s: out of memory", path);
                 goto fail;
             }
             if (isnan(d->threshold[k])) d->threshold[k] = sqlite3_column_double(cl, 1);
@@ -137,12 +137,12 @@ fail:
     return -1;
 }
 
-int series_load(const char *path, const series_input *in, int n, series_data *d, ae_error *err) {
+int andrea_series_load(const char *path, const series_input *in, int n, series_data *d, ae_error *err) {
     sqlite3 *db = NULL;
     memset(d, 0, sizeof *d);
-    if (n <= 0) return ae_fail(err, "%s: a series needs at least one checkpoint", path);
+    if (n <= 0) return andrea_fail(err, "%s: a series needs at least one checkpoint", path);
     d->ck = calloc((size_t)n, sizeof *d->ck);
-    if (!d->ck) return ae_fail(err, "%s: out of memory", path);
+    if (!d->ck) return andrea_fail(err, "%s: out of memory", path);
     d->n_ck = n;
     for (int i = 0; i < n; i++) {
         snprintf(d->ck[i].sha256, sizeof d->ck[i].sha256, "%s", in[i].sha256);
@@ -156,13 +156,13 @@ int series_load(const char *path, const series_input *in, int n, series_data *d,
     size_t cells;
     if (ae_mul((size_t)d->n_ck, (size_t)(d->n_classes ? d->n_classes : 1), &cells) ||
         ae_mul(cells, (size_t)d->n_layer, &cells) || ae_mul(cells, (size_t)d->n_head, &cells)) {
-        ae_fail(err, "%s: series too large", path);
+        andrea_fail(err, "%s: series too large", path);
         goto fail;
     }
     d->score = malloc((cells ? cells : 1) * sizeof *d->score);
     d->label = calloc(cells ? cells : 1, 1);
     if (!d->score || !d->label) {
-        ae_fail(err, "%s: out of memory", path);
+        andrea_fail(err, "%s: out of memory", path);
         goto fail;
     }
     for (size_t i = 0; i < cells; i++) d->score[i] = NAN;
@@ -171,6 +171,6 @@ int series_load(const char *path, const series_input *in, int n, series_data *d,
     return 0;
 fail:
     sqlite3_close(db);
-    series_free(d);
+    andrea_series_free(d);
     return -1;
 }

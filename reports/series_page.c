@@ -110,7 +110,7 @@ static void matrix(andrea_buf *b, const series_data *d, int c) {
                     andrea_buf_puts(b, "<td class=\"na\">-</td>");
                     continue;
                 }
-                const rgb col = colormap_magma(fmin(fmax(s, 0), 1));
+                const rgb col = andrea_colormap_magma(fmin(fmax(s, 0), 1));
                 const int dark = 0.299 * col.r + 0.587 * col.g + 0.114 * col.b < 140;
                 const int lab = d->label[at(d, i, c, l, h)];
                 andrea_buf_printf(b, "<td style=\"background:#%02x%02x%02x;color:%s\"%s>%.3f%s</td>", col.r, col.g, col.b,
@@ -153,11 +153,11 @@ static void step_diff(andrea_buf *b, const series_data *d, int i) {
     andrea_buf_puts(b, rows ? "</table>\n" : "<p>No label changed.</p>\n");
 }
 
-int series_page_write(const series_data *d, const char *path, ae_error *err) {
+int andrea_series_page_write(const series_data *d, const char *path, ae_error *err) {
     andrea_buf b;
     andrea_buf_init(&b);
     double *x = malloc((size_t)(d->n_ck > 0 ? d->n_ck : 1) * sizeof *x);
-    if (!x) return ae_fail(err, "%s: out of memory", path);
+    if (!x) return andrea_fail(err, "%s: out of memory", path);
     int log_axis = 0;
     x_positions(d, x, &log_axis);
     andrea_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>andrea: series ");
@@ -227,13 +227,13 @@ int series_page_write(const series_data *d, const char *path, ae_error *err) {
     andrea_buf_puts(&b, "</body></html>\n");
     free(x);
     int rc;
-    if (andrea_buf_failed(&b)) rc = ae_fail(err, "%s: out of memory", path);
-    else rc = ae_write_file_atomic(path, b.s, b.len, err);
+    if (andrea_buf_failed(&b)) rc = andrea_fail(err, "%s: out of memory", path);
+    else rc = andrea_write_file_atomic(path, b.s, b.len, err);
     andrea_buf_free(&b);
     return rc;
 }
 
-void series_table_write(FILE *out, const series_data *d) {
+void andrea_series_table_write(FILE *out, const series_data *d) {
     /* cells: the labelled heads ("1.0 1.3") or "-" */
     size_t wstep = 4, *w = calloc((size_t)(d->n_classes > 0 ? d->n_classes : 1), sizeof *w);
     char *cell = malloc(4096);

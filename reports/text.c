@@ -58,13 +58,13 @@ static int utf8_seq(const unsigned char *p, int n, unsigned *out) {
 }
 
 /* In PNG labels a character is kept when the PNG font draws it, except those that would be
- * invisible (no-break space, soft hyphen) or read as one of token_label's markers (· ⏎ → …). */
+ * invisible (no-break space, soft hyphen) or read as one of andrea_token_label's markers (· ⏎ → …). */
 static int png_keeps(unsigned cp) {
     if (cp == 0xA0 || cp == 0xAD || cp == 0xB7 || cp == 0x23CE || cp == 0x2192 || cp == 0x2026) return 0;
-    return report_font_glyph(&report_font_small, cp) != NULL;
+    return andrea_report_font_glyph(&andrea_report_font_small, cp) != NULL;
 }
 
-char *token_label(const unsigned char *bytes, int n, int is_bos, label_mode mode, int max_chars, char *out,
+char *andrea_token_label(const unsigned char *bytes, int n, int is_bos, label_mode mode, int max_chars, char *out,
                   size_t cap) {
     if (cap == 0) return out;
     out[0] = 0;
@@ -107,7 +107,7 @@ char *token_label(const unsigned char *bytes, int n, int is_bos, label_mode mode
     return out;
 }
 
-void file_slug(const char *name, char *out, size_t cap) {
+void andrea_file_slug(const char *name, char *out, size_t cap) {
     size_t i = 0;
     if (cap == 0) return;
     for (; name[i] && i + 1 < cap && i < 48; i++) {

@@ -3,9 +3,9 @@
  *
  * Job: every piece of text that reaches HTML goes through andrea_html_add (escapes & < > " ' so
  * it is safe in element content and in quoted attribute values); every token shown goes through
- * token_label, which makes invisible and non-text bytes visible and unambiguous.
+ * andrea_token_label, which makes invisible and non-text bytes visible and unambiguous.
  * Invariants: a page buffer that ran out of memory (or overflowed) stays failed, and its text is
- * not used (andrea_buf_failed is checked before writing a file); token_label output is always
+ * not used (andrea_buf_failed is checked before writing a file); andrea_token_label output is always
  * NUL-terminated UTF-8 that fits cap.
  */
 #ifndef ANDREA_REPORT_TEXT_H
@@ -31,11 +31,11 @@ typedef enum {
  * BOS (is_bos) -> "<bos>". Because a literal "·", "⏎", "→" or "…" in the text is escaped as
  * \xNN in LABEL_PNG, each PNG label reads back unambiguously. At most max_chars characters are
  * kept; a longer label ends in "…". Returns out. */
-char *token_label(const unsigned char *bytes, int n, int is_bos, label_mode mode, int max_chars, char *out,
+char *andrea_token_label(const unsigned char *bytes, int n, int is_bos, label_mode mode, int max_chars, char *out,
                   size_t cap);
 
 /* Copies name into out keeping [A-Za-z0-9_-] and turning everything else into '_' (for file
  * names made from suite names, which come from user probe files). */
-void file_slug(const char *name, char *out, size_t cap);
+void andrea_file_slug(const char *name, char *out, size_t cap);
 
 #endif

@@ -43,8 +43,8 @@ static void test_random_model_gets_no_label_on_builtin_suites(void) {
     if (!tok) return;
     probe_suite suites[16];
     int n = 0;
-    for (int i = 0; probe_classes[i].name && n < 16; i++) {
-        CHECK_MSG(probe_suite_builtin(probe_classes[i].name, tok, m.cfg.vocab_size, m.cfg.max_seq_len, NULL,
+    for (int i = 0; andrea_probe_classes[i].name && n < 16; i++) {
+        CHECK_MSG(andrea_probe_suite_builtin(andrea_probe_classes[i].name, tok, m.cfg.vocab_size, m.cfg.max_seq_len, NULL,
                                       &suites[n], &err) == 0,
                   "%s", err.msg);
         n++;
@@ -98,13 +98,13 @@ static void test_random_model_gets_no_label_on_builtin_suites(void) {
     CHECK_MSG(differ > 16, "%d of 32 heads have a duplicate delta other than their induction delta", differ);
     /* ... and the catalog holds the run with no label. */
     const char *db = path_in_tmp("random.db");
-    CHECK_MSG(catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
     catalog_rows rows;
-    CHECK(catalog_sql(db, "SELECT count(*) FROM head_catalog WHERE label", NULL, &rows, &err) == 0);
+    CHECK(andrea_catalog_sql(db, "SELECT count(*) FROM head_catalog WHERE label", NULL, &rows, &err) == 0);
     CHECK(rows.n_rows == 1 && !strcmp(rows.cells[0], "0"));
-    catalog_rows_free(&rows);
+    andrea_catalog_rows_free(&rows);
     andrea_analysis_free(&a);
-    for (int i = 0; i < n; i++) probe_suite_free(&suites[i]);
+    for (int i = 0; i < n; i++) andrea_probe_suite_free(&suites[i]);
     andrea_tokenizer_free(tok);
     andrea_model_free(&m);
 }

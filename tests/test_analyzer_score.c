@@ -39,16 +39,16 @@ static void test_perfect_prev_token_head_scores_one_against_the_uniform_baseline
     probe_item it = item_with(tg, 5);
     score_seq_plan p;
     ae_error err;
-    CHECK(score_plan_build(&it, 0, "prev_token", &p, &err) == 0);
+    CHECK(andrea_score_plan_build(&it, 0, "prev_token", &p, &err) == 0);
     float m[T * T];
     one_hot_map(m, prev);
     score_acc a = {0};
-    score_acc_add(&a, &p, m, T);
-    CHECK(fabs(score_acc_score(&a) - 1.0) < 1e-12);
+    andrea_score_acc_add(&a, &p, m, T);
+    CHECK(fabs(andrea_score_acc_score(&a) - 1.0) < 1e-12);
     double base = (1.0 / 2 + 1.0 / 3 + 1.0 / 4 + 1.0 / 5 + 1.0 / 6) / 5;
-    CHECK(fabs(score_acc_baseline(&a) - base) < 1e-12);
-    CHECK(fabs(score_acc_top1(&a) - 1.0) < 1e-12);
-    score_plan_free(&p);
+    CHECK(fabs(andrea_score_acc_baseline(&a) - base) < 1e-12);
+    CHECK(fabs(andrea_score_acc_top1(&a) - 1.0) < 1e-12);
+    andrea_score_plan_free(&p);
 }
 
 static void test_uniform_head_scores_exactly_its_baseline_and_control(void) {
@@ -56,18 +56,18 @@ static void test_uniform_head_scores_exactly_its_baseline_and_control(void) {
     probe_item it = item_with(tg, 4);
     score_seq_plan p;
     ae_error err;
-    CHECK(score_plan_build(&it, 3, "x", &p, &err) == 0);
+    CHECK(andrea_score_plan_build(&it, 3, "x", &p, &err) == 0);
     float m[T * T];
     uniform_map(m);
     score_acc a = {0};
-    score_acc_add(&a, &p, m, T);
+    andrea_score_acc_add(&a, &p, m, T);
     /* queries 2 (2 keys), 4, 5: mean of 2/3, 1/5, 1/6 */
     double want = (2.0 / 3 + 1.0 / 5 + 1.0 / 6) / 3;
-    CHECK(fabs(score_acc_score(&a) - want) < 1e-7);
-    CHECK(fabs(score_acc_baseline(&a) - want) < 1e-12);
-    CHECK(fabs(score_acc_control(&a) - want) < 1e-7);
+    CHECK(fabs(andrea_score_acc_score(&a) - want) < 1e-7);
+    CHECK(fabs(andrea_score_acc_baseline(&a) - want) < 1e-12);
+    CHECK(fabs(andrea_score_acc_control(&a) - want) < 1e-7);
     CHECK(a.n == 3);
-    score_plan_free(&p);
+    andrea_score_plan_free(&p);
 }
 
 static void test_scores_pool_queries_across_items_not_item_means(void) {
@@ -78,16 +78,16 @@ static void test_scores_pool_queries_across_items_not_item_means(void) {
     probe_item ia = item_with(ta, 1), ib = item_with(tb, 3);
     score_seq_plan pa, pb;
     ae_error err;
-    CHECK(score_plan_build(&ia, 0, "x", &pa, &err) == 0);
-    CHECK(score_plan_build(&ib, 1, "x", &pb, &err) == 0);
+    CHECK(andrea_score_plan_build(&ia, 0, "x", &pa, &err) == 0);
+    CHECK(andrea_score_plan_build(&ib, 1, "x", &pb, &err) == 0);
     float m[T * T];
     one_hot_map(m, first);
     score_acc a = {0};
-    score_acc_add(&a, &pa, m, T);
-    score_acc_add(&a, &pb, m, T);
-    CHECK(fabs(score_acc_score(&a) - 0.25) < 1e-12);
-    score_plan_free(&pa);
-    score_plan_free(&pb);
+    andrea_score_acc_add(&a, &pa, m, T);
+    andrea_score_acc_add(&a, &pb, m, T);
+    CHECK(fabs(andrea_score_acc_score(&a) - 0.25) < 1e-12);
+    andrea_score_plan_free(&pa);
+    andrea_score_plan_free(&pb);
 }
 
 static void test_control_keys_are_distinct_causal_and_reproducible(void) {
@@ -95,9 +95,9 @@ static void test_control_keys_are_distinct_causal_and_reproducible(void) {
     probe_item it = item_with(tg, 6);
     score_seq_plan p1, p2, p3;
     ae_error err;
-    CHECK(score_plan_build(&it, 7, "x", &p1, &err) == 0);
-    CHECK(score_plan_build(&it, 7, "x", &p2, &err) == 0);
-    CHECK(score_plan_build(&it, 8, "x", &p3, &err) == 0);
+    CHECK(andrea_score_plan_build(&it, 7, "x", &p1, &err) == 0);
+    CHECK(andrea_score_plan_build(&it, 7, "x", &p2, &err) == 0);
+    CHECK(andrea_score_plan_build(&it, 8, "x", &p3, &err) == 0);
     /* All 6 keys of [0..5] drawn: a permutation of them. */
     int seen[6] = {0};
     for (int i = 0; i < 6; i++) {
@@ -106,9 +106,9 @@ static void test_control_keys_are_distinct_causal_and_reproducible(void) {
     }
     for (int i = 0; i < 6; i++) CHECK(seen[i] == 1);
     CHECK(memcmp(p1.control_keys, p2.control_keys, sizeof(int) * 6) == 0);
-    score_plan_free(&p1);
-    score_plan_free(&p2);
-    score_plan_free(&p3);
+    andrea_score_plan_free(&p1);
+    andrea_score_plan_free(&p2);
+    andrea_score_plan_free(&p3);
 }
 
 static void test_control_of_a_sharp_head_is_near_its_baseline_over_many_queries(void) {
@@ -122,12 +122,12 @@ static void test_control_of_a_sharp_head_is_near_its_baseline_over_many_queries(
     ae_error err;
     for (int i = 0; i < 200; i++) {
         score_seq_plan p;
-        CHECK(score_plan_build(&it, i, "x", &p, &err) == 0);
-        score_acc_add(&a, &p, m, T);
-        score_plan_free(&p);
+        CHECK(andrea_score_plan_build(&it, i, "x", &p, &err) == 0);
+        andrea_score_acc_add(&a, &p, m, T);
+        andrea_score_plan_free(&p);
     }
-    CHECK(fabs(score_acc_control(&a) - score_acc_baseline(&a)) < 0.05);
-    CHECK(score_acc_score(&a) - score_acc_control(&a) > 0.6);
+    CHECK(fabs(andrea_score_acc_control(&a) - andrea_score_acc_baseline(&a)) < 0.05);
+    CHECK(andrea_score_acc_score(&a) - andrea_score_acc_control(&a) > 0.6);
 }
 
 static void test_bracket_target_behind_a_closed_pair_is_marked_hard(void) {
@@ -136,11 +136,11 @@ static void test_bracket_target_behind_a_closed_pair_is_marked_hard(void) {
     probe_item it = item_with(tg, 2);
     score_seq_plan p;
     ae_error err;
-    CHECK(score_plan_build(&it, 0, "bracket_close", &p, &err) == 0);
+    CHECK(andrea_score_plan_build(&it, 0, "bracket_close", &p, &err) == 0);
     CHECK(p.n_queries == 2);
     CHECK(p.queries[0].hard == 0);
     CHECK(p.queries[1].hard == 1);
-    score_plan_free(&p);
+    andrea_score_plan_free(&p);
 }
 
 static void test_target_after_its_query_is_refused(void) {
@@ -148,14 +148,14 @@ static void test_target_after_its_query_is_refused(void) {
     probe_item it = item_with(tg, 1);
     score_seq_plan p;
     ae_error err = {{0}};
-    CHECK(score_plan_build(&it, 4, "bad", &p, &err) == -1);
+    CHECK(andrea_score_plan_build(&it, 4, "bad", &p, &err) == -1);
     CHECK(strstr(err.msg, "bad: item 4") != NULL);
 }
 
 static void test_suite_without_eligible_query_reports_nan_not_zero(void) {
     score_acc a = {0};
-    CHECK(isnan(score_acc_score(&a)));
-    CHECK(isnan(score_acc_baseline(&a)));
+    CHECK(isnan(andrea_score_acc_score(&a)));
+    CHECK(isnan(andrea_score_acc_baseline(&a)));
 }
 
 static void test_rule_needs_score_ratio_and_margin_together(void) {
@@ -168,7 +168,7 @@ static void test_rule_needs_score_ratio_and_margin_together(void) {
 }
 
 static void test_unknown_suite_gets_the_generic_pass(void) {
-    CHECK(!strcmp(andrea_pass_for("induction")->name, "induction") && andrea_pass_for("induction")->cls == probe_class_find("induction"));
+    CHECK(!strcmp(andrea_pass_for("induction")->name, "induction") && andrea_pass_for("induction")->cls == andrea_probe_class_find("induction"));
     CHECK(andrea_pass_for("my_suite") == &andrea_pass_generic);
 }
 

@@ -29,7 +29,7 @@ static void make_analysis(andrea_analysis *a, const char *sha_char, const char *
     a->cfg.vocab_size = 257;
     a->cfg.padded_vocab_size = 320;
     a->cfg.max_seq_len = 64;
-    a->has_step = catalog_step_from_name(ckpt, &a->step);
+    a->has_step = andrea_catalog_step_from_name(ckpt, &a->step);
     a->settings_json = strdup(settings);
     a->n_suites = 2;
     a->suites = calloc(2, sizeof *a->suites);
@@ -90,7 +90,7 @@ static void test_run_lands_in_the_head_catalog_view_with_its_label(void) {
     make_analysis(&a, "a", "/m/ckpt_step1200.bin", "{\"s\":1}");
     ae_error err = {{0}};
     int64_t run = 0;
-    CHECK(catalog_write(db, &a, &run, &err) == 0);
+    CHECK(andrea_catalog_write(db, &a, &run, &err) == 0);
     CHECK(run > 0);
     CHECK(q1(db, "SELECT count(*) FROM head_catalog") == 2 * L * H);
     CHECK(q1(db, "SELECT count(*) FROM head_catalog WHERE label = 1") == 1);
@@ -127,7 +127,7 @@ static void test_another_applications_database_is_refused_and_left_unchanged(voi
     ae_error err = {{0}};
     static char before[65536], after[65536];
     size_t nb = file_bytes(db, before, sizeof before);
-    CHECK(catalog_write(db, &a, NULL, &err) == -1);
+    CHECK(andrea_catalog_write(db, &a, NULL, &err) == -1);
     CHECK_MSG(strstr(err.msg, "not an andrea catalog") && strstr(err.msg, "'users'"), "%s", err.msg);
     CHECK(nb > 0 && file_bytes(db, after, sizeof after) == nb && memcmp(before, after, nb) == 0); /* byte-identical */
     CHECK(q1(db, "SELECT count(*) FROM sqlite_master") == 1); /* no andrea table added */
@@ -140,15 +140,15 @@ static void test_a_catalog_made_before_the_application_id_is_still_written(void)
     andrea_analysis a;
     make_analysis(&a, "c", "/m/ckpt.bin", "{\"s\":1}");
     ae_error err = {{0}};
-    CHECK(catalog_write(db, &a, NULL, &err) == 0);
+    CHECK(andrea_catalog_write(db, &a, NULL, &err) == 0);
     CHECK(q1(db, "SELECT application_id FROM pragma_application_id") == ANDREA_CATALOG_APPLICATION_ID);
     exec_sql(db, "PRAGMA application_id = 0"); /* as older andreas left it */
     andrea_analysis_free(&a);
     make_analysis(&a, "d", "/m/other.bin", "{\"s\":1}");
-    CHECK_MSG(catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
     CHECK(q1(db, "SELECT count(DISTINCT model) FROM head_catalog") == 2);
     exec_sql(db, "PRAGMA application_id = 7"); /* some other program's mark: refused */
-    CHECK(catalog_write(db, &a, NULL, &err) == -1);
+    CHECK(andrea_catalog_write(db, &a, NULL, &err) == -1);
     andrea_analysis_free(&a);
 }
 
@@ -157,15 +157,15 @@ static void test_same_checkpoint_and_settings_replaces_its_run(void) {
     andrea_analysis a;
     make_analysis(&a, "b", "/m/b.bin", "{\"s\":1}");
     ae_error err = {{0}};
-    CHECK(catalog_write(db, &a, NULL, &err) == 0);
-    CHECK(catalog_write(db, &a, NULL, &err) == 0);
+    CHECK(andrea_catalog_write(db, &a, NULL, &err) == 0);
+    CHECK(andrea_catalog_write(db, &a, NULL, &err) == 0);
     CHECK(q1(db, "SELECT count(*) FROM runs") == 1);
     CHECK(q1(db, "SELECT count(*) FROM head_scores") == 2 * L * H);
     CHECK(q1(db, "SELECT count(*) FROM labels") == 1);
     andrea_analysis_free(&a);
     /* Other settings: a second run beside the first. */
     make_analysis(&a, "b", "/m/b.bin", "{\"s\":2}");
-    CHECK(catalog_write(db, &a, NULL, &err) == 0);
+    CHECK(andrea_catalog_write(db, &a, NULL, &err) == 0);
     CHECK(q1(db, "SELECT count(*) FROM runs") == 2);
     CHECK(q1(db, "SELECT count(*) FROM models") == 1);
     andrea_analysis_free(&a);
@@ -179,7 +179,7 @@ static void test_many_checkpoints_share_one_catalog(void) {
     for (int i = 0; i < 3; i++) {
         andrea_analysis a;
         make_analysis(&a, shas[i], paths[i], "{}");
-        CHECK(catalog_write(db, &a, NULL, &err) == 0);
+        CHECK(andrea_catalog_write(db, &a, NULL, &err) == 0);
         andrea_analysis_free(&a);
     }
     CHECK(q1(db, "SELECT count(DISTINCT checkpoint_sha256) FROM head_catalog") == 3);
@@ -188,10 +188,10 @@ static void test_many_checkpoints_share_one_catalog(void) {
 
 static void test_step_is_parsed_from_common_file_names(void) {
     long long s = 0;
-    CHECK(catalog_step_from_name("/x/model_step12000.bin", &s) == 1 && s == 12000);
-    CHECK(catalog_step_from_name("ckpt/step-1200", &s) == 1 && s == 1200);
-    CHECK(catalog_step_from_name("/x/final.bin", &s) == 0);
-    CHECK(catalog_step_from_name("/steps/final.bin", &s) == 0);
+    CHECK(andrea_catalog_step_from_name("/x/model_step12000.bin", &s) == 1 && s == 12000);
+    CHECK(andrea_catalog_step_from_name("ckpt/step-1200", &s) == 1 && s == 1200);
+    CHECK(andrea_catalog_step_from_name("/x/final.bin", &s) == 0);
+    CHECK(andrea_catalog_step_from_name("/steps/final.bin", &s) == 0);
 }
 
 static void test_catalog_killed_mid_run_keeps_all_or_none_of_it(void) {
@@ -203,7 +203,7 @@ static void test_catalog_killed_mid_run_keeps_all_or_none_of_it(void) {
     ae_error err = {{0}};
     andrea_analysis a;
     make_analysis(&a, "f", "/m/first.bin", "{}");
-    CHECK(catalog_write(db, &a, NULL, &err) == 0);
+    CHECK(andrea_catalog_write(db, &a, NULL, &err) == 0);
     andrea_analysis_free(&a);
     pid_t pid = fork();
     if (pid == 0) {
@@ -211,7 +211,7 @@ static void test_catalog_killed_mid_run_keeps_all_or_none_of_it(void) {
         andrea_analysis b;
         make_analysis(&b, "g", "/m/second.bin", "{}");
         ae_error e2;
-        catalog_write(db, &b, NULL, &e2);
+        andrea_catalog_write(db, &b, NULL, &e2);
         _exit(3); /* not reached: the hook kills the process inside the transaction */
     }
     int status = 0;
@@ -229,7 +229,7 @@ static void test_catalog_killed_mid_run_keeps_all_or_none_of_it(void) {
     CHECK(q1(db, "SELECT count(*) FROM head_scores") == 2 * L * H);
     /* ... and the catalog still takes the run afterwards. */
     make_analysis(&a, "g", "/m/second.bin", "{}");
-    CHECK(catalog_write(db, &a, NULL, &err) == 0);
+    CHECK(andrea_catalog_write(db, &a, NULL, &err) == 0);
     CHECK(q1(db, "SELECT count(*) FROM runs") == 2);
     andrea_analysis_free(&a);
 }
@@ -247,7 +247,7 @@ static void test_two_processes_writing_one_catalog_both_land(void) {
                 snprintf(settings, sizeof settings, "{\"i\":%d}", i);
                 make_analysis(&a, p ? "h" : "i", p ? "/m/h.bin" : "/m/i.bin", settings);
                 ae_error e;
-                if (catalog_write(db, &a, NULL, &e)) {
+                if (andrea_catalog_write(db, &a, NULL, &e)) {
                     fprintf(stderr, "writer %d: %s\n", p, e.msg);
                     _exit(1);
                 }
@@ -304,7 +304,7 @@ static const char *cli_db(void) {
         andrea_analysis a;
         make_analysis(&a, "j", "/m/cli_step7.bin", "{}");
         ae_error err = {{0}};
-        if (catalog_write(db, &a, NULL, &err)) fprintf(stderr, "%s\n", err.msg);
+        if (andrea_catalog_write(db, &a, NULL, &err)) fprintf(stderr, "%s\n", err.msg);
         andrea_analysis_free(&a);
     }
     return db;
@@ -330,7 +330,7 @@ static void test_causal_flag_is_set_above_the_mean_rise_and_null_when_not_measur
     make_analysis(&a, "c", "/m/causal.bin", "{}");
     a.suites[0].heads[4].ablation_delta = 0.004; /* below the mean 0.01 */
     ae_error err = {{0}};
-    CHECK_MSG(catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
     andrea_analysis_free(&a);
     CHECK(q1(db, "SELECT causal FROM head_catalog WHERE class = 'induction' AND layer * 3 + head = 5") == 1);
     CHECK(q1(db, "SELECT causal FROM head_catalog WHERE class = 'induction' AND layer * 3 + head = 4") == 0);
@@ -349,14 +349,14 @@ static void test_a_catalog_with_an_older_view_gets_the_causal_column_on_its_next
     andrea_analysis a;
     make_analysis(&a, "d", "/m/oldview.bin", "{}");
     ae_error err = {{0}};
-    CHECK(catalog_write(db, &a, NULL, &err) == 0);
+    CHECK(andrea_catalog_write(db, &a, NULL, &err) == 0);
     sqlite3 *h;
     CHECK(sqlite3_open(db, &h) == SQLITE_OK);
     CHECK(sqlite3_exec(h, "DROP VIEW head_catalog; CREATE VIEW head_catalog AS SELECT 1 AS layer", NULL, NULL, NULL) ==
           SQLITE_OK);
     sqlite3_close(h);
     CHECK(q1(db, "SELECT count(*) FROM pragma_table_info('head_catalog') WHERE name = 'causal'") == 0);
-    CHECK(catalog_write(db, &a, NULL, &err) == 0);
+    CHECK(andrea_catalog_write(db, &a, NULL, &err) == 0);
     andrea_analysis_free(&a);
     CHECK(q1(db, "SELECT count(*) FROM pragma_table_info('head_catalog') WHERE name = 'causal'") == 1);
 }
@@ -467,10 +467,10 @@ static void test_sql_result_over_the_memory_limit_is_refused(void) {
     catalog_limits lim = {0, 1 << 16};
     catalog_rows rows;
     ae_error err = {{0}};
-    CHECK(catalog_sql(cli_db(), ENDLESS "SELECT x FROM c LIMIT 100", &lim, &rows, &err) == 0);
+    CHECK(andrea_catalog_sql(cli_db(), ENDLESS "SELECT x FROM c LIMIT 100", &lim, &rows, &err) == 0);
     CHECK(rows.n_rows == 100);
-    catalog_rows_free(&rows);
-    CHECK(catalog_sql(cli_db(), ENDLESS "SELECT x FROM c", &lim, &rows, &err) == -1);
+    andrea_catalog_rows_free(&rows);
+    CHECK(andrea_catalog_sql(cli_db(), ENDLESS "SELECT x FROM c", &lim, &rows, &err) == -1);
     CHECK_MSG(strstr(err.msg, "result too large") != NULL, "%s", err.msg);
     CHECK(rows.n_rows == 0 && rows.cells == NULL); /* nothing half-collected is handed back */
 }

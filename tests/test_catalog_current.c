@@ -30,7 +30,7 @@ static void make_analysis(andrea_analysis *a, char sha_char, const char *ckpt, c
     a->cfg.vocab_size = 257;
     a->cfg.padded_vocab_size = 320;
     a->cfg.max_seq_len = 64;
-    a->has_step = catalog_step_from_name(ckpt, &a->step);
+    a->has_step = andrea_catalog_step_from_name(ckpt, &a->step);
     a->settings_json = strdup(settings);
     a->n_suites = n;
     a->suites = calloc((size_t)n, sizeof *a->suites);
@@ -72,7 +72,7 @@ static void write_run(const char *db, char sha, const char *ckpt, const char *se
     andrea_analysis a;
     make_analysis(&a, sha, ckpt, settings, names, n, top);
     ae_error err = {{0}};
-    CHECK_MSG(catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
     andrea_analysis_free(&a);
 }
 
@@ -157,7 +157,7 @@ static void test_series_is_the_name_without_its_step_part(void) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char out[64];
-        catalog_series_from_name(cases[i][0], out, sizeof out);
+        andrea_catalog_series_from_name(cases[i][0], out, sizeof out);
         CHECK_MSG(!strcmp(out, cases[i][1]), "%s -> %s, want %s", cases[i][0], out, cases[i][1]);
     }
     const char *db = tmp_path("series.db");

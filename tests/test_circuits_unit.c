@@ -1,5 +1,5 @@
 /* test_circuits_unit — small pure functions of the circuit scores and the diff, without files:
- * the series rule of `andrea diff` (catalog_series_from_name), the random baseline (about 1/sqrt(C),
+ * the series rule of `andrea diff` (andrea_catalog_series_from_name), the random baseline (about 1/sqrt(C),
  * the same for the same seed, different for another), and a model whose heads' W_O are zero
  * (every norm 0: scores NaN, never a crash or a division by zero), and a Gram-memory budget of one
  * layer per block gives the same scores as one block. */
@@ -14,7 +14,7 @@
 
 static void series_is(const char *name, const char *want) {
     char got[256];
-    catalog_series_from_name(name, got, sizeof got);
+    andrea_catalog_series_from_name(name, got, sizeof got);
     CHECK_MSG(!strcmp(got, want), "series of '%s' is '%s', want '%s'", name, got, want);
 }
 

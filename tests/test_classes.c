@@ -10,19 +10,19 @@
 
 static void test_every_class_entry_is_complete_and_names_are_unique(void) {
     int n = 0;
-    for (int i = 0; probe_classes[i].name; i++, n++) {
-        const probe_class *c = &probe_classes[i];
+    for (int i = 0; andrea_probe_classes[i].name; i++, n++) {
+        const probe_class *c = &andrea_probe_classes[i];
         CHECK_MSG(c->targets && c->generate && c->default_targets && c->loss_positions && c->loss_words, "%s", c->name);
         CHECK_MSG(c->rule.min_score > 0 && c->rule.min_ratio > 1 && c->rule.min_margin > 0, "%s", c->name);
         CHECK_MSG((c->extra == PROBE_EXTRA_NONE) == (c->extra_name == NULL), "%s", c->name);
         CHECK_MSG((c->extra == PROBE_EXTRA_HARD_TOP1) == (c->hard != NULL), "%s", c->name);
-        CHECK(probe_class_find(c->name) == c && probe_is_builtin(c->name));
-        for (int j = 0; j < i; j++) CHECK(strcmp(probe_classes[j].name, c->name));
+        CHECK(andrea_probe_class_find(c->name) == c && andrea_probe_is_builtin(c->name));
+        for (int j = 0; j < i; j++) CHECK(strcmp(andrea_probe_classes[j].name, c->name));
         const andrea_pass *p = andrea_pass_for(c->name);
         CHECK(p->cls == c && p->rule.min_ratio == c->rule.min_ratio && (p->extra != NULL) == (c->extra != PROBE_EXTRA_NONE));
     }
     CHECK(n == 7);
-    CHECK(probe_class_find("bracket_close") && probe_class_find("my_suite") == NULL);
+    CHECK(andrea_probe_class_find("bracket_close") && andrea_probe_class_find("my_suite") == NULL);
     CHECK(andrea_pass_for("my_suite") == &andrea_pass_generic);
 }
 
@@ -42,7 +42,7 @@ static probe_item item(int len, const int *tokens, const int (*t)[2], int nt) {
 static const char *marks(const char *cls, const probe_item *it, int hard) {
     static char out[128];
     unsigned char m[128] = {0};
-    const probe_class *c = probe_class_find(cls);
+    const probe_class *c = andrea_probe_class_find(cls);
     if (hard) c->hard(it, m);
     else c->loss_positions(it, m);
     for (int i = 0; i < it->n_tokens; i++) out[i] = m[i] ? '1' : '.';

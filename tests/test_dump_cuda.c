@@ -125,7 +125,7 @@ int main(void) {
     andrea_tokenizer *tok = andrea_tokenizer_open(257, NULL, NULL, &err);
     probe_options po = {7, 40, 0};
     if (!tok || andrea_model_init_random(&model, &c, 11, &err) ||
-        probe_suites_builtin_list("prev_token,induction,entity", tok, 257, 64, &po, &suites, &n_suites, &err)) {
+        andrea_probe_suites_builtin_list("prev_token,induction,entity", tok, 257, 64, &po, &suites, &n_suites, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
@@ -142,7 +142,7 @@ int main(void) {
     RUN(test_streamed_gpu_fp16_dump_equals_the_cpu_fp16_dump);
     RUN(test_streamed_gpu_gzip_dump_equals_the_cpu_dump);
     RUN(test_gpu_dump_with_head_out_equals_the_cpu_dump);
-    probe_suites_free(suites, n_suites);
+    andrea_probe_suites_free(suites, n_suites);
     andrea_model_free(&model);
     andrea_tokenizer_free(tok);
     return check_summary("test_dump_cuda");

@@ -32,12 +32,12 @@ static int make_good_dump(void) {
         andrea_dump_options_init(&o);
         o.out_path = good;
         o.device = ANDREA_DEVICE_CPU;
-        if (probe_suites_builtin_list("prev_token,entity", tok, 257, 32, &po, &s, &n, &err) == 0)
+        if (andrea_probe_suites_builtin_list("prev_token,entity", tok, 257, 32, &po, &s, &n, &err) == 0)
             rc = andrea_dump_write(&m, s, n, &o, &err);
         andrea_model_free(&m);
     }
     if (rc) fprintf(stderr, "%s\n", err.msg);
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
     andrea_tokenizer_free(tok);
     return rc;
 }
@@ -200,7 +200,7 @@ static void test_seal_of_the_first_form_is_still_accepted(void) {
     if (!f) return;
     char hex[65], line[80];
     ae_error err = {{0}};
-    CHECK_MSG(ae_sha256_stream(f, ANDREA_DUMP_USERBLOCK, hex, p, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_sha256_stream(f, ANDREA_DUMP_USERBLOCK, hex, p, &err) == 0, "%s", err.msg);
     fclose(f);
     snprintf(line, sizeof line, "sha256 %s", hex);
     write_seal_line(p, line);

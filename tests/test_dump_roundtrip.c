@@ -54,7 +54,7 @@ static int no_temporaries(void) {
 static int make_suites(probe_suite **out, int *n) {
     ae_error err;
     probe_options o = {3, 24, 5};
-    if (probe_suites_builtin_list("prev_token,induction,entity", tok, 257, 64, &o, out, n, &err)) {
+    if (andrea_probe_suites_builtin_list("prev_token,induction,entity", tok, 257, 64, &o, out, n, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         return -1;
     }
@@ -197,11 +197,11 @@ static void check_roundtrip(int fp32) {
         free(map);
         free(vals);
         free(hrow);
-        probe_suite_free(&back);
+        andrea_probe_suite_free(&back);
     }
     fprintf(stderr, "  %s maps: max |dump - engine| = %.3g\n", fp32 ? "fp32" : "fp16", max_err);
     andrea_dump_close(d);
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_fp32_dump_reads_back_exactly_what_the_engine_computed(void) { check_roundtrip(1); }
@@ -238,7 +238,7 @@ static void test_heads_option_stores_only_the_chosen_heads_contributions(void) {
         free(row);
         andrea_dump_close(d);
     }
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_interrupted_dump_leaves_no_file(void) {
@@ -247,13 +247,13 @@ static void test_interrupted_dump_leaves_no_file(void) {
     ae_error err;
     CHECK(make_suites(&s, &n) == 0);
     const char *path = tmp_path("interrupted.h5");
-    ae_interrupted = 1;
+    andrea_interrupted = 1;
     CHECK(write_dump(path, s, n, 0, ANDREA_CONTRIB_NORM, NULL, &err) == -1);
-    ae_interrupted = 0;
+    andrea_interrupted = 0;
     CHECK(strstr(err.msg, "interrupted.h5: interrupted") != NULL);
     CHECK(!file_exists(path));
     CHECK(no_temporaries());
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_token_outside_the_vocabulary_is_refused_before_writing(void) {
@@ -266,7 +266,7 @@ static void test_token_outside_the_vocabulary_is_refused_before_writing(void) {
     CHECK(write_dump(path, s, n, 0, ANDREA_CONTRIB_NORM, NULL, &err) == -1);
     CHECK(strstr(err.msg, "item 2: token 3 is 300, outside the vocabulary 0..256") != NULL);
     CHECK(!file_exists(path) && no_temporaries());
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_unwritable_output_is_reported_and_leaves_nothing(void) {
@@ -278,7 +278,7 @@ static void test_unwritable_output_is_reported_and_leaves_nothing(void) {
     CHECK(write_dump(path, s, n, 0, ANDREA_CONTRIB_NORM, NULL, &err) == -1);
     CHECK_MSG(strstr(err.msg, "no-such-dir/out.h5") != NULL, "%s", err.msg);
     CHECK(no_temporaries());
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 int main(void) {

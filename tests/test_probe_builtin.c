@@ -29,7 +29,7 @@ static int build(const char *name, andrea_tokenizer *tok, int vocab, int max_len
                  probe_suite *s) {
     ae_error err;
     probe_options o = {n, len, seed};
-    int rc = probe_suite_builtin(name, tok, vocab, max_len, &o, s, &err);
+    int rc = andrea_probe_suite_builtin(name, tok, vocab, max_len, &o, s, &err);
     if (rc) fprintf(stderr, "%s: %s\n", name, err.msg);
     return rc;
 }
@@ -67,12 +67,12 @@ static int targets_normalized(const probe_item *it) {
 
 static void test_every_builtin_suite_is_deterministic_and_within_length(void) {
     andrea_tokenizer *tok = byte_tok(257);
-    for (int s = 0; probe_classes[s].name; s++) {
+    for (int s = 0; andrea_probe_classes[s].name; s++) {
         probe_suite a, b;
-        CHECK(build(probe_classes[s].name, tok, 257, 1024, 8, 96, 7, &a) == 0);
-        CHECK(build(probe_classes[s].name, tok, 257, 1024, 8, 96, 7, &b) == 0);
+        CHECK(build(andrea_probe_classes[s].name, tok, 257, 1024, 8, 96, 7, &a) == 0);
+        CHECK(build(andrea_probe_classes[s].name, tok, 257, 1024, 8, 96, 7, &b) == 0);
         CHECK(a.n_items == 8 && b.n_items == 8);
-        CHECK(a.seed == 7 && !strcmp(a.source, "builtin") && !strcmp(a.name, probe_classes[s].name));
+        CHECK(a.seed == 7 && !strcmp(a.source, "builtin") && !strcmp(a.name, andrea_probe_classes[s].name));
         for (int i = 0; i < a.n_items; i++) {
             CHECK(a.items[i].n_tokens == b.items[i].n_tokens);
             CHECK(!memcmp(a.items[i].tokens, b.items[i].tokens, sizeof(int) * (size_t)a.items[i].n_tokens));
@@ -81,8 +81,8 @@ static void test_every_builtin_suite_is_deterministic_and_within_length(void) {
             CHECK_MSG(targets_normalized(&a.items[i]), "%s item %d", a.name, i);
             for (int t = 0; t < a.items[i].n_tokens; t++) CHECK(a.items[i].tokens[t] >= 0 && a.items[i].tokens[t] < 257);
         }
-        probe_suite_free(&a);
-        probe_suite_free(&b);
+        andrea_probe_suite_free(&a);
+        andrea_probe_suite_free(&b);
     }
     andrea_tokenizer_free(tok);
 }
@@ -97,8 +97,8 @@ static void test_another_seed_gives_other_items(void) {
         same &= a.items[i].n_tokens == b.items[i].n_tokens &&
                 !memcmp(a.items[i].tokens, b.items[i].tokens, sizeof(int) * (size_t)a.items[i].n_tokens);
     CHECK(!same);
-    probe_suite_free(&a);
-    probe_suite_free(&b);
+    andrea_probe_suite_free(&a);
+    andrea_probe_suite_free(&b);
     andrea_tokenizer_free(tok);
 }
 
@@ -106,15 +106,15 @@ static void test_default_sizes_and_clipping_to_the_model_length(void) {
     andrea_tokenizer *tok = byte_tok(256);
     probe_suite s;
     ae_error err;
-    CHECK(probe_suite_builtin("bos", tok, 256, 1024, NULL, &s, &err) == 0);
+    CHECK(andrea_probe_suite_builtin("bos", tok, 256, 1024, NULL, &s, &err) == 0);
     CHECK(s.n_items == PROBE_DEFAULT_N_ITEMS && s.max_len == PROBE_DEFAULT_SEQ_LEN && s.seed == PROBE_DEFAULT_SEED);
-    probe_suite_free(&s);
-    CHECK(probe_suite_builtin("entity", tok, 256, 1024, NULL, &s, &err) == 0);
+    andrea_probe_suite_free(&s);
+    CHECK(andrea_probe_suite_builtin("entity", tok, 256, 1024, NULL, &s, &err) == 0);
     CHECK(s.n_items == PROBE_ENTITY_N_ITEMS && s.max_len == PROBE_ENTITY_SEQ_LEN);
-    probe_suite_free(&s);
+    andrea_probe_suite_free(&s);
     CHECK(build("bracket", tok, 256, 40, 3, 500, 0, &s) == 0);
     CHECK(s.max_len == 40);
-    probe_suite_free(&s);
+    andrea_probe_suite_free(&s);
     andrea_tokenizer_free(tok);
 }
 
@@ -126,7 +126,7 @@ static void test_prev_token_targets_are_the_previous_position(void) {
         CHECK(s.items[i].n_targets == s.items[i].n_tokens - 1);
         for (int q = 1; q < s.items[i].n_tokens; q++) CHECK(has_target(&s.items[i], q, q - 1));
     }
-    probe_suite_free(&s);
+    andrea_probe_suite_free(&s);
     andrea_tokenizer_free(tok);
 }
 
@@ -141,8 +141,8 @@ static void test_bos_suite_starts_with_bos_and_targets_position_zero(void) {
         for (int q = 1; q < s.items[i].n_tokens; q++) CHECK(has_target(&s.items[i], q, 0));
         CHECK(s.items[i].n_targets == s.items[i].n_tokens - 1);
     }
-    probe_suite_free(&s);
-    probe_suite_free(&t);
+    andrea_probe_suite_free(&s);
+    andrea_probe_suite_free(&t);
     andrea_tokenizer_free(tok);
     andrea_tokenizer_free(nobos);
 }
@@ -173,8 +173,8 @@ static void check_repeat_suite(andrea_tokenizer *tok, int vocab, int bos) {
             CHECK(has_target(b, q, q - n));
         }
     }
-    probe_suite_free(&ind);
-    probe_suite_free(&dup);
+    andrea_probe_suite_free(&ind);
+    andrea_probe_suite_free(&dup);
 }
 
 static void test_induction_and_duplicate_repeat_random_letters_for_byte_models(void) {
@@ -264,7 +264,7 @@ static void check_bracket_suite(andrea_tokenizer *tok, int vocab, int *n_closers
         free(st);
         free(en);
     }
-    probe_suite_free(&s);
+    andrea_probe_suite_free(&s);
 }
 
 static void test_bracket_close_targets_are_matching_openers_on_byte_tokens(void) {
@@ -362,7 +362,7 @@ static void test_bracket_targets_are_the_innermost_unclosed_opener_on_byte_token
     fprintf(stderr, "  bracket: %d queries inside brackets, %d whose innermost opener is not the most recent\n", n_q,
             n_not_recent);
     CHECK(n_q > 16 * 40 && n_not_recent * 4 >= n_q);
-    probe_suite_free(&s);
+    andrea_probe_suite_free(&s);
     andrea_tokenizer_free(tok);
 }
 
@@ -377,7 +377,7 @@ static void test_bracket_rule_on_a_long_deeply_nested_text_is_linear(void) {
     it.tokens = malloc(sizeof(int) * 2 * N);
     for (int i = 0; i < N; i++) it.tokens[i] = '(', it.tokens[2 * N - 1 - i] = ')';
     ae_error err;
-    CHECK(probe_default_targets("bracket", &it, tok, &err) == 0);
+    CHECK(andrea_probe_default_targets("bracket", &it, tok, &err) == 0);
     CHECK_MSG(it.n_targets == 2 * N - 2, "%d targets", it.n_targets);
     CHECK(it.n_targets > 0 && it.targets[0].query == 1 && it.targets[0].key == 0);
     CHECK(it.n_targets > N && it.targets[N - 1].query == N && it.targets[N - 1].key == N - 2);
@@ -396,8 +396,8 @@ static void test_bracket_and_bracket_close_share_their_sequences(void) {
         CHECK(!memcmp(a.items[i].tokens, b.items[i].tokens, sizeof(int) * (size_t)a.items[i].n_tokens));
         CHECK(a.items[i].n_targets > b.items[i].n_targets);
     }
-    probe_suite_free(&a);
-    probe_suite_free(&b);
+    andrea_probe_suite_free(&a);
+    andrea_probe_suite_free(&b);
     andrea_tokenizer_free(tok);
 }
 
@@ -455,7 +455,7 @@ static void check_entity_suite(andrea_tokenizer *tok, int vocab) {
         free(en);
     }
     CHECK(remention_items == s.n_items);
-    probe_suite_free(&s);
+    andrea_probe_suite_free(&s);
 }
 
 static void test_entity_targets_are_the_most_recent_mention_on_byte_tokens(void) {
@@ -478,15 +478,15 @@ static void test_unknown_suite_name_is_refused(void) {
     andrea_tokenizer *tok = byte_tok(256);
     probe_suite s;
     ae_error err;
-    CHECK(probe_suite_builtin("prev_tokens", tok, 256, 1024, NULL, &s, &err) == -1);
+    CHECK(andrea_probe_suite_builtin("prev_tokens", tok, 256, 1024, NULL, &s, &err) == -1);
     CHECK(strstr(err.msg, "prev_tokens: not a built-in probe suite") != NULL);
     probe_suite *arr;
     int n;
-    CHECK(probe_suites_builtin_list("bos,bos", tok, 256, 1024, NULL, &arr, &n, &err) == -1);
+    CHECK(andrea_probe_suites_builtin_list("bos,bos", tok, 256, 1024, NULL, &arr, &n, &err) == -1);
     CHECK(strstr(err.msg, "bos: suite named twice") != NULL);
-    CHECK(probe_suites_builtin_list("all", tok, 256, 1024, &(probe_options){2, 32, 0}, &arr, &n, &err) == 0);
+    CHECK(andrea_probe_suites_builtin_list("all", tok, 256, 1024, &(probe_options){2, 32, 0}, &arr, &n, &err) == 0);
     CHECK(n == 7 && !strcmp(arr[4].name, "bracket_close") && !strcmp(arr[6].name, "bos"));
-    probe_suites_free(arr, n);
+    andrea_probe_suites_free(arr, n);
     andrea_tokenizer_free(tok);
 }
 
@@ -495,7 +495,7 @@ static void test_missing_probe_data_is_reported_with_its_path(void) {
     setenv("ANDREA_PROBE_DATA", "/nonexistent-andrea-data", 1);
     probe_suite s;
     ae_error err;
-    CHECK(probe_suite_builtin("entity", tok, 256, 1024, NULL, &s, &err) == -1);
+    CHECK(andrea_probe_suite_builtin("entity", tok, 256, 1024, NULL, &s, &err) == -1);
     CHECK(strstr(err.msg, "/nonexistent-andrea-data/people.txt: cannot open") != NULL);
     CHECK(s.items == NULL);
     unsetenv("ANDREA_PROBE_DATA");

@@ -24,7 +24,7 @@ static const char *load(const char *content, probe_suite **s, int *n) {
     const char *path = write_file("probes.jsonl", content);
     *s = NULL;
     *n = 0;
-    if (probe_file_load(path, tok, 257, 32, s, n, &err) == 0) return NULL;
+    if (andrea_probe_file_load(path, tok, 257, 32, s, n, &err) == 0) return NULL;
     return err.msg;
 }
 
@@ -35,7 +35,7 @@ static void expect_refused(const char *content, int line, const char *problem) {
     const char *msg = load(content, &s, &n);
     CHECK_MSG(msg != NULL, "accepted: %s", content);
     if (!msg) {
-        probe_suites_free(s, n);
+        andrea_probe_suites_free(s, n);
         return;
     }
     char want[256];
@@ -68,7 +68,7 @@ static void test_text_and_token_items_group_by_suite_with_builtin_targets(void) 
     /* induction on tokens: the repeat of 7 at 4 targets 2 (after its earlier occurrence at 1) */
     probe_item *it = &s[2].items[0];
     CHECK(it->n_targets == 3 && it->targets[0].query == 4 && it->targets[0].key == 2);
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_explicit_targets_override_the_rule_and_are_sorted(void) {
@@ -82,7 +82,7 @@ static void test_explicit_targets_override_the_rule_and_are_sorted(void) {
     CHECK(it->targets[0].query == 2 && it->targets[0].key == 2);
     CHECK(it->targets[1].query == 4 && it->targets[1].key == 0);
     CHECK(it->targets[2].query == 4 && it->targets[2].key == 3);
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_entity_items_use_their_spans(void) {
@@ -98,7 +98,7 @@ static void test_entity_items_use_their_spans(void) {
     CHECK(it->targets[0].query == 2 && it->targets[0].key == 0 && it->targets[1].key == 1);
     CHECK(it->targets[2].query == 4 && it->targets[2].key == 3);
     CHECK(it->targets[3].query == 5 && it->targets[3].key == 3);
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_bracket_close_items_from_text_get_matching_openers(void) {
@@ -112,7 +112,7 @@ static void test_bracket_close_items_from_text_get_matching_openers(void) {
     CHECK(it->n_targets == 2);
     CHECK(it->targets[0].query == 6 && it->targets[0].key == 4);
     CHECK(it->targets[1].query == 10 && it->targets[1].key == 2);
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_bracket_items_from_text_target_the_innermost_unclosed_opener(void) {
@@ -130,7 +130,7 @@ static void test_bracket_items_from_text_target_the_innermost_unclosed_opener(vo
     for (int i = 0; i < 7 && i < it->n_targets; i++)
         CHECK_MSG(it->targets[i].query == want[i][0] && it->targets[i].key == want[i][1], "target %d: (%d, %d)", i,
                   it->targets[i].query, it->targets[i].key);
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 /* "(a[b)c]d)": the ')' at 4 does not match '[' and is ignored; ']' at 6 closes '[' at 2, the ')'
@@ -154,7 +154,7 @@ static void test_bracket_items_with_unbalanced_or_mismatched_brackets_get_no_wro
         CHECK_MSG(it->targets[i].query == want[i][0] && it->targets[i].key == want[i][1], "target %d: (%d, %d)", i,
                   it->targets[i].query, it->targets[i].key);
     for (int i = 1; i < 4; i++) CHECK_MSG(s[0].items[i].n_targets == 0, "item %d: %d targets", i, s[0].items[i].n_targets);
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_bracket_suite_with_explicit_targets_keeps_them(void) {
@@ -167,7 +167,7 @@ static void test_bracket_suite_with_explicit_targets_keeps_them(void) {
     CHECK(it->n_targets == 2);
     /* the text's positions, shifted past the BOS the item starts with */
     CHECK(it->targets[0].query == 6 && it->targets[0].key == 4 && it->targets[1].query == 10 && it->targets[1].key == 2);
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_invalid_json_is_refused_with_its_line(void) { expect_refused("{\"suite\": \"bos\", \"text\": \"ok\"}\n{\"suite\": \n", 2, "not valid JSON"); }
@@ -217,13 +217,13 @@ static void test_text_without_a_tokenizer_is_refused(void) {
     probe_suite *s;
     int n;
     ae_error err;
-    CHECK(probe_file_load(path, NULL, 50257, 32, &s, &n, &err) == -1);
+    CHECK(andrea_probe_file_load(path, NULL, 50257, 32, &s, &n, &err) == -1);
     CHECK(strstr(err.msg, "notok.jsonl:1: a \"text\" item needs a tokenizer") != NULL);
     /* token ids work without one */
     path = write_file("notok2.jsonl", "{\"suite\": \"bos\", \"tokens\": [50000, 3]}\n");
-    CHECK(probe_file_load(path, NULL, 50257, 32, &s, &n, &err) == 0);
+    CHECK(andrea_probe_file_load(path, NULL, 50257, 32, &s, &n, &err) == 0);
     if (n == 1) CHECK(s[0].items[0].n_targets == 1 && s[0].items[0].targets[0].key == 0);
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 static void test_overlong_line_is_refused_without_reading_it_whole(void) {
     size_t big = PROBE_FILE_MAX_LINE + 10;
@@ -246,7 +246,7 @@ static void test_nul_byte_in_a_line_is_refused(void) {
     probe_suite *s;
     int n;
     ae_error err;
-    CHECK(probe_file_load(path, tok, 257, 32, &s, &n, &err) == -1);
+    CHECK(andrea_probe_file_load(path, tok, 257, 32, &s, &n, &err) == -1);
     CHECK(strstr(err.msg, "nul.jsonl:1: contains a NUL byte") != NULL);
 }
 static void test_every_malformed_line_is_reported(void) {
@@ -275,12 +275,12 @@ static void test_missing_file_is_refused_with_its_path(void) {
     probe_suite *s;
     int n;
     ae_error err;
-    CHECK(probe_file_load("/nonexistent/p.jsonl", tok, 257, 32, &s, &n, &err) == -1);
+    CHECK(andrea_probe_file_load("/nonexistent/p.jsonl", tok, 257, 32, &s, &n, &err) == -1);
     CHECK(strstr(err.msg, "/nonexistent/p.jsonl: cannot open probe file") != NULL);
 }
 static void test_probes_argument_tells_files_from_suite_lists(void) {
-    CHECK(!probe_spec_is_file(NULL) && !probe_spec_is_file("all") && !probe_spec_is_file("bos,bracket"));
-    CHECK(probe_spec_is_file("my.jsonl") && probe_spec_is_file("./bos") && probe_spec_is_file("x.json"));
+    CHECK(!andrea_probe_spec_is_file(NULL) && !andrea_probe_spec_is_file("all") && !andrea_probe_spec_is_file("bos,bracket"));
+    CHECK(andrea_probe_spec_is_file("my.jsonl") && andrea_probe_spec_is_file("./bos") && andrea_probe_spec_is_file("x.json"));
 }
 
 static void test_bos_false_leaves_a_text_item_without_bos(void) {
@@ -290,7 +290,7 @@ static void test_bos_false_leaves_a_text_item_without_bos(void) {
     CHECK_MSG(msg == NULL, "%s", msg);
     if (msg) return;
     CHECK(s[0].items[0].n_tokens == 3 && s[0].items[0].tokens[0] == 'a');
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_text_item_positions_count_from_the_first_text_token(void) {
@@ -306,7 +306,7 @@ static void test_text_item_positions_count_from_the_first_text_token(void) {
     CHECK(it->n_tokens == 11 && it->entities[0] == 1 && it->entities[1] == 4 && it->entities[2] == 9);
     it = &s[1].items[0];
     CHECK(it->n_targets == 1 && it->targets[0].query == 5 && it->targets[0].key == 1);
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_default_induction_on_repeated_text_scores_only_the_second_copy(void) {
@@ -327,7 +327,7 @@ static void test_default_induction_on_repeated_text_scores_only_the_second_copy(
             good &= it->targets[k].query >= 12 && it->targets[k].key == it->targets[k].query - 11 + (d == 0);
         CHECK_MSG(good, "%s: a target outside the second copy or not at its earlier occurrence", s[d].name);
     }
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_a_lone_repeated_token_is_no_induction_query(void) {
@@ -340,7 +340,7 @@ static void test_a_lone_repeated_token_is_no_induction_query(void) {
     probe_item *it = &s[0].items[0];
     CHECK(it->n_targets == 2 && it->targets[0].query == 7 && it->targets[0].key == 3 && it->targets[1].query == 8 &&
           it->targets[1].key == 4);
-    probe_suites_free(s, n);
+    andrea_probe_suites_free(s, n);
 }
 
 static void test_user_suite_without_targets_is_refused_naming_it(void) {

@@ -1,5 +1,5 @@
 /* test_report.c — the report's pieces on data made here: colormap, labels, escaping, PNG bytes,
- * and report_write on a synthetic model (hostile names, several training steps). */
+ * and andrea_report_write on a synthetic model (hostile names, several training steps). */
 #define _GNU_SOURCE /* memmem */
 #include <math.h>
 #include <png.h>
@@ -80,7 +80,7 @@ static canvas *sample_heatmap(int n, float bump) {
     }
     heatmap_spec s = {m, n, n, (const char *const *)labels, NULL, "L0 H0 \xC2\xB7 test", "subtitle"};
     ae_error err;
-    canvas *c = draw_heatmap(&s, &err);
+    canvas *c = andrea_draw_heatmap(&s, &err);
     for (int i = 0; i < n; i++) free(labels[i]);
     free(labels);
     free(m);
@@ -92,25 +92,25 @@ static canvas *sample_heatmap(int n, float bump) {
 static void test_colormap_endpoints_are_magma_table_ends(void) {
     /* matplotlib's _magma_data[0] = (0.001462, 0.000466, 0.013866), [255] = (0.987053, 0.991438,
      * 0.749504); × 255 rounded: (0, 0, 4) and (252, 253, 191). */
-    rgb lo = colormap_magma(0.0), hi = colormap_magma(1.0);
+    rgb lo = andrea_colormap_magma(0.0), hi = andrea_colormap_magma(1.0);
     CHECK(lo.r == 0 && lo.g == 0 && lo.b == 4);
     CHECK(hi.r == 252 && hi.g == 253 && hi.b == 191);
-    CHECK(colormap_magma_entry(0, 0) == 0.001462f && colormap_magma_entry(255, 2) == 0.749504f);
-    CHECK(colormap_magma_entry(128, 0) == 0.716387f); /* a middle entry, digit for digit */
+    CHECK(andrea_colormap_magma_entry(0, 0) == 0.001462f && andrea_colormap_magma_entry(255, 2) == 0.749504f);
+    CHECK(andrea_colormap_magma_entry(128, 0) == 0.716387f); /* a middle entry, digit for digit */
 }
 
 static void test_colormap_clips_out_of_range_and_greys_nan(void) {
-    rgb a = colormap_magma(-3.0), b = colormap_magma(0.0), c = colormap_magma(7.0), d = colormap_magma(1.0);
+    rgb a = andrea_colormap_magma(-3.0), b = andrea_colormap_magma(0.0), c = andrea_colormap_magma(7.0), d = andrea_colormap_magma(1.0);
     CHECK(a.r == b.r && a.g == b.g && a.b == b.b);
     CHECK(c.r == d.r && c.g == d.g && c.b == d.b);
-    rgb n = colormap_magma(NAN);
+    rgb n = andrea_colormap_magma(NAN);
     CHECK(n.r == 128 && n.g == 128 && n.b == 128);
 }
 
 static void test_colormap_lightness_increases_along_the_scale(void) {
     int ok = 1;
     for (int i = 1; i < 256; i++) {
-        rgb p = colormap_magma_index(i - 1), q = colormap_magma_index(i);
+        rgb p = andrea_colormap_magma_index(i - 1), q = andrea_colormap_magma_index(i);
         if (p.r + p.g + p.b > q.r + q.g + q.b) ok = 0;
     }
     CHECK(ok);
@@ -120,40 +120,40 @@ static void test_colormap_lightness_increases_along_the_scale(void) {
 
 static void test_token_label_makes_invisible_bytes_visible(void) {
     char out[64];
-    CHECK(!strcmp(token_label((const unsigned char *)" the", 4, 0, LABEL_PNG, 14, out, sizeof out), "\xC2\xB7the"));
-    CHECK(!strcmp(token_label((const unsigned char *)"\n", 1, 0, LABEL_PNG, 14, out, sizeof out), "\xE2\x8F\x8E"));
-    CHECK(!strcmp(token_label((const unsigned char *)"\t", 1, 0, LABEL_PNG, 14, out, sizeof out), "\xE2\x86\x92"));
-    CHECK(!strcmp(token_label((const unsigned char *)"\x01", 1, 0, LABEL_PNG, 14, out, sizeof out), "\\x01"));
-    CHECK(!strcmp(token_label((const unsigned char *)"a\\b", 3, 0, LABEL_PNG, 14, out, sizeof out), "a\\\\b"));
-    CHECK(!strcmp(token_label((const unsigned char *)"x", 1, 1, LABEL_PNG, 14, out, sizeof out), "<bos>"));
+    CHECK(!strcmp(andrea_token_label((const unsigned char *)" the", 4, 0, LABEL_PNG, 14, out, sizeof out), "\xC2\xB7the"));
+    CHECK(!strcmp(andrea_token_label((const unsigned char *)"\n", 1, 0, LABEL_PNG, 14, out, sizeof out), "\xE2\x8F\x8E"));
+    CHECK(!strcmp(andrea_token_label((const unsigned char *)"\t", 1, 0, LABEL_PNG, 14, out, sizeof out), "\xE2\x86\x92"));
+    CHECK(!strcmp(andrea_token_label((const unsigned char *)"\x01", 1, 0, LABEL_PNG, 14, out, sizeof out), "\\x01"));
+    CHECK(!strcmp(andrea_token_label((const unsigned char *)"a\\b", 3, 0, LABEL_PNG, 14, out, sizeof out), "a\\\\b"));
+    CHECK(!strcmp(andrea_token_label((const unsigned char *)"x", 1, 1, LABEL_PNG, 14, out, sizeof out), "<bos>"));
 }
 
 static void test_token_label_keeps_latin1_in_png_mode_and_escapes_what_the_font_lacks(void) {
     char out[64];
     const unsigned char e_acute[] = {0xC3, 0xA9}, euro[] = {0xE2, 0x82, 0xAC}, kanji[] = {0xE6, 0xBC, 0xA2};
     const unsigned char mid_dot[] = {0xC2, 0xB7}, nbsp[] = {0xC2, 0xA0};
-    CHECK_MSG(!strcmp(token_label(e_acute, 2, 0, LABEL_PNG, 14, out, sizeof out), "\xC3\xA9"), "got '%s'", out);
-    CHECK(!strcmp(token_label(euro, 3, 0, LABEL_PNG, 14, out, sizeof out), "\xE2\x82\xAC"));
-    CHECK_MSG(!strcmp(token_label(kanji, 3, 0, LABEL_PNG, 14, out, sizeof out), "\\xe6\\xbc\\xa2"), "got '%s'", out);
+    CHECK_MSG(!strcmp(andrea_token_label(e_acute, 2, 0, LABEL_PNG, 14, out, sizeof out), "\xC3\xA9"), "got '%s'", out);
+    CHECK(!strcmp(andrea_token_label(euro, 3, 0, LABEL_PNG, 14, out, sizeof out), "\xE2\x82\xAC"));
+    CHECK_MSG(!strcmp(andrea_token_label(kanji, 3, 0, LABEL_PNG, 14, out, sizeof out), "\\xe6\\xbc\\xa2"), "got '%s'", out);
     /* a literal middle dot or no-break space would read as a space marker or nothing: escaped */
-    CHECK(!strcmp(token_label(mid_dot, 2, 0, LABEL_PNG, 14, out, sizeof out), "\\xc2\\xb7"));
-    CHECK(!strcmp(token_label(nbsp, 2, 0, LABEL_PNG, 14, out, sizeof out), "\\xc2\\xa0"));
-    CHECK(!strcmp(token_label(kanji, 3, 0, LABEL_UTF8, 14, out, sizeof out), "\xE6\xBC\xA2"));
+    CHECK(!strcmp(andrea_token_label(mid_dot, 2, 0, LABEL_PNG, 14, out, sizeof out), "\\xc2\\xb7"));
+    CHECK(!strcmp(andrea_token_label(nbsp, 2, 0, LABEL_PNG, 14, out, sizeof out), "\\xc2\\xa0"));
+    CHECK(!strcmp(andrea_token_label(kanji, 3, 0, LABEL_UTF8, 14, out, sizeof out), "\xE6\xBC\xA2"));
     /* half of a UTF-8 sequence (BPE tokens split characters) stays escaped in both modes */
-    CHECK(!strcmp(token_label(e_acute, 1, 0, LABEL_UTF8, 14, out, sizeof out), "\\xc3"));
-    CHECK(!strcmp(token_label(e_acute, 1, 0, LABEL_PNG, 14, out, sizeof out), "\\xc3"));
+    CHECK(!strcmp(andrea_token_label(e_acute, 1, 0, LABEL_UTF8, 14, out, sizeof out), "\\xc3"));
+    CHECK(!strcmp(andrea_token_label(e_acute, 1, 0, LABEL_PNG, 14, out, sizeof out), "\\xc3"));
 }
 
 static void test_png_font_draws_every_latin1_character(void) {
-    for (unsigned cp = 0xA0; cp <= 0xFF; cp++) CHECK_MSG(report_font_glyph(&report_font_small, cp) != NULL, "U+%04X", cp);
-    CHECK(report_font_glyph(&report_font_large, 0x201C) != NULL && report_font_glyph(&report_font_medium, 0x20AC) != NULL);
+    for (unsigned cp = 0xA0; cp <= 0xFF; cp++) CHECK_MSG(andrea_report_font_glyph(&andrea_report_font_small, cp) != NULL, "U+%04X", cp);
+    CHECK(andrea_report_font_glyph(&andrea_report_font_large, 0x201C) != NULL && andrea_report_font_glyph(&andrea_report_font_medium, 0x20AC) != NULL);
 }
 
 static void test_token_label_truncates_long_tokens_with_an_ellipsis(void) {
     char out[64];
-    token_label((const unsigned char *)"abcdefghijklmnopqrstuvwxyz", 26, 0, LABEL_PNG, 8, out, sizeof out);
+    andrea_token_label((const unsigned char *)"abcdefghijklmnopqrstuvwxyz", 26, 0, LABEL_PNG, 8, out, sizeof out);
     CHECK_MSG(!strcmp(out, "abcdefg\xE2\x80\xA6"), "got '%s'", out);
-    token_label((const unsigned char *)"abcdefgh", 8, 0, LABEL_PNG, 8, out, sizeof out);
+    andrea_token_label((const unsigned char *)"abcdefgh", 8, 0, LABEL_PNG, 8, out, sizeof out);
     CHECK_MSG(!strcmp(out, "abcdefgh"), "a label of exactly max_chars is kept whole, got '%s'", out);
 }
 
@@ -167,7 +167,7 @@ static void test_html_escaping_covers_the_five_special_characters(void) {
 
 static void test_file_slug_keeps_only_safe_characters(void) {
     char out[64];
-    file_slug("../<x> y\"/", out, sizeof out);
+    andrea_file_slug("../<x> y\"/", out, sizeof out);
     CHECK_MSG(!strcmp(out, "____x__y__"), "got %s", out);
 }
 
@@ -182,20 +182,20 @@ static void test_png_bytes_are_the_same_for_the_same_drawing(void) {
     canvas *c1 = sample_heatmap(20, 0), *c2 = sample_heatmap(20, 0), *c3 = sample_heatmap(20, 0.2f);
     CHECK(c1 && c2 && c3);
     if (!c1 || !c2 || !c3) return;
-    CHECK(canvas_write_png(c1, p1, &err) == 0);
-    CHECK(canvas_write_png(c2, p2, &err) == 0);
-    CHECK(canvas_write_png(c3, p3, &err) == 0);
-    canvas_free(c1);
-    canvas_free(c2);
-    canvas_free(c3);
+    CHECK(andrea_canvas_write_png(c1, p1, &err) == 0);
+    CHECK(andrea_canvas_write_png(c2, p2, &err) == 0);
+    CHECK(andrea_canvas_write_png(c3, p3, &err) == 0);
+    andrea_canvas_free(c1);
+    andrea_canvas_free(c2);
+    andrea_canvas_free(c3);
     size_t n1, n2, n3;
     unsigned char *b1 = slurp(p1, &n1), *b2 = slurp(p2, &n2), *b3 = slurp(p3, &n3);
     CHECK(b1 && b2 && b3);
     if (b1 && b2 && b3) {
         char h1[65] = "1", h2[65] = "2", h3[65] = "3";
-        CHECK(ae_sha256_file(p1, h1, &err) == 0);
-        CHECK(ae_sha256_file(p2, h2, &err) == 0);
-        CHECK(ae_sha256_file(p3, h3, &err) == 0);
+        CHECK(andrea_sha256_file(p1, h1, &err) == 0);
+        CHECK(andrea_sha256_file(p2, h2, &err) == 0);
+        CHECK(andrea_sha256_file(p3, h3, &err) == 0);
         CHECK_MSG(!strcmp(h1, h2), "same drawing, different bytes: %s vs %s", h1, h2);
         CHECK_MSG(strcmp(h1, h3) != 0, "a changed map must change the file");
         CHECK(memcmp(b1, "\x89PNG\r\n\x1a\n", 8) == 0);
@@ -208,25 +208,25 @@ static void test_png_bytes_are_the_same_for_the_same_drawing(void) {
 
 static void test_heatmap_cells_have_the_colormap_colour_of_their_value(void) {
     /* A 4-token map with known values; the PNG is decoded and the centre of each cell compared
-     * with colormap_magma(value) (masked cells must be the mask grey, not a scale colour). */
+     * with andrea_colormap_magma(value) (masked cells must be the mask grey, not a scale colour). */
     int n = 4;
     float m[16] = {1, 0, 0, 0, 0.5f, 0.5f, 0, 0, 0.1f, 0.2f, 0.7f, 0, 0.25f, 0.25f, 0.25f, 0.25f};
     const char *labels[4] = {"<bos>", "a", "b", "c"};
     heatmap_spec s = {m, n, n, labels, NULL, "cells", NULL};
     ae_error err;
-    canvas *c = draw_heatmap(&s, &err);
+    canvas *c = andrea_draw_heatmap(&s, &err);
     CHECK(c != NULL);
     if (!c) return;
     char path[512];
     snprintf(path, sizeof path, "%s/cells.png", check_tmpdir());
-    CHECK(canvas_write_png(c, path, &err) == 0);
-    canvas_free(c);
+    CHECK(andrea_canvas_write_png(c, path, &err) == 0);
+    andrea_canvas_free(c);
     int w, h;
     unsigned char *px = read_png(path, &w, &h);
     CHECK(px != NULL);
     if (!px) return;
     /* find the map: the first pixel (scanning rows) with the colour of value 1.0 is cell (0, 0) */
-    rgb one = colormap_magma(1.0);
+    rgb one = andrea_colormap_magma(1.0);
     int x0 = -1, y0 = -1;
     for (int y = 0; y < h && x0 < 0; y++)
         for (int x = 0; x < w; x++) {
@@ -243,7 +243,7 @@ static void test_heatmap_cells_have_the_colormap_colour_of_their_value(void) {
     for (int q = 0; q < n && x0 >= 0; q++)
         for (int k = 0; k < n; k++) {
             unsigned char *p = px + ((size_t)(y0 + q * cs + cs / 2) * (size_t)w + (size_t)(x0 + k * cs + cs / 2)) * 3;
-            rgb want = k > q ? (rgb){214, 214, 220} : colormap_magma(m[q * n + k]);
+            rgb want = k > q ? (rgb){214, 214, 220} : andrea_colormap_magma(m[q * n + k]);
             if (p[0] != want.r || p[1] != want.g || p[2] != want.b) bad++;
         }
     CHECK_MSG(bad == 0, "%d cells with the wrong colour", bad);
@@ -255,31 +255,31 @@ static void test_long_maps_are_cropped_and_say_so(void) {
     canvas *full = sample_heatmap(128, 0), *crop = sample_heatmap(200, 0);
     CHECK(full != NULL && crop != NULL);
     if (full && crop) {
-        CHECK_MSG(crop->h == full->h + report_font_medium.line + 2, "heights %d vs %d", crop->h, full->h);
+        CHECK_MSG(crop->h == full->h + andrea_report_font_medium.line + 2, "heights %d vs %d", crop->h, full->h);
         CHECK(crop->w >= full->w);
     }
-    canvas_free(full);
-    canvas_free(crop);
+    andrea_canvas_free(full);
+    andrea_canvas_free(crop);
 }
 
 static void test_absurd_canvas_size_is_refused_with_a_message(void) {
     ae_error err = {{0}};
-    canvas *c = canvas_new(100000, 10, (rgb){0, 0, 0}, &err);
+    canvas *c = andrea_canvas_new(100000, 10, (rgb){0, 0, 0}, &err);
     CHECK(c == NULL);
     CHECK_MSG(strstr(err.msg, "100000") != NULL, "got '%s'", err.msg);
 }
 
 static void test_png_into_a_missing_folder_fails_and_names_the_file(void) {
     ae_error err = {{0}};
-    canvas *c = canvas_new(4, 4, (rgb){1, 2, 3}, &err);
+    canvas *c = andrea_canvas_new(4, 4, (rgb){1, 2, 3}, &err);
     char path[512];
     snprintf(path, sizeof path, "%s/no/such/dir/x.png", check_tmpdir());
-    CHECK(canvas_write_png(c, path, &err) == -1);
+    CHECK(andrea_canvas_write_png(c, path, &err) == -1);
     CHECK_MSG(strstr(err.msg, "x.png") != NULL, "got '%s'", err.msg);
-    canvas_free(c);
+    andrea_canvas_free(c);
 }
 
-/* ---------- report_write on a synthetic model ---------- */
+/* ---------- andrea_report_write on a synthetic model ---------- */
 
 #define SL 2
 #define SH 3
@@ -402,7 +402,7 @@ static void test_report_write_escapes_every_name_and_path(void) {
         CHECK_MSG(rows == SL * SH, "rows %d", rows);
     }
     free(b);
-    report_data_free(&d);
+    andrea_report_data_free(&d);
 }
 
 /* A labelled head whose ablation does not raise the loss above the mean head's (causal 0) is
@@ -423,7 +423,7 @@ static void test_report_flags_a_labelled_head_without_causal_evidence(void) {
     for (char *s = b ? (char *)b : ""; (s = strstr(s, "(attention-only)")); s++) flags++;
     CHECK_MSG(flags == 1, "%d flags", flags); /* labelled: 0, 5 (causal 0) and 10 */
     free(b);
-    report_data_free(&d);
+    andrea_report_data_free(&d);
 }
 
 /* The interactive data: data/meta.js escapes hostile text for JSON-in-script, and each
@@ -497,7 +497,7 @@ static void test_interactive_data_is_escaped_and_holds_each_map_as_fp16(void) {
         free(bytes);
     }
     free(js);
-    report_data_free(&d);
+    andrea_report_data_free(&d);
 }
 
 static void test_report_write_makes_every_image_it_links(void) {
@@ -533,7 +533,7 @@ static void test_report_write_makes_every_image_it_links(void) {
         CHECK_MSG(n_img > 0 && missing == 0, "%s: %d images, %d missing", pages[pg], n_img, missing);
         free(b);
     }
-    report_data_free(&d);
+    andrea_report_data_free(&d);
 }
 
 static void test_report_write_is_deterministic(void) {
@@ -559,7 +559,7 @@ static void test_report_write_is_deterministic(void) {
         free(x);
         free(y);
     }
-    report_data_free(&d);
+    andrea_report_data_free(&d);
 }
 
 /* Default: one PNG per head and suite (example 0); every shown example stays interactive. */
@@ -622,7 +622,7 @@ static void test_report_into_a_path_under_a_file_fails_with_its_name(void) {
     andrea_render_options o = {0, 1, 0};
     CHECK(report_write(&d, dir, &o, &err) == -1);
     CHECK_MSG(strstr(err.msg, "plainfile") != NULL, "got '%s'", err.msg);
-    report_data_free(&d);
+    andrea_report_data_free(&d);
 }
 
 static void test_report_without_scores_still_renders_maps(void) {
@@ -639,7 +639,7 @@ static void test_report_without_scores_still_renders_maps(void) {
     CHECK(file_exists(dir, "index.html"));
     CHECK(file_exists(dir, "maps/L0_H0/s0-prev_token_e0.png"));
     CHECK(!file_exists(dir, "overview/scores_c0-prev_token.png"));
-    report_data_free(&d);
+    andrea_report_data_free(&d);
 }
 
 int main(void) {

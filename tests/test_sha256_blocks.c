@@ -1,4 +1,4 @@
-/* test_sha256_blocks.c — ae_sha256_blocks (the dump seal's checksum) against a one-thread
+/* test_sha256_blocks.c — andrea_sha256_blocks (the dump seal's checksum) against a one-thread
  * computation of the same definition over the file's bytes in memory: several full blocks and a
  * short last one, an exact multiple, nothing after `from`, and a missing file. */
 #include <openssl/evp.h>
@@ -39,7 +39,7 @@ static int check_file(size_t n, size_t from, size_t block) {
     char want[65], have[65];
     ae_error err = {0};
     reference(data, n, from, block, want);
-    CHECK_MSG(ae_sha256_blocks(path, (long)from, block, have, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_sha256_blocks(path, (long)from, block, have, &err) == 0, "%s", err.msg);
     CHECK_MSG(strcmp(want, have) == 0, "n %zu from %zu block %zu: %s vs %s", n, from, block, have, want);
     unlink(path);
     free(data);
@@ -58,10 +58,10 @@ static int test_a_changed_byte_changes_the_checksum(void) {
     CHECK(write(fd, buf, sizeof buf) == (ssize_t)sizeof buf);
     char a[65], b[65];
     ae_error err = {0};
-    CHECK(ae_sha256_blocks(path, 0, 4096, a, &err) == 0);
+    CHECK(andrea_sha256_blocks(path, 0, 4096, a, &err) == 0);
     CHECK(pwrite(fd, "x", 1, 8999) == 1);
     close(fd);
-    CHECK(ae_sha256_blocks(path, 0, 4096, b, &err) == 0);
+    CHECK(andrea_sha256_blocks(path, 0, 4096, b, &err) == 0);
     CHECK(strcmp(a, b) != 0);
     unlink(path);
     return 0;
@@ -70,7 +70,7 @@ static int test_a_changed_byte_changes_the_checksum(void) {
 static int test_a_missing_file_is_an_error_naming_it(void) {
     char hex[65];
     ae_error err = {0};
-    CHECK(ae_sha256_blocks("/nonexistent/andrea.h5", 512, 4096, hex, &err) == -1);
+    CHECK(andrea_sha256_blocks("/nonexistent/andrea.h5", 512, 4096, hex, &err) == -1);
     CHECK(strstr(err.msg, "/nonexistent/andrea.h5: cannot open") != NULL);
     return 0;
 }

@@ -12,9 +12,9 @@
 #include "../common/checked_size.h"
 #include "tokenizer_impl.h"
 
-int tok_alloc_output(size_t len, int **ids, int **offsets, ae_error *err) {
+int andrea_tok_alloc_output(size_t len, int **ids, int **offsets, ae_error *err) {
     size_t count = len ? len : 1, bytes;
-    if (ae_mul(count, sizeof(int), &bytes)) return ae_fail(err, "text of %zu bytes is too long", len);
+    if (ae_mul(count, sizeof(int), &bytes)) return andrea_fail(err, "text of %zu bytes is too long", len);
     *ids = malloc(bytes);
     if (offsets) *offsets = malloc(bytes);
     if (!*ids || (offsets && !*offsets)) {
@@ -24,7 +24,7 @@ int tok_alloc_output(size_t len, int **ids, int **offsets, ae_error *err) {
             free(*offsets);
             *offsets = NULL;
         }
-        return ae_fail(err, "cannot allocate %zu bytes for token ids", bytes);
+        return andrea_fail(err, "cannot allocate %zu bytes for token ids", bytes);
     }
     return 0;
 }
@@ -39,13 +39,13 @@ static int is_file(const char *path) {
 andrea_tokenizer *andrea_tokenizer_open(int vocab_size, const char *model_dir, const char *tok_dir,
                                         ae_error *err) {
     if (vocab_size <= 0) {
-        ae_fail(err, "%s: vocab_size %d is not a vocabulary size", model_dir ? model_dir : "(model)",
+        andrea_fail(err, "%s: vocab_size %d is not a vocabulary size", model_dir ? model_dir : "(model)",
                 vocab_size);
         return NULL;
     }
     andrea_tokenizer *t = calloc(1, sizeof *t);
     if (!t) {
-        ae_fail(err, "cannot allocate a tokenizer");
+        andrea_fail(err, "cannot allocate a tokenizer");
         return NULL;
     }
     t->vocab_size = vocab_size;
@@ -61,13 +61,13 @@ andrea_tokenizer *andrea_tokenizer_open(int vocab_size, const char *model_dir, c
     int a = snprintf(vocab_path, sizeof vocab_path, "%s/vocab.json", dir);
     int b = snprintf(merges_path, sizeof merges_path, "%s/merges.txt", dir);
     if (a < 0 || (size_t)a >= sizeof vocab_path || b < 0 || (size_t)b >= sizeof merges_path) {
-        ae_fail(err, "%.200s...: path too long", dir);
+        andrea_fail(err, "%.200s...: path too long", dir);
         free(t);
         return NULL;
     }
     int have_vocab = is_file(vocab_path), have_merges = is_file(merges_path);
     if (!have_vocab || !have_merges) {
-        ae_fail(err, "%s: no GPT-2 tokenizer here (%s%s%s missing); a model of vocab_size %d needs "
+        andrea_fail(err, "%s: no GPT-2 tokenizer here (%s%s%s missing); a model of vocab_size %d needs "
                      "vocab.json + merges.txt beside the checkpoint or in the folder --tokenizer names",
                 dir, have_vocab ? "" : "vocab.json", !have_vocab && !have_merges ? " and " : "",
                 have_merges ? "" : "merges.txt", vocab_size);
@@ -75,7 +75,7 @@ andrea_tokenizer *andrea_tokenizer_open(int vocab_size, const char *model_dir, c
         return NULL;
     }
     t->kind = TOK_BPE;
-    t->bpe = tok_bpe_load(vocab_path, merges_path, vocab_size, &t->bos, err);
+    t->bpe = andrea_tok_bpe_load(vocab_path, merges_path, vocab_size, &t->bos, err);
     if (!t->bpe) {
         free(t);
         return NULL;
@@ -85,7 +85,7 @@ andrea_tokenizer *andrea_tokenizer_open(int vocab_size, const char *model_dir, c
 
 void andrea_tokenizer_free(andrea_tokenizer *t) {
     if (!t) return;
-    tok_bpe_free(t->bpe);
+    andrea_tok_bpe_free(t->bpe);
     free(t);
 }
 
@@ -95,11 +95,11 @@ int andrea_tokenizer_encode(const andrea_tokenizer *t, const char *text, size_t 
     if (offsets) *offsets = NULL;
     *n = 0;
     /* ids and offsets are int: a text longer than INT_MAX bytes could overflow them. */
-    if (len > (size_t)INT_MAX) return ae_fail(err, "text of %zu bytes is too long to tokenize", len);
-    if (tok_alloc_output(len, ids, offsets, err)) return -1;
+    if (len > (size_t)INT_MAX) return andrea_fail(err, "text of %zu bytes is too long to tokenize", len);
+    if (andrea_tok_alloc_output(len, ids, offsets, err)) return -1;
     int rc = t->kind == TOK_BYTE
-                 ? tok_byte_encode(t, text, len, *ids, offsets ? *offsets : NULL, n)
-                 : tok_bpe_encode(t->bpe, text, len, *ids, offsets ? *offsets : NULL, n, err);
+                 ? andrea_tok_byte_encode(t, text, len, *ids, offsets ? *offsets : NULL, n)
+                 : andrea_tok_bpe_encode(t->bpe, text, len, *ids, offsets ? *offsets : NULL, n, err);
     if (rc) {
         free(*ids);
         *ids = NULL;
@@ -113,8 +113,8 @@ int andrea_tokenizer_encode(const andrea_tokenizer *t, const char *text, size_t 
 }
 
 int andrea_tokenizer_token_bytes(const andrea_tokenizer *t, int id, char *buf, size_t cap) {
-    return t->kind == TOK_BYTE ? tok_byte_token_bytes(t, id, buf, cap)
-                               : tok_bpe_token_bytes(t->bpe, id, buf, cap);
+    return t->kind == TOK_BYTE ? andrea_tok_byte_token_bytes(t, id, buf, cap)
+                               : andrea_tok_bpe_token_bytes(t->bpe, id, buf, cap);
 }
 
 int andrea_tokenizer_bos(const andrea_tokenizer *t) { return t->bos; }

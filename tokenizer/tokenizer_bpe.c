@@ -231,7 +231,7 @@ static void describe_cp(uint32_t cp, char *buf, size_t cap) {
 
 /* ---- loading ---- */
 
-void tok_bpe_free(tok_bpe *b) {
+void andrea_tok_bpe_free(tok_bpe *b) {
     if (!b) return;
     free(b->tok_off);
     free(b->tok_len);
@@ -246,7 +246,7 @@ void tok_bpe_free(tok_bpe *b) {
 static int pcre2_fail(ae_error *err, const char *call, int code, const char *file, int line) {
     PCRE2_UCHAR msg[256];
     if (pcre2_get_error_message(code, msg, sizeof msg) < 0) snprintf((char *)msg, sizeof msg, "code %d", code);
-    return ae_fail(err, "%s failed at %s:%d: %s", call, file, line, (const char *)msg);
+    return andrea_fail(err, "%s failed at %s:%d: %s", call, file, line, (const char *)msg);
 }
 #define PCRE2_FAIL(err, call, code) pcre2_fail(err, call, code, __FILE__, __LINE__)
 
@@ -255,12 +255,12 @@ static char *slurp(const char *path, size_t max, size_t *len, ae_error *err) {
     if (!f) return NULL;
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || st.st_size < 0) {
-        ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
+        andrea_fail(err, "%s: cannot stat: %s", path, strerror(errno));
         fclose(f);
         return NULL;
     }
     if ((uint64_t)st.st_size > max) {
-        ae_fail(err, "%s: %lld bytes, larger than the %zu a vocabulary may have", path,
+        andrea_fail(err, "%s: %lld bytes, larger than the %zu a vocabulary may have", path,
                 (long long)st.st_size, max);
         fclose(f);
         return NULL;
@@ -268,12 +268,12 @@ static char *slurp(const char *path, size_t max, size_t *len, ae_error *err) {
     size_t n = (size_t)st.st_size;
     char *buf = malloc(n + 1);
     if (!buf) {
-        ae_fail(err, "%s: cannot allocate %zu bytes", path, n + 1);
+        andrea_fail(err, "%s: cannot allocate %zu bytes", path, n + 1);
         fclose(f);
         return NULL;
     }
     if (fread(buf, 1, n, f) != n) {
-        ae_fail(err, "%s: read failed", path);
+        andrea_fail(err, "%s: read failed", path);
         free(buf);
         fclose(f);
         return NULL;
@@ -301,17 +301,17 @@ static int vocab_table_sizes(const tok_bpe *b, const cJSON *root, const char *pa
         const char *key = item->string;
         size_t klen = strlen(key);
         if (!cJSON_IsNumber(item))
-            return ae_fail(err, "%s: token \"%s\" has a value that is not an id number", path,
+            return andrea_fail(err, "%s: token \"%s\" has a value that is not an id number", path,
                            show(key, klen, shown, sizeof shown));
         double idv = item->valuedouble;
         if (!(idv >= 0 && idv < (double)b->vocab_size))
-            return ae_fail(err, "%s: token \"%s\" has id %g, outside 0..%d (the model's vocab_size is %d)",
+            return andrea_fail(err, "%s: token \"%s\" has id %g, outside 0..%d (the model's vocab_size is %d)",
                            path, show(key, klen, shown, sizeof shown), idv, b->vocab_size - 1, b->vocab_size);
         if (idv != (double)(int)idv)
-            return ae_fail(err, "%s: token \"%s\" has id %g, which is not an integer", path,
+            return andrea_fail(err, "%s: token \"%s\" has id %g, which is not an integer", path,
                            show(key, klen, shown, sizeof shown), idv);
         if ((size_t)idv + 1 > n_ids) n_ids = (size_t)idv + 1;
-        if (ae_add(pool_bytes, klen, &pool_bytes)) return ae_fail(err, "%s: token sizes overflow", path);
+        if (ae_add(pool_bytes, klen, &pool_bytes)) return andrea_fail(err, "%s: token sizes overflow", path);
     }
     *n_ids_out = n_ids;
     *pool_bytes_out = pool_bytes;
@@ -329,9 +329,9 @@ static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], i
     cJSON *root = andrea_json_parse_strict(text, len, 0, &off, why0, sizeof why0);
     if (!root) {
         if (off != SIZE_MAX)
-            ae_fail(err, "%s:%d: not valid JSON (near byte %zu)", path, line_of(text, off), off);
+            andrea_fail(err, "%s:%d: not valid JSON (near byte %zu)", path, line_of(text, off), off);
         else
-            ae_fail(err, "%s: %s", path, why0);
+            andrea_fail(err, "%s: %s", path, why0);
         free(text);
         return -1;
     }
@@ -339,16 +339,16 @@ static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], i
     int rc = -1;
     char shown[96], why[96];
     if (!cJSON_IsObject(root)) {
-        ae_fail(err, "%s: not a JSON object mapping token strings to ids", path);
+        andrea_fail(err, "%s: not a JSON object mapping token strings to ids", path);
         goto out;
     }
     int count = cJSON_GetArraySize(root);
     if (count <= 0) {
-        ae_fail(err, "%s: holds no tokens", path);
+        andrea_fail(err, "%s: holds no tokens", path);
         goto out;
     }
     if (count > b->vocab_size) {
-        ae_fail(err, "%s: %d tokens, more than the model's vocab_size %d", path, count, b->vocab_size);
+        andrea_fail(err, "%s: %d tokens, more than the model's vocab_size %d", path, count, b->vocab_size);
         goto out;
     }
     size_t n_ids = 0, pool_bytes = 0;
@@ -361,7 +361,7 @@ static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], i
     b->str_cap = table_cap_for((size_t)count);
     b->str_slots = calloc(b->str_cap, sizeof *b->str_slots);
     if (!b->tok_off || !b->tok_len || !b->pool || !b->str_slots) {
-        ae_fail(err, "%s: cannot allocate the vocabulary", path);
+        andrea_fail(err, "%s: cannot allocate the vocabulary", path);
         goto out;
     }
     for (size_t i = 0; i < n_ids; i++) b->tok_len[i] = -1;
@@ -372,12 +372,12 @@ static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], i
         double idv = item->valuedouble;
         int id = (int)idv;
         if (klen == 0) {
-            ae_fail(err, "%s: id %d has an empty token string", path, id);
+            andrea_fail(err, "%s: id %d has an empty token string", path, id);
             goto out;
         }
         if (b->tok_len[id] >= 0) {
             char other[96];
-            ae_fail(err, "%s: id %d is given to two tokens, \"%s\" and \"%s\"", path, id,
+            andrea_fail(err, "%s: id %d is given to two tokens, \"%s\" and \"%s\"", path, id,
                     show(b->pool + b->tok_off[id], (size_t)b->tok_len[id], other, sizeof other),
                     show(key, klen, shown, sizeof shown));
             goto out;
@@ -386,12 +386,12 @@ static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], i
         long n = alphabet_decode(key, klen, cp_to_byte, b->pool + used, &bad);
         if (n < 0) {
             describe_cp(bad, why, sizeof why);
-            ae_fail(err, "%s: token \"%s\" (id %d) has %s", path, show(key, klen, shown, sizeof shown),
+            andrea_fail(err, "%s: token \"%s\" (id %d) has %s", path, show(key, klen, shown, sizeof shown),
                     id, why);
             goto out;
         }
         if (n > ANDREA_TOKEN_MAX_BYTES) {
-            ae_fail(err, "%s: token \"%s\" (id %d) is %ld bytes long, more than the %d a token may have",
+            andrea_fail(err, "%s: token \"%s\" (id %d) is %ld bytes long, more than the %d a token may have",
                     path, show(key, klen, shown, sizeof shown), id, n, ANDREA_TOKEN_MAX_BYTES);
             goto out;
         }
@@ -400,7 +400,7 @@ static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], i
         used += (size_t)n;
         int dup = str_insert(b, id);
         if (dup >= 0) {
-            ae_fail(err, "%s: token \"%s\" is listed twice (ids %d and %d)", path,
+            andrea_fail(err, "%s: token \"%s\" is listed twice (ids %d and %d)", path,
                     show(key, klen, shown, sizeof shown), dup, id);
             goto out;
         }
@@ -409,7 +409,7 @@ static int load_vocab(tok_bpe *b, const char *path, const int cp_to_byte[324], i
         char byte = (char)c;
         b->byte_id[c] = str_lookup(b, &byte, 1);
         if (b->byte_id[c] < 0) {
-            ae_fail(err, "%s: lacks the token for byte 0x%02x, so not every text can be encoded", path, c);
+            andrea_fail(err, "%s: lacks the token for byte 0x%02x, so not every text can be encoded", path, c);
             goto out;
         }
     }
@@ -430,7 +430,7 @@ static int parse_merge(tok_bpe *b, const char *path, int lineno, char *line, siz
     char shown[96], why[96];
     char *space = memchr(line, ' ', n);
     if (!space || space == line || space == line + n - 1 || memchr(space + 1, ' ', (size_t)(line + n - space - 1)))
-        return ae_fail(err, "%s:%d: \"%s\" is not two tokens separated by one space", path, lineno,
+        return andrea_fail(err, "%s:%d: \"%s\" is not two tokens separated by one space", path, lineno,
                        show(line, n, shown, sizeof shown));
     const char *halves[2] = {line, space + 1};
     size_t lens[2] = {(size_t)(space - line), (size_t)(line + n - space - 1)};
@@ -442,12 +442,12 @@ static int parse_merge(tok_bpe *b, const char *path, int lineno, char *line, siz
         rawlen[h] = alphabet_decode(halves[h], lens[h], cp_to_byte, raw[h], &bad);
         if (rawlen[h] < 0) {
             describe_cp(bad, why, sizeof why);
-            return ae_fail(err, "%s:%d: token \"%s\" has %s", path, lineno,
+            return andrea_fail(err, "%s:%d: token \"%s\" has %s", path, lineno,
                            show(halves[h], lens[h], shown, sizeof shown), why);
         }
         ids[h] = str_lookup(b, raw[h], (size_t)rawlen[h]);
         if (ids[h] < 0)
-            return ae_fail(err, "%s:%d: token \"%s\" is not in vocab.json", path, lineno,
+            return andrea_fail(err, "%s:%d: token \"%s\" is not in vocab.json", path, lineno,
                            show(halves[h], lens[h], shown, sizeof shown));
     }
     char joined[2 * MERGES_LINE_MAX];
@@ -458,7 +458,7 @@ static int parse_merge(tok_bpe *b, const char *path, int lineno, char *line, siz
         char whole[MERGES_LINE_MAX + 1];
         memcpy(whole, halves[0], lens[0]);
         memcpy(whole + lens[0], halves[1], lens[1]);
-        return ae_fail(err, "%s:%d: the merged token \"%s\" is not in vocab.json", path, lineno,
+        return andrea_fail(err, "%s:%d: the merged token \"%s\" is not in vocab.json", path, lineno,
                        show(whole, lens[0] + lens[1], shown, sizeof shown));
     }
     rule->left = ids[0];
@@ -492,15 +492,15 @@ static int load_merges(tok_bpe *b, const char *path, const int cp_to_byte[324], 
     long long got;
     struct stat st;
     if (!line) {
-        ae_fail(err, "%s: cannot allocate a line buffer", path);
+        andrea_fail(err, "%s: cannot allocate a line buffer", path);
         goto out;
     }
     if (fstat(fileno(f), &st) != 0) {
-        ae_fail(err, "%s: cannot stat: %s", path, strerror(errno));
+        andrea_fail(err, "%s: cannot stat: %s", path, strerror(errno));
         goto out;
     }
     if ((uint64_t)st.st_size > MERGES_TXT_MAX) {
-        ae_fail(err, "%s: %lld bytes, larger than the %u a merges file may have", path,
+        andrea_fail(err, "%s: %lld bytes, larger than the %u a merges file may have", path,
                 (long long)st.st_size, MERGES_TXT_MAX);
         goto out;
     }
@@ -508,7 +508,7 @@ static int load_merges(tok_bpe *b, const char *path, const int cp_to_byte[324], 
     while ((got = read_line_bounded(f, line, MERGES_LINE_MAX + 1, &had_newline)) >= 0) {
         lineno++;
         if (got > MERGES_LINE_MAX + 1) {
-            ae_fail(err, "%s:%d: line of %lld bytes is too long for a merge", path, lineno, got);
+            andrea_fail(err, "%s:%d: line of %lld bytes is too long for a merge", path, lineno, got);
             goto out;
         }
         size_t n = (size_t)got;
@@ -516,32 +516,32 @@ static int load_merges(tok_bpe *b, const char *path, const int cp_to_byte[324], 
         if (lineno == 1 && n >= 8 && memcmp(line, "#version", 8) == 0) continue;
         if (n == 0 && !had_newline) break; /* nothing after the last newline */
         if (memchr(line, 0, n)) {
-            ae_fail(err, "%s:%d: holds a NUL byte", path, lineno);
+            andrea_fail(err, "%s:%d: holds a NUL byte", path, lineno);
             goto out;
         }
         if (n >= MERGES_LINE_MAX) {
-            ae_fail(err, "%s:%d: line of %zu bytes is too long for a merge", path, lineno, n);
+            andrea_fail(err, "%s:%d: line of %zu bytes is too long for a merge", path, lineno, n);
             goto out;
         }
         if (andrea_grow(&rules, &cap_rules, n_rules + 1, sizeof *rules, 1024)) {
-            ae_fail(err, "%s: cannot allocate merges", path);
+            andrea_fail(err, "%s: cannot allocate merges", path);
             goto out;
         }
         if (n_rules >= UINT32_MAX / 2) {
-            ae_fail(err, "%s: too many merges", path);
+            andrea_fail(err, "%s: too many merges", path);
             goto out;
         }
         if (parse_merge(b, path, lineno, line, n, cp_to_byte, &rules[n_rules], err)) goto out;
         n_rules++;
     }
     if (ferror(f)) {
-        ae_fail(err, "%s: read failed: %s", path, strerror(errno));
+        andrea_fail(err, "%s: read failed: %s", path, strerror(errno));
         goto out;
     }
     b->pair_cap = table_cap_for(n_rules);
     b->pairs = malloc(b->pair_cap * sizeof *b->pairs);
     if (!b->pairs) {
-        ae_fail(err, "%s: cannot allocate the merge table", path);
+        andrea_fail(err, "%s: cannot allocate the merge table", path);
         goto out;
     }
     for (size_t i = 0; i < b->pair_cap; i++) b->pairs[i].key = EMPTY_PAIR;
@@ -552,7 +552,7 @@ static int load_merges(tok_bpe *b, const char *path, const int cp_to_byte[324], 
         if (b->pairs[i].key == key) {
             /* encoder.py would silently keep the later rank; a repeated pair is a broken file. */
             char l[96], rr[96];
-            ae_fail(err, "%s: the merge \"%s\" + \"%s\" (rank %zu) is listed twice", path,
+            andrea_fail(err, "%s: the merge \"%s\" + \"%s\" (rank %zu) is listed twice", path,
                     show(b->pool + b->tok_off[rules[r].left], (size_t)b->tok_len[rules[r].left], l, sizeof l),
                     show(b->pool + b->tok_off[rules[r].right], (size_t)b->tok_len[rules[r].right], rr, sizeof rr),
                     (size_t)b->pairs[i].rank);
@@ -570,18 +570,18 @@ out:
     return rc;
 }
 
-tok_bpe *tok_bpe_load(const char *vocab_path, const char *merges_path, int vocab_size, int *bos,
+tok_bpe *andrea_tok_bpe_load(const char *vocab_path, const char *merges_path, int vocab_size, int *bos,
                       ae_error *err) {
     tok_bpe *b = calloc(1, sizeof *b);
     if (!b) {
-        ae_fail(err, "cannot allocate a tokenizer");
+        andrea_fail(err, "cannot allocate a tokenizer");
         return NULL;
     }
     b->vocab_size = vocab_size;
     int byte_to_cp[256], cp_to_byte[324];
     gpt2_alphabet(byte_to_cp, cp_to_byte);
     if (load_vocab(b, vocab_path, cp_to_byte, bos, err) || load_merges(b, merges_path, cp_to_byte, err)) {
-        tok_bpe_free(b);
+        andrea_tok_bpe_free(b);
         return NULL;
     }
     int code;
@@ -590,7 +590,7 @@ tok_bpe *tok_bpe_load(const char *vocab_path, const char *merges_path, int vocab
                           PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &code, &at, NULL);
     if (!b->re) {
         PCRE2_FAIL(err, "pcre2_compile", code);
-        tok_bpe_free(b);
+        andrea_tok_bpe_free(b);
         return NULL;
     }
     /* JIT is only a speed-up: where the library was built without it, pcre2_match interprets. */
@@ -711,7 +711,7 @@ static void bpe_piece(const tok_bpe *b, scratch *s, const unsigned char *p, int 
     }
 }
 
-int tok_bpe_encode(const tok_bpe *b, const char *text, size_t len, int *ids, int *offsets, int *n,
+int andrea_tok_bpe_encode(const tok_bpe *b, const char *text, size_t len, int *ids, int *offsets, int *n,
                    ae_error *err) {
     *n = 0;
     if (len == 0) return 0;
@@ -721,7 +721,7 @@ int tok_bpe_encode(const tok_bpe *b, const char *text, size_t len, int *ids, int
     size_t ints, entries, bytes_i, bytes_e, bytes_d;
     if (ae_mul(len, 3, &ints) || ae_mul(len, 3, &entries) || ae_mul(ints, sizeof(int), &bytes_i) ||
         ae_mul(entries, sizeof(heap_entry), &bytes_e) || ae_mul(len, 2 * sizeof(heap_entry), &bytes_d))
-        return ae_fail(err, "text of %zu bytes is too long to tokenize", len);
+        return andrea_fail(err, "text of %zu bytes is too long to tokenize", len);
     scratch s = {0};
     int *ibuf = malloc(bytes_i);
     s.heap = malloc(bytes_e);
@@ -729,7 +729,7 @@ int tok_bpe_encode(const tok_bpe *b, const char *text, size_t len, int *ids, int
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(b->re, NULL);
     int rc = -1;
     if (!ibuf || !s.heap || !s.deferred || !md) {
-        ae_fail(err, "cannot allocate scratch memory to tokenize %zu bytes", len);
+        andrea_fail(err, "cannot allocate scratch memory to tokenize %zu bytes", len);
         goto out;
     }
     s.id = ibuf;
@@ -745,7 +745,7 @@ int tok_bpe_encode(const tok_bpe *b, const char *text, size_t len, int *ids, int
             ms = ov[0];
             me = ov[1];
             if (me <= ms || ms < pos) { /* the pattern cannot match empty; guard the loop anyway */
-                ae_fail(err, "tokenizer: empty pre-token match at byte %zu", ms);
+                andrea_fail(err, "tokenizer: empty pre-token match at byte %zu", ms);
                 goto out;
             }
         } else if (m != PCRE2_ERROR_NOMATCH) {
@@ -766,7 +766,7 @@ out:
     return rc;
 }
 
-int tok_bpe_token_bytes(const tok_bpe *b, int id, char *buf, size_t cap) {
+int andrea_tok_bpe_token_bytes(const tok_bpe *b, int id, char *buf, size_t cap) {
     if (id < 0 || id >= b->n_ids || b->tok_len[id] < 0) return -1;
     size_t n = (size_t)b->tok_len[id];
     if (n > cap) n = cap;

@@ -6,7 +6,7 @@
 
 #include "tokenizer_impl.h"
 
-int tok_byte_encode(const andrea_tokenizer *t, const char *text, size_t len, int *ids, int *offsets,
+int andrea_tok_byte_encode(const andrea_tokenizer *t, const char *text, size_t len, int *ids, int *offsets,
                     int *n) {
     (void)t;
     const unsigned char *s = (const unsigned char *)text;
@@ -18,7 +18,7 @@ int tok_byte_encode(const andrea_tokenizer *t, const char *text, size_t len, int
     return 0;
 }
 
-int tok_byte_token_bytes(const andrea_tokenizer *t, int id, char *buf, size_t cap) {
+int andrea_tok_byte_token_bytes(const andrea_tokenizer *t, int id, char *buf, size_t cap) {
     if (id < 0 || id >= t->vocab_size) return -1;
     if (id == t->bos) return 0; /* BOS stands for no text */
     if (cap < 1) return 0;

@@ -20,18 +20,18 @@ struct andrea_tokenizer {
 /* Shared by both kinds: allocates *ids and *offsets for up to len tokens (every token covers at
  * least one byte, so len bounds the count). At least one entry is allocated so that an empty
  * text still yields freeable arrays. */
-int tok_alloc_output(size_t len, int **ids, int **offsets, ae_error *err);
+int andrea_tok_alloc_output(size_t len, int **ids, int **offsets, ae_error *err);
 
-int tok_byte_encode(const andrea_tokenizer *t, const char *text, size_t len, int *ids, int *offsets,
+int andrea_tok_byte_encode(const andrea_tokenizer *t, const char *text, size_t len, int *ids, int *offsets,
                     int *n);
-int tok_byte_token_bytes(const andrea_tokenizer *t, int id, char *buf, size_t cap);
+int andrea_tok_byte_token_bytes(const andrea_tokenizer *t, int id, char *buf, size_t cap);
 
 /* Loads vocab.json + merges.txt (paths given); fills *bos with the id of <|endoftext|> or -1. */
-tok_bpe *tok_bpe_load(const char *vocab_path, const char *merges_path, int vocab_size, int *bos,
+tok_bpe *andrea_tok_bpe_load(const char *vocab_path, const char *merges_path, int vocab_size, int *bos,
                       ae_error *err);
-void tok_bpe_free(tok_bpe *b);
-int tok_bpe_encode(const tok_bpe *b, const char *text, size_t len, int *ids, int *offsets, int *n,
+void andrea_tok_bpe_free(tok_bpe *b);
+int andrea_tok_bpe_encode(const tok_bpe *b, const char *text, size_t len, int *ids, int *offsets, int *n,
                    ae_error *err);
-int tok_bpe_token_bytes(const tok_bpe *b, int id, char *buf, size_t cap);
+int andrea_tok_bpe_token_bytes(const tok_bpe *b, int id, char *buf, size_t cap);
 
 #endif

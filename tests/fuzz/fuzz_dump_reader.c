@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int s = 0; s < andrea_dump_n_suites(d); s++) {
         const andrea_dump_suite_info *si = andrea_dump_suite(d, s);
         probe_suite items = {0};
-        if (andrea_dump_read_items(d, s, &items, &err) == 0) probe_suite_free(&items);
+        if (andrea_dump_read_items(d, s, &items, &err) == 0) andrea_probe_suite_free(&items);
         else fuzz_check_error("read_items", &err);
         if (si->n_seq <= 0 || si->T <= 0) continue;
         size_t T = (size_t)si->T, last = (size_t)si->n_seq - 1;

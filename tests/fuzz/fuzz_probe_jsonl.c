@@ -13,8 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *path = fuzz_write("probes.jsonl", data, size);
     probe_suite *suites = NULL;
     int n = 0;
-    if (probe_file_load(path, tok, 257, 128, &suites, &n, &err) == 0) {
-        for (int i = 0; i < n; i++) probe_suite_free(&suites[i]);
+    if (andrea_probe_file_load(path, tok, 257, 128, &suites, &n, &err) == 0) {
+        for (int i = 0; i < n; i++) andrea_probe_suite_free(&suites[i]);
         free(suites);
     } else {
         fuzz_check_error("probe_file_load", &err);

@@ -48,7 +48,7 @@ int andrea_model_init_random(andrea_model *m, const andrea_config *cfg, uint64_t
     if (full.head_dim == 0 && full.n_head > 0) full.head_dim = full.d_model / full.n_head;
     if (full.padded_vocab_size == 0) full.padded_vocab_size = full.vocab_size;
     cfg = &full;
-    if (andrea_model_alloc(m, cfg, err)) return ae_prefix(err, "random model");
+    if (andrea_model_alloc(m, cfg, err)) return andrea_prefix(err, "random model");
     size_t sizes[ANDREA_N_PARAM_TENSORS], total;
     andrea_param_sizes(cfg, sizes, &total, NULL); /* cannot fail: alloc validated cfg */
     rng_t r = {seed, 0, 0.0};
@@ -98,11 +98,11 @@ typedef struct {
 static int w_open(writer *w, const char *path, ae_error *err) {
     w->path = path;
     w->failed = 0;
-    if (ae_tmp_begin(path, w->tmp, sizeof w->tmp, err)) return -1;
+    if (andrea_tmp_begin(path, w->tmp, sizeof w->tmp, err)) return -1;
     w->f = fopen(w->tmp, "wb");
     if (!w->f) {
-        ae_fail(err, "%s: cannot create: %s", w->tmp, strerror(errno));
-        ae_tmp_abort(w->tmp);
+        andrea_fail(err, "%s: cannot create: %s", w->tmp, strerror(errno));
+        andrea_tmp_abort(w->tmp);
         return -1;
     }
     return 0;
@@ -111,7 +111,7 @@ static int w_open(writer *w, const char *path, ae_error *err) {
 static void w_bytes(writer *w, const void *p, size_t n, ae_error *err) {
     if (!w->failed && n > 0 && fwrite(p, 1, n, w->f) != n) {
         w->failed = 1;
-        ae_fail(err, "%s: write error: %s", w->path, strerror(errno));
+        andrea_fail(err, "%s: write error: %s", w->path, strerror(errno));
     }
 }
 
@@ -132,17 +132,17 @@ static void w_floats(writer *w, const float *v, size_t n, int dtype, ae_error *e
 static int w_close(writer *w, ae_error *err) {
     if (fclose(w->f) != 0 && !w->failed) {
         w->failed = 1;
-        ae_fail(err, "%s: write error: %s", w->path, strerror(errno));
+        andrea_fail(err, "%s: write error: %s", w->path, strerror(errno));
     }
     if (w->failed) {
-        ae_tmp_abort(w->tmp);
+        andrea_tmp_abort(w->tmp);
         return -1;
     }
-    return ae_tmp_commit(w->tmp, w->path, err);
+    return andrea_tmp_commit(w->tmp, w->path, err);
 }
 
 int andrea_model_save_bin(const andrea_model *m, const char *path, int version, ae_error *err) {
-    if (version != 3 && version != 5) return ae_fail(err, "%s: version %d (3 = fp32, 5 = bf16)", path, version);
+    if (version != 3 && version != 5) return andrea_fail(err, "%s: version %d (3 = fp32, 5 = bf16)", path, version);
     int32_t hdr[ANDREA_BIN_HEADER_INTS] = {0};
     hdr[0] = ANDREA_BIN_MAGIC;
     hdr[1] = version;
@@ -153,7 +153,7 @@ int andrea_model_save_bin(const andrea_model *m, const char *path, int version, 
     hdr[6] = m->cfg.d_model;
     hdr[7] = m->cfg.padded_vocab_size;
     writer *w = malloc(sizeof *w);
-    if (!w) return ae_fail(err, "%s: out of memory", path);
+    if (!w) return andrea_fail(err, "%s: out of memory", path);
     if (w_open(w, path, err)) {
         free(w);
         return -1;
@@ -179,7 +179,7 @@ static int build_tensor_list(const andrea_model *m, int with_prefix, out_tensor 
     size_t L = (size_t)c->n_layer, C = (size_t)c->d_model;
     size_t n = 4 + 12 * L;
     out_tensor *t = calloc(n, sizeof *t);
-    if (!t) return ae_fail(err, "out of memory");
+    if (!t) return andrea_fail(err, "out of memory");
     const char *pre = with_prefix ? "transformer." : "";
     size_t k = 0;
 #define ADD(src_, rows_, cols_, tr_, ...)                                      \
@@ -232,12 +232,12 @@ static int write_config_json(const andrea_model *m, const char *path, const char
     if (!o || !arch) {
         cJSON_Delete(o);
         cJSON_Delete(arch);
-        return ae_fail(err, "%s: out of memory", path);
+        return andrea_fail(err, "%s: out of memory", path);
     }
     if (!cJSON_AddItemToObject(o, "architectures", arch)) {
         cJSON_Delete(o);
         cJSON_Delete(arch);
-        return ae_fail(err, "%s: out of memory", path);
+        return andrea_fail(err, "%s: out of memory", path);
     }
     /* a field cJSON could not allocate would be missing from the file: out of memory instead */
     const int ok =
@@ -252,11 +252,11 @@ static int write_config_json(const andrea_model *m, const char *path, const char
                                 !strcmp(dtype, "F32") ? "float32" : !strcmp(dtype, "F16") ? "float16" : "bfloat16");
     char *text = ok ? cJSON_Print(o) : NULL;
     cJSON_Delete(o);
-    if (!text) return ae_fail(err, "%s: out of memory", path);
+    if (!text) return andrea_fail(err, "%s: out of memory", path);
     writer *w = malloc(sizeof *w);
     int rc = -1;
     if (!w) {
-        ae_fail(err, "%s: out of memory", path);
+        andrea_fail(err, "%s: out of memory", path);
     } else if (w_open(w, path, err) == 0) {
         w_bytes(w, text, strlen(text), err);
         w_bytes(w, "\n", 1, err);
@@ -270,16 +270,16 @@ static int write_config_json(const andrea_model *m, const char *path, const char
 int andrea_model_save_safetensors(const andrea_model *m, const char *dir, const char *dtype, int with_prefix,
                                   ae_error *err) {
     int dt = !strcmp(dtype, "F32") ? W_F32 : !strcmp(dtype, "F16") ? W_F16 : !strcmp(dtype, "BF16") ? W_BF16 : -1;
-    if (dt < 0) return ae_fail(err, "%s: dtype %s (F32, F16 or BF16)", dir, dtype);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return ae_fail(err, "%s: cannot create: %s", dir, strerror(errno));
+    if (dt < 0) return andrea_fail(err, "%s: dtype %s (F32, F16 or BF16)", dir, dtype);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return andrea_fail(err, "%s: cannot create: %s", dir, strerror(errno));
     char st_path[AE_PATH_MAX], cfg_path[AE_PATH_MAX];
     if (snprintf(st_path, sizeof st_path, "%s/model.safetensors", dir) >= (int)sizeof st_path ||
         snprintf(cfg_path, sizeof cfg_path, "%s/config.json", dir) >= (int)sizeof cfg_path)
-        return ae_fail(err, "%s: path too long", dir);
+        return andrea_fail(err, "%s: path too long", dir);
 
     out_tensor *t = NULL;
     size_t nt = 0;
-    if (build_tensor_list(m, with_prefix, &t, &nt, err)) return ae_prefix(err, "%s", st_path);
+    if (build_tensor_list(m, with_prefix, &t, &nt, err)) return andrea_prefix(err, "%s", st_path);
     size_t es = dt == W_F32 ? 4 : 2;
 
     int rc = -1;
@@ -289,12 +289,12 @@ int andrea_model_save_safetensors(const andrea_model *m, const char *dir, const 
     cJSON *root = cJSON_CreateObject(), *meta = cJSON_CreateObject();
     if (!root || !meta) {
         cJSON_Delete(meta);
-        ae_fail(err, "%s: out of memory", st_path);
+        andrea_fail(err, "%s: out of memory", st_path);
         goto done;
     }
     if (!cJSON_AddStringToObject(meta, "format", "pt") || !cJSON_AddItemToObject(root, "__metadata__", meta)) {
         cJSON_Delete(meta);
-        ae_fail(err, "%s: out of memory", st_path);
+        andrea_fail(err, "%s: out of memory", st_path);
         goto done;
     }
     size_t off = 0, max_cols = 1;
@@ -305,7 +305,7 @@ int andrea_model_save_safetensors(const andrea_model *m, const char *dir, const 
             cJSON_Delete(e);
             cJSON_Delete(shape);
             cJSON_Delete(offs);
-            ae_fail(err, "%s: out of memory", st_path);
+            andrea_fail(err, "%s: out of memory", st_path);
             goto done;
         }
         /* an entry cJSON could not complete would make a header that lies about the data */
@@ -322,7 +322,7 @@ int andrea_model_save_safetensors(const andrea_model *m, const char *dir, const 
             cJSON_Delete(e);
             cJSON_Delete(shape);
             cJSON_Delete(offs);
-            ae_fail(err, "%s: out of memory", st_path);
+            andrea_fail(err, "%s: out of memory", st_path);
             goto done;
         }
         off += n * es;
@@ -330,7 +330,7 @@ int andrea_model_save_safetensors(const andrea_model *m, const char *dir, const 
     }
     hdr_text = cJSON_PrintUnformatted(root);
     if (!hdr_text) {
-        ae_fail(err, "%s: out of memory", st_path);
+        andrea_fail(err, "%s: out of memory", st_path);
         goto done;
     }
     /* the format pads the header with spaces so that the data section starts 8-aligned */
@@ -339,7 +339,7 @@ int andrea_model_save_safetensors(const andrea_model *m, const char *dir, const 
     row = malloc(max_cols * sizeof *row);
     w = malloc(sizeof *w);
     if (!padded || !row || !w) {
-        ae_fail(err, "%s: out of memory", st_path);
+        andrea_fail(err, "%s: out of memory", st_path);
         goto done;
     }
     memcpy(padded, hdr_text, hl);
