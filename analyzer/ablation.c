@@ -121,7 +121,7 @@ static void resume_buffers(size_t bt, const andrea_config *cfg, float **inputs, 
     }
 }
 
-int ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
+int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
                    andrea_suite_scores *s, ae_error *err) {
     int L = cfg->n_layer, H = cfg->n_head, NH = L * H, V = cfg->vocab_size;
     s->clean_loss = NAN;

@@ -183,11 +183,11 @@ fail:
     return -1;
 }
 
-int catalog_circuits_compute_and_write(const char *db_path, const andrea_model *m, andrea_device device,
+int andrea_catalog_circuits_compute_and_write(const char *db_path, const andrea_model *m, andrea_device device,
                                        const char *ckpt, const char *sha, ae_error *err) {
     andrea_circuits c;
     if (andrea_circuits_compute_on(m, device, &c, err)) return -1;
-    int rc = catalog_circuits_write(db_path, ckpt, sha, &c, err);
+    int rc = andrea_catalog_circuits_write(db_path, ckpt, sha, &c, err);
     andrea_circuits_free(&c);
     return rc;
 }

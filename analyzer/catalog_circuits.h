@@ -34,7 +34,7 @@ int andrea_catalog_circuits_write(const char *db_path, const char *ckpt_path, co
 
 /* Computes the circuit scores of m on device (andrea_circuits_compute_on) and stores them (what
  * `andrea analyze` calls after writing its run). */
-int catalog_circuits_compute_and_write(const char *db_path, const andrea_model *m, andrea_device device,
+int andrea_catalog_circuits_compute_and_write(const char *db_path, const andrea_model *m, andrea_device device,
                                        const char *ckpt_path, const char *sha256, ae_error *err);
 
 /* Printable rows of c: weights != 0 -> one row per head (layer, head, copying, prev_pos);

@@ -352,8 +352,8 @@ static int positive_shares(const double *K, int n, int hd, int first_head, int H
     }
     blas_threads_set(blas);
     if (bad < 0) return 0;
-    if (bad_info == -1000) return ae_fail(err, "circuits: out of memory");
-    return ae_fail(err, "circuits: LAPACK dgeev failed on L%d H%d (info %d)", (first_head + bad) / H,
+    if (bad_info == -1000) return andrea_fail(err, "circuits: out of memory");
+    return andrea_fail(err, "circuits: LAPACK dgeev failed on L%d H%d (info %d)", (first_head + bad) / H,
                    (first_head + bad) % H, bad_info);
 }
 
@@ -373,7 +373,7 @@ static int copying(const andrea_model *m, andrea_circuits *out, float *qkv, floa
     float *K = malloc(sizeof(float) * (size_t)hd * hd);
     double *Kl = malloc(sizeof(double) * (size_t)H * hd * hd); /* [H, hd, hd]: the layer's K */
     if (!E || !Z || !K || !Kl) {
-        ae_fail(err, "circuits: out of memory");
+        andrea_fail(err, "circuits: out of memory");
         goto out;
     }
     cblas_ssyrk(CblasRowMajor, CblasUpper, CblasTrans, C, m->cfg.vocab_size, 1.0f, m->p.wte, C, 0.0f, E, C);
@@ -428,7 +428,7 @@ static int prev_pos(const andrea_model *m, andrea_circuits *out, float *qkv, flo
     float *P = malloc(sizeof(float) * (size_t)T * C), *QK = malloc(sizeof(float) * (size_t)T * 2 * C);
     double *row = malloc(sizeof(double) * (size_t)T);
     if (!P || !QK || !row) {
-        ae_fail(err, "circuits: out of memory");
+        andrea_fail(err, "circuits: out of memory");
         goto out;
     }
     position_rows(m, T, P);
@@ -483,7 +483,7 @@ static int compute_gpu(const andrea_model *m, andrea_circuits *out, ae_error *er
     float *P = malloc(sizeof(float) * (size_t)(T > 0 ? T : 1) * out->d_model);
     int rc = -1;
     if (!ov_k || !P) {
-        ae_fail(err, "circuits: out of memory");
+        andrea_fail(err, "circuits: out of memory");
     } else {
         position_rows(m, T, P);
         rc = andrea_circuits_cuda(m, T, P, out->comp, ov_k, out->prev_pos, err) || copying_from_k(m, ov_k, out, err);
@@ -494,7 +494,7 @@ static int compute_gpu(const andrea_model *m, andrea_circuits *out, ae_error *er
 #else
     (void)m;
     (void)out;
-    return ae_fail(err, "circuits: this andrea was built without CUDA");
+    return andrea_fail(err, "circuits: this andrea was built without CUDA");
 #endif
 }
 
@@ -509,11 +509,11 @@ static int circuits_init(const andrea_model *m, andrea_circuits *out, size_t *nc
     out->pos_window = cfg->max_seq_len < CIRCUITS_POS_WINDOW ? cfg->max_seq_len : CIRCUITS_POS_WINDOW;
     out->baseline_samples = CIRCUITS_BASELINE_SAMPLES;
     out->baseline_seed = CIRCUITS_BASELINE_SEED;
-    if (ae_mul((size_t)3 * NH, (size_t)NH, ncomp)) return ae_fail(err, "circuits: too many heads");
+    if (ae_mul((size_t)3 * NH, (size_t)NH, ncomp)) return andrea_fail(err, "circuits: too many heads");
     out->comp = malloc(sizeof(double) * *ncomp);
     out->copying = malloc(sizeof(double) * NH);
     out->prev_pos = malloc(sizeof(double) * NH);
-    if (!out->comp || !out->copying || !out->prev_pos) return ae_fail(err, "circuits: out of memory");
+    if (!out->comp || !out->copying || !out->prev_pos) return andrea_fail(err, "circuits: out of memory");
     for (size_t i = 0; i < *ncomp; i++) out->comp[i] = NAN;
     return andrea_circuits_baseline(out->d_model, out->head_dim, out->baseline_samples, out->baseline_seed,
                                     &out->baseline, err);
@@ -524,11 +524,11 @@ int andrea_circuits_compute_on(const andrea_model *m, andrea_device device, andr
     if (device != ANDREA_DEVICE_CUDA) return andrea_circuits_compute(m, out, err);
     if (!andrea_cuda_available()) {
         memset(out, 0, sizeof *out);
-        return ae_fail(err, "%s: circuits: no CUDA device (or this andrea was built without CUDA)", m->path);
+        return andrea_fail(err, "%s: circuits: no CUDA device (or this andrea was built without CUDA)", m->path);
     }
     size_t ncomp;
     if (circuits_init(m, out, &ncomp, err) || compute_gpu(m, out, err)) {
-        ae_prefix(err, "%s", m->path);
+        andrea_prefix(err, "%s", m->path);
         andrea_circuits_free(out);
         return -1;
     }
@@ -543,7 +543,7 @@ int andrea_circuits_compute_budget(const andrea_model *m, size_t budget, andrea_
     int ret = -1;
     if (!qkv || !o) {
         memset(out, 0, sizeof *out);
-        ae_fail(err, "circuits: out of memory");
+        andrea_fail(err, "circuits: out of memory");
     } else if (!circuits_init(m, out, &ncomp, err) && !composition(m, out, qkv, o, budget, err) &&
                !copying(m, out, qkv, o, err) && !prev_pos(m, out, qkv, o, err)) {
         ret = 0;
@@ -551,7 +551,7 @@ int andrea_circuits_compute_budget(const andrea_model *m, size_t budget, andrea_
     free(qkv);
     free(o);
     if (ret) {
-        ae_prefix(err, "%s", m->path);
+        andrea_prefix(err, "%s", m->path);
         andrea_circuits_free(out);
     }
     return ret;

@@ -57,7 +57,7 @@ static int bcast_blob(blob *b, int root, ae_error *err) {
         b->n = (size_t)n, b->at = 0;
         if (n && !(b->p = malloc((size_t)n))) {
             /* the root sends anyway: receive nothing here and stop the job through the caller */
-            return ae_fail(err, "gather: out of memory for %llu bytes", (unsigned long long)n);
+            return andrea_fail(err, "gather: out of memory for %llu bytes", (unsigned long long)n);
         }
     }
     return andrea_mpi_bcast(b->p, (size_t)n, root, err);
@@ -82,7 +82,7 @@ int andrea_analysis_bcast(andrea_analysis *a, int root, ae_error *err) {
     }
     if (bcast_blob(&b, root, err)) goto out;
     if (me) {
-        rc = b.n ? 0 : ae_fail(err, "gather: out of memory");
+        rc = b.n ? 0 : andrea_fail(err, "gather: out of memory");
         goto out;
     }
     uint64_t js = 0;
@@ -110,7 +110,7 @@ int andrea_analysis_bcast(andrea_analysis *a, int root, ae_error *err) {
     }
     if (b.bad || b.at != b.n) {
         andrea_analysis_free(a);
-        ae_fail(err, "gather: damaged message (analysis)");
+        andrea_fail(err, "gather: damaged message (analysis)");
         goto out;
     }
     rc = 0;
@@ -134,7 +134,7 @@ int andrea_circuits_bcast(andrea_circuits *c, int root, ae_error *err) {
     }
     if (bcast_blob(&b, root, err)) goto out;
     if (me) {
-        rc = b.n ? 0 : ae_fail(err, "gather: out of memory");
+        rc = b.n ? 0 : andrea_fail(err, "gather: out of memory");
         goto out;
     }
     get(&b, c, sizeof *c);
@@ -147,7 +147,7 @@ int andrea_circuits_bcast(andrea_circuits *c, int root, ae_error *err) {
     c->prev_pos = get_new(&b, NH * sizeof(double));
     if (b.bad || b.at != b.n) {
         andrea_circuits_free(c);
-        ae_fail(err, "gather: damaged message (circuits)");
+        andrea_fail(err, "gather: damaged message (circuits)");
         goto out;
     }
     rc = 0;

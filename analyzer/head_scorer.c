@@ -30,7 +30,7 @@ struct head_scorer {
 
 static void free_plans(head_scorer *hs) {
     hs_gpu_suite_begin(hs->gpu, NULL, 0); /* it points at the plans */
-    for (int i = 0; i < hs->n_plans; i++) score_plan_free(&hs->plans[i]);
+    for (int i = 0; i < hs->n_plans; i++) andrea_score_plan_free(&hs->plans[i]);
     free(hs->plans);
     hs->plans = NULL;
     hs->n_plans = 0;
@@ -52,7 +52,7 @@ static int suite_begin(void *self, int si, const probe_suite *s, ae_error *err) 
     if (!hs->plans) return andrea_fail(err, "scorer: out of memory");
     hs->n_plans = s->n_items;
     for (int i = 0; i < s->n_items; i++)
-        if (score_plan_build(&s->items[i], i, s->name, &hs->plans[i], err)) return -1;
+        if (andrea_score_plan_build(&s->items[i], i, s->name, &hs->plans[i], err)) return -1;
     hs_gpu_suite_begin(hs->gpu, hs->plans, hs->n_plans);
     if (s->max_len > hs->row_cap) {
         float *r = realloc(hs->row, sizeof(float) * (size_t)s->max_len);
@@ -91,17 +91,17 @@ static int maps(void *self, const andrea_batch *b, size_t first, size_t n, const
 
 static int wants_host_maps(void *self, const andrea_batch *b, int seq) {
     (void)b;
-    return head_scorer_wants(self, seq);
+    return andrea_head_scorer_wants(self, seq);
 }
 
 /* A GPU batch: score, control, top1, hard_top1 and the DLA / norm sums by the kernel on the
  * device maps (kernels/score_kernel.h); baseline, n and n_hard, which no map changes, here from
- * the plans, as score_acc_add adds them per map. 1: declined (GPU out of memory), the maps
+ * the plans, as andrea_score_acc_add adds them per map. 1: declined (GPU out of memory), the maps
  * then come to maps() from the host. */
 static int device_batch(void *self, const andrea_batch *b, const andrea_device_batch *d, ae_error *err) {
     head_scorer *hs = self;
     if (b->b0 + b->nb > hs->n_plans)
-        return ae_fail(err, "scorer: sequence %d of suite %s outside its items", b->b0 + b->nb - 1, b->s->name);
+        return andrea_fail(err, "scorer: sequence %d of suite %s outside its items", b->b0 + b->nb - 1, b->s->name);
     const int rc = hs_gpu_add(hs->gpu, b, d, err);
     if (rc) return rc;
     for (int i = 0; i < b->nb; i++) {
@@ -202,21 +202,21 @@ head_scorer *andrea_head_scorer_open(const andrea_config *cfg, const andrea_rule
     hs->gpu = hs_gpu_open(hs->NH, err);
 #ifdef ANDREA_HAVE_CUDA
     if (!hs->gpu) {
-        head_scorer_free(hs);
+        andrea_head_scorer_free(hs);
         return NULL;
     }
 #endif
     return hs;
 }
 
-andrea_batch_sink head_scorer_sink(head_scorer *hs) {
+andrea_batch_sink andrea_head_scorer_sink(head_scorer *hs) {
     andrea_batch_sink k = {hs, suite_begin, maps, batch, suite_end, hs->gpu ? device_batch : NULL, wants_host_maps};
     return k;
 }
 
 void head_scorer_set_gpu_chunk(head_scorer *hs, int max_seqs) { hs_gpu_set_chunk(hs->gpu, max_seqs); }
 
-void head_scorer_take(head_scorer *hs, andrea_analysis *a) {
+void andrea_head_scorer_take(head_scorer *hs, andrea_analysis *a) {
     a->suites = hs->suites;
     a->n_suites = hs->n_suites;
     hs->suites = NULL;

@@ -29,9 +29,9 @@ andrea_batch_sink andrea_head_scorer_sink(head_scorer *hs);
 /* 1 when sequence `seq` of the suite begun last has an eligible query (its maps matter). */
 int andrea_head_scorer_wants(const head_scorer *hs, int seq);
 /* Hands the scored suites (every suite ended) to a: a->suites, a->n_suites; the scorer keeps none. */
-void head_scorer_take(head_scorer *hs, andrea_analysis *a);
+void andrea_head_scorer_take(head_scorer *hs, andrea_analysis *a);
 /* GPU batches: at most max_seqs sequences per scoring-kernel launch (0: the whole batch). */
 void head_scorer_set_gpu_chunk(head_scorer *hs, int max_seqs);
-void head_scorer_free(head_scorer *hs);
+void andrea_head_scorer_free(head_scorer *hs);
 
 #endif

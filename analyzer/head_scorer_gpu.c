@@ -34,7 +34,7 @@ static int csr_build(hs_gpu *g, ae_error *err) {
         nq += (size_t)g->plans[s].n_queries;
         nk += (size_t)g->plans[s].n_keys;
     }
-    if (nq >= (size_t)1 << 31 || nk >= (size_t)1 << 31) return ae_fail(err, "scorer: suite too large for the GPU plan");
+    if (nq >= (size_t)1 << 31 || nk >= (size_t)1 << 31) return andrea_fail(err, "scorer: suite too large for the GPU plan");
     const size_t ns = g->n_plans > 0 ? (size_t)g->n_plans : 0;
     g->length = malloc(sizeof(int) * (ns ? ns : 1));
     g->q_off = malloc(sizeof(int) * (ns + 1));
@@ -45,7 +45,7 @@ static int csr_build(hs_gpu *g, ae_error *err) {
     g->control = malloc(sizeof(int) * (nk ? nk : 1));
     if (!g->length || !g->q_off || !g->query || !g->hard || !g->k_off || !g->keys || !g->control) {
         csr_free(g);
-        return ae_fail(err, "scorer: out of memory");
+        return andrea_fail(err, "scorer: out of memory");
     }
     int jq = 0, jk = 0;
     for (int s = 0; s < g->n_plans; s++) {
@@ -76,7 +76,7 @@ hs_gpu *hs_gpu_open(int n_heads, ae_error *err) {
     if (!g || !g->sums || !g->k) {
         if (g) free(g->sums);
         free(g);
-        ae_fail(err, "scorer: out of memory");
+        andrea_fail(err, "scorer: out of memory");
         return NULL;
     }
     g->NH = n_heads;

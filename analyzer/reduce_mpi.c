@@ -20,9 +20,9 @@ static int sum_in_rank_order(double *v, size_t n, ae_error *err) {
     const int size = andrea_mpi_size();
     size_t bytes, all_bytes;
     if (ae_mul(n, sizeof(double), &bytes) || ae_mul(bytes, (size_t)size, &all_bytes))
-        return ae_fail(err, "classify: %zu sums cannot be reduced", n);
+        return andrea_fail(err, "classify: %zu sums cannot be reduced", n);
     double *all = malloc(all_bytes ? all_bytes : 1);
-    if (!all) return ae_fail(err, "classify: out of memory");
+    if (!all) return andrea_fail(err, "classify: out of memory");
     int rc = andrea_mpi_allgather(v, bytes, all, err);
     for (size_t k = 0; !rc && k < n; k++) {
         double sum = all[k];

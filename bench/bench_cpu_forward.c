@@ -81,7 +81,7 @@ static int run_child(const andrea_model *m, int B, int T, int mode, int fd) {
     for (size_t i = 0; i < (size_t)B * T; i++) tok[i] = (int)((i * 2654435761u) % (unsigned)c->vocab_size);
     andrea_forward_io io = {.B = B, .T = T, .tokens = tok, .logits = logits, .attn = attn, .head_out_norm = norm,
                             .head_dla = dla};
-    double first = 0, best = 1e30, start = ae_now_seconds();
+    double first = 0, best = 1e30, start = andrea_now_seconds();
     int reps = 0;
     /* a forward of a second or more is timed once (its first-touch of engine scratch is a few
      * percent at most); shorter ones repeat for about a second and the warm-up is dropped */

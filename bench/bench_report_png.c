@@ -69,8 +69,8 @@ int main(int argc, char **argv) {
     double t0 = cpu_seconds();
     canvas *c = NULL;
     for (int r = 0; r < reps; r++) {
-        canvas_free(c);
-        if (!(c = draw_heatmap(&hs, &err))) {
+        andrea_canvas_free(c);
+        if (!(c = andrea_draw_heatmap(&hs, &err))) {
             fprintf(stderr, "%s\n", err.msg);
             return 1;
         }
@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
         qsort(ts, (size_t)reps, sizeof ts[0], cmp_d);
         printf("  %-26s encode %6.1f ms  %8zu bytes\n", cases[i].name, ts[reps / 2] * 1e3, len);
     }
-    canvas_free(c);
+    andrea_canvas_free(c);
     free(map);
     free(tgt);
     free(labels);

@@ -56,7 +56,7 @@ static int score_spread(int n, const char *const *ckpts, analyze_scored *sc, ana
             andrea_mpi_bcast(sc[i].sha256, sizeof sc[i].sha256, from, err) ||
             andrea_analysis_bcast(&a, from, err) || andrea_circuits_bcast(&c, from, err))
             return -1;
-        int wrc = root ? catalog_write(sc[i].db, &a, NULL, err) || catalog_circuits_write(sc[i].db, ckpts[i], sc[i].sha256, &c, err) : 0;
+        int wrc = root ? andrea_catalog_write(sc[i].db, &a, NULL, err) || andrea_catalog_circuits_write(sc[i].db, ckpts[i], sc[i].sha256, &c, err) : 0;
         if (!mine) {
             andrea_analysis_free(&a);
             andrea_circuits_free(&c);
@@ -132,7 +132,7 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
     ret = 0;
 out:
     for (int i = 0; sc && i < n; i++) {
-        report_collector_free(sc[i].collected);
+        andrea_report_collector_free(sc[i].collected);
         free_deferred(&sc[i]);
     }
     free(sc);

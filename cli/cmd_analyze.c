@@ -118,7 +118,7 @@ static void run_name_and_dump(const char *ckpt, int index, const analyze_args *a
 /* The catalog rows of one checkpoint handed to the series loop instead of written (a is emptied). */
 static int defer_catalog(analyze_scored *scored, andrea_analysis *a, const andrea_model *m, ae_error *err) {
     if (!(scored->analysis = calloc(1, sizeof *scored->analysis)) || !(scored->circuits = calloc(1, sizeof *scored->circuits)))
-        return ae_fail(err, "%s: out of memory", m->path);
+        return andrea_fail(err, "%s: out of memory", m->path);
     *scored->analysis = *a;
     memset(a, 0, sizeof *a);
     return andrea_circuits_compute(m, scored->circuits, err); /* andrea circuits */
@@ -147,7 +147,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
     if (andrea_probe_suites_load(aa->probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &aa->po, &suites, &n_suites, err))
         goto out;
-    const double t_load = ae_now_seconds() - t_start;
+    const double t_load = andrea_now_seconds() - t_start;
     /* the sha256 started on a thread with the load (engine/checkpoint_hash.h): this waits for its rest */
     if (andrea_checkpoint_sha256(&m, hex, err)) goto out;
     const double t_hash = andrea_now_seconds() - t_start - t_load;
@@ -157,12 +157,12 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
 
     /* The forwards feed the head scorer and the report's example maps (and the dump writer when
      * a dump was asked for): one loop, dump/dump_write.h. */
-    if (!(hs = head_scorer_open(&m.cfg, &copt->rules, n_suites, err))) goto out;
+    if (!(hs = andrea_head_scorer_open(&m.cfg, &copt->rules, n_suites, err))) goto out;
     andrea_render_options ropt = {0};
-    ropt.quiet = ae_progress_quiet;
+    ropt.quiet = andrea_progress_quiet;
     ropt.maps_per_suite = aa->report_maps;
-    if (!(rcol = report_collector_open(&m, n_suites, andrea_render_examples(&ropt), err))) goto out;
-    andrea_batch_sink sinks[2] = {head_scorer_sink(hs), report_collector_sink(rcol)};
+    if (!(rcol = andrea_report_collector_open(&m, n_suites, andrea_render_examples(&ropt), err))) goto out;
+    andrea_batch_sink sinks[2] = {andrea_head_scorer_sink(hs), andrea_report_collector_sink(rcol)};
     andrea_dump_stats stats;
     memset(&stats, 0, sizeof stats);
     andrea_dump_options dopt;
@@ -216,8 +216,8 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
             ret = defer_catalog(scored, &a, &m, err);
             goto out;
         }
-        ret = andrea_mpi_agree(catalog_write(db_path, &a, NULL, err) ||
-                                   catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err), /* andrea circuits */
+        ret = andrea_mpi_agree(andrea_catalog_write(db_path, &a, NULL, err) ||
+                                   andrea_catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err), /* andrea circuits */
                                err);
         goto out;
     }
@@ -225,10 +225,10 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     char rdir[4400];
     if (report_dir) snprintf(rdir, sizeof rdir, "%s", report_dir);
     else snprintf(rdir, sizeof rdir, "%s/%s", aa->dir, name);
-    const double t_cat0 = ae_now_seconds();
-    int wrc = catalog_write(db_path, &a, NULL, err) ||
-              catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err); /* andrea circuits */
-    const double t_rep0 = ae_now_seconds();
+    const double t_cat0 = andrea_now_seconds();
+    int wrc = andrea_catalog_write(db_path, &a, NULL, err) ||
+              andrea_catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err); /* andrea circuits */
+    const double t_rep0 = andrea_now_seconds();
     if (!wrc)
         wrc = andrea_render_collected(rcol, hex, dumping ? dump_path : NULL, a.maps_dtype, db_path, rdir, &ropt, err);
     const double t_end = andrea_now_seconds();
@@ -330,7 +330,7 @@ int cmd_analyze(int argc, char **argv) {
         case 'R':
             if ((bad = cli_opt_report_maps("analyze", optarg, &aa.report_maps))) return bad;
             break;
-        case 'q': ae_progress_quiet = 1; break;
+        case 'q': andrea_progress_quiet = 1; break;
         case 'h': help(stdout); return cli_stdout_done();
         default: return cli_option_error("analyze", c, argv, opts);
         }
@@ -353,7 +353,7 @@ int cmd_analyze(int argc, char **argv) {
     if (n > 1) {
         series_job job = {ckpts, &aa, &o};
         andrea_render_options sro = {0};
-        sro.quiet = ae_progress_quiet;
+        sro.quiet = andrea_progress_quiet;
         sro.maps_per_suite = aa.report_maps;
         if (analyze_series(n, ckpts, aa.dir, score_one, &job, &sro, &err)) return cli_fail(&err);
         return cli_stdout_done();

@@ -69,7 +69,7 @@ int cmd_circuits(int argc, char **argv) {
     char hex[65];
     if (andrea_model_load(&m, ckpt, &err)) return cli_fail(&err);
     int rc = andrea_circuits_compute_on(&m, dev, &cs, &err);
-    if (!rc && db) rc = andrea_checkpoint_sha256(&m, hex, &err) || catalog_circuits_write(db, ckpt, hex, &cs, &err);
+    if (!rc && db) rc = andrea_checkpoint_sha256(&m, hex, &err) || andrea_catalog_circuits_write(db, ckpt, hex, &cs, &err);
     andrea_model_free(&m);
     if (!rc) rc = andrea_circuits_rows(&cs, weights, (int)top, &rows, &err);
     andrea_circuits_free(&cs);

@@ -191,14 +191,14 @@ int andrea_mpi_report_error(void) { return !g_echo_only; }
 
 int andrea_mpi_sum_f64(double *v, size_t n, ae_error *err) {
     if (!andrea_mpi_parallel() || n == 0) return 0;
-    if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: reduction of %zu values is too large", n);
+    if (n > (size_t)INT32_MAX) return andrea_fail(err, "mpi: reduction of %zu values is too large", n);
     MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
     return 0;
 }
 
 int andrea_mpi_sum_i64(int64_t *v, size_t n, ae_error *err) {
     if (!andrea_mpi_parallel() || n == 0) return 0;
-    if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: reduction of %zu values is too large", n);
+    if (n > (size_t)INT32_MAX) return andrea_fail(err, "mpi: reduction of %zu values is too large", n);
     MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
     return 0;
 }
@@ -222,7 +222,7 @@ int andrea_mpi_max_f64(double *v, ae_error *err) {
 
 int andrea_mpi_bcast(void *buf, size_t n, int root, ae_error *err) {
     if (!andrea_mpi_parallel() || n == 0) return 0;
-    if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: broadcast of %zu bytes is too large", n);
+    if (n > (size_t)INT32_MAX) return andrea_fail(err, "mpi: broadcast of %zu bytes is too large", n);
     MPI_TRY(MPI_Bcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD));
     return 0;
 }
@@ -232,7 +232,7 @@ int andrea_mpi_allgather(const void *mine, size_t n, void *all, ae_error *err) {
         memcpy(all, mine, n);
         return 0;
     }
-    if (n > (size_t)INT32_MAX) return ae_fail(err, "mpi: gathering %zu bytes a rank is too large", n);
+    if (n > (size_t)INT32_MAX) return andrea_fail(err, "mpi: gathering %zu bytes a rank is too large", n);
     MPI_TRY(MPI_Allgather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, MPI_COMM_WORLD));
     return 0;
 }

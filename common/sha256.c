@@ -80,26 +80,26 @@ int ae_sha256_file_until(const char *path, const int *stop, char hex[65], ae_err
     /* O_NONBLOCK: a FIFO in the checkpoint's place must not hold a thread in open() (the reader
      * refuses it; regular files ignore the flag) */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return ae_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    if (fd < 0) return andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return ae_fail(err, "%s: not a regular file", path);
+        return andrea_fail(err, "%s: not a regular file", path);
     }
     const size_t buf_len = (size_t)1 << 20;
     unsigned char *buf = malloc(buf_len), md[32];
     size_t size = 0;
     int rc = -1;
     if (!buf) {
-        ae_fail(err, "%s: out of memory", path);
+        andrea_fail(err, "%s: out of memory", path);
     } else if (!tail_size(fd, 0, &size, path, err)) {
         if (sha256_range_until(fd, 0, size, md, buf, buf_len, stop) == 0) {
             to_hex(md, hex);
             rc = 0;
         } else if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) {
-            ae_fail(err, "%s: hashing stopped", path);
+            andrea_fail(err, "%s: hashing stopped", path);
         } else {
-            ae_fail(err, "%s: read error while hashing", path);
+            andrea_fail(err, "%s: read error while hashing", path);
         }
     }
     free(buf);
@@ -107,8 +107,8 @@ int ae_sha256_file_until(const char *path, const int *stop, char hex[65], ae_err
     return rc;
 }
 
-int ae_sha256_blocks(const char *path, long from, size_t block, char hex[65], ae_error *err) {
-    if (block == 0) return ae_fail(err, "%s: checksum block size 0", path);
+int andrea_sha256_blocks(const char *path, long from, size_t block, char hex[65], ae_error *err) {
+    if (block == 0) return andrea_fail(err, "%s: checksum block size 0", path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));
     size_t tail = 0;

@@ -14,7 +14,7 @@ int andrea_sha256_file(const char *path, char hex[65], ae_error *err);
  * descriptor, not its stdio buffer. */
 int andrea_sha256_stream(FILE *f, long from, char hex[65], const char *path, ae_error *err);
 
-/* ae_sha256_file through 1 MiB reads that give up (-1, "PATH: hashing stopped") as soon as
+/* andrea_sha256_file through 1 MiB reads that give up (-1, "PATH: hashing stopped") as soon as
  * *stop (read atomically) is set by another thread: a checkpoint hashed on a thread while it
  * loads (engine/checkpoint_hash.h) is abandoned when nobody asked for it. */
 int ae_sha256_file_until(const char *path, const int *stop, char hex[65], ae_error *err);

@@ -417,15 +417,15 @@ static int check_part(const char *master, const char *dir, const char *name, con
                       ae_error *err) {
     char full[8200], have[65];
     if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") || strlen(recorded) != 64)
-        return ae_fail(err, "%s: damaged master file (bad part list)", master);
+        return andrea_fail(err, "%s: damaged master file (bad part list)", master);
     snprintf(full, sizeof full, "%s%s", dir, name);
     struct stat st;
     if (stat(full, &st) != 0 || !S_ISREG(st.st_mode))
-        return ae_fail(err, "%s: part file %s is missing (this master file of an MPI dump maps its values from %d part "
+        return andrea_fail(err, "%s: part file %s is missing (this master file of an MPI dump maps its values from %d part "
                             "files beside it; docs/dump-format.md)", master, full, n_parts);
     if (check_seal(full, have, err)) return -1;
-    if (!ae_sha256_hex_equal(have, recorded))
-        return ae_fail(err, "%s: part file %s is not the one this master file was written with (its seal differs)",
+    if (!andrea_sha256_hex_equal(have, recorded))
+        return andrea_fail(err, "%s: part file %s is not the one this master file was written with (its seal differs)",
                        master, full);
     return 0;
 }
@@ -437,7 +437,7 @@ static int check_parts(andrea_dump *d, ae_error *err) {
     if (H5Aexists(d->file, "andrea_part") > 0) {
         char master[4096] = "?";
         (void)attr_string(d->file, "master", master, sizeof master, h5_path, err);
-        return ae_fail(err, "%s: a part file of an MPI dump, not a dump by itself: open its master file %s", path,
+        return andrea_fail(err, "%s: a part file of an MPI dump, not a dump by itself: open its master file %s", path,
                        master);
     }
     if (H5Aexists(d->file, "parts") <= 0) return 0;
@@ -445,7 +445,7 @@ static int check_parts(andrea_dump *d, ae_error *err) {
     char *names = malloc(cap + 1), *seals = malloc(cap + 1), dir[4200];
     int rc = -1, n = 1, n_seals = 1;
     if (!names || !seals) {
-        ae_fail(err, "%s: out of memory", path);
+        andrea_fail(err, "%s: out of memory", path);
         goto out;
     }
     if (attr_string(d->file, "parts", names, cap + 1, h5_path, err) ||
@@ -454,13 +454,13 @@ static int check_parts(andrea_dump *d, ae_error *err) {
     for (const char *p = names; *p; p++) n += *p == ',';
     for (const char *p = seals; *p; p++) n_seals += *p == ',';
     if (n != n_seals) {
-        ae_fail(err, "%s: damaged master file (%d parts, %d seals)", path, n, n_seals);
+        andrea_fail(err, "%s: damaged master file (%d parts, %d seals)", path, n, n_seals);
         goto out;
     }
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + 1) : 0, path);
     if (!(d->parts = strdup(names))) {
-        ae_fail(err, "%s: out of memory", path);
+        andrea_fail(err, "%s: out of memory", path);
         goto out;
     }
     char *sn = NULL, *ss = NULL, *name = strtok_r(names, ",", &sn), *seal = strtok_r(seals, ",", &ss);

@@ -22,12 +22,12 @@
  *     CLOSED     the temporary file is complete HDF5 but unsealed
  *       |  andrea_dump_seal (rank 0)
  *     SEALED     the user block holds the seal
- *       |  ae_tmp_commit (rank 0)            | part files (MPI without --single-file):
+ *       |  andrea_tmp_commit (rank 0)            | part files (MPI without --single-file):
  *       |                                    |  every rank its part; then rank 0 writes and
  *       |                                    |  seals the master "<out>.tmp-<pid>" (agreed)
- *       |                                    v  ae_tmp_commit of each part (every rank)
+ *       |                                    v  andrea_tmp_commit of each part (every rank)
  *       |                          PARTS_RENAMED "<out>.part-R-of-N" complete; abort unlinks it
- *       |                                       |  ae_tmp_commit of the master (rank 0), last
+ *       |                                       |  andrea_tmp_commit of the master (rank 0), last
  *     RENAMED    out_path is the complete dump; nothing is left to undo but the engine
  *
  * Part files (dump_write_parts.c, docs/dump-format.md): every rank runs NONE .. SEALED on its own
@@ -381,9 +381,9 @@ static int write_part_attrs(const dump_run *r, ae_error *err) {
     const char *h5_path = r->part_path, *slash = strrchr(r->o->out_path, '/');
     char what[64];
     snprintf(what, sizeof what, "%d of %d", andrea_mpi_rank(), andrea_mpi_size());
-    H5_TRY(dw_attr_str(r->f, "andrea_version", ANDREA_VERSION));
-    H5_TRY(dw_attr_str(r->f, "andrea_part", what));
-    H5_TRY(dw_attr_str(r->f, "master", slash ? slash + 1 : r->o->out_path));
+    H5_TRY(andrea_dw_attr_str(r->f, "andrea_version", ANDREA_VERSION));
+    H5_TRY(andrea_dw_attr_str(r->f, "andrea_part", what));
+    H5_TRY(andrea_dw_attr_str(r->f, "master", slash ? slash + 1 : r->o->out_path));
     return 0;
 fail:
     return -1;
@@ -394,12 +394,12 @@ fail:
 static int open_reserve_parts(dump_run *r, ae_error *err) {
     int rc = 0;
     if (dw_part_name(r->o->out_path, andrea_mpi_rank(), andrea_mpi_size(), r->part_path, sizeof r->part_path))
-        rc = ae_fail(err, "%s: path too long", r->o->out_path);
-    if (!rc && r->root) rc = ae_tmp_begin(r->o->out_path, r->mtmp, sizeof r->mtmp, err);
-    if (!rc) rc = ae_tmp_begin(r->part_path, r->tmp, sizeof r->tmp, err);
+        rc = andrea_fail(err, "%s: path too long", r->o->out_path);
+    if (!rc && r->root) rc = andrea_tmp_begin(r->o->out_path, r->mtmp, sizeof r->mtmp, err);
+    if (!rc) rc = andrea_tmp_begin(r->part_path, r->tmp, sizeof r->tmp, err);
     if (andrea_mpi_agree(rc, err)) {
-        if (r->tmp[0]) ae_tmp_abort(r->tmp);
-        if (r->mtmp[0]) ae_tmp_abort(r->mtmp);
+        if (r->tmp[0]) andrea_tmp_abort(r->tmp);
+        if (r->mtmp[0]) andrea_tmp_abort(r->mtmp);
         r->tmp[0] = r->mtmp[0] = 0;
         return -1;
     }
@@ -412,8 +412,8 @@ static int open_reserve_parts(dump_run *r, ae_error *err) {
 static int open_reserve(dump_run *r, ae_error *err) {
     h5_silence();
     if (r->parts) return open_reserve_parts(r, err);
-    if (andrea_mpi_agree(r->root && r->writing ? ae_tmp_begin(r->o->out_path, r->tmp, sizeof r->tmp, err) : 0, err)) {
-        if (r->root && r->tmp[0]) ae_tmp_abort(r->tmp);
+    if (andrea_mpi_agree(r->root && r->writing ? andrea_tmp_begin(r->o->out_path, r->tmp, sizeof r->tmp, err) : 0, err)) {
+        if (r->root && r->tmp[0]) andrea_tmp_abort(r->tmp);
         return -1;
     }
     if (r->writing) r->state = DW_RESERVED;
@@ -478,7 +478,7 @@ static int open_engine(dump_run *r, ae_error *err) {
         if (r->hj.rc && !orc) orc = andrea_fail(err, "%s", r->hj.err.msg);
         snprintf(r->sha, sizeof r->sha, "%s", r->hj.hex);
     }
-    r->t_open = ae_now_seconds() - t_open0 - (r->hashing ? 0 : r->t_hash);
+    r->t_open = andrea_now_seconds() - t_open0 - (r->hashing ? 0 : r->t_hash);
     if (!orc && (r->root || r->parts) && r->writing) {
         FILE *probe_f = fopen(r->tmp, "wb");
         if (!probe_f) orc = andrea_fail(err, "%s: cannot create: %s", r->o->out_path, strerror(errno));
@@ -514,13 +514,13 @@ static int open_create(dump_run *r, ae_error *err) {
      * (auto_da_alloc): H5Fclose of a 19 GB dump took 6.4 s of a 16 s dump on the H200 machine.
      * The probe file of open_engine only reserved the name. MPI: the ranks open collectively; TRUNC. */
     if (!r->par.collective && unlink(r->tmp) != 0 && errno != ENOENT)
-        return ae_fail(err, "%s: cannot replace the temporary file: %s", r->o->out_path, strerror(errno));
-    const double t_create0 = ae_now_seconds();
+        return andrea_fail(err, "%s: cannot replace the temporary file: %s", r->o->out_path, strerror(errno));
+    const double t_create0 = andrea_now_seconds();
     H5_ID(r->f, H5Fcreate(r->tmp, r->par.collective ? H5F_ACC_TRUNC : H5F_ACC_EXCL, r->fcpl, r->fapl));
     r->state = DW_CREATED;
-    H5_ID(r->f16, dw_make_f16_type());
+    H5_ID(r->f16, andrea_dw_make_f16_type());
     if (r->parts ? write_part_attrs(r, err) : write_root_attrs(r, r->f, err)) return -1;
-    r->t_create = ae_now_seconds() - t_create0;
+    r->t_create = andrea_now_seconds() - t_create0;
     return 0;
 fail:
     return -1;
@@ -549,7 +549,7 @@ static int run_sinks(dump_run *r, const dw_loop *lp0, ae_progress *prog, ae_erro
     if (!v || !on_host) {
         free(v);
         free(on_host);
-        return ae_fail(err, "%s: out of memory", lp0->what);
+        return andrea_fail(err, "%s: out of memory", lp0->what);
     }
     dw_sinks sk = {v, 0, -1, on_host};
     dw_writer *wr = r->writing ? &r->wr : NULL;
@@ -576,9 +576,9 @@ static int run_sinks(dump_run *r, const dw_loop *lp0, ae_progress *prog, ae_erro
             break;
         }
         for (int k = 0; k < sk.n && !rc; k++) {
-            const double t0 = ae_now_seconds(); /* the scorer's wait for its GPU sums counts as sink time */
+            const double t0 = andrea_now_seconds(); /* the scorer's wait for its GPU sums counts as sink time */
             if (v[k].suite_end) rc = v[k].suite_end(v[k].self, (int)i, err);
-            if (k != sk.writer) r->bb.t_sinks += ae_now_seconds() - t0;
+            if (k != sk.writer) r->bb.t_sinks += andrea_now_seconds() - t0;
         }
     }
     free(v);
@@ -635,23 +635,23 @@ static int write_master(dump_run *r, const char *seals, ae_error *err) {
     char *names = parts_list(h5_path, NULL, np), *sl = parts_list(h5_path, seals, np);
     int rc = -1;
     if (!names || !sl) {
-        ae_fail(err, "%s: out of memory", h5_path);
+        andrea_fail(err, "%s: out of memory", h5_path);
         goto fail;
     }
     H5_ID(fcpl, H5Pcreate(H5P_FILE_CREATE));
     H5_TRY(H5Pset_userblock(fcpl, ANDREA_DUMP_USERBLOCK));
     H5_ID(f, H5Fcreate(r->mtmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT));
-    H5_ID(f16, dw_make_f16_type());
+    H5_ID(f16, andrea_dw_make_f16_type());
     if (write_root_attrs(r, f, err)) goto fail;
-    H5_TRY(dw_attr_str(f, "parts", names));
-    H5_TRY(dw_attr_str(f, "part_seals", sl));
+    H5_TRY(andrea_dw_attr_str(f, "parts", names));
+    H5_TRY(andrea_dw_attr_str(f, "part_seals", sl));
     dw_writer w;
-    dw_writer_init(&w);
+    andrea_dw_writer_init(&w);
     par_state par = {H5P_DEFAULT, 0, 0};
     w.f = f, w.f16 = f16, w.m = r->m, w.o = r->o, w.par = &par, w.bb = &r->bb, w.h5_path = h5_path;
     w.suites = r->suites, w.mode = DW_MODE_MASTER, w.n_suites = r->n_suites, w.B = r->B;
     w.vds.out_path = h5_path, w.vds.n_parts = np;
-    const andrea_batch_sink k = dw_writer_sink(&w);
+    const andrea_batch_sink k = andrea_dw_writer_sink(&w);
     for (int i = 0; i < r->n_suites; i++)
         if (k.suite_begin(k.self, i, &r->suites[i], err) || k.suite_end(k.self, i, err)) goto fail;
     r->all_bytes += w.bytes;
@@ -679,28 +679,28 @@ static int commit_parts(dump_run *r, ae_error *err) {
     const int np = andrea_mpi_size();
     char seal[65] = "", *seals = NULL;
     int crc = 0, rc = -1;
-    const double t_close0 = ae_now_seconds();
+    const double t_close0 = andrea_now_seconds();
     H5Tclose(r->f16);
     r->f16 = -1;
     herr_t closed = H5Fclose(r->f);
     r->f = -1;
     H5Pclose(r->fcpl);
     r->fcpl = -1;
-    if (closed < 0) crc = ae_fail(err, "%s: HDF5 cannot close the part file", h5_path);
+    if (closed < 0) crc = andrea_fail(err, "%s: HDF5 cannot close the part file", h5_path);
     else r->state = DW_CLOSED;
-    r->t_close = ae_now_seconds() - t_close0;
-    const double t_seal0 = ae_now_seconds();
+    r->t_close = andrea_now_seconds() - t_close0;
+    const double t_seal0 = andrea_now_seconds();
     if (!crc && !(crc = andrea_dump_seal(r->tmp, seal, err))) r->state = DW_SEALED;
-    if (!crc && !(seals = calloc((size_t)np, 65))) crc = ae_fail(err, "%s: out of memory", h5_path);
+    if (!crc && !(seals = calloc((size_t)np, 65))) crc = andrea_fail(err, "%s: out of memory", h5_path);
     if (andrea_mpi_agree(crc, err)) goto out;
     r->all_bytes = r->wr.bytes;
     if (andrea_mpi_allgather(seal, 65, seals, err) || andrea_mpi_sum_i64(&r->all_bytes, 1, err)) goto out;
     if (andrea_mpi_agree(r->root ? write_master(r, seals, err) : 0, err)) goto out;
-    r->t_seal = ae_now_seconds() - t_seal0;
-    crc = ae_tmp_commit(r->tmp, r->part_path, err);
+    r->t_seal = andrea_now_seconds() - t_seal0;
+    crc = andrea_tmp_commit(r->tmp, r->part_path, err);
     if (!crc) r->state = DW_PARTS_RENAMED;
     if (andrea_mpi_agree(crc, err)) goto out;
-    crc = r->root ? ae_tmp_commit(r->mtmp, r->o->out_path, err) : 0;
+    crc = r->root ? andrea_tmp_commit(r->mtmp, r->o->out_path, err) : 0;
     if (r->root) r->mtmp[0] = 0; /* renamed, or removed by the failed commit */
     if (andrea_mpi_agree(crc, err)) goto out;
     r->state = DW_RENAMED;
@@ -751,9 +751,9 @@ static void dump_abort(dump_run *r) {
         andrea_dump_par_close(r->par.dxpl);
         andrea_dump_par_close(r->fapl);
     }
-    if ((r->root || r->parts) && r->state >= DW_RESERVED && r->state < DW_PARTS_RENAMED) ae_tmp_abort(r->tmp);
+    if ((r->root || r->parts) && r->state >= DW_RESERVED && r->state < DW_PARTS_RENAMED) andrea_tmp_abort(r->tmp);
     if (r->parts && r->state == DW_PARTS_RENAMED) unlink(r->part_path); /* no part without its master */
-    if (r->mtmp[0]) ae_tmp_abort(r->mtmp);
+    if (r->mtmp[0]) andrea_tmp_abort(r->mtmp);
     engine_and_bufs_close(r->eng, &r->bb);
 }
 

@@ -111,7 +111,7 @@ herr_t andrea_dw_dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, i
  * has one writer) and a little-endian host, so the
  * bytes in memory are the file type's bytes (IEEE fp16/fp32 LE). With --gzip the chunks are
  * deflated here, on every core, instead of by HDF5's filter on one. */
-int dw_maps_direct_ok(const par_state *par) {
+int andrea_dw_maps_direct_ok(const par_state *par) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     return !par->collective;
 #else

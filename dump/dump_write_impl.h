@@ -60,8 +60,8 @@ hid_t andrea_dw_dset_create(hid_t group, const char *name, hid_t type, int rank,
                      int gzip, int fill_nan);
 herr_t andrea_dw_dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, int rank, const hsize_t *start,
                           const hsize_t *count, const void *buf);
-int dw_maps_direct_ok(const par_state *par);
-herr_t dw_write_maps(hid_t d, hid_t dxpl, hid_t mtype, int direct, int b0, size_t first, size_t n, int L, int H,
+int andrea_dw_maps_direct_ok(const par_state *par);
+herr_t andrea_dw_write_maps(hid_t d, hid_t dxpl, hid_t mtype, int direct, int b0, size_t first, size_t n, int L, int H,
                      int T, size_t esz, const void *maps, const int *lengths, void *stage, int gzip);
 void andrea_dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n);
 /* dimension scales: an int32 0..n-1 scale dataset named name (MPI: rank root writes), and the
@@ -116,7 +116,7 @@ int andrea_dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bu
                  ae_error *err);
 
 /* dump_write_suite.c: the HDF5 writer as a sink. One suite's group and datasets are open between
- * suite_begin and suite_end; dw_writer_abort closes what is open after a failure (MPI-IO: only
+ * suite_begin and suite_end; andrea_dw_writer_abort closes what is open after a failure (MPI-IO: only
  * when all ranks agreed on it, par->agreed).
  * Modes: FILE writes the whole layout (serial, or every rank's share of one MPI-IO file); PART
  * writes this rank's rows of the maps and per-head values only (rows lo.. at 0 in its part file);

@@ -115,7 +115,7 @@ static hid_t make_big(const dw_writer *w, hid_t g, const char *suite, const long
                       const char *name, hid_t type, int rank, const hsize_t *dims, const hsize_t *chunk, int gzip,
                       int fill_nan) {
     if (w->mode == DW_MODE_MASTER) return dw_vds_create(g, suite, name, type, rank, dims, fill_nan, &w->vds, lo, hi);
-    return dw_dset_create(g, name, type, rank, dims, chunk, gzip, fill_nan);
+    return andrea_dw_dset_create(g, name, type, rank, dims, chunk, gzip, fill_nan);
 }
 
 /* The datasets of maps and per-head values of one suite, `rows` sequences: attention, and
@@ -139,7 +139,7 @@ static int maps_dsets(const dw_writer *w, hid_t g, int suite, const probe_suite 
         lo = malloc(sizeof *lo * (size_t)np);
         hi = malloc(sizeof *hi * (size_t)np);
         if (!lo || !hi) {
-            ae_fail(err, "%s: out of memory", h5_path);
+            andrea_fail(err, "%s: out of memory", h5_path);
             goto fail;
         }
         for (int r = 0; r < np; r++) dw_part_range(w->suites, w->n_suites, suite, w->B, r, np, &lo[r], &hi[r]);
@@ -167,7 +167,7 @@ static int write_items(const dw_writer *w, const probe_suite *s, hid_t dtok, hid
     size_t nt;
     if (ae_mul((size_t)N, (size_t)T, &nt) || !(tok = calloc(nt ? nt : 1, sizeof *tok)) ||
         !(len = malloc(sizeof *len * (size_t)(N ? N : 1)))) {
-        ae_fail(err, "%s: out of memory for the tokens of suite %s", h5_path, s->name);
+        andrea_fail(err, "%s: out of memory for the tokens of suite %s", h5_path, s->name);
         goto fail;
     }
     for (int i = 0; i < N; i++) {
@@ -175,8 +175,8 @@ static int write_items(const dw_writer *w, const probe_suite *s, hid_t dtok, hid
         len[i] = s->items[i].n_tokens;
     }
     hsize_t zero[2] = {0, 0}, d_tok[2] = {(hsize_t)N, (hsize_t)T}, d_len[1] = {(hsize_t)N};
-    H5_TRY(dw_dset_write_slab(dtok, H5P_DEFAULT, 1, H5T_NATIVE_INT, 2, zero, d_tok, tok));
-    H5_TRY(dw_dset_write_slab(dlen, H5P_DEFAULT, 1, H5T_NATIVE_INT, 1, zero, d_len, len));
+    H5_TRY(andrea_dw_dset_write_slab(dtok, H5P_DEFAULT, 1, H5T_NATIVE_INT, 2, zero, d_tok, tok));
+    H5_TRY(andrea_dw_dset_write_slab(dlen, H5P_DEFAULT, 1, H5T_NATIVE_INT, 1, zero, d_len, len));
     rc = 0;
 fail:
     free(tok);
@@ -193,11 +193,11 @@ static int part_suite_begin(dw_writer *w, int suite, const probe_suite *s, ae_er
     w->row0 = lo;
     if (hi == lo) return 0;
     H5_ID(w->g, H5Gcreate2(w->f, s->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-    H5_TRY(dw_attr_int(w->g, "first_seq", (int)lo));
+    H5_TRY(andrea_dw_attr_int(w->g, "first_seq", (int)lo));
     if (maps_dsets(w, w->g, suite, s, hi - lo, &w->datt, &w->dnorm, &w->ddla, &w->dout, err)) goto fail;
     return 0;
 fail:
-    dw_writer_abort(w, suite, NULL);
+    andrea_dw_writer_abort(w, suite, NULL);
     return -1;
 }
 
@@ -258,8 +258,8 @@ static int writer_suite_begin(void *self, int suite, const probe_suite *s, ae_er
     /* the per-sequence datasets */
     hsize_t d_tok[2] = {(hsize_t)N, (hsize_t)T}, c_tok[2] = {(hsize_t)(N < 256 ? N : 256), (hsize_t)T};
     hsize_t d_len[1] = {(hsize_t)N};
-    H5_ID(dtok, dw_dset_create(g, "tokens", H5T_STD_I32LE, 2, d_tok, c_tok, 0, 0));
-    H5_ID(dlen, dw_dset_create(g, "lengths", H5T_STD_I32LE, 1, d_len, NULL, 0, 0));
+    H5_ID(dtok, andrea_dw_dset_create(g, "tokens", H5T_STD_I32LE, 2, d_tok, c_tok, 0, 0));
+    H5_ID(dlen, andrea_dw_dset_create(g, "lengths", H5T_STD_I32LE, 1, d_len, NULL, 0, 0));
     if (w->mode == DW_MODE_MASTER && write_items(w, s, dtok, dlen, err)) goto fail;
     if (maps_dsets(w, g, suite, s, N, &datt, &dnorm, &ddla, &dout, err)) goto fail;
     if (dout >= 0 && o->heads && o->contrib != ANDREA_CONTRIB_FULL) {
@@ -269,7 +269,7 @@ static int writer_suite_begin(void *self, int suite, const probe_suite *s, ae_er
         list[0] = 0;
         for (int h = 0; h < L * H && len + 16 < sizeof list; h++)
             if (o->heads[h]) len += (size_t)snprintf(list + len, sizeof list - len, "%s%d.%d", len ? "," : "", h / H, h % H);
-        H5_TRY(dw_attr_str(dout, "heads", list));
+        H5_TRY(andrea_dw_attr_str(dout, "heads", list));
     }
     const hid_t ds[8] = {dtok, dlen, dtar, dent, datt, dnorm, ddla, dout};
     if (describe_suite(g, s, L, H, C, (hsize_t)n_pairs, (hsize_t)n_spans, ds, o->tok, par, h5_path, err)) goto fail;
@@ -318,13 +318,13 @@ static int writer_maps(void *self, const andrea_batch *b, size_t first, size_t n
     const int L = b->L, H = b->H, T = b->T;
     const size_t esz = o->maps_fp32 ? 4 : 2;
     const hid_t mtype = o->maps_fp32 ? H5T_NATIVE_FLOAT : w->f16;
-    const int direct = dw_maps_direct_ok(w->par), b0 = b->b0 - (int)w->row0; /* row in this file */
+    const int direct = andrea_dw_maps_direct_ok(w->par), b0 = b->b0 - (int)w->row0; /* row in this file */
     if (w->mode == DW_MODE_PART && (b->nb == 0 || w->datt < 0)) return 0; /* PART: nothing collective */
     if (b->maps_padding_zeroed && !direct) {
         hsize_t s5[5] = {(hsize_t)b0, 0, 0, 0, 0}, n5[5] = {(hsize_t)b->nb, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T};
-        H5_TRY(dw_dset_write_slab(w->datt, w->par->dxpl, b->nb > 0, mtype, 5, s5, n5, piece));
+        H5_TRY(andrea_dw_dset_write_slab(w->datt, w->par->dxpl, b->nb > 0, mtype, 5, s5, n5, piece));
     } else {
-        H5_TRY(dw_write_maps(w->datt, w->par->dxpl, mtype, direct, b0, first, n, L, H, T, esz, piece,
+        H5_TRY(andrea_dw_write_maps(w->datt, w->par->dxpl, mtype, direct, b0, first, n, L, H, T, esz, piece,
                              b->maps_padding_zeroed ? NULL : b->lengths, w->bb->attn, o->gzip));
     }
     w->bytes += (long long)(n * (size_t)T * T * esz);
@@ -345,8 +345,8 @@ static int writer_batch(void *self, const andrea_batch *b, ae_error *err) {
     } else {
         hsize_t s_tok[2] = {(hsize_t)b0, 0}, n_tok[2] = {(hsize_t)nb, (hsize_t)T};
         hsize_t s_len[1] = {(hsize_t)b0}, n_len[1] = {(hsize_t)nb};
-        H5_TRY(dw_dset_write_slab(w->dtok, dxpl, active, H5T_NATIVE_INT, 2, s_tok, n_tok, b->tokens));
-        H5_TRY(dw_dset_write_slab(w->dlen, dxpl, active, H5T_NATIVE_INT, 1, s_len, n_len, b->lengths));
+        H5_TRY(andrea_dw_dset_write_slab(w->dtok, dxpl, active, H5T_NATIVE_INT, 2, s_tok, n_tok, b->tokens));
+        H5_TRY(andrea_dw_dset_write_slab(w->dlen, dxpl, active, H5T_NATIVE_INT, 1, s_len, n_len, b->lengths));
         w->bytes += (long long)((size_t)nb * (T + 1) * sizeof(int));
     }
     if (w->dnorm >= 0) {
@@ -385,7 +385,7 @@ void andrea_dw_writer_init(dw_writer *w) {
     w->g = w->dtok = w->dlen = w->dtar = w->dent = w->datt = w->dnorm = w->ddla = w->dout = -1;
 }
 
-andrea_batch_sink dw_writer_sink(dw_writer *w) {
+andrea_batch_sink andrea_dw_writer_sink(dw_writer *w) {
     andrea_batch_sink k = {w, writer_suite_begin, writer_maps, writer_batch, writer_suite_end, NULL, NULL};
     return k;
 }

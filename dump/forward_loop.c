@@ -50,7 +50,7 @@ static int sinks_maps(const dw_sinks *sk, const unsigned char *on_host, batch_bu
                       size_t first, size_t n, const void *piece, ae_error *err) {
     for (int i = 0; i < sk->n; i++) {
         if (!sk->v[i].maps || (on_host && !on_host[i])) continue;
-        double t0 = ae_now_seconds();
+        double t0 = andrea_now_seconds();
         int rc = sk->v[i].maps(sk->v[i].self, b, first, n, piece, err);
         double dt = andrea_now_seconds() - t0;
         if (i == sk->writer) bb->t_maps += dt;
@@ -144,9 +144,9 @@ static int sinks_device(const dw_sinks *sk, batch_bufs *bb, const andrea_batch *
             d.head_dla = b->head_dla ? out.head_dla : NULL;
             have = 1;
         }
-        const double t0 = ae_now_seconds();
+        const double t0 = andrea_now_seconds();
         const int rc = sk->v[i].device_batch(sk->v[i].self, b, &d, err);
-        bb->t_sinks += ae_now_seconds() - t0;
+        bb->t_sinks += andrea_now_seconds() - t0;
         if (rc < 0) return -1;
         sk->on_host[i] = rc == 1;
     }
@@ -269,7 +269,7 @@ int andrea_dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bu
         b.head_out = want_head_out ? bb->head_out : NULL;
         const void *att = o->maps_fp32 ? (const void *)bb->attn : (const void *)bb->attn16;
         if (sinks_maps(lp->sinks, NULL, bb, &b, 0, n_maps, att, err) || sinks_batch(lp->sinks, bb, &b, err)) return -1;
-        ae_progress_add(prog, (uint64_t)nb);
+        andrea_progress_add(prog, (uint64_t)nb);
     }
     return 0;
 }

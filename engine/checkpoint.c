@@ -99,7 +99,7 @@ int andrea_checkpoint_weights_path(const char *path, char *out, size_t cap, ae_e
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return join(out, cap, path, "model.safetensors", err);
     int n = snprintf(out, cap, "%s", path);
-    if (n < 0 || (size_t)n >= cap) return ae_fail(err, "%s: path too long", path);
+    if (n < 0 || (size_t)n >= cap) return andrea_fail(err, "%s: path too long", path);
     return 0;
 }
 

@@ -38,7 +38,7 @@ int andrea_sha_job_result(andrea_sha_job *j, char hex[65], ae_error *err) {
     pthread_mutex_lock(&j->mu);
     if (!j->done) {
         if (j->running) pthread_join(j->thread, NULL);
-        else j->rc = ae_sha256_file(j->file, j->hex, &j->err); /* no thread was to be had */
+        else j->rc = andrea_sha256_file(j->file, j->hex, &j->err); /* no thread was to be had */
         j->running = 0;
         j->done = 1;
     }

@@ -6,7 +6,7 @@
  * reader: the reader and the hasher read the same file at the same time, so the disk is read
  * once (the page cache serves the second reader).
  * Invariants: at most one join; the result is cached (a second caller gets it at once); the
- * digest is the plain sha256 of the file, the same as ae_sha256_file's; a job nobody asked for is
+ * digest is the plain sha256 of the file, the same as andrea_sha256_file's; a job nobody asked for is
  * stopped within one 1 MiB read when the model is freed (commands that never need the hash pay
  * only what ran meanwhile). No thread to be had: the job hashes when first asked, as before.
  * Failure contract: andrea_sha_job_result returns -1 with the hashing error ("FILE: problem").

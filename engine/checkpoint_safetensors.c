@@ -410,7 +410,7 @@ static int st_plan(st_file *f, andrea_model *m, ae_error *err) {
     for (int i = 1; i < ANDREA_N_PARAM_TENSORS; i++) base[i] = base[i - 1] + f->sizes[i - 1];
     if (!f->tgt) f->tgt = calloc((size_t)f->n + 1, sizeof *f->tgt);
     if (!f->dst) f->dst = calloc((size_t)f->n + 1, sizeof *f->dst);
-    if (!f->tgt || !f->dst) return ae_fail(err, "%s: out of memory", f->path);
+    if (!f->tgt || !f->dst) return andrea_fail(err, "%s: out of memory", f->path);
     size_t n_pieces = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int k = 0; k < f->n; k++) {
@@ -459,12 +459,12 @@ static int st_read_pieces(st_file *f, size_t from, size_t to, float *wte, ae_err
             const int compare = f->dst[p->entry] == NULL;
             size_t bad_at = 0;
             int bad_nan = 0;
-            int rc = !scratch || !fscratch ? ae_fail(&perr, "%s: out of memory", f->path)
+            int rc = !scratch || !fscratch ? andrea_fail(&perr, "%s: out of memory", f->path)
                                            : load_piece(f->fd, f->data_start, e, &f->tgt[p->entry],
                                                         compare ? wte : f->dst[p->entry], p->r0, p->nr, compare,
                                                         scratch, fscratch, &bad_at, &bad_nan, f->path, &perr);
             if (rc == 2) /* checked here, not only by andrea_model_load, so the message names the file's tensor */
-                ae_fail(&perr, "%s: tensor %s holds a non-finite value (%s at element %zu)", f->path, e->shown,
+                andrea_fail(&perr, "%s: tensor %s holds a non-finite value (%s at element %zu)", f->path, e->shown,
                         bad_nan ? "NaN" : "Inf", bad_at);
             if (rc) {
 #pragma omp critical(st_bad)
@@ -485,9 +485,9 @@ static int st_read_pieces(st_file *f, size_t from, size_t to, float *wte, ae_err
  * piece is converted); an lm_head must equal wte (tied unembedding). */
 static int st_load_values(st_file *f, andrea_model *m, ae_error *err) {
     const char *path = f->path;
-    if (andrea_model_alloc(m, &f->cfg, err)) return ae_prefix(err, "%s", path);
+    if (andrea_model_alloc(m, &f->cfg, err)) return andrea_prefix(err, "%s", path);
     if (st_plan(f, m, err)) return -1; /* counts the pieces (f->pieces is NULL) */
-    if (!(f->pieces = malloc((f->n_pieces + 1) * sizeof *f->pieces))) return ae_fail(err, "%s: out of memory", path);
+    if (!(f->pieces = malloc((f->n_pieces + 1) * sizeof *f->pieces))) return andrea_fail(err, "%s: out of memory", path);
     if (st_plan(f, m, err)) return -1; /* fills them in */
     size_t n_params = f->n_pieces;
     for (size_t k = 0; k < f->n_pieces; k++)
@@ -498,7 +498,7 @@ static int st_load_values(st_file *f, andrea_model *m, ae_error *err) {
     int r = st_read_pieces(f, 0, n_params, m->p.wte, err);
     if (r == 0) r = st_read_pieces(f, n_params, f->n_pieces, m->p.wte, err);
     if (r == 1)
-        return ae_fail(err, "%s: tensor %s: differs from wte.weight (andrea needs the unembedding tied "
+        return andrea_fail(err, "%s: tensor %s: differs from wte.weight (andrea needs the unembedding tied "
                             "to the token embedding)", path, f->entries[f->lm_head].shown);
     if (r) return -1;
     int dt = f->entries[f->slot_of[0]].dtype;

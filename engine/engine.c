@@ -43,7 +43,7 @@ andrea_engine *andrea_engine_open(const andrea_model *m, const andrea_engine_opt
 int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_error *err) {
     if ((io->layer_inputs || io->resume_layer || io->resume_x || io->layer_heads || io->resume_heads) &&
         !andrea_engine_can_resume(e))
-        return ae_fail(err, "the %s engine cannot resume a forward at a layer", e->name);
+        return andrea_fail(err, "the %s engine cannot resume a forward at a layer", e->name);
     if ((io->loss_targets || io->token_loss) && (!e->can_token_loss || !io->loss_targets || !io->token_loss))
         return andrea_fail(err, "the %s engine cannot compute token losses (or only one of loss_targets, token_loss given)",
                        e->name);

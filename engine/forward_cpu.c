@@ -95,7 +95,7 @@ static float *alloc_floats(size_t a, size_t b, const char *path, const char *wha
 static int *alloc_ints(size_t n, const char *path, ae_error *err) {
     size_t bytes;
     int *p = ae_mul(n, sizeof(int), &bytes) ? NULL : malloc(bytes ? bytes : 1);
-    if (!p) ae_fail(err, "%s: cannot allocate CPU engine scratch for %zu loss rows", path, n);
+    if (!p) andrea_fail(err, "%s: cannot allocate CPU engine scratch for %zu loss rows", path, n);
     return p;
 }
 
@@ -409,10 +409,10 @@ static int check_io(const cpu_engine *e, const andrea_forward_io *io, ae_error *
         return andrea_fail(err, "%s: resume at layer %d outside 0..%d, or without its input", m->path, io->resume_layer,
                        m->cfg.n_layer - 1);
     if ((io->resume_layer > 0 || io->resume_heads) && (io->attn || io->head_out || io->head_out_norm || io->head_dla))
-        return ae_fail(err, "%s: a resumed forward computes logits only", m->path);
+        return andrea_fail(err, "%s: a resumed forward computes logits only", m->path);
     for (size_t r = 0; io->token_loss && io->loss_targets && r < (size_t)io->B * io->T; r++)
         if (io->loss_targets[r] < -1 || io->loss_targets[r] >= m->cfg.vocab_size)
-            return ae_fail(err, "%s: loss target %d at row %zu is outside the vocabulary 0..%d (or -1: none)", m->path,
+            return andrea_fail(err, "%s: loss target %d at row %zu is outside the vocabulary 0..%d (or -1: none)", m->path,
                            io->loss_targets[r], r, m->cfg.vocab_size - 1);
     return 0;
 }
@@ -578,7 +578,7 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     int rc = io->token_loss ? token_losses(e, io, n_loss, loss_only) : 0;
     omp_set_dynamic(was_dynamic);
     blas_threads_set(blas_threads);
-    if (rc) return ae_fail(err, "%s: cannot allocate %d x %d floats of CPU engine scratch for token losses", m->path,
+    if (rc) return andrea_fail(err, "%s: cannot allocate %d x %d floats of CPU engine scratch for token losses", m->path,
                            LOSS_CHUNK, V);
     return 0;
 }

@@ -191,7 +191,7 @@ int composition(cc_state *s, double *comp, ae_error *err) {
     double *nov = (double *)malloc(sizeof(double) * 2 * NH), *nqk = nov + NH;
     double *dots = (double *)malloc(sizeof(double) * (size_t)s->block * H * 3 * H);
     if (!nov || !dots) {
-        ae_fail(err, "circuits: out of memory");
+        andrea_fail(err, "circuits: out of memory");
         goto fail;
     }
     if (head_norms(s, err)) goto fail;
@@ -277,7 +277,7 @@ int prev_pos(cc_state *s, const float *pos_rows, int T, double *out, ae_error *e
     float *pf = NULL;
     double *P = NULL, *QK = NULL, *dmass = NULL; /* [T, C], [T, 2C], [H, T] */
     if (!mass) {
-        ae_fail(err, "circuits: out of memory");
+        andrea_fail(err, "circuits: out of memory");
         goto fail;
     }
     CU_CHECK(cudaMalloc(&pf, (size_t)T * C * sizeof(float)));
@@ -354,7 +354,7 @@ int state_open(cc_state *s, const andrea_model *m, ae_error *err) {
         if (block > (size_t)(L > 1 ? L - 1 : 1)) block = L > 1 ? L - 1 : 1;
         s->block = (int)block;
         if (cudaMalloc(&s->S, block * layer_bytes) != cudaSuccess)
-            return ae_fail(err, "circuits: out of GPU memory (%zu MiB for one layer's Gram matrices)",
+            return andrea_fail(err, "circuits: out of GPU memory (%zu MiB for one layer's Gram matrices)",
                            (block * layer_bytes) >> 20);
         CU_CHECK(cudaMalloc(&s->dots, block * H * 3 * H * sizeof(double)));
     }

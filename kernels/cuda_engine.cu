@@ -899,7 +899,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     const char *prec = opt->precision[0] ? opt->precision : NULL;
     /* the options' device (an MPI rank's GPU) before the first allocation of this engine */
     if (opt->device_index >= 0 && andrea_cuda_use_device(opt->device_index) != 0) {
-        ae_fail(err, "%s: CUDA device %d cannot be selected", m->path, opt->device_index);
+        andrea_fail(err, "%s: CUDA device %d cannot be selected", m->path, opt->device_index);
         return NULL;
     }
     cuda_engine *e = (cuda_engine *)calloc(1, sizeof *e);

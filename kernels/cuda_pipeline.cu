@@ -252,7 +252,7 @@ extern "C" int andrea_cuda_pipeline_maps(andrea_cuda_pipeline *p, size_t first, 
     const size_t total = (size_t)s->B * c->n_layer * c->n_head, one = map_bytes(p, s->T);
     const size_t end = p->limit < total ? p->limit : total;
     if (first != p->returned_end || first >= end)
-        return ae_fail(err, "andrea_cuda_pipeline_maps: maps asked out of order (%zu; next is %zu of %zu)", first,
+        return andrea_fail(err, "andrea_cuda_pipeline_maps: maps asked out of order (%zu; next is %zu of %zu)", first,
                        p->returned_end, end);
     if (first > 0) { /* the caller is done with the piece returned last: its buffer is free */
         p->head = (p->head + 1) % RING;
@@ -281,9 +281,9 @@ fail:
 }
 
 extern "C" int andrea_cuda_pipeline_maps_upto(andrea_cuda_pipeline *p, size_t end, ae_error *err) {
-    if (p->drain < 0) return ae_fail(err, "andrea_cuda_pipeline_maps_upto: no batch with maps was handed back");
+    if (p->drain < 0) return andrea_fail(err, "andrea_cuda_pipeline_maps_upto: no batch with maps was handed back");
     if (p->returned_end > 0 || p->queued > 0)
-        return ae_fail(err, "andrea_cuda_pipeline_maps_upto: the batch's maps are already coming");
+        return andrea_fail(err, "andrea_cuda_pipeline_maps_upto: the batch's maps are already coming");
     if (end < p->limit) p->limit = end;
     return 0;
 }
@@ -292,14 +292,14 @@ extern "C" int andrea_cuda_pipeline_device(andrea_cuda_pipeline *p, andrea_cuda_
                                            ae_error *err) {
     memset(out, 0, sizeof *out);
     *stream = NULL;
-    if (p->ready < 0) return ae_fail(err, "andrea_cuda_pipeline_device: no batch was handed back");
+    if (p->ready < 0) return andrea_fail(err, "andrea_cuda_pipeline_device: no batch was handed back");
     const struct slot *s = &p->s[p->ready];
     out->attn = s->d_attn;
     out->attn_fp16 = p->fp16;
     out->head_out_norm = s->d_norm;
     out->head_dla = s->d_dla;
     if (s->d_attn && p->drain != p->ready) /* cannot happen: hand_back makes a slot with maps the drained one */
-        return ae_fail(err, "andrea_cuda_pipeline_device: the batch's maps are not ordered on the copy stream");
+        return andrea_fail(err, "andrea_cuda_pipeline_device: the batch's maps are not ordered on the copy stream");
     if (!s->d_attn) CU_CHECK(cudaStreamWaitEvent(p->copy, s->computed, 0));
     *stream = (void *)p->copy;
     return 0;

@@ -186,13 +186,13 @@ static int try_malloc(void **p, size_t bytes, ae_error *err) {
         (void)cudaGetLastError(); /* not sticky: later checks must not see it */
         return 1;
     }
-    ae_fail(err, "CUDA: cudaMalloc(%zu bytes) failed in the head scorer: %s", bytes, cudaGetErrorString(rc));
+    andrea_fail(err, "CUDA: cudaMalloc(%zu bytes) failed in the head scorer: %s", bytes, cudaGetErrorString(rc));
     return -1;
 }
 
 extern "C" andrea_cuda_scorer *andrea_cuda_scorer_open(int n_heads, ae_error *err) {
     andrea_cuda_scorer *s = (andrea_cuda_scorer *)calloc(1, sizeof *s);
-    if (!s) ae_fail(err, "scorer: out of memory");
+    if (!s) andrea_fail(err, "scorer: out of memory");
     else s->n_heads = n_heads;
     return s;
 }
@@ -225,7 +225,7 @@ static int upload(andrea_cuda_scorer *s, cudaStream_t st, ae_error *err) {
         s->plan_cap = total;
     }
     free(s->h_stage);
-    if (!(s->h_stage = (int *)malloc(total * sizeof(int)))) return ae_fail(err, "scorer: out of memory");
+    if (!(s->h_stage = (int *)malloc(total * sizeof(int)))) return andrea_fail(err, "scorer: out of memory");
     {
         int *h = s->h_stage, *d = s->d_plan;
         dev_plan &v = s->dp;
@@ -271,7 +271,7 @@ fail:
 extern "C" int andrea_cuda_scorer_add(andrea_cuda_scorer *s, const andrea_score_batch *b, ae_error *err) {
     cudaStream_t st = (cudaStream_t)b->stream;
     int rc, chunk;
-    if (!s->plan) return ae_fail(err, "scorer: a GPU batch before its suite began");
+    if (!s->plan) return andrea_fail(err, "scorer: a GPU batch before its suite began");
     if (b->nb <= 0) return 0;
     if (!s->uploaded && (rc = upload(s, st, err))) return rc;
     s->st = st;

@@ -8,7 +8,7 @@
  * (eligible queries, target keys, control keys, hard marks) is built on the host by
  * analyzer/score.c and uploaded once per suite as CSR; the head-independent parts (baseline,
  * n_queries, n_hard) stay on the host with the plans. Only the [n_heads] sums come back.
- * Same definitions as analyzer/score.c's score_acc_add: a query's target and control masses are
+ * Same definitions as analyzer/score.c's andrea_score_acc_add: a query's target and control masses are
  * summed in double, top1's argmax is the first maximum over keys 0..q, fp16 maps are converted
  * exactly to fp32 first. Sums are double; every (sequence, head) pair is reduced in a fixed order
  * and the pairs are added to the suite's sums in sequence order, so the result does not depend on

@@ -32,7 +32,7 @@ canvas *andrea_canvas_new(int w, int h, rgb bg, ae_error *err) {
     c->w = w;
     c->h = h;
     c->px = px;
-    canvas_fill(c, 0, 0, w, h, bg);
+    andrea_canvas_fill(c, 0, 0, w, h, bg);
     return c;
 }
 
@@ -220,7 +220,7 @@ canvas_png_settings canvas_png_default(void) {
     return s;
 }
 
-int canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_error *err) {
+int andrea_canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_error *err) {
     canvas_png_settings s = canvas_png_default();
     return canvas_encode_png_with(c, &s, out, out_len, err);
 }

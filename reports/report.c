@@ -351,7 +351,7 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
     report_data *d = calloc(1, sizeof *d);
     source src = {NULL, NULL};
     int rc = -1;
-    if (!d) return ae_fail(err, "%s: out of memory", out_dir);
+    if (!d) return andrea_fail(err, "%s: out of memory", out_dir);
     int examples = andrea_render_examples(opt);
 
     if (!(src.dump = andrea_dump_open(dump_path, err))) goto done;

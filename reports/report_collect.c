@@ -90,7 +90,7 @@ static int suite_end(void *self, int si, ae_error *err) {
     return andrea_mpi_sum_f32_to(rc->maps[si], n, 0, err);
 }
 
-report_collector *report_collector_open(const andrea_model *m, int n_suites, int examples, ae_error *err) {
+report_collector *andrea_report_collector_open(const andrea_model *m, int n_suites, int examples, ae_error *err) {
     report_collector *rc = calloc(1, sizeof *rc);
     if (!rc) {
         andrea_fail(err, "report: out of memory");
@@ -112,7 +112,7 @@ report_collector *report_collector_open(const andrea_model *m, int n_suites, int
     return rc;
 }
 
-andrea_batch_sink report_collector_sink(report_collector *rc) {
+andrea_batch_sink andrea_report_collector_sink(report_collector *rc) {
     andrea_batch_sink k = {rc, suite_begin, maps, NULL, suite_end, NULL, wants_host_maps};
     return k;
 }

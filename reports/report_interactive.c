@@ -189,7 +189,7 @@ static int write_head_data(const report_data *d, const char *out_dir, const repo
         }
     }
     size_t bytes;
-    if (ae_mul(total ? total : 1, 2, &bytes)) return ae_fail(err, "%s: maps too large", out_dir);
+    if (ae_mul(total ? total : 1, 2, &bytes)) return andrea_fail(err, "%s: maps too large", out_dir);
     const int LH = d->n_layer * d->n_head;
     int failed = 0;
 #pragma omp parallel
@@ -198,7 +198,7 @@ static int write_head_data(const report_data *d, const char *out_dir, const repo
         unsigned char *half = malloc(bytes);
         ae_error me = {{0}};
         int rc = 0;
-        if (!map || !half) rc = ae_fail(&me, "%s: out of memory for the interactive data", out_dir);
+        if (!map || !half) rc = andrea_fail(&me, "%s: out of memory for the interactive data", out_dir);
 #pragma omp for schedule(dynamic, 1)
         for (int i = 0; i < LH; i++) {
             int stop;

@@ -187,14 +187,14 @@ static void map_task(map_run *r, int s, int e, int i, char *const *labels, float
     ae_error me = {{0}};
     int rc = 0;
     if (run_failed(r)) return;
-    if (ae_interrupted) {
-        ae_fail(&me, "%s: interrupted", r->out_dir);
+    if (andrea_interrupted) {
+        andrea_fail(&me, "%s: interrupted", r->out_dir);
         run_fail(r, &me);
         return;
     }
     float *m = malloc((size_t)T * (size_t)T * sizeof *m); /* T*T checked by suite_maps */
     if (!m) {
-        ae_fail(&me, "%s: out of memory for a map of suite %s", r->out_dir, su->name);
+        andrea_fail(&me, "%s: out of memory for a map of suite %s", r->out_dir, su->name);
         run_fail(r, &me);
         return;
     }
@@ -211,7 +211,7 @@ static void map_task(map_run *r, int s, int e, int i, char *const *labels, float
         snprintf(sub, sizeof sub, "%.80s \xC2\xB7 class %.64s: %s", d->model, su->name, st);
         heatmap_spec hs = {m, T, n, (const char *const *)labels, su->target + (size_t)e * (size_t)T * (size_t)T, title, sub};
         encoded enc = {0};
-        encode(draw_heatmap(&hs, &enc.err), &enc);
+        encode(andrea_draw_heatmap(&hs, &enc.err), &enc);
         map_name(d, l, h, s, e, rel, sizeof rel);
 #pragma omp critical(report_files)
         rc = write_encoded(r->out_dir, rel, &enc, &me);
@@ -219,7 +219,7 @@ static void map_task(map_run *r, int s, int e, int i, char *const *labels, float
     free(m);
     if (rc) run_fail(r, &me);
 #pragma omp critical(report_progress)
-    ae_progress_add(&r->prog, 1);
+    andrea_progress_add(&r->prog, 1);
 }
 
 /* The thumbnail grid of suite s from its crops (freed here). */
@@ -234,7 +234,7 @@ static void thumbs_task(map_run *r, int s, float *thumbs, plot_grid *grid) {
     encoded te = {0};
     ae_error me = {{0}};
     int rc;
-    encode(draw_thumbs(&ts, &te.err), &te);
+    encode(andrea_draw_thumbs(&ts, &te.err), &te);
     free(thumbs);
     overview_name("thumbs", 's', s, su->name, rel, sizeof rel);
 #pragma omp critical(report_files)
@@ -263,7 +263,7 @@ static void suite_maps(map_run *r, int s, plot_grid *grid) {
     if (ae_mul((size_t)T, (size_t)T * sizeof(float), &TT) ||
         ae_mul((size_t)LH, (size_t)S * (size_t)S * sizeof(float), &n_thumbs) ||
         ae_mul((size_t)n_png * (size_t)T, 64, &n_lab)) {
-        ae_fail(&me, "%s: suite %s: maps too large (T = %d)", d->dump_path, su->name, T);
+        andrea_fail(&me, "%s: suite %s: maps too large (T = %d)", d->dump_path, su->name, T);
         run_fail(r, &me);
         return;
     }
@@ -274,7 +274,7 @@ static void suite_maps(map_run *r, int s, plot_grid *grid) {
         free(thumbs);
         free(labels);
         free(label_mem);
-        ae_fail(&me, "%s: out of memory for suite %s", r->out_dir, su->name);
+        andrea_fail(&me, "%s: out of memory for suite %s", r->out_dir, su->name);
         run_fail(r, &me);
         return;
     }
@@ -320,13 +320,13 @@ static int write_maps(const report_data *d, const char *out_dir, const andrea_re
         for (int h = 0; h < d->n_head; h++) {
             char dir[AE_PATH_MAX];
             snprintf(dir, sizeof dir, "%s/maps/L%d_H%d", out_dir, l, h);
-            if (report_mkdirs(dir, err)) return -1;
+            if (andrea_report_mkdirs(dir, err)) return -1;
         }
-    ae_progress_begin(&r.prog, "render", total);
+    andrea_progress_begin(&r.prog, "render", total);
 #pragma omp parallel
 #pragma omp single
     for (int s = 0; s < d->n_suites && !run_failed(&r); s++) suite_maps(&r, s, &thumb_grids[s]);
-    ae_progress_end(&r.prog);
+    andrea_progress_end(&r.prog);
     return r.failed ? -1 : 0;
 }
 
@@ -748,7 +748,7 @@ static int write_head_page(const report_data *d, const char *out_dir, const andr
     return rc;
 }
 
-int report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
+int andrea_report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
     char dir[AE_PATH_MAX];
     if (andrea_report_mkdirs(out_dir, err)) return -1;
     if (join_path(dir, sizeof dir, out_dir, "heads", err) || andrea_report_mkdirs(dir, err)) return -1;
@@ -776,7 +776,7 @@ out:
     return rc;
 }
 
-int report_default_examples(void) { return DEFAULT_EXAMPLES; }
+int andrea_report_default_examples(void) { return DEFAULT_EXAMPLES; }
 
 int andrea_render_examples(const andrea_render_options *opt) {
     int n = opt && opt->examples_per_suite > 0 ? opt->examples_per_suite : DEFAULT_EXAMPLES;

@@ -16,7 +16,7 @@ static void same_hash(const char *load_path, const char *file) {
     andrea_model m;
     ae_error err = {{0}};
     char want[65] = "", got[65] = "", again[65] = "";
-    CHECK_MSG(ae_sha256_file(file, want, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_sha256_file(file, want, &err) == 0, "%s", err.msg);
     CHECK_MSG(andrea_model_load(&m, load_path, &err) == 0, "%s", err.msg);
     CHECK(m.sha_job != NULL);
     CHECK_MSG(andrea_checkpoint_sha256(&m, got, &err) == 0, "%s", err.msg);
@@ -57,7 +57,7 @@ static void test_a_stopped_hash_gives_up_with_one_line(void) {
     CHECK_MSG(strstr(err.msg, "stop.bin: hashing stopped") != NULL, "%s", err.msg);
     stop = 0;
     char want[65];
-    CHECK(ae_sha256_file_until(bin, &stop, hex, &err) == 0 && ae_sha256_file(bin, want, &err) == 0);
+    CHECK(ae_sha256_file_until(bin, &stop, hex, &err) == 0 && andrea_sha256_file(bin, want, &err) == 0);
     CHECK(strcmp(hex, want) == 0);
 }
 

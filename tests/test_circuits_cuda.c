@@ -27,11 +27,11 @@ static int close_enough(double a, double b) {
 static void same_scores(const andrea_model *m, const char *what) {
     andrea_circuits cpu, gpu;
     ae_error err = {{0}};
-    const double t0 = ae_now_seconds();
+    const double t0 = andrea_now_seconds();
     CHECK_MSG(andrea_circuits_compute_on(m, ANDREA_DEVICE_CPU, &cpu, &err) == 0, "%s: %s", what, err.msg);
-    const double t1 = ae_now_seconds();
+    const double t1 = andrea_now_seconds();
     CHECK_MSG(andrea_circuits_compute_on(m, ANDREA_DEVICE_CUDA, &gpu, &err) == 0, "%s: %s", what, err.msg);
-    const double t2 = ae_now_seconds();
+    const double t2 = andrea_now_seconds();
     fprintf(stderr, "%s: circuits on the CPU %.3f s, on the GPU %.3f s\n", what, t1 - t0, t2 - t1);
     if (!cpu.comp || !gpu.comp) return;
     CHECK(gpu.gpu == 1 && cpu.gpu == 0);
@@ -44,7 +44,7 @@ static void same_scores(const andrea_model *m, const char *what) {
             for (int d = 0; d < NH; d++) {
                 double a = andrea_circuits_score(&cpu, k, s, d), b = andrea_circuits_score(&gpu, k, s, d);
                 if (!close_enough(a, b)) {
-                    if (bad++ < 5) fprintf(stderr, "%s: %s %d -> %d: cpu %.9g gpu %.9g\n", what, circuit_kind_names[k], s, d, a, b);
+                    if (bad++ < 5) fprintf(stderr, "%s: %s %d -> %d: cpu %.9g gpu %.9g\n", what, andrea_circuit_kind_names[k], s, d, a, b);
                 } else if (!isnan(a)) {
                     n++;
                     if (fabs(a - b) / fabs(a) > worst) worst = fabs(a - b) / fabs(a);

@@ -76,11 +76,11 @@ static int spy_wants(void *self, const andrea_batch *b, int seq) {
 static int score_both(const probe_suite *suites, int n, int fp32, andrea_contrib contrib, int batch, int chunk,
                       andrea_analysis *gpu, andrea_analysis *host, spy *sp) {
     ae_error err;
-    head_scorer *g = head_scorer_open(&model.cfg, &rules, n, &err);
-    head_scorer *h = head_scorer_open(&model.cfg, &rules, n, &err);
+    head_scorer *g = andrea_head_scorer_open(&model.cfg, &rules, n, &err);
+    head_scorer *h = andrea_head_scorer_open(&model.cfg, &rules, n, &err);
     if (!g || !h) return -1;
     head_scorer_set_gpu_chunk(g, chunk);
-    andrea_batch_sink sinks[2] = {head_scorer_sink(g), head_scorer_sink(h)};
+    andrea_batch_sink sinks[2] = {andrea_head_scorer_sink(g), andrea_head_scorer_sink(h)};
     CHECK(sinks[0].device_batch != NULL);
     sinks[1].device_batch = NULL;
     if (sp) {
@@ -100,11 +100,11 @@ static int score_both(const probe_suite *suites, int n, int fp32, andrea_contrib
     memset(gpu, 0, sizeof *gpu);
     memset(host, 0, sizeof *host);
     if (!rc) {
-        head_scorer_take(g, gpu);
-        if (!sp) head_scorer_take(h, host);
+        andrea_head_scorer_take(g, gpu);
+        if (!sp) andrea_head_scorer_take(h, host);
     }
-    head_scorer_free(g);
-    head_scorer_free(h);
+    andrea_head_scorer_free(g);
+    andrea_head_scorer_free(h);
     return rc;
 }
 
@@ -180,8 +180,8 @@ static void test_gpu_out_of_memory_declines_the_batch_and_the_host_scores_it(voi
     void *d_maps = NULL;
     CHECK(cudaMalloc(&d_maps, sizeof(float) * nmaps * per) == cudaSuccess);
     CHECK(cudaMemcpy(d_maps, maps, sizeof(float) * nmaps * per, cudaMemcpyHostToDevice) == cudaSuccess);
-    head_scorer *g = head_scorer_open(&model.cfg, &rules, 1, &err), *h = head_scorer_open(&model.cfg, &rules, 1, &err);
-    andrea_batch_sink sg = head_scorer_sink(g), sh = head_scorer_sink(h);
+    head_scorer *g = andrea_head_scorer_open(&model.cfg, &rules, 1, &err), *h = andrea_head_scorer_open(&model.cfg, &rules, 1, &err);
+    andrea_batch_sink sg = andrea_head_scorer_sink(g), sh = andrea_head_scorer_sink(h);
     CHECK(sg.suite_begin(sg.self, 0, s, &err) == 0 && sh.suite_begin(sh.self, 0, s, &err) == 0);
     int lengths[8];
     for (int i = 0; i < 8; i++) lengths[i] = s->items[i].n_tokens;
@@ -205,13 +205,13 @@ static void test_gpu_out_of_memory_declines_the_batch_and_the_host_scores_it(voi
     andrea_analysis ag, ah;
     memset(&ag, 0, sizeof ag);
     memset(&ah, 0, sizeof ah);
-    head_scorer_take(g, &ag);
-    head_scorer_take(h, &ah);
+    andrea_head_scorer_take(g, &ag);
+    andrea_head_scorer_take(h, &ah);
     compare(&ag, &ah, "out of memory, then room");
     andrea_analysis_free(&ag);
     andrea_analysis_free(&ah);
-    head_scorer_free(g);
-    head_scorer_free(h);
+    andrea_head_scorer_free(g);
+    andrea_head_scorer_free(h);
     cudaFree(d_maps);
     free(maps);
 }
@@ -264,8 +264,8 @@ int main(void) {
     char path[4096];
     snprintf(path, sizeof path, "%s/mine.jsonl", check_tmpdir());
     if (!tok || andrea_model_init_random(&model, &c, 5, &err) ||
-        probe_suites_builtin_list("all", tok, 257, 96, &po, &builtin, &n_builtin, &err) || write_user_file(path) ||
-        probe_suites_load(path, tok, 257, 96, &po, &user, &n_user, &err)) {
+        andrea_probe_suites_builtin_list("all", tok, 257, 96, &po, &builtin, &n_builtin, &err) || write_user_file(path) ||
+        andrea_probe_suites_load(path, tok, 257, 96, &po, &user, &n_user, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
@@ -273,8 +273,8 @@ int main(void) {
     RUN(test_gpu_scores_equal_host_scores_for_a_user_suite);
     RUN(test_no_map_leaves_the_gpu_but_those_a_host_sink_wants);
     RUN(test_gpu_out_of_memory_declines_the_batch_and_the_host_scores_it);
-    probe_suites_free(builtin, n_builtin);
-    probe_suites_free(user, n_user);
+    andrea_probe_suites_free(builtin, n_builtin);
+    andrea_probe_suites_free(user, n_user);
     andrea_model_free(&model);
     andrea_tokenizer_free(tok);
     return check_summary("test_gpu_scores_equal_host_scores");

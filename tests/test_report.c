@@ -385,7 +385,7 @@ static void test_report_write_escapes_every_name_and_path(void) {
     snprintf(dir, sizeof dir, "%s/rep1", check_tmpdir());
     ae_error err = {{0}};
     andrea_render_options o = {0, 1, 0};
-    CHECK_MSG(report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     check_page_escaped(dir, "index.html");
     check_page_escaped(dir, "heads/L0_H0.html");
     check_page_escaped(dir, "heads/L1_H2.html");
@@ -414,7 +414,7 @@ static void test_report_flags_a_labelled_head_without_causal_evidence(void) {
     snprintf(dir, sizeof dir, "%s/rep_causal", check_tmpdir());
     ae_error err = {{0}};
     andrea_render_options o = {0, 1, 0};
-    CHECK_MSG(report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     char p[1024];
     size_t n;
     snprintf(p, sizeof p, "%s/index.html", dir);
@@ -442,7 +442,7 @@ static void test_interactive_data_is_escaped_and_holds_each_map_as_fp16(void) {
     snprintf(dir, sizeof dir, "%s/rep_int", check_tmpdir());
     ae_error err = {{0}};
     andrea_render_options o = {0, 1, 0};
-    CHECK_MSG(report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     CHECK(file_exists(dir, "assets/andrea.js") && file_exists(dir, "assets/andrea.css"));
     CHECK(file_exists(dir, "explore.html") && file_exists(dir, "compare.html"));
     check_page_escaped(dir, "explore.html");
@@ -507,7 +507,7 @@ static void test_report_write_makes_every_image_it_links(void) {
     snprintf(dir, sizeof dir, "%s/rep2", check_tmpdir());
     ae_error err = {{0}};
     andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_ALL};
-    CHECK_MSG(report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     CHECK(file_exists(dir, "maps/L1_H2/s1-_script_alert_1___script__e1.png"));
     CHECK(file_exists(dir, "maps/L0_H0/s0-prev_token_e0.png"));
     CHECK(file_exists(dir, "overview/scores_c0-prev_token.png"));
@@ -544,8 +544,8 @@ static void test_report_write_is_deterministic(void) {
     snprintf(b, sizeof b, "%s/det_b", check_tmpdir());
     ae_error err = {{0}};
     andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_ALL};
-    CHECK(report_write(&d, a, &o, &err) == 0);
-    CHECK(report_write(&d, b, &o, &err) == 0);
+    CHECK(andrea_report_write(&d, a, &o, &err) == 0);
+    CHECK(andrea_report_write(&d, b, &o, &err) == 0);
     const char *files[] = {"index.html", "heads/L1_H1.html", "maps/L1_H1/s0-prev_token_e1.png",
                            "overview/scores_c1-_script_alert_1___script_.png", "overview/steps_c0-prev_token.png",
                            "overview/thumbs_s0-prev_token.png"};
@@ -570,7 +570,7 @@ static void test_report_default_draws_one_png_per_head_and_suite_and_shows_every
     snprintf(dir, sizeof dir, "%s/maps_default", check_tmpdir());
     ae_error err = {{0}};
     andrea_render_options o = {0, 1, 0};
-    CHECK_MSG(report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     CHECK(file_exists(dir, "maps/L1_H2/s1-_script_alert_1___script__e0.png"));
     CHECK(!file_exists(dir, "maps/L1_H2/s1-_script_alert_1___script__e1.png"));
     CHECK(!file_exists(dir, "maps/L0_H0/s0-prev_token_e1.png"));
@@ -587,7 +587,7 @@ static void test_report_default_draws_one_png_per_head_and_suite_and_shows_every
     CHECK(andrea_render_examples(&o) == 2);
     o.maps_per_suite = 5;
     CHECK(andrea_render_examples(&o) == 5); /* more PNGs than examples: more examples shown */
-    report_data_free(&d);
+    andrea_report_data_free(&d);
 }
 
 static void test_report_maps_none_writes_no_heatmap_but_keeps_the_overviews(void) {
@@ -597,7 +597,7 @@ static void test_report_maps_none_writes_no_heatmap_but_keeps_the_overviews(void
     snprintf(dir, sizeof dir, "%s/maps_none", check_tmpdir());
     ae_error err = {{0}};
     andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_NONE};
-    CHECK_MSG(report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     CHECK(!file_exists(dir, "maps"));
     CHECK(file_exists(dir, "overview/thumbs_s0-prev_token.png"));
     CHECK(file_exists(dir, "data/L0_H0.js"));
@@ -607,7 +607,7 @@ static void test_report_maps_none_writes_no_heatmap_but_keeps_the_overviews(void
     char *b = (char *)slurp(p, &n);
     CHECK(b && strstr(b, ".png") == NULL && strstr(b, "hm-slot") != NULL);
     free(b);
-    report_data_free(&d);
+    andrea_report_data_free(&d);
 }
 
 static void test_report_into_a_path_under_a_file_fails_with_its_name(void) {
@@ -620,7 +620,7 @@ static void test_report_into_a_path_under_a_file_fails_with_its_name(void) {
     snprintf(dir, sizeof dir, "%s/out", file);
     ae_error err = {{0}};
     andrea_render_options o = {0, 1, 0};
-    CHECK(report_write(&d, dir, &o, &err) == -1);
+    CHECK(andrea_report_write(&d, dir, &o, &err) == -1);
     CHECK_MSG(strstr(err.msg, "plainfile") != NULL, "got '%s'", err.msg);
     andrea_report_data_free(&d);
 }
@@ -635,7 +635,7 @@ static void test_report_without_scores_still_renders_maps(void) {
     snprintf(dir, sizeof dir, "%s/noscores", check_tmpdir());
     ae_error err = {{0}};
     andrea_render_options o = {0, 1, 0};
-    CHECK_MSG(report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     CHECK(file_exists(dir, "index.html"));
     CHECK(file_exists(dir, "maps/L0_H0/s0-prev_token_e0.png"));
     CHECK(!file_exists(dir, "overview/scores_c0-prev_token.png"));
