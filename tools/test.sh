@@ -5,7 +5,9 @@
 #   3. every libFuzzer target for a short time (build-fuzz/; TEST_FUZZ_SECONDS, default 30),
 #   4. the MPI build's tests: mpirun -np 2/3/4 against the serial tool (build-mpi/),
 # after the house checks (includes only run down a floor, no function over 120 lines:
-# tools/include_graph.py, tools/function_length.py; docs/ARCHITECTURE.md).
+# tools/include_graph.py, tools/function_length.py; docs/ARCHITECTURE.md). The house check that
+# needs a build (every exported symbol starts with andrea_, CUDA kernels are static:
+# tools/prefix_symbols.py --check) runs right after the ctest stage's build.
 # Stops at the first failing stage. TEST_STAGES="ctest asan fuzz mpi" picks stages.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,6 +24,7 @@ for s in $stages; do
            python3 "$here/tools/function_length.py" ;;
     ctest) stage "build + ctest"
            ANDREA_TESTING=ON bash "$here/tools/setup.sh"
+           python3 "$here/tools/prefix_symbols.py" --check --build "${ANDREA_BUILD_DIR:-$here/build}"
            ctest --test-dir "${ANDREA_BUILD_DIR:-$here/build}" --output-on-failure -j2 ;;
     asan)  stage "ASan + UBSan build + ctest"
            bash "$here/tools/sanitize.sh" ;;
