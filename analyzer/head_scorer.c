@@ -29,7 +29,7 @@ struct head_scorer {
 };
 
 static void free_plans(head_scorer *hs) {
-    hs_gpu_suite_begin(hs->gpu, NULL, 0); /* it points at the plans */
+    andrea_hs_gpu_suite_begin(hs->gpu, NULL, 0); /* it points at the plans */
     for (int i = 0; i < hs->n_plans; i++) andrea_score_plan_free(&hs->plans[i]);
     free(hs->plans);
     hs->plans = NULL;
@@ -53,7 +53,7 @@ static int suite_begin(void *self, int si, const probe_suite *s, ae_error *err) 
     hs->n_plans = s->n_items;
     for (int i = 0; i < s->n_items; i++)
         if (andrea_score_plan_build(&s->items[i], i, s->name, &hs->plans[i], err)) return -1;
-    hs_gpu_suite_begin(hs->gpu, hs->plans, hs->n_plans);
+    andrea_hs_gpu_suite_begin(hs->gpu, hs->plans, hs->n_plans);
     if (s->max_len > hs->row_cap) {
         float *r = realloc(hs->row, sizeof(float) * (size_t)s->max_len);
         if (!r) return andrea_fail(err, "scorer: out of memory");
@@ -102,7 +102,7 @@ static int device_batch(void *self, const andrea_batch *b, const andrea_device_b
     head_scorer *hs = self;
     if (b->b0 + b->nb > hs->n_plans)
         return andrea_fail(err, "scorer: sequence %d of suite %s outside its items", b->b0 + b->nb - 1, b->s->name);
-    const int rc = hs_gpu_add(hs->gpu, b, d, err);
+    const int rc = andrea_hs_gpu_add(hs->gpu, b, d, err);
     if (rc) return rc;
     for (int i = 0; i < b->nb; i++) {
         const score_seq_plan *p = &hs->plans[b->b0 + i];
@@ -155,7 +155,7 @@ static int batch(void *self, const andrea_batch *b, ae_error *err) {
 static int suite_end(void *self, int si, ae_error *err) {
     head_scorer *hs = self;
     andrea_suite_scores *su = &hs->suites[si];
-    if (hs_gpu_suite_end(hs->gpu, hs->acc, hs->dla_sum, hs->norm_sum, hs->dla_n, hs->norm_n, err)) return -1;
+    if (andrea_hs_gpu_suite_end(hs->gpu, hs->acc, hs->dla_sum, hs->norm_sum, hs->dla_n, hs->norm_n, err)) return -1;
     if (andrea_reduce_suite_stats(hs->acc, hs->dla_sum, hs->norm_sum, hs->dla_n, hs->norm_n, hs->NH, err)) return -1;
     for (int h = 0; h < hs->NH; h++) {
         andrea_head_score *x = &su->heads[h];
@@ -199,7 +199,7 @@ head_scorer *andrea_head_scorer_open(const andrea_config *cfg, const andrea_rule
         andrea_fail(err, "scorer: out of memory");
         return NULL;
     }
-    hs->gpu = hs_gpu_open(hs->NH, err);
+    hs->gpu = andrea_hs_gpu_open(hs->NH, err);
 #ifdef ANDREA_HAVE_CUDA
     if (!hs->gpu) {
         andrea_head_scorer_free(hs);
@@ -214,7 +214,7 @@ andrea_batch_sink andrea_head_scorer_sink(head_scorer *hs) {
     return k;
 }
 
-void head_scorer_set_gpu_chunk(head_scorer *hs, int max_seqs) { hs_gpu_set_chunk(hs->gpu, max_seqs); }
+void andrea_head_scorer_set_gpu_chunk(head_scorer *hs, int max_seqs) { andrea_hs_gpu_set_chunk(hs->gpu, max_seqs); }
 
 void andrea_head_scorer_take(head_scorer *hs, andrea_analysis *a) {
     a->suites = hs->suites;
@@ -234,6 +234,6 @@ void andrea_head_scorer_free(head_scorer *hs) {
     free(hs->dla_n);
     free(hs->norm_n);
     free(hs->row);
-    hs_gpu_free(hs->gpu);
+    andrea_hs_gpu_free(hs->gpu);
     free(hs);
 }

@@ -31,7 +31,7 @@ int andrea_head_scorer_wants(const head_scorer *hs, int seq);
 /* Hands the scored suites (every suite ended) to a: a->suites, a->n_suites; the scorer keeps none. */
 void andrea_head_scorer_take(head_scorer *hs, andrea_analysis *a);
 /* GPU batches: at most max_seqs sequences per scoring-kernel launch (0: the whole batch). */
-void head_scorer_set_gpu_chunk(head_scorer *hs, int max_seqs);
+void andrea_head_scorer_set_gpu_chunk(head_scorer *hs, int max_seqs);
 void andrea_head_scorer_free(head_scorer *hs);
 
 #endif

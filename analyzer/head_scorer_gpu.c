@@ -69,7 +69,7 @@ static int csr_build(hs_gpu *g, ae_error *err) {
     return 0;
 }
 
-hs_gpu *hs_gpu_open(int n_heads, ae_error *err) {
+hs_gpu *andrea_hs_gpu_open(int n_heads, ae_error *err) {
     hs_gpu *g = calloc(1, sizeof *g);
     if (g) g->sums = calloc((size_t)(n_heads > 0 ? n_heads : 1), sizeof *g->sums);
     if (g && g->sums) g->k = andrea_cuda_scorer_open(n_heads, err);
@@ -83,7 +83,7 @@ hs_gpu *hs_gpu_open(int n_heads, ae_error *err) {
     return g;
 }
 
-void hs_gpu_suite_begin(hs_gpu *g, const score_seq_plan *plans, int n_plans) {
+void andrea_hs_gpu_suite_begin(hs_gpu *g, const score_seq_plan *plans, int n_plans) {
     if (!g) return;
     csr_free(g);
     g->plans = plans;
@@ -91,7 +91,7 @@ void hs_gpu_suite_begin(hs_gpu *g, const score_seq_plan *plans, int n_plans) {
     g->begun = 0;
 }
 
-int hs_gpu_add(hs_gpu *g, const andrea_batch *b, const andrea_device_batch *d, ae_error *err) {
+int andrea_hs_gpu_add(hs_gpu *g, const andrea_batch *b, const andrea_device_batch *d, ae_error *err) {
     if (!g || !d->attn) return 1;
     if (!g->begun) {
         if (!g->length && csr_build(g, err)) return -1;
@@ -102,7 +102,7 @@ int hs_gpu_add(hs_gpu *g, const andrea_batch *b, const andrea_device_batch *d, a
     return andrea_cuda_scorer_add(g->k, &kb, err);
 }
 
-int hs_gpu_suite_end(hs_gpu *g, score_acc *acc, double *dla_sum, double *norm_sum, int64_t *dla_n, int64_t *norm_n,
+int andrea_hs_gpu_suite_end(hs_gpu *g, score_acc *acc, double *dla_sum, double *norm_sum, int64_t *dla_n, int64_t *norm_n,
                      ae_error *err) {
     if (!g) return 0;
     int rc = 0;
@@ -118,15 +118,15 @@ int hs_gpu_suite_end(hs_gpu *g, score_acc *acc, double *dla_sum, double *norm_su
             dla_n[h] += (int64_t)x->dla_n;
             norm_n[h] += (int64_t)x->norm_n;
         }
-    hs_gpu_suite_begin(g, NULL, 0);
+    andrea_hs_gpu_suite_begin(g, NULL, 0);
     return rc ? -1 : 0;
 }
 
-void hs_gpu_set_chunk(hs_gpu *g, int max_seqs) {
+void andrea_hs_gpu_set_chunk(hs_gpu *g, int max_seqs) {
     if (g) andrea_cuda_scorer_set_chunk(g->k, max_seqs);
 }
 
-void hs_gpu_free(hs_gpu *g) {
+void andrea_hs_gpu_free(hs_gpu *g) {
     if (!g) return;
     csr_free(g);
     andrea_cuda_scorer_free(g->k);
@@ -136,26 +136,26 @@ void hs_gpu_free(hs_gpu *g) {
 
 #else /* a build without CUDA: no GPU path */
 
-hs_gpu *hs_gpu_open(int n_heads, ae_error *err) {
+hs_gpu *andrea_hs_gpu_open(int n_heads, ae_error *err) {
     (void)n_heads;
     (void)err;
     return NULL;
 }
-void hs_gpu_suite_begin(hs_gpu *g, const score_seq_plan *plans, int n_plans) {
+void andrea_hs_gpu_suite_begin(hs_gpu *g, const score_seq_plan *plans, int n_plans) {
     (void)g, (void)plans, (void)n_plans;
 }
-int hs_gpu_add(hs_gpu *g, const andrea_batch *b, const andrea_device_batch *d, ae_error *err) {
+int andrea_hs_gpu_add(hs_gpu *g, const andrea_batch *b, const andrea_device_batch *d, ae_error *err) {
     (void)g, (void)b, (void)d, (void)err;
     return 1;
 }
-int hs_gpu_suite_end(hs_gpu *g, score_acc *acc, double *dla_sum, double *norm_sum, int64_t *dla_n, int64_t *norm_n,
+int andrea_hs_gpu_suite_end(hs_gpu *g, score_acc *acc, double *dla_sum, double *norm_sum, int64_t *dla_n, int64_t *norm_n,
                      ae_error *err) {
     (void)g, (void)acc, (void)dla_sum, (void)norm_sum, (void)dla_n, (void)norm_n, (void)err;
     return 0;
 }
-void hs_gpu_set_chunk(hs_gpu *g, int max_seqs) {
+void andrea_hs_gpu_set_chunk(hs_gpu *g, int max_seqs) {
     (void)g, (void)max_seqs;
 }
-void hs_gpu_free(hs_gpu *g) { (void)g; }
+void andrea_hs_gpu_free(hs_gpu *g) { (void)g; }
 
 #endif

@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
         for (int r = 0; r < reps; r++) {
             unsigned char *buf = NULL;
             double a = cpu_seconds();
-            if (canvas_encode_png_with(c, &cases[i].s, &buf, &len, &err)) {
+            if (andrea_canvas_encode_png_with(c, &cases[i].s, &buf, &len, &err)) {
                 fprintf(stderr, "%s\n", err.msg);
                 return 1;
             }

@@ -76,7 +76,7 @@ int andrea_sha256_file(const char *path, char hex[65], ae_error *err) {
     return rc;
 }
 
-int ae_sha256_file_until(const char *path, const int *stop, char hex[65], ae_error *err) {
+int andrea_sha256_file_until(const char *path, const int *stop, char hex[65], ae_error *err) {
     /* O_NONBLOCK: a FIFO in the checkpoint's place must not hold a thread in open() (the reader
      * refuses it; regular files ignore the flag) */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);

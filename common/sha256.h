@@ -17,7 +17,7 @@ int andrea_sha256_stream(FILE *f, long from, char hex[65], const char *path, ae_
 /* andrea_sha256_file through 1 MiB reads that give up (-1, "PATH: hashing stopped") as soon as
  * *stop (read atomically) is set by another thread: a checkpoint hashed on a thread while it
  * loads (engine/checkpoint_hash.h) is abandoned when nobody asked for it. */
-int ae_sha256_file_until(const char *path, const int *stop, char hex[65], ae_error *err);
+int andrea_sha256_file_until(const char *path, const int *stop, char hex[65], ae_error *err);
 
 /* The dump seal's checksum: the bytes of the file at `path` from offset `from` to EOF are cut into
  * consecutive blocks of `block` bytes (the last one shorter), each block's sha256 is computed (in

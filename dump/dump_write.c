@@ -393,7 +393,7 @@ fail:
  * its temporary name; rank 0 also reserves the master's (written at commit). Agreed. */
 static int open_reserve_parts(dump_run *r, ae_error *err) {
     int rc = 0;
-    if (dw_part_name(r->o->out_path, andrea_mpi_rank(), andrea_mpi_size(), r->part_path, sizeof r->part_path))
+    if (andrea_dw_part_name(r->o->out_path, andrea_mpi_rank(), andrea_mpi_size(), r->part_path, sizeof r->part_path))
         rc = andrea_fail(err, "%s: path too long", r->o->out_path);
     if (!rc && r->root) rc = andrea_tmp_begin(r->o->out_path, r->mtmp, sizeof r->mtmp, err);
     if (!rc) rc = andrea_tmp_begin(r->part_path, r->tmp, sizeof r->tmp, err);
@@ -619,7 +619,7 @@ static char *parts_list(const char *out_path, const char *seals, int np) {
     if (!list) return NULL;
     list[0] = 0;
     for (int i = 0; i < np; i++) {
-        if (!seals && dw_part_name(base, i, np, name, sizeof name)) break;
+        if (!seals && andrea_dw_part_name(base, i, np, name, sizeof name)) break;
         len += (size_t)snprintf(list + len, cap - len, "%s%s", i ? "," : "", seals ? seals + (size_t)i * 65 : name);
     }
     return list;

@@ -81,13 +81,13 @@ typedef struct {
 } dw_vds_parts;
 /* Rows [*lo, *hi) of suite `suite` that rank `rank` of `size` computes (and its part holds): the
  * sequences of its shard of the job's batches of B (forward_loop.c); lo == hi when none. */
-void dw_part_range(const probe_suite *suites, int n_suites, int suite, int B, int rank, int size, long long *lo,
+void andrea_dw_part_range(const probe_suite *suites, int n_suites, int suite, int B, int rank, int size, long long *lo,
                    long long *hi);
 /* "<out_path>.part-R-of-N" into buf; -1 when it does not fit. */
-int dw_part_name(const char *out_path, int rank, int size, char *buf, size_t cap);
+int andrea_dw_part_name(const char *out_path, int rank, int size, char *buf, size_t cap);
 /* The master's virtual dataset g/name of shape dims: rows [lo[r], hi[r]) from /suite/name of part
  * r (named without its folder), for each part with rows. fill_nan: NaN fill value (head_dla). */
-hid_t dw_vds_create(hid_t g, const char *suite, const char *name, hid_t type, int rank, const hsize_t *dims, int fill_nan,
+hid_t andrea_dw_vds_create(hid_t g, const char *suite, const char *name, hid_t type, int rank, const hsize_t *dims, int fill_nan,
                     const dw_vds_parts *p, const long long *lo, const long long *hi);
 
 /* The sinks of a run: v[writer] is the HDF5 writer (writer = -1: no file). on_host: [n] scratch,
@@ -135,7 +135,7 @@ typedef struct {
     const probe_suite *suites;
     hid_t g, dtok, dlen, dtar, dent, datt, dnorm, ddla, dout; /* the open suite's, or -1 */
     dw_mode mode;
-    int n_suites, B;            /* PART, MASTER: the run's suites and batch (dw_part_range) */
+    int n_suites, B;            /* PART, MASTER: the run's suites and batch (andrea_dw_part_range) */
     long long row0;             /* PART: the open suite's first row held in this part */
     dw_vds_parts vds;           /* MASTER: where the parts are */
 } dw_writer;

@@ -7,7 +7,7 @@
  * head_out_norm, head_dla, head_out) are HDF5 virtual datasets (VDS) mapping sequence rows
  * [lo, hi) of a suite to the same dataset of the part holding them.
  * Invariants: rank R's rows of suite s are exactly the sequences of the batches the forward loop
- * gives it (dw_part_range computes them from the batch shard, forward_loop.c), so the parts
+ * gives it (andrea_dw_part_range computes them from the batch shard, forward_loop.c), so the parts
  * together cover every row of every suite once, in order; a rank with no row of a suite has no
  * group for it in its part and no mapping in the master. Source file names are part names
  * without a folder: HDF5 looks for them beside the master (whatever the working folder).
@@ -20,7 +20,7 @@
 #include "../common/atomic_file.h"
 #include "dump_write_impl.h"
 
-void dw_part_range(const probe_suite *suites, int n_suites, int suite, int B, int rank, int size, long long *lo,
+void andrea_dw_part_range(const probe_suite *suites, int n_suites, int suite, int B, int rank, int size, long long *lo,
                    long long *hi) {
     long long all = 0, off = 0;
     for (int i = 0; i < n_suites; i++) {
@@ -36,7 +36,7 @@ void dw_part_range(const probe_suite *suites, int n_suites, int suite, int B, in
     if (*hi < *lo) *hi = *lo;
 }
 
-int dw_part_name(const char *out_path, int rank, int size, char *buf, size_t cap) {
+int andrea_dw_part_name(const char *out_path, int rank, int size, char *buf, size_t cap) {
     int n = snprintf(buf, cap, "%s.part-%d-of-%d", out_path, rank, size);
     return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
@@ -47,7 +47,7 @@ static const char *base_name(const char *path) {
     return s ? s + 1 : path;
 }
 
-hid_t dw_vds_create(hid_t g, const char *suite, const char *name, hid_t type, int rank, const hsize_t *dims, int fill_nan,
+hid_t andrea_dw_vds_create(hid_t g, const char *suite, const char *name, hid_t type, int rank, const hsize_t *dims, int fill_nan,
                     const dw_vds_parts *p, const long long *lo, const long long *hi) {
     hid_t vs = H5Screate_simple(rank, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), d = -1;
     int ok = vs >= 0 && dcpl >= 0;
@@ -64,7 +64,7 @@ hid_t dw_vds_create(hid_t g, const char *suite, const char *name, hid_t type, in
         sdims[0] = (hsize_t)(hi[r] - lo[r]);
         start[0] = (hsize_t)lo[r];
         hid_t ss = H5Screate_simple(rank, sdims, NULL);
-        ok = ss >= 0 && dw_part_name(base_name(p->out_path), r, p->n_parts, src, sizeof src) == 0 &&
+        ok = ss >= 0 && andrea_dw_part_name(base_name(p->out_path), r, p->n_parts, src, sizeof src) == 0 &&
              H5Sselect_hyperslab(vs, H5S_SELECT_SET, start, NULL, sdims, NULL) >= 0 &&
              H5Pset_virtual(dcpl, vs, src, dset, ss) >= 0;
         if (ss >= 0) H5Sclose(ss);

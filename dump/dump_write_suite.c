@@ -114,7 +114,7 @@ fail:
 static hid_t make_big(const dw_writer *w, hid_t g, const char *suite, const long long *lo, const long long *hi,
                       const char *name, hid_t type, int rank, const hsize_t *dims, const hsize_t *chunk, int gzip,
                       int fill_nan) {
-    if (w->mode == DW_MODE_MASTER) return dw_vds_create(g, suite, name, type, rank, dims, fill_nan, &w->vds, lo, hi);
+    if (w->mode == DW_MODE_MASTER) return andrea_dw_vds_create(g, suite, name, type, rank, dims, fill_nan, &w->vds, lo, hi);
     return andrea_dw_dset_create(g, name, type, rank, dims, chunk, gzip, fill_nan);
 }
 
@@ -142,7 +142,7 @@ static int maps_dsets(const dw_writer *w, hid_t g, int suite, const probe_suite 
             andrea_fail(err, "%s: out of memory", h5_path);
             goto fail;
         }
-        for (int r = 0; r < np; r++) dw_part_range(w->suites, w->n_suites, suite, w->B, r, np, &lo[r], &hi[r]);
+        for (int r = 0; r < np; r++) andrea_dw_part_range(w->suites, w->n_suites, suite, w->B, r, np, &lo[r], &hi[r]);
     }
     H5_ID(*datt, make_big(w, g, s->name, lo, hi, "attention", att_type, 5, d_att, c_att, o->gzip, 0));
     if (o->contrib != ANDREA_CONTRIB_NONE) {
@@ -189,7 +189,7 @@ fail:
 static int part_suite_begin(dw_writer *w, int suite, const probe_suite *s, ae_error *err) {
     const char *h5_path = w->h5_path;
     long long lo, hi;
-    dw_part_range(w->suites, w->n_suites, suite, w->B, andrea_mpi_rank(), andrea_mpi_size(), &lo, &hi);
+    andrea_dw_part_range(w->suites, w->n_suites, suite, w->B, andrea_mpi_rank(), andrea_mpi_size(), &lo, &hi);
     w->row0 = lo;
     if (hi == lo) return 0;
     H5_ID(w->g, H5Gcreate2(w->f, s->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));

@@ -21,7 +21,7 @@ struct andrea_sha_job {
 
 static void *run(void *arg) {
     andrea_sha_job *j = arg;
-    j->rc = ae_sha256_file_until(j->file, &j->stop, j->hex, &j->err);
+    j->rc = andrea_sha256_file_until(j->file, &j->stop, j->hex, &j->err);
     return NULL;
 }
 

@@ -215,17 +215,17 @@ static void on_png_flush(png_structp png) { (void)png; }
  * for 232 kB; level 2 23 ms for 248 kB; level 6 48 ms for 157 kB; Sub or Up chosen per row 38 ms
  * for 193-230 kB; all filters at level 6 88 ms for 140 kB; stored (level 0) already 9.6 ms. The
  * report's time is this encoding, so the fastest setting stays (bench/RESULTS.md). */
-canvas_png_settings canvas_png_default(void) {
+canvas_png_settings andrea_canvas_png_default(void) {
     canvas_png_settings s = {3, PNG_FILTER_NONE, Z_DEFAULT_STRATEGY};
     return s;
 }
 
 int andrea_canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_error *err) {
-    canvas_png_settings s = canvas_png_default();
-    return canvas_encode_png_with(c, &s, out, out_len, err);
+    canvas_png_settings s = andrea_canvas_png_default();
+    return andrea_canvas_encode_png_with(c, &s, out, out_len, err);
 }
 
-int canvas_encode_png_with(const canvas *c, const canvas_png_settings *s, unsigned char **out, size_t *out_len,
+int andrea_canvas_encode_png_with(const canvas *c, const canvas_png_settings *s, unsigned char **out, size_t *out_len,
                            ae_error *err) {
     /* The context lives on the heap and the libpng pointers are volatile: locals changed between
      * setjmp and longjmp would be indeterminate after the jump. */
@@ -246,7 +246,7 @@ int canvas_encode_png_with(const canvas *c, const canvas_png_settings *s, unsign
         return -1;
     }
     png_set_write_fn(png, ctx, on_png_write, on_png_flush);
-    /* Fixed settings (canvas_png_default, above) so the same pixels give the same bytes, and no
+    /* Fixed settings (andrea_canvas_png_default, above) so the same pixels give the same bytes, and no
      * tIME chunk. */
     png_set_compression_level(png, s->level);
     png_set_compression_strategy(png, s->strategy);

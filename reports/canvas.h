@@ -53,12 +53,12 @@ typedef struct {
 } canvas_png_settings;
 
 /* The report's settings (canvas.c says why: measured by bench/bench_report_png.c). */
-canvas_png_settings canvas_png_default(void);
+canvas_png_settings andrea_canvas_png_default(void);
 
 /* Encodes the canvas as an RGB PNG into a malloc'd buffer (*out, *out_len; caller frees), with
  * the default settings. Thread-safe: touches nothing shared. */
 int andrea_canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_error *err);
-int canvas_encode_png_with(const canvas *c, const canvas_png_settings *s, unsigned char **out, size_t *out_len,
+int andrea_canvas_encode_png_with(const canvas *c, const canvas_png_settings *s, unsigned char **out, size_t *out_len,
                            ae_error *err);
 /* Writes the canvas as an RGB PNG to path (temporary name, then rename). */
 int andrea_canvas_write_png(const canvas *c, const char *path, ae_error *err);

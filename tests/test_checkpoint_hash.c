@@ -53,11 +53,11 @@ static void test_a_stopped_hash_gives_up_with_one_line(void) {
     andrea_model_free(&m);
     int stop = 1;
     char hex[65];
-    CHECK(ae_sha256_file_until(bin, &stop, hex, &err) == -1);
+    CHECK(andrea_sha256_file_until(bin, &stop, hex, &err) == -1);
     CHECK_MSG(strstr(err.msg, "stop.bin: hashing stopped") != NULL, "%s", err.msg);
     stop = 0;
     char want[65];
-    CHECK(ae_sha256_file_until(bin, &stop, hex, &err) == 0 && andrea_sha256_file(bin, want, &err) == 0);
+    CHECK(andrea_sha256_file_until(bin, &stop, hex, &err) == 0 && andrea_sha256_file(bin, want, &err) == 0);
     CHECK(strcmp(hex, want) == 0);
 }
 

@@ -79,7 +79,7 @@ static int score_both(const probe_suite *suites, int n, int fp32, andrea_contrib
     head_scorer *g = andrea_head_scorer_open(&model.cfg, &rules, n, &err);
     head_scorer *h = andrea_head_scorer_open(&model.cfg, &rules, n, &err);
     if (!g || !h) return -1;
-    head_scorer_set_gpu_chunk(g, chunk);
+    andrea_head_scorer_set_gpu_chunk(g, chunk);
     andrea_batch_sink sinks[2] = {andrea_head_scorer_sink(g), andrea_head_scorer_sink(h)};
     CHECK(sinks[0].device_batch != NULL);
     sinks[1].device_batch = NULL;
