@@ -5,7 +5,8 @@
 # the CPU on the bundled model, then `andrea analyze` of a random ANDREA-120M (HF safetensors
 # written by bench_gpu_forward, GPT-2 BPE from tests/data/gpt2) with the default suites and with
 # --n 256, each beside `andrea dump` of the same suites without a file write (forward-only time
-# is printed by analyze --timing). Results under $OUT.
+# is printed by analyze --timing), and the Hugging Face script that does the same work
+# (bench/bench_gpu_hf_analyze.py; BENCH_HF=0 skips it). Results under $OUT.
 # Usage (device machine, repo root, carry=[".carry/debs"]): bash bench/gpu_analyze.sh
 set -u
 OUT=${OUT:-/tmp/andrea-gpu-out}
@@ -51,6 +52,8 @@ for args in "" ${N256:+"$N256"}; do
   /usr/bin/time -f "whole process %e s, peak RSS %M KB" $A analyze $BD/model $args --device cuda --out /tmp/an120 --quiet --timing \
     >/tmp/an120.txt 2>$OUT/an120-err.txt; tail -3 $OUT/an120-err.txt; du -sh /tmp/an120
   head -12 /tmp/an120.txt
+  # the same work as a script would do it, same GPU and weights (bench/bench_gpu_hf_analyze.py)
+  [ "${BENCH_HF:-1}" = 1 ] && python3 bench/bench_gpu_hf_analyze.py $BD/model --seqs $([ -n "$args" ] && echo 1792 || echo 224) 2>&1 | grep "^hf:"
   [ "${BENCH_ONLY:-0}" = 1 ] || [ "${BENCH_DUMP:-1}" = 0 ] && continue # BENCH_DUMP=0: no dump beside
   echo "-- andrea dump $BD/model $args (for comparison: every map to a file)"
   /usr/bin/time -f "whole process %e s" $A dump $BD/model $args --device cuda -o /tmp/d120.h5 --quiet --timing 2>&1 | tail -3
