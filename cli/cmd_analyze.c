@@ -96,7 +96,7 @@ static const char *shown_path(const char *p) {
 static void print_timing(const char *ckpt, const andrea_dump_stats *st, double t_load, double t_hash,
                          const andrea_classify_timing *ct, double t_catalog, double t_report, double t_all) {
     fprintf(stderr,
-            "andrea analyze: time (%s): model load + probes %.2f s, checkpoint sha256 wait %.2f s (it runs beside the load), engine open %.2f s, "
+            "andrea analyze: time (%s): model load + probes %.2f s, checkpoint sha256 wait %.2f s (it runs beside the load and the forwards), engine open %.2f s, "
             "forwards %.2f s, scoring + report maps %.2f s, map writes %.2f s, causal check %.2f s, catalog %.2f s, "
             "report %.2f s, total %.2f s\n",
             ckpt, t_load, t_hash, st->t_open, st->t_forward, st->t_sinks, st->t_maps + st->t_other + st->t_close + st->t_seal,
@@ -124,6 +124,26 @@ static int defer_catalog(analyze_scored *scored, andrea_analysis *a, const andre
     return andrea_circuits_compute(m, scored->circuits, err); /* andrea circuits */
 }
 
+/* The forward loop's options for analyze: the scorer and report sinks, and the dump writer when
+ * dump_path is set (hex: the checkpoint's sha256 the dump records; unused without a dump). */
+static void forward_options(andrea_dump_options *dopt, const analyze_args *aa, const andrea_classify_options *copt,
+                            const char *dump_path, const char *hex, const andrea_tokenizer *tok, const char *tok_desc,
+                            andrea_batch_sink *sinks, andrea_dump_stats *stats) {
+    andrea_dump_options_init(dopt);
+    dopt->out_path = dump_path;
+    dopt->device = aa->dev;
+    dopt->precision = copt->precision;
+    dopt->maps_fp32 = aa->maps_fp32;
+    dopt->contrib = aa->contrib;
+    dopt->checkpoint_sha256 = dump_path ? hex : NULL;
+    dopt->tokenizer = tok_desc;
+    dopt->tok = tok; /* token_text + tokenizer_vocab_sha256 in a dump */
+    dopt->progress_label = "forward";
+    dopt->sinks = sinks;
+    dopt->n_sinks = 2;
+    dopt->stats = stats;
+}
+
 /* scored != NULL (a series): score, classify and write the catalog only, and hand the report's
  * collected maps over in *scored; the series loop (analyze_series.c) renders once every
  * checkpoint is scored. */
@@ -148,11 +168,9 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     if (andrea_probe_suites_load(aa->probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &aa->po, &suites, &n_suites, err))
         goto out;
     const double t_load = andrea_now_seconds() - t_start;
-    /* the sha256 started on a thread with the load (engine/checkpoint_hash.h): this waits for its rest */
-    if (andrea_checkpoint_sha256(&m, hex, err)) goto out;
-    const double t_hash = andrea_now_seconds() - t_start - t_load;
     run_name_and_dump(ckpt, index, aa, name, sizeof name, dump_path, sizeof dump_path);
     const int dumping = aa->dump_file || aa->keep_dumps;
+    if (dumping && andrea_checkpoint_sha256(&m, hex, err)) goto out; /* the dump file records it */
     snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
 
     /* The forwards feed the head scorer and the report's example maps (and the dump writer when
@@ -166,21 +184,14 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     andrea_dump_stats stats;
     memset(&stats, 0, sizeof stats);
     andrea_dump_options dopt;
-    andrea_dump_options_init(&dopt);
-    dopt.out_path = dumping ? dump_path : NULL;
-    dopt.device = aa->dev;
-    dopt.precision = copt->precision;
-    dopt.maps_fp32 = aa->maps_fp32;
-    dopt.contrib = aa->contrib;
-    dopt.checkpoint_sha256 = hex;
-    dopt.tokenizer = tok_desc;
-    dopt.tok = tok; /* token_text + tokenizer_vocab_sha256 in a dump */
-    dopt.progress_label = "forward";
-    dopt.sinks = sinks;
-    dopt.n_sinks = 2;
-    dopt.stats = &stats;
+    forward_options(&dopt, aa, copt, dumping ? dump_path : NULL, hex, tok, tok_desc, sinks, &stats);
     dopt.keep_engine = &eng;
     if (andrea_dump_write(&m, suites, n_suites, &dopt, err)) goto out;
+    /* without a dump nothing needed the sha256 so far: its thread (started with the load,
+     * engine/checkpoint_hash.h) ran beside the engine open and the forwards; its rest is waited for here */
+    const double t_hash0 = andrea_now_seconds();
+    if (!dumping && andrea_checkpoint_sha256(&m, hex, err)) goto out;
+    const double t_hash = andrea_now_seconds() - t_hash0;
     andrea_mpi_serial_phase(1); /* MPI: rank 0's causal check, catalog, report; the others wait */
     /* too small for the causal check's batch, or (MPI, CPU) sized for a rank's share of the cores
      * while rank 0 now has the node's: a fresh one */
