@@ -55,9 +55,19 @@ typedef struct {
 int andrea_catalog_circuit_links(const char *db_path, const char *sha256, int layer, int head, int as_dst, int top,
                           circuit_link **out, int *n, ae_error *err);
 
+/* A catalog opened once (read-only) for the links of many heads of one checkpoint: a report's
+ * head pages. NULL with err when the catalog cannot be read; a catalog without circuit scores
+ * gives a reader whose heads have no links. One reader serves one thread at a time. */
+typedef struct andrea_circuit_reader andrea_circuit_reader;
+andrea_circuit_reader *andrea_circuit_reader_open(const char *db_path, const char *sha256, ae_error *err);
+/* andrea_catalog_circuit_links through the reader. */
+int andrea_circuit_reader_links(andrea_circuit_reader *r, int layer, int head, int as_dst, int top, circuit_link **out,
+                                int *n, ae_error *err);
+void andrea_circuit_reader_close(andrea_circuit_reader *r); /* NULL is fine */
+
 /* The head page's fragment: "<h2>Circuits</h2>" with the top sources and destinations as two
- * tables, each other head linked as "L%d_H%d.html" (pages in one folder). NULL when the catalog
- * holds no circuit scores for the checkpoint (or cannot be read: the page then goes without). */
-char *andrea_circuits_head_html(const char *db_path, const char *sha256, int layer, int head);
+ * tables, each other head linked as "L%d_H%d.html" (pages in one folder). NULL when r is NULL, the
+ * catalog holds no circuit scores for the checkpoint, or a read fails (the page goes without). */
+char *andrea_circuits_head_html(andrea_circuit_reader *r, int layer, int head);
 
 #endif

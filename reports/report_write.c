@@ -662,8 +662,8 @@ static int write_index(const report_data *d, const char *out_dir, const plot_gri
     return rc;
 }
 
-static int write_head_page(const report_data *d, const char *out_dir, const andrea_render_options *opt, int l, int h,
-                           ae_error *err) {
+static int write_head_page(const report_data *d, const char *out_dir, const andrea_render_options *opt,
+                           andrea_circuit_reader *cr, int l, int h, ae_error *err) {
     int L = d->n_layer, H = d->n_head;
     andrea_buf b;
     andrea_buf_init(&b);
@@ -696,7 +696,7 @@ static int write_head_page(const report_data *d, const char *out_dir, const andr
     }
     andrea_buf_puts(&b, "</table>\n");
     /* Extra sections about this head go here, between the scores and the maps, in this order. */
-    char *circuits = andrea_circuits_head_html(d->db_path, d->sha256, l, h); /* top sources/destinations */
+    char *circuits = andrea_circuits_head_html(cr, l, h); /* top sources/destinations */
     if (circuits) andrea_buf_puts(&b, circuits);
     free(circuits);
     andrea_buf_puts(&b, "<p class=\"precision\">" REPORT_PRECISION_NOTE " The PNGs are drawn from the dump's own values (maps "
@@ -748,6 +748,18 @@ static int write_head_page(const report_data *d, const char *out_dir, const andr
     return rc;
 }
 
+/* Every head's page; the circuits' links of all of them through one catalog connection (a catalog
+ * that cannot be read: pages without the section, as andrea_circuits_head_html says). */
+static int write_head_pages(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
+    ae_error cerr;
+    andrea_circuit_reader *cr = andrea_circuit_reader_open(d->db_path, d->sha256, &cerr);
+    int rc = 0;
+    for (int i = 0; i < d->n_layer * d->n_head && !rc; i++)
+        rc = write_head_page(d, out_dir, opt, cr, i / d->n_head, i % d->n_head, err);
+    andrea_circuit_reader_close(cr);
+    return rc;
+}
+
 int andrea_report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
     char dir[AE_PATH_MAX];
     if (andrea_report_mkdirs(out_dir, err)) return -1;
@@ -765,9 +777,7 @@ int andrea_report_write(const report_data *d, const char *out_dir, const andrea_
     if (write_overviews(d, out_dir, score_grids, err)) goto out;
     report_interactive_options io = {NULL, 1, 0, NULL};
     if (andrea_report_write_interactive(d, out_dir, &io, err)) goto out;
-    for (int l = 0; l < d->n_layer; l++)
-        for (int h = 0; h < d->n_head; h++)
-            if (write_head_page(d, out_dir, opt, l, h, err)) goto out;
+    if (write_head_pages(d, out_dir, opt, err)) goto out;
     /* index last: its presence means the report is complete */
     rc = write_index(d, out_dir, thumb_grids, score_grids, err);
 out:
