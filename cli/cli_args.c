@@ -125,12 +125,12 @@ int cli_opt_ablate_items(const char *cmd, const char *arg, andrea_classify_optio
 /* --report-maps: heatmap PNGs per head and suite (andrea_render_options.maps_per_suite). */
 int cli_opt_report_maps(const char *cmd, const char *arg, int *maps_per_suite) {
     long n;
-    if (!strcmp(arg, "all")) {
-        *maps_per_suite = ANDREA_REPORT_MAPS_ALL;
+    if (!strcmp(arg, "all") || !strcmp(arg, "labelled")) {
+        *maps_per_suite = arg[0] == 'a' ? ANDREA_REPORT_MAPS_ALL : ANDREA_REPORT_MAPS_LABELLED;
         return 0;
     }
     if (!*arg || cli_parse_long(arg, 0, 1000, &n))
-        return cli_usage_error(cmd, "--report-maps wants 0..1000 or 'all', not '%s'", arg);
+        return cli_usage_error(cmd, "--report-maps wants 0..1000, 'all' or 'labelled', not '%s'", arg);
     *maps_per_suite = n == 0 ? ANDREA_REPORT_MAPS_NONE : (int)n;
     return 0;
 }

@@ -11,7 +11,7 @@
 
 static void help(FILE *f) {
     fprintf(f,
-            "usage: andrea render DUMP.h5 --db CATALOG --out DIR [--examples N] [--report-maps N|all] [--quiet]\n\n"
+            "usage: andrea render DUMP.h5 --db CATALOG --out DIR [--examples N] [--report-maps N|all|labelled] [--quiet]\n\n"
             "Writes a static, offline report of the dump's model into DIR (created if missing):\n"
             "index.html (a sortable head table filterable by class, overview images), one page per\n"
             "head (heads/L{l}_H{h}.html) with its heatmaps for every suite, and the PNGs (maps/,\n"
@@ -19,8 +19,10 @@ static void help(FILE *f) {
             "scored this dump (matched by its seal), else the current run of each class (docs/catalog.md).\n"
             "Layout and images: docs/report.md.\n"
             "  --examples N   examples shown per head and suite (interactive maps; default 2; 1..1000)\n"
-            "  --report-maps N|all  heatmap PNGs per head and suite: the first N shown examples\n"
-            "                 (default 1; 0: none; all: every shown example; N > --examples shows N)\n"
+            "  --report-maps N|all|labelled  heatmap PNGs per head and suite: the first N shown\n"
+            "                 examples (default 1, for every head while heads x suites <= 1024, else\n"
+            "                 for the labelled heads only; 0: none; all: every shown example;\n"
+            "                 labelled: example 0 of the labelled heads; N > --examples shows N)\n"
             "  --quiet        no progress bar\n");
 }
 

@@ -15,18 +15,25 @@
 #define ANDREA_REPORT_MAPS_DEFAULT 1   /* heatmap PNGs per head and suite when maps_per_suite is 0 */
 #define ANDREA_REPORT_MAPS_NONE (-1)   /* no per-head PNG (the overview images stay) */
 #define ANDREA_REPORT_MAPS_ALL (-2)    /* a PNG for every shown example */
+#define ANDREA_REPORT_MAPS_LABELLED (-3) /* example 0's PNG, for the heads labelled in some class only */
+/* The default's budget: one PNG per head and suite while heads x suites is at most this (the
+ * bundled model: 32 x 7, ANDREA-120M: 144 x 7); beyond it (GPT-2-medium's 384 heads draw 2,688
+ * PNGs of ~250 KB, ~13 s on 16 cores) the labelled heads only, as with --report-maps labelled. */
+#define ANDREA_REPORT_PNG_BUDGET 1024
 
 typedef struct {
     int examples_per_suite; /* examples shown per suite (interactive maps, token lists; 0 = default 2) */
     int quiet;
-    /* heatmap PNGs per head and suite: the first N shown examples (0 = ANDREA_REPORT_MAPS_DEFAULT,
-     * or _NONE, _ALL); more than examples_per_suite shows that many examples */
+    /* heatmap PNGs per head and suite: the first N shown examples (0 = ANDREA_REPORT_MAPS_DEFAULT
+     * within ANDREA_REPORT_PNG_BUDGET, else as _LABELLED; or _NONE, _ALL, _LABELLED); more than
+     * examples_per_suite shows that many examples */
     int maps_per_suite;
 } andrea_render_options;
 
 /* Examples a report keeps per suite for these options (shown examples, at least the PNGs'). */
 int andrea_render_examples(const andrea_render_options *opt);
-/* PNG heatmaps of example e of a suite with n_examples shown: 1 or 0. */
+/* PNG heatmaps of example e of a suite with n_examples shown, for the heads that get PNGs at all
+ * (the labelled ones only, under _LABELLED or past the budget): 1 or 0. */
 int andrea_render_png_wanted(const andrea_render_options *opt, int e);
 
 /* Renders the report for the model of dump_path, reading scores from db_path, into out_dir

@@ -56,6 +56,27 @@ static const report_score *score_at(const report_data *d, const report_score *ba
     return &base[((size_t)cls * (size_t)d->n_layer + (size_t)l) * (size_t)d->n_head + (size_t)h];
 }
 
+/* Labelled in some class of the catalog. */
+static int head_labelled(const report_data *d, int l, int h) {
+    for (int c = 0; c < d->n_classes; c++) {
+        const report_score *sc = score_at(d, d->scores, c, l, h);
+        if (sc && sc->label) return 1;
+    }
+    return 0;
+}
+
+/* PNGs for the labelled heads only: asked for, or the default past its budget (report.h). */
+static int labelled_only(const report_data *d, const andrea_render_options *opt) {
+    const int m = opt ? opt->maps_per_suite : 0;
+    const uint64_t pngs = (uint64_t)d->n_layer * (uint64_t)d->n_head * (uint64_t)d->n_suites;
+    return m == ANDREA_REPORT_MAPS_LABELLED || (m == 0 && pngs > ANDREA_REPORT_PNG_BUDGET);
+}
+
+/* Head (l, h) gets the PNG of example e. */
+static int head_png(const report_data *d, const andrea_render_options *opt, int l, int h, int e) {
+    return andrea_render_png_wanted(opt, e) && (!labelled_only(d, opt) || head_labelled(d, l, h));
+}
+
 static int class_of_suite(const report_data *d, int s) {
     for (int c = 0; c < d->n_classes; c++)
         if (!strcmp(d->classes[c], d->suites[s].name)) return c;
@@ -204,7 +225,7 @@ static void map_task(map_run *r, int s, int e, int i, char *const *labels, float
         for (int q = 0; q < S; q++)
             memcpy(thumbs + ((size_t)i * (size_t)S + (size_t)q) * (size_t)S, m + (size_t)q * (size_t)T,
                    (size_t)S * sizeof(float));
-    if (!rc && labels && andrea_render_png_wanted(r->opt, e)) {
+    if (!rc && labels && head_png(d, r->opt, l, h, e)) {
         char title[256], sub[512], st[256], rel[512];
         snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %.64s \xC2\xB7 example %d (%d tokens)", l, h, su->name, e, n);
         score_text(d, class_of_suite(d, s), l, h, st, sizeof st);
@@ -318,6 +339,7 @@ static int write_maps(const report_data *d, const char *out_dir, const andrea_re
     }
     for (int l = 0; l < d->n_layer && any_png; l++)
         for (int h = 0; h < d->n_head; h++) {
+            if (!head_png(d, opt, l, h, 0)) continue;
             char dir[AE_PATH_MAX];
             snprintf(dir, sizeof dir, "%s/maps/L%d_H%d", out_dir, l, h);
             if (andrea_report_mkdirs(dir, err)) return -1;
@@ -493,7 +515,7 @@ static void grid_attrs(andrea_buf *b, const plot_grid *g, int L, int H) {
 }
 
 /* The index page's heading and table of what was analysed (checkpoint, shape, dump, catalog, suites). */
-static void index_meta(andrea_buf *b, const report_data *d) {
+static void index_meta(andrea_buf *b, const report_data *d, const andrea_render_options *opt) {
     andrea_buf_puts(b, "<h1>andrea report: ");
     andrea_html_add(b, d->model);
     andrea_buf_puts(b, "</h1>\n<table class=\"meta\">\n<tr><th>checkpoint</th><td><code>");
@@ -520,6 +542,12 @@ static void index_meta(andrea_buf *b, const report_data *d) {
         andrea_html_add(b, d->note);
         andrea_buf_puts(b, "</p>\n");
     }
+    if (labelled_only(d, opt))
+        andrea_buf_printf(b, "<p class=\"note\">Static PNG heatmaps are drawn for the labelled heads only (%s); every "
+                             "head's maps are interactive on its page. <code>--report-maps 1</code> draws a PNG for "
+                             "every head and suite.</p>\n",
+                          opt && opt->maps_per_suite == ANDREA_REPORT_MAPS_LABELLED ? "--report-maps labelled"
+                                                                                    : "the default past 1024 heads x suites");
 }
 
 /* The sortable table of every head: labels, then score / baseline / delta-loss per class. */
@@ -635,14 +663,14 @@ static int index_galleries(andrea_buf *b, const report_data *d, const char *out_
     return 0;
 }
 
-static int write_index(const report_data *d, const char *out_dir, const plot_grid *thumb_grids,
-                       const plot_grid *score_grids, ae_error *err) {
+static int write_index(const report_data *d, const char *out_dir, const andrea_render_options *opt,
+                       const plot_grid *thumb_grids, const plot_grid *score_grids, ae_error *err) {
     andrea_buf b;
     andrea_buf_init(&b);
     char title[512];
     snprintf(title, sizeof title, "andrea \xC2\xB7 %s", d->model);
     andrea_report_html_head(&b, title, "");
-    index_meta(&b, d);
+    index_meta(&b, d, opt);
     if (!d->scores) andrea_buf_puts(&b, "<p class=\"note\">The catalog holds no scores for this checkpoint.</p>\n");
 
     andrea_buf_puts(&b, "<p>Interactive: <a href=\"explore.html\">token view</a> (click a token, colour the text by a "
@@ -715,7 +743,7 @@ static int write_head_page(const report_data *d, const char *out_dir, const andr
             andrea_buf_printf(&b, "<figure><div class=\"hm-slot\" data-l=\"%d\" data-h=\"%d\" data-s=\"%d\" data-e=\"%d\"></div>\n"
                             "<div><a href=\"../explore.html#l=%d&amp;h=%d&amp;s=%d&amp;e=%d\">token view of this example</a>",
                         l, h, s, e, l, h, s, e);
-            if (andrea_render_png_wanted(opt, e)) { /* --report-maps: the examples that have a PNG */
+            if (head_png(d, opt, l, h, e)) { /* --report-maps: the examples that have a PNG */
                 andrea_buf_puts(&b, " \xC2\xB7 <details style=\"display:inline\"><summary>static image (PNG)</summary><a href=\"../");
                 andrea_html_add(&b, rel);
                 /* lazy: a PNG loads when its details are opened, so the page opens at once */
@@ -779,7 +807,7 @@ int andrea_report_write(const report_data *d, const char *out_dir, const andrea_
     if (andrea_report_write_interactive(d, out_dir, &io, err)) goto out;
     if (write_head_pages(d, out_dir, opt, err)) goto out;
     /* index last: its presence means the report is complete */
-    rc = write_index(d, out_dir, thumb_grids, score_grids, err);
+    rc = write_index(d, out_dir, opt, thumb_grids, score_grids, err);
 out:
     free(thumb_grids);
     free(score_grids);
@@ -796,6 +824,6 @@ int andrea_render_examples(const andrea_render_options *opt) {
 int andrea_render_png_wanted(const andrea_render_options *opt, int e) {
     int m = opt ? opt->maps_per_suite : 0;
     if (m == ANDREA_REPORT_MAPS_ALL) return 1;
-    if (m == 0) m = ANDREA_REPORT_MAPS_DEFAULT;
+    if (m == 0 || m == ANDREA_REPORT_MAPS_LABELLED) m = ANDREA_REPORT_MAPS_DEFAULT;
     return e < m; /* ANDREA_REPORT_MAPS_NONE: never */
 }

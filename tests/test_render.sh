@@ -108,6 +108,12 @@ else bad "threads" "$(diff -rq rep_t1 rep_t2 | head -3)"; fi
   && ok "--report-maps 0: no heatmap PNG, the overviews stay" || bad "--report-maps 0" "$(ls rep_none)"
 grep -q 'static image (PNG)' rep_none/heads/L0_H0.html && bad "--report-maps 0" "a head page offers a PNG" \
   || ok "--report-maps 0: head pages offer no PNG"
+"$A" render d200.h5 --db c.db --out rep_lab --report-maps labelled --quiet > /dev/null
+labelled=$(sqlite3 c.db "SELECT DISTINCT 'L' || layer || '_H' || head FROM head_catalog WHERE label = 1" | sort)
+pngdirs=$( (ls rep_lab/maps 2>/dev/null || true) | sort)
+[[ "$pngdirs" == "$labelled" ]] && grep -q "labelled heads only" rep_lab/index.html \
+  && ok "--report-maps labelled: PNGs for exactly the labelled heads ($(echo $labelled | wc -w)), the index says so" \
+  || bad "--report-maps labelled" "labelled: [$labelled] PNG folders: [$pngdirs]"
 "$A" render d200.h5 --db c.db --out rep_3 --report-maps 3 --quiet > /dev/null
 [[ -s rep_3/maps/L0_H0/s0-prev_token_e2.png && ! -e rep_3/maps/L0_H0/s1-my-suite_e1.png ]] \
   && ok "--report-maps 3 shows 3 examples where the suite has them" || bad "--report-maps 3" "$(ls rep_3/maps/L0_H0)"
@@ -135,9 +141,9 @@ printf 'x' > afile
 expect_fail "an output folder under a file is refused" 1 "afile" "$A" render d200.h5 --db c.db --out afile/rep --quiet
 expect_fail "--db is required" 2 "--db" "$A" render d200.h5 --out x4
 expect_fail "--examples 0 is a usage error" 2 "--examples" "$A" render d200.h5 --db c.db --out x5 --examples 0
-expect_fail "--report-maps -1 is a usage error" 2 "--report-maps wants 0..1000 or 'all'" "$A" render d200.h5 --db c.db --out x6 --report-maps -1
-expect_fail "--report-maps some is a usage error" 2 "--report-maps wants 0..1000 or 'all'" "$A" render d200.h5 --db c.db --out x6 --report-maps some
-expect_fail "analyze --report-maps 1001 is a usage error" 2 "--report-maps wants 0..1000 or 'all'" "$A" analyze --out x7 --report-maps 1001
+expect_fail "--report-maps -1 is a usage error" 2 "--report-maps wants 0..1000, 'all' or 'labelled'" "$A" render d200.h5 --db c.db --out x6 --report-maps -1
+expect_fail "--report-maps some is a usage error" 2 "--report-maps wants 0..1000, 'all' or 'labelled'" "$A" render d200.h5 --db c.db --out x6 --report-maps some
+expect_fail "analyze --report-maps 1001 is a usage error" 2 "--report-maps wants 0..1000, 'all' or 'labelled'" "$A" analyze --out x7 --report-maps 1001
 # a heatmap that cannot be written (a folder holds its name) while other threads draw: one line, no index
 mkdir -p x8/maps/L1_H2/s0-prev_token_e0.png
 expect_fail "an unwritable heatmap stops the render with its name" 1 "s0-prev_token_e0.png" \

@@ -590,6 +590,44 @@ static void test_report_default_draws_one_png_per_head_and_suite_and_shows_every
     andrea_report_data_free(&d);
 }
 
+/* --report-maps labelled, and the default past its budget: PNGs for the labelled heads only
+ * (syn_data labels (0,0) and (1,2) in class 0, (1,1) in class 1); every head stays interactive. */
+static void test_report_maps_labelled_draws_the_labelled_heads_only(void) {
+    report_data d;
+    syn_data(&d);
+    char dir[512], p[1024];
+    snprintf(dir, sizeof dir, "%s/maps_labelled", check_tmpdir());
+    ae_error err = {{0}};
+    andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_LABELLED};
+    CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    CHECK(file_exists(dir, "maps/L0_H0/s0-prev_token_e0.png"));
+    CHECK(file_exists(dir, "maps/L1_H2/s0-prev_token_e0.png"));
+    CHECK(file_exists(dir, "maps/L1_H1/s0-prev_token_e0.png"));
+    CHECK(!file_exists(dir, "maps/L0_H0/s0-prev_token_e1.png"));
+    CHECK(!file_exists(dir, "maps/L0_H1"));
+    CHECK(!file_exists(dir, "maps/L1_H0"));
+    CHECK(file_exists(dir, "data/L0_H1.js"));
+    size_t n;
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    char *b = (char *)slurp(p, &n);
+    CHECK(b && strstr(b, "labelled heads only") != NULL);
+    free(b);
+    snprintf(p, sizeof p, "%s/heads/L0_H1.html", dir);
+    b = (char *)slurp(p, &n);
+    CHECK(b && strstr(b, ".png") == NULL && strstr(b, "hm-slot") != NULL);
+    free(b);
+    /* the default within its budget (6 heads x 2 suites) draws every head and says nothing */
+    snprintf(dir, sizeof dir, "%s/maps_budget", check_tmpdir());
+    o.maps_per_suite = 0;
+    CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    CHECK(file_exists(dir, "maps/L0_H1/s0-prev_token_e0.png"));
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    b = (char *)slurp(p, &n);
+    CHECK(b && strstr(b, "labelled heads only") == NULL);
+    free(b);
+    andrea_report_data_free(&d);
+}
+
 static void test_report_maps_none_writes_no_heatmap_but_keeps_the_overviews(void) {
     report_data d;
     syn_data(&d);
@@ -666,5 +704,6 @@ int main(void) {
     RUN(test_report_without_scores_still_renders_maps);
     RUN(test_report_default_draws_one_png_per_head_and_suite_and_shows_every_example);
     RUN(test_report_maps_none_writes_no_heatmap_but_keeps_the_overviews);
+    RUN(test_report_maps_labelled_draws_the_labelled_heads_only);
     return check_summary("test_report");
 }
