@@ -23,17 +23,19 @@ static const char *const CIRCUITS_SCHEMA =
     "  time TEXT NOT NULL, andrea_version TEXT NOT NULL,\n"
     "  baseline REAL, baseline_samples INTEGER NOT NULL, baseline_seed INTEGER NOT NULL,\n"
     "  pos_window INTEGER NOT NULL);\n"
+    /* One row per (src, dst) pair with its three kinds: a row per kind (the first layout, still
+     * migrated below) made storing GPT-2-XL's scores (2.1M rows) take 16 s; no index by
+     * destination either: kept up row by row it made that 43 s (random inserts,
+     * bench/bench_catalog_circuits.c). The report reads a run's rows once instead
+     * (andrea_circuit_reader). Catalogs written with that index lose it here. */
     "CREATE TABLE IF NOT EXISTS circuit_composition(\n"
     "  run_id INTEGER NOT NULL REFERENCES circuit_runs(id) ON DELETE CASCADE,\n"
     "  src_layer INTEGER NOT NULL, src_head INTEGER NOT NULL,\n"
     "  dst_layer INTEGER NOT NULL, dst_head INTEGER NOT NULL,\n"
-    "  kind TEXT NOT NULL CHECK(kind IN ('K', 'Q', 'V')),\n"
-    "  score REAL,\n"
-    "  PRIMARY KEY(run_id, src_layer, src_head, dst_layer, dst_head, kind)) WITHOUT ROWID;\n"
-    /* covering (score in the index): a head page's sources are read from the index alone; the
-     * first index (without score) cost a table lookup per row, ~1M page reads for 384 heads */
+    "  q REAL, k REAL, v REAL,\n"
+    "  PRIMARY KEY(run_id, src_layer, src_head, dst_layer, dst_head)) WITHOUT ROWID;\n"
     "DROP INDEX IF EXISTS circuit_composition_dst;\n"
-    "CREATE INDEX IF NOT EXISTS circuit_composition_dst_score ON circuit_composition(run_id, dst_layer, dst_head, score);\n"
+    "DROP INDEX IF EXISTS circuit_composition_dst_score;\n"
     "CREATE TABLE IF NOT EXISTS circuit_heads(\n"
     "  run_id INTEGER NOT NULL REFERENCES circuit_runs(id) ON DELETE CASCADE,\n"
     "  layer INTEGER NOT NULL, head INTEGER NOT NULL,\n"
@@ -42,14 +44,60 @@ static const char *const CIRCUITS_SCHEMA =
     "CREATE VIEW IF NOT EXISTS head_composition AS\n"
     "  SELECT r.model AS model, r.checkpoint_sha256 AS checkpoint_sha256,\n"
     "         c.src_layer AS src_layer, c.src_head AS src_head, c.dst_layer AS dst_layer, c.dst_head AS dst_head,\n"
-    "         c.kind AS kind, c.score AS score, r.baseline AS baseline\n"
+    "         'Q' AS kind, c.q AS score, r.baseline AS baseline\n"
+    "  FROM circuit_composition c JOIN circuit_runs r ON r.id = c.run_id\n"
+    "  UNION ALL\n"
+    "  SELECT r.model AS model, r.checkpoint_sha256 AS checkpoint_sha256,\n"
+    "         c.src_layer AS src_layer, c.src_head AS src_head, c.dst_layer AS dst_layer, c.dst_head AS dst_head,\n"
+    "         'K' AS kind, c.k AS score, r.baseline AS baseline\n"
+    "  FROM circuit_composition c JOIN circuit_runs r ON r.id = c.run_id\n"
+    "  UNION ALL\n"
+    "  SELECT r.model AS model, r.checkpoint_sha256 AS checkpoint_sha256,\n"
+    "         c.src_layer AS src_layer, c.src_head AS src_head, c.dst_layer AS dst_layer, c.dst_head AS dst_head,\n"
+    "         'V' AS kind, c.v AS score, r.baseline AS baseline\n"
     "  FROM circuit_composition c JOIN circuit_runs r ON r.id = c.run_id;\n"
     "CREATE VIEW IF NOT EXISTS head_weights AS\n"
     "  SELECT r.model AS model, r.checkpoint_sha256 AS checkpoint_sha256, h.layer AS layer, h.head AS head,\n"
     "         h.copying AS copying, h.prev_pos AS prev_pos\n"
     "  FROM circuit_heads h JOIN circuit_runs r ON r.id = h.run_id;\n";
 
+/* The first layout (a row per kind: kind TEXT, score REAL) rebuilt into the pair rows, in the
+ * writer's transaction; its view goes with it and CIRCUITS_SCHEMA creates the new one. */
+static const char *const MIGRATE_PER_KIND_ROWS =
+    "DROP VIEW IF EXISTS head_composition;\n"
+    "ALTER TABLE circuit_composition RENAME TO circuit_composition_per_kind;\n"
+    "CREATE TABLE circuit_composition(\n"
+    "  run_id INTEGER NOT NULL REFERENCES circuit_runs(id) ON DELETE CASCADE,\n"
+    "  src_layer INTEGER NOT NULL, src_head INTEGER NOT NULL,\n"
+    "  dst_layer INTEGER NOT NULL, dst_head INTEGER NOT NULL,\n"
+    "  q REAL, k REAL, v REAL,\n"
+    "  PRIMARY KEY(run_id, src_layer, src_head, dst_layer, dst_head)) WITHOUT ROWID;\n"
+    "INSERT INTO circuit_composition\n"
+    "  SELECT run_id, src_layer, src_head, dst_layer, dst_head, max(CASE kind WHEN 'Q' THEN score END),\n"
+    "         max(CASE kind WHEN 'K' THEN score END), max(CASE kind WHEN 'V' THEN score END)\n"
+    "  FROM circuit_composition_per_kind GROUP BY run_id, src_layer, src_head, dst_layer, dst_head;\n"
+    "DROP TABLE circuit_composition_per_kind;\n";
+
+/* *per_kind = 1 when circuit_composition has the first layout (a row per kind). */
+static int per_kind_layout(sqlite3 *db, const char *path, int *per_kind, ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('circuit_composition') WHERE name = 'kind'",
+                                 -1, &st, NULL),
+              SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+    *per_kind = sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
 int andrea_catalog_circuits_schema(sqlite3 *db, const char *path, ae_error *err) {
+    int per_kind;
+    if (per_kind_layout(db, path, &per_kind, err)) return -1;
+    if (per_kind) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_PER_KIND_ROWS, NULL, NULL, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_exec(db, CIRCUITS_SCHEMA, NULL, NULL, NULL), SQLITE_OK);
     return 0;
 fail:
@@ -113,26 +161,26 @@ static int insert_scores(sqlite3 *db, const char *path, const andrea_circuits *c
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,
                                  "INSERT INTO circuit_composition(run_id, src_layer, src_head, dst_layer, dst_head,"
-                                 " kind, score) VALUES(?,?,?,?,?,?,?)",
+                                 " q, k, v) VALUES(?,?,?,?,?,?,?,?)",
                                  -1, &cs, NULL),
               SQLITE_OK);
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db, "INSERT INTO circuit_heads(run_id, layer, head, copying, prev_pos) VALUES(?,?,?,?,?)",
                                  -1, &hs, NULL),
               SQLITE_OK);
-    for (int s = 0; s < NH; s++)
-        for (int d = (s / H + 1) * H; d < NH; d++)
-            for (int k = 0; k < CIRCUIT_N_KINDS; k++) {
-                SQL_CHECK(path, db, sqlite3_reset(cs), SQLITE_OK);
-                SQL_CHECK(path, db, sqlite3_bind_int64(cs, 1, run), SQLITE_OK);
-                SQL_CHECK(path, db, sqlite3_bind_int(cs, 2, s / H), SQLITE_OK);
-                SQL_CHECK(path, db, sqlite3_bind_int(cs, 3, s % H), SQLITE_OK);
-                SQL_CHECK(path, db, sqlite3_bind_int(cs, 4, d / H), SQLITE_OK);
-                SQL_CHECK(path, db, sqlite3_bind_int(cs, 5, d % H), SQLITE_OK);
-                SQL_CHECK(path, db, sqlite3_bind_text(cs, 6, andrea_circuit_kind_names[k], -1, SQLITE_STATIC), SQLITE_OK);
-                SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(cs, 7, andrea_circuits_score(c, k, s, d)), SQLITE_OK);
-                SQL_CHECK(path, db, sqlite3_step(cs), SQLITE_DONE);
-            }
+    SQL_CHECK(path, db, sqlite3_bind_int64(cs, 1, run), SQLITE_OK);
+    for (int s = 0; s < NH; s++) /* in key order: every row is appended */
+        for (int d = (s / H + 1) * H; d < NH; d++) {
+            SQL_CHECK(path, db, sqlite3_reset(cs), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_int(cs, 2, s / H), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_int(cs, 3, s % H), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_int(cs, 4, d / H), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_int(cs, 5, d % H), SQLITE_OK);
+            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(cs, 6, andrea_circuits_score(c, CIRCUIT_Q, s, d)), SQLITE_OK);
+            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(cs, 7, andrea_circuits_score(c, CIRCUIT_K, s, d)), SQLITE_OK);
+            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(cs, 8, andrea_circuits_score(c, CIRCUIT_V, s, d)), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_step(cs), SQLITE_DONE);
+        }
     for (int i = 0; i < NH; i++) {
         SQL_CHECK(path, db, sqlite3_reset(hs), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_bind_int64(hs, 1, run), SQLITE_OK);
@@ -157,6 +205,9 @@ int andrea_catalog_circuits_write(const char *path, const char *ckpt, const char
     sqlite3_stmt *st = NULL;
     int in_tx = 0;
     if (andrea_catalog_open_rw(path, &db, err)) return -1;
+    /* the run's pages stay in memory until the commit: with SQLite's default 2 MB cache, GPT-2-XL's
+     * 2.1M rows (55 MB) were spilled to the WAL and read back while they were written */
+    SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA cache_size = -262144", NULL, NULL, NULL), SQLITE_OK);
     if (andrea_catalog_begin_immediate(db, path, err)) goto fail;
     in_tx = 1;
     SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
@@ -279,142 +330,189 @@ oom:
 
 /* ---------- links for the head page ---------- */
 
-/* One read-only connection and two prepared statements for every head page of a report: opening
- * the catalog per page cost ~15 ms (a 384-head model's pages took 5.8 s, most of it there). */
+/* Every head's CIRCUIT_READER_TOP strongest sources and destinations, from one scan of the run's
+ * rows in key order: a query per head page needs an index by destination, which made the write
+ * slow (the schema above), and one scan of GPT-2-XL's 2.1M rows takes well under a second. */
 struct andrea_circuit_reader {
-    sqlite3 *db;
-    sqlite3_stmt *q[2]; /* [0]: destinations of a source head, [1]: sources of a destination head */
-    char path[4200];
+    int n_layer, n_head;
     double baseline;
+    circuit_link *top[2]; /* [0]: destinations of each head, [1]: its sources; [NH][CIRCUIT_READER_TOP] */
+    int *n_top[2];        /* [NH] */
 };
+
+/* Link a ranks before b: score descending, then the other head's layer, head, kind ascending (the
+ * order `ORDER BY score DESC, layer, head, kind` gives). */
+static int link_before(const circuit_link *a, const circuit_link *b) {
+    if (a->score != b->score) return a->score > b->score;
+    if (a->layer != b->layer) return a->layer < b->layer;
+    if (a->head != b->head) return a->head < b->head;
+    return a->kind < b->kind;
+}
+
+/* Inserts x into the sorted top list v of *n (at most CIRCUIT_READER_TOP) entries. */
+static void top_insert(circuit_link *v, int *n, circuit_link x) {
+    int i = *n < CIRCUIT_READER_TOP ? (*n)++ : CIRCUIT_READER_TOP;
+    if (i == CIRCUIT_READER_TOP && !link_before(&x, &v[i - 1])) return;
+    if (i == CIRCUIT_READER_TOP) i--;
+    while (i > 0 && link_before(&x, &v[i - 1])) {
+        v[i] = v[i - 1];
+        i--;
+    }
+    v[i] = x;
+}
+
+/* The run of sha: its id, shape and baseline (*run = -1: the catalog has no circuit run for it). */
+static int find_run(sqlite3 *db, const char *path, const char *sha, sqlite3_int64 *run, andrea_circuit_reader *r,
+                    ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    *run = -1;
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE name = 'circuit_runs'", -1, &st, NULL),
+              SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+    const int have = sqlite3_column_int(st, 0); /* a catalog made before circuits has no table */
+    sqlite3_finalize(st);
+    st = NULL;
+    if (!have) return 0;
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db, "SELECT id, n_layer, n_head, baseline FROM circuit_runs WHERE checkpoint_sha256 = ?1",
+                                 -1, &st, NULL),
+              SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC), SQLITE_OK);
+    const int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *run = sqlite3_column_int64(st, 0);
+        const sqlite3_int64 L = sqlite3_column_int64(st, 1), H = sqlite3_column_int64(st, 2);
+        if (L < 1 || H < 1 || L > 4096 || H > 4096 || L * H > (1 << 20)) {
+            andrea_fail(err, "%s: circuit run of %s has an impossible shape (%lld layers x %lld heads)", path, sha,
+                        (long long)L, (long long)H);
+            goto fail;
+        }
+        r->n_layer = (int)L;
+        r->n_head = (int)H;
+        r->baseline = sqlite3_column_type(st, 3) != SQLITE_NULL ? sqlite3_column_double(st, 3) : NAN;
+    } else SQL_CHECK(path, db, rc, SQLITE_DONE);
+    sqlite3_finalize(st);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
+/* One link into the top lists of its source and destination. */
+static void add_link(andrea_circuit_reader *r, int src, int dst, char kind, double score) {
+    const int H = r->n_head;
+    top_insert(r->top[0] + (size_t)src * CIRCUIT_READER_TOP, &r->n_top[0][src],
+               (circuit_link){dst / H, dst % H, kind, score, r->baseline});
+    top_insert(r->top[1] + (size_t)dst * CIRCUIT_READER_TOP, &r->n_top[1][dst],
+               (circuit_link){src / H, src % H, kind, score, r->baseline});
+}
+
+/* Scans the run's rows once into the top lists: pair rows (q, k, v), or the first layout's row per
+ * kind (a catalog not written since: its next writer migrates it). A row naming a head outside
+ * the run's shape is a damaged catalog: refused. */
+static int scan_links(sqlite3 *db, const char *path, sqlite3_int64 run, andrea_circuit_reader *r, ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    const int L = r->n_layer, H = r->n_head;
+    int per_kind;
+    if (per_kind_layout(db, path, &per_kind, err)) return -1;
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db,
+                                 per_kind ? "SELECT src_layer, src_head, dst_layer, dst_head, kind, score"
+                                            " FROM circuit_composition WHERE run_id = ?1"
+                                          : "SELECT src_layer, src_head, dst_layer, dst_head, q, k, v"
+                                            " FROM circuit_composition WHERE run_id = ?1",
+                                 -1, &st, NULL),
+              SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, run), SQLITE_OK);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sqlite3_int64 v[4];
+        for (int i = 0; i < 4; i++) v[i] = sqlite3_column_int64(st, i);
+        if (v[0] < 0 || v[0] >= L || v[1] < 0 || v[1] >= H || v[2] < 0 || v[2] >= L || v[3] < 0 || v[3] >= H) {
+            andrea_fail(err, "%s: circuit_composition names a head outside the model's %d x %d", path, L, H);
+            goto fail;
+        }
+        const int src = (int)(v[0] * H + v[1]), dst = (int)(v[2] * H + v[3]);
+        if (per_kind) {
+            const char *k = (const char *)sqlite3_column_text(st, 4);
+            if (k && sqlite3_column_type(st, 5) != SQLITE_NULL) add_link(r, src, dst, k[0], sqlite3_column_double(st, 5));
+            continue;
+        }
+        for (int k = 0; k < CIRCUIT_N_KINDS; k++)
+            if (sqlite3_column_type(st, 4 + k) != SQLITE_NULL)
+                add_link(r, src, dst, andrea_circuit_kind_names[k][0], sqlite3_column_double(st, 4 + k));
+    }
+    SQL_CHECK(path, db, rc, SQLITE_DONE);
+    sqlite3_finalize(st);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
 
 andrea_circuit_reader *andrea_circuit_reader_open(const char *path, const char *sha, ae_error *err) {
     struct stat sb;
-    sqlite3_stmt *st = NULL;
+    sqlite3 *db = NULL;
     andrea_circuit_reader *r = calloc(1, sizeof *r);
     if (!r) {
         andrea_fail(err, "%s: out of memory", path);
         return NULL;
     }
-    snprintf(r->path, sizeof r->path, "%s", path);
-    sqlite3 *db = NULL;
     if (stat(path, &sb) != 0) {
         andrea_fail(err, "%s: no such catalog", path);
         goto fail;
     }
-    const int orc = sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL);
-    db = r->db; /* closed by andrea_circuit_reader_close even when the open failed */
+    const int orc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
     SQL_CHECK(path, db, orc, SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
-    /* pages read through a mapping rather than one pread each (a catalog written before the
-     * covering index still reads the table once per source) */
     SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA mmap_size = 1073741824", NULL, NULL, NULL), SQLITE_OK);
-    /* a catalog made before circuits has no table: a reader without links */
-    SQL_CHECK(path, db,
-              sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE name = 'circuit_runs'", -1, &st, NULL),
-              SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
-    const int have = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    st = NULL;
-    if (!have) return r;
-    static const char *const sql[2] = {
-        "SELECT c.dst_layer, c.dst_head, c.kind, c.score FROM circuit_composition c"
-        " WHERE c.run_id = (SELECT id FROM circuit_runs WHERE checkpoint_sha256 = ?1)"
-        " AND c.src_layer = ?2 AND c.src_head = ?3 AND c.score IS NOT NULL"
-        " ORDER BY c.score DESC, c.dst_layer, c.dst_head, c.kind LIMIT ?4",
-        "SELECT c.src_layer, c.src_head, c.kind, c.score FROM circuit_composition c"
-        " WHERE c.run_id = (SELECT id FROM circuit_runs WHERE checkpoint_sha256 = ?1)"
-        " AND c.dst_layer = ?2 AND c.dst_head = ?3 AND c.score IS NOT NULL"
-        " ORDER BY c.score DESC, c.src_layer, c.src_head, c.kind LIMIT ?4"};
-    for (int i = 0; i < 2; i++) {
-        SQL_CHECK(path, db, sqlite3_prepare_v2(db, sql[i], -1, &r->q[i], NULL), SQLITE_OK);
-        SQL_CHECK(path, db, sqlite3_bind_text(r->q[i], 1, sha, -1, SQLITE_TRANSIENT), SQLITE_OK);
+    sqlite3_int64 run;
+    if (find_run(db, path, sha, &run, r, err)) goto fail;
+    if (run >= 0) {
+        const size_t NH = (size_t)r->n_layer * (size_t)r->n_head;
+        for (int i = 0; i < 2; i++) {
+            r->top[i] = malloc(NH * CIRCUIT_READER_TOP * sizeof *r->top[i]);
+            r->n_top[i] = calloc(NH, sizeof *r->n_top[i]);
+            if (!r->top[i] || !r->n_top[i]) {
+                andrea_fail(err, "%s: out of memory for the circuit links", path);
+                goto fail;
+            }
+        }
+        if (scan_links(db, path, run, r, err)) goto fail;
     }
-    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT baseline FROM circuit_runs WHERE checkpoint_sha256 = ?1", -1, &st, NULL),
-              SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC), SQLITE_OK);
-    const int rc = sqlite3_step(st);
-    r->baseline = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL ? sqlite3_column_double(st, 0) : NAN;
-    if (rc != SQLITE_ROW) SQL_CHECK(path, db, rc, SQLITE_DONE);
-    sqlite3_finalize(st);
+    SQL_CHECK(path, db, sqlite3_close(db), SQLITE_OK);
     return r;
 fail:
-    sqlite3_finalize(st);
+    sqlite3_close(db);
     andrea_circuit_reader_close(r);
     return NULL;
 }
 
 void andrea_circuit_reader_close(andrea_circuit_reader *r) {
     if (!r) return;
-    for (int i = 0; i < 2; i++) sqlite3_finalize(r->q[i]);
-    sqlite3_close(r->db);
+    for (int i = 0; i < 2; i++) {
+        free(r->top[i]);
+        free(r->n_top[i]);
+    }
     free(r);
 }
 
-int andrea_circuit_reader_links(andrea_circuit_reader *r, int layer, int head, int as_dst, int top, circuit_link **out,
-                                int *n, ae_error *err) {
-    const char *path = r->path;
-    sqlite3 *db = r->db;
-    sqlite3_stmt *st = r->q[as_dst ? 1 : 0];
-    size_t cap = top > 0 ? (size_t)top : 16;
-    int ret = -1;
+int andrea_circuit_reader_links(const andrea_circuit_reader *r, int layer, int head, int as_dst,
+                                const circuit_link **out) {
     *out = NULL;
-    *n = 0;
-    if (!st) return 0; /* no circuit scores in this catalog */
-    SQL_CHECK(path, db, sqlite3_reset(st), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_int(st, 2, layer), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_int(st, 3, head), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_int(st, 4, top > 0 ? top : -1), SQLITE_OK);
-    *out = malloc(sizeof **out * cap);
-    if (!*out) {
-        andrea_fail(err, "%s: out of memory", path);
-        goto fail;
-    }
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (andrea_grow(out, &cap, (size_t)*n + 1, sizeof **out, 64)) {
-            andrea_fail(err, "%s: out of memory", path);
-            goto fail;
-        }
-        const char *k = (const char *)sqlite3_column_text(st, 2);
-        (*out)[(*n)++] = (circuit_link){sqlite3_column_int(st, 0), sqlite3_column_int(st, 1), k ? k[0] : '?',
-                                        sqlite3_column_double(st, 3), r->baseline};
-    }
-    SQL_CHECK(path, db, rc, SQLITE_DONE);
-    ret = 0;
-fail:
-    sqlite3_reset(st);
-    if (ret) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return ret;
+    if (!r->top[0] || layer < 0 || head < 0 || layer >= r->n_layer || head >= r->n_head) return 0;
+    const size_t i = (size_t)layer * (size_t)r->n_head + (size_t)head;
+    *out = r->top[as_dst ? 1 : 0] + i * CIRCUIT_READER_TOP;
+    return r->n_top[as_dst ? 1 : 0][i];
 }
 
-int andrea_catalog_circuit_links(const char *path, const char *sha, int layer, int head, int as_dst, int top,
-                                 circuit_link **out, int *n, ae_error *err) {
-    *out = NULL;
-    *n = 0;
-    andrea_circuit_reader *r = andrea_circuit_reader_open(path, sha, err);
-    if (!r) return -1;
-    const int rc = andrea_circuit_reader_links(r, layer, head, as_dst, top, out, n, err);
-    andrea_circuit_reader_close(r);
-    return rc;
-}
-
-char *andrea_circuits_head_html(andrea_circuit_reader *r, int layer, int head) {
-    enum { TOP = 5 };
-    circuit_link *src = NULL, *dst = NULL;
-    int ns = 0, nd = 0;
-    ae_error err;
-    if (!r || andrea_circuit_reader_links(r, layer, head, 1, TOP, &src, &ns, &err) ||
-        andrea_circuit_reader_links(r, layer, head, 0, TOP, &dst, &nd, &err) || (ns == 0 && nd == 0)) {
-        free(src);
-        free(dst);
-        return NULL;
-    }
+char *andrea_circuits_head_html(const andrea_circuit_reader *r, int layer, int head) {
+    const circuit_link *src, *dst;
+    if (!r) return NULL;
+    const int ns = andrea_circuit_reader_links(r, layer, head, 1, &src);
+    const int nd = andrea_circuit_reader_links(r, layer, head, 0, &dst);
+    if (ns == 0 && nd == 0) return NULL;
     andrea_buf s = {0};
     andrea_buf_printf(&s, "<h2>Circuits (from the weights)</h2>\n<p>Composition scores ||M||<sub>F</sub> / "
                           "(||A||<sub>F</sub> ||B||<sub>F</sub>); random matrices of these shapes score %.3f on "
@@ -436,8 +534,6 @@ char *andrea_circuits_head_html(andrea_circuit_reader *r, int layer, int head) {
                               v[i].layer, v[i].head, v[i].layer, v[i].head, v[i].kind, v[i].score);
         andrea_buf_puts(&s, "</table>\n");
     }
-    free(src);
-    free(dst);
     if (andrea_buf_failed(&s)) andrea_buf_free(&s);
     return s.s;
 }

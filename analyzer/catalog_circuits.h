@@ -49,25 +49,23 @@ typedef struct {
     double score, baseline;
 } circuit_link;
 
-/* The `top` strongest links of head (layer, head) in the checkpoint: its sources (heads of earlier
- * layers composing into it) when as_dst != 0, else its destinations; by score descending. A
- * catalog without circuit scores for the checkpoint gives *n = 0. *out is malloc'd (free it). */
-int andrea_catalog_circuit_links(const char *db_path, const char *sha256, int layer, int head, int as_dst, int top,
-                          circuit_link **out, int *n, ae_error *err);
-
-/* A catalog opened once (read-only) for the links of many heads of one checkpoint: a report's
- * head pages. NULL with err when the catalog cannot be read; a catalog without circuit scores
- * gives a reader whose heads have no links. One reader serves one thread at a time. */
+/* A catalog read once (read-only) for the links of every head of one checkpoint: a report's head
+ * pages. It keeps each head's CIRCUIT_READER_TOP strongest sources and destinations. NULL with err
+ * when the catalog cannot be read or its rows are damaged; a catalog without circuit scores for
+ * the checkpoint gives a reader whose heads have no links. Read-only once open: any thread. */
+#define CIRCUIT_READER_TOP 5
 typedef struct andrea_circuit_reader andrea_circuit_reader;
 andrea_circuit_reader *andrea_circuit_reader_open(const char *db_path, const char *sha256, ae_error *err);
-/* andrea_catalog_circuit_links through the reader. */
-int andrea_circuit_reader_links(andrea_circuit_reader *r, int layer, int head, int as_dst, int top, circuit_link **out,
-                                int *n, ae_error *err);
+/* The strongest links of head (layer, head), by score descending (ties: the other head's layer,
+ * head, kind): its sources (earlier heads composing into it) when as_dst != 0, else its
+ * destinations. Returns their count (0..CIRCUIT_READER_TOP); *out points into the reader. */
+int andrea_circuit_reader_links(const andrea_circuit_reader *r, int layer, int head, int as_dst,
+                                const circuit_link **out);
 void andrea_circuit_reader_close(andrea_circuit_reader *r); /* NULL is fine */
 
 /* The head page's fragment: "<h2>Circuits</h2>" with the top sources and destinations as two
- * tables, each other head linked as "L%d_H%d.html" (pages in one folder). NULL when r is NULL, the
- * catalog holds no circuit scores for the checkpoint, or a read fails (the page goes without). */
-char *andrea_circuits_head_html(andrea_circuit_reader *r, int layer, int head);
+ * tables, each other head linked as "L%d_H%d.html" (pages in one folder). NULL when r is NULL or
+ * the catalog holds no circuit scores for the head (the page goes without). */
+char *andrea_circuits_head_html(const andrea_circuit_reader *r, int layer, int head);
 
 #endif
