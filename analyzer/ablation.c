@@ -121,6 +121,86 @@ static void resume_buffers(size_t bt, const andrea_config *cfg, float **inputs, 
     }
 }
 
+/* Each wanted head's delta, one forward each; resumed at the head's layer where the engine saved
+ * the clean forward's layers (layer_inputs, layer_heads non-NULL). */
+static int ablate_one_by_one(andrea_engine *e, andrea_forward_io *io, unsigned char *ablate, const unsigned char *use,
+                             const unsigned char *want, double clean, const float *layer_inputs, const float *layer_heads,
+                             const andrea_config *cfg, andrea_suite_scores *s, ae_error *err) {
+    const int H = cfg->n_head, NH = cfg->n_layer * H, dev_loss = io->token_loss != NULL;
+    const size_t bt = (size_t)io->B * (size_t)io->T;
+    int bad = 0;
+    io->ablate = ablate;
+    for (int i = 0; i < NH; i++) {
+        if (!want[i]) continue;
+        memset(ablate, 0, (size_t)NH);
+        ablate[i] = 1;
+        const int from = layer_inputs ? i / H : 0; /* the head's layer, where resuming is possible */
+        io->resume_layer = from;
+        io->resume_x = from > 0 ? layer_inputs + (size_t)from * bt * (size_t)cfg->d_model : NULL;
+        io->resume_heads = layer_heads ? layer_heads + (size_t)from * bt * (size_t)cfg->d_model : NULL;
+        if (andrea_engine_forward(e, io, err)) return -1;
+        s->heads[i].ablation_delta =
+            (dev_loss ? mean_token_loss(io->token_loss, use, io->B, io->T, &bad)
+                      : mean_loss(io->logits, io->tokens, use, io->B, io->T, cfg->vocab_size)) -
+            clean;
+    }
+    return 0;
+}
+
+/* Each wanted head's delta, K heads a forward (engines with can_ablate_per_seq): the batch holds K
+ * copies of the B items, copy j with its own head ablated. Each copy's losses are those of a
+ * forward of the B items alone, and are averaged in the same order. */
+static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io, int NH, const unsigned char *use,
+                             const unsigned char *want, double clean, andrea_suite_scores *s, ae_error *err) {
+    const int B = clean_io->B, T = clean_io->T;
+    const int K = andrea_engine_max_batch(e) / B;
+    const size_t bt = (size_t)B * (size_t)T;
+    int *tokens = malloc(sizeof(int) * bt * (size_t)K), *lengths = malloc(sizeof(int) * (size_t)B * (size_t)K);
+    int *targets = malloc(sizeof(int) * bt * (size_t)K), *heads = malloc(sizeof(int) * (size_t)K);
+    float *loss = malloc(sizeof(float) * bt * (size_t)K);
+    unsigned char *mask = calloc((size_t)K * (size_t)B, (size_t)NH);
+    int ret = -1, bad = 0;
+    if (!tokens || !lengths || !targets || !heads || !loss || !mask) {
+        andrea_fail(err, "%s: out of memory for the causal check", s->name);
+        goto out;
+    }
+    for (int j = 0; j < K; j++) {
+        memcpy(tokens + (size_t)j * bt, clean_io->tokens, sizeof(int) * bt);
+        memcpy(lengths + (size_t)j * B, clean_io->lengths, sizeof(int) * (size_t)B);
+        memcpy(targets + (size_t)j * bt, clean_io->loss_targets, sizeof(int) * bt);
+    }
+    andrea_forward_io io = {0};
+    io.T = T;
+    io.tokens = tokens;
+    io.lengths = lengths;
+    io.loss_targets = targets;
+    io.token_loss = loss;
+    io.ablate = mask;
+    io.ablate_per_seq = 1;
+    for (int i = 0; i < NH;) {
+        int k = 0;
+        for (; i < NH && k < K; i++)
+            if (want[i]) heads[k++] = i;
+        if (k == 0) break;
+        memset(mask, 0, (size_t)K * (size_t)B * (size_t)NH);
+        for (int j = 0; j < k; j++)
+            for (int b = 0; b < B; b++) mask[((size_t)j * B + b) * (size_t)NH + (size_t)heads[j]] = 1;
+        io.B = k * B;
+        if (andrea_engine_forward(e, &io, err)) goto out;
+        for (int j = 0; j < k; j++)
+            s->heads[heads[j]].ablation_delta = mean_token_loss(loss + (size_t)j * bt, use, B, T, &bad) - clean;
+    }
+    ret = 0;
+out:
+    free(tokens);
+    free(lengths);
+    free(targets);
+    free(heads);
+    free(loss);
+    free(mask);
+    return ret;
+}
+
 int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
                    andrea_suite_scores *s, ae_error *err) {
     int L = cfg->n_layer, H = cfg->n_head, NH = L * H, V = cfg->vocab_size;
@@ -175,7 +255,9 @@ int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const prob
     for (int i = 0; i < NH; i++)
         if (s->heads[i].label) want[i] = 1;
 
-    if (andrea_engine_can_resume(e)) resume_buffers(bt, cfg, &layer_inputs, &layer_heads);
+    /* a GPU engine ablates as many heads in one forward as its batch holds copies of the items */
+    const int batched = dev_loss && andrea_engine_can_ablate_per_seq(e) && andrea_engine_max_batch(e) >= 2 * B;
+    if (!batched && andrea_engine_can_resume(e)) resume_buffers(bt, cfg, &layer_inputs, &layer_heads);
     andrea_forward_io io = {0};
     io.B = B;
     io.T = T;
@@ -201,25 +283,16 @@ int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const prob
                      "far outside a trained model's range", s->name);
         goto out;
     }
+    if (batched ? ablate_in_batches(e, &io, NH, use, want, clean, s, err)
+                : ablate_one_by_one(e, &io, ablate, use, want, clean, layer_inputs, layer_heads, cfg, s, err))
+        goto out;
     double sum = 0;
     int n = 0;
-    io.ablate = ablate;
-    for (int i = 0; i < NH; i++) {
-        if (!want[i]) continue;
-        memset(ablate, 0, (size_t)NH);
-        ablate[i] = 1;
-        const int from = layer_inputs ? i / H : 0; /* the head's layer, where resuming is possible */
-        io.resume_layer = from;
-        io.resume_x = from > 0 ? layer_inputs + (size_t)from * bt * (size_t)cfg->d_model : NULL;
-        io.resume_heads = layer_heads ? layer_heads + (size_t)from * bt * (size_t)cfg->d_model : NULL;
-        if (andrea_engine_forward(e, &io, err)) goto out;
-        double d = (dev_loss ? mean_token_loss(tloss, use, B, T, &bad) : mean_loss(logits, tokens, use, B, T, V)) - clean;
-        s->heads[i].ablation_delta = d;
+    for (int i = 0; i < NH; i++)
         if (in_mean[i]) {
-            sum += d;
+            sum += s->heads[i].ablation_delta;
             n++;
         }
-    }
     s->clean_loss = clean;
     s->ablation_mean = n ? sum / n : NAN;
     s->n_ablation_items = B;

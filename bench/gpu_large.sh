@@ -13,7 +13,9 @@
 #      warm page cache: the file was just written; then cold when /proc/sys/vm/drop_caches is
 #      writable and COLD is not 0), `andrea circuits` of XL on the GPU, `andrea analyze` of medium
 #      and XL (--device cuda).
-# Usage (device machine, repo root, carry=[".carry/debs"]): [BASE=dir] [DUMP_REPS=2] [COLD=0] bash bench/gpu_large.sh
+#   5. bench_catalog_circuits (storing and reading back the circuit scores of the three shapes).
+# Usage (device machine, repo root, carry=[".carry/debs"]):
+#   [BASE=dir] [DUMP_REPS=2] [COLD=0] [SKIP_DUMP=1] [SKIP_CIRCUITS=1] bash bench/gpu_large.sh
 # Results: $OUT/log.txt (everything printed), $OUT/build*.txt.
 set -u
 OUT=${OUT:-/tmp/andrea-gpu-out}
@@ -52,7 +54,7 @@ EOF2
 make_ckpt xl 48 25 1600 >$OUT/ckpt-xl.txt 2>&1 & ckpt_pid=$!
 echo "== build ($SECONDS s)"
 if [ -n "${BASE:-}" ]; then build "$BASE" base andrea & base_pid=$!; fi
-build . this andrea test_circuits_cuda || exit 1
+build . this andrea test_circuits_cuda bench_catalog_circuits || exit 1
 # (wait for that one job only: a bare `wait` would also wait for the tee above, forever)
 [ -n "${BASE:-}" ] && { wait $base_pid || BASE=; }
 A=./build-gpu/andrea
@@ -64,9 +66,12 @@ dump_xl() { # BIN LABEL
   echo "-- $2: andrea dump xl, 4 sequences"
   $T $1 dump $M/xl --probes prev_token --n 4 --device cuda -o /tmp/dxl.h5 --quiet --timing 2>&1 | tail -3; rm -f /tmp/dxl.h5
 }
+echo "== circuit scores in the catalog: store and read back ($SECONDS s)"
+./build-gpu/bench/bench_catalog_circuits /tmp
 echo "== XL checkpoint ($SECONDS s)"
 wait $ckpt_pid; cat $OUT/ckpt-xl.txt
 echo "== XL dump of 4 sequences, warm page cache ($SECONDS s)"
+[ "${SKIP_DUMP:-0}" = 1 ] && DUMP_REPS=0 COLD=0
 for i in $(seq ${DUMP_REPS:-2}); do
   [ -n "$B" ] && dump_xl $B before
   dump_xl $A after
@@ -77,7 +82,7 @@ if [ "${COLD:-1}" = 1 ] && sync && echo 1 2>/dev/null >/proc/sys/vm/drop_caches;
   dump_xl $A "after, cold"
 fi
 echo "== circuits of XL on the GPU ($SECONDS s)"
-$T $A circuits $M/xl --device cuda --top 3 2>&1 | tail -5
+[ "${SKIP_CIRCUITS:-0}" = 1 ] || $T $A circuits $M/xl --device cuda --top 3 2>&1 | tail -5
 echo "== medium checkpoint ($SECONDS s)"
 make_ckpt medium 24 16 1024
 echo "== analyze ($SECONDS s)"

@@ -47,6 +47,8 @@ int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_erro
     if ((io->loss_targets || io->token_loss) && (!e->can_token_loss || !io->loss_targets || !io->token_loss))
         return andrea_fail(err, "the %s engine cannot compute token losses (or only one of loss_targets, token_loss given)",
                        e->name);
+    if (io->ablate_per_seq && !e->can_ablate_per_seq)
+        return andrea_fail(err, "the %s engine cannot ablate heads per sequence", e->name);
     return e->forward(e, io, err);
 }
 
@@ -55,6 +57,10 @@ int andrea_engine_can_resume(const andrea_engine *e) { return e->can_resume; }
 int andrea_engine_has_gpu(const andrea_engine *e) { return e->has_gpu; }
 
 int andrea_engine_can_token_loss(const andrea_engine *e) { return e->can_token_loss; }
+
+int andrea_engine_can_ablate_per_seq(const andrea_engine *e) { return e->can_ablate_per_seq; }
+
+int andrea_engine_max_batch(const andrea_engine *e) { return e->max_B; }
 
 const char *andrea_engine_name(const andrea_engine *e) { return e->name; }
 

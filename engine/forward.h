@@ -37,7 +37,10 @@ typedef struct {
     int B, T;              /* batch size, padded length (T <= max_seq_len) */
     const int *tokens;     /* [B, T] */
     const int *lengths;    /* [B], or NULL = every sequence is T long */
-    const unsigned char *ablate; /* [L*H] or NULL */
+    const unsigned char *ablate; /* [L*H] or NULL; with ablate_per_seq: [B, L*H] */
+    /* 1: ablate holds a mask for each sequence (engines with can_ablate_per_seq: the CUDA one), so
+     * one forward of K copies of the causal check's items ablates K different heads */
+    int ablate_per_seq;
     float *attn;           /* [B, L, H, T, T] or NULL */
     float *head_out;       /* [B, L, H, T, C] or NULL */
     float *head_out_norm;  /* [B, L, H, T] or NULL */
@@ -104,6 +107,10 @@ int andrea_engine_can_resume(const andrea_engine *e);
 int andrea_engine_has_gpu(const andrea_engine *e);
 /* 1 when the backend honours loss_targets / token_loss (andrea_forward_io); others refuse them. */
 int andrea_engine_can_token_loss(const andrea_engine *e);
+/* 1 when the backend honours ablate_per_seq (andrea_forward_io); others refuse it. */
+int andrea_engine_can_ablate_per_seq(const andrea_engine *e);
+/* The largest batch the engine was opened for (its max_B). */
+int andrea_engine_max_batch(const andrea_engine *e);
 void andrea_engine_close(andrea_engine *e);
 
 /* Backend entry points (engine.c dispatches to them). The CUDA ones exist only when built with
@@ -135,6 +142,8 @@ struct andrea_engine {
     int can_resume;  /* capabilities, set by the backend's open */
     int has_gpu;
     int can_token_loss;
+    int can_ablate_per_seq;
+    int max_B;       /* the batch it was opened for */
     int (*forward)(andrea_engine *e, const andrea_forward_io *io, ae_error *err);
     void (*close)(andrea_engine *e);
 };

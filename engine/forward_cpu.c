@@ -609,6 +609,7 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
     e->base.name = "cpu";
     e->base.can_resume = 1;
     e->base.can_token_loss = 1;
+    e->base.max_B = max_B;
     e->base.forward = cpu_forward;
     e->base.close = cpu_close;
     e->m = m;

@@ -54,7 +54,7 @@ typedef struct {
     float *w3[4];        /* tf32x3: qkvw, attprojw, fcw, fcprojw with rows [hi | hi | lo] (W3_*) */
     float *in3;          /* tf32x3: [N, 3 * 4C] rows [hi | lo | hi] of a matmul's input */
     int *tok, *len;      /* [N], [max_B] */
-    unsigned char *abl;  /* [L*H] */
+    unsigned char *abl;  /* [max_B, L*H]: one mask for all sequences, or one each (ablate_per_seq) */
     int *h_tok;          /* [N] host scratch: tokens with padding ids made safe */
     float *contrib;      /* [H, N, C], on first use */
     float *stage;        /* [max_B, H, T, T] per-layer probabilities, on first use */
@@ -132,16 +132,17 @@ static __global__ void split_heads_kernel(float *q, float *k, float *v, const fl
     dst[(((size_t)b * H + h) * T + t) * hd + d] = val;
 }
 
-/* y [B, H, T, hd] -> ycat [B, T, C]; heads with ablate[h] != 0 become zeros. */
-static __global__ void concat_heads_kernel(float *ycat, const float *y, const unsigned char *ablate, int B, int T,
-                                    int H, int hd) {
+/* y [B, H, T, hd] -> ycat [B, T, C]; heads with ablate[b * abl_bstride + h] != 0 become zeros
+ * (abl_bstride 0: one mask for every sequence). */
+static __global__ void concat_heads_kernel(float *ycat, const float *y, const unsigned char *ablate,
+                                           size_t abl_bstride, int B, int T, int H, int hd) {
     const int C = H * hd;
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= (size_t)B * T * C) return;
     int c = (int)(idx % C);
     size_t n = idx / C;
     int b = (int)(n / T), t = (int)(n % T), h = c / hd, d = c % hd;
-    ycat[idx] = (ablate && ablate[h]) ? 0.f : y[(((size_t)b * H + h) * T + t) * hd + d];
+    ycat[idx] = (ablate && ablate[(size_t)b * abl_bstride + h]) ? 0.f : y[(((size_t)b * H + h) * T + t) * hd + d];
 }
 
 /* x += a + bias[c] (bias then residual, in one pass) */
@@ -526,6 +527,7 @@ typedef struct {
     int B, T;
     size_t N;                   /* B * T rows */
     int any_abl;                /* some head is ablated (io->ablate) */
+    size_t abl_bstride;         /* L*H with ablate_per_seq, else 0 */
     int want_contrib;           /* per-head W_O contributions are computed (statistics or head_out) */
     float *norm, *dla, *logits; /* device: the caller's, the engine's (lazily allocated), or NULL: not wanted */
 } fwd_step;
@@ -555,8 +557,10 @@ static int upload_inputs(cuda_engine *e, const andrea_forward_io *io, fwd_step *
             e->h_tok[(size_t)b * T + t] = id;
         }
     }
+    const size_t n_abl = (size_t)L * H * (io->ablate_per_seq ? (size_t)B : 1);
+    f->abl_bstride = io->ablate_per_seq ? (size_t)L * H : 0;
     if (io->ablate)
-        for (int i = 0; i < L * H; i++) f->any_abl |= io->ablate[i] != 0;
+        for (size_t i = 0; i < n_abl; i++) f->any_abl |= io->ablate[i] != 0;
 
     CU_CHECK(cudaMemcpyAsync(e->tok, e->h_tok, N * sizeof(int), cudaMemcpyHostToDevice, e->st));
     if (io->lengths) {
@@ -566,7 +570,7 @@ static int upload_inputs(cuda_engine *e, const andrea_forward_io *io, fwd_step *
         CU_CHECK(cudaMemcpyAsync(e->len, e->h_tok + N, (size_t)B * sizeof(int), cudaMemcpyHostToDevice, e->st));
     }
     if (f->any_abl)
-        CU_CHECK(cudaMemcpyAsync(e->abl, io->ablate, (size_t)L * H, cudaMemcpyHostToDevice, e->st));
+        CU_CHECK(cudaMemcpyAsync(e->abl, io->ablate, n_abl, cudaMemcpyHostToDevice, e->st));
     return 0;
 fail:
     return -1;
@@ -690,7 +694,7 @@ static int layer_forward(cuda_engine *e, const andrea_forward_io *io, const outp
     CU_CHECK(cudaGetLastError());
     if (layer_attention(e, o, f, l, err)) return -1;
     concat_heads_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->ycat, e->y, f->any_abl ? e->abl + (size_t)l * H : NULL,
-                                                                 B, T, H, hd);
+                                                                 f->abl_bstride, B, T, H, hd);
     CU_CHECK(cudaGetLastError());
     if (f->want_contrib && layer_contrib(e, io, o, f, l, Wo, err)) return -1;
     /* x += ycat · W_Oᵀ + attprojb: one matmul, bias and residual in its epilogue */
@@ -916,6 +920,8 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     e->base.name = "cuda";
     e->base.has_gpu = 1;
     e->base.can_token_loss = 1;
+    e->base.can_ablate_per_seq = 1;
+    e->base.max_B = max_B;
     e->base.forward = cuda_forward;
     e->base.close = cuda_close;
     e->m = m;
@@ -972,7 +978,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     CU_CHECK(cudaMalloc((void **)&e->rstd, N * sizeof(float)));
     CU_CHECK(cudaMalloc((void **)&e->tok, N * sizeof(int)));
     CU_CHECK(cudaMalloc((void **)&e->len, (size_t)max_B * sizeof(int)));
-    CU_CHECK(cudaMalloc((void **)&e->abl, (size_t)cf->n_layer * cf->n_head));
+    CU_CHECK(cudaMalloc((void **)&e->abl, (size_t)max_B * cf->n_layer * cf->n_head));
     if (e->split) { /* the weights stay as they are; their rows as [hi | hi | lo] beside them: 3x the
                      * layers' weights, which are in memory (so the sizes cannot overflow) */
         const size_t Ls = (size_t)cf->n_layer, Cs = (size_t)C;

@@ -466,6 +466,67 @@ static void test_cuda_token_loss_equals_cpu_cross_entropy(void) {
     andrea_model_free(&m);
 }
 
+/* Heads ablated per sequence (ablate_per_seq, the batched causal check): copy j of the items with
+ * head j ablated gives the token losses of the CPU engine's forward of the items with that one
+ * head ablated (fp32: 1e-4 absolute, as above); copy 0 ablates nothing. The CPU engine refuses
+ * per-sequence masks. */
+static void test_cuda_ablate_per_seq_equals_one_head_per_forward(void) {
+    andrea_model m = {0};
+    CHECK(random_model(&m, 3, 4, 64, 500, 64, 23) == 0);
+    enum { B = 2, T = 24, K = 5, NH = 12 };
+    ae_error err = {{0}};
+    andrea_engine_options eo;
+    andrea_engine_options_init(&eo);
+    snprintf(eo.precision, sizeof eo.precision, "fp32");
+    andrea_engine *g = andrea_cuda_engine_open(&m, &eo, B * K, T, &err), *c = andrea_cpu_engine_open(&m, B, T, &err);
+    CHECK(g && c && andrea_engine_can_ablate_per_seq(g) && !andrea_engine_can_ablate_per_seq(c));
+    CHECK(g && andrea_engine_max_batch(g) == B * K);
+    static int tok[K * B * T], tgt[K * B * T], len[K * B];
+    static unsigned char mask[K * B * NH];
+    static float loss[K * B * T], one[B * T];
+    for (int i = 0; i < B * T; i++) tok[i] = (int)(next_u32() % 500u);
+    for (int i = 0; i < B * T; i++) tgt[i] = i % T + 1 < T && i % 3 ? tok[i + 1] : -1;
+    const int heads[K] = {-1, 0, 5, 7, 11}; /* -1: none */
+    for (int j = 0; j < K; j++) {
+        memcpy(tok + j * B * T, tok, sizeof(int) * B * T);
+        memcpy(tgt + j * B * T, tgt, sizeof(int) * B * T);
+        for (int b = 0; b < B; b++) {
+            len[j * B + b] = T - 3 * b;
+            if (heads[j] >= 0) mask[(j * B + b) * NH + heads[j]] = 1;
+        }
+    }
+    for (int b = 0; b < B; b++)
+        for (int t = len[b] - 1; t < T; t++) tgt[b * T + t] = -1; /* past a length: no target */
+    for (int j = 1; j < K; j++) memcpy(tgt + j * B * T, tgt, sizeof(int) * B * T);
+    andrea_forward_io gi = {.B = B * K, .T = T, .tokens = tok, .lengths = len, .ablate = mask, .ablate_per_seq = 1,
+                            .loss_targets = tgt, .token_loss = loss};
+    CHECK_MSG(g && andrea_engine_forward(g, &gi, &err) == 0, "%s", err.msg);
+    double worst = 0;
+    for (int j = 0; j < K && c; j++) {
+        unsigned char single[NH] = {0};
+        if (heads[j] >= 0) single[heads[j]] = 1;
+        andrea_forward_io ci = {.B = B, .T = T, .tokens = tok, .lengths = len, .ablate = single, .loss_targets = tgt,
+                                .token_loss = one};
+        CHECK_MSG(andrea_engine_forward(c, &ci, &err) == 0, "%s", err.msg);
+        for (int r = 0; r < B * T; r++) {
+            if (tgt[r] < 0) continue;
+            const double d = fabs((double)one[r] - (double)loss[j * B * T + r]);
+            if (!(d <= worst)) worst = d;
+        }
+    }
+    CHECK_MSG(worst < 1e-4, "per-sequence ablation differs from one head per forward by %.3g", worst);
+    /* and the ablations did something: head 5's copy differs from the clean copy */
+    double moved = 0;
+    for (int r = 0; r < B * T; r++)
+        if (tgt[r] >= 0) moved += fabs((double)loss[2 * B * T + r] - (double)loss[r]);
+    CHECK_MSG(moved > 1e-4, "ablating head 5 changed no loss (%.3g)", moved);
+    andrea_forward_io cpu_per_seq = {.B = B, .T = T, .tokens = tok, .ablate = mask, .ablate_per_seq = 1};
+    CHECK(c && andrea_engine_forward(c, &cpu_per_seq, &err) == -1 && strstr(err.msg, "per sequence") != NULL);
+    andrea_engine_close(g);
+    andrea_engine_close(c);
+    andrea_model_free(&m);
+}
+
 int main(void) {
     if (!andrea_cuda_available()) return check_skip("no usable CUDA device (or built without CUDA)");
     RUN(test_cuda_refuses_token_outside_vocabulary);
@@ -473,6 +534,7 @@ int main(void) {
     RUN(test_cuda_matches_cpu_with_head_dim_72);
     RUN(test_cuda_matches_cpu_with_heads_ablated);
     RUN(test_cuda_token_loss_equals_cpu_cross_entropy);
+    RUN(test_cuda_ablate_per_seq_equals_one_head_per_forward);
     RUN(test_cuda_matches_cpu_at_andrea_12m_shape);
 #ifdef ANDREA_HAVE_CUDA
     RUN(test_cuda_device_fp16_maps_equal_host_maps_rounded);
