@@ -147,13 +147,35 @@ static int ablate_one_by_one(andrea_engine *e, andrea_forward_io *io, unsigned c
     return 0;
 }
 
+/* Heads ablated in one forward of the batched check: every wanted head (at most
+ * ABLATE_HEADS_PER_FORWARD) while K copies of the B items fit in a quarter of the GPU's free memory
+ * (activations and logits, ~T (12 C + V) floats a sequence); the engine is grown to that batch
+ * where it can be, else K is what its batch holds. */
+#define ABLATE_HEADS_PER_FORWARD 64
+static int heads_per_forward(andrea_engine *e, const andrea_config *cfg, const unsigned char *want, int B, int T) {
+    const int NH = cfg->n_layer * cfg->n_head;
+    int K = 0;
+    for (int i = 0; i < NH; i++) K += want[i] != 0;
+    if (K > ABLATE_HEADS_PER_FORWARD) K = ABLATE_HEADS_PER_FORWARD;
+    size_t free_bytes;
+    const double per_seq = (double)T * (12.0 * cfg->d_model + cfg->vocab_size) * sizeof(float);
+    if (andrea_cuda_free_memory(&free_bytes) == 0 && (double)K * B * per_seq > (double)free_bytes / 4)
+        K = (int)((double)free_bytes / 4 / per_seq / B);
+    ae_error ignored;
+    if (K * B > andrea_engine_max_batch(e) && andrea_engine_reserve_batch(e, K * B, &ignored) != 0)
+        K = andrea_engine_max_batch(e) / B; /* out of memory: the batch it has */
+    return K > 1 ? K : 1;
+}
+
 /* Each wanted head's delta, K heads a forward (engines with can_ablate_per_seq): the batch holds K
  * copies of the B items, copy j with its own head ablated. Each copy's losses are those of a
- * forward of the B items alone, and are averaged in the same order. */
-static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io, int NH, const unsigned char *use,
-                             const unsigned char *want, double clean, andrea_suite_scores *s, ae_error *err) {
-    const int B = clean_io->B, T = clean_io->T;
-    const int K = andrea_engine_max_batch(e) / B;
+ * forward of the B items alone, and are averaged in the same order. An engine left unable to
+ * run any batch (reserve_batch's worst case) fails the forward with its message. */
+static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io, const andrea_config *cfg,
+                             const unsigned char *use, const unsigned char *want, double clean, andrea_suite_scores *s,
+                             ae_error *err) {
+    const int B = clean_io->B, T = clean_io->T, K = heads_per_forward(e, cfg, want, B, T);
+    const int NH = cfg->n_layer * cfg->n_head;
     const size_t bt = (size_t)B * (size_t)T;
     int *tokens = malloc(sizeof(int) * bt * (size_t)K), *lengths = malloc(sizeof(int) * (size_t)B * (size_t)K);
     int *targets = malloc(sizeof(int) * bt * (size_t)K), *heads = malloc(sizeof(int) * (size_t)K);
@@ -256,7 +278,7 @@ int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const prob
         if (s->heads[i].label) want[i] = 1;
 
     /* a GPU engine ablates as many heads in one forward as its batch holds copies of the items */
-    const int batched = dev_loss && andrea_engine_can_ablate_per_seq(e) && andrea_engine_max_batch(e) >= 2 * B;
+    const int batched = dev_loss && andrea_engine_can_ablate_per_seq(e);
     if (!batched && andrea_engine_can_resume(e)) resume_buffers(bt, cfg, &layer_inputs, &layer_heads);
     andrea_forward_io io = {0};
     io.B = B;
@@ -283,7 +305,7 @@ int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const prob
                      "far outside a trained model's range", s->name);
         goto out;
     }
-    if (batched ? ablate_in_batches(e, &io, NH, use, want, clean, s, err)
+    if (batched ? ablate_in_batches(e, &io, cfg, use, want, clean, s, err)
                 : ablate_one_by_one(e, &io, ablate, use, want, clean, layer_inputs, layer_heads, cfg, s, err))
         goto out;
     double sum = 0;

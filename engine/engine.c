@@ -62,6 +62,12 @@ int andrea_engine_can_ablate_per_seq(const andrea_engine *e) { return e->can_abl
 
 int andrea_engine_max_batch(const andrea_engine *e) { return e->max_B; }
 
+int andrea_engine_reserve_batch(andrea_engine *e, int max_B, ae_error *err) {
+    if (max_B <= e->max_B) return 0;
+    if (!e->reserve_batch) return andrea_fail(err, "the %s engine cannot grow its batch", e->name);
+    return e->reserve_batch(e, max_B, err);
+}
+
 const char *andrea_engine_name(const andrea_engine *e) { return e->name; }
 
 void andrea_engine_close(andrea_engine *e) {

@@ -109,8 +109,11 @@ int andrea_engine_has_gpu(const andrea_engine *e);
 int andrea_engine_can_token_loss(const andrea_engine *e);
 /* 1 when the backend honours ablate_per_seq (andrea_forward_io); others refuse it. */
 int andrea_engine_can_ablate_per_seq(const andrea_engine *e);
-/* The largest batch the engine was opened for (its max_B). */
+/* The largest batch the engine takes now (its max_B: the one it was opened for, or reserved). */
 int andrea_engine_max_batch(const andrea_engine *e);
+/* Makes room for batches of max_B sequences (at most: -1 when the backend cannot grow, or
+ * without the memory: the engine then keeps its batch, andrea_engine_max_batch says which). */
+int andrea_engine_reserve_batch(andrea_engine *e, int max_B, ae_error *err);
 void andrea_engine_close(andrea_engine *e);
 
 /* Backend entry points (engine.c dispatches to them). The CUDA ones exist only when built with
@@ -145,6 +148,7 @@ struct andrea_engine {
     int can_ablate_per_seq;
     int max_B;       /* the batch it was opened for */
     int (*forward)(andrea_engine *e, const andrea_forward_io *io, ae_error *err);
+    int (*reserve_batch)(andrea_engine *e, int max_B, ae_error *err); /* NULL: the batch is fixed */
     void (*close)(andrea_engine *e);
 };
 

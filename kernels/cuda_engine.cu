@@ -483,11 +483,25 @@ extern "C" int andrea_cuda_available(void) {
     return 1;
 }
 
+/* Frees what alloc_batch (below) allocated and the batch-sized buffers allocated on first use. */
+static void free_batch(cuda_engine *e) {
+    void **bufs[] = {(void **)&e->x,    (void **)&e->ln,  (void **)&e->qkv,  (void **)&e->q,        (void **)&e->k,
+                     (void **)&e->v,    (void **)&e->y,   (void **)&e->ycat, (void **)&e->att,      (void **)&e->fc,
+                     (void **)&e->rstd, (void **)&e->tok, (void **)&e->len,  (void **)&e->abl,      (void **)&e->in3,
+                     (void **)&e->contrib, (void **)&e->stage, (void **)&e->norm, (void **)&e->dla,
+                     (void **)&e->logits, (void **)&e->loss_tgt, (void **)&e->loss};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+        if (*bufs[i]) cudaFree(*bufs[i]);
+        *bufs[i] = NULL;
+    }
+    free(e->h_tok);
+    e->h_tok = NULL;
+}
+
 static void free_engine(cuda_engine *e) {
     if (!e) return;
-    void *bufs[] = {e->w, e->wte_mean, e->x, e->ln, e->qkv, e->q, e->k, e->v, e->y, e->ycat, e->att, e->fc,
-                    e->rstd, e->tok, e->len, e->abl, e->contrib, e->stage, e->norm, e->dla, e->logits,
-                    e->loss_tgt, e->loss, e->w3[0], e->w3[1], e->w3[2], e->w3[3], e->in3};
+    free_batch(e);
+    void *bufs[] = {e->w, e->wte_mean, e->w3[0], e->w3[1], e->w3[2], e->w3[3]};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) cudaFree(bufs[i]);
     for (int i = 0; i < e->n_plans; i++) destroy_plan(&e->plans[i]);
@@ -496,7 +510,6 @@ static void free_engine(cuda_engine *e) {
     if (e->lt) cublasLtDestroy(e->lt);
     if (e->blas) cublasDestroy(e->blas);
     if (e->st) cudaStreamDestroy(e->st);
-    free(e->h_tok);
     free(e);
 }
 
@@ -508,6 +521,57 @@ static int lazy_alloc(void **p, size_t bytes, ae_error *err) {
     return 0;
 fail:
     *p = NULL;
+    return -1;
+}
+
+/* The buffers whose size follows the batch (max_B x max_T rows of activations, token ids,
+ * lengths, ablation masks, tf32x3's split input, the host token staging), for max_B sequences.
+ * The sizes were checked for overflow at open (max_B there) or by reserve. */
+static int alloc_batch(cuda_engine *e, int max_B, ae_error *err) {
+    const andrea_config *cf = &e->m->cfg;
+    const size_t N = (size_t)max_B * e->max_T, C = (size_t)cf->d_model;
+    if (!(e->h_tok = (int *)malloc((N + (size_t)max_B) * sizeof(int))))
+        return andrea_fail(err, "%s: out of memory for the CUDA engine", e->m->path);
+    float **acts[] = {&e->x, &e->ln, &e->q, &e->k, &e->v, &e->y, &e->ycat, &e->att};
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) CU_CHECK(cudaMalloc((void **)acts[i], N * C * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->qkv, N * 3 * C * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->fc, N * 4 * C * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->rstd, N * sizeof(float)));
+    CU_CHECK(cudaMalloc((void **)&e->tok, N * sizeof(int)));
+    CU_CHECK(cudaMalloc((void **)&e->len, (size_t)max_B * sizeof(int)));
+    CU_CHECK(cudaMalloc((void **)&e->abl, (size_t)max_B * cf->n_layer * cf->n_head));
+    if (e->split) CU_CHECK(cudaMalloc((void **)&e->in3, N * 3 * 4 * C * sizeof(float)));
+    return 0;
+fail:
+    return -1;
+}
+
+/* Room for batches of max_B sequences (the batched causal check: many copies of a few items),
+ * the weights kept. Out of GPU memory: the old size again and -1 (the caller keeps its smaller
+ * batches); if even that cannot be had, the engine refuses every forward after. */
+static int cuda_reserve_batch(andrea_engine *base, int max_B, ae_error *err) {
+    cuda_engine *e = (cuda_engine *)base;
+    const int old = e->max_B;
+    size_t N, acts;
+    if (max_B <= old) return 0;
+    if (__builtin_mul_overflow((size_t)max_B, (size_t)e->max_T, &N) ||
+        __builtin_mul_overflow(N, (size_t)12 * e->m->cfg.d_model * sizeof(float), &acts))
+        return andrea_fail(err, "%s: CUDA engine batch %d too large", e->m->path, max_B);
+    CU_CHECK(cudaStreamSynchronize(e->st));
+    free_batch(e);
+    if (alloc_batch(e, max_B, err) == 0) {
+        e->max_B = e->base.max_B = max_B;
+        return 0;
+    }
+    cudaGetLastError(); /* an allocation failure is not sticky; clear it */
+    free_batch(e);
+    ae_error again;
+    if (alloc_batch(e, old, &again)) {
+        free_batch(e);
+        e->max_B = e->base.max_B = 0; /* upload_inputs refuses every batch */
+    }
+    return -1;
+fail:
     return -1;
 }
 
@@ -922,6 +986,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     e->base.can_token_loss = 1;
     e->base.can_ablate_per_seq = 1;
     e->base.max_B = max_B;
+    e->base.reserve_batch = cuda_reserve_batch;
     e->base.forward = cuda_forward;
     e->base.close = cuda_close;
     e->m = m;
@@ -939,11 +1004,10 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     e->split_qk = !e->split ? 0 : opt->split_qlo_regs ? 1 : 2;
     /* attention_version picks a kernel version (benchmarks); full fp32 always takes v1 */
     e->attn_version = e->fp32 ? 1 : opt->attention_version >= 1 && opt->attention_version <= 2 ? opt->attention_version : 3;
-    e->h_tok = (int *)malloc((N + (size_t)max_B) * sizeof(int));
     e->plans = (struct lt_plan *)calloc(LT_MAX_PLANS, sizeof(struct lt_plan));
     acc = (double *)calloc((size_t)C, sizeof(double));
     mean = (float *)malloc((size_t)C * sizeof(float));
-    if (!e->h_tok || !acc || !mean || !e->plans) {
+    if (!acc || !mean || !e->plans) {
         andrea_fail(err, "%s: out of memory for the CUDA engine", m->path);
         goto fail;
     }
@@ -965,20 +1029,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     CU_CHECK(cudaMalloc((void **)&e->wte_mean, (size_t)C * sizeof(float)));
     CU_CHECK(cudaMemcpy(e->wte_mean, mean, (size_t)C * sizeof(float), cudaMemcpyHostToDevice));
 
-    CU_CHECK(cudaMalloc((void **)&e->x, N * C * sizeof(float)));
-    CU_CHECK(cudaMalloc((void **)&e->ln, N * C * sizeof(float)));
-    CU_CHECK(cudaMalloc((void **)&e->qkv, N * 3 * C * sizeof(float)));
-    CU_CHECK(cudaMalloc((void **)&e->q, N * C * sizeof(float)));
-    CU_CHECK(cudaMalloc((void **)&e->k, N * C * sizeof(float)));
-    CU_CHECK(cudaMalloc((void **)&e->v, N * C * sizeof(float)));
-    CU_CHECK(cudaMalloc((void **)&e->y, N * C * sizeof(float)));
-    CU_CHECK(cudaMalloc((void **)&e->ycat, N * C * sizeof(float)));
-    CU_CHECK(cudaMalloc((void **)&e->att, N * C * sizeof(float)));
-    CU_CHECK(cudaMalloc((void **)&e->fc, N * 4 * C * sizeof(float)));
-    CU_CHECK(cudaMalloc((void **)&e->rstd, N * sizeof(float)));
-    CU_CHECK(cudaMalloc((void **)&e->tok, N * sizeof(int)));
-    CU_CHECK(cudaMalloc((void **)&e->len, (size_t)max_B * sizeof(int)));
-    CU_CHECK(cudaMalloc((void **)&e->abl, (size_t)max_B * cf->n_layer * cf->n_head));
+    if (alloc_batch(e, max_B, err)) goto fail;
     if (e->split) { /* the weights stay as they are; their rows as [hi | hi | lo] beside them: 3x the
                      * layers' weights, which are in memory (so the sizes cannot overflow) */
         const size_t Ls = (size_t)cf->n_layer, Cs = (size_t)C;
@@ -994,7 +1045,6 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
                                                                                       (int)cols[i], 1);
             CU_CHECK(cudaGetLastError());
         }
-        CU_CHECK(cudaMalloc((void **)&e->in3, N * 3 * 4 * Cs * sizeof(float)));
         CU_CHECK(cudaStreamSynchronize(e->st));
     }
     free(acc);
