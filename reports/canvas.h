@@ -1,10 +1,16 @@
 /* canvas.h — an RGB raster to draw report images on, and its PNG writer.
  *
  * Job: fill rectangles, draw anti-aliased text from the committed font (font.h), horizontal or
- * rotated a quarter turn, draw lines, and write the raster as an 8-bit RGB PNG through libpng.
+ * rotated a quarter turn, draw lines, and write the raster as an 8-bit RGB PNG (filter "none").
+ * The report's encoder (andrea_canvas_encode_png) writes the zlib stream itself: one deflate
+ * block of fixed codes whose matches are the row above and the pixel before (report images are
+ * cells whose rows repeat), zlib's crc32 for the chunks; canvases wider than 10922 px, whose
+ * row above lies beyond deflate's window, and andrea_canvas_encode_png_with go through libpng.
+ * Report images hold 500-1100 colours (the colour bar alone has 256), so no palette PNG.
  * Invariants: drawing clips to the canvas (nothing writes outside the pixel buffer); the PNG bytes
- * depend only on the pixels (no time chunk, fixed zlib level and filter), so the same drawing
- * gives the same file; the PNG is written under a temporary name and renamed (atomic_file.h).
+ * depend only on the pixels (no time chunk, fixed encoding), so the same drawing gives the same
+ * file, and it decodes to exactly those pixels (tests/test_report.c decodes with libpng); the PNG
+ * is written under a temporary name and renamed (atomic_file.h).
  * Failure contract: andrea_canvas_new returns NULL and andrea_canvas_write_png -1, both with "FILE: problem"
  * (or "canvas: problem"); a failed write leaves no file under the final name.
  */
@@ -52,11 +58,13 @@ typedef struct {
     int level, filters, strategy;
 } canvas_png_settings;
 
-/* The report's settings (canvas.c says why: measured by bench/bench_report_png.c). */
+/* libpng's settings for canvases too wide for the row-match encoder (canvas.c says why: measured
+ * by bench/bench_report_png.c). */
 canvas_png_settings andrea_canvas_png_default(void);
 
-/* Encodes the canvas as an RGB PNG into a malloc'd buffer (*out, *out_len; caller frees), with
- * the default settings. Thread-safe: touches nothing shared. */
+/* Encodes the canvas as an RGB PNG into a malloc'd buffer (*out, *out_len; caller frees): the
+ * row-match encoder above (libpng with andrea_canvas_png_default past 10922 px). Thread-safe:
+ * touches nothing shared. */
 int andrea_canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_error *err);
 int andrea_canvas_encode_png_with(const canvas *c, const canvas_png_settings *s, unsigned char **out, size_t *out_len,
                            ae_error *err);
