@@ -4,8 +4,9 @@
  * rotated a quarter turn, draw lines, and write the raster as an 8-bit RGB PNG (filter "none").
  * The report's encoder (andrea_canvas_encode_png) writes the zlib stream itself: one deflate
  * block of fixed codes whose matches are the row above and the pixel before (report images are
- * cells whose rows repeat), zlib's crc32 for the chunks; canvases wider than 10922 px, whose
- * row above lies beyond deflate's window, and andrea_canvas_encode_png_with go through libpng.
+ * cells whose rows repeat), zlib's crc32 for the chunks. Canvases whose rows mostly do not repeat
+ * the row above (thumbnail grids), canvases wider than 10922 px (the row above lies beyond
+ * deflate's window) and andrea_canvas_encode_png_with go through libpng and zlib.
  * Report images hold 500-1100 colours (the colour bar alone has 256), so no palette PNG.
  * Invariants: drawing clips to the canvas (nothing writes outside the pixel buffer); the PNG bytes
  * depend only on the pixels (no time chunk, fixed encoding), so the same drawing gives the same
@@ -37,6 +38,8 @@ canvas *andrea_canvas_new(int w, int h, rgb background, ae_error *err);
 void andrea_canvas_free(canvas *c);
 
 void andrea_canvas_fill(canvas *c, int x, int y, int w, int h, rgb col);
+/* n pixels px[0..n) into row y from column x (clipped to the canvas). */
+void andrea_canvas_pixels(canvas *c, int x, int y, const rgb *px, int n);
 /* One-pixel rectangle outline of thickness t inside (x, y, w, h). */
 void andrea_canvas_rect(canvas *c, int x, int y, int w, int h, int t, rgb col);
 /* Line from (x0, y0) to (x1, y1), width about `width` pixels, anti-aliased. */
@@ -63,7 +66,7 @@ typedef struct {
 canvas_png_settings andrea_canvas_png_default(void);
 
 /* Encodes the canvas as an RGB PNG into a malloc'd buffer (*out, *out_len; caller frees): the
- * row-match encoder above (libpng with andrea_canvas_png_default past 10922 px). Thread-safe:
+ * row-match encoder above, or libpng with andrea_canvas_png_default (above). Thread-safe:
  * touches nothing shared. */
 int andrea_canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_error *err);
 int andrea_canvas_encode_png_with(const canvas *c, const canvas_png_settings *s, unsigned char **out, size_t *out_len,
