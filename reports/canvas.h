@@ -2,11 +2,11 @@
  *
  * Job: fill rectangles, draw anti-aliased text from the committed font (font.h), horizontal or
  * rotated a quarter turn, draw lines, and write the raster as an 8-bit RGB PNG (filter "none").
- * The report's encoder (andrea_canvas_encode_png) writes the zlib stream itself: one deflate
- * block of fixed codes whose matches are the row above and the pixel before (report images are
- * cells whose rows repeat), zlib's crc32 for the chunks. Canvases whose rows mostly do not repeat
- * the row above (thumbnail grids), canvases wider than 10922 px (the row above lies beyond
- * deflate's window) and andrea_canvas_encode_png_with go through libpng and zlib.
+ * The report's encoder (andrea_canvas_encode_png) is png_rows.h: one deflate block whose matches
+ * are the row above and the pixel before (report images are cells whose rows repeat), with
+ * Huffman codes built for the image. Canvases whose rows mostly do not repeat the row above
+ * (thumbnail and score grids), canvases wider than 10922 px (the row above lies beyond deflate's
+ * window) and andrea_canvas_encode_png_with go through libpng and zlib.
  * Report images hold 500-1100 colours (the colour bar alone has 256), so no palette PNG.
  * Invariants: drawing clips to the canvas (nothing writes outside the pixel buffer); the PNG bytes
  * depend only on the pixels (no time chunk, fixed encoding), so the same drawing gives the same
