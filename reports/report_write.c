@@ -10,9 +10,9 @@
  *   assets/, data/, explore.html, compare.html   interactive views (report_interactive.c)
  * File names use a slug of the suite/class name plus its index (names come from user probe
  * files and may hold any character); every text in HTML goes through andrea_html_add.
- * Images are drawn and PNG-encoded on OpenMP threads (tasks, below); maps are read and files
- * written by one thread at a time (HDF5 and the temporary-file registry of atomic_file.h are not
- * thread-safe).
+ * Images are drawn and PNG-encoded on OpenMP threads (tasks, below), and head pages built on them;
+ * maps are read, circuits fragments fetched and files written by one thread at a time (HDF5, the
+ * catalog connection and the temporary-file registry of atomic_file.h are not thread-safe).
  */
 #include <errno.h>
 #include <math.h>
