@@ -6,7 +6,9 @@
  * The map is synthetic but shaped like real attention: each query row is a softmax over its keys
  * of N(0, 1.5) logits plus a previous-token and a first-token bonus, so cells take many colours
  * of the scale (a flat map would compress far better than a real one); labels are short words.
- * Prints, per setting: encode ms (median of reps, thread CPU time), bytes; and the drawing time.
+ * Prints, per setting: encode ms (median of reps, thread CPU time), bytes; and the drawing time;
+ * then the thumbnail grid of a 48 x 25-head model (GPT-2-XL's shape) drawn from that map, and
+ * its encoding by libpng (zlib level 3) and by the report's encoder (one run each).
  */
 #include <math.h>
 #include <png.h>
@@ -99,13 +101,15 @@ int main(int argc, char **argv) {
         {"all   z6 default", {6, PNG_ALL_FILTERS, Z_DEFAULT_STRATEGY}},
         {"paeth z3 default", {3, PNG_FILTER_PAETH, Z_DEFAULT_STRATEGY}},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (size_t i = 0; i <= sizeof cases / sizeof cases[0]; i++) {
+        const int rowmatch = i == sizeof cases / sizeof cases[0]; /* last: the report's encoder */
         double ts[100];
         size_t len = 0;
         for (int r = 0; r < reps; r++) {
             unsigned char *buf = NULL;
             double a = cpu_seconds();
-            if (andrea_canvas_encode_png_with(c, &cases[i].s, &buf, &len, &err)) {
+            if (rowmatch ? andrea_canvas_encode_png(c, &buf, &len, &err)
+                         : andrea_canvas_encode_png_with(c, &cases[i].s, &buf, &len, &err)) {
                 fprintf(stderr, "%s\n", err.msg);
                 return 1;
             }
@@ -113,9 +117,37 @@ int main(int argc, char **argv) {
             free(buf);
         }
         qsort(ts, (size_t)reps, sizeof ts[0], cmp_d);
-        printf("  %-26s encode %6.1f ms  %8zu bytes\n", cases[i].name, ts[reps / 2] * 1e3, len);
+        printf("  %-26s encode %6.1f ms  %8zu bytes\n", rowmatch ? "row/run matches (report)" : cases[i].name,
+               ts[reps / 2] * 1e3, len);
     }
     andrea_canvas_free(c);
+    /* the thumbnail grid of a GPT-2-XL-shaped model (48 x 25 heads), every head this map */
+    const int TL = 48, TH = 25, S = T < HEATMAP_MAX_TOKENS ? T : HEATMAP_MAX_TOKENS;
+    float *maps = malloc((size_t)TL * TH * S * S * sizeof *maps);
+    for (int i = 0; i < TL * TH; i++)
+        for (int q = 0; q < S; q++) memcpy(maps + ((size_t)i * S + q) * S, map + (size_t)q * T, (size_t)S * sizeof *maps);
+    thumbs_spec ts = {TL, TH, maps, S, S, "all heads \xC2\xB7 prev_token \xC2\xB7 example 0", "bench", NULL};
+    t0 = cpu_seconds();
+    if (!(c = andrea_draw_thumbs(&ts, &err))) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    printf("thumbnails %d x %d heads: %d x %d px, draw %.1f ms\n", TL, TH, c->w, c->h, (cpu_seconds() - t0) * 1e3);
+    for (int k = 0; k < 2; k++) {
+        unsigned char *buf = NULL;
+        size_t len = 0;
+        canvas_png_settings z3 = andrea_canvas_png_default();
+        double a = cpu_seconds();
+        if (k ? andrea_canvas_encode_png(c, &buf, &len, &err) : andrea_canvas_encode_png_with(c, &z3, &buf, &len, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            return 1;
+        }
+        printf("  %-26s encode %6.1f ms  %8zu bytes\n", k ? "row/run matches (report)" : "none  z3 default (before)",
+               (cpu_seconds() - a) * 1e3, len);
+        free(buf);
+    }
+    andrea_canvas_free(c);
+    free(maps);
     free(map);
     free(tgt);
     free(labels);

@@ -13,6 +13,7 @@
 #include "../common/atomic_file.h"
 #include "../common/buf.h"
 #include "../common/checked_size.h"
+#include "png_rows.h"
 
 canvas *andrea_canvas_new(int w, int h, rgb bg, ae_error *err) {
     size_t n;
@@ -71,6 +72,17 @@ void andrea_canvas_fill(canvas *c, int x, int y, int w, int h, rgb col) {
     else
         for (int xx = x0; xx < x1; xx++) put(c, xx, y0, col);
     for (int yy = y0 + 1; yy < y1; yy++) memcpy(c->px + (size_t)yy * stride + (size_t)x0 * 3, row, len);
+}
+
+void andrea_canvas_pixels(canvas *c, int x, int y, const rgb *px, int n) {
+    if (y < 0 || y >= c->h) return;
+    int k0 = x < 0 ? -x : 0, k1 = x + n > c->w ? c->w - x : n;
+    uint8_t *p = c->px + ((size_t)y * (size_t)c->w + (size_t)(x + k0)) * 3;
+    for (int k = k0; k < k1; k++, p += 3) {
+        p[0] = px[k].r;
+        p[1] = px[k].g;
+        p[2] = px[k].b;
+    }
 }
 
 void andrea_canvas_rect(canvas *c, int x, int y, int w, int h, int t, rgb col) {
@@ -221,6 +233,10 @@ canvas_png_settings andrea_canvas_png_default(void) {
 }
 
 int andrea_canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_error *err) {
+    if (c->w <= PNG_ROWS_MAX_W) {
+        int rc = andrea_png_rows_encode(c->px, c->w, c->h, out, out_len, err);
+        if (rc <= 0) return rc; /* 1: rows that do not repeat, zlib does better */
+    }
     canvas_png_settings s = andrea_canvas_png_default();
     return andrea_canvas_encode_png_with(c, &s, out, out_len, err);
 }

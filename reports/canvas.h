@@ -1,10 +1,17 @@
 /* canvas.h — an RGB raster to draw report images on, and its PNG writer.
  *
  * Job: fill rectangles, draw anti-aliased text from the committed font (font.h), horizontal or
- * rotated a quarter turn, draw lines, and write the raster as an 8-bit RGB PNG through libpng.
+ * rotated a quarter turn, draw lines, and write the raster as an 8-bit RGB PNG (filter "none").
+ * The report's encoder (andrea_canvas_encode_png) is png_rows.h: one deflate block whose matches
+ * are the row above and the pixel before (report images are cells whose rows repeat), with
+ * Huffman codes built for the image. Canvases whose rows mostly do not repeat the row above
+ * (thumbnail and score grids), canvases wider than 10922 px (the row above lies beyond deflate's
+ * window) and andrea_canvas_encode_png_with go through libpng and zlib.
+ * Report images hold 500-1100 colours (the colour bar alone has 256), so no palette PNG.
  * Invariants: drawing clips to the canvas (nothing writes outside the pixel buffer); the PNG bytes
- * depend only on the pixels (no time chunk, fixed zlib level and filter), so the same drawing
- * gives the same file; the PNG is written under a temporary name and renamed (atomic_file.h).
+ * depend only on the pixels (no time chunk, fixed encoding), so the same drawing gives the same
+ * file, and it decodes to exactly those pixels (tests/test_report.c decodes with libpng); the PNG
+ * is written under a temporary name and renamed (atomic_file.h).
  * Failure contract: andrea_canvas_new returns NULL and andrea_canvas_write_png -1, both with "FILE: problem"
  * (or "canvas: problem"); a failed write leaves no file under the final name.
  */
@@ -31,6 +38,8 @@ canvas *andrea_canvas_new(int w, int h, rgb background, ae_error *err);
 void andrea_canvas_free(canvas *c);
 
 void andrea_canvas_fill(canvas *c, int x, int y, int w, int h, rgb col);
+/* n pixels px[0..n) into row y from column x (clipped to the canvas). */
+void andrea_canvas_pixels(canvas *c, int x, int y, const rgb *px, int n);
 /* One-pixel rectangle outline of thickness t inside (x, y, w, h). */
 void andrea_canvas_rect(canvas *c, int x, int y, int w, int h, int t, rgb col);
 /* Line from (x0, y0) to (x1, y1), width about `width` pixels, anti-aliased. */
@@ -52,11 +61,13 @@ typedef struct {
     int level, filters, strategy;
 } canvas_png_settings;
 
-/* The report's settings (canvas.c says why: measured by bench/bench_report_png.c). */
+/* libpng's settings for canvases too wide for the row-match encoder (canvas.c says why: measured
+ * by bench/bench_report_png.c). */
 canvas_png_settings andrea_canvas_png_default(void);
 
-/* Encodes the canvas as an RGB PNG into a malloc'd buffer (*out, *out_len; caller frees), with
- * the default settings. Thread-safe: touches nothing shared. */
+/* Encodes the canvas as an RGB PNG into a malloc'd buffer (*out, *out_len; caller frees): the
+ * row-match encoder above, or libpng with andrea_canvas_png_default (above). Thread-safe:
+ * touches nothing shared. */
 int andrea_canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_len, ae_error *err);
 int andrea_canvas_encode_png_with(const canvas *c, const canvas_png_settings *s, unsigned char **out, size_t *out_len,
                            ae_error *err);

@@ -277,12 +277,15 @@ rgb andrea_colormap_magma_index(int i) {
     return c;
 }
 
+void andrea_colormap_magma_table(rgb out[256]) {
+    for (int i = 0; i < 256; i++) out[i] = andrea_colormap_magma_index(i);
+}
+
 rgb andrea_colormap_magma(double v) {
-    /* matplotlib's rule: index floor(v * 256) clipped to [0, 255], so 1.0 is the last entry. */
-    if (!(v == v)) { /* NaN: a neutral grey, never a colour of the scale */
+    int i = andrea_colormap_magma_slot(v);
+    if (i < 0) { /* NaN: a neutral grey, never a colour of the scale */
         rgb g = {128, 128, 128};
         return g;
     }
-    int i = v <= 0 ? 0 : v >= 1 ? 255 : (int)(v * 256.0);
     return andrea_colormap_magma_index(i);
 }

@@ -23,6 +23,12 @@ static const rgb TARGET = {0, 229, 255}; /* cyan: not on magma's scale, visible 
 
 static int imax(int a, int b) { return a > b ? a : b; }
 
+/* andrea_colormap_magma(v) from the table of andrea_colormap_magma_table. */
+static inline rgb magma_cell(const rgb *magma, float v) {
+    int i = andrea_colormap_magma_slot(v);
+    return i < 0 ? (rgb){128, 128, 128} : magma[i];
+}
+
 /* The header every plot starts with, stacked from the top margin: the title (large, ink), then
  * the subtitle (ink), a warning (WARN) and a note (small, grey), each optional (NULL: absent).
  * header_width is the canvas width the header needs, margins included. */
@@ -116,9 +122,11 @@ canvas *andrea_draw_heatmap(const heatmap_spec *s, ae_error *err) {
     draw_header(c, s->title, s->subtitle, cropped ? crop : NULL, note);
 
     /* cells: map[q * T + k]; keys after the query are masked by causality */
+    rgb magma[256];
+    andrea_colormap_magma_table(magma);
     for (int q = 0; q < shown; q++) {
         for (int k = 0; k < shown; k++) {
-            rgb col = k > q ? MASKED : andrea_colormap_magma(s->map[(size_t)q * (size_t)s->T + (size_t)k]);
+            rgb col = k > q ? MASKED : magma_cell(magma, s->map[(size_t)q * (size_t)s->T + (size_t)k]);
             andrea_canvas_fill(c, left + k * cs, top + q * cs, cs, cs, col);
         }
     }
@@ -223,6 +231,8 @@ canvas *andrea_draw_thumbs(const thumbs_spec *s, ae_error *err) {
     if (!c) return NULL;
     draw_header(c, s->title, s->subtitle, NULL, note);
     size_t TT = (size_t)s->T * (size_t)s->T;
+    rgb magma[256], line[HEATMAP_MAX_TOKENS * 6]; /* side <= 128 (ppp 1) or 6 * 16 */
+    andrea_colormap_magma_table(magma);
     for (int l = 0; l < s->n_layer; l++) {
         for (int hd = 0; hd < s->n_head; hd++) {
             int x0 = MARGIN + hd * cell_w, y0 = top + l * cell_h;
@@ -231,11 +241,13 @@ canvas *andrea_draw_thumbs(const thumbs_spec *s, ae_error *err) {
             andrea_canvas_text(c, fs, x0, y0 + fs->ascent, cap, INK);
             const float *m = s->maps + ((size_t)l * (size_t)s->n_head + (size_t)hd) * TT;
             int my = y0 + cap_h;
-            for (int q = 0; q < shown; q++)
+            for (int q = 0; q < shown; q++) { /* row q of the map, each position ppp pixels wide and tall */
                 for (int k = 0; k < shown; k++) {
-                    rgb col = k > q ? MASKED : andrea_colormap_magma(m[(size_t)q * (size_t)s->T + (size_t)k]);
-                    andrea_canvas_fill(c, x0 + k * ppp, my + q * ppp, ppp, ppp, col);
+                    rgb col = k > q ? MASKED : magma_cell(magma, m[(size_t)q * (size_t)s->T + (size_t)k]);
+                    for (int r = 0; r < ppp; r++) line[k * ppp + r] = col;
                 }
+                for (int r = 0; r < ppp; r++) andrea_canvas_pixels(c, x0, my + q * ppp + r, line, side);
+            }
             andrea_canvas_rect(c, x0 - 1, my - 1, side + 2, side + 2, 1, LIGHT);
         }
     }

@@ -40,17 +40,30 @@ static void buf_json(andrea_buf *b, const char *s) {
     andrea_buf_puts(b, "\"");
 }
 
+/* Appends the base64 of n bytes, written in place after one reservation (a head file is 1-3 MB:
+ * one andrea_buf_add per 4 characters cost a call per 3 bytes). */
 static void buf_base64(andrea_buf *b, const unsigned char *in, size_t n) {
     static const char T[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char out[4];
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
+    size_t len;
+    if (ae_mul(n / 3 + (n % 3 != 0), 4, &len) || andrea_buf_reserve(b, len)) return; /* b stays failed */
+    char *out = b->s + b->len;
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3, out += 4) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        out[0] = T[v >> 18];
+        out[1] = T[(v >> 12) & 63];
+        out[2] = T[(v >> 6) & 63];
+        out[3] = T[v & 63];
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0);
         out[0] = T[v >> 18];
         out[1] = T[(v >> 12) & 63];
         out[2] = i + 1 < n ? T[(v >> 6) & 63] : '=';
-        out[3] = i + 2 < n ? T[v & 63] : '=';
-        andrea_buf_add(b, out, 4);
+        out[3] = '=';
     }
+    b->len += len;
+    b->s[b->len] = 0;
 }
 
 static int join(char *out, size_t cap, const char *dir, const char *rel, ae_error *err) {

@@ -10,9 +10,9 @@
  *   assets/, data/, explore.html, compare.html   interactive views (report_interactive.c)
  * File names use a slug of the suite/class name plus its index (names come from user probe
  * files and may hold any character); every text in HTML goes through andrea_html_add.
- * Images are drawn and PNG-encoded on OpenMP threads (tasks, below); maps are read and files
- * written by one thread at a time (HDF5 and the temporary-file registry of atomic_file.h are not
- * thread-safe).
+ * Images are drawn and PNG-encoded on OpenMP threads (tasks, below), and head pages built on them;
+ * maps are read, circuits fragments fetched and files written by one thread at a time (HDF5, the
+ * catalog connection and the temporary-file registry of atomic_file.h are not thread-safe).
  */
 #include <errno.h>
 #include <math.h>
@@ -690,102 +690,164 @@ static int write_index(const report_data *d, const char *out_dir, const andrea_r
     return rc;
 }
 
-static int write_head_page(const report_data *d, const char *out_dir, const andrea_render_options *opt,
-                           andrea_circuit_reader *cr, int l, int h, ae_error *err) {
+/* The token list of every shown example as HTML, made once for all head pages (the same on each):
+ * [suite][example] -> "<span class=\"tok\">...</span> ..."; NULL on out of memory. */
+static andrea_buf *token_lists(const report_data *d, size_t *n_out) {
+    size_t n = 0;
+    for (int s = 0; s < d->n_suites; s++) n += (size_t)d->suites[s].n_examples;
+    andrea_buf *lists = calloc(n + 1, sizeof *lists);
+    if (!lists) return NULL;
+    size_t at = 0;
+    int failed = 0;
+    for (int s = 0; s < d->n_suites; s++) {
+        const report_suite *su = &d->suites[s];
+        for (int e = 0; e < su->n_examples; e++, at++) {
+            andrea_buf *b = &lists[at];
+            andrea_buf_init(b);
+            for (int i = 0; i < su->n_tokens[e]; i++) {
+                char lab[256];
+                label_of(d, su, e, i, LABEL_UTF8, 40, lab, sizeof lab);
+                andrea_buf_printf(b, "<span class=\"tok\"><i>%d</i>", i);
+                andrea_html_add(b, lab);
+                andrea_buf_puts(b, "</span> "); /* the space lets a long example wrap between tokens */
+            }
+            failed |= andrea_buf_failed(b);
+        }
+    }
+    *n_out = n;
+    if (failed) {
+        for (size_t i = 0; i < n; i++) andrea_buf_free(&lists[i]);
+        free(lists);
+        return NULL;
+    }
+    return lists;
+}
+
+/* Head (l, h)'s page into b: its scores, the circuits fragment (NULL: none), then per suite and
+ * shown example the interactive map, the PNG where one was drawn and the token list (toks:
+ * token_lists). */
+static void head_page(andrea_buf *b, const report_data *d, const andrea_render_options *opt, const char *circuits,
+                      const andrea_buf *toks, int l, int h) {
     int L = d->n_layer, H = d->n_head;
-    andrea_buf b;
-    andrea_buf_init(&b);
     char title[512];
     snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %s", l, h, d->model);
-    andrea_report_html_head(&b, title, "../");
-    andrea_buf_puts(&b, "<nav><a href=\"../index.html\">\xE2\x86\x90 all heads</a>");
+    andrea_report_html_head(b, title, "../");
+    andrea_buf_puts(b, "<nav><a href=\"../index.html\">\xE2\x86\x90 all heads</a>");
     int prev = l * H + h - 1, next = l * H + h + 1;
-    if (prev >= 0) andrea_buf_printf(&b, "<a href=\"L%d_H%d.html\">previous: L%d H%d</a>", prev / H, prev % H, prev / H, prev % H);
-    if (next < L * H) andrea_buf_printf(&b, "<a href=\"L%d_H%d.html\">next: L%d H%d</a>", next / H, next % H, next / H, next % H);
+    if (prev >= 0) andrea_buf_printf(b, "<a href=\"L%d_H%d.html\">previous: L%d H%d</a>", prev / H, prev % H, prev / H, prev % H);
+    if (next < L * H) andrea_buf_printf(b, "<a href=\"L%d_H%d.html\">next: L%d H%d</a>", next / H, next % H, next / H, next % H);
     int other = next < L * H ? next : (prev >= 0 ? prev : 0);
-    andrea_buf_printf(&b, "<a href=\"../explore.html#l=%d&amp;h=%d\">token view</a><a href=\"../compare.html#a=%d.%d&amp;b=%d.%d\">"
+    andrea_buf_printf(b, "<a href=\"../explore.html#l=%d&amp;h=%d\">token view</a><a href=\"../compare.html#a=%d.%d&amp;b=%d.%d\">"
                     "compare with another head</a>", l, h, l, h, other / H, other % H);
-    andrea_buf_printf(&b, "</nav>\n<h1>Layer %d, head %d</h1>\n<p>", l, h);
-    andrea_html_add(&b, d->model);
-    andrea_buf_puts(&b, " \xC2\xB7 <code>");
-    andrea_html_add(&b, d->ckpt_path);
-    andrea_buf_puts(&b, "</code></p>\n<table>\n<tr><th class=\"l\">class</th><th>score</th><th>baseline</th><th>control</th>"
+    andrea_buf_printf(b, "</nav>\n<h1>Layer %d, head %d</h1>\n<p>", l, h);
+    andrea_html_add(b, d->model);
+    andrea_buf_puts(b, " \xC2\xB7 <code>");
+    andrea_html_add(b, d->ckpt_path);
+    andrea_buf_puts(b, "</code></p>\n<table>\n<tr><th class=\"l\">class</th><th>score</th><th>baseline</th><th>control</th>"
                   "<th>\xCE\x94loss (ablation)</th><th>labelled</th></tr>\n");
     for (int c = 0; c < d->n_classes; c++) {
         const report_score *sc = score_at(d, d->scores, c, l, h);
-        andrea_buf_puts(&b, "<tr><td class=\"l\">");
-        andrea_html_add(&b, d->classes[c]);
-        andrea_buf_puts(&b, "</td>");
-        num_cell(&b, sc ? sc->score : NAN, "%.3f", sc && sc->label);
-        num_cell(&b, sc ? sc->baseline : NAN, "%.3f", 0);
-        num_cell(&b, sc ? sc->control : NAN, "%.3f", 0);
-        num_cell(&b, sc ? sc->ablation : NAN, "%+.3f", 0);
-        andrea_buf_printf(&b, "<td>%s</td></tr>\n", sc && sc->label ? "yes" : "");
+        andrea_buf_puts(b, "<tr><td class=\"l\">");
+        andrea_html_add(b, d->classes[c]);
+        andrea_buf_puts(b, "</td>");
+        num_cell(b, sc ? sc->score : NAN, "%.3f", sc && sc->label);
+        num_cell(b, sc ? sc->baseline : NAN, "%.3f", 0);
+        num_cell(b, sc ? sc->control : NAN, "%.3f", 0);
+        num_cell(b, sc ? sc->ablation : NAN, "%+.3f", 0);
+        andrea_buf_printf(b, "<td>%s</td></tr>\n", sc && sc->label ? "yes" : "");
     }
-    andrea_buf_puts(&b, "</table>\n");
+    andrea_buf_puts(b, "</table>\n");
     /* Extra sections about this head go here, between the scores and the maps, in this order. */
-    char *circuits = andrea_circuits_head_html(cr, l, h); /* top sources/destinations */
-    if (circuits) andrea_buf_puts(&b, circuits);
-    free(circuits);
-    andrea_buf_puts(&b, "<p class=\"precision\">" REPORT_PRECISION_NOTE " The PNGs are drawn from the dump's own values (maps "
+    if (circuits) andrea_buf_puts(b, circuits); /* top sources/destinations */
+    andrea_buf_puts(b, "<p class=\"precision\">" REPORT_PRECISION_NOTE " The PNGs are drawn from the dump's own values (maps "
                   "stored as the dump's dtype). Hover a map for values; the wheel, a drag or "
                   "the buttons zoom and pan; cyan-on-black frames are probe targets.</p>\n");
     for (int s = 0; s < d->n_suites; s++) {
         const report_suite *su = &d->suites[s];
-        andrea_buf_puts(&b, "<h2>");
-        andrea_html_add(&b, su->name);
-        andrea_buf_printf(&b, "</h2>\n<p>%d of %d examples shown.</p>\n", su->n_examples, su->n_seq);
-        for (int e = 0; e < su->n_examples; e++) {
+        andrea_buf_puts(b, "<h2>");
+        andrea_html_add(b, su->name);
+        andrea_buf_printf(b, "</h2>\n<p>%d of %d examples shown.</p>\n", su->n_examples, su->n_seq);
+        for (int e = 0; e < su->n_examples; e++, toks++) {
             char rel[512];
             map_name(d, l, h, s, e, rel, sizeof rel);
             /* the interactive map (andrea.js), then the static PNG: it links to itself, so a page
              * narrower than the image scales it down and the link shows it at full size */
-            andrea_buf_printf(&b, "<figure><div class=\"hm-slot\" data-l=\"%d\" data-h=\"%d\" data-s=\"%d\" data-e=\"%d\"></div>\n"
+            andrea_buf_printf(b, "<figure><div class=\"hm-slot\" data-l=\"%d\" data-h=\"%d\" data-s=\"%d\" data-e=\"%d\"></div>\n"
                             "<div><a href=\"../explore.html#l=%d&amp;h=%d&amp;s=%d&amp;e=%d\">token view of this example</a>",
                         l, h, s, e, l, h, s, e);
             if (head_png(d, opt, l, h, e)) { /* --report-maps: the examples that have a PNG */
-                andrea_buf_puts(&b, " \xC2\xB7 <details style=\"display:inline\"><summary>static image (PNG)</summary><a href=\"../");
-                andrea_html_add(&b, rel);
+                andrea_buf_puts(b, " \xC2\xB7 <details style=\"display:inline\"><summary>static image (PNG)</summary><a href=\"../");
+                andrea_html_add(b, rel);
                 /* lazy: a PNG loads when its details are opened, so the page opens at once */
-                andrea_buf_puts(&b, "\"><img loading=\"lazy\" src=\"../");
-                andrea_html_add(&b, rel);
-                andrea_buf_printf(&b, "\" alt=\"L%d H%d, suite ", l, h);
-                andrea_html_add(&b, su->name);
-                andrea_buf_printf(&b, ", example %d\"></a></details>", e);
+                andrea_buf_puts(b, "\"><img loading=\"lazy\" src=\"../");
+                andrea_html_add(b, rel);
+                andrea_buf_printf(b, "\" alt=\"L%d H%d, suite ", l, h);
+                andrea_html_add(b, su->name);
+                andrea_buf_printf(b, ", example %d\"></a></details>", e);
             }
             /* the token list: open for the first two examples; closed details beyond (laying out
              * thousands of token spans would double the time a page of 32 examples takes to open) */
-            andrea_buf_printf(&b, "</div><figcaption class=\"toks\"><details%s><summary>example %d, %d tokens</summary>",
+            andrea_buf_printf(b, "</div><figcaption class=\"toks\"><details%s><summary>example %d, %d tokens</summary>",
                         e < 2 ? " open" : "", e, su->n_tokens[e]);
-            for (int i = 0; i < su->n_tokens[e]; i++) {
-                char lab[256];
-                label_of(d, su, e, i, LABEL_UTF8, 40, lab, sizeof lab);
-                andrea_buf_printf(&b, "<span class=\"tok\"><i>%d</i>", i);
-                andrea_html_add(&b, lab);
-                andrea_buf_puts(&b, "</span> "); /* the space lets a long example wrap between tokens */
-            }
-            andrea_buf_puts(&b, "</details></figcaption></figure>\n");
+            andrea_buf_add(b, toks->s ? toks->s : "", toks->len);
+            andrea_buf_puts(b, "</details></figcaption></figure>\n");
         }
     }
-    andrea_report_html_scripts(&b, "../", l, h);
-    andrea_buf_puts(&b, "</body>\n</html>\n");
-    char rel[64];
-    snprintf(rel, sizeof rel, "heads/L%d_H%d.html", l, h);
-    int rc = andrea_report_write_html(out_dir, rel, &b, err);
-    andrea_buf_free(&b);
-    return rc;
+    andrea_report_html_scripts(b, "../", l, h);
+    andrea_buf_puts(b, "</body>\n</html>\n");
 }
 
-/* Every head's page; the circuits' links of all of them through one catalog connection (a catalog
- * that cannot be read: pages without the section, as andrea_circuits_head_html says). */
+/* Every head's page, built on OpenMP threads (a page's bytes do not depend on the thread); the
+ * circuits' links of all of them through one catalog connection, one head at a time (a catalog
+ * that cannot be read: pages without the section, as andrea_circuits_head_html says); files
+ * written one at a time. */
 static int write_head_pages(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
+    size_t n_toks = 0;
+    andrea_buf *toks = token_lists(d, &n_toks); /* on this thread: the token text may come from the dump (HDF5) */
+    if (!toks) return andrea_fail(err, "%s: out of memory for the token lists", out_dir);
     ae_error cerr;
     andrea_circuit_reader *cr = andrea_circuit_reader_open(d->db_path, d->sha256, &cerr);
-    int rc = 0;
-    for (int i = 0; i < d->n_layer * d->n_head && !rc; i++)
-        rc = write_head_page(d, out_dir, opt, cr, i / d->n_head, i % d->n_head, err);
+    const int LH = d->n_layer * d->n_head;
+    int failed = 0;
+#pragma omp parallel
+    {
+        ae_error me = {{0}};
+        int rc = 0;
+#pragma omp for schedule(dynamic, 1)
+        for (int i = 0; i < LH; i++) {
+            int stop;
+#pragma omp atomic read
+            stop = failed;
+            if (rc || stop) continue;
+            if (andrea_interrupted) {
+                rc = andrea_fail(&me, "%s: interrupted", out_dir);
+                continue;
+            }
+            const int l = i / d->n_head, h = i % d->n_head;
+            char *circuits, rel[64];
+#pragma omp critical(report_circuits)
+            circuits = andrea_circuits_head_html(cr, l, h);
+            andrea_buf b;
+            andrea_buf_init(&b);
+            head_page(&b, d, opt, circuits, toks, l, h);
+            free(circuits);
+            snprintf(rel, sizeof rel, "heads/L%d_H%d.html", l, h);
+#pragma omp critical(report_files)
+            rc = andrea_report_write_html(out_dir, rel, &b, &me);
+            andrea_buf_free(&b);
+        }
+        if (rc)
+#pragma omp critical(report_err)
+        {
+            if (!failed) *err = me;
+#pragma omp atomic write
+            failed = 1;
+        }
+    }
     andrea_circuit_reader_close(cr);
-    return rc;
+    for (size_t i = 0; i < n_toks; i++) andrea_buf_free(&toks[i]);
+    free(toks);
+    return failed ? -1 : 0;
 }
 
 int andrea_report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {

@@ -250,6 +250,72 @@ static void test_heatmap_cells_have_the_colormap_colour_of_their_value(void) {
     free(px);
 }
 
+/* Writes c through andrea_canvas_write_png, decodes the file with libpng and compares every pixel;
+ * the count of differing pixels, or -1 when the file does not decode. */
+static long png_pixels_differ(const canvas *c, const char *name) {
+    char path[512];
+    ae_error err = {{0}};
+    snprintf(path, sizeof path, "%s/%s", check_tmpdir(), name);
+    if (andrea_canvas_write_png(c, path, &err) != 0) return -1;
+    int w = 0, h = 0;
+    unsigned char *px = read_png(path, &w, &h);
+    if (!px || w != c->w || h != c->h) {
+        free(px);
+        return -1;
+    }
+    long bad = 0;
+    for (size_t i = 0; i < (size_t)w * (size_t)h; i++) bad += memcmp(px + 3 * i, c->px + 3 * i, 3) != 0;
+    free(px);
+    return bad;
+}
+
+static void test_png_of_a_heatmap_decodes_to_the_canvas_pixels(void) {
+    /* 128 positions: the cells, labels and colour bar of a real report image (~700 colours) */
+    canvas *c = sample_heatmap(128, 0.1f);
+    CHECK(c != NULL);
+    if (!c) return;
+    long bad = png_pixels_differ(c, "exact.png");
+    CHECK_MSG(bad == 0, "%ld pixels differ (-1: the file did not decode)", bad);
+    andrea_canvas_free(c);
+}
+
+static void test_png_of_noise_and_tiny_canvases_decodes_to_their_pixels(void) {
+    /* noise: no row repeats and no run, every byte a literal (the row-match encoder's worst case,
+     * 150 x 97; 333 x 97 is past its budget and goes to zlib); then a 1 x 1 and a 1-pixel-wide
+     * canvas, and rows that repeat only in part */
+    const int sizes[][2] = {{150, 97}, {333, 97}, {1, 1}, {1, 40}, {40, 1}, {2, 3}};
+    ae_error err = {{0}};
+    unsigned s = 12345;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        canvas *c = andrea_canvas_new(sizes[k][0], sizes[k][1], (rgb){250, 250, 250}, &err);
+        CHECK(c != NULL);
+        if (!c) return;
+        for (size_t i = 0; i < (size_t)c->w * (size_t)c->h * 3; i++) {
+            s = s * 1103515245u + 12345u;
+            c->px[i] = (unsigned char)(s >> 16);
+        }
+        long bad = png_pixels_differ(c, "noise.png");
+        CHECK_MSG(bad == 0, "%d x %d noise: %ld pixels differ", c->w, c->h, bad);
+        andrea_canvas_fill(c, 0, 0, c->w, c->h / 2, (rgb){1, 2, 3}); /* runs and repeated rows above noise */
+        andrea_canvas_fill(c, c->w / 3, 0, 1, c->h, (rgb){9, 9, 9});
+        bad = png_pixels_differ(c, "half.png");
+        CHECK_MSG(bad == 0, "%d x %d half noise: %ld pixels differ", c->w, c->h, bad);
+        andrea_canvas_free(c);
+    }
+}
+
+static void test_png_wider_than_the_deflate_window_decodes_to_its_pixels(void) {
+    /* 12000 px rows are farther back than deflate's 32 KiB window reaches: libpng and zlib */
+    ae_error err = {{0}};
+    canvas *c = andrea_canvas_new(12000, 6, (rgb){255, 255, 255}, &err);
+    CHECK(c != NULL);
+    if (!c) return;
+    for (int x = 0; x < c->w; x += 7) andrea_canvas_fill(c, x, x % 5, 3, 2, (rgb){(uint8_t)x, (uint8_t)(x >> 8), 7});
+    long bad = png_pixels_differ(c, "wide.png");
+    CHECK_MSG(bad == 0, "%ld pixels differ", bad);
+    andrea_canvas_free(c);
+}
+
 static void test_long_maps_are_cropped_and_say_so(void) {
     /* 200 positions draw like 128 (same map size) plus one line of crop notice above the map */
     canvas *full = sample_heatmap(128, 0), *crop = sample_heatmap(200, 0);
@@ -692,6 +758,9 @@ int main(void) {
     RUN(test_file_slug_keeps_only_safe_characters);
     RUN(test_png_bytes_are_the_same_for_the_same_drawing);
     RUN(test_heatmap_cells_have_the_colormap_colour_of_their_value);
+    RUN(test_png_of_a_heatmap_decodes_to_the_canvas_pixels);
+    RUN(test_png_of_noise_and_tiny_canvases_decodes_to_their_pixels);
+    RUN(test_png_wider_than_the_deflate_window_decodes_to_its_pixels);
     RUN(test_long_maps_are_cropped_and_say_so);
     RUN(test_absurd_canvas_size_is_refused_with_a_message);
     RUN(test_png_into_a_missing_folder_fails_and_names_the_file);
