@@ -15,7 +15,7 @@
 #      and XL (--device cuda).
 #   5. bench_catalog_circuits (storing and reading back the circuit scores of the three shapes).
 # Usage (device machine, repo root, carry=[".carry/debs"]):
-#   [BASE=dir] [DUMP_REPS=2] [COLD=0] [SKIP_DUMP=1] [SKIP_CIRCUITS=1] bash bench/gpu_large.sh
+#   [BASE=dir] [DUMP_REPS=2] [COLD=0] [SKIP_DUMP=1] [SKIP_CIRCUITS=1] [ANALYZE_ALSO="dir.."] bash bench/gpu_large.sh
 # Results: $OUT/log.txt (everything printed), $OUT/build*.txt.
 set -u
 OUT=${OUT:-/tmp/andrea-gpu-out}
@@ -86,9 +86,14 @@ echo "== circuits of XL on the GPU ($SECONDS s)"
 echo "== medium checkpoint ($SECONDS s)"
 make_ckpt medium 24 16 1024
 echo "== analyze ($SECONDS s)"
-for d in medium xl; do
-  echo "-- andrea analyze $d"
-  $T timeout 240 $A analyze $M/$d --device cuda --out /tmp/an-$d --quiet --timing >/tmp/an-$d.txt 2>$OUT/an-$d-err.txt
-  tail -3 $OUT/an-$d-err.txt
+# ANALYZE_ALSO: more checkpoint folders to analyze (e.g. bench/gpu_analyze.sh's ANDREA-120M);
+# with BASE, the "before" binary analyzes each one right after
+for d in $M/medium $M/xl ${ANALYZE_ALSO:-}; do
+  n=$(basename $d)
+  for bin in $A $B; do
+    echo "-- andrea analyze $n ($bin)"
+    $T timeout 240 $bin analyze $d --device cuda --out /tmp/an-$n --quiet --timing >/tmp/an-$n.txt 2>$OUT/an-$n-err.txt
+    tail -3 $OUT/an-$n-err.txt; du -sh /tmp/an-$n
+  done
 done
 echo "== done ($SECONDS s)"

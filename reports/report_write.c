@@ -11,8 +11,8 @@
  * File names use a slug of the suite/class name plus its index (names come from user probe
  * files and may hold any character); every text in HTML goes through andrea_html_add.
  * Images are drawn and PNG-encoded on OpenMP threads (tasks, below), and head pages built on them;
- * maps are read, circuits fragments fetched and files written by one thread at a time (HDF5, the
- * catalog connection and the temporary-file registry of atomic_file.h are not thread-safe).
+ * maps are read and files written by one thread at a time (HDF5 and the temporary-file registry
+ * of atomic_file.h are not thread-safe).
  */
 #include <errno.h>
 #include <math.h>
@@ -798,9 +798,8 @@ static void head_page(andrea_buf *b, const report_data *d, const andrea_render_o
 }
 
 /* Every head's page, built on OpenMP threads (a page's bytes do not depend on the thread); the
- * circuits' links of all of them through one catalog connection, one head at a time (a catalog
- * that cannot be read: pages without the section, as andrea_circuits_head_html says); files
- * written one at a time. */
+ * circuits' links of all of them from one read of the catalog (a catalog that cannot be read:
+ * pages without the section, as andrea_circuits_head_html says); files written one at a time. */
 static int write_head_pages(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
     size_t n_toks = 0;
     andrea_buf *toks = token_lists(d, &n_toks); /* on this thread: the token text may come from the dump (HDF5) */
@@ -824,9 +823,7 @@ static int write_head_pages(const report_data *d, const char *out_dir, const and
                 continue;
             }
             const int l = i / d->n_head, h = i % d->n_head;
-            char *circuits, rel[64];
-#pragma omp critical(report_circuits)
-            circuits = andrea_circuits_head_html(cr, l, h);
+            char *circuits = andrea_circuits_head_html(cr, l, h), rel[64]; /* the reader is read-only: any thread */
             andrea_buf b;
             andrea_buf_init(&b);
             head_page(&b, d, opt, circuits, toks, l, h);
