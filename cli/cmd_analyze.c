@@ -94,15 +94,19 @@ static const char *shown_path(const char *p) {
     return n > 1 && !strncmp(p, cwd, n) && p[n] == '/' ? p + n + 1 : p;
 }
 
-/* Where one checkpoint's time went (analyze --timing). */
+/* Where one checkpoint's time went (analyze --timing). t_rep: the report's stages
+ * (andrea_render_options.stage_seconds). */
 static void print_timing(const char *ckpt, const andrea_dump_stats *st, double t_load, double t_hash,
-                         const andrea_classify_timing *ct, double t_catalog, double t_report, double t_all) {
+                         const andrea_classify_timing *ct, double t_catalog, double t_circuits, double t_report,
+                         const double *t_rep, double t_all) {
     fprintf(stderr,
             "andrea analyze: time (%s): model load + probes %.2f s, checkpoint sha256 wait %.2f s (it runs beside the load and the forwards), engine open %.2f s, "
-            "forwards %.2f s, scoring + report maps %.2f s, map writes %.2f s, causal check %.2f s, catalog %.2f s, "
-            "report %.2f s, total %.2f s\n",
+            "forwards %.2f s, scoring + report maps %.2f s, map writes %.2f s, causal check %.2f s, catalog %.2f s "
+            "(circuit scores %.2f s), report %.2f s (heatmaps + thumbnails %.2f s, overviews %.2f s, interactive data "
+            "%.2f s, head pages %.2f s, index %.2f s), total %.2f s\n",
             ckpt, t_load, t_hash, st->t_open, st->t_forward, st->t_sinks, st->t_maps + st->t_other + st->t_close + st->t_seal,
-            ct->t_causal, t_catalog, t_report, t_all);
+            ct->t_causal, t_catalog + t_circuits, t_circuits, t_report, t_rep[0], t_rep[1], t_rep[2], t_rep[3], t_rep[4],
+            t_all);
 }
 
 /* The run's name (the checkpoint's stem, "-N" after the first of a list) and its dump's path. */
@@ -239,9 +243,12 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     if (report_dir) snprintf(rdir, sizeof rdir, "%s", report_dir);
     else snprintf(rdir, sizeof rdir, "%s/%s", aa->dir, name);
     const double t_cat0 = andrea_now_seconds();
-    int wrc = andrea_catalog_write(db_path, &a, NULL, err) ||
-              andrea_catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err); /* andrea circuits */
+    int wrc = andrea_catalog_write(db_path, &a, NULL, err);
+    const double t_circ0 = andrea_now_seconds();
+    if (!wrc) wrc = andrea_catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err); /* andrea circuits */
     const double t_rep0 = andrea_now_seconds();
+    double t_rep[ANDREA_REPORT_STAGES] = {0};
+    ropt.stage_seconds = t_rep;
     if (!wrc)
         wrc = andrea_render_collected(rcol, hex, dumping ? dump_path : NULL, a.maps_dtype, db_path, rdir, &ropt, err);
     const double t_end = andrea_now_seconds();
@@ -249,7 +256,9 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     printf("%s%s%s%s\n", shown_path(ckpt), dumping ? " (" : "", dumping ? dump_path : "", dumping ? ")" : "");
     andrea_summary_write(stdout, &a);
     printf("catalog: %s\nreport:  %s/index.html\n\n", db_path, rdir);
-    if (aa->timing) print_timing(ckpt, &stats, t_load, t_hash, &ct, t_rep0 - t_cat0, t_end - t_rep0, t_end - t_start);
+    if (aa->timing)
+        print_timing(ckpt, &stats, t_load, t_hash, &ct, t_circ0 - t_cat0, t_rep0 - t_circ0, t_end - t_rep0, t_rep,
+                     t_end - t_start);
     ret = 0;
 out:
     andrea_mpi_serial_phase(0);

@@ -28,7 +28,11 @@ typedef struct {
      * within ANDREA_REPORT_PNG_BUDGET, else as _LABELLED; or _NONE, _ALL, _LABELLED); more than
      * examples_per_suite shows that many examples */
     int maps_per_suite;
+    /* NULL, or seconds added per stage (analyze --timing): heatmaps and thumbnails, overview
+     * images, interactive data, head pages, index */
+    double *stage_seconds; /* [ANDREA_REPORT_STAGES] */
 } andrea_render_options;
+#define ANDREA_REPORT_STAGES 5
 
 /* Examples a report keeps per suite for these options (shown examples, at least the PNGs'). */
 int andrea_render_examples(const andrea_render_options *opt);

@@ -847,6 +847,13 @@ static int write_head_pages(const report_data *d, const char *out_dir, const and
     return failed ? -1 : 0;
 }
 
+/* Adds the time since *t to stage i of st (NULL: not measured) and restarts the clock. */
+static void stage_done(double *st, int i, double *t) {
+    const double now = andrea_now_seconds();
+    if (st) st[i] += now - *t;
+    *t = now;
+}
+
 int andrea_report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
     char dir[AE_PATH_MAX];
     if (andrea_report_mkdirs(out_dir, err)) return -1;
@@ -860,13 +867,19 @@ int andrea_report_write(const report_data *d, const char *out_dir, const andrea_
         andrea_fail(err, "%s: out of memory", out_dir);
         goto out;
     }
+    double *st = opt ? opt->stage_seconds : NULL, t = andrea_now_seconds();
     if (write_maps(d, out_dir, opt, thumb_grids, err)) goto out;
+    stage_done(st, 0, &t);
     if (write_overviews(d, out_dir, score_grids, err)) goto out;
+    stage_done(st, 1, &t);
     report_interactive_options io = {NULL, 1, 0, NULL};
     if (andrea_report_write_interactive(d, out_dir, &io, err)) goto out;
+    stage_done(st, 2, &t);
     if (write_head_pages(d, out_dir, opt, err)) goto out;
+    stage_done(st, 3, &t);
     /* index last: its presence means the report is complete */
     rc = write_index(d, out_dir, opt, thumb_grids, score_grids, err);
+    stage_done(st, 4, &t);
 out:
     free(thumb_grids);
     free(score_grids);

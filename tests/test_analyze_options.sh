@@ -20,7 +20,8 @@ else bad "--n/--len/--seed" "settings $settings"; fi
 dla=$(sqlite3 "$tmp/o/catalog.db" "SELECT count(*) FROM head_catalog WHERE current AND dla_mean IS NOT NULL")
 [[ $dla == 0 ]] && ok "--contrib none: no DLA means" || bad "--contrib none" "$dla heads with a dla_mean"
 [[ -f $tmp/one.h5 ]] && ok "--dump FILE writes the dump" || bad "--dump" "no $tmp/one.h5"
-for part in "forwards" "scoring [+] report maps" "causal check" "catalog" "report"; do
+for part in "forwards" "scoring [+] report maps" "causal check" "catalog" "circuit scores" "report" "heatmaps [+] thumbnails" \
+  "interactive data" "head pages"; do
   grep -q "andrea analyze: time .*$part [0-9.]* s" "$tmp/err.txt" && ok "analyze --timing: $part" || bad "analyze --timing" "no '$part' in: $(cat "$tmp/err.txt")"
 done
 "$A" classify "$tmp/one.h5" --db "$tmp/c.db" --ablate-items 0 --timing --quiet >/dev/null 2>"$tmp/cerr.txt"

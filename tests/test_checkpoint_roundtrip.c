@@ -302,6 +302,20 @@ static void test_half_conversions_round_to_nearest_even(void) {
     CHECK(andrea_f32_to_f16(ldexpf(1.0f, -24)) == 0x0001);
     CHECK(andrea_f16_to_f32(0x3555) == 0.333251953125f);
     CHECK(isnan(andrea_f16_to_f32(andrea_f32_to_f16(NAN))));
+    /* the subnormal range against the libm formulas the fast paths replace: every fp16 subnormal,
+     * every 61st fp32 below 2^-14 (either sign) and every tie (k + 1/2) 2^-24 */
+    int sub_bad = 0;
+    for (uint32_t mant = 0; mant < 1024; mant++)
+        sub_bad += andrea_f16_to_f32((uint16_t)mant) != ldexpf((float)mant, -24) ||
+                   andrea_f16_to_f32((uint16_t)(0x8000u | mant)) != -ldexpf((float)mant, -24);
+    for (uint32_t k = 0; k < 1024; k++)
+        sub_bad += andrea_f32_to_f16(ldexpf((float)k + 0.5f, -24)) != (uint16_t)nearbyintf((float)k + 0.5f);
+    for (uint32_t u = 0; u < 0x38800000u; u += 61) {
+        union { uint32_t u; float f; } v = {u}, n = {u | 0x80000000u};
+        const uint16_t want = (uint16_t)nearbyintf(ldexpf(v.f, 24));
+        sub_bad += andrea_f32_to_f16(v.f) != want || andrea_f32_to_f16(n.f) != (0x8000u | want);
+    }
+    CHECK_MSG(sub_bad == 0, "%d fp16 subnormal conversions differ from ldexpf/nearbyintf", sub_bad);
     CHECK(isnan(andrea_bf16_to_f32(andrea_f32_to_bf16(NAN))));
     CHECK(andrea_f32_to_f16(1.0f + 1.0f / 2048) == 0x3c00);       /* tie: stays even */
     CHECK(andrea_f32_to_f16(1.0f + 3.0f / 2048) == 0x3c02);       /* tie: rounds up to even */
