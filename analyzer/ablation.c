@@ -191,8 +191,7 @@ static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io
         memcpy(lengths + (size_t)j * B, clean_io->lengths, sizeof(int) * (size_t)B);
         memcpy(targets + (size_t)j * bt, clean_io->loss_targets, sizeof(int) * bt);
     }
-    andrea_forward_io io = {0};
-    io.T = T;
+    andrea_forward_io io = *clean_io; /* the clean forward's, on K copies of its items */
     io.tokens = tokens;
     io.lengths = lengths;
     io.loss_targets = targets;

@@ -61,17 +61,13 @@ static const char *const CIRCUITS_SCHEMA =
     "         h.copying AS copying, h.prev_pos AS prev_pos\n"
     "  FROM circuit_heads h JOIN circuit_runs r ON r.id = h.run_id;\n";
 
-/* The first layout (a row per kind: kind TEXT, score REAL) rebuilt into the pair rows, in the
- * writer's transaction; its view goes with it and CIRCUITS_SCHEMA creates the new one. */
-static const char *const MIGRATE_PER_KIND_ROWS =
+/* The first layout (a row per kind: kind TEXT, score REAL) rebuilt into the pair rows in the
+ * writer's transaction, as catalog.c migrates schema 1: set aside (its view with it), then
+ * CIRCUITS_SCHEMA creates the new table and view, then the rows are copied over. */
+static const char *const MIGRATE_PER_KIND_RENAME =
     "DROP VIEW IF EXISTS head_composition;\n"
-    "ALTER TABLE circuit_composition RENAME TO circuit_composition_per_kind;\n"
-    "CREATE TABLE circuit_composition(\n"
-    "  run_id INTEGER NOT NULL REFERENCES circuit_runs(id) ON DELETE CASCADE,\n"
-    "  src_layer INTEGER NOT NULL, src_head INTEGER NOT NULL,\n"
-    "  dst_layer INTEGER NOT NULL, dst_head INTEGER NOT NULL,\n"
-    "  q REAL, k REAL, v REAL,\n"
-    "  PRIMARY KEY(run_id, src_layer, src_head, dst_layer, dst_head)) WITHOUT ROWID;\n"
+    "ALTER TABLE circuit_composition RENAME TO circuit_composition_per_kind;\n";
+static const char *const MIGRATE_PER_KIND_COPY =
     "INSERT INTO circuit_composition\n"
     "  SELECT run_id, src_layer, src_head, dst_layer, dst_head, max(CASE kind WHEN 'Q' THEN score END),\n"
     "         max(CASE kind WHEN 'K' THEN score END), max(CASE kind WHEN 'V' THEN score END)\n"
@@ -97,8 +93,9 @@ fail:
 int andrea_catalog_circuits_schema(sqlite3 *db, const char *path, ae_error *err) {
     int per_kind;
     if (per_kind_layout(db, path, &per_kind, err)) return -1;
-    if (per_kind) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_PER_KIND_ROWS, NULL, NULL, NULL), SQLITE_OK);
+    if (per_kind) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_PER_KIND_RENAME, NULL, NULL, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_exec(db, CIRCUITS_SCHEMA, NULL, NULL, NULL), SQLITE_OK);
+    if (per_kind) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_PER_KIND_COPY, NULL, NULL, NULL), SQLITE_OK);
     return 0;
 fail:
     return -1;

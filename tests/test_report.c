@@ -450,7 +450,7 @@ static void test_report_write_escapes_every_name_and_path(void) {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/rep1", check_tmpdir());
     ae_error err = {{0}};
-    andrea_render_options o = {0, 1, 0};
+    andrea_render_options o = {0, 1, 0, NULL};
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     check_page_escaped(dir, "index.html");
     check_page_escaped(dir, "heads/L0_H0.html");
@@ -479,7 +479,7 @@ static void test_report_flags_a_labelled_head_without_causal_evidence(void) {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/rep_causal", check_tmpdir());
     ae_error err = {{0}};
-    andrea_render_options o = {0, 1, 0};
+    andrea_render_options o = {0, 1, 0, NULL};
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     char p[1024];
     size_t n;
@@ -507,7 +507,7 @@ static void test_interactive_data_is_escaped_and_holds_each_map_as_fp16(void) {
     char dir[512], p[1024];
     snprintf(dir, sizeof dir, "%s/rep_int", check_tmpdir());
     ae_error err = {{0}};
-    andrea_render_options o = {0, 1, 0};
+    andrea_render_options o = {0, 1, 0, NULL};
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     CHECK(file_exists(dir, "assets/andrea.js") && file_exists(dir, "assets/andrea.css"));
     CHECK(file_exists(dir, "explore.html") && file_exists(dir, "compare.html"));
@@ -572,7 +572,7 @@ static void test_report_write_makes_every_image_it_links(void) {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/rep2", check_tmpdir());
     ae_error err = {{0}};
-    andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_ALL};
+    andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_ALL, NULL};
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     CHECK(file_exists(dir, "maps/L1_H2/s1-_script_alert_1___script__e1.png"));
     CHECK(file_exists(dir, "maps/L0_H0/s0-prev_token_e0.png"));
@@ -609,7 +609,7 @@ static void test_report_write_is_deterministic(void) {
     snprintf(a, sizeof a, "%s/det_a", check_tmpdir());
     snprintf(b, sizeof b, "%s/det_b", check_tmpdir());
     ae_error err = {{0}};
-    andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_ALL};
+    andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_ALL, NULL};
     CHECK(andrea_report_write(&d, a, &o, &err) == 0);
     CHECK(andrea_report_write(&d, b, &o, &err) == 0);
     const char *files[] = {"index.html", "heads/L1_H1.html", "maps/L1_H1/s0-prev_token_e1.png",
@@ -635,7 +635,7 @@ static void test_report_default_draws_one_png_per_head_and_suite_and_shows_every
     char dir[512], p[1024];
     snprintf(dir, sizeof dir, "%s/maps_default", check_tmpdir());
     ae_error err = {{0}};
-    andrea_render_options o = {0, 1, 0};
+    andrea_render_options o = {0, 1, 0, NULL};
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     CHECK(file_exists(dir, "maps/L1_H2/s1-_script_alert_1___script__e0.png"));
     CHECK(!file_exists(dir, "maps/L1_H2/s1-_script_alert_1___script__e1.png"));
@@ -664,7 +664,7 @@ static void test_report_maps_labelled_draws_the_labelled_heads_only(void) {
     char dir[512], p[1024];
     snprintf(dir, sizeof dir, "%s/maps_labelled", check_tmpdir());
     ae_error err = {{0}};
-    andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_LABELLED};
+    andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_LABELLED, NULL};
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     CHECK(file_exists(dir, "maps/L0_H0/s0-prev_token_e0.png"));
     CHECK(file_exists(dir, "maps/L1_H2/s0-prev_token_e0.png"));
@@ -700,7 +700,7 @@ static void test_report_maps_none_writes_no_heatmap_but_keeps_the_overviews(void
     char dir[512], p[1024];
     snprintf(dir, sizeof dir, "%s/maps_none", check_tmpdir());
     ae_error err = {{0}};
-    andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_NONE};
+    andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_NONE, NULL};
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     CHECK(!file_exists(dir, "maps"));
     CHECK(file_exists(dir, "overview/thumbs_s0-prev_token.png"));
@@ -723,7 +723,7 @@ static void test_report_into_a_path_under_a_file_fails_with_its_name(void) {
     if (f) fclose(f);
     snprintf(dir, sizeof dir, "%s/out", file);
     ae_error err = {{0}};
-    andrea_render_options o = {0, 1, 0};
+    andrea_render_options o = {0, 1, 0, NULL};
     CHECK(andrea_report_write(&d, dir, &o, &err) == -1);
     CHECK_MSG(strstr(err.msg, "plainfile") != NULL, "got '%s'", err.msg);
     andrea_report_data_free(&d);
@@ -738,7 +738,7 @@ static void test_report_without_scores_still_renders_maps(void) {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/noscores", check_tmpdir());
     ae_error err = {{0}};
-    andrea_render_options o = {0, 1, 0};
+    andrea_render_options o = {0, 1, 0, NULL};
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     CHECK(file_exists(dir, "index.html"));
     CHECK(file_exists(dir, "maps/L0_H0/s0-prev_token_e0.png"));
