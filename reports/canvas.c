@@ -13,6 +13,7 @@
 #include "../common/atomic_file.h"
 #include "../common/buf.h"
 #include "../common/checked_size.h"
+#include "png_bands.h"
 #include "png_rows.h"
 
 canvas *andrea_canvas_new(int w, int h, rgb bg, ae_error *err) {
@@ -238,6 +239,10 @@ int andrea_canvas_encode_png(const canvas *c, unsigned char **out, size_t *out_l
         if (rc <= 0) return rc; /* 1: rows that do not repeat, zlib does better */
     }
     canvas_png_settings s = andrea_canvas_png_default();
+    /* large images (thumbnail grids of big models) in bands on every idle thread; the bands'
+     * settings are andrea_canvas_png_default's */
+    if ((size_t)c->w * 3 * (size_t)c->h >= 2 * PNG_BANDS_BYTES)
+        return andrea_png_bands_encode(c->px, c->w, c->h, s.level, out, out_len, err);
     return andrea_canvas_encode_png_with(c, &s, out, out_len, err);
 }
 

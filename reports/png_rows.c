@@ -13,6 +13,7 @@
 
 #include "../common/buf.h"
 #include "../common/checked_size.h"
+#include "png_chunks.h"
 
 #define LL_SYMS 286 /* literal/length symbols used: 0..255, end of block 256, lengths 257..285 */
 #define D_SYMS 30
@@ -359,27 +360,6 @@ static uint32_t adler32_lanes(uint32_t adler, const unsigned char *p, size_t n) 
     return b << 16 | a;
 }
 
-static void put_be32(unsigned char *p, uint32_t v) {
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
-/* A chunk whose data already sits at out + at + 8: fills its length and type, appends its CRC. */
-static size_t png_chunk(unsigned char *out, size_t at, const char *type, size_t len) {
-    put_be32(out + at, (uint32_t)len);
-    memcpy(out + at + 4, type, 4);
-    uLong crc = crc32(0L, out + at + 4, 4u);
-    for (size_t done = 0; done < len;) { /* crc32 takes uInt lengths */
-        size_t piece = len - done < 0x40000000u ? len - done : 0x40000000u;
-        crc = crc32(crc, out + at + 8 + done, (uInt)piece);
-        done += piece;
-    }
-    put_be32(out + at + 8 + len, (uint32_t)crc);
-    return at + 12 + len;
-}
-
 /* Pass 1: the symbols of every row, and the Adler-32 of the filtered rows; 1 past the budget. */
 static int image_symbols(const uint8_t *px, size_t n, size_t rows, size_t budget_bits, symbols *s, uint32_t *adler,
                          ae_error *err) {
@@ -424,22 +404,16 @@ int andrea_png_rows_encode(const uint8_t *px, int w, int h, unsigned char **out,
         rc = andrea_fail(err, "canvas: out of memory encoding a %d x %d PNG", w, h);
         goto done;
     }
-    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    memcpy(buf, sig, 8);
-    unsigned char *ih = buf + 8 + 8; /* IHDR: width, height, depth 8, RGB, deflate, filter 0, no interlace */
-    put_be32(ih, (uint32_t)w);
-    put_be32(ih + 4, (uint32_t)h);
-    memcpy(ih + 8, "\x08\x02\x00\x00\x00", 5);
-    size_t at = png_chunk(buf, 8, "IHDR", 13);
+    size_t at = andrea_png_head(buf, w, h);
     bit_out o = {buf + at + 8, 0, 0, 0};
     o.p[o.len++] = 0x78; /* zlib header: deflate, 32 KiB window, no dictionary */
     o.p[o.len++] = 0x01;
     write_block(&o, s, dyn_bits < fixed_bits ? k : NULL); /* the smaller: within the fixed worst case */
     if (o.n > 0) bits_put(&o, 0, 8 - o.n);
-    put_be32(o.p + o.len, adler);
+    andrea_png_put_be32(o.p + o.len, adler);
     o.len += 4;
-    at = png_chunk(buf, at, "IDAT", o.len);
-    at = png_chunk(buf, at, "IEND", 0);
+    at = andrea_png_chunk(buf, at, "IDAT", o.len);
+    at = andrea_png_chunk(buf, at, "IEND", 0);
     *out = buf;
     *out_len = at;
     buf = NULL;

@@ -169,9 +169,11 @@ static void score_text(const report_data *d, int cls, int l, int h, char *out, s
  * One OpenMP task per (head, example) of a suite: it reads the map (one thread at a time: HDF5 is
  * not thread-safe), draws and PNG-encodes it on its own thread, then writes the file (one thread at
  * a time: atomic_file's registry of temporaries is not thread-safe). A suite's thumbnail grid is a
- * task of its own that runs while the next suite's heatmaps are drawn. A file's bytes depend only
- * on its map and texts, so any number of threads writes the same files. Memory: one map per
- * running task, the shown examples' labels and the thumbnails' 128 x 128 crops of a suite or two. */
+ * task of its own that runs beside the later suites' heatmaps (its PNG bands are tasks too:
+ * png_bands.c). A file's bytes depend only on its map and texts, so any number of threads writes
+ * the same files. Memory: one map per running task, the shown examples' labels and the
+ * thumbnails' 128 x 128 crops of the suites whose grid is not drawn yet (at most all of them:
+ * 7 x 78 MB for 1200 heads). */
 
 typedef struct {
     const report_data *d;
@@ -306,6 +308,9 @@ static void suite_maps(map_run *r, int s, plot_grid *grid) {
             labels[at] = label_mem + at * 64;
             label_of(d, su, e, i, LABEL_PNG, LABEL_MAX_CHARS, labels[at], 64);
         }
+    /* a taskgroup, not a taskwait: taskwait would also wait for the earlier suites' thumbnail
+     * tasks (children of this thread too), and the grids would be drawn one after another */
+#pragma omp taskgroup
     for (int e = 0; e < n_read; e++)
         for (int i = 0; i < LH; i++) {
             char *const *lab = e < n_png ? labels + (size_t)e * (size_t)T : NULL;
@@ -313,7 +318,6 @@ static void suite_maps(map_run *r, int s, plot_grid *grid) {
 #pragma omp task firstprivate(e, i, lab, th)
             map_task(r, s, e, i, lab, th);
         }
-#pragma omp taskwait
     free(labels);
     free(label_mem);
     if (run_failed(r)) {

@@ -316,6 +316,40 @@ static void test_png_wider_than_the_deflate_window_decodes_to_its_pixels(void) {
     andrea_canvas_free(c);
 }
 
+/* Large images go to the banded encoder (png_bands.c): bands of rows deflated on their own and
+ * joined into one zlib stream. Noise under flat cells (3 bands of 349 rows), and the widest
+ * canvas (rows farther back than deflate's window; 10 bands of 21 rows). The bytes must not
+ * depend on the threads: encoded alone, then as a task of a 4-thread team. */
+static void test_large_png_is_encoded_in_bands_that_decode_to_its_pixels_on_any_threads(void) {
+    const int sizes[][2] = {{1000, 800}, {16384, 200}};
+    ae_error err = {{0}};
+    unsigned s = 777;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        canvas *c = andrea_canvas_new(sizes[k][0], sizes[k][1], (rgb){250, 250, 250}, &err);
+        CHECK(c != NULL);
+        if (!c) return;
+        for (size_t i = (size_t)c->w * 3 * (size_t)(c->h / 3); i < (size_t)c->w * (size_t)c->h * 3; i++) {
+            s = s * 1103515245u + 12345u;
+            c->px[i] = (unsigned char)(s >> 16);
+        }
+        andrea_canvas_fill(c, 10, 0, c->w / 2, c->h / 2, (rgb){1, 2, 3});
+        long bad = png_pixels_differ(c, "bands.png");
+        CHECK_MSG(bad == 0, "%d x %d: %ld pixels differ (-1: the file did not decode)", c->w, c->h, bad);
+        unsigned char *alone = NULL, *team = NULL;
+        size_t n_alone = 0, n_team = 0;
+        int rc_alone = andrea_canvas_encode_png(c, &alone, &n_alone, &err), rc_team = -1;
+#pragma omp parallel num_threads(4)
+#pragma omp single
+        rc_team = andrea_canvas_encode_png(c, &team, &n_team, &err);
+        CHECK(rc_alone == 0 && rc_team == 0);
+        CHECK_MSG(n_alone == n_team && alone && team && !memcmp(alone, team, n_alone),
+                  "%d x %d: %zu bytes alone, %zu in a team", c->w, c->h, n_alone, n_team);
+        free(alone);
+        free(team);
+        andrea_canvas_free(c);
+    }
+}
+
 static void test_long_maps_are_cropped_and_say_so(void) {
     /* 200 positions draw like 128 (same map size) plus one line of crop notice above the map */
     canvas *full = sample_heatmap(128, 0), *crop = sample_heatmap(200, 0);
@@ -761,6 +795,7 @@ int main(void) {
     RUN(test_png_of_a_heatmap_decodes_to_the_canvas_pixels);
     RUN(test_png_of_noise_and_tiny_canvases_decodes_to_their_pixels);
     RUN(test_png_wider_than_the_deflate_window_decodes_to_its_pixels);
+    RUN(test_large_png_is_encoded_in_bands_that_decode_to_its_pixels_on_any_threads);
     RUN(test_long_maps_are_cropped_and_say_so);
     RUN(test_absurd_canvas_size_is_refused_with_a_message);
     RUN(test_png_into_a_missing_folder_fails_and_names_the_file);
