@@ -103,17 +103,20 @@ static int pick_items(const probe_suite *items, int max_items, int *pick, int *B
     return 0;
 }
 
-/* Where the engine can resume (the CPU's), the clean forward saves each layer's input and its head
- * outputs ([L, B, T, C] each), and the ablation of a head of layer l runs layers l.. only, from
- * layer l's W_O: the layers before it and layer l's attention are those of the clean forward.
- * Both NULL (too large, out of memory): the whole forward each time. */
+/* Where the engine can resume, the clean forward saves each layer's input ([L, B, T, C]) and, with
+ * heads (engines that resume after a layer's attention: the CPU's), its head outputs, and the
+ * ablation of a head of layer l runs layers l.. only (from layer l's W_O with the heads: the layers
+ * before it and layer l's attention are those of the clean forward). Left NULL (too large, out of
+ * memory): the whole forward each time. */
 static void resume_buffers(size_t bt, const andrea_config *cfg, float **inputs, float **heads) {
     size_t btc;
-    *inputs = *heads = NULL;
+    *inputs = NULL;
+    if (heads) *heads = NULL;
     if (ae_mul(bt, (size_t)cfg->d_model, &btc) || ae_mul(btc, (size_t)cfg->n_layer, &btc) ||
         btc > ((size_t)1 << 30) / sizeof(float))
         return;
     *inputs = malloc(btc * sizeof(float));
+    if (!heads) return;
     *heads = *inputs ? malloc(btc * sizeof(float)) : NULL;
     if (!*heads) {
         free(*inputs);
@@ -167,22 +170,73 @@ static int heads_per_forward(andrea_engine *e, const andrea_config *cfg, const u
     return K > 1 ? K : 1;
 }
 
+/* The batched check's forwards: chunk c ablates heads[start[c] .. start[c + 1] - 1] (the wanted
+ * heads in layer order), one copy of the items each, and starts at the layer of its first head
+ * where the engine resumes (resumable), else at layer 0. Cost model of a chunk of k heads started
+ * at layer l, in units of one copy's layer: (L - l) * (fixed + max(k, sat)), where fixed is what a
+ * layer costs whatever the batch (kernel launches, reading its weights) and sat the copies below
+ * which a GPU is not filled (ABLATE_SAT_ROWS rows). A dynamic programme over the cut points finds
+ * the cheapest plan of chunks of at most K heads; without resuming it is the fewest chunks. The
+ * plan changes the speed only: each copy's losses are those of its own forward. Returns the number
+ * of chunks; start: [n + 1]. */
+#define ABLATE_SAT_ROWS 4096.0
+static int plan_chunks(const int *heads, int n, int K, const andrea_config *cfg, int B, int T, int resumable,
+                       int *start) {
+    const int L = cfg->n_layer, H = cfg->n_head;
+    /* an H200-class GPU: ~40 us of launches and 4 TB/s for a layer's 12 C^2 weights, against
+     * 24 C^2 flops a token at ~100 TFLOP/s */
+    const double C = cfg->d_model, copy_s = (double)B * T * 24.0 * C * C / 100e12;
+    const double fixed = (40e-6 + 12.0 * C * C * 4 / 4e12) / copy_s, sat = ABLATE_SAT_ROWS / ((double)B * T);
+    double *best = malloc(sizeof(double) * (size_t)(n + 1));
+    int *cut = malloc(sizeof(int) * (size_t)(n + 1)), chunks = 0;
+    if (!best || !cut) { /* plain chunks of K */
+        for (int i = 0; i < n; i += K) start[chunks++] = i;
+        start[chunks] = n;
+        free(best);
+        free(cut);
+        return chunks;
+    }
+    best[0] = 0;
+    for (int j = 1; j <= n; j++) {
+        best[j] = -1;
+        for (int i = j - 1; i >= 0 && j - i <= K; i--) {
+            const int from = resumable ? heads[i] / H : 0;
+            const double k = j - i, c = best[i] + (L - from) * (fixed + (k > sat ? k : sat));
+            if (best[j] < 0 || c < best[j]) {
+                best[j] = c;
+                cut[j] = i;
+            }
+        }
+    }
+    for (int j = n; j > 0; j = cut[j]) chunks++;
+    start[chunks] = n;
+    for (int j = n, c = chunks; j > 0; j = cut[j]) start[--c] = cut[j];
+    free(best);
+    free(cut);
+    return chunks;
+}
+
 /* Each wanted head's delta, K heads a forward (engines with can_ablate_per_seq): the batch holds K
- * copies of the B items, copy j with its own head ablated. Each copy's losses are those of a
- * forward of the B items alone, and are averaged in the same order. An engine left unable to
- * run any batch (reserve_batch's worst case) fails the forward with its message. */
+ * copies of the B items, copy j with its own head ablated, resumed at the chunk's first layer from
+ * the clean forward's layer inputs (layer_inputs [L, B, T, C], or NULL: from the embeddings).
+ * Each copy's losses are those of a forward of the B items alone, and are averaged in the same
+ * order. An engine left unable to run any batch (reserve_batch's worst case) fails the forward
+ * with its message. */
 static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io, const andrea_config *cfg,
-                             const unsigned char *use, const unsigned char *want, double clean, andrea_suite_scores *s,
-                             ae_error *err) {
+                             const unsigned char *use, const unsigned char *want, double clean,
+                             const float *layer_inputs, andrea_suite_scores *s, ae_error *err) {
     const int B = clean_io->B, T = clean_io->T, K = heads_per_forward(e, cfg, want, B, T);
-    const int NH = cfg->n_layer * cfg->n_head;
-    const size_t bt = (size_t)B * (size_t)T;
+    const int NH = cfg->n_layer * cfg->n_head, H = cfg->n_head, C = cfg->d_model;
+    const size_t bt = (size_t)B * (size_t)T, btc = bt * (size_t)C;
     int *tokens = malloc(sizeof(int) * bt * (size_t)K), *lengths = malloc(sizeof(int) * (size_t)B * (size_t)K);
-    int *targets = malloc(sizeof(int) * bt * (size_t)K), *heads = malloc(sizeof(int) * (size_t)K);
+    int *targets = malloc(sizeof(int) * bt * (size_t)K), *heads = malloc(sizeof(int) * (size_t)NH);
+    int *start = malloc(sizeof(int) * (size_t)(NH + 1));
     float *loss = malloc(sizeof(float) * bt * (size_t)K);
+    /* the resume layer's input, once per copy; without the memory, every chunk from layer 0 */
+    float *x = layer_inputs ? malloc(sizeof(float) * btc * (size_t)K) : NULL;
     unsigned char *mask = calloc((size_t)K * (size_t)B, (size_t)NH);
-    int ret = -1, bad = 0;
-    if (!tokens || !lengths || !targets || !heads || !loss || !mask) {
+    int ret = -1, bad = 0, n = 0;
+    if (!tokens || !lengths || !targets || !heads || !start || !loss || !mask) {
         andrea_fail(err, "%s: out of memory for the causal check", s->name);
         goto out;
     }
@@ -191,6 +245,9 @@ static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io
         memcpy(lengths + (size_t)j * B, clean_io->lengths, sizeof(int) * (size_t)B);
         memcpy(targets + (size_t)j * bt, clean_io->loss_targets, sizeof(int) * bt);
     }
+    for (int i = 0; i < NH; i++)
+        if (want[i]) heads[n++] = i;
+    const int chunks = plan_chunks(heads, n, K, cfg, B, T, x != NULL, start);
     andrea_forward_io io = *clean_io; /* the clean forward's, on K copies of its items */
     io.tokens = tokens;
     io.lengths = lengths;
@@ -198,18 +255,19 @@ static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io
     io.token_loss = loss;
     io.ablate = mask;
     io.ablate_per_seq = 1;
-    for (int i = 0; i < NH;) {
-        int k = 0;
-        for (; i < NH && k < K; i++)
-            if (want[i]) heads[k++] = i;
-        if (k == 0) break;
+    for (int c = 0; c < chunks; c++) {
+        const int *hc = heads + start[c], k = start[c + 1] - start[c], from = x ? hc[0] / H : 0;
         memset(mask, 0, (size_t)K * (size_t)B * (size_t)NH);
         for (int j = 0; j < k; j++)
-            for (int b = 0; b < B; b++) mask[((size_t)j * B + b) * (size_t)NH + (size_t)heads[j]] = 1;
+            for (int b = 0; b < B; b++) mask[((size_t)j * B + b) * (size_t)NH + (size_t)hc[j]] = 1;
+        for (int j = 0; j < k && from > 0; j++)
+            memcpy(x + (size_t)j * btc, layer_inputs + (size_t)from * btc, sizeof(float) * btc);
         io.B = k * B;
+        io.resume_layer = from;
+        io.resume_x = from > 0 ? x : NULL;
         if (andrea_engine_forward(e, &io, err)) goto out;
         for (int j = 0; j < k; j++)
-            s->heads[heads[j]].ablation_delta = mean_token_loss(loss + (size_t)j * bt, use, B, T, &bad) - clean;
+            s->heads[hc[j]].ablation_delta = mean_token_loss(loss + (size_t)j * bt, use, B, T, &bad) - clean;
     }
     ret = 0;
 out:
@@ -217,7 +275,9 @@ out:
     free(lengths);
     free(targets);
     free(heads);
+    free(start);
     free(loss);
+    free(x);
     free(mask);
     return ret;
 }
@@ -278,7 +338,8 @@ int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const prob
 
     /* a GPU engine ablates as many heads in one forward as its batch holds copies of the items */
     const int batched = dev_loss && andrea_engine_can_ablate_per_seq(e);
-    if (!batched && andrea_engine_can_resume(e)) resume_buffers(bt, cfg, &layer_inputs, &layer_heads);
+    if (andrea_engine_can_resume(e))
+        resume_buffers(bt, cfg, &layer_inputs, andrea_engine_can_resume_heads(e) && !batched ? &layer_heads : NULL);
     andrea_forward_io io = {0};
     io.B = B;
     io.T = T;
@@ -304,7 +365,7 @@ int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const prob
                      "far outside a trained model's range", s->name);
         goto out;
     }
-    if (batched ? ablate_in_batches(e, &io, cfg, use, want, clean, s, err)
+    if (batched ? ablate_in_batches(e, &io, cfg, use, want, clean, layer_inputs, s, err)
                 : ablate_one_by_one(e, &io, ablate, use, want, clean, layer_inputs, layer_heads, cfg, s, err))
         goto out;
     double sum = 0;

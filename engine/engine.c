@@ -44,6 +44,8 @@ int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_erro
     if ((io->layer_inputs || io->resume_layer || io->resume_x || io->layer_heads || io->resume_heads) &&
         !andrea_engine_can_resume(e))
         return andrea_fail(err, "the %s engine cannot resume a forward at a layer", e->name);
+    if ((io->layer_heads || io->resume_heads) && !e->can_resume_heads)
+        return andrea_fail(err, "the %s engine cannot resume a forward after a layer's attention", e->name);
     if ((io->loss_targets || io->token_loss) && (!e->can_token_loss || !io->loss_targets || !io->token_loss))
         return andrea_fail(err, "the %s engine cannot compute token losses (or only one of loss_targets, token_loss given)",
                        e->name);
@@ -53,6 +55,8 @@ int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_erro
 }
 
 int andrea_engine_can_resume(const andrea_engine *e) { return e->can_resume; }
+
+int andrea_engine_can_resume_heads(const andrea_engine *e) { return e->can_resume_heads; }
 
 int andrea_engine_has_gpu(const andrea_engine *e) { return e->has_gpu; }
 

@@ -53,16 +53,17 @@ typedef struct {
      * -log softmax(logits[b, t])[target] (NaN where none). */
     const int *loss_targets; /* [B, T] or NULL */
     float *token_loss;       /* [B, T] or NULL (both or neither) */
-    /* Resuming (the CPU engine only; andrea_engine_can_resume): ablating a head of layer l leaves
-     * layers 0..l-1 as they were, so the causal check saves each layer's input once and runs
-     * only layers l.. for each head of layer l. */
+    /* Resuming (engines with can_resume: the CPU and the CUDA one): ablating a head of layer l
+     * leaves layers 0..l-1 as they were, so the causal check saves each layer's input once and
+     * runs only layers l.. for each head of layer l. */
     float *layer_inputs;   /* [L, B, T, C] or NULL: the residual stream entering each layer, saved */
     int resume_layer;      /* 0: from the embeddings; l in 1..L-1: from layer l, with x = resume_x */
     const float *resume_x; /* [B, T, C]: the input of layer resume_layer (a layer_inputs slice of a
                               forward of the same tokens); with resume_layer > 0 only logits may be
                               asked for (the per-layer outputs of layers < l are not computed) */
-    /* Skipping the attention of the resume layer too: ablation zeroes a head's output after the
-     * attention of its layer, so that layer's head outputs are those of the clean forward. */
+    /* Skipping the attention of the resume layer too (engines with can_resume_heads: the CPU
+     * one): ablation zeroes a head's output after the attention of its layer, so that layer's
+     * head outputs are those of the clean forward. */
     float *layer_heads;        /* [L, B, T, C] or NULL: each layer's concatenated head outputs o
                                   (head h at columns h*hd.., before W_O and before ablation), saved */
     const float *resume_heads; /* [B, T, C] or NULL: layer resume_layer's o (a layer_heads slice of a
@@ -101,8 +102,11 @@ int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_erro
 /* "cpu" or "cuda" (for messages and the dump's "engine" attribute; decide on capabilities below,
  * never on the name) */
 const char *andrea_engine_name(const andrea_engine *e);
-/* 1 when the backend honours layer_inputs / resume_layer (andrea_forward_io); others refuse them. */
+/* 1 when the backend honours layer_inputs / resume_layer / resume_x (andrea_forward_io); others
+ * refuse them. */
 int andrea_engine_can_resume(const andrea_engine *e);
+/* 1 when the backend also honours layer_heads / resume_heads; others refuse them. */
+int andrea_engine_can_resume_heads(const andrea_engine *e);
 /* 1 when the backend runs on a GPU (its device-side entry points, kernels/cuda_engine.h, apply). */
 int andrea_engine_has_gpu(const andrea_engine *e);
 /* 1 when the backend honours loss_targets / token_loss (andrea_forward_io); others refuse them. */
@@ -143,6 +147,7 @@ andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const andrea_engin
 struct andrea_engine {
     const char *name;
     int can_resume;  /* capabilities, set by the backend's open */
+    int can_resume_heads;
     int has_gpu;
     int can_token_loss;
     int can_ablate_per_seq;

@@ -608,6 +608,7 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
     (void)andrea_blas_core_forced();
     e->base.name = "cpu";
     e->base.can_resume = 1;
+    e->base.can_resume_heads = 1;
     e->base.can_token_loss = 1;
     e->base.max_B = max_B;
     e->base.forward = cpu_forward;

@@ -621,6 +621,11 @@ static int upload_inputs(cuda_engine *e, const andrea_forward_io *io, fwd_step *
             e->h_tok[(size_t)b * T + t] = id;
         }
     }
+    if (io->resume_layer < 0 || io->resume_layer >= L || (io->resume_layer > 0) != (io->resume_x != NULL))
+        return andrea_fail(err, "%s: resume at layer %d outside 0..%d, or without its input", m->path, io->resume_layer,
+                       L - 1);
+    if (io->resume_layer > 0 && (io->attn || io->head_out || io->head_out_norm || io->head_dla))
+        return andrea_fail(err, "%s: a resumed forward computes logits only", m->path);
     const size_t n_abl = (size_t)L * H * (io->ablate_per_seq ? (size_t)B : 1);
     f->abl_bstride = io->ablate_per_seq ? (size_t)L * H : 0;
     if (io->ablate)
@@ -797,11 +802,21 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
     if (upload_inputs(e, io, &f, err) || alloc_outputs(e, o, &f, err)) return -1;
     float *const norm = f.norm, *const dla = f.dla, *const logits = f.logits;
 
-    embed_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->x, e->tok, dev_param(e, p->wte), dev_param(e, p->wpe),
-                                                          (int)N, T, C);
-    CU_CHECK(cudaGetLastError());
-    for (int l = 0; l < L; l++)
+    /* x [N, C]: the embeddings, or the saved input of the resume layer (the caller's forward of
+     * the same tokens: layers before it would compute it again) */
+    if (io->resume_layer > 0) {
+        CU_CHECK(cudaMemcpyAsync(e->x, io->resume_x, N * C * sizeof(float), cudaMemcpyHostToDevice, e->st));
+    } else {
+        embed_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->x, e->tok, dev_param(e, p->wte), dev_param(e, p->wpe),
+                                                              (int)N, T, C);
+        CU_CHECK(cudaGetLastError());
+    }
+    for (int l = io->resume_layer; l < L; l++) {
+        if (io->layer_inputs) /* [L, B, T, C]: layer l's input, for forwards resumed there */
+            CU_CHECK(cudaMemcpyAsync(io->layer_inputs + (size_t)l * N * C, e->x, N * C * sizeof(float),
+                                     cudaMemcpyDeviceToHost, e->st));
         if (layer_forward(e, io, o, &f, l, err)) return -1;
+    }
 
     if (logits || dla) {
         layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, e->rstd, e->x, dev_param(e, p->lnfw),
@@ -857,6 +872,8 @@ extern "C" int andrea_cuda_forward_device(andrea_engine *base, const andrea_forw
     if (!base || !base->has_gpu) return andrea_fail(err, "andrea_cuda_forward_device: not a CUDA engine");
     if (io->attn || io->head_out || io->head_out_norm || io->head_dla || io->logits || io->token_loss)
         return andrea_fail(err, "andrea_cuda_forward_device: host outputs given; use andrea_engine_forward for those");
+    if (io->layer_inputs || io->resume_layer || io->resume_x || io->layer_heads || io->resume_heads)
+        return andrea_fail(err, "andrea_cuda_forward_device: a resumed forward has host outputs only");
     outputs o;
     memset(&o, 0, sizeof o);
     o.attn_dev = out->attn;
@@ -985,6 +1002,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     e->base.has_gpu = 1;
     e->base.can_token_loss = 1;
     e->base.can_ablate_per_seq = 1;
+    e->base.can_resume = 1; /* layer_inputs / resume_x; not resume_heads (engine.c refuses those) */
     e->base.max_B = max_B;
     e->base.reserve_batch = cuda_reserve_batch;
     e->base.forward = cuda_forward;

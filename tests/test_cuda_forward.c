@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../analyzer/ablation.h"
 #include "../engine/forward.h"
 #include "../engine/model.h"
 #include "support/model_random.h"
@@ -531,6 +532,113 @@ static void test_cuda_ablate_per_seq_equals_one_head_per_forward(void) {
     andrea_model_free(&m);
 }
 
+/* A forward resumed at layer l from the saved input of that layer (layer_inputs, resume_x: the
+ * batched causal check's start) gives the token losses of the whole forward with the same
+ * ablation, in fp32 (1e-6 absolute: the same kernels on the same inputs). The saved layer inputs
+ * are the CPU engine's (relative L2 1e-4). Refused: a resumed forward asking for maps, a resume
+ * layer outside the model, resume_heads (the CPU engine's only). */
+static void test_cuda_resumed_forward_equals_the_whole_forward(void) {
+    andrea_model m = {0};
+    enum { L = 4, H = 4, C = 64, B = 3, T = 20, V = 400 };
+    CHECK(random_model(&m, L, H, C, V, 64, 31) == 0);
+    ae_error err = {{0}};
+    andrea_engine_options eo;
+    andrea_engine_options_init(&eo);
+    snprintf(eo.precision, sizeof eo.precision, "fp32");
+    andrea_engine *g = andrea_cuda_engine_open(&m, &eo, B, T, &err), *c = andrea_cpu_engine_open(&m, B, T, &err);
+    CHECK(g && c && andrea_engine_can_resume(g) && !andrea_engine_can_resume_heads(g));
+    static int tok[B * T], tgt[B * T];
+    static float gin[L * B * T * C], cin[L * B * T * C], whole[B * T], resumed[B * T], clean[B * T];
+    for (int i = 0; i < B * T; i++) tok[i] = (int)(next_u32() % (uint32_t)V);
+    for (int i = 0; i < B * T; i++) tgt[i] = i % T + 1 < T ? tok[i + 1] : -1;
+    andrea_forward_io gi = {.B = B, .T = T, .tokens = tok, .layer_inputs = gin, .loss_targets = tgt, .token_loss = clean};
+    andrea_forward_io ci = {.B = B, .T = T, .tokens = tok, .layer_inputs = cin};
+    CHECK_MSG(g && andrea_engine_forward(g, &gi, &err) == 0, "%s", err.msg);
+    CHECK_MSG(c && andrea_engine_forward(c, &ci, &err) == 0, "%s", err.msg);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < (size_t)L * B * T * C; i++) {
+        num += ((double)gin[i] - cin[i]) * ((double)gin[i] - cin[i]);
+        den += (double)cin[i] * cin[i];
+    }
+    CHECK_MSG(den > 0 && sqrt(num / den) < 1e-4, "saved layer inputs differ from the CPU's: %.3g", sqrt(num / den));
+    for (int l = 1; l < L; l++) {
+        unsigned char abl[L * H] = {0};
+        abl[l * H + 1] = 1; /* a head of the resume layer */
+        andrea_forward_io w = {.B = B, .T = T, .tokens = tok, .ablate = abl, .loss_targets = tgt, .token_loss = whole};
+        andrea_forward_io r = w;
+        r.token_loss = resumed;
+        r.resume_layer = l;
+        r.resume_x = gin + (size_t)l * B * T * C;
+        CHECK_MSG(g && andrea_engine_forward(g, &w, &err) == 0 && andrea_engine_forward(g, &r, &err) == 0, "%s", err.msg);
+        double worst = 0, moved = 0;
+        for (int i = 0; i < B * T; i++) {
+            if (tgt[i] < 0) continue;
+            const double d = fabs((double)whole[i] - resumed[i]);
+            if (!(d <= worst)) worst = d;
+            moved += fabs((double)whole[i] - clean[i]);
+        }
+        CHECK_MSG(worst < 1e-6, "resumed at layer %d: losses differ from the whole forward by %.3g", l, worst);
+        CHECK_MSG(moved > 1e-5, "layer %d: the ablation changed no loss", l);
+    }
+    static float maps[B * L * H * T * T];
+    andrea_forward_io bad = {.B = B, .T = T, .tokens = tok, .resume_layer = 2, .resume_x = gin, .attn = maps};
+    CHECK(g && andrea_engine_forward(g, &bad, &err) == -1 && strstr(err.msg, "logits only"));
+    andrea_forward_io past = {.B = B, .T = T, .tokens = tok, .resume_layer = L, .resume_x = gin};
+    CHECK(g && andrea_engine_forward(g, &past, &err) == -1 && strstr(err.msg, "outside"));
+    andrea_forward_io heads = {.B = B, .T = T, .tokens = tok, .resume_layer = 1, .resume_x = gin, .resume_heads = gin};
+    CHECK(g && andrea_engine_forward(g, &heads, &err) == -1 && strstr(err.msg, "attention"));
+    andrea_engine_close(g);
+    andrea_engine_close(c);
+    andrea_model_free(&m);
+}
+
+/* The causal check on the GPU (heads ablated per copy, chunks resumed at their first layer) gives
+ * the CPU's deltas (one forward per head, resumed at its layer): of 80 heads every second one for
+ * the mean (more than ANDREA_ABLATE_MEAN_HEADS) and a labelled one; d_model 256 and ~110
+ * positions, where the plan (ablation.c) cuts them into three chunks, two resumed at later layers;
+ * fp32, 1e-4 absolute on losses of ~6. */
+static void test_cuda_causal_check_equals_the_cpu_one(void) {
+    andrea_model m = {0};
+    enum { L = 20, H = 4, NH = L * H, V = 300, ITEMS = 4 };
+    CHECK(random_model(&m, L, H, 256, V, 128, 41) == 0);
+    ae_error err = {{0}};
+    andrea_engine_options eo;
+    andrea_engine_options_init(&eo);
+    snprintf(eo.precision, sizeof eo.precision, "fp32");
+    andrea_engine *g = andrea_cuda_engine_open(&m, &eo, ITEMS, 128, &err), *c = andrea_cpu_engine_open(&m, ITEMS, 128, &err);
+    CHECK(g && c);
+    static int toks[ITEMS][128];
+    static probe_target tg[ITEMS][6];
+    probe_item items[ITEMS];
+    probe_suite suite = {.name = "mine", .items = items, .n_items = ITEMS, .max_len = 128};
+    for (int i = 0; i < ITEMS; i++) {
+        for (int t = 0; t < 128; t++) toks[i][t] = (int)(next_u32() % (uint32_t)V);
+        for (int j = 0; j < 6; j++) tg[i][j] = (probe_target){10 + 20 * j - i % 2, 2 + j};
+        items[i] = (probe_item){.tokens = toks[i], .n_tokens = 128 - 3 * i, .targets = tg[i], .n_targets = 6};
+    }
+    static andrea_head_score gh[NH], ch[NH];
+    gh[7].label = ch[7].label = 1; /* a labelled head outside the spread */
+    andrea_suite_scores gs = {.name = "mine", .heads = gh}, cs = {.name = "mine", .heads = ch};
+    CHECK_MSG(g && andrea_ablation_suite(g, &m.cfg, &suite, ITEMS, &gs, &err) == 0, "%s", err.msg);
+    CHECK_MSG(c && andrea_ablation_suite(c, &m.cfg, &suite, ITEMS, &cs, &err) == 0, "%s", err.msg);
+    double worst = fabs(gs.clean_loss - cs.clean_loss);
+    int measured = 0, same_nan = 1;
+    for (int i = 0; i < NH; i++) {
+        same_nan &= isnan(gh[i].ablation_delta) == isnan(ch[i].ablation_delta);
+        if (isnan(ch[i].ablation_delta)) continue;
+        measured++;
+        const double d = fabs(gh[i].ablation_delta - ch[i].ablation_delta);
+        if (!(d <= worst)) worst = d;
+    }
+    CHECK_MSG(same_nan && measured == 41, "%d heads measured (want 40 spread + 1 labelled), NaN alike %d", measured,
+              same_nan);
+    CHECK_MSG(worst < 1e-4, "GPU and CPU causal checks differ by %.3g", worst);
+    CHECK(fabs(gs.ablation_mean - cs.ablation_mean) < 1e-4 && gs.n_ablation_items == ITEMS);
+    andrea_engine_close(g);
+    andrea_engine_close(c);
+    andrea_model_free(&m);
+}
+
 int main(void) {
     if (!andrea_cuda_available()) return check_skip("no usable CUDA device (or built without CUDA)");
     RUN(test_cuda_refuses_token_outside_vocabulary);
@@ -539,6 +647,8 @@ int main(void) {
     RUN(test_cuda_matches_cpu_with_heads_ablated);
     RUN(test_cuda_token_loss_equals_cpu_cross_entropy);
     RUN(test_cuda_ablate_per_seq_equals_one_head_per_forward);
+    RUN(test_cuda_resumed_forward_equals_the_whole_forward);
+    RUN(test_cuda_causal_check_equals_the_cpu_one);
     RUN(test_cuda_matches_cpu_at_andrea_12m_shape);
 #ifdef ANDREA_HAVE_CUDA
     RUN(test_cuda_device_fp16_maps_equal_host_maps_rounded);
