@@ -175,11 +175,12 @@ static int heads_per_forward(andrea_engine *e, const andrea_config *cfg, const u
  * where the engine resumes (resumable), else at layer 0. Cost model of a chunk of k heads started
  * at layer l, in units of one copy's layer: (L - l) * (fixed + max(k, sat)), where fixed is what a
  * layer costs whatever the batch (kernel launches, reading its weights) and sat the copies below
- * which a GPU is not filled (ABLATE_SAT_ROWS rows). A dynamic programme over the cut points finds
+ * which a GPU is not filled (ABLATE_SAT_ROWS rows: on the H200, chunks of 4096 rows made the XL
+ * check no faster than one chunk of 64 copies, bench/RESULTS.md). A dynamic programme over the cut points finds
  * the cheapest plan of chunks of at most K heads; without resuming it is the fewest chunks. The
  * plan changes the speed only: each copy's losses are those of its own forward. Returns the number
  * of chunks; start: [n + 1]. */
-#define ABLATE_SAT_ROWS 4096.0
+#define ABLATE_SAT_ROWS 16384.0
 static int plan_chunks(const int *heads, int n, int K, const andrea_config *cfg, int B, int T, int resumable,
                        int *start) {
     const int L = cfg->n_layer, H = cfg->n_head;

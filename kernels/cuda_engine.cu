@@ -62,6 +62,8 @@ typedef struct {
     float *logits;       /* [N, V], on first use */
     int *loss_tgt;       /* [N] token-loss targets, on first use */
     float *loss;         /* [N] token losses, on first use */
+    int *loss_rows;      /* [N] the rows with a target, on first use; h_rows: their host copy */
+    int *h_rows;
     cublasLtHandle_t lt; /* fused matmul + bias (+ GELU, + residual) epilogues */
     void *lt_ws;         /* its workspace */
     struct lt_plan *plans;
@@ -249,17 +251,18 @@ static __global__ void zero_padding_rows_kernel(float *contrib, const int *len, 
  * number per position, and moving [N, V] logits to the host was most of its time on a GPU (a GPT-2
  * vocabulary: 200 KB a row). One block a row; the max in fp32, the sum of exp(logit - max) in
  * double like the CPU's row loss (analyzer/ablation.c), so both agree to ~1e-7 relative.
- * loss[r] = NaN where target[r] < 0. Launch with 256 threads. */
-static __global__ void token_loss_kernel(float *loss, const float *logits, const int *target, int V) {
+ * Logits row i belongs to position rows[i] (rows NULL: position i); loss[position] = NaN where
+ * target[position] < 0. Launch with 256 threads, one block a logits row. */
+static __global__ void token_loss_kernel(float *loss, const float *logits, const int *target, const int *rows, int V) {
     __shared__ float smax[256];
     __shared__ double ssum[256];
-    const size_t r = blockIdx.x;
+    const size_t r = rows ? (size_t)rows[blockIdx.x] : blockIdx.x;
     const int y = target[r], tid = threadIdx.x;
     if (y < 0) {
         if (tid == 0) loss[r] = NAN;
         return;
     }
-    const float *row = logits + r * (size_t)V;
+    const float *row = logits + (size_t)blockIdx.x * (size_t)V;
     float mx = -INFINITY;
     for (int v = tid; v < V; v += blockDim.x) mx = fmaxf(mx, row[v]);
     smax[tid] = mx;
@@ -278,6 +281,14 @@ static __global__ void token_loss_kernel(float *loss, const float *logits, const
         __syncthreads();
     }
     if (tid == 0) loss[r] = (float)(-((double)row[y] - mx - log(ssum[0])));
+}
+
+/* out[i, :] = in[rows[i], :] for n rows of C floats: the loss rows, so that the LM head runs on
+ * those only. */
+static __global__ void gather_rows_kernel(float *out, const float *in, const int *rows, size_t n, int C) {
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= n * C) return;
+    out[idx] = in[(size_t)rows[idx / C] * C + idx % C];
 }
 
 static __global__ void dla_finish_kernel(float *dla, const float *rstd, const int *len, int B, int T, int LH) {
@@ -489,13 +500,15 @@ static void free_batch(cuda_engine *e) {
                      (void **)&e->v,    (void **)&e->y,   (void **)&e->ycat, (void **)&e->att,      (void **)&e->fc,
                      (void **)&e->rstd, (void **)&e->tok, (void **)&e->len,  (void **)&e->abl,      (void **)&e->in3,
                      (void **)&e->contrib, (void **)&e->stage, (void **)&e->norm, (void **)&e->dla,
-                     (void **)&e->logits, (void **)&e->loss_tgt, (void **)&e->loss};
+                     (void **)&e->logits, (void **)&e->loss_tgt, (void **)&e->loss, (void **)&e->loss_rows};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
         if (*bufs[i]) cudaFree(*bufs[i]);
         *bufs[i] = NULL;
     }
     free(e->h_tok);
+    free(e->h_rows);
     e->h_tok = NULL;
+    e->h_rows = NULL;
 }
 
 static void free_engine(cuda_engine *e) {
@@ -530,7 +543,7 @@ fail:
 static int alloc_batch(cuda_engine *e, int max_B, ae_error *err) {
     const andrea_config *cf = &e->m->cfg;
     const size_t N = (size_t)max_B * e->max_T, C = (size_t)cf->d_model;
-    if (!(e->h_tok = (int *)malloc((N + (size_t)max_B) * sizeof(int))))
+    if (!(e->h_tok = (int *)malloc((N + (size_t)max_B) * sizeof(int))) || !(e->h_rows = (int *)malloc(N * sizeof(int))))
         return andrea_fail(err, "%s: out of memory for the CUDA engine", e->m->path);
     float **acts[] = {&e->x, &e->ln, &e->q, &e->k, &e->v, &e->y, &e->ycat, &e->att};
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) CU_CHECK(cudaMalloc((void **)acts[i], N * C * sizeof(float)));
@@ -626,6 +639,9 @@ static int upload_inputs(cuda_engine *e, const andrea_forward_io *io, fwd_step *
                        L - 1);
     if (io->resume_layer > 0 && (io->attn || io->head_out || io->head_out_norm || io->head_dla))
         return andrea_fail(err, "%s: a resumed forward computes logits only", m->path);
+    for (size_t r = 0; io->loss_targets && r < N; r++)
+        if (io->loss_targets[r] < -1 || io->loss_targets[r] >= V)
+            return andrea_fail(err, "%s: loss target %d at row %zu outside -1..%d", m->path, io->loss_targets[r], r, V - 1);
     const size_t n_abl = (size_t)L * H * (io->ablate_per_seq ? (size_t)B : 1);
     f->abl_bstride = io->ablate_per_seq ? (size_t)L * H : 0;
     if (io->ablate)
@@ -668,7 +684,8 @@ static int alloc_outputs(cuda_engine *e, const outputs *o, fwd_step *f, ae_error
         f->logits = e->logits;
     }
     if (o->loss_host && (lazy_alloc((void **)&e->loss_tgt, (size_t)e->max_B * e->max_T * sizeof(int), err) ||
-                         lazy_alloc((void **)&e->loss, (size_t)e->max_B * e->max_T * sizeof(float), err)))
+                         lazy_alloc((void **)&e->loss, (size_t)e->max_B * e->max_T * sizeof(float), err) ||
+                         lazy_alloc((void **)&e->loss_rows, (size_t)e->max_B * e->max_T * sizeof(int), err)))
         return -1;
     return 0;
 }
@@ -784,6 +801,31 @@ fail:
     return -1;
 }
 
+/* Token losses alone (the causal check): the LM head runs on the rows with a target only (the
+ * final LayerNorm's rows gathered into qkv, free after the last layer), as the CPU engine does;
+ * the other rows' losses are NaN (all-ones bits). */
+static int loss_rows_only(cuda_engine *e, const outputs *o, const fwd_step *f, ae_error *err) {
+    const andrea_config *cf = &e->m->cfg;
+    const int C = cf->d_model, V = cf->vocab_size;
+    size_t n = 0;
+    for (size_t r = 0; r < f->N; r++)
+        if (o->loss_targets[r] >= 0) e->h_rows[n++] = (int)r;
+    CU_CHECK(cudaMemsetAsync(e->loss, 0xff, f->N * sizeof(float), e->st));
+    if (n > 0) {
+        CU_CHECK(cudaMemcpyAsync(e->loss_tgt, o->loss_targets, f->N * sizeof(int), cudaMemcpyHostToDevice, e->st));
+        CU_CHECK(cudaMemcpyAsync(e->loss_rows, e->h_rows, n * sizeof(int), cudaMemcpyHostToDevice, e->st));
+        gather_rows_kernel<<<blocks_for(n * C, 256), 256, 0, e->st>>>(e->qkv, e->ln, e->loss_rows, n, C);
+        CU_CHECK(cudaGetLastError());
+        if (linear(e, f->logits, e->qkv, dev_param(e, e->m->p.wte), (int)n, V, C, err)) return -1;
+        token_loss_kernel<<<(unsigned)n, 256, 0, e->st>>>(e->loss, f->logits, e->loss_tgt, e->loss_rows, V);
+        CU_CHECK(cudaGetLastError());
+    }
+    CU_CHECK(cudaMemcpyAsync(o->loss_host, e->loss, f->N * sizeof(float), cudaMemcpyDeviceToHost, e->st));
+    return 0;
+fail:
+    return -1;
+}
+
 static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outputs *o, ae_error *err) {
     const andrea_model *m = e->m;
     const andrea_config *cf = &m->cfg;
@@ -823,13 +865,15 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
                                                             dev_param(e, p->lnfb), (int)N, C);
         CU_CHECK(cudaGetLastError());
     }
-    if (logits) {
+    if (logits && !o->logits_host && !o->logits_dev && o->loss_host) {
+        if (loss_rows_only(e, o, &f, err)) return -1;
+    } else if (logits) {
         if (linear(e, logits, e->ln, dev_param(e, p->wte), (int)N, V, C, err)) return -1;
         if (o->logits_host)
             CU_CHECK(cudaMemcpyAsync(o->logits_host, logits, N * V * sizeof(float), cudaMemcpyDeviceToHost, e->st));
         if (o->loss_host) {
             CU_CHECK(cudaMemcpyAsync(e->loss_tgt, o->loss_targets, N * sizeof(int), cudaMemcpyHostToDevice, e->st));
-            token_loss_kernel<<<(unsigned)N, 256, 0, e->st>>>(e->loss, logits, e->loss_tgt, V);
+            token_loss_kernel<<<(unsigned)N, 256, 0, e->st>>>(e->loss, logits, e->loss_tgt, NULL, V);
             CU_CHECK(cudaGetLastError());
             CU_CHECK(cudaMemcpyAsync(o->loss_host, e->loss, N * sizeof(float), cudaMemcpyDeviceToHost, e->st));
         }

@@ -450,6 +450,9 @@ static void test_cuda_token_loss_equals_cpu_cross_entropy(void) {
     CHECK(nan_ok);
     andrea_forward_io both = {.B = B, .T = T, .tokens = tok, .token_loss = loss}; /* one without the other */
     CHECK(andrea_engine_forward(g, &both, &err) == -1);
+    tgt[7] = V; /* a target outside the vocabulary: refused, not read past the logits row */
+    CHECK(andrea_engine_forward(g, &gi, &err) == -1 && strstr(err.msg, "loss target") != NULL);
+    tgt[7] = tok[8];
     /* the CPU engine computes token losses too (at the loss positions only): the same numbers */
     float cpu_loss[3 * 32];
     andrea_forward_io ci2 = {.B = B, .T = T, .tokens = tok, .loss_targets = tgt, .token_loss = cpu_loss};
@@ -594,27 +597,27 @@ static void test_cuda_resumed_forward_equals_the_whole_forward(void) {
 
 /* The causal check on the GPU (heads ablated per copy, chunks resumed at their first layer) gives
  * the CPU's deltas (one forward per head, resumed at its layer): of 80 heads every second one for
- * the mean (more than ANDREA_ABLATE_MEAN_HEADS) and a labelled one; d_model 256 and ~110
- * positions, where the plan (ablation.c) cuts them into three chunks, two resumed at later layers;
+ * the mean (more than ANDREA_ABLATE_MEAN_HEADS) and a labelled one; d_model 256 and 242
+ * positions, where the plan (ablation.c) cuts them into chunks resumed at later layers;
  * fp32, 1e-4 absolute on losses of ~6. */
 static void test_cuda_causal_check_equals_the_cpu_one(void) {
     andrea_model m = {0};
     enum { L = 20, H = 4, NH = L * H, V = 300, ITEMS = 4 };
-    CHECK(random_model(&m, L, H, 256, V, 128, 41) == 0);
+    CHECK(random_model(&m, L, H, 256, V, 256, 41) == 0);
     ae_error err = {{0}};
     andrea_engine_options eo;
     andrea_engine_options_init(&eo);
     snprintf(eo.precision, sizeof eo.precision, "fp32");
-    andrea_engine *g = andrea_cuda_engine_open(&m, &eo, ITEMS, 128, &err), *c = andrea_cpu_engine_open(&m, ITEMS, 128, &err);
+    andrea_engine *g = andrea_cuda_engine_open(&m, &eo, ITEMS, 256, &err), *c = andrea_cpu_engine_open(&m, ITEMS, 256, &err);
     CHECK(g && c);
-    static int toks[ITEMS][128];
+    static int toks[ITEMS][256];
     static probe_target tg[ITEMS][6];
     probe_item items[ITEMS];
-    probe_suite suite = {.name = "mine", .items = items, .n_items = ITEMS, .max_len = 128};
+    probe_suite suite = {.name = "mine", .items = items, .n_items = ITEMS, .max_len = 256};
     for (int i = 0; i < ITEMS; i++) {
-        for (int t = 0; t < 128; t++) toks[i][t] = (int)(next_u32() % (uint32_t)V);
-        for (int j = 0; j < 6; j++) tg[i][j] = (probe_target){10 + 20 * j - i % 2, 2 + j};
-        items[i] = (probe_item){.tokens = toks[i], .n_tokens = 128 - 3 * i, .targets = tg[i], .n_targets = 6};
+        for (int t = 0; t < 256; t++) toks[i][t] = (int)(next_u32() % (uint32_t)V);
+        for (int j = 0; j < 6; j++) tg[i][j] = (probe_target){10 + 46 * j - i % 2, 2 + j};
+        items[i] = (probe_item){.tokens = toks[i], .n_tokens = 256 - 3 * i, .targets = tg[i], .n_targets = 6};
     }
     static andrea_head_score gh[NH], ch[NH];
     gh[7].label = ch[7].label = 1; /* a labelled head outside the spread */
