@@ -131,11 +131,11 @@ static void print_done(const andrea_dump_options *o, int n_suites, int quiet, in
                 st->engine, st->batch);
     if (timing)
         fprintf(stderr,
-                "andrea dump: time: model load %.2f s, tokenizer + probes %.2f s, checkpoint sha256 %.2f s, engine open "
-                "%.2f s, file create %.2f s, forwards %.2f s, attention writes %.2f s, other writes %.2f s, datasets "
-                "%.2f s, close %.2f s, seal %.2f s, unaccounted %.2f s\n",
-                t_load, t_probes, st->t_hash, st->t_open, st->t_create, st->t_forward, st->t_maps, st->t_other,
-                st->t_suites_rest, st->t_close, st->t_seal, st->t_unaccounted);
+                "andrea dump: time: model load %.2f s, tokenizer + probes %.2f s, checkpoint sha256 %.2f s (waited "
+                "%.2f s before the close), engine open %.2f s, file create %.2f s, forwards %.2f s, attention writes "
+                "%.2f s, other writes %.2f s, datasets %.2f s, close %.2f s, seal %.2f s, unaccounted %.2f s\n",
+                t_load, t_probes, st->t_hash, st->t_hash_wait, st->t_open, st->t_create, st->t_forward, st->t_maps,
+                st->t_other, st->t_suites_rest, st->t_close, st->t_seal, st->t_unaccounted);
 }
 
 int cmd_dump(int argc, char **argv) {

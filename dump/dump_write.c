@@ -157,9 +157,11 @@ typedef struct {
     int B, max_T;
     long long total_seq;
     size_t per_seq;
-    /* the checkpoint's identity; hash_later: hashed on a thread (hashing) during the engine open */
+    /* the checkpoint's identity; hash_later: hashed on a thread (hashing) during the engine open
+     * and, when a file is written, the forwards (hash_pending until joined: the attribute is
+     * written just before the close) */
     char sha[65];
-    int hash_later, hashing;
+    int hash_later, hashing, hash_pending;
     hash_job hj;
     pthread_t hash_thread;
     /* the engine and its batch buffers; the names the file records (rank 0's) */
@@ -177,7 +179,7 @@ typedef struct {
     dw_writer wr;
     int64_t all_bytes;    /* payload bytes of all ranks */
     /* seconds (andrea_dump_stats); t0: after the inputs were checked */
-    double t0, t_hash, t_open, t_create, t_suites, t_close, t_seal;
+    double t0, t_hash, t_hash_wait, t_open, t_create, t_suites, t_close, t_seal;
 } dump_run;
 
 static void run_init(dump_run *r, const andrea_model *m, const probe_suite *suites, int n_suites,
@@ -231,7 +233,7 @@ static int write_root_attrs(const dump_run *r, hid_t f, ae_error *err) {
     /* absolute, so that classify finds the checkpoint from any folder (docs/dump-format.md) */
     char abs_ck[PATH_MAX];
     H5_TRY(andrea_dw_attr_str(f, "checkpoint_path", m->path[0] && realpath(m->path, abs_ck) ? abs_ck : m->path));
-    H5_TRY(andrea_dw_attr_str(f, "checkpoint_sha256", r->sha));
+    if (!r->hash_pending) H5_TRY(andrea_dw_attr_str(f, "checkpoint_sha256", r->sha)); /* else at the close */
     H5_TRY(andrea_dw_attr_str(f, "config", cfg_json));
     H5_TRY(andrea_dw_attr_int(f, "n_layer", c->n_layer));
     H5_TRY(andrea_dw_attr_int(f, "n_head", c->n_head));
@@ -458,27 +460,35 @@ static int open_engine_only(dump_run *r, ae_error *err) {
     return 0;
 }
 
-/* Buffers and engine, the checkpoint hashed on a thread meanwhile (joined before returning), then
- * a plain create of the reserved name for a clear "cannot create: <reason>" (HDF5's message is
- * long). Not agreed: the caller agrees on the result. */
+/* The hashing thread joined and its result taken (once; a no-op when nothing is pending). */
+static int hash_join(dump_run *r, ae_error *err) {
+    if (!r->hash_pending) return 0;
+    r->hash_pending = 0;
+    if (r->hashing && pthread_join(r->hash_thread, NULL) != 0) /* cannot happen for a joinable thread */
+        r->hj.rc = andrea_fail(&r->hj.err, "%s: cannot join the hashing thread", r->m->path);
+    r->t_hash = r->hj.seconds;
+    snprintf(r->sha, sizeof r->sha, "%s", r->hj.hex);
+    return r->hj.rc ? andrea_fail(err, "%s", r->hj.err.msg) : 0;
+}
+
+/* Buffers and engine, the checkpoint hashed on a thread meanwhile (joined before returning unless
+ * a file is written: then it runs on beside the forwards, joined in dump_commit), then a plain
+ * create of the reserved name for a clear "cannot create: <reason>" (HDF5's message is long). Not
+ * agreed: the caller agrees on the result. */
 static int open_engine(dump_run *r, ae_error *err) {
     const int bad = alloc_bufs(r);
     int orc = 0;
     const double t_open0 = andrea_now_seconds();
     r->hashing = r->hash_later && pthread_create(&r->hash_thread, NULL, hash_job_run, &r->hj) == 0;
     if (r->hash_later && !r->hashing) hash_job_run(&r->hj); /* no thread to be had: hash here */
+    r->hash_pending = r->hash_later;
     if (bad)
         orc = andrea_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; try --batch 1)",
                       r->h5_path, r->B, r->max_T, r->per_seq);
     else orc = open_engine_only(r, err);
-    if (r->hashing && pthread_join(r->hash_thread, NULL) != 0) /* cannot happen for a joinable thread */
-        r->hj.rc = andrea_fail(&r->hj.err, "%s: cannot join the hashing thread", r->m->path);
-    if (r->hash_later) {
-        r->t_hash = r->hj.seconds;
-        if (r->hj.rc && !orc) orc = andrea_fail(err, "%s", r->hj.err.msg);
-        snprintf(r->sha, sizeof r->sha, "%s", r->hj.hex);
-    }
-    r->t_open = andrea_now_seconds() - t_open0 - (r->hashing ? 0 : r->t_hash);
+    ae_error herr;
+    if ((orc || !r->writing) && hash_join(r, &herr) && !orc) orc = andrea_fail(err, "%s", herr.msg);
+    r->t_open = andrea_now_seconds() - t_open0 - (r->hashing ? 0 : r->hj.seconds);
     if (!orc && (r->root || r->parts) && r->writing) {
         FILE *probe_f = fopen(r->tmp, "wb");
         if (!probe_f) orc = andrea_fail(err, "%s: cannot create: %s", r->o->out_path, strerror(errno));
@@ -715,6 +725,12 @@ out:
 static int dump_commit(dump_run *r, ae_error *err) {
     if (r->parts) return commit_parts(r, err);
     const char *h5_path = r->h5_path;
+    const double t_wait0 = andrea_now_seconds();
+    if (r->hash_pending) { /* the checkpoint's identity, hashed beside the forwards */
+        if (hash_join(r, err)) return -1;
+        H5_TRY(andrea_dw_attr_str(r->f, "checkpoint_sha256", r->sha));
+    }
+    r->t_hash_wait = andrea_now_seconds() - t_wait0;
     const double t_close0 = andrea_now_seconds();
     if (r->writing) {
         H5Tclose(r->f16);
@@ -743,6 +759,8 @@ fail:
 
 /* abort, from any state before RENAMED: the header's rules. */
 static void dump_abort(dump_run *r) {
+    ae_error ignored;
+    (void)hash_join(r, &ignored); /* no thread outlives the run */
     if (r->fcpl >= 0) H5Pclose(r->fcpl);
     /* MPI: closing is collective; after a failure the other ranks did not agree to, skip it. */
     if (!r->par.collective || r->par.agreed) {
@@ -772,6 +790,7 @@ static void dump_finish(dump_run *r) {
         snprintf(st->engine, sizeof st->engine, "%s", r->engine_name);
         snprintf(st->seal, sizeof st->seal, "%s", r->seal);
         st->t_hash = r->t_hash;
+        st->t_hash_wait = r->t_hash_wait;
         st->t_open = r->t_open;
         st->t_forward = bb->t_forward;
         st->t_maps = bb->t_maps;
@@ -781,9 +800,10 @@ static void dump_finish(dump_run *r) {
         st->t_seal = r->t_seal;
         st->t_create = r->t_create;
         st->t_suites_rest = r->t_suites - bb->t_forward - bb->t_maps - bb->t_other - bb->t_sinks;
-        /* the hash overlaps the engine open when it ran on a thread; else it came first */
-        st->t_unaccounted =
-            secs - (r->hashing ? 0 : r->t_hash) - r->t_open - r->t_create - r->t_suites - r->t_close - r->t_seal;
+        /* the hash overlaps the engine open and the forwards when it ran on a thread (the rest of
+         * it is t_hash_wait); else it came first */
+        st->t_unaccounted = secs - (r->hashing ? r->t_hash_wait : r->t_hash) - r->t_open - r->t_create - r->t_suites -
+                            r->t_close - r->t_seal;
     }
     if (o->keep_engine) { /* the caller's now (the causal check runs on it) */
         *o->keep_engine = r->eng;

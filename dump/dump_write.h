@@ -30,13 +30,14 @@ typedef struct {
     char seal[65];        /* the file's seal (hex, as andrea_dump_seal_hex reads it back); "" without a file */
     int batch;            /* sequences per forward actually used */
     /* where the wall time went (seconds; `andrea dump --timing` prints them): hashing the
-     * checkpoint, opening the engine (CUDA: context, weights, pinned buffers), the forwards (CPU:
+     * checkpoint (on a thread beside the load, the engine open and the forwards when a file is
+     * written in a serial run: t_hash_wait is what the close waited for it), opening the engine (CUDA: context, weights, pinned buffers), the forwards (CPU:
      * compute + fp16 conversion; CUDA: time blocked waiting for the GPU pipeline), writing the
      * attention maps, the other datasets, closing the HDF5 file, sealing it; creating the file
      * with its attributes, the suites' time outside forwards and writes (their datasets'
      * creation and closing), and what none of these covers (the final rename, among others;
      * under MPI `seconds` is the slowest rank's and the parts are this rank's) */
-    double t_hash, t_open, t_forward, t_maps, t_other, t_close, t_seal, t_create, t_suites_rest, t_unaccounted;
+    double t_hash, t_hash_wait, t_open, t_forward, t_maps, t_other, t_close, t_seal, t_create, t_suites_rest, t_unaccounted;
     double t_sinks;       /* time in the caller's sinks (o->sinks: scoring, report maps) */
 } andrea_dump_stats;
 
