@@ -170,51 +170,18 @@ static int heads_per_forward(andrea_engine *e, const andrea_config *cfg, const u
     return K > 1 ? K : 1;
 }
 
-/* The batched check's forwards: chunk c ablates heads[start[c] .. start[c + 1] - 1] (the wanted
- * heads in layer order), one copy of the items each, and starts at the layer of its first head
- * where the engine resumes (resumable), else at layer 0. Cost model of a chunk of k heads started
- * at layer l, in units of one copy's layer: (L - l) * (fixed + max(k, sat)), where fixed is what a
- * layer costs whatever the batch (kernel launches, reading its weights) and sat the copies below
- * which a GPU is not filled (ABLATE_SAT_ROWS rows: on the H200, chunks of 4096 rows made the XL
- * check no faster than one chunk of 64 copies, bench/RESULTS.md). A dynamic programme over the cut points finds
- * the cheapest plan of chunks of at most K heads; without resuming it is the fewest chunks. The
- * plan changes the speed only: each copy's losses are those of its own forward. Returns the number
- * of chunks; start: [n + 1]. */
-#define ABLATE_SAT_ROWS 16384.0
-static int plan_chunks(const int *heads, int n, int K, const andrea_config *cfg, int B, int T, int resumable,
-                       int *start) {
-    const int L = cfg->n_layer, H = cfg->n_head;
-    /* an H200-class GPU: ~40 us of launches and 4 TB/s for a layer's 12 C^2 weights, against
-     * 24 C^2 flops a token at ~100 TFLOP/s */
-    const double C = cfg->d_model, copy_s = (double)B * T * 24.0 * C * C / 100e12;
-    const double fixed = (40e-6 + 12.0 * C * C * 4 / 4e12) / copy_s, sat = ABLATE_SAT_ROWS / ((double)B * T);
-    double *best = malloc(sizeof(double) * (size_t)(n + 1));
-    int *cut = malloc(sizeof(int) * (size_t)(n + 1)), chunks = 0;
-    if (!best || !cut) { /* plain chunks of K */
-        for (int i = 0; i < n; i += K) start[chunks++] = i;
-        start[chunks] = n;
-        free(best);
-        free(cut);
-        return chunks;
-    }
-    best[0] = 0;
-    for (int j = 1; j <= n; j++) {
-        best[j] = -1;
-        for (int i = j - 1; i >= 0 && j - i <= K; i--) {
-            const int from = resumable ? heads[i] / H : 0;
-            const double k = j - i, c = best[i] + (L - from) * (fixed + (k > sat ? k : sat));
-            if (best[j] < 0 || c < best[j]) {
-                best[j] = c;
-                cut[j] = i;
-            }
-        }
-    }
-    for (int j = n; j > 0; j = cut[j]) chunks++;
-    start[chunks] = n;
-    for (int j = n, c = chunks; j > 0; j = cut[j]) start[--c] = cut[j];
-    free(best);
-    free(cut);
-    return chunks;
+/* The batched check's forwards take the wanted heads in layer order, K at a time; a forward
+ * whose first head sits in layer l > 0 resumes there where the engine saved the clean forward's
+ * layer inputs. Splitting a suite's heads into more forwards by layer to resume more of them was
+ * measured on an H200 and did not pay: chunks of 16 copies (4096 rows), then 32 (16384 rows),
+ * made the causal check slower than one forward of 64 copies from layer 0 (bench/RESULTS.md,
+ * 23:05 and 23:50), since a smaller batch runs each layer less efficiently. So resuming only
+ * shortens the forwards there are anyway; with the 64 spread heads of a suite in one forward
+ * (heads in layer 0 among them) it changes nothing. 1 when some forward starts above layer 0. */
+static int some_chunk_resumes(const unsigned char *want, int NH, int H, int K) {
+    for (int i = 0, n = 0; i < NH; i++)
+        if (want[i] && n++ % K == 0 && i / H > 0) return 1;
+    return 0;
 }
 
 /* Each wanted head's delta, K heads a forward (engines with can_ablate_per_seq): the batch holds K
@@ -223,21 +190,20 @@ static int plan_chunks(const int *heads, int n, int K, const andrea_config *cfg,
  * Each copy's losses are those of a forward of the B items alone, and are averaged in the same
  * order. An engine left unable to run any batch (reserve_batch's worst case) fails the forward
  * with its message. */
-static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io, const andrea_config *cfg,
+static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io, const andrea_config *cfg, int K,
                              const unsigned char *use, const unsigned char *want, double clean,
                              const float *layer_inputs, andrea_suite_scores *s, ae_error *err) {
-    const int B = clean_io->B, T = clean_io->T, K = heads_per_forward(e, cfg, want, B, T);
+    const int B = clean_io->B, T = clean_io->T;
     const int NH = cfg->n_layer * cfg->n_head, H = cfg->n_head, C = cfg->d_model;
     const size_t bt = (size_t)B * (size_t)T, btc = bt * (size_t)C;
     int *tokens = malloc(sizeof(int) * bt * (size_t)K), *lengths = malloc(sizeof(int) * (size_t)B * (size_t)K);
     int *targets = malloc(sizeof(int) * bt * (size_t)K), *heads = malloc(sizeof(int) * (size_t)NH);
-    int *start = malloc(sizeof(int) * (size_t)(NH + 1));
     float *loss = malloc(sizeof(float) * bt * (size_t)K);
-    /* the resume layer's input, once per copy; without the memory, every chunk from layer 0 */
+    /* the resume layer's input, once per copy; without the memory, every forward from layer 0 */
     float *x = layer_inputs ? malloc(sizeof(float) * btc * (size_t)K) : NULL;
     unsigned char *mask = calloc((size_t)K * (size_t)B, (size_t)NH);
     int ret = -1, bad = 0, n = 0;
-    if (!tokens || !lengths || !targets || !heads || !start || !loss || !mask) {
+    if (!tokens || !lengths || !targets || !heads || !loss || !mask) {
         andrea_fail(err, "%s: out of memory for the causal check", s->name);
         goto out;
     }
@@ -248,7 +214,6 @@ static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io
     }
     for (int i = 0; i < NH; i++)
         if (want[i]) heads[n++] = i;
-    const int chunks = plan_chunks(heads, n, K, cfg, B, T, x != NULL, start);
     andrea_forward_io io = *clean_io; /* the clean forward's, on K copies of its items */
     io.tokens = tokens;
     io.lengths = lengths;
@@ -256,8 +221,8 @@ static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io
     io.token_loss = loss;
     io.ablate = mask;
     io.ablate_per_seq = 1;
-    for (int c = 0; c < chunks; c++) {
-        const int *hc = heads + start[c], k = start[c + 1] - start[c], from = x ? hc[0] / H : 0;
+    for (int c = 0; c < n; c += K) {
+        const int *hc = heads + c, k = n - c < K ? n - c : K, from = x ? hc[0] / H : 0;
         memset(mask, 0, (size_t)K * (size_t)B * (size_t)NH);
         for (int j = 0; j < k; j++)
             for (int b = 0; b < B; b++) mask[((size_t)j * B + b) * (size_t)NH + (size_t)hc[j]] = 1;
@@ -276,7 +241,6 @@ out:
     free(lengths);
     free(targets);
     free(heads);
-    free(start);
     free(loss);
     free(x);
     free(mask);
@@ -339,7 +303,8 @@ int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const prob
 
     /* a GPU engine ablates as many heads in one forward as its batch holds copies of the items */
     const int batched = dev_loss && andrea_engine_can_ablate_per_seq(e);
-    if (andrea_engine_can_resume(e))
+    const int K = batched ? heads_per_forward(e, cfg, want, B, T) : 1;
+    if (andrea_engine_can_resume(e) && (!batched || some_chunk_resumes(want, NH, H, K)))
         resume_buffers(bt, cfg, &layer_inputs, andrea_engine_can_resume_heads(e) && !batched ? &layer_heads : NULL);
     andrea_forward_io io = {0};
     io.B = B;
@@ -366,7 +331,7 @@ int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const prob
                      "far outside a trained model's range", s->name);
         goto out;
     }
-    if (batched ? ablate_in_batches(e, &io, cfg, use, want, clean, layer_inputs, s, err)
+    if (batched ? ablate_in_batches(e, &io, cfg, K, use, want, clean, layer_inputs, s, err)
                 : ablate_one_by_one(e, &io, ablate, use, want, clean, layer_inputs, layer_heads, cfg, s, err))
         goto out;
     double sum = 0;
