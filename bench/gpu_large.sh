@@ -15,7 +15,7 @@
 #      and XL (--device cuda).
 #   5. bench_catalog_circuits (storing and reading back the circuit scores of the three shapes).
 # Usage (device machine, repo root, carry=[".carry/debs"]):
-#   [BASE=dir] [DUMP_REPS=2] [COLD=0] [SKIP_DUMP=1] [SKIP_CIRCUITS=1] [ANALYZE_ALSO="dir.."] bash bench/gpu_large.sh
+#   [BASE=dir] [DUMP_REPS=2] [COLD=0] [SKIP_DUMP=1] [SKIP_CIRCUITS=1] [SKIP_ANALYZE=1] [ANALYZE_ALSO="dir.."] bash bench/gpu_large.sh
 # Results: $OUT/log.txt (everything printed), $OUT/build*.txt.
 set -u
 OUT=${OUT:-/tmp/andrea-gpu-out}
@@ -83,6 +83,7 @@ if [ "${COLD:-1}" = 1 ] && sync && echo 1 2>/dev/null >/proc/sys/vm/drop_caches;
 fi
 echo "== circuits of XL on the GPU ($SECONDS s)"
 [ "${SKIP_CIRCUITS:-0}" = 1 ] || $T $A circuits $M/xl --device cuda --top 3 2>&1 | tail -5
+[ "${SKIP_ANALYZE:-0}" = 1 ] && { echo "== done, analyze skipped ($SECONDS s)"; exit 0; }
 echo "== medium checkpoint ($SECONDS s)"
 make_ckpt medium 24 16 1024
 echo "== analyze ($SECONDS s)"

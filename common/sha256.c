@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -76,6 +77,113 @@ int andrea_sha256_file(const char *path, char hex[65], ae_error *err) {
     return rc;
 }
 
+/* ---- the checkpoint hash: reads on a second thread ----
+ * At SHA-NI speed (~1.1 GB/s) the pread copies out of the page cache are a tenth of a one-thread
+ * hash loop; a reader thread fills a ring of PREFETCH_SLOTS buffers while the caller digests, so
+ * the caller only hashes (a 6.2 GB checkpoint: ~0.5 s less). The digest is the same bytes in the
+ * same order. Slot states: 0 empty, 1 full (n bytes), 2 the end (all read), -1 a read error or
+ * a short file; *stop makes both threads give up. */
+#define PREFETCH_SLOTS 4
+#define PREFETCH_BYTES ((size_t)1 << 20)
+
+typedef struct {
+    int fd;
+    size_t len;
+    const int *stop;
+    unsigned char *buf[PREFETCH_SLOTS];
+    size_t n[PREFETCH_SLOTS];
+    int state[PREFETCH_SLOTS];
+    int quit; /* the hasher gave up: the reader stops */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} prefetch;
+
+static int stopped(const int *stop) { return stop && __atomic_load_n(stop, __ATOMIC_RELAXED); }
+
+/* Fills buf with want bytes at `at`; -1 on a read error or a shorter file. */
+static int pread_full(int fd, unsigned char *buf, size_t want, off_t at) {
+    for (size_t got = 0; got < want;) {
+        ssize_t n = pread(fd, buf + got, want - got, at + (off_t)got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+static void *prefetch_run(void *arg) {
+    prefetch *p = arg;
+    size_t at = 0;
+    for (unsigned k = 0;; k++) {
+        const int slot = (int)(k % PREFETCH_SLOTS);
+        pthread_mutex_lock(&p->mu);
+        while (p->state[slot] != 0 && !p->quit) pthread_cond_wait(&p->cv, &p->mu);
+        const int quit = p->quit;
+        pthread_mutex_unlock(&p->mu);
+        if (quit) return NULL;
+        int state = 2;
+        size_t n = 0;
+        if (at < p->len) {
+            n = p->len - at < PREFETCH_BYTES ? p->len - at : PREFETCH_BYTES;
+            state = stopped(p->stop) || pread_full(p->fd, p->buf[slot], n, (off_t)at) ? -1 : 1;
+            at += n;
+        }
+        pthread_mutex_lock(&p->mu);
+        p->n[slot] = n;
+        p->state[slot] = state;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        if (state != 1) return NULL;
+    }
+}
+
+/* sha256 of len bytes of fd from offset 0, read on a second thread; 1 when no thread or buffer
+ * could be had (the caller hashes on its own), -1 as sha256_range_until. */
+static int sha256_prefetched(int fd, size_t len, unsigned char md[32], const int *stop) {
+    prefetch p;
+    memset(&p, 0, sizeof p);
+    p.fd = fd;
+    p.len = len;
+    p.stop = stop;
+    unsigned char *mem = malloc(PREFETCH_SLOTS * PREFETCH_BYTES);
+    EVP_MD_CTX *ctx = mem ? EVP_MD_CTX_new() : NULL;
+    if (!ctx) {
+        free(mem);
+        return 1;
+    }
+    for (int i = 0; i < PREFETCH_SLOTS; i++) p.buf[i] = mem + (size_t)i * PREFETCH_BYTES;
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.cv, NULL);
+    pthread_t reader;
+    int rc = 1;
+    if (pthread_create(&reader, NULL, prefetch_run, &p) == 0) {
+        int ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1, end = 0;
+        for (unsigned k = 0; ok && !end; k++) {
+            const int slot = (int)(k % PREFETCH_SLOTS);
+            pthread_mutex_lock(&p.mu);
+            while (p.state[slot] == 0) pthread_cond_wait(&p.cv, &p.mu);
+            const int state = p.state[slot];
+            pthread_mutex_unlock(&p.mu);
+            if (state == 1) ok = !stopped(stop) && EVP_DigestUpdate(ctx, p.buf[slot], p.n[slot]) == 1;
+            else if (state == 2) end = 1;
+            else ok = 0;
+            pthread_mutex_lock(&p.mu);
+            p.state[slot] = 0;
+            if (!ok) p.quit = 1;
+            pthread_cond_broadcast(&p.cv);
+            pthread_mutex_unlock(&p.mu);
+        }
+        pthread_join(reader, NULL);
+        unsigned int mdlen = 0;
+        rc = ok && EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32 ? 0 : -1;
+    }
+    pthread_cond_destroy(&p.cv);
+    pthread_mutex_destroy(&p.mu);
+    EVP_MD_CTX_free(ctx);
+    free(mem);
+    return rc;
+}
+
 int andrea_sha256_file_until(const char *path, const int *stop, char hex[65], ae_error *err) {
     /* O_NONBLOCK: a FIFO in the checkpoint's place must not hold a thread in open() (the reader
      * refuses it; regular files ignore the flag) */
@@ -93,7 +201,9 @@ int andrea_sha256_file_until(const char *path, const int *stop, char hex[65], ae
     if (!buf) {
         andrea_fail(err, "%s: out of memory", path);
     } else if (!tail_size(fd, 0, &size, path, err)) {
-        if (sha256_range_until(fd, 0, size, md, buf, buf_len, stop) == 0) {
+        int h = sha256_prefetched(fd, size, md, stop);
+        if (h == 1) h = sha256_range_until(fd, 0, size, md, buf, buf_len, stop); /* no second thread */
+        if (h == 0) {
             to_hex(md, hex);
             rc = 0;
         } else if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) {
