@@ -1,5 +1,5 @@
 /* sha256.c — sha256 (OpenSSL EVP) of a file or of an open file's tail, and the block-tree form
- * that dump seals use (blocks hashed on every OpenMP thread); one pread digest loop serves all.
+ * that dump seals use (blocks hashed on every OpenMP thread); one pread helper serves all.
  * Errors: "PATH: problem" in err, return -1. */
 #include "sha256.h"
 
@@ -14,27 +14,31 @@
 
 #include "checked_size.h"
 
-/* The one digest loop: sha256 of len bytes of fd at offset `at`, through pread (position-
- * independent, so threads can share fd). -1 on a read error, or when the file is shorter, or
- * (stop non-NULL) once *stop is set. */
+static int stopped(const int *stop) { return stop && __atomic_load_n(stop, __ATOMIC_RELAXED); }
+
+/* Fills buf with want bytes at `at`; -1 on a read error or a shorter file. */
+static int pread_full(int fd, unsigned char *buf, size_t want, off_t at) {
+    for (size_t got = 0; got < want;) {
+        ssize_t n = pread(fd, buf + got, want - got, at + (off_t)got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+/* The one-thread digest loop: sha256 of len bytes of fd at offset `at`, through pread (position-
+ * independent, so threads can share fd). -1 on a read error, or when the file is shorter (it
+ * shrank under us), or (stop non-NULL) once *stop is set. */
 static int sha256_range_until(int fd, off_t at, size_t len, unsigned char md[32], unsigned char *buf, size_t buf_len,
                               const int *stop) {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
     while (ok && len > 0) {
-        if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) {
-            ok = 0;
-            break;
-        }
-        ssize_t n = pread(fd, buf, len < buf_len ? len : buf_len, at);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            ok = 0; /* a read error, or the file shrank under us */
-            break;
-        }
-        ok = EVP_DigestUpdate(ctx, buf, (size_t)n) == 1;
-        at += n;
-        len -= (size_t)n;
+        const size_t n = len < buf_len ? len : buf_len;
+        ok = !stopped(stop) && pread_full(fd, buf, n, at) == 0 && EVP_DigestUpdate(ctx, buf, n) == 1;
+        at += (off_t)n;
+        len -= n;
     }
     unsigned int mdlen = 0;
     ok = ok && EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32;
@@ -97,19 +101,6 @@ typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } prefetch;
-
-static int stopped(const int *stop) { return stop && __atomic_load_n(stop, __ATOMIC_RELAXED); }
-
-/* Fills buf with want bytes at `at`; -1 on a read error or a shorter file. */
-static int pread_full(int fd, unsigned char *buf, size_t want, off_t at) {
-    for (size_t got = 0; got < want;) {
-        ssize_t n = pread(fd, buf + got, want - got, at + (off_t)got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -1;
-        got += (size_t)n;
-    }
-    return 0;
-}
 
 static void *prefetch_run(void *arg) {
     prefetch *p = arg;
@@ -194,25 +185,28 @@ int andrea_sha256_file_until(const char *path, const int *stop, char hex[65], ae
         close(fd);
         return andrea_fail(err, "%s: not a regular file", path);
     }
-    const size_t buf_len = (size_t)1 << 20;
-    unsigned char *buf = malloc(buf_len), md[32];
+    unsigned char md[32];
     size_t size = 0;
     int rc = -1;
-    if (!buf) {
-        andrea_fail(err, "%s: out of memory", path);
-    } else if (!tail_size(fd, 0, &size, path, err)) {
+    if (!tail_size(fd, 0, &size, path, err)) {
         int h = sha256_prefetched(fd, size, md, stop);
-        if (h == 1) h = sha256_range_until(fd, 0, size, md, buf, buf_len, stop); /* no second thread */
+        if (h == 1) { /* no second thread or ring: one thread, one buffer */
+            const size_t buf_len = PREFETCH_BYTES;
+            unsigned char *buf = malloc(buf_len);
+            h = buf ? sha256_range_until(fd, 0, size, md, buf, buf_len, stop) : 2;
+            free(buf);
+        }
         if (h == 0) {
             to_hex(md, hex);
             rc = 0;
-        } else if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) {
+        } else if (h == 2) {
+            andrea_fail(err, "%s: out of memory", path);
+        } else if (stopped(stop)) {
             andrea_fail(err, "%s: hashing stopped", path);
         } else {
             andrea_fail(err, "%s: read error while hashing", path);
         }
     }
-    free(buf);
     close(fd);
     return rc;
 }
