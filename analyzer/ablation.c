@@ -124,32 +124,6 @@ static void resume_buffers(size_t bt, const andrea_config *cfg, float **inputs, 
     }
 }
 
-/* Each wanted head's delta, one forward each; resumed at the head's layer where the engine saved
- * the clean forward's layers (layer_inputs, layer_heads non-NULL). */
-static int ablate_one_by_one(andrea_engine *e, andrea_forward_io *io, unsigned char *ablate, const unsigned char *use,
-                             const unsigned char *want, double clean, const float *layer_inputs, const float *layer_heads,
-                             const andrea_config *cfg, andrea_suite_scores *s, ae_error *err) {
-    const int H = cfg->n_head, NH = cfg->n_layer * H, dev_loss = io->token_loss != NULL;
-    const size_t bt = (size_t)io->B * (size_t)io->T;
-    int bad = 0;
-    io->ablate = ablate;
-    for (int i = 0; i < NH; i++) {
-        if (!want[i]) continue;
-        memset(ablate, 0, (size_t)NH);
-        ablate[i] = 1;
-        const int from = layer_inputs ? i / H : 0; /* the head's layer, where resuming is possible */
-        io->resume_layer = from;
-        io->resume_x = from > 0 ? layer_inputs + (size_t)from * bt * (size_t)cfg->d_model : NULL;
-        io->resume_heads = layer_heads ? layer_heads + (size_t)from * bt * (size_t)cfg->d_model : NULL;
-        if (andrea_engine_forward(e, io, err)) return -1;
-        s->heads[i].ablation_delta =
-            (dev_loss ? mean_token_loss(io->token_loss, use, io->B, io->T, &bad)
-                      : mean_loss(io->logits, io->tokens, use, io->B, io->T, cfg->vocab_size)) -
-            clean;
-    }
-    return 0;
-}
-
 /* Heads ablated in one forward of the batched check: every wanted head (at most
  * ABLATE_HEADS_PER_FORWARD) while K copies of the B items fit in a quarter of the GPU's free memory
  * (activations and logits, ~T (12 C + V) floats a sequence); the engine is grown to that batch
@@ -184,6 +158,66 @@ static int some_chunk_resumes(const unsigned char *want, int NH, int H, int K) {
     return 0;
 }
 
+/* Suites whose picked items are the same token sequences (classes that share a stream:
+ * induction and duplicate, bracket and bracket_close) share one set of forwards: a forward
+ * gives the loss of every position any of them measures, and each suite averages its own
+ * positions. A member is one suite of such a group, with what is its own. */
+typedef struct {
+    const probe_suite *items;
+    const int *pick;        /* [B] its items (token for token the group's) */
+    andrea_suite_scores *s;
+    unsigned char *use;     /* [B*T] its loss positions */
+    unsigned char *want;    /* [NH] the heads whose delta it stores: the mean's and its labelled ones */
+    double clean;
+} ablation_member;
+
+typedef struct {
+    int B, T, n_members;
+    ablation_member *m;
+    unsigned char *want;    /* [NH] any member's wanted heads */
+    unsigned char *in_mean; /* [NH] the heads of the mean (the same for every suite) */
+} ablation_group;
+
+/* Member m's mean loss of one forward's output: the engine's token losses [B*T] or logits
+ * [B*T, V]. */
+static double member_loss(const ablation_group *g, const ablation_member *m, const float *token_loss,
+                          const float *logits, const int *tokens, int V, int *bad) {
+    return token_loss ? mean_token_loss(token_loss, m->use, g->B, g->T, bad)
+                      : mean_loss(logits, tokens, m->use, g->B, g->T, V);
+}
+
+/* Head i's delta for every member that wants it, from the forward with i ablated. */
+static void store_deltas(const ablation_group *g, int i, const float *token_loss, const float *logits,
+                         const int *tokens, int V) {
+    int bad = 0;
+    for (int k = 0; k < g->n_members; k++) {
+        const ablation_member *m = &g->m[k];
+        if (m->want[i]) m->s->heads[i].ablation_delta = member_loss(g, m, token_loss, logits, tokens, V, &bad) - m->clean;
+    }
+}
+
+/* Each wanted head's delta, one forward each; resumed at the head's layer where the engine saved
+ * the clean forward's layers (layer_inputs, layer_heads non-NULL). */
+static int ablate_one_by_one(andrea_engine *e, andrea_forward_io *io, unsigned char *ablate, const ablation_group *g,
+                             const float *layer_inputs, const float *layer_heads, const andrea_config *cfg,
+                             ae_error *err) {
+    const int H = cfg->n_head, NH = cfg->n_layer * H;
+    const size_t bt = (size_t)io->B * (size_t)io->T;
+    io->ablate = ablate;
+    for (int i = 0; i < NH; i++) {
+        if (!g->want[i]) continue;
+        memset(ablate, 0, (size_t)NH);
+        ablate[i] = 1;
+        const int from = layer_inputs ? i / H : 0; /* the head's layer, where resuming is possible */
+        io->resume_layer = from;
+        io->resume_x = from > 0 ? layer_inputs + (size_t)from * bt * (size_t)cfg->d_model : NULL;
+        io->resume_heads = layer_heads ? layer_heads + (size_t)from * bt * (size_t)cfg->d_model : NULL;
+        if (andrea_engine_forward(e, io, err)) return -1;
+        store_deltas(g, i, io->token_loss, io->logits, io->tokens, cfg->vocab_size);
+    }
+    return 0;
+}
+
 /* Each wanted head's delta, K heads a forward (engines with can_ablate_per_seq): the batch holds K
  * copies of the B items, copy j with its own head ablated, resumed at the chunk's first layer from
  * the clean forward's layer inputs (layer_inputs [L, B, T, C], or NULL: from the embeddings).
@@ -191,8 +225,7 @@ static int some_chunk_resumes(const unsigned char *want, int NH, int H, int K) {
  * order. An engine left unable to run any batch (reserve_batch's worst case) fails the forward
  * with its message. */
 static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io, const andrea_config *cfg, int K,
-                             const unsigned char *use, const unsigned char *want, double clean,
-                             const float *layer_inputs, andrea_suite_scores *s, ae_error *err) {
+                             const ablation_group *g, const float *layer_inputs, ae_error *err) {
     const int B = clean_io->B, T = clean_io->T;
     const int NH = cfg->n_layer * cfg->n_head, H = cfg->n_head, C = cfg->d_model;
     const size_t bt = (size_t)B * (size_t)T, btc = bt * (size_t)C;
@@ -202,9 +235,9 @@ static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io
     /* the resume layer's input, once per copy; without the memory, every forward from layer 0 */
     float *x = layer_inputs ? malloc(sizeof(float) * btc * (size_t)K) : NULL;
     unsigned char *mask = calloc((size_t)K * (size_t)B, (size_t)NH);
-    int ret = -1, bad = 0, n = 0;
+    int ret = -1, n = 0;
     if (!tokens || !lengths || !targets || !heads || !loss || !mask) {
-        andrea_fail(err, "%s: out of memory for the causal check", s->name);
+        andrea_fail(err, "%s: out of memory for the causal check", g->m[0].s->name);
         goto out;
     }
     for (int j = 0; j < K; j++) {
@@ -213,7 +246,7 @@ static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io
         memcpy(targets + (size_t)j * bt, clean_io->loss_targets, sizeof(int) * bt);
     }
     for (int i = 0; i < NH; i++)
-        if (want[i]) heads[n++] = i;
+        if (g->want[i]) heads[n++] = i;
     andrea_forward_io io = *clean_io; /* the clean forward's, on K copies of its items */
     io.tokens = tokens;
     io.lengths = lengths;
@@ -232,8 +265,7 @@ static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io
         io.resume_layer = from;
         io.resume_x = from > 0 ? x : NULL;
         if (andrea_engine_forward(e, &io, err)) goto out;
-        for (int j = 0; j < k; j++)
-            s->heads[hc[j]].ablation_delta = mean_token_loss(loss + (size_t)j * bt, use, B, T, &bad) - clean;
+        for (int j = 0; j < k; j++) store_deltas(g, hc[j], loss + (size_t)j * bt, NULL, NULL, cfg->vocab_size);
     }
     ret = 0;
 out:
@@ -247,64 +279,29 @@ out:
     return ret;
 }
 
-int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
-                   andrea_suite_scores *s, ae_error *err) {
-    int L = cfg->n_layer, H = cfg->n_head, NH = L * H, V = cfg->vocab_size;
-    s->clean_loss = NAN;
-    s->ablation_mean = NAN;
-    s->n_ablation_items = 0;
-    for (int i = 0; i < NH; i++) s->heads[i].ablation_delta = NAN;
-
-    /* The first max_items items with at least one loss position. */
-    int *pick = malloc(sizeof(int) * (size_t)(max_items > 0 ? max_items : 1));
-    int B = 0, T = 0;
-    if (!pick || pick_items(items, max_items, pick, &B, &T)) {
-        free(pick);
-        return andrea_fail(err, "%s: out of memory", s->name);
-    }
-    if (B == 0) {
-        free(pick);
-        return 0;
-    }
-    size_t bt, btv;
-    if (ae_mul((size_t)B, (size_t)T, &bt) || ae_mul(bt, (size_t)V, &btv) || btv > ((size_t)1 << 34) / sizeof(float)) {
-        free(pick);
-        return andrea_fail(err, "%s: causal check too large (%d items x %d tokens x vocab %d)", s->name, B, T, V);
-    }
-    int *tokens = calloc(bt, sizeof(int)), *lengths = calloc((size_t)B, sizeof(int));
-    unsigned char *use = calloc(bt, 1), *ablate = calloc((size_t)NH, 1), *want = calloc((size_t)NH, 1),
-                  *in_mean = calloc((size_t)NH, 1);
+/* The clean forward, then every wanted head's ablated forwards, of one group whose items are in
+ * tokens/lengths and loss positions in use (any member's). */
+static int run_group(andrea_engine *e, const andrea_config *cfg, ablation_group *g, int *tokens, int *lengths,
+                     const unsigned char *use, ae_error *err) {
+    const int NH = cfg->n_layer * cfg->n_head, H = cfg->n_head, V = cfg->vocab_size, B = g->B, T = g->T;
+    const size_t bt = (size_t)B * (size_t)T, btv = bt * (size_t)V;
+    const char *name = g->m[0].s->name;
     /* Engines that compute the losses where the logits are (the GPU's, the CPU's) hand back [B, T] losses;
      * the others hand back [B, T, V] logits and the losses are computed here. */
     const int dev_loss = andrea_engine_can_token_loss(e);
     float *logits = dev_loss ? NULL : malloc(btv * sizeof(float)), *layer_inputs = NULL, *layer_heads = NULL;
     float *tloss = dev_loss ? malloc(bt * sizeof(float)) : NULL;
     int *targets = dev_loss ? malloc(bt * sizeof(int)) : NULL;
+    unsigned char *ablate = calloc((size_t)NH, 1);
     int ret = -1;
-    if (!tokens || !lengths || !use || !ablate || !want || !in_mean || (dev_loss ? !tloss || !targets : !logits)) {
-        andrea_fail(err, "%s: out of memory for the causal check", s->name);
+    if (!ablate || (dev_loss ? !tloss || !targets : !logits)) {
+        andrea_fail(err, "%s: out of memory for the causal check", name);
         goto out;
     }
-    for (int b = 0; b < B; b++) {
-        const probe_item *it = &items->items[pick[b]];
-        int len = it->n_tokens < T ? it->n_tokens : T;
-        memcpy(tokens + (size_t)b * T, it->tokens, sizeof(int) * (size_t)len);
-        lengths[b] = len;
-        if (loss_positions(items, it, len, use + (size_t)b * T) < 0) {
-            andrea_fail(err, "%s: out of memory for the causal check", s->name);
-            goto out;
-        }
-    }
-    /* Heads for the mean: all of them, or an even spread to bound the cost on big models. */
-    int stride = NH <= ANDREA_ABLATE_MEAN_HEADS ? 1 : (NH + ANDREA_ABLATE_MEAN_HEADS - 1) / ANDREA_ABLATE_MEAN_HEADS;
-    for (int i = 0; i < NH; i += stride) in_mean[i] = want[i] = 1;
-    for (int i = 0; i < NH; i++)
-        if (s->heads[i].label) want[i] = 1;
-
     /* a GPU engine ablates as many heads in one forward as its batch holds copies of the items */
     const int batched = dev_loss && andrea_engine_can_ablate_per_seq(e);
-    const int K = batched ? heads_per_forward(e, cfg, want, B, T) : 1;
-    if (andrea_engine_can_resume(e) && (!batched || some_chunk_resumes(want, NH, H, K)))
+    const int K = batched ? heads_per_forward(e, cfg, g->want, B, T) : 1;
+    if (andrea_engine_can_resume(e) && (!batched || some_chunk_resumes(g->want, NH, H, K)))
         resume_buffers(bt, cfg, &layer_inputs, andrea_engine_can_resume_heads(e) && !batched ? &layer_heads : NULL);
     andrea_forward_io io = {0};
     io.B = B;
@@ -325,38 +322,159 @@ int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const prob
     /* A forward that overflowed float32 (the CPU engine refuses it itself; a GPU's shows here)
      * would make every loss and delta NaN, stored as if nothing had been measured. */
     int bad = 0;
-    double clean = dev_loss ? mean_token_loss(tloss, use, B, T, &bad) : mean_loss(logits, tokens, use, B, T, V);
+    for (int k = 0; k < g->n_members; k++) g->m[k].clean = member_loss(g, &g->m[k], tloss, logits, tokens, V, &bad);
     if (bad || (!dev_loss && ae_any_nonfinite(logits, btv))) {
         andrea_fail(err, "%s: causal check: the forward overflows float32 (non-finite logits): the checkpoint's weights are "
-                     "far outside a trained model's range", s->name);
+                     "far outside a trained model's range", name);
         goto out;
     }
-    if (batched ? ablate_in_batches(e, &io, cfg, K, use, want, clean, layer_inputs, s, err)
-                : ablate_one_by_one(e, &io, ablate, use, want, clean, layer_inputs, layer_heads, cfg, s, err))
+    if (batched ? ablate_in_batches(e, &io, cfg, K, g, layer_inputs, err)
+                : ablate_one_by_one(e, &io, ablate, g, layer_inputs, layer_heads, cfg, err))
         goto out;
-    double sum = 0;
-    int n = 0;
-    for (int i = 0; i < NH; i++)
-        if (in_mean[i]) {
-            sum += s->heads[i].ablation_delta;
-            n++;
-        }
-    s->clean_loss = clean;
-    s->ablation_mean = n ? sum / n : NAN;
-    s->n_ablation_items = B;
     ret = 0;
 out:
-    free(pick);
-    free(tokens);
-    free(lengths);
-    free(use);
-    free(ablate);
-    free(want);
-    free(in_mean);
     free(logits);
     free(tloss);
     free(targets);
+    free(ablate);
     free(layer_inputs);
     free(layer_heads);
     return ret;
+}
+
+/* Each member's statistics once its group ran: the clean loss, the mean over the mean's heads. */
+static void finish_members(const ablation_group *g, int NH) {
+    for (int k = 0; k < g->n_members; k++) {
+        andrea_suite_scores *s = g->m[k].s;
+        double sum = 0;
+        int n = 0;
+        for (int i = 0; i < NH; i++)
+            if (g->in_mean[i]) {
+                sum += s->heads[i].ablation_delta;
+                n++;
+            }
+        s->clean_loss = g->m[k].clean;
+        s->ablation_mean = n ? sum / n : NAN;
+        s->n_ablation_items = g->B;
+    }
+}
+
+/* The group's items (token for token those of every member), each member's loss positions and
+ * wanted heads, and the union of both; then its forwards. */
+static int ablate_group(andrea_engine *e, const andrea_config *cfg, ablation_group *g, ae_error *err) {
+    const int NH = cfg->n_layer * cfg->n_head, B = g->B, T = g->T;
+    const size_t bt = (size_t)B * (size_t)T;
+    int *tokens = calloc(bt, sizeof(int)), *lengths = calloc((size_t)B, sizeof(int));
+    unsigned char *use = calloc(bt, 1), *uses = calloc(bt, (size_t)g->n_members);
+    unsigned char *wants = calloc((size_t)NH, (size_t)g->n_members);
+    int ret = -1;
+    if (!tokens || !lengths || !use || !uses || !wants) {
+        ret = andrea_fail(err, "%s: out of memory for the causal check", g->m[0].s->name);
+        goto out;
+    }
+    for (int b = 0; b < B; b++) {
+        const probe_item *it = &g->m[0].items->items[g->m[0].pick[b]];
+        int len = it->n_tokens < T ? it->n_tokens : T;
+        memcpy(tokens + (size_t)b * T, it->tokens, sizeof(int) * (size_t)len);
+        lengths[b] = len;
+    }
+    for (int k = 0; k < g->n_members; k++) {
+        ablation_member *m = &g->m[k];
+        m->use = uses + (size_t)k * bt;
+        m->want = wants + (size_t)k * NH;
+        for (int b = 0; b < B; b++)
+            if (loss_positions(m->items, &m->items->items[m->pick[b]], lengths[b], m->use + (size_t)b * T) < 0) {
+                ret = andrea_fail(err, "%s: out of memory for the causal check", m->s->name);
+                goto out;
+            }
+        for (size_t r = 0; r < bt; r++) use[r] |= m->use[r];
+        for (int i = 0; i < NH; i++) g->want[i] |= m->want[i] = g->in_mean[i] || m->s->heads[i].label;
+    }
+    ret = run_group(e, cfg, g, tokens, lengths, use, err);
+    if (ret == 0) finish_members(g, NH);
+out:
+    free(tokens);
+    free(lengths);
+    free(use);
+    free(uses);
+    free(wants);
+    return ret;
+}
+
+/* Whether suites a and b picked the same items, token for token. */
+static int same_items(const probe_suite *a, const int *pick_a, int B_a, const probe_suite *b, const int *pick_b, int B_b) {
+    if (B_a != B_b) return 0;
+    for (int k = 0; k < B_a; k++) {
+        const probe_item *x = &a->items[pick_a[k]], *y = &b->items[pick_b[k]];
+        if (x->n_tokens != y->n_tokens || memcmp(x->tokens, y->tokens, sizeof(int) * (size_t)x->n_tokens)) return 0;
+    }
+    return 1;
+}
+
+int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const probe_suite *suites, int n_suites,
+                           int max_items, andrea_suite_scores *scores, ae_progress *prog, ae_error *err) {
+    const int NH = cfg->n_layer * cfg->n_head, per = max_items > 0 ? max_items : 1, n = n_suites > 0 ? n_suites : 1;
+    int *pick = malloc(sizeof(int) * (size_t)per * (size_t)n), *Bs = calloc((size_t)n, sizeof(int));
+    int *Ts = calloc((size_t)n, sizeof(int)), *leader = calloc((size_t)n, sizeof(int));
+    ablation_member *members = calloc((size_t)n, sizeof *members);
+    unsigned char *in_mean = calloc((size_t)NH, 1), *want = calloc((size_t)NH, 1);
+    int ret = -1;
+    if (!pick || !Bs || !Ts || !leader || !members || !in_mean || !want) {
+        ret = andrea_fail(err, "causal check: out of memory");
+        goto out;
+    }
+    /* Heads for the mean: all of them, or an even spread to bound the cost on big models. */
+    int stride = NH <= ANDREA_ABLATE_MEAN_HEADS ? 1 : (NH + ANDREA_ABLATE_MEAN_HEADS - 1) / ANDREA_ABLATE_MEAN_HEADS;
+    for (int i = 0; i < NH; i += stride) in_mean[i] = 1;
+    for (int s = 0; s < n_suites; s++) {
+        andrea_suite_scores *sc = &scores[s];
+        sc->clean_loss = sc->ablation_mean = NAN;
+        sc->n_ablation_items = 0;
+        for (int i = 0; i < NH; i++) sc->heads[i].ablation_delta = NAN;
+        /* The first max_items items with at least one loss position. */
+        if (pick_items(&suites[s], max_items, pick + (size_t)s * per, &Bs[s], &Ts[s])) {
+            ret = andrea_fail(err, "%s: out of memory", sc->name);
+            goto out;
+        }
+        size_t bt, btv;
+        if (ae_mul((size_t)Bs[s], (size_t)Ts[s], &bt) || ae_mul(bt, (size_t)cfg->vocab_size, &btv) ||
+            btv > ((size_t)1 << 34) / sizeof(float)) {
+            ret = andrea_fail(err, "%s: causal check too large (%d items x %d tokens x vocab %d)", sc->name, Bs[s], Ts[s],
+                              cfg->vocab_size);
+            goto out;
+        }
+        leader[s] = s;
+        for (int t = 0; t < s && Bs[s] > 0; t++)
+            if (leader[t] == t && same_items(&suites[t], pick + (size_t)t * per, Bs[t], &suites[s], pick + (size_t)s * per, Bs[s])) {
+                leader[s] = t;
+                break;
+            }
+    }
+    for (int s = 0; s < n_suites; s++) {
+        if (leader[s] != s) continue;
+        ablation_group g = {.B = Bs[s], .m = members, .want = want, .in_mean = in_mean};
+        memset(want, 0, (size_t)NH);
+        for (int t = s; t < n_suites; t++)
+            if (leader[t] == s) {
+                g.m[g.n_members++] = (ablation_member){.items = &suites[t], .pick = pick + (size_t)t * per, .s = &scores[t]};
+                if (Ts[t] > g.T) g.T = Ts[t]; /* the longest prefix a member needs */
+            }
+        if (g.B > 0 && ablate_group(e, cfg, &g, err)) goto out;
+        if (prog) andrea_progress_add(prog, (uint64_t)g.n_members);
+    }
+    ret = 0;
+out:
+    free(pick);
+    free(Bs);
+    free(Ts);
+    free(leader);
+    free(members);
+    free(in_mean);
+    free(want);
+    return ret;
+}
+
+int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
+                          andrea_suite_scores *s, ae_error *err) {
+    return andrea_ablation_suites(e, cfg, items, 1, max_items, s, NULL, err);
 }

@@ -6,6 +6,7 @@
 #ifndef ANDREA_ABLATION_H
 #define ANDREA_ABLATION_H
 
+#include "../common/progress.h"
 #include "../engine/forward.h"
 #include "../probes/probe.h"
 #include "analysis.h"
@@ -13,6 +14,12 @@
 /* Fills s->clean_loss, s->n_ablation_items, s->ablation_mean and heads[].ablation_delta (NaN for
  * heads not ablated). max_items: items to use (the first ones with a loss position). */
 int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
-                   andrea_suite_scores *s, ae_error *err);
+                          andrea_suite_scores *s, ae_error *err);
+
+/* The same for n_suites suites into scores[] (prog, if not NULL, advances a suite at a time).
+ * Suites whose picked items are the same token sequences (classes sharing a stream) share their
+ * forwards, each averaging its own loss positions: the values are those of one suite at a time. */
+int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const probe_suite *suites, int n_suites,
+                           int max_items, andrea_suite_scores *scores, ae_progress *prog, ae_error *err);
 
 #endif

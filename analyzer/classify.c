@@ -246,11 +246,7 @@ int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, const andrea
     if (!eng && !(eng = own = andrea_engine_open(mp, eo, ablate_items, maxT, err))) return -1;
     ae_progress prog;
     andrea_progress_begin(&prog, "causal check", (uint64_t)n_suites);
-    int rc = 0;
-    for (int s = 0; s < n_suites && !rc; s++) {
-        rc = andrea_ablation_suite(eng, &mp->cfg, &suites[s], ablate_items, &a->suites[s], err);
-        andrea_progress_add(&prog, 1);
-    }
+    int rc = andrea_ablation_suites(eng, &mp->cfg, suites, n_suites, ablate_items, a->suites, &prog, err);
     andrea_progress_end(&prog);
     andrea_engine_close(own);
     return rc;
