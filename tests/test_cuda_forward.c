@@ -642,6 +642,60 @@ static void test_cuda_causal_check_equals_the_cpu_one(void) {
     andrea_model_free(&m);
 }
 
+/* Two suites with the same items but other loss positions share the GPU's batched forwards
+ * (andrea_ablation_suites): each gets the deltas of checking it alone on the GPU, and the heads
+ * labelled only in the first (72 heads: the mean takes every second one) stay NaN in the
+ * second. fp32; 1e-4 absolute on losses of ~6 (the shared forwards are longer). */
+static void test_cuda_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time(void) {
+    andrea_model m = {0};
+    enum { L = 9, H = 8, NH = L * H, V = 300, ITEMS = 3, T = 160 };
+    CHECK(random_model(&m, L, H, 128, V, T, 43) == 0);
+    ae_error err = {{0}};
+    andrea_engine_options eo;
+    andrea_engine_options_init(&eo);
+    snprintf(eo.precision, sizeof eo.precision, "fp32");
+    andrea_engine *g = andrea_cuda_engine_open(&m, &eo, ITEMS, T, &err);
+    CHECK_MSG(g != NULL, "%s", err.msg);
+    if (!g) return;
+    static int toks[ITEMS][T];
+    static probe_target ta[ITEMS][4], tb[ITEMS][4];
+    probe_item ia[ITEMS], ib[ITEMS];
+    for (int i = 0; i < ITEMS; i++) {
+        for (int t = 0; t < T; t++) toks[i][t] = (int)(next_u32() % (uint32_t)V);
+        for (int j = 0; j < 4; j++) {
+            ta[i][j] = (probe_target){20 + 30 * j + i, 1 + j};      /* queries up to ~110 */
+            tb[i][j] = (probe_target){40 + 35 * j - i, 3 + j};      /* queries up to ~145: a longer prefix */
+        }
+        ia[i] = (probe_item){.tokens = toks[i], .n_tokens = T - 2 * i, .targets = ta[i], .n_targets = 4};
+        ib[i] = (probe_item){.tokens = toks[i], .n_tokens = T - 2 * i, .targets = tb[i], .n_targets = 4};
+    }
+    probe_suite suites[2] = {{.name = "a", .items = ia, .n_items = ITEMS, .max_len = T},
+                             {.name = "b", .items = ib, .n_items = ITEMS, .max_len = T}};
+    static andrea_head_score together[2][NH], alone[2][NH];
+    andrea_suite_scores st[2] = {{.name = "a", .heads = together[0]}, {.name = "b", .heads = together[1]}};
+    andrea_suite_scores sa[2] = {{.name = "a", .heads = alone[0]}, {.name = "b", .heads = alone[1]}};
+    together[0][5].label = alone[0][5].label = together[0][33].label = alone[0][33].label = 1;
+    CHECK_MSG(andrea_ablation_suites(g, &m.cfg, suites, 2, ITEMS, st, NULL, &err) == 0, "%s", err.msg);
+    for (int s = 0; s < 2; s++) CHECK_MSG(andrea_ablation_suite(g, &m.cfg, &suites[s], ITEMS, &sa[s], &err) == 0, "%s", err.msg);
+    double worst = 0;
+    int measured = 0, same_nan = 1;
+    for (int s = 0; s < 2; s++) {
+        worst = fmax(worst, fmax(fabs(st[s].clean_loss - sa[s].clean_loss), fabs(st[s].ablation_mean - sa[s].ablation_mean)));
+        for (int h = 0; h < NH; h++) {
+            same_nan &= isnan(together[s][h].ablation_delta) == isnan(alone[s][h].ablation_delta);
+            if (isnan(alone[s][h].ablation_delta)) continue;
+            measured++;
+            worst = fmax(worst, fabs(together[s][h].ablation_delta - alone[s][h].ablation_delta));
+        }
+    }
+    CHECK_MSG(same_nan && measured == 36 + 2 + 36, "%d deltas measured (want 74), NaN alike %d", measured, same_nan);
+    CHECK(isnan(together[1][5].ablation_delta) && !isnan(together[0][5].ablation_delta));
+    CHECK_MSG(worst < 1e-4, "GPU suites checked together and alone differ by %.3g", worst);
+    CHECK(fabs(st[0].clean_loss - st[1].clean_loss) > 1e-3); /* their own positions, not one loss for both */
+    andrea_engine_close(g);
+    andrea_model_free(&m);
+}
+
 int main(void) {
     if (!andrea_cuda_available()) return check_skip("no usable CUDA device (or built without CUDA)");
     RUN(test_cuda_refuses_token_outside_vocabulary);
@@ -652,6 +706,7 @@ int main(void) {
     RUN(test_cuda_ablate_per_seq_equals_one_head_per_forward);
     RUN(test_cuda_resumed_forward_equals_the_whole_forward);
     RUN(test_cuda_causal_check_equals_the_cpu_one);
+    RUN(test_cuda_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time);
     RUN(test_cuda_matches_cpu_at_andrea_12m_shape);
 #ifdef ANDREA_HAVE_CUDA
     RUN(test_cuda_device_fp16_maps_equal_host_maps_rounded);
