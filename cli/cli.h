@@ -12,6 +12,7 @@
 #include "../common/error.h"
 #include "../dump/dump_write.h"
 #include "../engine/forward.h"
+#include "../engine/model.h"
 #include "../probes/probe.h"
 
 int cmd_info(int argc, char **argv);
@@ -27,6 +28,12 @@ int cmd_circuits(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 
+/* Refuses (-1, err) an output path that names a file the command reads: the checkpoint m (its
+ * file, or config.json / model.safetensors beside it), its tokenizer's vocab.json / merges.txt
+ * (in tok_dir, else beside it) or the probe file named by probes. The output is renamed over its
+ * final name at the end, which would replace the input the run recorded (sha256 and all). */
+int cli_check_output_not_input(const char *out, const andrea_model *m, const char *probes, const char *tok_dir,
+                               ae_error *err);
 /* Prints "andrea: <msg>" and returns 1. */
 int cli_fail(const ae_error *err);
 /* Prints "andrea CMD: <message>" plus a hint to --help and returns 2. */

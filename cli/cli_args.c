@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "../common/mpi_shard.h"
@@ -164,18 +165,54 @@ int cli_stdout_done(void) {
     return cli_fail(&err);
 }
 
+/* One stderr line: msg's control bytes (a newline or escape sequence in a path, in a file name
+ * or in a library's message) become '?', so no input can split the line or drive the terminal.
+ * Bytes >= 0x80 stay: UTF-8 paths print as they are. */
+static void print_one_line(const char *prefix, const char *msg, const char *suffix) {
+    fputs(prefix, stderr);
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, stderr);
+    fputs(suffix, stderr);
+    fputc('\n', stderr);
+}
+
+/* Whether a and b name one existing file (the same device and inode: links and other spellings
+ * of one path included). */
+static int same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+int cli_check_output_not_input(const char *out, const andrea_model *m, const char *probes, const char *tok_dir,
+                               ae_error *err) {
+    static const char *beside[] = {"model.safetensors", "config.json", "vocab.json", "merges.txt"};
+    char p[8400];
+    if (same_file(out, m->path)) return andrea_fail(err, "%s: is the checkpoint this command reads; give another output path", out);
+    for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
+        const char *dir = i >= 2 && tok_dir ? tok_dir : m->dir;
+        snprintf(p, sizeof p, "%s/%s", dir, beside[i]);
+        if (same_file(out, p))
+            return andrea_fail(err, "%s: is %s, which this command reads; give another output path", out, p);
+    }
+    if (probes && andrea_probe_spec_is_file(probes) && same_file(out, probes))
+        return andrea_fail(err, "%s: is the probe file this command reads; give another output path", out);
+    return 0;
+}
+
 int cli_fail(const ae_error *err) {
     /* MPI: when another rank's failure stopped this one, that rank prints the line. */
-    if (andrea_mpi_report_error()) fprintf(stderr, "andrea: %s\n", err->msg[0] ? err->msg : "unknown error");
+    if (andrea_mpi_report_error()) print_one_line("andrea: ", err->msg[0] ? err->msg : "unknown error", "");
     return 1;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    char msg[4096], head[128], tail[128];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "andrea %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, " (see andrea %s --help)\n", cmd);
+    snprintf(head, sizeof head, "andrea %.64s: ", cmd);
+    snprintf(tail, sizeof tail, " (see andrea %.64s --help)", cmd);
+    print_one_line(head, msg, tail);
     return 2;
 }

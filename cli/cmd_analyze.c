@@ -176,6 +176,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     const double t_load = andrea_now_seconds() - t_start;
     run_name_and_dump(ckpt, index, aa, name, sizeof name, dump_path, sizeof dump_path);
     const int dumping = aa->dump_file || aa->keep_dumps;
+    if (dumping && cli_check_output_not_input(dump_path, &m, aa->probes, aa->tok_dir, err)) goto out;
     if (dumping && andrea_checkpoint_sha256(&m, hex, err)) goto out; /* the dump file records it */
     snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
 
@@ -320,7 +321,11 @@ int cmd_analyze(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
         case 'o': aa.dir = optarg; break;
-        case 'p': aa.probes = optarg; break;
+        case 'p':
+            /* '' is most likely an unset shell variable, not "every suite" (that is the default) */
+            if (!*optarg) return cli_usage_error("analyze", "--probes wants suite names or a probe file, not ''");
+            aa.probes = optarg;
+            break;
         case 'D':
             if ((bad = cli_opt_device("analyze", optarg, &aa.dev))) return bad;
             break;

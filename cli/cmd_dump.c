@@ -160,7 +160,11 @@ int cmd_dump(int argc, char **argv) {
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
         switch (c) {
-        case 'p': probes = optarg; break;
+        case 'p':
+            /* '' is most likely an unset shell variable, not "every suite" (that is the default) */
+            if (!*optarg) return cli_usage_error("dump", "--probes wants suite names or a probe file, not ''");
+            probes = optarg;
+            break;
         case 'o': o.out_path = optarg; break;
         case 'd':
             if ((bad = cli_opt_device("dump", optarg, &o.device))) return bad;
@@ -219,6 +223,7 @@ int cmd_dump(int argc, char **argv) {
     const double t_start = andrea_now_seconds();
     if (andrea_model_load(&m, argv[optind], &err)) return cli_fail(&err);
     const double t_load = andrea_now_seconds() - t_start;
+    if (cli_check_output_not_input(o.out_path, &m, probes, tok_dir, &err)) goto out;
     tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, tok_dir, &err);
     /* Token-id probe files work without a tokenizer; everything else needs one. */
     if (!tok && !andrea_probe_spec_is_file(probes)) goto out;

@@ -8,6 +8,7 @@
 #include "../common/data_path.h"
 #include "../common/progress.h"
 #include "../common/mpi_shard.h"
+#include "../common/printable.h"
 #include "cli.h"
 
 typedef struct {
@@ -77,6 +78,8 @@ int main(int argc, char **argv) {
             printf("andrea %s\n", ANDREA_VERSION);
         return cli_stdout_done();
     }
+    /* before any HDF5 call; failing changes nothing but the crash it avoids (dump_write.h) */
+    (void)andrea_h5_skip_exit_cleanup();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (!strcmp(argv[1], commands[i].name)) {
             andrea_tmp_install_signals();
@@ -86,6 +89,7 @@ int main(int argc, char **argv) {
             return andrea_mpi_finish(commands[i].fn(argc - 1, argv + 1));
         }
     }
-    fprintf(stderr, "andrea: unknown command '%s' (see andrea --help)\n", argv[1]);
+    char name[96];
+    fprintf(stderr, "andrea: unknown command '%s' (see andrea --help)\n", andrea_printable(argv[1], name, sizeof name));
     return 2;
 }

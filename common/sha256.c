@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "checked_size.h"
+#include "strict_input.h"
 
 static int stopped(const int *stop) { return stop && __atomic_load_n(stop, __ATOMIC_RELAXED); }
 
@@ -74,8 +75,10 @@ int andrea_sha256_stream(FILE *f, long from, char hex[65], const char *path, ae_
 }
 
 int andrea_sha256_file(const char *path, char hex[65], ae_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));
+    /* a regular file only: a FIFO named like a checkpoint (classify's recorded path) would hold
+     * open() until a writer came */
+    FILE *f = andrea_fopen_regular(path, err);
+    if (!f) return -1;
     int rc = andrea_sha256_stream(f, 0, hex, path, err);
     fclose(f);
     return rc;

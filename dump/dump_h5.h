@@ -20,6 +20,8 @@ static herr_t h5_walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
     /* The innermost entry (walked upward, it comes first) says what actually went wrong. */
     char *out = data;
     if (n == 0 && e->desc) snprintf(out, 200, "%s", e->desc);
+    for (char *c = out; n == 0 && *c; c++)
+        if ((unsigned char)*c < 0x20) *c = ' '; /* HDF5's descriptions hold newlines: one line */
     return 0;
 }
 

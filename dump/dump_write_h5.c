@@ -17,6 +17,8 @@
 #include "../common/half.h"
 #include "../tokenizer/tokenizer.h"
 
+int andrea_h5_skip_exit_cleanup(void) { return H5dont_atexit() < 0 ? -1 : 0; }
+
 /* The IEEE binary16 file type: HDF5 1.10 has no predefined half type, so derive one from the
  * 32-bit IEEE type (sign bit 15, exponent bits 10-14 with bias 15, mantissa bits 0-9); h5py and
  * h5dump read it as float16. */

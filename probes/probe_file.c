@@ -267,9 +267,10 @@ int andrea_probe_file_load(const char *path, const andrea_tokenizer *tok, int vo
     FILE *f = fopen(path, "rb"); /* a FIFO is fine (--probes <(cmd)): it is read as a stream */
     if (!f) return andrea_fail(err, "%s: cannot open probe file: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+        /* a device (/dev/zero, a terminal) never ends, or never says where it does */
         fclose(f);
-        return andrea_fail(err, "%s: a folder, not a probe file", path);
+        return andrea_fail(err, "%s: %s, not a probe file", path, S_ISDIR(st.st_mode) ? "a folder" : "a device or socket");
     }
     char *buf = malloc((size_t)PROBE_FILE_MAX_LINE + 1);
     if (!buf) {
@@ -287,16 +288,19 @@ int andrea_probe_file_load(const char *path, const andrea_tokenizer *tok, int vo
         int c, saw_nul = 0, too_long = 0;
         while ((c = getc(f)) != EOF && c != '\n') {
             if (c == 0) saw_nul = 1;
-            if (len < PROBE_FILE_MAX_LINE) buf[len++] = (char)c;
-            else too_long = 1;
+            if (len == PROBE_FILE_MAX_LINE) {
+                too_long = 1; /* not read to its end: a stream without newlines may never have one */
+                break;
+            }
+            buf[len++] = (char)c;
         }
         if (c == EOF && len == 0 && !too_long) break;
         buf[len] = 0;
         line++;
-        if (too_long) {
+        if (too_long) { /* the rest of the file is not read: its line numbers are unknown */
             snprintf(why, sizeof why, "line longer than %d bytes", PROBE_FILE_MAX_LINE);
             problem_add(&P, path, line, why);
-            continue;
+            break;
         }
         if (saw_nul) {
             problem_add(&P, path, line, "contains a NUL byte");

@@ -151,6 +151,51 @@ expect 1 probe_file_with_1025_suites_is_refused 'too_many_suites\.jsonl: more th
 expect 1 probe_file_that_is_a_folder_is_refused 'probes_folder/: a folder, not a probe file' \
   dump "$tmp/byte.bin" --probes "$tmp/probes_folder/" --out "$tmp/pf.h5" --device cpu --quiet
 
+expect 1 probe_file_that_is_a_device_is_refused '/dev/zero: a device or socket, not a probe file' \
+  dump "$tmp/byte.bin" --probes /dev/zero --out "$tmp/pz.h5" --device cpu --quiet
+# a stream without newlines (a pipe of NUL bytes) stops at the first over-long line
+expect 1 probe_stream_without_newlines_stops_at_the_line_limit 'line longer than [0-9]+ bytes' \
+  dump "$tmp/byte.bin" --probes <(exec cat /dev/zero) --out "$tmp/pn.h5" --device cpu --quiet
+expect 2 empty_probes_option_is_refused "andrea dump: --probes wants suite names or a probe file, not ''" \
+  dump "$tmp/byte.bin" --probes '' --out "$tmp/pe.h5" --device cpu --quiet
+expect 2 empty_probes_option_of_analyze_is_refused "andrea analyze: --probes wants suite names or a probe file, not ''" \
+  analyze "$tmp/byte.bin" --probes '' --out "$tmp/pe_an" --quiet
+
+# --- outputs that are inputs: refused, the input left as it was
+cp "$tmp/byte.bin" "$tmp/self.bin"
+sum_before=$(sha256sum <"$tmp/self.bin")
+expect 1 dump_over_its_own_checkpoint_is_refused 'self\.bin: is the checkpoint this command reads' \
+  dump "$tmp/self.bin" --probes "$tmp/ok.jsonl" --out "$tmp/self.bin" --device cpu --quiet
+ln -s self.bin "$tmp/self_link.bin"
+expect 1 dump_over_its_checkpoint_through_a_link_is_refused 'self_link\.bin: is the checkpoint this command reads' \
+  dump "$tmp/self.bin" --probes "$tmp/ok.jsonl" --out "$tmp/self_link.bin" --device cpu --quiet
+expect 1 analyze_dump_over_its_own_checkpoint_is_refused 'self\.bin: is the checkpoint this command reads' \
+  analyze "$tmp/self.bin" --probes "$tmp/ok.jsonl" --dump "$tmp/self.bin" --out "$tmp/self_an" --quiet --device cpu
+[[ $(sha256sum <"$tmp/self.bin") == "$sum_before" ]] || bad checkpoint_left_as_it_was "self.bin changed"
+cp "$tmp/ok.jsonl" "$tmp/selfp.jsonl"
+expect 1 dump_over_its_own_probe_file_is_refused 'selfp\.jsonl: is the probe file this command reads' \
+  dump "$tmp/byte.bin" --probes "$tmp/selfp.jsonl" --out "$tmp/selfp.jsonl" --device cpu --quiet
+cmp -s "$tmp/ok.jsonl" "$tmp/selfp.jsonl" || bad probe_file_left_as_it_was "selfp.jsonl changed"
+
+# --- a file size limit hit while the dump is written: one line, exit 1 (HDF5's exit handler
+# used to crash on the half-closed file: SIGSEGV), no temporary left, an older dump kept
+"$A" dump "$tmp/byte.bin" --probes "$tmp/ok.jsonl" --out "$tmp/limit.h5" --device cpu --quiet 2>/dev/null
+old_sum=$(sha256sum <"$tmp/limit.h5")
+(ulimit -f 64; trap '' XFSZ; expect 1 dump_past_the_file_size_limit_fails_in_one_line 'limit\.h5: .*(File too large|write failed)' \
+  dump "$tmp/byte.bin" --out "$tmp/limit.h5" --n 16 --len 32 --device cpu --quiet; exit $fails) || fails=$((fails + 1))
+ls "$tmp"/limit.h5.tmp* >/dev/null 2>&1 && bad file_size_limit_leaves_no_temporary "$(ls "$tmp"/limit.h5.tmp*)"
+[[ $(sha256sum <"$tmp/limit.h5") == "$old_sum" ]] || bad file_size_limit_keeps_the_older_dump "limit.h5 changed"
+
+# --- names that hold control characters print as one line
+expect 1 checkpoint_name_with_a_newline_is_one_line 'missing\?x\.bin: ' info "$tmp/missing"$'\n'"x.bin"
+expect 2 command_name_with_an_escape_is_one_line "andrea: unknown command 'bad\?\[2J'" $'bad\e[2J'
+
+# --- a FIFO as the checkpoint of classify's causal check: refused, never waited on
+"$A" dump "$tmp/byte.bin" --probes "$tmp/ok.jsonl" --out "$tmp/cl.h5" --device cpu --quiet 2>/dev/null
+mkfifo "$tmp/ck_fifo.bin"
+expect 1 classify_checkpoint_fifo_is_refused_without_blocking 'ck_fifo\.bin: not a regular file \(a FIFO\)' \
+  classify "$tmp/cl.h5" --db "$tmp/cl.db" --checkpoint "$tmp/ck_fifo.bin" --quiet
+
 # --- options
 expect 1 dump_out_naming_a_fifo_is_refused_and_left_alone 'out_fifo: exists and is not a regular file' \
   dump "$tmp/byte.bin" --probes "$tmp/ok.jsonl" --out "$tmp/out_fifo" --device cpu --quiet
