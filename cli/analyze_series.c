@@ -66,6 +66,20 @@ static int score_spread(int n, const char *const *ckpts, analyze_scored *sc, ana
     return 0;
 }
 
+/* Serial (and MPI-pooled) series: every checkpoint is scored before any row is written, so one
+ * that fails (truncated, no tokenizer, a shape the probes do not fit) leaves the catalog as it
+ * was instead of holding the runs before it without their reports. Rank 0 writes; collective. */
+static int write_deferred(int n, const char *const *ckpts, analyze_scored *sc, ae_error *err) {
+    for (int i = 0; i < n; i++) {
+        int wrc = 0;
+        if (andrea_mpi_rank() == 0 && sc[i].analysis)
+            wrc = andrea_catalog_write(sc[i].db, sc[i].analysis, NULL, err) ||
+                  andrea_catalog_circuits_write(sc[i].db, ckpts[i], sc[i].sha256, sc[i].circuits, err);
+        if (andrea_mpi_agree(wrc, err)) return -1;
+    }
+    return 0;
+}
+
 /* The deferred rows of spread scoring (analyze_scored.analysis, .circuits). */
 static void free_deferred(analyze_scored *sc) {
     if (sc->analysis) andrea_analysis_free(sc->analysis);
@@ -93,8 +107,10 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
     if (spread && score_spread(n, ckpts, sc, score, ctx, quiet, err)) goto out;
     for (int i = 0; i < n && !spread; i++) {
         if (!quiet && root) fprintf(stderr, "andrea analyze: [%d/%d] scoring %s\n", i + 1, n, ckpts[i]);
+        sc[i].defer_catalog = 1;
         if (score(i, &sc[i], ctx, err)) goto out;
     }
+    if (!spread && write_deferred(n, ckpts, sc, err)) goto out;
     andrea_render_options ropt = *ropt_in;
     for (int i = 0; i < n; i++) {
         char rdir[4700];

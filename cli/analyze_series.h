@@ -24,8 +24,8 @@ typedef struct {
     char sha256[65];
     char maps_dtype[8];
     void *collected;    /* the report's example maps (report_collector *), or NULL: render from dump */
-    /* set by the series loop when the checkpoints are spread over MPI ranks: the scorer leaves the
-     * catalog alone and hands its rows over (heap objects the series loop frees) */
+    /* set by the series loop: the scorer leaves the catalog alone and hands its rows over (heap
+     * objects the series loop frees); the loop writes them once every checkpoint scored */
     int defer_catalog;
     andrea_analysis *analysis;
     andrea_circuits *circuits;

@@ -122,12 +122,13 @@ static void run_name_and_dump(const char *ckpt, int index, const analyze_args *a
 }
 
 /* The catalog rows of one checkpoint handed to the series loop instead of written (a is emptied). */
-static int defer_catalog(analyze_scored *scored, andrea_analysis *a, const andrea_model *m, ae_error *err) {
+static int defer_catalog(analyze_scored *scored, andrea_analysis *a, const andrea_model *m, andrea_device dev,
+                         ae_error *err) {
     if (!(scored->analysis = calloc(1, sizeof *scored->analysis)) || !(scored->circuits = calloc(1, sizeof *scored->circuits)))
         return andrea_fail(err, "%s: out of memory", m->path);
     *scored->analysis = *a;
     memset(a, 0, sizeof *a);
-    return andrea_circuits_compute(m, scored->circuits, err); /* andrea circuits */
+    return andrea_circuits_compute_on(m, dev, scored->circuits, err); /* andrea circuits */
 }
 
 /* The forward loop's options for analyze: the scorer and report sinks, and the dump writer when
@@ -230,8 +231,8 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
         snprintf(scored->maps_dtype, sizeof scored->maps_dtype, "%s", a.maps_dtype);
         scored->collected = rcol; /* rendered and freed by the series loop */
         rcol = NULL;
-        if (scored->defer_catalog) { /* a series spread over MPI ranks: rank 0 writes the rows */
-            ret = defer_catalog(scored, &a, &m, err);
+        if (scored->defer_catalog) { /* a series: its loop writes the rows once every checkpoint scored */
+            ret = andrea_mpi_agree(defer_catalog(scored, &a, &m, aa->dev, err), err); /* the other ranks wait on it */
             goto out;
         }
         ret = andrea_mpi_agree(andrea_catalog_write(db_path, &a, NULL, err) ||

@@ -84,4 +84,17 @@ if [[ $new3 != 0.926 ]]; then
 else
   bad "second dump" "scores 0.926 like the first: pick another seed"
 fi
+# a series whose last checkpoint cannot be read fails before any row is written: an existing
+# catalog keeps exactly its runs (it used to gain the runs scored before the bad one, without reports)
+head -c 5000 "${ckpts[5]}" >trunc.bin
+runs_before=$("$A" sql s/catalog.db "SELECT count(*) FROM runs" --format csv | tail -1)
+if "$A" analyze "${ckpts[0]}" "${ckpts[1]}" trunc.bin --out s --probes bos --device cpu --quiet >bad.out 2>bad.err; then
+  bad "truncated series" "exit 0"
+else
+  runs_after=$("$A" sql s/catalog.db "SELECT count(*) FROM runs" --format csv | tail -1)
+  [[ $runs_after == "$runs_before" && $(wc -l <bad.err) -eq 1 ]] && grep -q 'trunc\.bin: truncated' bad.err \
+    && ok "a series with a truncated checkpoint writes no run ($runs_before runs before and after)" \
+    || bad "truncated series" "runs $runs_before -> $runs_after: $(cat bad.err)"
+fi
+
 finish
