@@ -128,6 +128,30 @@ static void layer_factors(const andrea_model *m, int l, float *qkv, float *o) {
     }
 }
 
+/* Each head's blocks of the factors (its hd rows of Qr, Kr, Vr and Or) scaled to unit Frobenius
+ * norm, for the composition scores: each is ||M|| / (||W_A|| ||W_B||), unchanged by scaling any
+ * one factor, while the float Gram products below grow as the 14th power of the weights' scale:
+ * a model whose weights were all 1e3 (or 1e-4) times a trained one's overflowed (underflowed) fp32
+ * and scored wrong rankings (all zeros). An all-zero block stays zero (its score stays NaN). */
+static void unit_head_blocks(float *X, int n_blocks, int hd, int C) {
+    for (int b = 0; b < n_blocks; b++) {
+        float *x = X + (size_t)b * hd * C;
+        double ss = 0;
+        for (size_t i = 0; i < (size_t)hd * C; i++) ss += (double)x[i] * x[i];
+        if (!(ss > 0) || !isfinite(ss)) continue;
+        const double r = 1.0 / sqrt(ss);
+        for (size_t i = 0; i < (size_t)hd * C; i++) x[i] = (float)(x[i] * r);
+    }
+}
+
+/* layer_factors for the composition scores: every head block of unit norm. */
+static void layer_factors_unit(const andrea_model *m, int l, float *qkv, float *o) {
+    const int C = m->cfg.d_model, H = m->cfg.n_head, hd = m->cfg.head_dim;
+    layer_factors(m, l, qkv, o);
+    unit_head_blocks(qkv, 3 * H, hd, C);
+    unit_head_blocks(o, H, hd, C);
+}
+
 /* ---------- the baseline ---------- */
 
 typedef struct {
@@ -227,7 +251,7 @@ static int dst_grams(const andrea_model *m, int l2, float *qkv, float *o, float 
                      double *rg, ae_error *err) {
     const int H = m->cfg.n_head, C = m->cfg.d_model, hd = m->cfg.head_dim;
     const size_t NP = (size_t)C * (C + 1) / 2;
-    layer_factors(m, l2, qkv, o);
+    layer_factors_unit(m, l2, qkv, o);
     for (int h = 0; h < H; h++)
         for (int k = 0; k < CIRCUIT_N_KINDS; k++) {
             const float *qr = qkv + (size_t)h * hd * C, *kr = qkv + ((size_t)C + (size_t)h * hd) * C;
@@ -263,13 +287,13 @@ static int composition(const andrea_model *m, andrea_circuits *out, float *qkv, 
         goto out;
     }
     for (int l = 0; l < L; l++) {
-        layer_factors(m, l, qkv, o);
+        layer_factors_unit(m, l, qkv, o);
         head_norms(m, l, qkv, o, rg, nov, nqk);
     }
     for (int b0 = 0; b0 < L - 1; b0 += block) {
         const int b1 = b0 + block < L - 1 ? b0 + block : L - 1; /* source layers b0..b1-1 */
         for (int l = b0; l < b1; l++) {
-            layer_factors(m, l, qkv, o);
+            layer_factors_unit(m, l, qkv, o);
             for (int h = 0; h < H; h++) {
                 row_gram(qkv + ((size_t)2 * C + (size_t)h * hd) * C, hd, C, rg);
                 if (sandwich_packed(o + (size_t)h * hd * C, rg, hd, C, tmp, work, lwork,
@@ -383,8 +407,12 @@ static int copying(const andrea_model *m, andrea_circuits *out, float *qkv, floa
         }
     for (int i = 0; i < C; i++)
         for (int j = 0; j < C; j++) E[(size_t)i * C + j] *= m->p.lnfw[i];
+    /* the share of positive eigenvalues does not change with a positive scale of E, Vr or Or: all
+     * of unit norm keeps K's float products in range whatever the weights' scale (see
+     * unit_head_blocks) */
+    unit_head_blocks(E, 1, C, C);
     for (int l = 0; l < L; l++) {
-        layer_factors(m, l, qkv, o);
+        layer_factors_unit(m, l, qkv, o);
         /* Z [C, C] = E' Vr_all^T: column h*hd+j is E' times V row j of head h */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, C, C, C, 1.0f, E, C, qkv + (size_t)2 * C * C, C, 0.0f, Z,
                     C);
@@ -393,6 +421,12 @@ static int copying(const andrea_model *m, andrea_circuits *out, float *qkv, floa
                         Z + (size_t)h * hd, C, 0.0f, K, hd);
             for (int i = 0; i < hd * hd; i++) Kl[(size_t)h * hd * hd + i] = K[i];
         }
+        for (size_t i = 0; i < (size_t)H * hd * hd; i++)
+            if (!isfinite(Kl[i])) { /* LAPACK would print its own complaint to stdout and fail */
+                andrea_fail(err, "circuits: copying scores of layer %d overflow float32 (the weights are far outside a "
+                                 "trained model's range)", l);
+                goto out;
+            }
         if (positive_shares(Kl, H, hd, l * H, H, out->copying + (size_t)l * H, err)) goto out;
     }
     ret = 0;

@@ -1,8 +1,9 @@
 /* test_circuits_unit — small pure functions of the circuit scores and the diff, without files:
  * the series rule of `andrea diff` (andrea_catalog_series_from_name), the random baseline (about 1/sqrt(C),
  * the same for the same seed, different for another), and a model whose heads' W_O are zero
- * (every norm 0: scores NaN, never a crash or a division by zero), and a Gram-memory budget of one
- * layer per block gives the same scores as one block. */
+ * (every norm 0: scores NaN, never a crash or a division by zero), a Gram-memory budget of one
+ * layer per block gives the same scores as one block, and scaling every weight changes no
+ * composition or copying score. */
 #include <math.h>
 #include <string.h>
 
@@ -82,10 +83,49 @@ static void test_a_small_gram_budget_gives_the_same_scores(void) {
     andrea_model_free(&m);
 }
 
+/* Composition and copying scores do not change when every weight is scaled (each is a ratio of
+ * norms, a share of eigenvalue signs): with weights 1e3 or 1e-4 times a model's, the float Gram
+ * products once overflowed or underflowed and the scores came out wrong or all zero. Scaled by
+ * 1e8 the copying scores' float K matrices overflowed into LAPACK. */
+static void test_scores_from_the_weights_do_not_change_with_their_scale(void) {
+    andrea_config cfg = {.max_seq_len = 16, .vocab_size = 40, .padded_vocab_size = 40, .n_layer = 3, .n_head = 2,
+                         .d_model = 16};
+    andrea_model m;
+    ae_error err = {{0}};
+    CHECK(andrea_model_init_random(&m, &cfg, 9, &err) == 0);
+    andrea_circuits ref;
+    CHECK_MSG(andrea_circuits_compute(&m, &ref, &err) == 0, "%s", err.msg);
+    const double scales[] = {1e3, 1e-4 / 1e3, 1e8 / 1e-4}; /* cumulative: 1e3, 1e-4, 1e8 */
+    for (int t = 0; t < 3; t++) {
+        for (size_t i = 0; i < m.n_floats; i++) m.memory[i] = (float)(m.memory[i] * scales[t]);
+        andrea_circuits c;
+        CHECK_MSG(andrea_circuits_compute(&m, &c, &err) == 0, "scale %d: %s", t, err.msg);
+        double worst = 0;
+        int finite = 0, copying_same = 1;
+        for (int k = 0; k < CIRCUIT_N_KINDS; k++)
+            for (int s = 0; s < 6; s++)
+                for (int d = 0; d < 6; d++) {
+                    double x = andrea_circuits_score(&ref, k, s, d), y = andrea_circuits_score(&c, k, s, d);
+                    if (isnan(x) != isnan(y)) worst = INFINITY;
+                    if (isnan(x)) continue;
+                    finite++;
+                    worst = fmax(worst, fabs(x - y));
+                }
+        for (int i = 0; i < 6; i++) copying_same &= ref.copying[i] == c.copying[i];
+        CHECK_MSG(finite == 3 * 12 && worst < 1e-5, "scale step %d: composition differs by %.3g (%d finite)", t, worst,
+                  finite);
+        CHECK_MSG(copying_same, "scale step %d: copying scores differ", t);
+        andrea_circuits_free(&c);
+    }
+    andrea_circuits_free(&ref);
+    andrea_model_free(&m);
+}
+
 int main(void) {
     RUN(test_a_small_gram_budget_gives_the_same_scores);
     RUN(test_series_drops_the_trailing_step_part);
     RUN(test_baseline_is_about_one_over_sqrt_c_and_seeded);
     RUN(test_heads_without_output_score_nan);
+    RUN(test_scores_from_the_weights_do_not_change_with_their_scale);
     return check_summary("test_circuits_unit");
 }
