@@ -166,18 +166,107 @@ static int virtual_ok(hid_t dcpl, const char *suite, const char *name, const cha
     return 1;
 }
 
+/* ---- nothing outside the file ---- */
+
+/* What is wrong with a dataset's creation properties, or NULL when they are as andrea writes them:
+ * values stored in this file (no external raw-data files: HDF5 would read another file, which the
+ * seal does not cover, or block forever on a FIFO), a contiguous or chunked layout (virtual only
+ * where allow_virtual: a master file's maps, whose mappings virtual_ok checks), no filter but
+ * deflate. */
+static const char *dcpl_problem(hid_t dcpl, int allow_virtual) {
+    H5D_layout_t lay = H5Pget_layout(dcpl);
+    int nf = H5Pget_nfilters(dcpl);
+    if (H5Pget_external_count(dcpl) != 0) return "stores its values in external files";
+    if (lay == H5D_VIRTUAL && !allow_virtual) return "is a virtual dataset (values mapped from other files)";
+    if (lay != H5D_CONTIGUOUS && lay != H5D_CHUNKED && lay != H5D_VIRTUAL) return "has a storage layout andrea does not write";
+    if (nf < 0 || nf > 1) return "has filters andrea does not write";
+    if (nf == 1) {
+        unsigned flags, cv[8];
+        size_t ncv = 8;
+        char fname[64];
+        if (H5Pget_filter2(dcpl, 0, &flags, &ncv, cv, sizeof fname, fname, NULL) != H5Z_FILTER_DEFLATE)
+            return "has a filter other than deflate";
+    }
+    return NULL;
+}
+
+typedef struct {
+    int check_datasets; /* open every dataset and check its creation properties */
+    char bad[256];      /* the link refused, and why */
+} outside_ctx;
+
+/* H5Lvisit callback: 1 (stop) at the first link andrea does not write. */
+static herr_t outside_cb(hid_t group, const char *name, const H5L_info_t *info, void *data) {
+    outside_ctx *c = data;
+    if (info->type != H5L_TYPE_HARD) {
+            snprintf(c->bad, sizeof c->bad, "/%.200s is a%s link", name,
+                 info->type == H5L_TYPE_EXTERNAL ? "n external" : info->type == H5L_TYPE_SOFT ? " soft" : " user-defined");
+        return 1;
+    }
+    if (!c->check_datasets) return 0;
+    hid_t o = H5Oopen(group, name, H5P_DEFAULT);
+    if (o < 0) {
+        snprintf(c->bad, sizeof c->bad, "/%.200s cannot be opened", name);
+        return 1;
+    }
+    const char *why = NULL;
+    if (H5Iget_type(o) == H5I_DATASET) {
+        hid_t dcpl = H5Dget_create_plist(o);
+        why = dcpl < 0 ? "has no readable creation properties" : dcpl_problem(dcpl, 0);
+        if (dcpl >= 0) H5Pclose(dcpl);
+        if (why) snprintf(c->bad, sizeof c->bad, "/%.200s %s", name, why);
+    }
+    H5Oclose(o);
+    return why ? 1 : 0;
+}
+
+/* Refuses a file whose links could make HDF5 open another file: andrea writes hard links only,
+ * and HDF5 follows an external link (or a user-defined one) wherever it points, without the
+ * seal's protection, and blocks forever on a FIFO there. H5Lvisit itself recurses through hard
+ * links only, so this walk opens nothing outside. With check_datasets (a file without virtual
+ * datasets: a serial dump or a part file), every dataset's storage is checked as well
+ * (dcpl_self_contained); a master file's datasets are checked as they are opened (open_checked). */
+static int refuse_links_outside(hid_t file, const char *path, int check_datasets, ae_error *err) {
+    const char *h5_path = path;
+    outside_ctx c = {check_datasets, ""};
+    herr_t r = H5Lvisit(file, H5_INDEX_NAME, H5_ITER_INC, outside_cb, &c);
+    if (r > 0 || c.bad[0])
+        return andrea_fail(err, "%s: %s, which andrea never writes (a dump must not make HDF5 read other files)", path, c.bad);
+    H5_TRY(r);
+    return 0;
+fail:
+    return -1;
+}
+
 /* Opens group/name and checks rank, dims (a -1 in want means "any, returned in got") and type
  * class/size (size 0 = any of 2 or 4 for floats). */
 static hid_t open_checked(hid_t group, const char *suite, const char *name, int rank, const long long *want,
                           long long *got, H5T_class_t cls, size_t size, int *size_out, const char *h5_path,
                           ae_error *err, const char *parts) {
-    hid_t d = -1, sp = -1, t = -1;
+    hid_t d = -1, sp = -1, t = -1, dcpl = -1;
     htri_t ex = H5Lexists(group, name, H5P_DEFAULT);
     if (ex <= 0) {
         andrea_fail(err, "%s: /%s/%s is missing", h5_path, suite, name);
         goto fail;
     }
     H5_ID(d, H5Dopen2(group, name, H5P_DEFAULT));
+    /* Storage first, before anything (the extent of a virtual dataset) reads through it: andrea
+     * writes contiguous and chunked datasets only, with their values in this file. HDF5 1.10
+     * trusts a compact dataset's stored size when reading (a damaged one overflows its own
+     * buffer), so compact layouts are refused, and contiguous data must hold every element it
+     * claims (below). */
+    H5_ID(dcpl, H5Dget_create_plist(d));
+    const char *why = dcpl_problem(dcpl, parts != NULL);
+    if (why) {
+        andrea_fail(err, "%s: /%s/%s %s, which andrea never writes (a dump must not make HDF5 read other files)", h5_path,
+                    suite, name, why);
+        goto fail;
+    }
+    const H5D_layout_t lay = H5Pget_layout(dcpl);
+    if (lay == H5D_VIRTUAL && !virtual_ok(dcpl, suite, name, parts)) { /* a master's maps: from its parts only */
+        andrea_fail(err, "%s: /%s/%s has a storage layout andrea does not write (damaged file?)", h5_path, suite, name);
+        goto fail;
+    }
     H5_ID(sp, H5Dget_space(d));
     H5_ID(t, H5Dget_type(d));
     int r = H5Sget_simple_extent_ndims(sp);
@@ -212,31 +301,14 @@ static hid_t open_checked(hid_t group, const char *suite, const char *name, int 
                 cls == H5T_INTEGER ? "int32" : "float", size == 4 ? "32" : size == 0 ? "16/32" : "");
         goto fail;
     }
-    /* Storage: andrea writes contiguous and chunked datasets only. HDF5 1.10 trusts a compact
-     * dataset's stored size when reading (a damaged one overflows its own buffer), so compact
-     * layouts are refused, and contiguous data must hold every element it claims. */
-    hid_t dcpl = H5Dget_create_plist(d);
-    H5_TRY(dcpl);
-    H5D_layout_t lay = H5Pget_layout(dcpl);
-    int layout_ok = lay == H5D_CONTIGUOUS || lay == H5D_CHUNKED;
-    if (lay == H5D_VIRTUAL && parts) /* a master file's maps: from its listed parts only */
-        layout_ok = virtual_ok(dcpl, suite, name, parts);
+    int layout_ok = 1;
     if (lay == H5D_CHUNKED) {
-        /* Chunks as andrea writes them: within the dataset, whole rows (last dimension complete),
-         * no filter but deflate. HDF5 1.10 overflows its buffers on some damaged chunk shapes. */
+        /* Chunks as andrea writes them: within the dataset, whole rows (last dimension complete).
+         * HDF5 1.10 overflows its buffers on some damaged chunk shapes. */
         hsize_t cd[8];
         layout_ok = H5Pget_chunk(dcpl, rank, cd) == rank && cd[rank - 1] == dims[rank - 1];
         for (int i = 0; i < rank && layout_ok; i++) layout_ok = cd[i] >= 1 && cd[i] <= dims[i];
-        int nf = H5Pget_nfilters(dcpl);
-        layout_ok = layout_ok && nf >= 0 && nf <= 1;
-        if (layout_ok && nf == 1) {
-            unsigned flags, cv[8];
-            size_t ncv = 8;
-            char fname[64];
-            layout_ok = H5Pget_filter2(dcpl, 0, &flags, &ncv, cv, sizeof fname, fname, NULL) == H5Z_FILTER_DEFLATE;
-        }
     }
-    H5Pclose(dcpl);
     if (!layout_ok) {
         andrea_fail(err, "%s: /%s/%s has a storage layout andrea does not write (damaged file?)", h5_path, suite, name);
         goto fail;
@@ -251,10 +323,12 @@ static hid_t open_checked(hid_t group, const char *suite, const char *name, int 
         }
     }
     if (size_out) *size_out = (int)sz;
+    H5Pclose(dcpl);
     H5Tclose(t);
     H5Sclose(sp);
     return d;
 fail:
+    if (dcpl >= 0) H5Pclose(dcpl);
     if (t >= 0) H5Tclose(t);
     if (sp >= 0) H5Sclose(sp);
     if (d >= 0) H5Dclose(d);
@@ -427,7 +501,15 @@ static int check_part(const char *master, const char *dir, const char *name, con
     if (!andrea_sha256_hex_equal(have, recorded))
         return andrea_fail(err, "%s: part file %s is not the one this master file was written with (its seal differs)",
                        master, full);
-    return 0;
+    /* the master's virtual datasets read the part's datasets through whatever links they hold */
+    hid_t f = H5Fopen(full, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        char m[200];
+        return andrea_fail(err, "%s: damaged HDF5 file, cannot open it (%s)", full, h5_last_error(m));
+    }
+    int rc = refuse_links_outside(f, full, 1, err);
+    H5Fclose(f);
+    return rc;
 }
 
 /* A master file (root attribute "parts"): every part checked (check_part), their names kept in
@@ -541,7 +623,10 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
         return NULL;
     }
     char suites[4096];
-    if (check_parts(d, err) || read_root_attrs(d, suites, sizeof suites, err)) goto fail;
+    /* parts first: a master's datasets are virtual, checked as they are opened (open_suite) */
+    if (check_parts(d, err) || refuse_links_outside(d->file, path, d->parts == NULL, err) ||
+        read_root_attrs(d, suites, sizeof suites, err))
+        goto fail;
     int n = 1;
     for (const char *p = suites; *p; p++) n += *p == ',';
     if (!suites[0]) {

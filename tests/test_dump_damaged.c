@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../common/sha256.h"
 #include "../dump/dump.h"
@@ -368,6 +370,104 @@ static void test_map_row_that_does_not_sum_to_one_is_refused(void) {
     expect_map_refused(map_with("map-sum.h5", 0, 0, 0.5f), "row 0 sums to 0.5");
 }
 
+
+/* ---- files that would make HDF5 read other files (the seal covers this file only) ---- */
+
+/* Replaces /prev_token/head_dla by an external link to target (any object there), reseals. */
+static const char *with_external_link(const char *name, const char *target) {
+    const char *p = copy_good(name, 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    CHECK(H5Ldelete(f, "/prev_token/head_dla", H5P_DEFAULT) >= 0);
+    CHECK(H5Lcreate_external(target, "/prev_token/head_dla", f, "/prev_token/head_dla", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    reseal(p);
+    return p;
+}
+
+static void test_external_link_to_a_fifo_is_refused_without_opening_it(void) {
+    /* HDF5 would open() the FIFO and block forever: the alarm turns a hang into a failure */
+    char fifo[4096];
+    snprintf(fifo, sizeof fifo, "%s/elink.fifo", check_tmpdir());
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    const char *p = with_external_link("elink-fifo.h5", fifo);
+    alarm(30);
+    expect_open_refused(p, "/prev_token/head_dla is an external link");
+    alarm(0);
+    unlink(fifo);
+}
+
+static void test_external_link_to_another_dump_is_refused(void) {
+    /* the other file is a valid dump with the very dataset: HDF5 would read it, unsealed */
+    expect_open_refused(with_external_link("elink-dump.h5", good), "/prev_token/head_dla is an external link");
+}
+
+static void test_soft_link_is_refused(void) {
+    const char *p = copy_good("softlink.h5", 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    CHECK(H5Lcreate_soft("/entity/tokens", f, "/prev_token/alias", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    reseal(p);
+    expect_open_refused(p, "/prev_token/alias is a soft link");
+}
+
+/* Creates dataset ds (int32 [4], replacing it when it exists) with the creation properties dcpl. */
+static const char *with_dataset(const char *name, const char *ds, hid_t dcpl) {
+    const char *p = copy_good(name, 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (H5Lexists(f, ds, H5P_DEFAULT) > 0) CHECK(H5Ldelete(f, ds, H5P_DEFAULT) >= 0);
+    hsize_t dims[1] = {4};
+    hid_t sp = H5Screate_simple(1, dims, NULL);
+    hid_t d = H5Dcreate2(f, ds, H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    CHECK(d >= 0);
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Fclose(f);
+    H5Pclose(dcpl);
+    reseal(p);
+    return p;
+}
+
+/* Creation properties storing 4 int32 in an outside file (which holds 16 plausible bytes). */
+static hid_t external_storage(void) {
+    static char outside[4096];
+    snprintf(outside, sizeof outside, "%s/outside.bin", check_tmpdir());
+    FILE *o = fopen(outside, "wb");
+    const int lengths[4] = {16, 16, 16, 16};
+    CHECK(o && fwrite(lengths, sizeof lengths, 1, o) == 1);
+    if (o) fclose(o);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    CHECK(H5Pset_external(dcpl, outside, 0, sizeof lengths) >= 0);
+    return dcpl;
+}
+
+static void test_dataset_with_external_storage_is_refused(void) {
+    expect_open_refused(with_dataset("extstore.h5", "/prev_token/lengths", external_storage()),
+                        "/prev_token/lengths stores its values in external files");
+}
+
+static void test_dataset_with_external_storage_is_refused_even_if_never_read(void) {
+    expect_open_refused(with_dataset("extstore-extra.h5", "/entity/extra", external_storage()),
+                        "/entity/extra stores its values in external files");
+}
+
+static void test_virtual_dataset_in_a_serial_dump_is_refused(void) {
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hsize_t dims[1] = {4};
+    hid_t sp = H5Screate_simple(1, dims, NULL);
+    CHECK(H5Pset_virtual(dcpl, sp, good, "/prev_token/lengths", sp) >= 0);
+    H5Sclose(sp);
+    expect_open_refused(with_dataset("virtual.h5", "/prev_token/lengths", dcpl), "/prev_token/lengths is a virtual dataset");
+}
+
+static void test_dataset_with_a_filter_other_than_deflate_is_refused(void) {
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hsize_t chunk[1] = {4};
+    CHECK(H5Pset_chunk(dcpl, 1, chunk) >= 0 && H5Pset_shuffle(dcpl) >= 0);
+    expect_open_refused(with_dataset("shuffle.h5", "/prev_token/lengths", dcpl),
+                        "/prev_token/lengths has a filter other than deflate");
+}
+
 int main(void) {
     if (make_good_dump()) return check_summary("test_dump_damaged (no good dump)") | 1;
     RUN(test_good_dump_opens);
@@ -394,5 +494,12 @@ int main(void) {
     RUN(test_map_value_that_is_no_probability_is_refused);
     RUN(test_map_weight_on_a_future_key_is_refused);
     RUN(test_map_row_that_does_not_sum_to_one_is_refused);
+    RUN(test_external_link_to_a_fifo_is_refused_without_opening_it);
+    RUN(test_external_link_to_another_dump_is_refused);
+    RUN(test_soft_link_is_refused);
+    RUN(test_dataset_with_external_storage_is_refused);
+    RUN(test_dataset_with_external_storage_is_refused_even_if_never_read);
+    RUN(test_virtual_dataset_in_a_serial_dump_is_refused);
+    RUN(test_dataset_with_a_filter_other_than_deflate_is_refused);
     return check_summary("test_dump_damaged");
 }
