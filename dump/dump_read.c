@@ -35,6 +35,7 @@ typedef struct {
     hid_t group;
     hid_t ds[DS_COUNT]; /* -1 when absent */
     int attn_bytes;     /* 2 or 4 */
+    int *lengths;       /* [n_seq], each in 1..T: loaded by the first map read (suite_lengths) */
 } suite_rec;
 
 struct andrea_dump {
@@ -360,6 +361,7 @@ void andrea_dump_close(andrea_dump *d) {
         for (int k = 0; k < DS_COUNT; k++)
             if (d->suites[i].ds[k] >= 0) H5Dclose(d->suites[i].ds[k]);
         if (d->suites[i].group >= 0) H5Gclose(d->suites[i].group);
+        free(d->suites[i].lengths);
     }
     free(d->suites);
     if (d->id_text)
@@ -818,12 +820,15 @@ static int check_shl(const andrea_dump *d, int suite, int seq, int layer, int he
     return 0;
 }
 
-/* Every row of a map as the format promises it: all zeros (a padded query), or a probability
- * distribution over the keys up to the query: values finite in [0, 1], zeros after the query, a
- * sum of 1 within 1e-2 (fp16 storage moves a row's sum by at most ~5e-4, TF32 by less). A map
- * that is not (NaN from a model that overflowed, or values edited in a file that was sealed
- * again) would be scored as if it were attention; it is refused by name instead. */
-static int check_map_rows(const float *map, size_t T, const char *h5_path, const char *what, ae_error *err) {
+/* Every row of a map as the format promises it: a live query (q < length) holds a probability
+ * distribution over the keys up to it: values finite in [0, 1], zeros after the query, a sum of 1
+ * within 1e-2 (fp16 storage moves a row's sum by at most ~5e-4, TF32 by less). A padded query
+ * (q >= length) is all zeros as written, or anything causal the engine computed there (it is never
+ * scored). The writer writes every head's map (--heads selects head_out only), so a live row of
+ * zeros is never andrea's: a map that is not a distribution (NaN from a model that overflowed,
+ * zeros or values edited in a file that was sealed again) would be scored as if it were
+ * attention; it is refused by name instead. */
+static int check_map_rows(const float *map, size_t T, int length, const char *h5_path, const char *what, ae_error *err) {
     for (size_t q = 0; q < T; q++) {
         const float *row = map + q * T;
         double sum = 0;
@@ -837,10 +842,29 @@ static int check_map_rows(const float *map, size_t T, const char *h5_path, const
         if (bad)
             return andrea_fail(err, "%s: %s row %zu holds %g at key %zu, not a causal attention probability (damaged or "
                                 "modified dump?)", h5_path, what, q, (double)row[at], at);
+        if (q < (size_t)length && fabs(sum - 1.0) > 1e-2)
+            return andrea_fail(err, "%s: %s row %zu sums to %g, not 1 (query %zu < length %d; damaged or modified dump?)",
+                               h5_path, what, q, sum, q, length);
         if (sum != 0.0 && fabs(sum - 1.0) > 1e-2)
             return andrea_fail(err, "%s: %s row %zu sums to %g, not 1 (damaged or modified dump?)", h5_path, what, q, sum);
     }
     return 0;
+}
+
+/* The suite's lengths (read once, each checked to be in 1..T), or NULL with err. */
+static const int *suite_lengths(andrea_dump *d, suite_rec *s, ae_error *err) {
+    if (s->lengths) return s->lengths;
+    char what[128];
+    int *v = NULL;
+    snprintf(what, sizeof what, "/%s/lengths", s->info.name);
+    if (read_ints(s->ds[DS_LENGTHS], s->info.n_seq, 1, &v, d->path, what, err)) return NULL;
+    for (int i = 0; i < s->info.n_seq; i++)
+        if (v[i] < 1 || v[i] > s->info.T) {
+            andrea_fail(err, "%s: /%s/lengths[%d] = %d is outside 1..%d", d->path, s->info.name, i, v[i], s->info.T);
+            free(v);
+            return NULL;
+        }
+    return s->lengths = v;
 }
 
 int andrea_dump_read_map(andrea_dump *d, int suite, int seq, int layer, int head, float *out, ae_error *err) {
@@ -850,9 +874,11 @@ int andrea_dump_read_map(andrea_dump *d, int suite, int seq, int layer, int head
     hsize_t st[5] = {(hsize_t)seq, (hsize_t)layer, (hsize_t)head, 0, 0}, cnt[5] = {1, 1, 1, T, T};
     char what[128];
     snprintf(what, sizeof what, "/%s/attention[%d, %d, %d]", s->info.name, seq, layer, head);
+    const int *lengths = suite_lengths(d, s, err);
+    if (!lengths) return -1;
     if (s->attn_bytes == 4) {
         if (read_slab(s->ds[DS_ATTENTION], H5T_NATIVE_FLOAT, 5, st, cnt, out, d->path, what, err)) return -1;
-        return check_map_rows(out, T, d->path, what, err);
+        return check_map_rows(out, T, lengths[seq], d->path, what, err);
     }
     /* fp16: read the raw halves (memory type = file type, no HDF5 conversion) and widen them
      * in place from the back, so the caller's [T, T] float buffer is all the memory needed. */
@@ -863,7 +889,7 @@ int andrea_dump_read_map(andrea_dump *d, int suite, int seq, int layer, int head
     uint16_t *half = (uint16_t *)out;
     if (read_slab(s->ds[DS_ATTENTION], ft, 5, st, cnt, half, d->path, what, err)) goto fail;
     for (size_t i = T * T; i-- > 0;) out[i] = andrea_f16_to_f32(half[i]);
-    rc = check_map_rows(out, T, d->path, what, err);
+    rc = check_map_rows(out, T, lengths[seq], d->path, what, err);
 fail:
     if (ft >= 0) H5Tclose(ft);
     return rc;

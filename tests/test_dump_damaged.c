@@ -371,6 +371,38 @@ static void test_map_row_that_does_not_sum_to_one_is_refused(void) {
 }
 
 
+static void test_map_row_of_zeros_within_the_length_is_refused(void) {
+    /* every head's map is written (--heads selects head_out only): zeros are a padded query's */
+    expect_map_refused(map_with("map-zero.h5", 0, 0, 0.0f), "/prev_token/attention[0, 0, 0] row 0 sums to 0, not 1 (query 0 < length");
+}
+
+static void test_map_row_of_a_padded_query_may_be_zeros(void) {
+    /* sequence 0 made 8 tokens long: its rows 8.. are padded queries, and row 10 may be zeros */
+    const char *p = copy_good("map-padded.h5", 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "/prev_token/attention", H5P_DEFAULT);
+    hid_t fs = H5Dget_space(d);
+    hsize_t start[5] = {0, 0, 0, 10, 0}, row[5] = {1, 1, 1, 1, 16};
+    const float zeros[16] = {0};
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, row, NULL);
+    hid_t ms = H5Screate_simple(5, row, NULL);
+    CHECK(H5Dwrite(d, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, zeros) >= 0);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Fclose(f);
+    poke_int(p, "/prev_token/lengths", 0, 0, 1, 8); /* reseals */
+    ae_error err = {{0}};
+    andrea_dump *dd = andrea_dump_open(p, &err);
+    CHECK_MSG(dd != NULL, "%s", err.msg);
+    if (!dd) return;
+    float map[16 * 16];
+    CHECK(andrea_dump_suite(dd, 0)->T == 16);
+    CHECK_MSG(andrea_dump_read_map(dd, 0, 0, 0, 0, map, &err) == 0, "%s", err.msg);
+    CHECK(map[10 * 16 + 3] == 0.0f);
+    andrea_dump_close(dd);
+}
+
 /* ---- files that would make HDF5 read other files (the seal covers this file only) ---- */
 
 /* Replaces /prev_token/head_dla by an external link to target (any object there), reseals. */
@@ -494,6 +526,8 @@ int main(void) {
     RUN(test_map_value_that_is_no_probability_is_refused);
     RUN(test_map_weight_on_a_future_key_is_refused);
     RUN(test_map_row_that_does_not_sum_to_one_is_refused);
+    RUN(test_map_row_of_zeros_within_the_length_is_refused);
+    RUN(test_map_row_of_a_padded_query_may_be_zeros);
     RUN(test_external_link_to_a_fifo_is_refused_without_opening_it);
     RUN(test_external_link_to_another_dump_is_refused);
     RUN(test_soft_link_is_refused);
