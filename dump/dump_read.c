@@ -895,6 +895,25 @@ fail:
     return rc;
 }
 
+/* [L, H, T] values of one sequence as the writer leaves them: norms finite and >= 0 everywhere
+ * (0 at padded positions); DLA finite where it is defined, t + 1 < length (NaN beyond: no next
+ * token; not read there). The writer refuses a forward whose norms or DLA are not finite, so a
+ * value that is not (or a negative norm) was edited into a file sealed again, and would be
+ * averaged into the catalog as a result; it is refused by position instead. */
+static int check_head_values(const float *v, int L, int H, int T, int length, int is_norm, const char *h5_path,
+                             const char *what, ae_error *err) {
+    const int upto = is_norm ? T : length - 1;
+    for (int lh = 0; lh < L * H; lh++)
+        for (int t = 0; t < upto; t++) {
+            const float x = v[(size_t)lh * (size_t)T + (size_t)t];
+            if (isfinite(x) && (!is_norm || x >= 0.0f)) continue;
+            return andrea_fail(err, "%s: %s holds %g at head %d.%d, position %d, not a %s (damaged or modified dump?)",
+                               h5_path, what, (double)x, lh / H, lh % H, t,
+                               is_norm ? "norm (finite, >= 0)" : "finite logit attribution (position + 1 < length)");
+        }
+    return 0;
+}
+
 int andrea_dump_read_head_values(andrea_dump *d, int suite, int seq, const char *which, float *out, ae_error *err) {
     if (check_shl(d, suite, seq, 0, 0, err)) return -1;
     suite_rec *s = &d->suites[suite];
@@ -905,7 +924,9 @@ int andrea_dump_read_head_values(andrea_dump *d, int suite, int seq, const char 
     hsize_t st[4] = {(hsize_t)seq, 0, 0, 0}, cnt[4] = {1, (hsize_t)d->cfg.n_layer, (hsize_t)d->cfg.n_head, (hsize_t)s->info.T};
     char what[128];
     snprintf(what, sizeof what, "/%s/%s[%d]", s->info.name, which, seq);
-    return read_slab(s->ds[k], H5T_NATIVE_FLOAT, 4, st, cnt, out, d->path, what, err);
+    const int *lengths = suite_lengths(d, s, err);
+    if (!lengths || read_slab(s->ds[k], H5T_NATIVE_FLOAT, 4, st, cnt, out, d->path, what, err)) return -1;
+    return check_head_values(out, d->cfg.n_layer, d->cfg.n_head, s->info.T, lengths[seq], k == DS_NORM, d->path, what, err);
 }
 
 int andrea_dump_read_head_out(andrea_dump *d, int suite, int seq, int layer, int head, float *out, ae_error *err) {

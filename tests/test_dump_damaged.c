@@ -403,6 +403,53 @@ static void test_map_row_of_a_padded_query_may_be_zeros(void) {
     andrea_dump_close(dd);
 }
 
+/* Sets /prev_token/<ds>[0, 1, 1, t] (float32) and reseals. */
+static const char *value_with(const char *name, const char *ds, hsize_t t, float value) {
+    const char *p = copy_good(name, 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, ds, H5P_DEFAULT);
+    hid_t fs = H5Dget_space(d);
+    hsize_t start[4] = {0, 1, 1, t}, one[4] = {1, 1, 1, 1};
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, one, NULL);
+    hid_t ms = H5Screate_simple(4, one, NULL);
+    CHECK(H5Dwrite(d, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, &value) >= 0);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Fclose(f);
+    reseal(p);
+    return p;
+}
+
+/* Reading `which` of (prev_token, sequence 0): refused with problem, or (problem NULL) accepted. */
+static void expect_values(const char *path, const char *which, const char *problem) {
+    ae_error err = {{0}};
+    andrea_dump *d = andrea_dump_open(path, &err);
+    CHECK_MSG(d != NULL, "%s", err.msg);
+    if (!d) return;
+    float v[2 * 2 * 16];
+    CHECK(andrea_dump_suite(d, 0)->T == 16);
+    int rc = andrea_dump_read_head_values(d, 0, 0, which, v, &err);
+    if (!problem) CHECK_MSG(rc == 0, "%s", err.msg);
+    else CHECK_MSG(rc == -1 && strstr(err.msg, problem), "rc %d, message '%s' lacks '%s'", rc, err.msg, problem);
+    andrea_dump_close(d);
+}
+
+static void test_negative_or_nan_norm_is_refused(void) {
+    expect_values(value_with("norm-neg.h5", "/prev_token/head_out_norm", 3, -5.0f), "head_out_norm",
+                  "/prev_token/head_out_norm[0] holds -5 at head 1.1, position 3, not a norm");
+    expect_values(value_with("norm-nan.h5", "/prev_token/head_out_norm", 3, NAN), "head_out_norm",
+                  "holds nan at head 1.1, position 3, not a norm");
+}
+
+static void test_non_finite_dla_is_refused_where_it_is_defined(void) {
+    expect_values(value_with("dla-nan.h5", "/prev_token/head_dla", 3, NAN), "head_dla",
+                  "/prev_token/head_dla[0] holds nan at head 1.1, position 3, not a finite logit attribution");
+    expect_values(value_with("dla-inf.h5", "/prev_token/head_dla", 0, INFINITY), "head_dla", "holds inf at head 1.1, position 0");
+    /* the last position has no next token: NaN there is the format's */
+    expect_values(good, "head_dla", NULL);
+}
+
 /* ---- files that would make HDF5 read other files (the seal covers this file only) ---- */
 
 /* Replaces /prev_token/head_dla by an external link to target (any object there), reseals. */
@@ -528,6 +575,8 @@ int main(void) {
     RUN(test_map_row_that_does_not_sum_to_one_is_refused);
     RUN(test_map_row_of_zeros_within_the_length_is_refused);
     RUN(test_map_row_of_a_padded_query_may_be_zeros);
+    RUN(test_negative_or_nan_norm_is_refused);
+    RUN(test_non_finite_dla_is_refused_where_it_is_defined);
     RUN(test_external_link_to_a_fifo_is_refused_without_opening_it);
     RUN(test_external_link_to_another_dump_is_refused);
     RUN(test_soft_link_is_refused);
