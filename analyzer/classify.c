@@ -252,6 +252,26 @@ int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, const andrea
     return rc;
 }
 
+/* The checkpoint of the causal check has the dump's config, every field of it: the catalog records
+ * the dump's config under the checkpoint's sha256, so a dump that claims another max_seq_len or
+ * vocabulary than the model that ran would be stored as that model's run. */
+static int same_config(const andrea_config *m, const andrea_config *dc, const char *ckpt, const char *dump_path,
+                       ae_error *err) {
+    _Static_assert(sizeof(andrea_config) == 7 * sizeof(int), "a new andrea_config field is compared here too");
+    const struct {
+        const char *name;
+        int model, dump;
+    } f[] = {{"n_layer", m->n_layer, dc->n_layer},       {"n_head", m->n_head, dc->n_head},
+             {"d_model", m->d_model, dc->d_model},       {"head_dim", m->head_dim, dc->head_dim},
+             {"vocab_size", m->vocab_size, dc->vocab_size}, {"padded_vocab_size", m->padded_vocab_size, dc->padded_vocab_size},
+             {"max_seq_len", m->max_seq_len, dc->max_seq_len}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].model != f[i].dump)
+            return andrea_fail(err, "%s: its config differs from the dump's: %s %d, but %d in %s", ckpt, f[i].name, f[i].model,
+                               f[i].dump, dump_path);
+    return 0;
+}
+
 /* Whether the causal check runs, and on which model: *mp set (loaded into *model when
  * *loaded) = run; NULL = not (ablation_note says why). -1 = error. */
 static int causal_model(const char *dump_path, andrea_dump *d, const andrea_classify_options *opt, andrea_model *model,
@@ -271,9 +291,7 @@ static int causal_model(const char *dump_path, andrea_dump *d, const andrea_clas
         *loaded = ck == 1;
         if (*loaded) *mp = model;
     }
-    if (*mp && ((*mp)->cfg.n_layer != a->cfg.n_layer || (*mp)->cfg.n_head != a->cfg.n_head ||
-                (*mp)->cfg.d_model != a->cfg.d_model))
-        return andrea_fail(err, "%s: its shape differs from the dump's config", (*mp)->path);
+    if (*mp) return same_config(&(*mp)->cfg, &a->cfg, (*mp)->path, dump_path, err);
     return 0;
 }
 

@@ -174,8 +174,63 @@ static void test_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time(void
     andrea_model_free(&m);
 }
 
+/* The causal check's model must have the dump's whole config: a dump claiming another max_seq_len
+ * or padded vocabulary than the checkpoint it names would be catalogued as that model's run. */
+static void test_checkpoint_with_another_config_than_the_dump_is_refused(void) {
+    andrea_config cfg = {.n_layer = 2, .n_head = 2, .d_model = 16, .vocab_size = 257, .padded_vocab_size = 320,
+                         .max_seq_len = 32};
+    ae_error err = {{0}};
+    andrea_model m;
+    char ckpt[512]; /* a checkpoint on disk: the dump records its sha256, which classify needs */
+    snprintf(ckpt, sizeof ckpt, "%s", path_in_tmp("config.bin"));
+    CHECK_MSG(andrea_model_init_random(&m, &cfg, 5, &err) == 0, "%s", err.msg);
+    CHECK_MSG(andrea_model_save_bin(&m, ckpt, 3, &err) == 0, "%s", err.msg);
+    andrea_model_free(&m);
+    CHECK_MSG(andrea_model_load(&m, ckpt, &err) == 0, "%s", err.msg);
+    andrea_tokenizer *tok = andrea_tokenizer_open(257, NULL, NULL, &err);
+    CHECK_MSG(tok != NULL, "%s", err.msg);
+    probe_suite s;
+    probe_options po = {4, 16, 0};
+    CHECK_MSG(andrea_probe_suite_builtin("prev_token", tok, 257, 32, &po, &s, &err) == 0, "%s", err.msg);
+    char dump[512];
+    snprintf(dump, sizeof dump, "%s", path_in_tmp("config.h5"));
+    andrea_dump_options o;
+    andrea_dump_options_init(&o);
+    o.out_path = dump;
+    o.device = ANDREA_DEVICE_CPU;
+    CHECK_MSG(andrea_dump_write(&m, &s, 1, &o, &err) == 0, "%s", err.msg);
+    andrea_model_free(&m);
+    const struct {
+        const char *field;
+        int max_seq_len, padded_vocab_size;
+    } other[] = {{"max_seq_len 64, but 32", 64, 320}, {"padded_vocab_size 384, but 320", 32, 384}, {NULL, 32, 320}};
+    for (int i = 0; i < 3; i++) {
+        andrea_config c2 = cfg;
+        c2.max_seq_len = other[i].max_seq_len;
+        c2.padded_vocab_size = other[i].padded_vocab_size;
+        CHECK_MSG(andrea_model_init_random(&m, &c2, 5, &err) == 0, "%s", err.msg);
+        andrea_classify_options co;
+        andrea_classify_options_init(&co);
+        co.device = ANDREA_DEVICE_CPU;
+        co.ablate_items = 1;
+        co.model = &m;
+        andrea_analysis a;
+        int rc = andrea_classify_dump(dump, &co, &a, &err);
+        if (other[i].field)
+            CHECK_MSG(rc == -1 && strstr(err.msg, "its config differs from the dump's") && strstr(err.msg, other[i].field),
+                      "rc %d: %s", rc, rc ? err.msg : "classified");
+        else
+            CHECK_MSG(rc == 0, "%s", err.msg);
+        if (rc == 0) andrea_analysis_free(&a);
+        andrea_model_free(&m);
+    }
+    andrea_probe_suite_free(&s);
+    andrea_tokenizer_free(tok);
+}
+
 int main(void) {
     RUN(test_random_model_gets_no_label_on_builtin_suites);
     RUN(test_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time);
+    RUN(test_checkpoint_with_another_config_than_the_dump_is_refused);
     return check_summary("test_analyzer_random");
 }
