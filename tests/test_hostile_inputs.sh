@@ -95,6 +95,7 @@ tok_dir("tok_ok", json.dumps(vocab, ensure_ascii=False))
 tok_dir("tok_trailing", json.dumps(vocab, ensure_ascii=False) + " {}")
 tok_dir("tok_long", json.dumps(dict(vocab, **{"a" * 1100: 257}), ensure_ascii=False))
 tok_dir("tok_fifo", json.dumps(vocab, ensure_ascii=False))
+tok_dir("tok_cr", json.dumps(dict(vocab, **{"he": 257, "ll": 258}), ensure_ascii=False), merges="#version: 0.2\rh e\rl l\r")
 os.remove(f"{t}/tok_fifo/vocab.json")
 # probe files for the byte-level model
 def probe(name, text):
@@ -135,6 +136,9 @@ expect 1 vocab_token_over_1024_bytes_is_refused 'tok_long/vocab\.json: token "a+
   tokenize "$tmp/v300.bin" hi --tokenizer "$tmp/tok_long"
 expect 1 fifo_vocab_json_is_refused_without_blocking 'tok_fifo/vocab\.json: not a regular file \(a FIFO\)' \
   tokenize "$tmp/v300.bin" hi --tokenizer "$tmp/tok_fifo"
+
+expect 1 merges_with_bare_cr_line_ends_is_refused 'tok_cr/merges\.txt:1: the #version line holds a carriage return' \
+  tokenize "$tmp/v300.bin" hello --tokenizer "$tmp/tok_cr"
 
 # --- probe files (and no dump left behind)
 for p in two_items_on_a_line key_given_twice nul_escape_in_text; do

@@ -513,7 +513,16 @@ static int load_merges(tok_bpe *b, const char *path, const int cp_to_byte[324], 
         }
         size_t n = (size_t)got;
         if (n > 0 && line[n - 1] == '\r') n--; /* CRLF files: no alphabet token holds a raw \r */
-        if (lineno == 1 && n >= 8 && memcmp(line, "#version", 8) == 0) continue;
+        if (lineno == 1 && n >= 8 && memcmp(line, "#version", 8) == 0) {
+            /* a file with bare CR line ends is one line: its merges would all be skipped as the
+             * version line, silently, and text tokenized byte by byte */
+            if (memchr(line, '\r', n)) {
+                andrea_fail(err, "%s:1: the #version line holds a carriage return: bare CR line ends? (merges.txt wants "
+                                 "LF or CRLF)", path);
+                goto out;
+            }
+            continue;
+        }
         if (n == 0 && !had_newline) break; /* nothing after the last newline */
         if (memchr(line, 0, n)) {
             andrea_fail(err, "%s:%d: holds a NUL byte", path, lineno);
