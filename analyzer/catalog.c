@@ -259,7 +259,7 @@ static int check_catalog_is_ours(sqlite3 *db, const char *path, ae_error *err) {
             char shown[64];
             andrea_printable(name ? name : "", shown, sizeof shown);
             andrea_fail(err, "%s: a SQLite database that is not an andrea catalog (%s '%s'); andrea writes only into its own "
-                         "catalogs: give --db a new file or an andrea catalog",
+                         "catalogs: name a new file or an andrea catalog",
                     path, app != 0 ? "another application's id, table" : "it has the table", shown);
             goto fail;
         }

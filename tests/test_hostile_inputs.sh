@@ -139,6 +139,8 @@ expect 1 fifo_vocab_json_is_refused_without_blocking 'tok_fifo/vocab\.json: not 
 
 expect 1 merges_with_bare_cr_line_ends_is_refused 'tok_cr/merges\.txt:1: the #version line holds a carriage return' \
   tokenize "$tmp/v300.bin" hello --tokenizer "$tmp/tok_cr"
+expect 1 missing_tokenizer_folder_is_refused_even_for_a_byte_model 'nowhere_tok: not a folder' \
+  dump "$tmp/byte.bin" --tokenizer "$tmp/nowhere_tok" --out "$tmp/nt.h5" --device cpu --quiet --n 1 --len 8 --probes bos
 
 # --- probe files (and no dump left behind)
 for p in two_items_on_a_line key_given_twice nul_escape_in_text; do

@@ -43,6 +43,12 @@ andrea_tokenizer *andrea_tokenizer_open(int vocab_size, const char *model_dir, c
                 vocab_size);
         return NULL;
     }
+    struct stat st;
+    if (tok_dir && (stat(tok_dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        /* checked for byte-level models too, which need no files: a mistyped folder is not silently ignored */
+        andrea_fail(err, "%s: not a folder (--tokenizer names the folder holding vocab.json and merges.txt)", tok_dir);
+        return NULL;
+    }
     andrea_tokenizer *t = calloc(1, sizeof *t);
     if (!t) {
         andrea_fail(err, "cannot allocate a tokenizer");
