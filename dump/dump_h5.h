@@ -27,20 +27,39 @@ static herr_t h5_walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
 
 static inline void h5_silence(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
+/* HDF5's I/O failures say "file write failed: time = ..., filename = ..., file descriptor = ...,
+ * errno = 28, error message = 'No space left on device', buf = ..."; what a user needs is the
+ * operation and the system's reason. */
+static inline void h5_shorten_io_error(char buf[200]) {
+    const char *m = strstr(buf, "error message = '"), *comma = strstr(buf, ": time =");
+    if (!m || !comma) return;
+    m += strlen("error message = '");
+    const char *end = strchr(m, '\'');
+    char reason[128];
+    snprintf(reason, sizeof reason, "%.*s", (int)(end ? end - m : (long)strlen(m)), m);
+    char head[64];
+    snprintf(head, sizeof head, "%.*s", (int)(comma - buf), buf);
+    snprintf(buf, 200, "%s: %s", head, reason);
+}
+
 static inline const char *h5_last_error(char buf[200]) {
     buf[0] = 0;
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, h5_walk_cb, buf);
     H5Eclear2(H5E_DEFAULT);
     if (!buf[0]) snprintf(buf, 200, "no detail");
+    h5_shorten_io_error(buf);
     return buf;
 }
 
-#define H5_FAIL_(what)                                                                          \
-    do {                                                                                        \
-        char h5msg_[200];                                                                       \
-        andrea_fail(err, "%s: HDF5 %s failed: %s (%s:%d)", h5_path, what, h5_last_error(h5msg_), \
-                __FILE__, __LINE__);                                                            \
-        goto fail;                                                                              \
+/* what: the call's text; its function name is enough in a message (the arguments go on for lines) */
+#define H5_FAIL_(what)                                                                                       \
+    do {                                                                                                     \
+        char h5msg_[200];                                                                                    \
+        const char *what_ = (what);                                                                          \
+        const char *paren_ = strchr(what_, '(');                                                             \
+        andrea_fail(err, "%s: HDF5 %.*s failed: %s (%s:%d)", h5_path, (int)(paren_ ? paren_ - what_ : (long)strlen(what_)), \
+                    what_, h5_last_error(h5msg_), __FILE__, __LINE__);                                      \
+        goto fail;                                                                                           \
     } while (0)
 
 #define H5_TRY(call)                                  \
