@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../common/buf.h"
+#include "catalog_open.h"
 #include "catalog_sql.h"
 
 static const char *const CIRCUITS_SCHEMA =
@@ -449,20 +449,13 @@ fail:
 }
 
 andrea_circuit_reader *andrea_circuit_reader_open(const char *path, const char *sha, ae_error *err) {
-    struct stat sb;
     sqlite3 *db = NULL;
     andrea_circuit_reader *r = calloc(1, sizeof *r);
     if (!r) {
         andrea_fail(err, "%s: out of memory", path);
         return NULL;
     }
-    if (stat(path, &sb) != 0) {
-        andrea_fail(err, "%s: no such catalog", path);
-        goto fail;
-    }
-    const int orc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
-    SQL_CHECK(path, db, orc, SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
+    if (andrea_catalog_open_ro(path, &db, err)) goto fail;
     SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA mmap_size = 1073741824", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_int64 run;
     if (find_run(db, path, sha, &run, r, err)) goto fail;

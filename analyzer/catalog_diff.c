@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../common/buf.h"
 #include "catalog.h"
+#include "catalog_open.h"
 #include "catalog_sql.h"
 
 typedef struct {
@@ -161,13 +161,8 @@ int andrea_catalog_diff(const char *path, const catalog_diff_options *o, catalog
     sqlite3_stmt *st = NULL;
     checkpoint_row *cps = NULL;
     int n = 0, from, to, ret = -1, rc;
-    struct stat sb;
     memset(out, 0, sizeof *out);
-    if (stat(path, &sb) != 0) return andrea_fail(err, "%s: no such catalog", path);
-    if (!S_ISREG(sb.st_mode)) return andrea_fail(err, "%s: not a regular file", path);
-    SQL_CHECK(path, db, sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA query_only=ON", NULL, NULL, NULL), SQLITE_OK);
+    if (andrea_catalog_open_ro(path, &db, err)) return -1;
     if (list_checkpoints(db, path, &cps, &n, err)) goto fail;
     if ((rc = resolve(path, "--from", o->from, cps, n, &from, err)) || (rc = resolve(path, "--to", o->to, cps, n, &to, err))) {
         ret = rc;

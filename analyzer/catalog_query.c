@@ -5,13 +5,13 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include <cjson/cJSON.h>
 
 #include "../common/buf.h"
 #include "../common/checked_size.h"
+#include "catalog_open.h"
 #include "catalog_sql.h"
 #include "../common/printable.h"
 
@@ -33,22 +33,10 @@ int andrea_catalog_format_parse(const char *s) {
     return -1;
 }
 
-/* Opens an existing catalog read-only. SQLite would happily create a missing file in other
- * modes; here a missing file is the user's mistake and must say so. */
+/* The shared read-only open (catalog_open.h) plus foreign keys, as on every andrea connection. */
 static int open_ro(const char *path, sqlite3 **out, ae_error *err) {
-    struct stat sb;
-    *out = NULL;
-    if (stat(path, &sb) != 0) return andrea_fail(err, "%s: no such catalog", path);
-    if (!S_ISREG(sb.st_mode)) return andrea_fail(err, "%s: not a regular file", path);
     sqlite3 *db = NULL;
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
-    if (rc != SQLITE_OK) {
-        andrea_fail(err, "%s: cannot open catalog: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-        sqlite3_close(db);
-        return -1;
-    }
-    SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA query_only=ON", NULL, NULL, NULL), SQLITE_OK);
+    if (andrea_catalog_open_ro(path, &db, err)) return -1;
     SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL), SQLITE_OK);
     *out = db;
     return 0;

@@ -16,7 +16,6 @@
  */
 #include "report.h"
 
-#include <errno.h>
 #include <math.h>
 #include <sys/stat.h>
 #include <sqlite3.h>
@@ -26,6 +25,7 @@
 
 #include "../common/checked_size.h"
 #include "../common/sqlite_check.h"
+#include "../analyzer/catalog_open.h"
 #include "../dump/dump.h"
 #include "../tokenizer/tokenizer.h"
 #include "../probes/probe.h"
@@ -244,10 +244,7 @@ int andrea_report_load_catalog(report_data *d, const char *db_path, const char *
     int n_ck = 0;
     view_cols vc;
     /* Read-only and never created: a missing catalog is an error, not an empty report. */
-    struct stat sb;
-    if (stat(db_path, &sb) != 0) return andrea_fail(err, "%s: cannot open the catalog: %s", db_path, strerror(errno));
-    SQL_CHECK(db_path, db, sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    SQL_CHECK(db_path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
+    if (andrea_catalog_open_ro(db_path, &db, err)) return -1;
     if (sqlite3_prepare_v2(db, "SELECT * FROM head_catalog LIMIT 0", -1, &st, NULL) != SQLITE_OK) {
         andrea_fail(err, "%s: not an andrea catalog (no view head_catalog: %s)", db_path, sqlite3_errmsg(db));
         goto fail;

@@ -10,6 +10,7 @@
 
 #include "../common/checked_size.h"
 #include "../common/sqlite_check.h"
+#include "../analyzer/catalog_open.h"
 
 void andrea_series_free(series_data *d) {
     free(d->ck);
@@ -148,8 +149,7 @@ int andrea_series_load(const char *path, const series_input *in, int n, series_d
         snprintf(d->ck[i].sha256, sizeof d->ck[i].sha256, "%s", in[i].sha256);
         snprintf(d->ck[i].href, sizeof d->ck[i].href, "%s", in[i].report_href ? in[i].report_href : "");
     }
-    SQL_CHECK(path, db, sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
+    if (andrea_catalog_open_ro(path, &db, err)) goto fail;
     SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL), SQLITE_OK);
     if (load_meta(db, path, d, err)) goto fail;
     sort_by_step(d->ck, d->n_ck);

@@ -1,0 +1,108 @@
+/* catalog_open.c — the read-only opener of a catalog (see catalog_open.h).
+ *
+ * Why a fallback is needed: a catalog is in WAL mode, and SQLite reads a WAL database through its
+ * -shm file (the WAL index), which a read-only connection still creates beside the database. In a
+ * folder the reader cannot write, with no -shm there (a catalog.db copied alone, as the docs
+ * allow), the first read fails with SQLITE_READONLY or SQLITE_CANTOPEN ("attempt to write a
+ * readonly database"). SQLite's documented way to read such a file is the URI parameter
+ * immutable=1 (https://sqlite.org/wal.html, "Read-Only Databases"): no locks, no -shm, no WAL.
+ * That is only correct when the database file holds the whole catalog, i.e. when there is no
+ * -wal beside it or it is empty (the writer's last close checkpoints the WAL into the file);
+ * a -wal with frames holds committed runs the file lacks, so then the open is refused instead of
+ * showing an old catalog. The fallback is never tried when the first read works, so a catalog in
+ * a writable folder is read with normal locking, safe against a writer running at that time. */
+#include "catalog_open.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../common/sqlite_check.h"
+
+/* "file:PATH?immutable=1" with PATH percent-encoded (RFC 3986: every byte but the unreserved
+ * ones and '/'), so '?', '#', '%' and spaces in a path stay part of the name. An absolute path
+ * gets an empty authority ("file:///abs") so a path starting with "//" is not read as a host. */
+static char *immutable_uri(const char *path) {
+    static const char hex[] = "0123456789ABCDEF";
+    const size_t n = strlen(path);
+    char *u = malloc(3 * n + 32); /* n <= PATH_MAX-ish: stat() accepted it */
+    if (!u) return NULL;
+    char *p = u + sprintf(u, "%s", path[0] == '/' ? "file://" : "file:");
+    for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
+        if ((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || strchr("-._~/", *s)) {
+            *p++ = (char)*s;
+        } else {
+            *p++ = '%';
+            *p++ = hex[*s >> 4];
+            *p++ = hex[*s & 15];
+        }
+    }
+    strcpy(p, "?immutable=1");
+    return u;
+}
+
+/* 1 when PATH-wal exists and holds something (frames the database file lacks), else 0. */
+static int wal_has_frames(const char *path) {
+    const size_t n = strlen(path);
+    char *wal = malloc(n + 5);
+    struct stat sb;
+    if (!wal) return 1; /* unknown: do not assume the file is complete */
+    memcpy(wal, path, n);
+    memcpy(wal + n, "-wal", 5);
+    const int has = stat(wal, &sb) == 0 && sb.st_size > 0;
+    free(wal);
+    return has;
+}
+
+static int open_with(const char *name, int flags, const char *path, sqlite3 **out, ae_error *err) {
+    sqlite3 *db = NULL;
+    const int rc = sqlite3_open_v2(name, &db, flags, NULL);
+    if (rc != SQLITE_OK) {
+        andrea_fail(err, "%s: cannot open catalog: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        sqlite3_close(db);
+        return -1;
+    }
+    *out = db;
+    return 0;
+}
+
+/* The first read, which is where a WAL database needs its -shm. Returns SQLite's result code. */
+static int first_read(sqlite3 *db) {
+    return sqlite3_exec(db, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL);
+}
+
+int andrea_catalog_open_ro(const char *path, sqlite3 **out, ae_error *err) {
+    struct stat sb;
+    sqlite3 *db = NULL;
+    *out = NULL;
+    /* SQLite would create a missing file in other modes; here it is the user's mistake. */
+    if (stat(path, &sb) != 0) return andrea_fail(err, "%s: no such catalog", path);
+    if (!S_ISREG(sb.st_mode)) return andrea_fail(err, "%s: not a regular file", path);
+    if (open_with(path, SQLITE_OPEN_READONLY, path, &db, err)) return -1;
+    SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
+    const int rc = first_read(db) & 0xff; /* primary code of an extended one */
+    if (rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN) {
+        /* no -shm and no way to create it (see the top of this file) */
+        SQL_CHECK(path, db, sqlite3_close(db), SQLITE_OK);
+        db = NULL;
+        if (wal_has_frames(path))
+            return andrea_fail(err, "%s: cannot read the catalog: its folder is not writable and %s-wal beside it holds "
+                                    "changes not yet in the file (copy the folder somewhere writable, or let its "
+                                    "writer finish)", path, path);
+        char *uri = immutable_uri(path);
+        if (!uri) return andrea_fail(err, "%s: out of memory", path);
+        const int orc = open_with(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path, &db, err);
+        free(uri);
+        if (orc) return -1;
+        SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
+    }
+    /* any other failure of the first read (not a database, say) is left to the caller's first
+     * query, which reports it in its own words */
+    SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA query_only=ON", NULL, NULL, NULL), SQLITE_OK);
+    *out = db;
+    return 0;
+fail:
+    sqlite3_close(db);
+    return -1;
+}

@@ -1,0 +1,24 @@
+/* catalog_open.h — the one read-only opener of a catalog, shared by every reader (heads, sql,
+ * diff, render's report and series pages, the circuit reader).
+ *
+ * Job: open an existing catalog for reading, wherever it lies, without ever writing it.
+ * Invariants:
+ *   - the file must exist and be a regular file; it is never created;
+ *   - the connection is SQLITE_OPEN_READONLY with query_only on and a 30 s busy timeout;
+ *   - a catalog in a folder the reader cannot write (a copy of catalog.db on read-only media, a
+ *     colleague's folder) is read too: see andrea_catalog_open_ro for when and why it is opened
+ *     immutable.
+ * Failure contract: -1 with "PATH: problem" ("no such catalog", "not a regular file", "cannot
+ * open catalog: ...", or a WAL beside it that cannot be read); *out is NULL then.
+ */
+#ifndef ANDREA_CATALOG_OPEN_H
+#define ANDREA_CATALOG_OPEN_H
+
+#include <sqlite3.h>
+
+#include "../common/error.h"
+
+/* Opens PATH read-only into *out (close with sqlite3_close). */
+int andrea_catalog_open_ro(const char *path, sqlite3 **out, ae_error *err);
+
+#endif
