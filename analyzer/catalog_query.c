@@ -56,6 +56,54 @@ static int past_deadline(void *deadline) {
     return now_s() > *(const double *)deadline;
 }
 
+/* What a cell of `text_bytes` bytes of text costs in memory: its pointer and numeric flag, and its
+ * text as malloc holds it (an 8-byte header, 16-byte granules), so a million tiny cells count too. */
+static size_t cell_cost(size_t text_bytes) {
+    return sizeof(char *) + 1 + ((text_bytes + 1 + 8 + 15) & ~(size_t)15);
+}
+
+/* A BLOB as the SQL literal x'00ff0a22' (lower-case hex): text that stays text in every format
+ * (raw bytes would cut a cell at a NUL and put invalid UTF-8 into JSON), and reads back into
+ * SQLite as the same blob. */
+static char *blob_literal(const unsigned char *b, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    char *s = malloc(2 * n + 4); /* n <= SQLite's value limit (< 2^31): no overflow */
+    if (!s) return NULL;
+    s[0] = 'x', s[1] = '\'';
+    for (size_t i = 0; i < n; i++) s[2 + 2 * i] = hex[b[i] >> 4], s[3 + 2 * i] = hex[b[i] & 15];
+    s[2 + 2 * n] = '\'', s[3 + 2 * n] = 0;
+    return s;
+}
+
+/* Cell i of the current row as text into *out (NULL for SQL NULL), adding its cost to *bytes. The
+ * size is known (sqlite3_column_bytes, which neither converts nor expands a zeroblob) and checked
+ * against max_bytes BEFORE the value is fetched or copied, so a huge cell is refused without
+ * being held. Returns 0, 1 when the result would pass max_bytes, -1 when out of memory. */
+static int cell_text(sqlite3_stmt *st, int i, size_t max_bytes, size_t *bytes, char **out) {
+    const int t = sqlite3_column_type(st, i);
+    char buf[64];
+    size_t n = 0;
+    *out = NULL;
+    if (t == SQLITE_NULL) n = 0;
+    else if (t == SQLITE_FLOAT) n = (size_t)snprintf(buf, sizeof buf, "%.17g", sqlite3_column_double(st, i));
+    else if (t == SQLITE_BLOB) n = 2 * (size_t)sqlite3_column_bytes(st, i) + 3;
+    else if (sqlite3_column_text(st, i)) n = (size_t)sqlite3_column_bytes(st, i); /* INTEGER, TEXT as UTF-8 */
+    else return -1; /* the conversion to text ran out of memory */
+    const size_t cost = t == SQLITE_NULL ? sizeof(char *) + 1 : cell_cost(n);
+    if (cost > max_bytes - *bytes) return 1;
+    *bytes += cost;
+    if (t == SQLITE_NULL) return 0;
+    if (t == SQLITE_BLOB) {
+        const void *b = sqlite3_column_blob(st, i);
+        *out = blob_literal(b ? b : "", (n - 3) / 2);
+    } else if (t == SQLITE_FLOAT) {
+        *out = strdup(buf);
+    } else { /* the text as far as its first NUL: cells are C strings */
+        *out = strndup((const char *)sqlite3_column_text(st, i), n);
+    }
+    return *out ? 0 : -1;
+}
+
 /* Steps a prepared statement to the end, collecting every row as text, at most max_bytes of it. */
 static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double timeout, size_t max_bytes,
                         catalog_rows *out, ae_error *err) {
@@ -76,6 +124,9 @@ static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double 
         if (rc == SQLITE_INTERRUPT && timeout > 0)
             return andrea_fail(err, "%s: query stopped after %g s (the time limit; narrow the query, add LIMIT, or raise "
                                 "--timeout)", path, timeout);
+        if (rc == SQLITE_TOOBIG) /* a value over the length limit set by collect */
+            return andrea_fail(err, "%s: result too large (a value over %zu MiB; narrow the query or add LIMIT)", path,
+                               max_bytes >> 21);
         if (rc != SQLITE_ROW) return andrea_fail(err, "%s: query failed: %s", path, sqlite3_errmsg(db));
         size_t cells;
         if (ae_mul((size_t)out->n_rows + 1, (size_t)(nc ? nc : 1), &cells) || cells > ((size_t)1 << 40) / sizeof(char *))
@@ -84,32 +135,17 @@ static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double 
             andrea_grow(&out->numeric, &ncap, cells, 1, 64 * (size_t)(nc ? nc : 1)))
             return andrea_fail(err, "%s: out of memory", path);
         size_t base = (size_t)out->n_rows * (size_t)nc;
+        for (int i = 0; i < nc; i++) out->cells[base + i] = NULL; /* the row is freed whole on a failure */
+        out->n_rows++;
         for (int i = 0; i < nc; i++) {
             int t = sqlite3_column_type(st, i);
             out->numeric[base + i] = t == SQLITE_INTEGER ? 1 : t == SQLITE_FLOAT ? 2 : 0;
-            if (t == SQLITE_NULL) {
-                out->cells[base + i] = NULL;
-            } else if (t == SQLITE_FLOAT) {
-                char buf[64];
-                snprintf(buf, sizeof buf, "%.17g", sqlite3_column_double(st, i));
-                out->cells[base + i] = strdup(buf);
-            } else {
-                const unsigned char *s = sqlite3_column_text(st, i);
-                out->cells[base + i] = strdup(s ? (const char *)s : "");
-            }
-            /* what the cell costs in memory: its pointer and numeric flag, and its text as malloc
-             * holds it (an 8-byte header, 16-byte granules), so a million tiny cells count too */
-            const size_t cell = sizeof(char *) + 1 + (out->cells[base + i] ? (strlen(out->cells[base + i]) + 1 + 8 + 15) & ~(size_t)15 : 0);
-            if ((t != SQLITE_NULL && !out->cells[base + i]) || (bytes += cell) > max_bytes) {
-                for (int j = i + 1; j < nc; j++) out->cells[base + j] = NULL;
-                out->n_rows++;
-                if (bytes > max_bytes)
-                    return andrea_fail(err, "%s: result too large (over %zu MiB in memory; narrow the query or add LIMIT)",
+            const int crc = cell_text(st, i, max_bytes, &bytes, &out->cells[base + i]);
+            if (crc > 0)
+                return andrea_fail(err, "%s: result too large (over %zu MiB in memory; narrow the query or add LIMIT)",
                                    path, max_bytes >> 20);
-                return andrea_fail(err, "%s: out of memory", path);
-            }
+            if (crc < 0) return andrea_fail(err, "%s: out of memory", path);
         }
-        out->n_rows++;
     }
     return 0;
 }
@@ -121,7 +157,14 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, const catalo
     const size_t max_bytes = lim && lim->max_bytes ? lim->max_bytes : CATALOG_RESULT_MAX_BYTES;
     double deadline = now_s() + timeout;
     if (timeout > 0) sqlite3_progress_handler(db, 10000, past_deadline, &deadline);
+    /* SQLite builds a row's values before andrea sees them (it expands a zeroblob(N) into N bytes),
+     * so cell_text's size check alone would come after the memory is taken. No value over half the
+     * result limit could be shown (a blob's text is twice its size), so SQLite refuses to build one
+     * (SQLITE_TOOBIG, for the query's intermediate values too). */
+    const int old_length = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, max_bytes / 2 < (size_t)old_length ? (int)(max_bytes / 2) : old_length);
     int rc = collect_rows(db, path, st, timeout, max_bytes, out, err);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, old_length);
     sqlite3_progress_handler(db, 0, NULL, NULL);
     return rc;
 }
@@ -486,6 +529,78 @@ static void table_cell(FILE *out, const char *s, size_t w, int right) {
         for (size_t i = 0; i < pad; i++) fputc(' ', out);
 }
 
+/* JSON keys for the columns: a name given twice (SELECT a.x, b.x) would make an object with one
+ * key twice, which most readers collapse to its last value, silently losing a column. The first
+ * column keeps its name; a later one gets the first of NAME_2, NAME_3, ... that is no column's
+ * name and no key given before. Returns an array of nc strings, or NULL when out of memory. */
+static char **json_keys(const catalog_rows *r) {
+    const int nc = r->n_cols;
+    char **k = calloc(nc ? (size_t)nc : 1, sizeof *k);
+    if (!k) return NULL;
+    for (int i = 0; i < nc; i++) {
+        const char *name = r->col_names[i];
+        andrea_buf b = {0};
+        for (int n = 1;; n++) {
+            andrea_buf_free(&b);
+            if (n == 1) andrea_buf_puts(&b, name);
+            else andrea_buf_printf(&b, "%s_%d", name, n);
+            if (andrea_buf_failed(&b)) break;
+            int taken = 0;
+            for (int j = 0; j < i && !taken; j++) taken = !strcmp(k[j], b.s);
+            for (int j = 0; n > 1 && j < nc && !taken; j++) taken = !strcmp(r->col_names[j], b.s);
+            if (!taken) break;
+        }
+        if (andrea_buf_failed(&b)) {
+            for (int j = 0; j < i; j++) free(k[j]);
+            free(k);
+            return NULL;
+        }
+        k[i] = b.s;
+    }
+    return k;
+}
+
+/* One JSON array of objects, one per row; numbers as numbers, BLOBs as their x'..' text. */
+static int write_json(FILE *out, const catalog_rows *r, ae_error *err) {
+    const size_t nc = (size_t)r->n_cols;
+    char **keys = json_keys(r);
+    cJSON *arr = keys ? cJSON_CreateArray() : NULL;
+    int ret = -1;
+    if (!arr) goto done;
+    for (int row = 0; row < r->n_rows; row++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            goto done;
+        }
+        for (size_t i = 0; i < nc; i++) {
+            size_t k = (size_t)row * nc + i;
+            const char *c = r->cells[k];
+            /* numbers as SQLite gave them (a REAL as %.17g: exact round trip); inf is no JSON */
+            const int finite = c && r->numeric[k] && r->numeric[k] != 3 && strspn(c, "0123456789+-.eE") == strlen(c);
+            cJSON *v = !c ? cJSON_CreateNull()
+                          : finite ? cJSON_CreateRaw(c)
+                                   : r->numeric[k] && r->numeric[k] != 3 ? cJSON_CreateNull() : cJSON_CreateString(c);
+            if (!v || !cJSON_AddItemToObject(o, keys[i], v)) {
+                cJSON_Delete(v);
+                goto done;
+            }
+        }
+    }
+    char *s = cJSON_Print(arr);
+    if (!s) goto done;
+    fputs(s, out);
+    fputc('\n', out);
+    cJSON_free(s);
+    ret = 0;
+done:
+    if (ret) andrea_fail(err, "out of memory");
+    cJSON_Delete(arr);
+    for (size_t i = 0; keys && i < nc; i++) free(keys[i]);
+    free(keys);
+    return ret;
+}
+
 int andrea_catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_error *err) {
     size_t nc = (size_t)r->n_cols;
     if (fmt == CATALOG_CSV) {
@@ -502,36 +617,7 @@ int andrea_catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format f
             fputs("\r\n", out);
         }
     } else if (fmt == CATALOG_JSON) {
-        cJSON *arr = cJSON_CreateArray();
-        if (!arr) return andrea_fail(err, "out of memory");
-        for (int row = 0; row < r->n_rows; row++) {
-            cJSON *o = cJSON_CreateObject();
-            if (!o || !cJSON_AddItemToArray(arr, o)) {
-                cJSON_Delete(o);
-                cJSON_Delete(arr);
-                return andrea_fail(err, "out of memory");
-            }
-            for (size_t i = 0; i < nc; i++) {
-                size_t k = (size_t)row * nc + i;
-                const char *c = r->cells[k];
-                /* numbers as SQLite gave them (a REAL as %.17g: exact round trip); inf is no JSON */
-                const int finite = c && r->numeric[k] && r->numeric[k] != 3 && strspn(c, "0123456789+-.eE") == strlen(c);
-                cJSON *v = !c ? cJSON_CreateNull()
-                              : finite ? cJSON_CreateRaw(c)
-                                       : r->numeric[k] && r->numeric[k] != 3 ? cJSON_CreateNull() : cJSON_CreateString(c);
-                if (!v || !cJSON_AddItemToObject(o, r->col_names[i], v)) {
-                    cJSON_Delete(v);
-                    cJSON_Delete(arr);
-                    return andrea_fail(err, "out of memory");
-                }
-            }
-        }
-        char *s = cJSON_Print(arr);
-        cJSON_Delete(arr);
-        if (!s) return andrea_fail(err, "out of memory");
-        fputs(s, out);
-        fputc('\n', out);
-        cJSON_free(s);
+        if (write_json(out, r, err)) return -1;
     } else {
         size_t *w = calloc(nc ? nc : 1, sizeof *w);
         unsigned char *num = calloc(nc ? nc : 1, 1);

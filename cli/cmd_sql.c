@@ -15,8 +15,10 @@ static void help(FILE *f) {
             "ATTACH and pragma writes are refused. The view head_catalog and the tables are described\n"
             "in docs/catalog.md.\n"
             "  --timeout S   stop a query still running after S seconds (default %g; 0: no limit).\n"
-            "                A result is held in memory and refused over %zu MiB.\n",
-            CATALOG_TIMEOUT_DEFAULT_S, CATALOG_RESULT_MAX_BYTES >> 20);
+            "                A result is held in memory and refused over %zu MiB (one value: over %zu MiB).\n"
+            "A BLOB is shown as its SQL literal, x'00ff0a22'. In JSON, a column name given twice gets\n"
+            "_2, _3, ... on its later columns (SELECT a.x, b.x: keys x and x_2).\n",
+            CATALOG_TIMEOUT_DEFAULT_S, CATALOG_RESULT_MAX_BYTES >> 20, CATALOG_RESULT_MAX_BYTES >> 21);
 }
 
 int cmd_sql(int argc, char **argv) {

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -475,6 +476,70 @@ static void test_sql_result_over_the_memory_limit_is_refused(void) {
     CHECK(rows.n_rows == 0 && rows.cells == NULL); /* nothing half-collected is handed back */
 }
 
+/* rows written in FMT, as one string (static: one at a time) */
+static const char *written(const catalog_rows *r, catalog_format fmt) {
+    static char *s;
+    size_t n = 0;
+    ae_error err = {{0}};
+    free(s);
+    FILE *f = open_memstream(&s, &n);
+    CHECK(f != NULL);
+    CHECK(andrea_catalog_rows_write(f, r, fmt, &err) == 0);
+    CHECK(fclose(f) == 0);
+    return s;
+}
+
+static void test_sql_shows_a_blob_as_its_hex_literal_in_every_format(void) {
+    catalog_rows rows;
+    ae_error err = {{0}};
+    CHECK(andrea_catalog_sql(cli_db(), "SELECT x'00ff0a22' AS b, x'' AS e", NULL, &rows, &err) == 0);
+    CHECK(rows.n_rows == 1 && rows.cells[0] && !strcmp(rows.cells[0], "x'00ff0a22'"));
+    CHECK(rows.cells[1] && !strcmp(rows.cells[1], "x''"));
+    CHECK_MSG(strstr(written(&rows, CATALOG_JSON), "\"b\":\t\"x'00ff0a22'\"") != NULL, "%s", written(&rows, CATALOG_JSON));
+    CHECK(strstr(written(&rows, CATALOG_CSV), "x'00ff0a22',x''\r\n") != NULL);
+    CHECK(strstr(written(&rows, CATALOG_TABLE), "x'00ff0a22'  x''\n") != NULL);
+    andrea_catalog_rows_free(&rows);
+}
+
+/* The blob's text (2 bytes a byte) counts against the limit: two blobs that fit as raw bytes
+ * but not as text are refused. */
+static void test_sql_counts_a_blob_by_its_text_against_the_limit(void) {
+    catalog_limits lim = {0, 1 << 16};
+    catalog_rows rows;
+    ae_error err = {{0}};
+    CHECK(andrea_catalog_sql(cli_db(), "SELECT zeroblob(30000) AS a", &lim, &rows, &err) == 0);
+    CHECK(rows.n_rows == 1 && rows.cells[0] && strlen(rows.cells[0]) == 60003);
+    andrea_catalog_rows_free(&rows);
+    CHECK(andrea_catalog_sql(cli_db(), "SELECT zeroblob(30000) AS a, zeroblob(30000) AS b", &lim, &rows, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "result too large") != NULL, "%s", err.msg);
+}
+
+/* Two 900 MB blobs: refused in one line, without the process ever holding them. */
+static void test_sql_refuses_a_huge_blob_without_holding_it(void) {
+    struct rusage before, after;
+    catalog_rows rows;
+    ae_error err = {{0}};
+    CHECK(getrusage(RUSAGE_SELF, &before) == 0);
+    CHECK(andrea_catalog_sql(cli_db(), "SELECT zeroblob(900000000) AS a, zeroblob(900000000) AS b", NULL, &rows, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "result too large") != NULL && !strchr(err.msg, '\n'), "%s", err.msg);
+    CHECK(getrusage(RUSAGE_SELF, &after) == 0);
+    CHECK_MSG(after.ru_maxrss - before.ru_maxrss < 100 * 1024, "peak RSS rose by %ld KiB",
+              after.ru_maxrss - before.ru_maxrss);
+}
+
+/* JSON objects with one key twice lose a column in most readers: later ones get _2, _3, ...,
+ * skipping names that are columns already. */
+static void test_json_gives_a_repeated_column_name_a_suffix(void) {
+    catalog_rows rows;
+    ae_error err = {{0}};
+    CHECK(andrea_catalog_sql(cli_db(), "SELECT 1 AS x, 2 AS x, 3 AS x_2, 4 AS x", NULL, &rows, &err) == 0);
+    const char *j = written(&rows, CATALOG_JSON);
+    CHECK_MSG(strstr(j, "\"x\":\t1,") && strstr(j, "\"x_3\":\t2,") && strstr(j, "\"x_2\":\t3,") &&
+                  strstr(j, "\"x_4\":\t4"), "%s", j);
+    CHECK(strstr(written(&rows, CATALOG_CSV), "x,x,x_2,x\r\n") != NULL); /* other formats keep the names */
+    andrea_catalog_rows_free(&rows);
+}
+
 static void test_heads_refuses_numbers_it_cannot_mean(void) {
     const char *out = tmp_path("absurd.out");
     const char *layer[] = {"heads", "--db", cli_db(), "--layer", "4294967299", NULL}; /* 3 mod 2^32 */
@@ -532,6 +597,10 @@ int main(void) {
     RUN(test_sql_on_a_missing_catalog_fails_without_creating_it);
     RUN(test_sql_endless_query_stops_at_its_time_limit);
     RUN(test_sql_result_over_the_memory_limit_is_refused);
+    RUN(test_sql_shows_a_blob_as_its_hex_literal_in_every_format);
+    RUN(test_sql_counts_a_blob_by_its_text_against_the_limit);
+    RUN(test_sql_refuses_a_huge_blob_without_holding_it);
+    RUN(test_json_gives_a_repeated_column_name_a_suffix);
     RUN(test_heads_refuses_numbers_it_cannot_mean);
     RUN(test_heads_on_a_file_that_is_not_a_catalog_fails);
     return check_summary("test_catalog");
