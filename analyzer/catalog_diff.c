@@ -2,6 +2,7 @@
 #include "catalog_diff.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 
 typedef struct {
     char name[256];
+    char sha256[65];
+    char path[512];
     long long step; /* -1: unknown */
     long long run;  /* latest run id */
     int n_layer, n_head, d_model;
@@ -38,7 +41,7 @@ static int list_checkpoints(sqlite3 *db, const char *path, checkpoint_row **out,
     if (tables < 2) return 0;
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,
-                                 "SELECT m.name, m.step, max(r.id), m.n_layer, m.n_head, m.d_model"
+                                 "SELECT m.name, m.step, max(r.id), m.n_layer, m.n_head, m.d_model, m.sha256, m.path"
                                  " FROM models m JOIN runs r ON r.model_id = m.id GROUP BY m.id ORDER BY m.name, m.step",
                                  -1, &st, NULL),
               SQLITE_OK);
@@ -57,6 +60,9 @@ static int list_checkpoints(sqlite3 *db, const char *path, checkpoint_row **out,
         c->n_layer = sqlite3_column_int(st, 3);
         c->n_head = sqlite3_column_int(st, 4);
         c->d_model = sqlite3_column_int(st, 5);
+        const char *sha = (const char *)sqlite3_column_text(st, 6), *p = (const char *)sqlite3_column_text(st, 7);
+        snprintf(c->sha256, sizeof c->sha256, "%s", sha ? sha : "");
+        snprintf(c->path, sizeof c->path, "%s", p ? p : "");
     }
     SQL_CHECK(path, db, rc, SQLITE_DONE);
     sqlite3_finalize(st);
@@ -68,10 +74,49 @@ fail:
     return -1;
 }
 
-/* Resolves "NAME[@STEP]" (option names the flag for messages) to an index into cps. */
+/* 1 when two checkpoints of the list would read the same as NAME[@STEP]. */
+static int shares_label(const checkpoint_row *cps, int n, int i) {
+    for (int j = 0; j < n; j++)
+        if (j != i && cps[j].step == cps[i].step && !strcmp(cps[j].name, cps[i].name)) return 1;
+    return 0;
+}
+
+/* Appends ", NAME[@STEP]" for cps[i] to list (cap bytes), with its sha256 prefix and path when
+ * another checkpoint reads the same (or always, when `full`), so the user can tell them apart. */
+static void describe(char *list, size_t cap, const checkpoint_row *cps, int n, int i, int full) {
+    const size_t used = strlen(list);
+    const checkpoint_row *c = &cps[i];
+    char step[32] = "";
+    if (c->step >= 0) snprintf(step, sizeof step, "@%lld", c->step);
+    if (full || shares_label(cps, n, i))
+        snprintf(list + used, cap - used, "%s%s%s (sha256 %.12s, %s)", used ? ", " : "", c->name, step, c->sha256, c->path);
+    else
+        snprintf(list + used, cap - used, "%s%s%s", used ? ", " : "", c->name, step);
+}
+
+/* Does checkpoint c match selector name (without @STEP; real: the file it names, resolved, or "")
+ * in pass 0 (model name), 1 (series), 2 (the model path as recorded, which the dump keeps
+ * absolute, so the file named is compared resolved too) or 3 (a sha256 prefix of 4+ hex digits)? */
+static int matches(const checkpoint_row *c, const char *name, const char *real, int pass) {
+    char series[256];
+    switch (pass) {
+    case 0: return !strcmp(c->name, name);
+    case 1: andrea_catalog_series_from_name(c->name, series, sizeof series); return !strcmp(series, name);
+    case 2: return !strcmp(c->path, name) || (real[0] && !strcmp(c->path, real));
+    default: {
+        const size_t n = strlen(name);
+        if (n < 4 || n > 64 || strspn(name, "0123456789abcdefABCDEF") != n) return 0;
+        for (size_t k = 0; k < n; k++)
+            if (tolower((unsigned char)name[k]) != c->sha256[k]) return 0;
+        return 1;
+    }
+    }
+}
+
+/* Resolves "SELECTOR[@STEP]" (option names the flag for messages) to an index into cps. */
 static int resolve(const char *path, const char *option, const char *sel, const checkpoint_row *cps, int n, int *pick,
                    ae_error *err) {
-    char name[256];
+    char name[512];
     long long step = -1;
     const char *at = strrchr(sel, '@');
     snprintf(name, sizeof name, "%.*s", at ? (int)(at - sel) : (int)strlen(sel), sel);
@@ -82,31 +127,39 @@ static int resolve(const char *path, const char *option, const char *sel, const 
             return CATALOG_DIFF_USAGE;
         }
     }
+    char real[PATH_MAX];
+    if (!realpath(name, real)) real[0] = 0; /* not a file here: compared as written only */
     *pick = -1;
-    /* pass 0: model names; pass 1 (only when no model has that name): series */
-    for (int pass = 0; pass < 2 && *pick < 0; pass++)
+    /* the first pass with a match decides (model names, then series, paths, sha256 prefixes); in it
+     * the highest step wins, and two checkpoints tied there are ambiguous, never picked at random */
+    int tied = 0;
+    for (int pass = 0; pass < 4 && *pick < 0; pass++)
         for (int i = 0; i < n; i++) {
-            char series[256];
-            andrea_catalog_series_from_name(cps[i].name, series, sizeof series);
-            if (strcmp(pass ? series : cps[i].name, name)) continue;
-            if (at && cps[i].step != step) continue;
-            if (*pick < 0 || cps[i].step > cps[*pick].step ||
-                (cps[i].step == cps[*pick].step && cps[i].run > cps[*pick].run))
-                *pick = i;
+            if (!matches(&cps[i], name, real, pass) || (at && cps[i].step != step)) continue;
+            if (*pick >= 0 && cps[i].step == cps[*pick].step) tied = 1;
+            else if (*pick < 0 || cps[i].step > cps[*pick].step) *pick = i, tied = 0;
         }
-    if (*pick >= 0) return 0;
-    /* exit 2 with the names that exist (as many as fit in one line) */
     char list[600] = "";
-    size_t used = 0;
-    for (int i = 0; i < n && used < sizeof list - 40; i++) {
-        int k = cps[i].step >= 0 ? snprintf(list + used, sizeof list - used, "%s%s@%lld", i ? ", " : "", cps[i].name,
-                                            cps[i].step)
-                                 : snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", cps[i].name);
-        used += k > 0 ? (size_t)k : 0;
-        if (used >= sizeof list - 40 && i + 1 < n) snprintf(list + used, sizeof list - used, ", ... (%d in all)", n);
+    if (*pick >= 0 && !tied) return 0;
+    if (*pick >= 0) { /* exit 2 with the tied checkpoints, told apart by sha256 and path */
+        for (int pass = 0, done = 0; pass < 4 && !done; pass++)
+            for (int i = 0; i < n; i++)
+                if (matches(&cps[i], name, real, pass) && cps[i].step == cps[*pick].step && strlen(list) < sizeof list - 80)
+                    describe(list, sizeof list, cps, n, i, 1), done = 1;
+        andrea_fail(err, "%s: %s '%s' is ambiguous: it matches %s; select one by a sha256 prefix (4+ hex digits) or "
+                         "its path", path, option, sel, list);
+        return CATALOG_DIFF_USAGE;
+    }
+    /* exit 2 with the checkpoints that exist (as many as fit in one line) */
+    for (int i = 0; i < n; i++) {
+        if (strlen(list) >= sizeof list - 120) {
+            snprintf(list + strlen(list), sizeof list - strlen(list), ", ... (%d in all)", n);
+            break;
+        }
+        describe(list, sizeof list, cps, n, i, 0);
     }
     andrea_fail(err, "%s: %s '%s' matches no checkpoint; the catalog holds: %s", path, option, sel,
-            n ? list : "(no analysed checkpoint)");
+                n ? list : "(no analysed checkpoint)");
     return CATALOG_DIFF_USAGE;
 }
 

@@ -5,14 +5,17 @@
  * class), the score and label in each and the change.
  * Invariants:
  *   - the catalog is opened read-only and never created; selectors are bound, never pasted;
- *   - a selector names a model (models.name) or a series (the name without its trailing step
- *     part, andrea_catalog_series_from_name in catalog.h); model names are tried first, series only when no model has the
- *     name; with @STEP only checkpoints of that step match; of several matches the highest step
- *     wins, then the most recent run; each checkpoint is read from its latest run;
+ *   - a selector names a model (models.name), a series (the name without its trailing step
+ *     part, andrea_catalog_series_from_name in catalog.h), a path (models.path, or the file named,
+ *     resolved) or a sha256 prefix (4+ hex digits), tried in that order, the first kind with a
+ *     match deciding; with @STEP only checkpoints of that step match; of several matches the
+ *     highest step wins, and different checkpoints tied there are ambiguous (an error listing
+ *     them by sha256 prefix and path), never picked silently; each checkpoint is read from its
+ *     latest run;
  *   - rows come sorted by |delta| descending (rows without a delta last), then layer, head, class.
  * Failure contract: -1 with "DB: problem" (exit 1: unreadable catalog, different shapes), or
  * CATALOG_DIFF_USAGE with a message (exit 2: a selector matching nothing, which lists the names
- * that exist; a malformed selector; a class neither checkpoint has).
+ * that exist; an ambiguous selector; a malformed selector; a class neither checkpoint has).
  */
 #ifndef ANDREA_CATALOG_DIFF_H
 #define ANDREA_CATALOG_DIFF_H

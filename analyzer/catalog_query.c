@@ -3,6 +3,7 @@
 #include "catalog.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -238,12 +239,81 @@ fail:
     return -1;
 }
 
+/* The distinct values of one models column, comma-separated into known (cap bytes). */
+static int list_models(sqlite3 *db, const char *path, const char *sql, char *known, size_t cap, ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    int rc;
+    known[0] = 0;
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        size_t u = strlen(known);
+        if (u > cap - 64) {
+            snprintf(known + u, cap - u, ", ...");
+            break;
+        }
+        snprintf(known + u, cap - u, "%s%s", u ? ", " : "", v ? v : "NULL");
+    }
+    if (rc != SQLITE_ROW) SQL_CHECK(path, db, rc, SQLITE_DONE);
+    sqlite3_finalize(st);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
+/* --model and --series must name something the catalog holds (the same rule as HEADS_SQL's ?4 and
+ * ?9): one that matches nothing is the user's typo, not an empty answer, and an empty one would
+ * match every model (every sha256 starts with ""). -2 with the reason, -1 on a catalog error. */
+static int check_selectors(sqlite3 *db, const char *path, const catalog_heads_filter *f, ae_error *err) {
+    static const char *const find[2] = {
+        "SELECT 1 FROM models WHERE name = ?1 OR series = ?1 OR path = ?1 OR path = ?2"
+        " OR substr(sha256, 1, length(?1)) = lower(?1) LIMIT 1",
+        "SELECT 1 FROM models WHERE series = ?1 LIMIT 1"};
+    static const char *const all[2] = {"SELECT DISTINCT name FROM models ORDER BY name",
+                                       "SELECT DISTINCT series FROM models ORDER BY series"};
+    static const char *const what[2] = {"model", "series"};
+    sqlite3_stmt *st = NULL;
+    for (int k = 0; k < 2; k++) {
+        const char *sel = k ? f->series : f->model;
+        char shown[64], known[512];
+        if (!sel) continue;
+        andrea_printable(sel, shown, sizeof shown);
+        if (!sel[0]) {
+            andrea_fail(err, "%s: --%s wants a %s, not an empty string", path, what[k],
+                        k ? "series name" : "model name, series, path or sha256 prefix");
+            return -2;
+        }
+        SQL_CHECK(path, db, sqlite3_prepare_v2(db, find[k], -1, &st, NULL), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_text(st, 1, sel, -1, SQLITE_STATIC), SQLITE_OK);
+        char real[PATH_MAX];
+        if (!k && realpath(sel, real)) SQL_CHECK(path, db, sqlite3_bind_text(st, 2, real, -1, SQLITE_TRANSIENT), SQLITE_OK);
+        const int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        st = NULL;
+        if (rc == SQLITE_ROW) continue;
+        if (rc != SQLITE_DONE) return andrea_fail(err, "%s: query failed: %s", path, sqlite3_errmsg(db));
+        if (list_models(db, path, all[k], known, sizeof known, err)) return -1;
+        andrea_fail(err, "%s: --%s '%s' matches no %s; the catalog holds: %s", path, what[k], shown, what[k],
+                    known[0] ? known : "none");
+        return -2;
+    }
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
 /* Binds the filter to the heads statement (parameters ?1..?10, see andrea_catalog_heads). */
 static int bind_filter(sqlite3 *db, const char *path, sqlite3_stmt *st, const catalog_heads_filter *f, ae_error *err) {
     if (f->class_name) SQL_CHECK(path, db, sqlite3_bind_text(st, 1, f->class_name, -1, SQLITE_STATIC), SQLITE_OK);
     if (f->has_layer) SQL_CHECK(path, db, sqlite3_bind_int(st, 2, f->layer), SQLITE_OK);
     if (f->has_min_score) SQL_CHECK(path, db, sqlite3_bind_double(st, 3, f->min_score), SQLITE_OK);
     if (f->model) SQL_CHECK(path, db, sqlite3_bind_text(st, 4, f->model, -1, SQLITE_STATIC), SQLITE_OK);
+    /* the file --model names, resolved: the dump records the checkpoint's path absolute */
+    char real[PATH_MAX];
+    if (f->model && realpath(f->model, real))
+        SQL_CHECK(path, db, sqlite3_bind_text(st, 10, real, -1, SQLITE_TRANSIENT), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_int(st, 5, f->all || f->pivot_step ? 1 : 0), SQLITE_OK);
     if (f->has_head) {
         SQL_CHECK(path, db, sqlite3_bind_int(st, 6, f->head_layer), SQLITE_OK);
@@ -264,7 +334,7 @@ static const char HEADS_SQL[] =
     " AND (?2 IS NULL OR layer = ?2)"
     " AND (?3 IS NULL OR score >= ?3)"
     " AND (?4 IS NULL OR model = ?4 OR series = ?4 OR model_path = ?4"
-    "      OR substr(checkpoint_sha256, 1, length(?4)) = lower(?4))"
+    "      OR model_path = ?10 OR substr(checkpoint_sha256, 1, length(?4)) = lower(?4))"
     " AND (?5 OR label = 1)"
     " AND (?6 IS NULL OR (layer = ?6 AND head = ?7))"
     " AND (?8 IS NULL OR step = ?8)"
@@ -360,7 +430,7 @@ int andrea_catalog_heads(const char *path, const catalog_heads_filter *f, const 
     memset(out, 0, sizeof *out);
     if (open_ro(path, &db, err)) return -1;
     if (check_schema(db, path, err)) goto fail;
-    if ((ret = check_filter(db, path, f, err)) != 0) goto fail;
+    if ((ret = check_filter(db, path, f, err)) != 0 || (ret = check_selectors(db, path, f, err)) != 0) goto fail;
     ret = -1;
     /* Every filter is a bound parameter; a NULL parameter disables its filter. */
     char sql[sizeof HEADS_SQL + 128];

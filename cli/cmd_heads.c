@@ -19,8 +19,9 @@ static void help(FILE *f) {
             "one row per class and head and one column per step, a labelled cell marked with *.\n"
             "--all lists every head and class (with label 0 or 1). causal: 1 when ablating the head raises\n"
             "its class's loss more than the mean head's, 0 when not (attention-only evidence), empty when\n"
-            "not measured (docs/scores.md). A class the catalog does not hold or a layer/head beyond its\n"
-            "models is an error (exit 2). --timeout S stops the query after\n"
+            "not measured (docs/scores.md). A class the catalog does not hold, a --model or --series that\n"
+            "matches no model, or a layer/head beyond its models is an error (exit 2). --timeout S stops\n"
+            "the query after\n"
             "S seconds (default %g; 0: no limit).\n",
             CATALOG_TIMEOUT_DEFAULT_S);
 }

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# test_diff_and_heads_selectors — two checkpoints with one name (m1/run.bin, m2/run.bin: other
+# weights, no step) in one catalog: `diff --from run --to run` is ambiguous (exit 2, one line
+# naming both by sha256 prefix and path) instead of comparing one with itself; a sha256 prefix or
+# the path selects each. `heads --model/--series` matching nothing, or empty, is an error (exit 2)
+# listing what the catalog holds, never an empty table; a path or sha256 prefix selects one model.
+set -euo pipefail
+source "$ANDREA_SRC/tests/lib.sh"
+need_files models/andrea-tiny.bin
+
+mkdir "$tmp/m1" "$tmp/m2"
+cp "$ANDREA_SRC/models/andrea-tiny.bin" "$tmp/m1/run.bin"
+cp "$ANDREA_SRC/models/andrea-tiny.bin" "$tmp/m2/run.bin"
+# m2: the sign of 4096 floats after the 1024-byte header flipped (a different model, same shape)
+/usr/bin/python3 - "$tmp/m2/run.bin" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(1024)
+    b = bytearray(f.read(4 * 4096))
+    for i in range(3, len(b), 4):
+        b[i] ^= 0x80
+    f.seek(1024)
+    f.write(b)
+PY
+cd "$tmp"
+for m in m1 m2; do
+  "$A" dump "$m/run.bin" --n 2 --len 16 --device cpu --out "$m.h5" >/dev/null 2>&1
+  "$A" classify "$m.h5" --db same.db >/dev/null 2>&1
+done
+sha() { "$A" sql same.db "SELECT sha256 FROM models WHERE path LIKE '%$1/run.bin'" --format csv | tail -n 1 | tr -d '\r'; }
+s1=$(sha m1) s2=$(sha m2)
+[[ ${#s1} == 64 && ${#s2} == 64 && $s1 != "$s2" ]] && ok "two checkpoints named run" || bad "setup" "$s1 / $s2"
+
+# expect CODE REGEX CMD...: exit code CODE, exactly one stderr line matching REGEX (none for 0)
+expect() {
+  local code=$1 re=$2
+  shift 2
+  set +e
+  "$A" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  set -e
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [[ $rc == "$code" ]] && { [[ $code == 0 && $lines == 0 ]] || { [[ $lines == 1 ]] && grep -Eq -- "$re" "$tmp/err"; }; }; then
+    ok "$* -> exit $rc $(cat "$tmp/err")"
+  else
+    bad "$*" "exit $rc (want $code), $lines stderr lines: $(cat "$tmp/err")"
+  fi
+}
+expect 2 "--from 'run' is ambiguous: it matches run \(sha256 ${s1:0:12}, [^)]*m1/run.bin\), run \(sha256 ${s2:0:12}, [^)]*m2/run.bin\)" \
+  diff --db same.db --from run --to run
+expect 2 "--to 'run' is ambiguous" diff --db same.db --from "${s1:0:8}" --to run
+expect 2 "matches no checkpoint; the catalog holds: run \(sha256 ${s1:0:12}, .*\), run \(sha256 ${s2:0:12}, " \
+  diff --db same.db --from nosuch --to run
+expect 2 "matches no checkpoint" diff --db same.db --from "${s1:0:3}" --to "${s2:0:8}" # 3 digits: too short
+
+expect 0 "" diff --db same.db --from m1/run.bin --to m2/run.bin --format csv
+by_path=$(cat "$tmp/out")
+# some head's score moved: the two sides are two models
+awk -F, 'NR > 1 && $6 != "" && $6 != 0 { moved = 1 } END { exit !moved }' "$tmp/out" && ok "diff by path compares two models" ||
+  bad "diff by path" "every delta 0: $(head -n 3 "$tmp/out")"
+expect 0 "" diff --db same.db --from "${s1:0:6}" --to "${s2:0:6}" --format csv
+[[ $(cat "$tmp/out") == "$by_path" ]] && ok "a sha256 prefix selects the same checkpoints" || bad "diff by sha256" "differs"
+expect 0 "" diff --db same.db --from "$tmp/m1/run.bin" --to "${s2^^}" --format csv
+[[ $(cat "$tmp/out") == "$by_path" ]] && ok "an absolute path and an upper-case sha256 too" || bad "diff by abs path" "differs"
+
+expect 2 "--model wants .*not an empty string" heads --db same.db --model ""
+expect 2 "--series wants .*not an empty string" heads --db same.db --series ""
+expect 2 "--model 'nosuch' matches no model; the catalog holds: run$" heads --db same.db --model nosuch
+expect 2 "--series 'nosuch' matches no series; the catalog holds: run$" heads --db same.db --series nosuch
+for sel in m2/run.bin "${s2:0:10}"; do
+  expect 0 "" heads --db same.db --all --model "$sel" --format csv
+  n=$(tail -n +2 "$tmp/out" | grep -c . || true)
+  other=$(grep -c "$s1" "$tmp/out" || true)
+  [[ $n -gt 0 && $other == 0 ]] && ok "heads --model $sel: $n rows, all of m2" || bad "heads --model $sel" "$n rows, $other of m1"
+done
+finish
