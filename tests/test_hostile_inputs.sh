@@ -199,6 +199,9 @@ expect 2 command_name_with_an_escape_is_one_line "andrea: unknown command 'bad\?
 # --- a FIFO as the checkpoint of classify's causal check: refused, never waited on
 "$A" dump "$tmp/byte.bin" --probes "$tmp/ok.jsonl" --out "$tmp/cl.h5" --device cpu --quiet 2>/dev/null
 mkfifo "$tmp/ck_fifo.bin"
+mkfifo "$tmp/db_fifo"
+expect 1 render_catalog_fifo_is_refused_without_blocking 'db_fifo: not a regular file' \
+  render "$tmp/cl.h5" --db "$tmp/db_fifo" --out "$tmp/r_fifo" --quiet
 expect 1 classify_checkpoint_fifo_is_refused_without_blocking 'ck_fifo\.bin: not a regular file \(a FIFO\)' \
   classify "$tmp/cl.h5" --db "$tmp/cl.db" --checkpoint "$tmp/ck_fifo.bin" --quiet
 
