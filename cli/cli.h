@@ -50,6 +50,7 @@ int cli_parse_long(const char *s, long lo, long hi, long *out);
 /* A finite decimal number, all of s; 0 or -1 (out untouched). */
 int cli_parse_double(const char *s, double *out);
 int cli_opt_device(const char *cmd, const char *arg, andrea_device *out);  /* auto|cpu|cuda */
+int cli_opt_probes(const char *cmd, const char *arg, const char **out);    /* suites or a file, not '' */
 int cli_opt_maps(const char *cmd, const char *arg, int *maps_fp32);        /* fp16|fp32 */
 int cli_opt_contrib(const char *cmd, const char *arg, andrea_contrib *out); /* none|norm|full */
 /* --n (which 'n': 1..PROBE_MAX_ITEMS), --len ('l': >= 5), --seed ('s': a positive integer) */

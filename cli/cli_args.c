@@ -199,6 +199,13 @@ int cli_check_output_not_input(const char *out, const andrea_model *m, const cha
     return 0;
 }
 
+int cli_opt_probes(const char *cmd, const char *arg, const char **out) {
+    /* '' is most likely an unset shell variable, not "every suite" (that is the default) */
+    if (!*arg) return cli_usage_error(cmd, "--probes wants suite names or a probe file, not ''");
+    *out = arg;
+    return 0;
+}
+
 int cli_fail(const ae_error *err) {
     /* MPI: when another rank's failure stopped this one, that rank prints the line. */
     if (andrea_mpi_report_error()) print_one_line("andrea: ", err->msg[0] ? err->msg : "unknown error", "");

@@ -323,9 +323,7 @@ int cmd_analyze(int argc, char **argv) {
         switch (c) {
         case 'o': aa.dir = optarg; break;
         case 'p':
-            /* '' is most likely an unset shell variable, not "every suite" (that is the default) */
-            if (!*optarg) return cli_usage_error("analyze", "--probes wants suite names or a probe file, not ''");
-            aa.probes = optarg;
+            if ((bad = cli_opt_probes("analyze", optarg, &aa.probes))) return bad;
             break;
         case 'D':
             if ((bad = cli_opt_device("analyze", optarg, &aa.dev))) return bad;

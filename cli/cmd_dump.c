@@ -138,6 +138,18 @@ static void print_done(const andrea_dump_options *o, int n_suites, int quiet, in
                 st->t_other, st->t_suites_rest, st->t_close, st->t_seal, st->t_unaccounted);
 }
 
+/* --heads L.H,.. into a [L*H] mask: 0, 1 (err: out of memory) or the usage-error exit code. */
+static int heads_mask(const char *heads, const andrea_config *cfg, unsigned char **mask, ae_error *err) {
+    if (!(*mask = malloc((size_t)cfg->n_layer * (size_t)cfg->n_head))) {
+        andrea_fail(err, "out of memory");
+        return 1;
+    }
+    if (andrea_parse_heads(heads, cfg, *mask, err) == 0) return 0;
+    const int rc = cli_usage_error("dump", "%s", err->msg);
+    err->msg[0] = 0;
+    return rc;
+}
+
 int cmd_dump(int argc, char **argv) {
     static const struct option opts[] = {
         {"probes", required_argument, NULL, 'p'},  {"out", required_argument, NULL, 'o'},
@@ -161,9 +173,7 @@ int cmd_dump(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
-            /* '' is most likely an unset shell variable, not "every suite" (that is the default) */
-            if (!*optarg) return cli_usage_error("dump", "--probes wants suite names or a probe file, not ''");
-            probes = optarg;
+            if ((bad = cli_opt_probes("dump", optarg, &probes))) return bad;
             break;
         case 'o': o.out_path = optarg; break;
         case 'd':
@@ -233,19 +243,9 @@ int cmd_dump(int argc, char **argv) {
         fprintf(stderr, "andrea dump: note: --len %d is clipped to the model's max_seq_len %d\n", po.seq_len,
                 m.cfg.max_seq_len);
     if (andrea_probe_suites_load(probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &po, &suites, &n_suites, &err)) goto out;
-    if (heads) {
-        mask = malloc((size_t)m.cfg.n_layer * (size_t)m.cfg.n_head);
-        if (!mask) {
-            andrea_fail(&err, "out of memory");
-            goto out;
-        }
-        if (andrea_parse_heads(heads, &m.cfg, mask, &err)) {
-            rc = cli_usage_error("dump", "%s", err.msg);
-            err.msg[0] = 0;
-            goto out;
-        }
-        o.heads = mask;
-    }
+    if (heads && (rc = heads_mask(heads, &m.cfg, &mask, &err)) != 0) goto out;
+    rc = 1;
+    o.heads = mask;
     o.tokenizer = tok_desc;
     o.tok = tok; /* token_text + tokenizer_vocab_sha256 (none without a tokenizer) */
     o.stats = &stats;
