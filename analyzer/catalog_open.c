@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "../common/sqlite_check.h"
+#include "catalog.h"
 
 /* "file:PATH?immutable=1" with PATH percent-encoded (RFC 3986: every byte but the unreserved
  * ones and '/'), so '?', '#', '%' and spaces in a path stay part of the name. An absolute path
@@ -81,7 +82,7 @@ int andrea_catalog_open_ro(const char *path, sqlite3 **out, ae_error *err) {
     if (!S_ISREG(sb.st_mode)) return andrea_fail(err, "%s: not a regular file", path);
     if (open_with(path, SQLITE_OPEN_READONLY, path, &db, err)) return -1;
     SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
-    const int rc = first_read(db) & 0xff; /* primary code of an extended one */
+    int rc = first_read(db) & 0xff; /* primary code of an extended one */
     if (rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN) {
         /* no -shm and no way to create it (see the top of this file) */
         SQL_CHECK(path, db, sqlite3_close(db), SQLITE_OK);
@@ -96,13 +97,35 @@ int andrea_catalog_open_ro(const char *path, sqlite3 **out, ae_error *err) {
         free(uri);
         if (orc) return -1;
         SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
+        rc = first_read(db) & 0xff;
     }
-    /* any other failure of the first read (not a database, say) is left to the caller's first
-     * query, which reports it in its own words */
+    /* not a database at all (a text file named catalog.db): said here, since a query that reads
+     * no table (`sql FILE "SELECT 1"`) would never find out */
+    if (rc == SQLITE_NOTADB) {
+        andrea_fail(err, "%s: not an SQLite database (an andrea catalog is one)", path);
+        goto fail;
+    }
+    /* any other failure of the first read is left to the caller's first query, which reports it
+     * in its own words */
     SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA query_only=ON", NULL, NULL, NULL), SQLITE_OK);
     *out = db;
     return 0;
 fail:
     sqlite3_close(db);
+    return -1;
+}
+
+int andrea_catalog_refuse_newer(sqlite3 *db, const char *path, ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+    const int v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (v > ANDREA_CATALOG_SCHEMA_VERSION)
+        return andrea_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
+                           ANDREA_CATALOG_SCHEMA_VERSION);
+    return 0;
+fail:
+    sqlite3_finalize(st);
     return -1;
 }

@@ -199,6 +199,15 @@ expect 2 command_name_with_an_escape_is_one_line "andrea: unknown command 'bad\?
 # --- a FIFO as the checkpoint of classify's causal check: refused, never waited on
 "$A" dump "$tmp/byte.bin" --probes "$tmp/ok.jsonl" --out "$tmp/cl.h5" --device cpu --quiet 2>/dev/null
 mkfifo "$tmp/ck_fifo.bin"
+echo "not a database" >"$tmp/text.db"
+expect 1 sql_over_a_text_file_is_refused_even_for_a_query_reading_no_table 'text\.db: not an SQLite database' \
+  sql "$tmp/text.db" "SELECT 1"
+"$A" classify "$tmp/cl.h5" --db "$tmp/newer.db" --ablate-items 0 --quiet >/dev/null 2>&1
+"$PY" -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version = 99'); c.commit()" "$tmp/newer.db"
+expect 1 render_of_a_catalog_from_a_newer_andrea_is_refused 'newer\.db: catalog schema version 99 is newer than this andrea' \
+  render "$tmp/cl.h5" --db "$tmp/newer.db" --out "$tmp/r_newer" --quiet
+expect 1 diff_of_a_catalog_from_a_newer_andrea_is_refused 'newer\.db: catalog schema version 99 is newer than this andrea' \
+  diff --db "$tmp/newer.db" --from byte --to byte
 mkfifo "$tmp/db_fifo"
 expect 1 render_catalog_fifo_is_refused_without_blocking 'db_fifo: not a regular file' \
   render "$tmp/cl.h5" --db "$tmp/db_fifo" --out "$tmp/r_fifo" --quiet
