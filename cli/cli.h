@@ -34,6 +34,9 @@ int cmd_show(int argc, char **argv);
  * final name at the end, which would replace the input the run recorded (sha256 and all). */
 int cli_check_output_not_input(const char *out, const andrea_model *m, const char *probes, const char *tok_dir,
                                ae_error *err);
+/* One stderr note per --rules entry that names no suite of the run a (rules for built-in or user
+ * suites that this run did not probe, or a typo). */
+void cli_note_unused_rules(const char *cmd, const andrea_rules *r, const andrea_analysis *a);
 /* Prints "andrea: <msg>" and returns 1. */
 int cli_fail(const ae_error *err);
 /* Prints "andrea CMD: <message>" plus a hint to --help and returns 2. */

@@ -206,6 +206,17 @@ int cli_opt_probes(const char *cmd, const char *arg, const char **out) {
     return 0;
 }
 
+void cli_note_unused_rules(const char *cmd, const andrea_rules *r, const andrea_analysis *a) {
+    for (int i = 0; i < r->n; i++) {
+        int used = 0;
+        for (int s = 0; s < a->n_suites && !used; s++) used = !strcmp(r->names[i], a->suites[s].name);
+        char shown[64];
+        if (!used) /* a typo in a class name would otherwise keep the default rule without a word */
+            fprintf(stderr, "andrea %s: note: --rules: no suite of this run is named '%s' (its rule is unused)\n", cmd,
+                    andrea_printable(r->names[i], shown, sizeof shown));
+    }
+}
+
 int cli_fail(const ae_error *err) {
     /* MPI: when another rank's failure stopped this one, that rank prints the line. */
     if (andrea_mpi_report_error()) print_one_line("andrea: ", err->msg[0] ? err->msg : "unknown error", "");

@@ -223,6 +223,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
         goto out;
     }
     if (a.ablation_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", a.ablation_note);
+    cli_note_unused_rules("analyze", &copt->rules, &a);
     if (scored) {
         snprintf(scored->name, sizeof scored->name, "%s", name);
         snprintf(scored->dump, sizeof scored->dump, "%s", dumping ? dump_path : "");
@@ -366,6 +367,9 @@ int cmd_analyze(int argc, char **argv) {
     if (aa.dump_file && argc - optind > 1)
         return cli_usage_error("analyze", "--dump FILE names the dump of ONE checkpoint; for several use --keep-dumps");
     if (aa.dump_file && !aa.dump_file[0]) return cli_usage_error("analyze", "--dump wants a file name, not ''");
+    struct stat dst;
+    if (aa.dump_file && stat(aa.dump_file, &dst) == 0 && S_ISDIR(dst.st_mode)) /* before DIR is made */
+        return cli_usage_error("analyze", "--dump names the dump file to write; '%s' is a folder", aa.dump_file);
     if (rules && andrea_rules_load(&o.rules, rules, &err)) return cli_fail(&err);
     if (mkdir(aa.dir, 0777) != 0 && errno != EEXIST) {
         andrea_fail(&err, "%s: %s", aa.dir, strerror(errno));

@@ -103,6 +103,7 @@ int cmd_classify(int argc, char **argv) {
     const double t0 = andrea_now_seconds();
     if (andrea_classify_dump(argv[optind], &o, &a, &err)) return cli_fail(&err);
     const double t_cat0 = andrea_now_seconds();
+    if (andrea_mpi_rank() == 0) cli_note_unused_rules("classify", &o.rules, &a);
     if (a.ablation_note[0])
         fprintf(stderr, "andrea classify: %s: %s\n", o.no_causal && strstr(a.ablation_note, "--no-causal") ? "warning" : "note",
                 a.ablation_note);

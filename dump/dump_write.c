@@ -483,8 +483,8 @@ static int open_engine(dump_run *r, ae_error *err) {
     if (r->hash_later && !r->hashing) hash_job_run(&r->hj); /* no thread to be had: hash here */
     r->hash_pending = r->hash_later;
     if (bad)
-        orc = andrea_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; try --batch 1)",
-                      r->h5_path, r->B, r->max_T, r->per_seq);
+        orc = andrea_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; %s)",
+                      r->h5_path, r->B, r->max_T, r->per_seq, r->B > 1 ? "try --batch 1" : "try a smaller --len");
     else orc = open_engine_only(r, err);
     ae_error herr;
     if ((orc || !r->writing) && hash_join(r, &herr) && !orc) orc = andrea_fail(err, "%s", herr.msg);

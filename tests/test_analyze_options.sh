@@ -42,4 +42,14 @@ refuse "--seed -1" --seed -1
 refuse "--contrib bogus" --contrib bogus
 refuse "--dump ''" --dump ''
 refuse "--dump with two checkpoints" "$m" --dump "$tmp/x.h5"
+rm -rf "$tmp/bad"
+refuse "--dump naming a folder" --dump "$tmp"
+[[ ! -e $tmp/bad ]] && ok "--dump naming a folder leaves no --out folder" || bad "--dump folder" "$tmp/bad was made"
+# a --rules entry naming no suite of the run (a typo) is said, not silently unused
+printf '{"inductoin": {"min_score": 0.9}, "induction": {"min_score": 0.9}}\n' >"$tmp/rules.json"
+"$A" analyze "$m" --out "$tmp/r" --probes induction --n 2 --len 16 --ablate-items 0 --rules "$tmp/rules.json" --quiet \
+  >/dev/null 2>"$tmp/rules.err" || bad "--rules" "exit $?: $(cat "$tmp/rules.err")"
+grep -q "andrea analyze: note: --rules: no suite of this run is named 'inductoin'" "$tmp/rules.err" &&
+  ! grep -q "named 'induction'" "$tmp/rules.err" && ok "--rules entry for no suite is noted" ||
+  bad "--rules note" "$(cat "$tmp/rules.err")"
 finish
