@@ -325,15 +325,16 @@ static void test_out_of_range_map_request_is_refused(void) {
     andrea_dump_close(d);
 }
 
-/* Sets /prev_token/attention[0, 0, 0, q, k] (converted to the file's type by HDF5) and reseals. */
-static const char *map_with(const char *name, hsize_t q, hsize_t k, float value) {
+/* A copy of the good dump with one element of dataset ds (at start, rank <= 5) set to value
+ * (converted to the file's type by HDF5), resealed. */
+static const char *dump_with_value(const char *name, const char *ds, int rank, const hsize_t *start, float value) {
     const char *p = copy_good(name, 0);
     hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
-    hid_t d = H5Dopen2(f, "/prev_token/attention", H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, ds, H5P_DEFAULT);
     hid_t fs = H5Dget_space(d);
-    hsize_t start[5] = {0, 0, 0, q, k}, one[5] = {1, 1, 1, 1, 1};
+    const hsize_t one[5] = {1, 1, 1, 1, 1};
     H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, one, NULL);
-    hid_t ms = H5Screate_simple(5, one, NULL);
+    hid_t ms = H5Screate_simple(rank, one, NULL);
     CHECK(H5Dwrite(d, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, &value) >= 0);
     H5Sclose(ms);
     H5Sclose(fs);
@@ -341,6 +342,12 @@ static const char *map_with(const char *name, hsize_t q, hsize_t k, float value)
     H5Fclose(f);
     reseal(p);
     return p;
+}
+
+/* Sets /prev_token/attention[0, 0, 0, q, k]. */
+static const char *map_with(const char *name, hsize_t q, hsize_t k, float value) {
+    const hsize_t start[5] = {0, 0, 0, q, k};
+    return dump_with_value(name, "/prev_token/attention", 5, start, value);
 }
 
 /* The map of (sequence 0, head 0.0) must be refused with problem. */
@@ -403,22 +410,10 @@ static void test_map_row_of_a_padded_query_may_be_zeros(void) {
     andrea_dump_close(dd);
 }
 
-/* Sets /prev_token/<ds>[0, 1, 1, t] (float32) and reseals. */
+/* Sets /prev_token/<ds>[0, 1, 1, t] (float32). */
 static const char *value_with(const char *name, const char *ds, hsize_t t, float value) {
-    const char *p = copy_good(name, 0);
-    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
-    hid_t d = H5Dopen2(f, ds, H5P_DEFAULT);
-    hid_t fs = H5Dget_space(d);
-    hsize_t start[4] = {0, 1, 1, t}, one[4] = {1, 1, 1, 1};
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, one, NULL);
-    hid_t ms = H5Screate_simple(4, one, NULL);
-    CHECK(H5Dwrite(d, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, &value) >= 0);
-    H5Sclose(ms);
-    H5Sclose(fs);
-    H5Dclose(d);
-    H5Fclose(f);
-    reseal(p);
-    return p;
+    const hsize_t start[4] = {0, 1, 1, t};
+    return dump_with_value(name, ds, 4, start, value);
 }
 
 /* Reading `which` of (prev_token, sequence 0): refused with problem, or (problem NULL) accepted. */
