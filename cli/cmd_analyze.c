@@ -24,6 +24,7 @@
 #include "../common/mpi_shard.h"
 #include "../tokenizer/tokenizer.h"
 #include "../probes/probe.h"
+#include "../reports/out_folder.h"
 #include "../reports/report.h"
 #include "../reports/report_collect.h"
 #include "analyze_series.h"
@@ -84,6 +85,35 @@ static void stem(const char *path, char *out, size_t cap) {
     snprintf(out, cap, "%.*s", (int)(n - b), path + b);
     char *dot = strrchr(out, '.');
     if (dot && dot != out) *dot = 0;
+    /* The stem names the checkpoint's report folder DIR/STEM (and DIR/STEM.h5): "..", "." or a
+     * hidden name would put a report above DIR, into DIR itself or out of sight, and a name the
+     * series page writes beside them (index.html, catalog.db, ...) would collide with it. */
+    for (char *c = out; *c == '.'; c++) *c = '_';
+    static const char *const taken[] = {"index.html", "explore.html", "compare.html", "catalog.db", "assets",
+                                        "data", "heads", "maps", "overview", ""};
+    for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
+        if (!strcmp(out, taken[i])) {
+            size_t l = strlen(out);
+            snprintf(out + l, cap - l, "%sckpt", l ? "-" : "");
+        }
+}
+
+/* --dump FILE must not be one of the files analyze writes into DIR itself (the catalog, the
+ * report's pages): the dump would replace the catalog's runs, or the report the dump. Compared by
+ * folder (device and inode, so any spelling of DIR counts) and name. 0 or the usage-error code. */
+static int check_dump_not_in_report(const char *dump, const char *dir) {
+    static const char *const ours[] = {"catalog.db", "catalog.db-wal", "catalog.db-shm", "catalog.db-journal",
+                                       "index.html", "explore.html", "compare.html"};
+    const char *slash = strrchr(dump, '/'), *base = slash ? slash + 1 : dump;
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - dump) + (slash == dump) : 1, slash ? dump : ".");
+    struct stat a, b;
+    if (stat(parent, &a) != 0 || stat(dir, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) return 0;
+    for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
+        if (!strcmp(base, ours[i]))
+            return cli_usage_error("analyze", "--dump %s is the %s analyze writes into %s: name the dump otherwise", dump,
+                                   i < 4 ? "catalog" : "report page", dir);
+    return 0;
 }
 
 /* p relative to the working folder when it lies below it ("models/x.bin", not a machine path). */
@@ -375,6 +405,10 @@ int cmd_analyze(int argc, char **argv) {
         andrea_fail(&err, "%s: %s", aa.dir, strerror(errno));
         return cli_fail(&err);
     }
+    int bad_dump = aa.dump_file ? check_dump_not_in_report(aa.dump_file, aa.dir) : 0;
+    if (bad_dump) return bad_dump;
+    /* before any work: a `show` page there would be replaced (the report checks again itself) */
+    if (andrea_out_folder_check(aa.dir, OUT_FOLDER_REPORT, &err)) return cli_fail(&err);
     char bundled_path[4096];
     const char *bundled[1] = {bundled_path};
     if (optind >= argc && cli_bundled_model_path(bundled_path, sizeof bundled_path, &err)) return cli_fail(&err);

@@ -26,6 +26,7 @@
 #include "../common/checked_size.h"
 #include "../common/sqlite_check.h"
 #include "../analyzer/catalog_open.h"
+#include "out_folder.h"
 #include "../dump/dump.h"
 #include "../tokenizer/tokenizer.h"
 #include "../probes/probe.h"
@@ -350,6 +351,10 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
     source src = {NULL, NULL};
     int rc = -1;
     if (!d) return andrea_fail(err, "%s: out of memory", out_dir);
+    if (andrea_out_folder_check(out_dir, OUT_FOLDER_REPORT, err)) {
+        free(d);
+        return -1;
+    }
     int examples = andrea_render_examples(opt);
 
     if (!(src.dump = andrea_dump_open(dump_path, err))) goto done;

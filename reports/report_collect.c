@@ -1,5 +1,6 @@
 /* report_collect.c — the maps a report shows, kept from the forward (report_collect.h). */
 #include "report_collect.h"
+#include "out_folder.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -136,6 +137,7 @@ static int read_map(const report_data *d, int s, int e, int l, int h, float *out
 
 int andrea_render_collected(report_collector *rc, const char *sha256, const char *dump_path, const char *maps_dtype,
                             const char *db_path, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
+    if (andrea_out_folder_check(out_dir, OUT_FOLDER_REPORT, err)) return -1;
     report_data *d = calloc(1, sizeof *d);
     if (!d) return andrea_fail(err, "%s: out of memory", out_dir);
     d->n_layer = rc->cfg.n_layer;

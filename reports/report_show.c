@@ -3,6 +3,8 @@
  * serve it exactly as they serve a report. */
 #include "report_show.h"
 
+#include "out_folder.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,7 @@ static int write_page(const report_show_input *in, const report_data *d, const c
 
 int andrea_report_write_show(const report_show_input *in, const char *out_dir, char *page_out, size_t cap, ae_error *err) {
     if (in->n < 1) return andrea_fail(err, "%s: nothing to show (no tokens)", out_dir);
+    if (andrea_out_folder_check(out_dir, OUT_FOLDER_SHOW, err)) return -1;
     report_data *d = calloc(1, sizeof *d);
     report_suite *su = calloc(1, sizeof *su);
     int rc = -1;

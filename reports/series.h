@@ -27,7 +27,7 @@ typedef struct {
 typedef struct {
     char name[256];          /* the model name in the catalog */
     char sha256[65];
-    char href[512];
+    char href[1024];
     int has_step;
     long long step;
 } series_checkpoint;

@@ -52,4 +52,25 @@ printf '{"inductoin": {"min_score": 0.9}, "induction": {"min_score": 0.9}}\n' >"
 grep -q "andrea analyze: note: --rules: no suite of this run is named 'inductoin'" "$tmp/rules.err" &&
   ! grep -q "named 'induction'" "$tmp/rules.err" && ok "--rules entry for no suite is noted" ||
   bad "--rules note" "$(cat "$tmp/rules.err")"
+# --dump naming the catalog or a report page of DIR is refused before anything is written
+"$A" analyze "$m" --out "$tmp/cat1" --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>&1
+sum=$(sha256sum <"$tmp/cat1/catalog.db")
+refuse_dump() { # NAME
+  if "$A" analyze "$m" --out "$tmp/cat1" --probes bos --n 2 --len 16 --ablate-items 0 --dump "$tmp/cat1/$1" --quiet \
+    >/dev/null 2>"$tmp/rd.err"; then bad "--dump DIR/$1" "accepted"
+  elif grep -q "andrea analyze: --dump .*/$1 is the .* analyze writes into" "$tmp/rd.err"; then ok "--dump DIR/$1 refused"
+  else bad "--dump DIR/$1" "$(cat "$tmp/rd.err")"; fi
+}
+refuse_dump catalog.db
+refuse_dump index.html
+[[ $(sha256sum <"$tmp/cat1/catalog.db") == "$sum" ]] && ok "the catalog is left as it was" || bad "catalog" "changed"
+# a report and a `show` page never overwrite each other's folder
+"$A" show "$m" "abc" --out "$tmp/cat1" >/dev/null 2>"$tmp/sh.err" && bad "show into a report folder" "accepted" ||
+  { grep -q "cat1: holds an andrea report" "$tmp/sh.err" && ok "show into a report folder refused" || bad "show" "$(cat "$tmp/sh.err")"; }
+"$A" show "$m" "abc" --out "$tmp/shw" >/dev/null 2>&1 || bad "show" "failed"
+"$A" show "$m" "abcd" --out "$tmp/shw" >/dev/null 2>&1 && ok "show into its own folder again" || bad "show again" "refused"
+"$A" analyze "$m" --out "$tmp/shw" --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>"$tmp/as.err" &&
+  bad "analyze into a show folder" "accepted" ||
+  { grep -q "shw: holds an andrea .show. page" "$tmp/as.err" && [[ ! -e $tmp/shw/catalog.db ]] &&
+    ok "analyze into a show folder refused before any work" || bad "analyze into show" "$(cat "$tmp/as.err")"; }
 finish

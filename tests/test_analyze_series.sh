@@ -97,4 +97,21 @@ else
     || bad "truncated series" "runs $runs_before -> $runs_after: $(cat bad.err)"
 fi
 
+# checkpoint names whose stem is "..", "." or a page of DIR stay inside DIR as their own folders,
+# and the series page links each by its URL-escaped name
+mkdir -p odd
+cp "${ckpts[0]}" "odd/...bin"; cp "${ckpts[1]}" "odd/index.html.bin"; cp "${ckpts[2]}" "odd/run#1%41?x_step00400.bin"
+mkdir -p oddout/o
+echo mine >oddout/index.html
+if "$A" analyze odd/...bin odd/index.html.bin "odd/run#1%41?x_step00400.bin" --out oddout/o --probes bos --n 2 --len 16 \
+  --ablate-items 0 --quiet >odd.out 2>odd.err; then
+  [[ $(cat oddout/index.html) == mine && -f oddout/o/__/index.html && -f oddout/o/index.html-ckpt/index.html &&
+     -f "oddout/o/run#1%41?x_step00400/index.html" ]] && ok "odd stems get folders inside DIR: $(ls oddout/o | tr '\n' ' ')" ||
+    bad "odd stems" "$(ls oddout oddout/o)"
+  grep -q 'href="run%231%2541%3Fx_step00400/index.html"' oddout/o/index.html && ok "series links are URL-escaped" ||
+    bad "series links" "$(grep -o 'href="[^"]*"' oddout/o/index.html | head -5)"
+else
+  bad "odd stems" "exit $?: $(cat odd.err)"
+fi
+
 finish

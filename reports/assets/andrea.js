@@ -600,7 +600,9 @@
     var r = {};
     (location.hash || '').replace(/^#/, '').split('&').forEach(function (kv) {
       var p = kv.split('=');
-      if (p[0]) r[p[0]] = decodeURIComponent(p[1] || '');
+      if (!p[0]) return;
+      /* a hand-edited link with a bad escape (%E0) keeps the page drawing: that value is ignored */
+      try { r[p[0]] = decodeURIComponent(p[1] || ''); } catch (e) { /* URIError */ }
     });
     return r;
   }

@@ -1,0 +1,18 @@
+/* out_folder.h — a report and a `show` page write the same names (index.html, explore.html,
+ * compare.html, data/, assets/) into their folder: neither may be written over the other, which
+ * left a report's head pages reading the show's data (wrong maps under the report's headings).
+ * Job: tell which kind a folder holds, and refuse writing the other kind there.
+ * Failure contract: andrea_out_folder_check returns -1 with "DIR: holds an andrea ..." */
+#ifndef ANDREA_OUT_FOLDER_H
+#define ANDREA_OUT_FOLDER_H
+
+#include "../common/error.h"
+
+enum { OUT_FOLDER_NONE = 0, OUT_FOLDER_REPORT = 1, OUT_FOLDER_SHOW = 2 };
+
+/* What dir holds: OUT_FOLDER_REPORT, OUT_FOLDER_SHOW, or OUT_FOLDER_NONE (missing, empty, other). */
+int andrea_out_folder_kind(const char *dir);
+/* 0 when a page of kind `writing` may be written into dir, else -1 (err). */
+int andrea_out_folder_check(const char *dir, int writing, ae_error *err);
+
+#endif
