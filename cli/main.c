@@ -1,4 +1,5 @@
 /* main.c — `andrea CMD ...`: dispatch to one subcommand. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,10 +84,15 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (!strcmp(argv[1], commands[i].name)) {
             andrea_tmp_install_signals();
+            /* a file size limit (ulimit -f) makes write() fail with EFBIG, reported in one line with
+             * the temporary removed, instead of killing the process and leaving it (SIGXFSZ) */
+            signal(SIGXFSZ, SIG_IGN);
             /* MPI (docs/cluster.md): started only under mpirun/srun; a serial run is unchanged. */
             ae_error merr = {{0}};
             if (andrea_mpi_init(&argc, &argv, &merr)) return cli_fail(&merr);
-            return andrea_mpi_finish(commands[i].fn(argc - 1, argv + 1));
+            const int rc = commands[i].fn(argc - 1, argv + 1);
+            andrea_h5_finish(); /* HDF5's cleanup, which its exit handler no longer does */
+            return andrea_mpi_finish(rc);
         }
     }
     char name[96];

@@ -667,13 +667,13 @@ static int write_master(dump_run *r, const char *seals, ae_error *err) {
     r->all_bytes += w.bytes;
     H5Tclose(f16);
     f16 = -1;
-    herr_t closed = H5Fclose(f);
+    herr_t closed = andrea_dw_fclose(f);
     f = -1;
     H5_TRY(closed);
     rc = andrea_dump_seal(r->mtmp, r->seal, err);
 fail:
     if (f16 >= 0) H5Tclose(f16);
-    if (f >= 0) H5Fclose(f);
+    if (f >= 0) andrea_dw_fclose(f);
     if (fcpl >= 0) H5Pclose(fcpl);
     free(names);
     free(sl);
@@ -692,7 +692,7 @@ static int commit_parts(dump_run *r, ae_error *err) {
     const double t_close0 = andrea_now_seconds();
     H5Tclose(r->f16);
     r->f16 = -1;
-    herr_t closed = H5Fclose(r->f);
+    herr_t closed = andrea_dw_fclose(r->f);
     r->f = -1;
     H5Pclose(r->fcpl);
     r->fcpl = -1;
@@ -735,7 +735,7 @@ static int dump_commit(dump_run *r, ae_error *err) {
     if (r->writing) {
         H5Tclose(r->f16);
         r->f16 = -1;
-        herr_t closed = H5Fclose(r->f);
+        herr_t closed = andrea_dw_fclose(r->f);
         r->f = -1;
         H5_TRY(closed);
         andrea_dump_par_close(r->par.dxpl);
@@ -765,7 +765,7 @@ static void dump_abort(dump_run *r) {
     /* MPI: closing is collective; after a failure the other ranks did not agree to, skip it. */
     if (!r->par.collective || r->par.agreed) {
         if (r->f16 >= 0) H5Tclose(r->f16);
-        if (r->f >= 0) H5Fclose(r->f);
+        if (r->f >= 0) andrea_dw_fclose(r->f);
         andrea_dump_par_close(r->par.dxpl);
         andrea_dump_par_close(r->fapl);
     }

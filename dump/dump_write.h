@@ -74,13 +74,16 @@ typedef struct {
 
 void andrea_dump_options_init(andrea_dump_options *o);
 
-/* For programs (the CLI), before their first HDF5 call: HDF5 1.10 closes the files still open at
- * exit in its atexit handler, and after an H5Fclose that failed (a full disk or a file size limit
- * during a dump's final flush) that handler touches the half-closed file and crashes (SIGSEGV,
- * Debian 12's libhdf5 1.10.8). andrea closes every file it opens itself (a failed dump removes its
- * temporary), so the handler has nothing to do and is turned off. 0, or -1 when HDF5 was already
- * in use (too late: the handler stays). */
+/* For programs (the CLI), before their first HDF5 call: HDF5 1.10 closes the library (and the
+ * files still open) in its atexit handler, and after an H5Fclose that failed (a full disk or a
+ * file size limit during a dump's write or final flush) that cleanup touches the half-closed file
+ * and crashes (SIGSEGV, Debian 12's libhdf5 1.10.8). So the handler is turned off, and the
+ * program calls andrea_h5_finish at its end instead. 0, or -1 when HDF5 was already in use (too
+ * late: the handler stays). */
 int andrea_h5_skip_exit_cleanup(void);
+/* At the program's end: closes HDF5 as its handler would (every andrea file is closed by then),
+ * unless a dump file's close failed in this process: then the library is left as it is. */
+void andrea_h5_finish(void);
 
 /* Runs m over every suite and writes o->out_path. Suites must satisfy probe.h's invariants for
  * m (ids < vocab_size, 1 <= n_tokens <= max_seq_len); they are checked, not trusted. */

@@ -53,6 +53,8 @@ static inline int dw_agree(int rc, par_state *par, ae_error *err) {
 
 /* dump_write_h5.c */
 hid_t andrea_dw_make_f16_type(void);
+/* H5Fclose of a dump file being written; a failure is remembered (andrea_h5_finish). */
+herr_t andrea_dw_fclose(hid_t f);
 herr_t andrea_dw_attr_str(hid_t loc, const char *name, const char *value);
 herr_t andrea_dw_attr_int(hid_t loc, const char *name, int v);
 herr_t andrea_dw_attr_u64(hid_t loc, const char *name, uint64_t v);

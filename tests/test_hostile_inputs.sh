@@ -183,13 +183,17 @@ expect 1 dump_over_its_own_probe_file_is_refused 'selfp\.jsonl: is the probe fil
   dump "$tmp/byte.bin" --probes "$tmp/selfp.jsonl" --out "$tmp/selfp.jsonl" --device cpu --quiet
 cmp -s "$tmp/ok.jsonl" "$tmp/selfp.jsonl" || bad probe_file_left_as_it_was "selfp.jsonl changed"
 
-# --- a file size limit hit while the dump is written: one line, exit 1 (HDF5's exit handler
-# used to crash on the half-closed file: SIGSEGV), no temporary left, an older dump kept
+# --- a file size limit hit while the dump is written: one line, exit 1 (SIGXFSZ used to kill
+# it, and with the signal ignored HDF5's exit handler crashed on the half-closed file: SIGSEGV),
+# no temporary left, an older dump kept; the same for classify's catalog
 "$A" dump "$tmp/byte.bin" --probes "$tmp/ok.jsonl" --out "$tmp/limit.h5" --device cpu --quiet 2>/dev/null
 old_sum=$(sha256sum <"$tmp/limit.h5")
-(ulimit -f 64; trap '' XFSZ; expect 1 dump_past_the_file_size_limit_fails_in_one_line 'limit\.h5: .*(File too large|write failed)' \
+(ulimit -f 64; expect 1 dump_past_the_file_size_limit_fails_in_one_line 'limit\.h5: .*(File too large|write failed)' \
   dump "$tmp/byte.bin" --out "$tmp/limit.h5" --n 16 --len 32 --device cpu --quiet; exit $fails) || fails=$((fails + 1))
 ls "$tmp"/limit.h5.tmp* >/dev/null 2>&1 && bad file_size_limit_leaves_no_temporary "$(ls "$tmp"/limit.h5.tmp*)"
+"$A" dump "$tmp/byte.bin" --out "$tmp/lim_big.h5" --n 16 --len 32 --device cpu --quiet 2>/dev/null
+(ulimit -f 8; expect 1 classify_past_the_file_size_limit_fails_in_one_line 'lim\.db' \
+  classify "$tmp/lim_big.h5" --db "$tmp/lim.db" --ablate-items 1 --quiet; exit $fails) || fails=$((fails + 1))
 [[ $(sha256sum <"$tmp/limit.h5") == "$old_sum" ]] || bad file_size_limit_keeps_the_older_dump "limit.h5 changed"
 
 # --- names that hold control characters print as one line
