@@ -2,6 +2,7 @@
 #include "classify.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -380,7 +381,10 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
     memset(a, 0, sizeof *a);
     a->cfg = m->cfg;
     snprintf(a->dump_path, sizeof a->dump_path, "%s", dump_path ? dump_path : "");
-    snprintf(a->ckpt_path, sizeof a->ckpt_path, "%s", m->path);
+    /* absolute, as a dump records it (dump_write.c), so the catalog's selectors by path work from
+     * any folder and two runs of one file agree */
+    char abs_ck[PATH_MAX];
+    snprintf(a->ckpt_path, sizeof a->ckpt_path, "%s", m->path[0] && realpath(m->path, abs_ck) ? abs_ck : m->path);
     snprintf(a->sha256, sizeof a->sha256, "%s", sha256);
     snprintf(a->maps_dtype, sizeof a->maps_dtype, "%s", maps_dtype);
     set_step(a, opt, dump_path ? dump_path : "");

@@ -74,4 +74,14 @@ for sel in m2/run.bin "${s2:0:10}"; do
   other=$(grep -c "$s1" "$tmp/out" || true)
   [[ $n -gt 0 && $other == 0 ]] && ok "heads --model $sel: $n rows, all of m2" || bad "heads --model $sel" "$n rows, $other of m1"
 done
+# analyze given relative paths records them absolute (as a dump does), so a selector by the
+# absolute path, or by a path relative to another folder, finds the model
+"$A" analyze m1/run.bin m2/run.bin --out an --n 2 --len 16 --device cpu --ablate-items 0 --quiet >/dev/null 2>&1 ||
+  bad "analyze" "of m1/run.bin m2/run.bin failed"
+p1=$("$A" sql an/catalog.db "SELECT path FROM models WHERE path LIKE '%m1/run.bin'" --format csv | tail -n 1 | tr -d '\r')
+[[ $p1 == "$tmp/m1/run.bin" || $p1 == "$(cd "$tmp" && pwd -P)/m1/run.bin" ]] && ok "analyze records $p1" || bad "analyze path" "$p1"
+expect 0 '' heads --db an/catalog.db --model "$tmp/m1/run.bin"
+(cd m1 && "$A" diff --db ../an/catalog.db --from run.bin --to ../m2/run.bin >/dev/null 2>"$tmp/rel.err") &&
+  ok "diff selects by paths relative to another folder" || bad "diff relative" "$(cat "$tmp/rel.err")"
+
 finish
