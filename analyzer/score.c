@@ -132,8 +132,11 @@ void andrea_score_acc_add_f16(score_acc *a, const score_seq_plan *p, const uint1
 }
 
 static double mean(double s, int64_t n) { return n > 0 ? s / (double)n : NAN; }
-double andrea_score_acc_score(const score_acc *a) { return mean(a->score_sum, a->n); }
+/* A mean of attention masses, each at most 1 but for the rounding of the maps (fp16 maps: a row
+ * whose targets cover its whole window sums to 1.0002): a fraction, so at most 1. */
+static double fraction(double m) { return m > 1.0 ? 1.0 : m; }
+double andrea_score_acc_score(const score_acc *a) { return fraction(mean(a->score_sum, a->n)); }
 double andrea_score_acc_baseline(const score_acc *a) { return mean(a->baseline_sum, a->n); }
-double andrea_score_acc_control(const score_acc *a) { return mean(a->control_sum, a->n); }
+double andrea_score_acc_control(const score_acc *a) { return fraction(mean(a->control_sum, a->n)); }
 double andrea_score_acc_top1(const score_acc *a) { return mean(a->top1_sum, a->n); }
 double andrea_score_acc_hard_top1(const score_acc *a) { return mean(a->hard_top1_sum, a->n_hard); }

@@ -73,4 +73,11 @@ refuse_dump index.html
   bad "analyze into a show folder" "accepted" ||
   { grep -q "shw: holds an andrea .show. page" "$tmp/as.err" && [[ ! -e $tmp/shw/catalog.db ]] &&
     ok "analyze into a show folder refused before any work" || bad "analyze into show" "$(cat "$tmp/as.err")"; }
+# a score is a fraction: a query whose targets cover its whole window scores 1, not the 1.0002
+# of its fp16 map's rounding
+echo '{"suite":"two_tok","tokens":[256,5],"targets":[[1,[0,1]]]}' >"$tmp/whole.jsonl"
+"$A" analyze "$m" --probes "$tmp/whole.jsonl" --out "$tmp/whole" --quiet >/dev/null 2>&1 || bad "whole-window suite" "failed"
+mx=$(sqlite3 "$tmp/whole/catalog.db" "SELECT max(score) <= 1 AND max(control) <= 1 AND min(score) > 0.99 FROM head_scores")
+[[ $mx == 1 ]] && ok "scores and controls stay within [0, 1] on fp16 maps" ||
+  bad "fractions" "$(sqlite3 "$tmp/whole/catalog.db" "SELECT max(score), max(control) FROM head_scores")"
 finish
