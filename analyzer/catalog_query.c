@@ -351,7 +351,8 @@ static int col_of(const catalog_rows *r, const char *name) {
 static int pivot_rows(const char *path, const catalog_rows *in, catalog_rows *out, ae_error *err) {
     /* columns by name: the heads query may gain columns */
     const int C_STEP = col_of(in, "step"), C_LAYER = col_of(in, "layer"), C_HEAD = col_of(in, "head"),
-              C_CLASS = col_of(in, "class"), C_SCORE = col_of(in, "score"), C_LABEL = col_of(in, "label");
+              C_CLASS = col_of(in, "class"), C_SCORE = col_of(in, "score"), C_LABEL = col_of(in, "label"),
+              C_MODEL = col_of(in, "model"), C_SHA = col_of(in, "checkpoint_sha256");
     if (C_STEP < 0 || C_LAYER < 0 || C_HEAD < 0 || C_CLASS < 0 || C_SCORE < 0 || C_LABEL < 0)
         return andrea_fail(err, "%s: the heads query lacks a column the pivot needs", path);
     const size_t nc_in = (size_t)in->n_cols;
@@ -369,6 +370,11 @@ static int pivot_rows(const char *path, const catalog_rows *in, catalog_rows *ou
         memmove(steps + k + 1, steps + k, (size_t)(n_steps - k) * sizeof *steps);
         steps[k] = v;
         n_steps++;
+    }
+    if (n_steps == 0 && in->n_rows > 0) {
+        free(steps);
+        return andrea_fail(err, "%s: --pivot step: no checkpoint of the selection has a step (a name like run-step00400 "
+                                "or analyze --step N gives one)", path);
     }
     out->n_cols = 2 + n_steps;
     out->col_names = calloc((size_t)out->n_cols, sizeof(char *));
@@ -406,6 +412,16 @@ static int pivot_rows(const char *path, const catalog_rows *in, catalog_rows *ou
         long long v = strtoll(c[C_STEP], NULL, 10);
         int k = 0;
         while (steps[k] != v) k++;
+        if (row[2 + k] && C_MODEL >= 0 && c[C_MODEL]) {
+            /* a second checkpoint at this step (the input is ordered by class, head, step): one
+             * column cannot show both, and keeping either would hide the other */
+            const char *const *first = (const char *const *)in->cells + (size_t)(r - 1) * nc_in;
+            const char *sa = C_SHA >= 0 && first[C_SHA] ? first[C_SHA] : "", *sb = C_SHA >= 0 && c[C_SHA] ? c[C_SHA] : "";
+            andrea_fail(err, "%s: --pivot step: two checkpoints at step %lld (%s %.12s and %s %.12s): select one with "
+                             "--model (a name, path or sha256 prefix)", path, v, first[C_MODEL] ? first[C_MODEL] : "?", sa,
+                        c[C_MODEL], sb);
+            goto done;
+        }
         if (!c[C_SCORE]) continue;
         char cell[64];
         snprintf(cell, sizeof cell, "%s%s", c[C_SCORE], c[C_LABEL] && !strcmp(c[C_LABEL], "1") ? "*" : "");

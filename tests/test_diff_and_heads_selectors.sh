@@ -84,4 +84,15 @@ expect 0 '' heads --db an/catalog.db --model "$tmp/m1/run.bin"
 (cd m1 && "$A" diff --db ../an/catalog.db --from run.bin --to ../m2/run.bin >/dev/null 2>"$tmp/rel.err") &&
   ok "diff selects by paths relative to another folder" || bad "diff relative" "$(cat "$tmp/rel.err")"
 
+# --pivot step shows one checkpoint a step: without steps it says so, and two checkpoints at one
+# step are an error naming both (the table kept one of them silently)
+expect 1 'no checkpoint of the selection has a step' heads --db same.db --series run --pivot step
+mkdir -p p1 p2
+cp m1/run.bin p1/run-step10.bin
+cp m2/run.bin p2/run-step10.bin
+"$A" analyze p1/run-step10.bin p2/run-step10.bin --out pv --n 2 --len 16 --device cpu --ablate-items 0 --quiet >/dev/null 2>&1 ||
+  bad "analyze p1 p2" "failed"
+expect 1 'two checkpoints at step 10 \(run-step10 [0-9a-f]{12} and run-step10 [0-9a-f]{12}\)' \
+  heads --db pv/catalog.db --series run --pivot step
+
 finish
