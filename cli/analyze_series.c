@@ -70,6 +70,15 @@ static int score_spread(int n, const char *const *ckpts, analyze_scored *sc, ana
  * that fails (truncated, no tokenizer, a shape the probes do not fit) leaves the catalog as it
  * was instead of holding the runs before it without their reports. Rank 0 writes; collective. */
 static int write_deferred(int n, const char *const *ckpts, analyze_scored *sc, ae_error *err) {
+    /* the catalog keeps one model per sha256: two files with the same bytes would be one row
+     * with the second's name and step, and the series table would show it twice */
+    int dup = 0;
+    for (int i = 0; i < n && !dup; i++)
+        for (int j = i + 1; j < n && !dup; j++)
+            if (sc[i].sha256[0] && !strcmp(sc[i].sha256, sc[j].sha256))
+                dup = andrea_fail(err, "%s and %s are the same checkpoint (sha256 %.12s...): give each once", ckpts[i],
+                                  ckpts[j], sc[i].sha256);
+    if (andrea_mpi_agree(dup, err)) return -1; /* rank 0 holds the hashes (MPI): every rank stops */
     for (int i = 0; i < n; i++) {
         int wrc = 0;
         if (andrea_mpi_rank() == 0 && sc[i].analysis)

@@ -114,4 +114,13 @@ else
   bad "odd stems" "exit $?: $(cat odd.err)"
 fi
 
+# the same checkpoint twice under two names is refused before any run is written
+cp "${ckpts[0]}" twin-step1.bin; cp "${ckpts[0]}" twin-step2.bin
+if "$A" analyze twin-step1.bin twin-step2.bin --out tw --probes bos --n 2 --len 16 --ablate-items 0 --quiet >tw.out 2>tw.err; then
+  bad "twins" "exit 0"
+else
+  grep -q "twin-step1.bin and twin-step2.bin are the same checkpoint" tw.err && [[ ! -s tw/catalog.db ]] &&
+    ok "one checkpoint under two names is refused" || bad "twins" "$(cat tw.err)"
+fi
+
 finish
