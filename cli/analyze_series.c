@@ -1,6 +1,8 @@
 /* analyze_series.c — the series loop of `andrea analyze` (see analyze_series.h). Wiring only. */
 #include "analyze_series.h"
 
+#include "cli.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +39,9 @@ static int score_spread(int n, const char *const *ckpts, analyze_scored *sc, ana
     int rc = 0;
     andrea_mpi_set_alone(1);
     for (long long i = lo; i < hi && !rc; i++) {
-        if (!quiet && root) fprintf(stderr, "andrea analyze: [%lld/%d] scoring %s\n", i + 1, n, ckpts[i]);
+        char shown[4200];
+        if (!quiet && root)
+            fprintf(stderr, "andrea analyze: [%lld/%d] scoring %s\n", i + 1, n, cli_shown(ckpts[i], shown, sizeof shown));
         sc[i].defer_catalog = 1;
         rc = score((int)i, &sc[i], ctx, err);
     }
@@ -133,7 +137,9 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
     const int spread = andrea_mpi_parallel() && n >= andrea_mpi_size();
     if (spread && score_spread(n, ckpts, sc, score, ctx, quiet, err)) goto out;
     for (int i = 0; i < n && !spread; i++) {
-        if (!quiet && root) fprintf(stderr, "andrea analyze: [%d/%d] scoring %s\n", i + 1, n, ckpts[i]);
+        char shown[4200];
+        if (!quiet && root)
+            fprintf(stderr, "andrea analyze: [%d/%d] scoring %s\n", i + 1, n, cli_shown(ckpts[i], shown, sizeof shown));
         sc[i].defer_catalog = 1;
         if (score(i, &sc[i], ctx, err)) goto out;
     }
@@ -144,7 +150,10 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
         snprintf(rdir, sizeof rdir, "%s/%s", dir, sc[i].name);
         /* spread: the rank that scored a checkpoint renders it (its example maps are there) */
         const int renders = spread ? owner_of(i, n) == andrea_mpi_rank() : root;
-        if (!quiet && root && renders) fprintf(stderr, "andrea analyze: [%d/%d] rendering %s into %s\n", i + 1, n, ckpts[i], rdir);
+        char shown_ck[4200], shown_dir[4800];
+        if (!quiet && root && renders)
+            fprintf(stderr, "andrea analyze: [%d/%d] rendering %s into %s\n", i + 1, n, cli_shown(ckpts[i], shown_ck, sizeof shown_ck),
+                    cli_shown(rdir, shown_dir, sizeof shown_dir));
         int rrc = 0;
         if (renders && sc[i].collected)
             rrc = andrea_render_collected(sc[i].collected, sc[i].sha256, sc[i].dump[0] ? sc[i].dump : NULL,

@@ -37,6 +37,9 @@ int cli_check_output_not_input(const char *out, const andrea_model *m, const cha
 /* One stderr note per --rules entry that names no suite of the run a (rules for built-in or user
  * suites that this run did not probe, or a typo). */
 void cli_note_unused_rules(const char *cmd, const andrea_rules *r, const andrea_analysis *a);
+/* s for a progress or summary line on stderr: control bytes (a newline or escape in a path) as
+ * '?', UTF-8 kept, cut to cap - 1 bytes; returns buf. */
+const char *cli_shown(const char *s, char *buf, size_t cap);
 /* Prints "andrea: <msg>" and returns 1. */
 int cli_fail(const ae_error *err);
 /* Prints "andrea CMD: <message>" plus a hint to --help and returns 2. */

@@ -217,6 +217,14 @@ void cli_note_unused_rules(const char *cmd, const andrea_rules *r, const andrea_
     }
 }
 
+const char *cli_shown(const char *s, char *buf, size_t cap) {
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && k + 1 < cap; p++)
+        buf[k++] = *p < 0x20 || *p == 0x7f ? '?' : (char)*p;
+    buf[k] = 0;
+    return buf;
+}
+
 int cli_fail(const ae_error *err) {
     /* MPI: when another rank's failure stopped this one, that rank prints the line. */
     if (andrea_mpi_report_error()) print_one_line("andrea: ", err->msg[0] ? err->msg : "unknown error", "");

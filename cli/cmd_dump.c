@@ -125,9 +125,10 @@ static int parse_seed(const char *arg, uint64_t *seed) {
 static void print_done(const andrea_dump_options *o, int n_suites, int quiet, int timing, double t_load,
                        double t_probes) {
     const andrea_dump_stats *st = o->stats;
+    char shown[4200];
     if (!quiet)
         fprintf(stderr, "andrea dump: wrote %s: %d suite%s, %lld sequences, %.1f MB in %.2f s (%s, batch %d)\n",
-                o->out_path, n_suites, n_suites == 1 ? "" : "s", st->sequences, st->bytes / 1e6, st->seconds,
+                cli_shown(o->out_path, shown, sizeof shown), n_suites, n_suites == 1 ? "" : "s", st->sequences, st->bytes / 1e6, st->seconds,
                 st->engine, st->batch);
     if (timing)
         fprintf(stderr,

@@ -272,7 +272,10 @@ int cmd_show(int argc, char **argv) {
     char page[4200];
     if (andrea_report_write_show(&in, out, page, sizeof page, &err)) goto fail;
     printf("%s\n", page);
-    if (!quiet) fprintf(stderr, "andrea show: %d tokens, %d layers x %d heads (%s): open %s\n", n, L, H, andrea_engine_name(eng), page);
+    char shown[4400];
+    if (!quiet)
+        fprintf(stderr, "andrea show: %d tokens, %d layers x %d heads (%s): open %s\n", n, L, H, andrea_engine_name(eng),
+                cli_shown(page, shown, sizeof shown));
     rc = cli_stdout_done();
     goto out;
 fail:

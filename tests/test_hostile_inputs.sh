@@ -198,6 +198,10 @@ ls "$tmp"/limit.h5.tmp* >/dev/null 2>&1 && bad file_size_limit_leaves_no_tempora
 
 # --- names that hold control characters print as one line
 expect 1 checkpoint_name_with_a_newline_is_one_line 'missing\?x\.bin: ' info "$tmp/missing"$'\n'"x.bin"
+"$A" show "$tmp/byte.bin" abc --out "$tmp/sh"$'\n'"ow" >/dev/null 2>"$tmp/show_nl.err" || bad show_into_a_name_with_a_newline "failed"
+[[ $(wc -l <"$tmp/show_nl.err") -eq 1 ]] && grep -q 'open .*/sh?ow/index.html' "$tmp/show_nl.err" &&
+  ok "show_names_a_folder_with_a_newline_in_one_line: $(cat "$tmp/show_nl.err")" ||
+  bad show_names_a_folder_with_a_newline_in_one_line "$(cat "$tmp/show_nl.err")"
 expect 2 command_name_with_an_escape_is_one_line "andrea: unknown command 'bad\?\[2J'" $'bad\e[2J'
 
 # --- a FIFO as the checkpoint of classify's causal check: refused, never waited on
