@@ -216,7 +216,7 @@ int andrea_catalog_diff(const char *path, const catalog_diff_options *o, catalog
     int n = 0, from, to, ret = -1, rc;
     memset(out, 0, sizeof *out);
     if (andrea_catalog_open_ro(path, &db, err)) return -1;
-    if (andrea_catalog_refuse_newer(db, path, err) || list_checkpoints(db, path, &cps, &n, err)) goto fail;
+    if (andrea_catalog_refuse_newer(db, path, NULL, err) || list_checkpoints(db, path, &cps, &n, err)) goto fail;
     if ((rc = resolve(path, "--from", o->from, cps, n, &from, err)) || (rc = resolve(path, "--to", o->to, cps, n, &to, err))) {
         ret = rc;
         goto fail;

@@ -115,7 +115,7 @@ fail:
     return -1;
 }
 
-int andrea_catalog_refuse_newer(sqlite3 *db, const char *path, ae_error *err) {
+int andrea_catalog_refuse_newer(sqlite3 *db, const char *path, int *version, ae_error *err) {
     sqlite3_stmt *st = NULL;
     SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
@@ -124,6 +124,7 @@ int andrea_catalog_refuse_newer(sqlite3 *db, const char *path, ae_error *err) {
     if (v > ANDREA_CATALOG_SCHEMA_VERSION)
         return andrea_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
                            ANDREA_CATALOG_SCHEMA_VERSION);
+    if (version) *version = v;
     return 0;
 fail:
     sqlite3_finalize(st);

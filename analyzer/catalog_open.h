@@ -22,7 +22,8 @@
 int andrea_catalog_open_ro(const char *path, sqlite3 **out, ae_error *err);
 
 /* -1 ("PATH: catalog schema version N is newer than this andrea's") when the catalog was written
- * by a newer andrea, whose tables this one may misread (render, diff); 0 otherwise. */
-int andrea_catalog_refuse_newer(sqlite3 *db, const char *path, ae_error *err);
+ * by a newer andrea, whose tables this one may misread; 0 otherwise, with the catalog's schema
+ * version in *version when version is not NULL. */
+int andrea_catalog_refuse_newer(sqlite3 *db, const char *path, int *version, ae_error *err);
 
 #endif

@@ -172,21 +172,12 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, const catalo
 
 /* Schema version of a catalog opened read-only: `heads` needs the view's `current` (version 2). */
 static int check_schema(sqlite3 *db, const char *path, ae_error *err) {
-    sqlite3_stmt *st = NULL;
-    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
-    int v = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    if (v > ANDREA_CATALOG_SCHEMA_VERSION)
-        return andrea_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
-                       ANDREA_CATALOG_SCHEMA_VERSION);
+    int v;
+    if (andrea_catalog_refuse_newer(db, path, &v, err)) return -1;
     if (v < ANDREA_CATALOG_SCHEMA_VERSION)
         return andrea_fail(err, "%s: catalog schema version %d is older than this andrea's (%d): the next andrea classify "
                             "or analyze into it upgrades it (docs/catalog.md)", path, v, ANDREA_CATALOG_SCHEMA_VERSION);
     return 0;
-fail:
-    sqlite3_finalize(st);
-    return -1;
 }
 
 /* The filter's class and layer/head against what the catalog holds: -2 with the reason when the

@@ -168,9 +168,11 @@ int cli_stdout_done(void) {
 /* One stderr line: msg's control bytes (a newline or escape sequence in a path, in a file name
  * or in a library's message) become '?', so no input can split the line or drive the terminal.
  * Bytes >= 0x80 stay: UTF-8 paths print as they are. */
+static char shown_byte(unsigned char c) { return c < 0x20 || c == 0x7f ? '?' : (char)c; }
+
 static void print_one_line(const char *prefix, const char *msg, const char *suffix) {
     fputs(prefix, stderr);
-    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, stderr);
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++) fputc(shown_byte(*p), stderr);
     fputs(suffix, stderr);
     fputc('\n', stderr);
 }
@@ -220,7 +222,7 @@ void cli_note_unused_rules(const char *cmd, const andrea_rules *r, const andrea_
 const char *cli_shown(const char *s, char *buf, size_t cap) {
     size_t k = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p && k + 1 < cap; p++)
-        buf[k++] = *p < 0x20 || *p == 0x7f ? '?' : (char)*p;
+        buf[k++] = shown_byte(*p);
     buf[k] = 0;
     return buf;
 }

@@ -246,7 +246,7 @@ int andrea_report_load_catalog(report_data *d, const char *db_path, const char *
     view_cols vc;
     /* Read-only and never created: a missing catalog is an error, not an empty report. */
     if (andrea_catalog_open_ro(db_path, &db, err)) return -1;
-    if (andrea_catalog_refuse_newer(db, db_path, err)) goto fail;
+    if (andrea_catalog_refuse_newer(db, db_path, NULL, err)) goto fail;
     if (sqlite3_prepare_v2(db, "SELECT * FROM head_catalog LIMIT 0", -1, &st, NULL) != SQLITE_OK) {
         andrea_fail(err, "%s: not an andrea catalog (no view head_catalog: %s)", db_path, sqlite3_errmsg(db));
         goto fail;
