@@ -125,7 +125,7 @@ void andrea_score_acc_add_f16(score_acc *a, const score_seq_plan *p, const uint1
     for (int i = 0; i < p->n_queries; i++) {
         const int q = p->queries[i].query;
         const uint16_t *src = map + (size_t)q * (size_t)T;
-        for (int k = 0; k <= q; k++) row[k] = andrea_f16_to_f32(src[k]);
+        andrea_f16_to_f32_n(row, src, (size_t)q + 1);
         add_row(a, p, i, row);
     }
     a->baseline_sum += p->baseline_sum;

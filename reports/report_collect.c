@@ -67,7 +67,7 @@ static int maps(void *self, const andrea_batch *b, size_t first, size_t n, const
         float *dst = rc->maps[b->suite] + ((size_t)seq * NH + m % NH) * tt;
         if (b->maps_fp16) {
             const uint16_t *src = (const uint16_t *)piece + i * tt;
-            for (size_t k = 0; k < len * T; k++) dst[k] = andrea_f16_to_f32(src[k]);
+            andrea_f16_to_f32_n(dst, src, len * T);
         } else {
             memcpy(dst, (const float *)piece + i * tt, len * T * sizeof(float));
         }

@@ -164,10 +164,14 @@ static int head_data(const report_data *d, const char *out_dir, int model, int l
             rc = d->read_map(d, s, e, l, h, map, err);
             if (rc) return -1;
             for (int q = 0; q < su->n_tokens[e]; q++)
-                for (int k = 0; k <= q; k++, at++) {
-                    uint16_t v = andrea_f32_to_f16(map[(size_t)q * (size_t)su->T + (size_t)k]);
-                    half[2 * at] = (unsigned char)(v & 0xFF); /* little-endian */
-                    half[2 * at + 1] = (unsigned char)(v >> 8);
+                for (int k0 = 0; k0 <= q; k0 += 256) {
+                    uint16_t v[256];
+                    const int n = q + 1 - k0 < 256 ? q + 1 - k0 : 256;
+                    andrea_f32_to_f16_n(v, map + (size_t)q * (size_t)su->T + (size_t)k0, (size_t)n);
+                    for (int k = 0; k < n; k++, at++) {
+                        half[2 * at] = (unsigned char)(v[k] & 0xFF); /* little-endian */
+                        half[2 * at + 1] = (unsigned char)(v[k] >> 8);
+                    }
                 }
         }
     }
