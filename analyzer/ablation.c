@@ -411,6 +411,19 @@ static int same_items(const probe_suite *a, const int *pick_a, int B_a, const pr
     return 1;
 }
 
+void andrea_ablation_mean_heads(int NH, unsigned char *in_mean) {
+    /* Past ANDREA_ABLATE_MEAN_HEADS an even spread bounds the cost on big models: head
+     * floor(k NH / M) for k < M is M distinct heads (NH > M) from every part of the model. A
+     * stride of ceil(NH / M) took fewer (36 of 72, 48 of 144) and, with an even stride, never an
+     * odd head of a layer. */
+    const long M = ANDREA_ABLATE_MEAN_HEADS;
+    memset(in_mean, 0, (size_t)(NH > 0 ? NH : 0));
+    if (NH <= M)
+        memset(in_mean, 1, (size_t)(NH > 0 ? NH : 0));
+    else
+        for (long k = 0; k < M; k++) in_mean[k * NH / M] = 1;
+}
+
 int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const probe_suite *suites, int n_suites,
                            int max_items, andrea_suite_scores *scores, ae_progress *prog, ae_error *err) {
     const int NH = cfg->n_layer * cfg->n_head, per = max_items > 0 ? max_items : 1, n = n_suites > 0 ? n_suites : 1;
@@ -423,9 +436,7 @@ int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const pro
         ret = andrea_fail(err, "causal check: out of memory");
         goto out;
     }
-    /* Heads for the mean: all of them, or an even spread to bound the cost on big models. */
-    int stride = NH <= ANDREA_ABLATE_MEAN_HEADS ? 1 : (NH + ANDREA_ABLATE_MEAN_HEADS - 1) / ANDREA_ABLATE_MEAN_HEADS;
-    for (int i = 0; i < NH; i += stride) in_mean[i] = 1;
+    andrea_ablation_mean_heads(NH, in_mean);
     for (int s = 0; s < n_suites; s++) {
         andrea_suite_scores *sc = &scores[s];
         sc->clean_loss = sc->ablation_mean = NAN;

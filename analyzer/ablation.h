@@ -22,4 +22,8 @@ int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const prob
 int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const probe_suite *suites, int n_suites,
                            int max_items, andrea_suite_scores *scores, ae_progress *prog, ae_error *err);
 
+/* The heads whose deltas make a suite's ablation_mean: in_mean[i] = 1 for every head when NH <=
+ * ANDREA_ABLATE_MEAN_HEADS (64), else for the 64 heads floor(k NH / 64), k = 0..63. in_mean: [NH]. */
+void andrea_ablation_mean_heads(int NH, unsigned char *in_mean);
+
 #endif

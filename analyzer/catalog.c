@@ -440,19 +440,19 @@ fail:
     return -1;
 }
 
-int andrea_catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, ae_error *err) {
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    char *cfg = NULL;
-    int in_tx = 0, ret = -1;
-    if (andrea_catalog_open_rw(path, &db, err)) return -1;
-    if (andrea_catalog_begin_immediate(db, path, err)) goto fail;
-    in_tx = 1;
+int andrea_catalog_prepare(sqlite3 *db, const char *path, ae_error *err) {
     /* The view holds no data: it is made anew on every write, so a catalog written by an older
      * andrea gets the view's newer columns (causal) on its next run. */
     SQL_CHECK(path, db, sqlite3_exec(db, "DROP VIEW IF EXISTS head_catalog", NULL, NULL, NULL), SQLITE_OK);
-    if (prepare_schema(db, path, err)) goto fail;
-    cfg = config_json(&a->cfg);
+    return prepare_schema(db, path, err);
+fail:
+    return -1;
+}
+
+int andrea_catalog_insert_run(sqlite3 *db, const char *path, const andrea_analysis *a, int64_t *run_id, ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    int ret = -1;
+    char *cfg = config_json(&a->cfg);
     if (!cfg) {
         andrea_fail(err, "%s: out of memory", path);
         goto fail;
@@ -540,19 +540,38 @@ int andrea_catalog_write(const char *path, const andrea_analysis *a, int64_t *ru
     sqlite3_finalize(st);
     st = NULL;
     int64_t run = sqlite3_last_insert_rowid(db);
-
     if (insert_rows(db, path, a, run, err)) goto fail;
-    SQL_CHECK(path, db, sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
-    in_tx = 0;
-    /* fails (SQLITE_BUSY) while a statement is left open; the last connection to close checkpoints the WAL */
-    SQL_CHECK(path, db, sqlite3_close(db), SQLITE_OK);
-    db = NULL;
     if (run_id) *run_id = run;
     ret = 0;
 fail:
     sqlite3_finalize(st);
-    if (in_tx) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    sqlite3_close(db);
     free(cfg);
     return ret;
+}
+
+int andrea_catalog_commit_close(sqlite3 *db, const char *path, ae_error *err) {
+    SQL_CHECK(path, db, sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    /* fails (SQLITE_BUSY) while a statement is left open; the last connection to close checkpoints the WAL */
+    SQL_CHECK(path, db, sqlite3_close(db), SQLITE_OK);
+    return 0;
+fail:
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL); /* a no-op when the commit went through */
+    sqlite3_close(db);
+    return -1;
+}
+
+void andrea_catalog_rollback_close(sqlite3 *db) {
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(db);
+}
+
+int andrea_catalog_write(const char *path, const andrea_analysis *a, int64_t *run_id, ae_error *err) {
+    sqlite3 *db = NULL;
+    if (andrea_catalog_open_rw(path, &db, err)) return -1;
+    if (andrea_catalog_begin_immediate(db, path, err) || andrea_catalog_prepare(db, path, err) ||
+        andrea_catalog_insert_run(db, path, a, run_id, err)) {
+        andrea_catalog_rollback_close(db);
+        return -1;
+    }
+    return andrea_catalog_commit_close(db, path, err);
 }

@@ -196,17 +196,24 @@ fail:
     return -1;
 }
 
-int andrea_catalog_circuits_write(const char *path, const char *ckpt, const char *sha, const andrea_circuits *c,
-                           ae_error *err) {
+/* Opens the catalog for a circuit write and takes the write lock. */
+static int open_for_circuits(const char *path, sqlite3 **out, ae_error *err) {
     sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    int in_tx = 0;
     if (andrea_catalog_open_rw(path, &db, err)) return -1;
     /* the run's pages stay in memory until the commit: with SQLite's default 2 MB cache, GPT-2-XL's
      * 2.1M rows (55 MB) were spilled to the WAL and read back while they were written */
     SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA cache_size = -262144", NULL, NULL, NULL), SQLITE_OK);
     if (andrea_catalog_begin_immediate(db, path, err)) goto fail;
-    in_tx = 1;
+    *out = db;
+    return 0;
+fail:
+    sqlite3_close(db);
+    return -1;
+}
+
+/* Inside a transaction: refuses a newer schema, marks the catalog, creates the circuit tables. */
+static int prepare_circuits(sqlite3 *db, const char *path, ae_error *err) {
+    sqlite3_stmt *st = NULL;
     SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
     const int v = sqlite3_column_int(st, 0);
@@ -220,27 +227,43 @@ int andrea_catalog_circuits_write(const char *path, const char *ckpt, const char
     char mark[64];
     snprintf(mark, sizeof mark, "PRAGMA application_id=%d", ANDREA_CATALOG_APPLICATION_ID);
     SQL_CHECK(path, db, sqlite3_exec(db, mark, NULL, NULL, NULL), SQLITE_OK);
-    if (andrea_catalog_circuits_schema(db, path, err)) goto fail;
-    sqlite3_int64 run;
-    if (insert_run(db, path, ckpt, sha, c, &run, err) || insert_scores(db, path, c, run, err)) goto fail;
-    SQL_CHECK(path, db, sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
-    in_tx = 0;
-    SQL_CHECK(path, db, sqlite3_close(db), SQLITE_OK);
-    return 0;
+    return andrea_catalog_circuits_schema(db, path, err);
 fail:
     sqlite3_finalize(st);
-    if (in_tx) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    sqlite3_close(db);
     return -1;
 }
 
-int andrea_catalog_circuits_compute_and_write(const char *db_path, const andrea_model *m, andrea_device device,
-                                       const char *ckpt, const char *sha, ae_error *err) {
-    andrea_circuits c;
-    if (andrea_circuits_compute_on(m, device, &c, err)) return -1;
-    int rc = andrea_catalog_circuits_write(db_path, ckpt, sha, &c, err);
-    andrea_circuits_free(&c);
-    return rc;
+/* Inside a transaction: one checkpoint's circuit run and scores (replacing its earlier ones). */
+static int insert_circuits(sqlite3 *db, const char *path, const char *ckpt, const char *sha, const andrea_circuits *c,
+                           ae_error *err) {
+    sqlite3_int64 run;
+    return insert_run(db, path, ckpt, sha, c, &run, err) || insert_scores(db, path, c, run, err) ? -1 : 0;
+}
+
+int andrea_catalog_circuits_write(const char *path, const char *ckpt, const char *sha, const andrea_circuits *c,
+                           ae_error *err) {
+    sqlite3 *db = NULL;
+    if (open_for_circuits(path, &db, err)) return -1;
+    if (prepare_circuits(db, path, err) || insert_circuits(db, path, ckpt, sha, c, err)) {
+        andrea_catalog_rollback_close(db);
+        return -1;
+    }
+    return andrea_catalog_commit_close(db, path, err);
+}
+
+int andrea_catalog_write_all(const char *path, const andrea_catalog_entry *e, int n, ae_error *err) {
+    sqlite3 *db = NULL;
+    if (open_for_circuits(path, &db, err)) return -1;
+    int bad = andrea_catalog_prepare(db, path, err); /* the whole schema, the circuit tables with it */
+    for (int i = 0; i < n && !bad; i++) {
+        if (e[i].analysis) bad = andrea_catalog_insert_run(db, path, e[i].analysis, NULL, err);
+        if (!bad && e[i].circuits) bad = insert_circuits(db, path, e[i].ckpt_path, e[i].sha256, e[i].circuits, err);
+    }
+    if (bad) {
+        andrea_catalog_rollback_close(db);
+        return -1;
+    }
+    return andrea_catalog_commit_close(db, path, err);
 }
 
 /* ---------- rows for printing ---------- */

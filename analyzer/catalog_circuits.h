@@ -8,7 +8,8 @@
  *   - one circuit run per checkpoint sha256: the scores are a function of the weights alone, so a
  *     new computation replaces the old one in ONE transaction (BEGIN IMMEDIATE ... COMMIT);
  *   - the tables are created by andrea_catalog_circuits_schema, which every catalog writer calls inside
- *     its transaction (andrea_catalog_write, andrea_catalog_circuits_write), so any catalog has them;
+ *     its transaction (andrea_catalog_write, andrea_catalog_circuits_write, andrea_catalog_write_all), so any
+ *     catalog has them;
  *   - a catalog that is not andrea's is refused before anything changes (andrea_catalog_open_rw).
  * Failure contract: -1 with "DB: problem" or "DB: <call> failed (file:line): sqlite message".
  */
@@ -32,10 +33,19 @@ int andrea_catalog_circuits_schema(sqlite3 *db, const char *path, ae_error *err)
 int andrea_catalog_circuits_write(const char *db_path, const char *ckpt_path, const char *sha256, const andrea_circuits *c,
                            ae_error *err);
 
-/* Computes the circuit scores of m on device (andrea_circuits_compute_on) and stores them (what
- * `andrea analyze` calls after writing its run). */
-int andrea_catalog_circuits_compute_and_write(const char *db_path, const andrea_model *m, andrea_device device,
-                                       const char *ckpt_path, const char *sha256, ae_error *err);
+/* One checkpoint's rows for andrea_catalog_write_all: its analysis as a run (when analysis is
+ * non-NULL) and its circuit scores (when circuits is non-NULL; ckpt_path and sha256 as for
+ * andrea_catalog_circuits_write). */
+typedef struct {
+    const andrea_analysis *analysis;
+    const andrea_circuits *circuits;
+    const char *ckpt_path, *sha256;
+} andrea_catalog_entry;
+
+/* Writes the n entries in ONE transaction: a failure anywhere (disk full, a newer schema, an
+ * interrupted process) leaves the catalog as it was, none of the entries in it. What analyze
+ * writes: one entry per checkpoint, a series' checkpoints together. */
+int andrea_catalog_write_all(const char *db_path, const andrea_catalog_entry *entries, int n, ae_error *err);
 
 /* Printable rows of c: weights != 0 -> one row per head (layer, head, copying, prev_pos);
  * else composition rows (src_layer, src_head, dst_layer, dst_head, kind, score, baseline), by

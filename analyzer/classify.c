@@ -239,6 +239,24 @@ static andrea_engine_options engine_options(const andrea_classify_options *opt) 
     return eo;
 }
 
+/* A suite none of whose items has a position where its class's loss is measured (entity items
+ * too short for a re-mention, a user suite whose targets all sit on the last token) gets no
+ * causal check; the run's note says so rather than leaving its labels' NULL deltas unexplained. */
+static void note_unchecked_suites(andrea_analysis *a) {
+    size_t used = strlen(a->ablation_note);
+    for (int s = 0; s < a->n_suites; s++) {
+        const andrea_suite_scores *su = &a->suites[s];
+        if (su->n_ablation_items > 0 || used + 1 >= sizeof a->ablation_note) continue;
+        int labelled = 0;
+        for (int i = 0; i < a->cfg.n_layer * a->cfg.n_head; i++) labelled += su->heads[i].label != 0;
+        int w = snprintf(a->ablation_note + used, sizeof a->ablation_note - used,
+                         "%sno causal check for %s: none of its items has a position where %s's loss is measured%s",
+                         used ? "; " : "", su->name, su->name,
+                         labelled ? " (its labelled heads have no ablation_delta)" : "");
+        used = w < 0 ? used : strlen(a->ablation_note);
+    }
+}
+
 int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, const andrea_engine_options *eo, const probe_suite *suites,
                         int n_suites, int ablate_items, andrea_analysis *a, ae_error *err) {
     int maxT = 0;
@@ -250,6 +268,7 @@ int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, const andrea
     int rc = andrea_ablation_suites(eng, &mp->cfg, suites, n_suites, ablate_items, a->suites, &prog, err);
     andrea_progress_end(&prog);
     andrea_engine_close(own);
+    if (rc == 0) note_unchecked_suites(a);
     return rc;
 }
 

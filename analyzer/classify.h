@@ -7,12 +7,13 @@
  * ablate heads one at a time (forward.h's `ablate`) and measure the rise of the suite's next-token
  * loss at the eligible queries q with q + 1 < length (predicting token q + 1) on the first
  * `ablate_items` items that have such a query. Every labelled head is ablated; for the mean rise,
- * all heads when L*H <= 64, else 64 heads spread evenly (plus the labelled ones).
+ * all heads when L*H <= 64, else 64 heads spread evenly (andrea_ablation_mean_heads; plus the
+ * labelled ones).
  * The checkpoint for the causal check is opt->ckpt (a file, or a folder searched by sha256), else
  * the dump's checkpoint_path while its sha256 still equals the dump's, else a .bin or .safetensors file
  * beside the dump with that sha256. None found is an error, unless opt->no_causal: then ablation
- * statistics stay NaN and out->ablation_note says why (so does ablate_items == 0). The causal
- * check is never skipped silently.
+ * statistics stay NaN and out->ablation_note says why (so does ablate_items == 0, and so it names
+ * a suite none of whose items has a loss position). The causal check is never skipped silently.
  * Failure contract: -1 with "FILE: problem"; out is left freed.
  */
 #ifndef ANDREA_CLASSIFY_H

@@ -47,27 +47,33 @@ static int score_spread(int n, const char *const *ckpts, analyze_scored *sc, ana
     }
     andrea_mpi_set_alone(0);
     if (andrea_mpi_agree(rc, err)) return -1;
-    for (int i = 0; i < n; i++) {
+    /* rank 0 gathers every checkpoint's rows (its own are in sc), then writes them in one
+     * transaction, as the serial series does */
+    andrea_analysis *a = calloc((size_t)n, sizeof *a);
+    andrea_circuits *c = calloc((size_t)n, sizeof *c);
+    andrea_catalog_entry *e = calloc((size_t)n, sizeof *e);
+    int bad = andrea_mpi_agree(!a || !c || !e ? andrea_fail(err, "out of memory for the series' rows") : 0, err);
+    int got = 0; /* entries whose copies rank 0 holds */
+    for (int i = 0; i < n && !bad; i++, got++) {
         const int from = owner_of(i, n), mine = andrea_mpi_rank() == from;
-        andrea_analysis a;
-        andrea_circuits c;
-        memset(&a, 0, sizeof a);
-        memset(&c, 0, sizeof c);
-        if (mine) a = *sc[i].analysis, c = *sc[i].circuits;
+        if (mine) a[i] = *sc[i].analysis, c[i] = *sc[i].circuits;
         /* the names rank 0 renders the series page with; then the rows */
-        if (andrea_mpi_bcast(sc[i].name, sizeof sc[i].name, from, err) ||
-            andrea_mpi_bcast(sc[i].db, sizeof sc[i].db, from, err) ||
-            andrea_mpi_bcast(sc[i].sha256, sizeof sc[i].sha256, from, err) ||
-            andrea_analysis_bcast(&a, from, err) || andrea_circuits_bcast(&c, from, err))
-            return -1;
-        int wrc = root ? andrea_catalog_write(sc[i].db, &a, NULL, err) || andrea_catalog_circuits_write(sc[i].db, ckpts[i], sc[i].sha256, &c, err) : 0;
-        if (!mine) {
-            andrea_analysis_free(&a);
-            andrea_circuits_free(&c);
-        }
-        if (andrea_mpi_agree(wrc, err)) return -1;
+        bad = andrea_mpi_bcast(sc[i].name, sizeof sc[i].name, from, err) ||
+              andrea_mpi_bcast(sc[i].db, sizeof sc[i].db, from, err) ||
+              andrea_mpi_bcast(sc[i].sha256, sizeof sc[i].sha256, from, err) ||
+              andrea_analysis_bcast(&a[i], from, err) || andrea_circuits_bcast(&c[i], from, err);
+        e[i] = (andrea_catalog_entry){&a[i], &c[i], ckpts[i], sc[i].sha256};
     }
-    return 0;
+    if (!bad) bad = andrea_mpi_agree(root ? andrea_catalog_write_all(sc[0].db, e, n, err) : 0, err);
+    for (int i = 0; i < got && a && c; i++)
+        if (andrea_mpi_rank() != owner_of(i, n)) { /* received copies; sc keeps its own */
+            andrea_analysis_free(&a[i]);
+            andrea_circuits_free(&c[i]);
+        }
+    free(a);
+    free(c);
+    free(e);
+    return bad ? -1 : 0;
 }
 
 /* Serial (and MPI-pooled) series: every checkpoint is scored before any row is written, so one
@@ -83,14 +89,17 @@ static int write_deferred(int n, const char *const *ckpts, analyze_scored *sc, a
                 dup = andrea_fail(err, "%s and %s are the same checkpoint (sha256 %.12s...): give each once", ckpts[i],
                                   ckpts[j], sc[i].sha256);
     if (andrea_mpi_agree(dup, err)) return -1; /* rank 0 holds the hashes (MPI): every rank stops */
-    for (int i = 0; i < n; i++) {
-        int wrc = 0;
-        if (andrea_mpi_rank() == 0 && sc[i].analysis)
-            wrc = andrea_catalog_write(sc[i].db, sc[i].analysis, NULL, err) ||
-                  andrea_catalog_circuits_write(sc[i].db, ckpts[i], sc[i].sha256, sc[i].circuits, err);
-        if (andrea_mpi_agree(wrc, err)) return -1;
+    int wrc = 0;
+    if (andrea_mpi_rank() == 0) {
+        andrea_catalog_entry *e = calloc((size_t)n, sizeof *e);
+        if (!e) wrc = andrea_fail(err, "%s: out of memory", sc[0].db);
+        for (int i = 0; i < n && e; i++)
+            e[i] = (andrea_catalog_entry){sc[i].analysis, sc[i].circuits, ckpts[i], sc[i].sha256};
+        /* one transaction: a failure while writing leaves none of the series' runs */
+        if (e) wrc = andrea_catalog_write_all(sc[0].db, e, n, err);
+        free(e);
     }
-    return 0;
+    return andrea_mpi_agree(wrc, err);
 }
 
 /* name as one relative URL path segment: every byte but RFC 3986's unreserved ones as %XX, so a

@@ -152,6 +152,21 @@ static void run_name_and_dump(const char *ckpt, int index, const analyze_args *a
 }
 
 /* The catalog rows of one checkpoint handed to the series loop instead of written (a is emptied). */
+/* The run and the checkpoint's circuit scores (andrea circuits), computed first, in one
+ * transaction: a failure leaves no part of them in the catalog. *t_circuits (may be NULL): the
+ * seconds the circuit scores took to compute. */
+static int write_catalog(const char *db_path, const andrea_analysis *a, const andrea_model *m, andrea_device dev,
+                         const char *ckpt, const char *hex, double *t_circuits, ae_error *err) {
+    andrea_circuits c;
+    const double t0 = andrea_now_seconds();
+    if (andrea_circuits_compute_on(m, dev, &c, err)) return -1;
+    if (t_circuits) *t_circuits = andrea_now_seconds() - t0;
+    const andrea_catalog_entry e = {.analysis = a, .circuits = &c, .ckpt_path = ckpt, .sha256 = hex};
+    const int rc = andrea_catalog_write_all(db_path, &e, 1, err);
+    andrea_circuits_free(&c);
+    return rc;
+}
+
 static int defer_catalog(analyze_scored *scored, andrea_analysis *a, const andrea_model *m, andrea_device dev,
                          ae_error *err) {
     if (!(scored->analysis = calloc(1, sizeof *scored->analysis)) || !(scored->circuits = calloc(1, sizeof *scored->circuits)))
@@ -266,9 +281,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
             ret = andrea_mpi_agree(defer_catalog(scored, &a, &m, aa->dev, err), err); /* the other ranks wait on it */
             goto out;
         }
-        ret = andrea_mpi_agree(andrea_catalog_write(db_path, &a, NULL, err) ||
-                                   andrea_catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err), /* andrea circuits */
-                               err);
+        ret = andrea_mpi_agree(write_catalog(db_path, &a, &m, aa->dev, ckpt, hex, NULL, err), err);
         goto out;
     }
     /* One checkpoint: its report is DIR itself; several: DIR/NAME each. */
@@ -276,9 +289,8 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     if (report_dir) snprintf(rdir, sizeof rdir, "%s", report_dir);
     else snprintf(rdir, sizeof rdir, "%s/%s", aa->dir, name);
     const double t_cat0 = andrea_now_seconds();
-    int wrc = andrea_catalog_write(db_path, &a, NULL, err);
-    const double t_circ0 = andrea_now_seconds();
-    if (!wrc) wrc = andrea_catalog_circuits_compute_and_write(db_path, &m, aa->dev, ckpt, hex, err); /* andrea circuits */
+    double t_circ = 0;
+    int wrc = write_catalog(db_path, &a, &m, aa->dev, ckpt, hex, &t_circ, err);
     const double t_rep0 = andrea_now_seconds();
     double t_rep[ANDREA_REPORT_STAGES] = {0};
     ropt.stage_seconds = t_rep;
@@ -290,7 +302,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     andrea_summary_write(stdout, &a);
     printf("catalog: %s\nreport:  %s/index.html\n\n", db_path, rdir);
     if (aa->timing)
-        print_timing(ckpt, &stats, t_load, t_hash, &ct, t_circ0 - t_cat0, t_rep0 - t_circ0, t_end - t_rep0, t_rep,
+        print_timing(ckpt, &stats, t_load, t_hash, &ct, t_rep0 - t_cat0 - t_circ, t_circ, t_end - t_rep0, t_rep,
                      t_end - t_start);
     ret = 0;
 out:

@@ -113,9 +113,10 @@ static void test_random_model_gets_no_label_on_builtin_suites(void) {
 /* The causal check of all built-in suites at once (suites with the same items share their
  * forwards: induction/duplicate, bracket/bracket_close) gives every suite the clean loss, mean
  * and deltas of checking it alone: shared forwards are longer (the longest prefix any member
- * needs), which moves a loss only by fp32 rounding. 72 heads: the mean takes every second one
- * (more than ANDREA_ABLATE_MEAN_HEADS); heads 3 and 17 are labelled in duplicate only, so a
- * member's wanted heads are its own: induction must leave them NaN. */
+ * needs), which moves a loss only by fp32 rounding. 72 heads: the mean takes 64 of them (more
+ * than ANDREA_ABLATE_MEAN_HEADS: heads floor(k 72 / 64), all but 8, 17, ..., 71); heads 8 and 17,
+ * outside it, are labelled in duplicate only, so a member's wanted heads are its own: induction
+ * must leave them NaN. */
 static void test_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time(void) {
     andrea_config cfg = {.n_layer = 9, .n_head = 8, .d_model = 64, .vocab_size = 257, .padded_vocab_size = 320,
                          .max_seq_len = 256};
@@ -145,7 +146,7 @@ static void test_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time(void
     }
     CHECK(dup >= 0 && ind >= 0);
     if (dup < 0 || ind < 0) return;
-    together[dup][3].label = together[dup][17].label = alone[dup][3].label = alone[dup][17].label = 1;
+    together[dup][8].label = together[dup][17].label = alone[dup][8].label = alone[dup][17].label = 1;
     CHECK_MSG(andrea_ablation_suites(e, &m.cfg, suites, n, ITEMS, st, NULL, &err) == 0, "%s", err.msg);
     for (int s = 0; s < n; s++) CHECK_MSG(andrea_ablation_suite(e, &m.cfg, &suites[s], ITEMS, &sa[s], &err) == 0, "%s", err.msg);
     double worst = 0;
@@ -160,14 +161,15 @@ static void test_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time(void
             worst = fmax(worst, fabs(together[s][h].ablation_delta - alone[s][h].ablation_delta));
         }
     }
-    CHECK_MSG(same_nan && measured == n * NH / 2 + 2, "%d deltas measured (want %d), NaN alike %d", measured,
-              n * NH / 2 + 2, same_nan);
-    CHECK(isnan(together[ind][3].ablation_delta) && !isnan(together[dup][3].ablation_delta));
+    CHECK_MSG(same_nan && measured == n * 64 + 2, "%d deltas measured (want %d), NaN alike %d", measured, n * 64 + 2,
+              same_nan);
+    CHECK(isnan(together[ind][8].ablation_delta) && !isnan(together[dup][8].ablation_delta));
+    CHECK(isnan(together[ind][26].ablation_delta) && !isnan(together[ind][27].ablation_delta)); /* 26 = floor(23 * 72 / 64) + 1 */
     CHECK_MSG(worst < 1e-5, "suites checked together and alone differ by %.3g", worst);
     /* the loss positions are each member's own: duplicate's deltas are not induction's */
     int differ = 0;
-    for (int h = 0; h < NH; h += 2) differ += together[dup][h].ablation_delta != together[ind][h].ablation_delta;
-    CHECK_MSG(differ > 18, "%d of 36 heads have a duplicate delta other than their induction delta", differ);
+    for (int h = 0; h < NH; h++) differ += !isnan(together[ind][h].ablation_delta) && together[dup][h].ablation_delta != together[ind][h].ablation_delta;
+    CHECK_MSG(differ > 32, "%d of 64 heads have a duplicate delta other than their induction delta", differ);
     andrea_engine_close(e);
     for (int i = 0; i < n; i++) andrea_probe_suite_free(&suites[i]);
     andrea_tokenizer_free(tok);
@@ -228,7 +230,36 @@ static void test_checkpoint_with_another_config_than_the_dump_is_refused(void) {
     andrea_tokenizer_free(tok);
 }
 
+/* The mean's heads (docs/scores.md): every head up to 64, else 64 spread evenly. Counted, and
+ * spread: on 12 x 12 heads every layer gives 5 or 6 and odd heads are among them (a stride of
+ * ceil(144 / 64) = 3 gave 48 heads, 0, 3, 6 and 9 of each layer). */
+static void test_the_mean_takes_every_head_up_to_64_else_64_spread_evenly(void) {
+    static unsigned char in[1000];
+    const int shapes[] = {1, 32, 64, 65, 72, 144, 999};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        const int NH = shapes[s];
+        memset(in, 7, sizeof in);
+        andrea_ablation_mean_heads(NH, in);
+        int n = 0, odd = 0;
+        for (int i = 0; i < NH; i++) {
+            n += in[i] == 1;
+            odd += in[i] == 1 && i % 2;
+            CHECK(in[i] <= 1);
+        }
+        CHECK_MSG(n == (NH <= 64 ? NH : 64), "%d heads: %d in the mean", NH, n);
+        CHECK(NH < 2 || odd > 0);
+        CHECK(in[NH] == 7); /* nothing written past NH */
+    }
+    andrea_ablation_mean_heads(144, in);
+    for (int l = 0; l < 12; l++) {
+        int n = 0;
+        for (int h = 0; h < 12; h++) n += in[l * 12 + h];
+        CHECK_MSG(n == 5 || n == 6, "layer %d: %d heads in the mean", l, n);
+    }
+}
+
 int main(void) {
+    RUN(test_the_mean_takes_every_head_up_to_64_else_64_spread_evenly);
     RUN(test_random_model_gets_no_label_on_builtin_suites);
     RUN(test_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time);
     RUN(test_checkpoint_with_another_config_than_the_dump_is_refused);

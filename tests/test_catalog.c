@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../analyzer/catalog.h"
+#include "../analyzer/catalog_circuits.h"
 #include "check.h"
 
 #define L 2
@@ -185,6 +186,60 @@ static void test_many_checkpoints_share_one_catalog(void) {
     }
     CHECK(q1(db, "SELECT count(DISTINCT checkpoint_sha256) FROM head_catalog") == 3);
     CHECK(q1(db, "SELECT sum(step) FROM models") == 600);
+}
+
+/* Circuit scores of the fake shape: NaN but below the diagonal of layers. */
+static void small_circuits(andrea_circuits *c) {
+    const size_t NH = (size_t)L * H;
+    memset(c, 0, sizeof *c);
+    c->n_layer = L;
+    c->n_head = H;
+    c->d_model = 12;
+    c->head_dim = 4;
+    c->baseline = 0.25;
+    c->comp = malloc(3 * NH * NH * sizeof *c->comp);
+    c->copying = calloc(NH, sizeof *c->copying);
+    c->prev_pos = calloc(NH, sizeof *c->prev_pos);
+    for (size_t k = 0; c->comp && k < 3 * NH * NH; k++)
+        c->comp[k] = (k % NH) / H > (k / NH % NH) / H ? 0.5 : NAN;
+}
+
+/* analyze's write: a series' runs with their circuit scores in one transaction. When the last
+ * entry cannot be stored (here a run without settings, which the schema refuses), none of the
+ * entries is, not even the complete ones before it, and the catalog is as it was; with the entry
+ * mended, all of them land. */
+static void test_write_all_stores_every_entry_or_none(void) {
+    const char *db = tmp_path("all.db");
+    andrea_analysis a[3];
+    andrea_circuits c[3];
+    andrea_catalog_entry e[3];
+    const char *ckpts[3] = {"/m/run_step100.bin", "/m/run_step200.bin", "/m/run_step300.bin"};
+    for (int i = 0; i < 3; i++) {
+        make_analysis(&a[i], i == 0 ? "a" : i == 1 ? "b" : "c", ckpts[i], "{\"s\":1}");
+        small_circuits(&c[i]);
+        e[i] = (andrea_catalog_entry){&a[i], &c[i], ckpts[i], a[i].sha256};
+    }
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_catalog_write_all(db, e, 1, &err) == 0, "%s", err.msg); /* the catalog before */
+    CHECK(q1(db, "SELECT count(*) FROM runs") == 1);
+    char *settings = a[2].settings_json;
+    a[2].settings_json = NULL;
+    e[0].analysis = NULL; /* its circuit scores alone, replacing the stored ones */
+    CHECK(andrea_catalog_write_all(db, e, 3, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "all.db") != NULL, "%s", err.msg);
+    CHECK(q1(db, "SELECT count(*) FROM runs") == 1);
+    CHECK(q1(db, "SELECT count(*) FROM models") == 1);
+    CHECK(q1(db, "SELECT count(*) FROM circuit_runs") == 1);
+    CHECK(q1(db, "SELECT max(id) FROM circuit_runs") == 1); /* not replaced */
+    a[2].settings_json = settings;
+    CHECK_MSG(andrea_catalog_write_all(db, e, 3, &err) == 0, "%s", err.msg);
+    CHECK(q1(db, "SELECT count(*) FROM runs") == 3);
+    CHECK(q1(db, "SELECT count(*) FROM circuit_runs") == 3);
+    CHECK(q1(db, "SELECT sum(step) FROM models") == 600);
+    for (int i = 0; i < 3; i++) {
+        andrea_analysis_free(&a[i]);
+        andrea_circuits_free(&c[i]);
+    }
 }
 
 static void test_step_is_parsed_from_common_file_names(void) {
@@ -571,6 +626,7 @@ int main(void) {
     RUN(test_a_catalog_made_before_the_application_id_is_still_written);
     RUN(test_same_checkpoint_and_settings_replaces_its_run);
     RUN(test_many_checkpoints_share_one_catalog);
+    RUN(test_write_all_stores_every_entry_or_none);
     RUN(test_step_is_parsed_from_common_file_names);
     RUN(test_catalog_killed_mid_run_keeps_all_or_none_of_it);
     RUN(test_two_processes_writing_one_catalog_both_land);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test_cli_help_and_notes.sh — `andrea help CMD` and `andrea CMD -h` print the command's help
 # (exit 0, the same text as --help); `andrea help` with an unknown or a second name is a usage
-# error; a `dump --len` beyond the model's max_seq_len says that it was clipped.
+# error; a `dump --len` beyond the model's max_seq_len says that it was clipped; a suite whose
+# items have no position for the causal check (entity items too short for a re-mention) is named
+# in the run's note, on stderr and in runs.ablation_note, not skipped silently.
 set -uo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
 cd "$tmp"
@@ -25,4 +27,17 @@ need_files models/andrea-tiny.bin
   || bad "--len" "$(cat err.txt)"
 "$A" dump "$ANDREA_SRC/models/andrea-tiny.bin" --probes bos --n 2 --len 64 --out m.h5 --device cpu --quiet >/dev/null 2>err.txt \
   && [[ ! -s err.txt ]] && ok "an unclipped --len says nothing" || bad "--len 64" "$(cat err.txt)"
+
+need_files models/andrea-bundled.bin
+"$A" dump "$ANDREA_SRC/models/andrea-bundled.bin" --probes entity,bos --len 40 --n 4 --out e.h5 --device cpu --quiet >/dev/null 2>&1
+"$A" classify e.h5 --db e.db --min-score 0.2 --min-ratio 1 --min-margin 0 >out.txt 2>err.txt
+rc=$?
+note=$("$A" sql e.db "SELECT ablation_note FROM runs" --format csv 2>&1 | tail -1)
+if [[ $rc == 0 ]] && grep -q "note: no causal check for entity: none of its items has a position where entity's loss is measured (its labelled heads have no ablation_delta)" err.txt \
+  && [[ $note == *"no causal check for entity"* && $note != *"for bos"* ]] \
+  && [[ $("$A" sql e.db "SELECT count(*) FROM suites WHERE class = 'bos' AND ablation_items = 4" --format csv | tail -1 | tr -d "\r") == 1 ]]; then
+  ok "a suite without loss positions is named in the note; the others are checked: $(head -1 err.txt)"
+else
+  bad "unchecked suite" "exit $rc: $(cat err.txt) / $note"
+fi
 finish

@@ -597,9 +597,9 @@ static void test_cuda_resumed_forward_equals_the_whole_forward(void) {
 
 /* The causal check on the GPU (heads ablated per copy, 64 a forward, a forward resumed at the
  * layer of its first head) gives the CPU's deltas (one forward per head, resumed at its layer):
- * of 80 heads every second one for the mean (more than ANDREA_ABLATE_MEAN_HEADS) and 31 labelled
- * ones, 71 in all, so the second forward resumes at a late layer; fp32, 1e-4 absolute on losses
- * of ~6. */
+ * of 80 heads 64 spread for the mean (more than ANDREA_ABLATE_MEAN_HEADS: heads floor(k 80 / 64))
+ * and 31 labelled ones, 6 of them outside the spread, 70 in all, so the second forward resumes at
+ * a late layer; fp32, 1e-4 absolute on losses of ~6. */
 static void test_cuda_causal_check_equals_the_cpu_one(void) {
     andrea_model m = {0};
     enum { L = 20, H = 4, NH = L * H, V = 300, ITEMS = 4 };
@@ -633,7 +633,7 @@ static void test_cuda_causal_check_equals_the_cpu_one(void) {
         const double d = fabs(gh[i].ablation_delta - ch[i].ablation_delta);
         if (!(d <= worst)) worst = d;
     }
-    CHECK_MSG(same_nan && measured == 71, "%d heads measured (want 40 spread + 31 labelled), NaN alike %d", measured,
+    CHECK_MSG(same_nan && measured == 70, "%d heads measured (want 64 spread + 6 more labelled), NaN alike %d", measured,
               same_nan);
     CHECK_MSG(worst < 1e-4, "GPU and CPU causal checks differ by %.3g", worst);
     CHECK(fabs(gs.ablation_mean - cs.ablation_mean) < 1e-4 && gs.n_ablation_items == ITEMS);
@@ -644,7 +644,7 @@ static void test_cuda_causal_check_equals_the_cpu_one(void) {
 
 /* Two suites with the same items but other loss positions share the GPU's batched forwards
  * (andrea_ablation_suites): each gets the deltas of checking it alone on the GPU, and the heads
- * labelled only in the first (72 heads: the mean takes every second one) stay NaN in the
+ * labelled only in the first (72 heads: the mean takes 64, not 8, 17, ..., 71) stay NaN in the
  * second. fp32; 1e-4 absolute on losses of ~6 (the shared forwards are longer). */
 static void test_cuda_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time(void) {
     andrea_model m = {0};
@@ -674,7 +674,7 @@ static void test_cuda_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time
     static andrea_head_score together[2][NH], alone[2][NH];
     andrea_suite_scores st[2] = {{.name = "a", .heads = together[0]}, {.name = "b", .heads = together[1]}};
     andrea_suite_scores sa[2] = {{.name = "a", .heads = alone[0]}, {.name = "b", .heads = alone[1]}};
-    together[0][5].label = alone[0][5].label = together[0][33].label = alone[0][33].label = 1;
+    together[0][8].label = alone[0][8].label = together[0][35].label = alone[0][35].label = 1; /* outside the mean's 64 */
     CHECK_MSG(andrea_ablation_suites(g, &m.cfg, suites, 2, ITEMS, st, NULL, &err) == 0, "%s", err.msg);
     for (int s = 0; s < 2; s++) CHECK_MSG(andrea_ablation_suite(g, &m.cfg, &suites[s], ITEMS, &sa[s], &err) == 0, "%s", err.msg);
     double worst = 0;
@@ -688,8 +688,8 @@ static void test_cuda_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time
             worst = fmax(worst, fabs(together[s][h].ablation_delta - alone[s][h].ablation_delta));
         }
     }
-    CHECK_MSG(same_nan && measured == 36 + 2 + 36, "%d deltas measured (want 74), NaN alike %d", measured, same_nan);
-    CHECK(isnan(together[1][5].ablation_delta) && !isnan(together[0][5].ablation_delta));
+    CHECK_MSG(same_nan && measured == 64 + 2 + 64, "%d deltas measured (want 130), NaN alike %d", measured, same_nan);
+    CHECK(isnan(together[1][8].ablation_delta) && !isnan(together[0][8].ablation_delta));
     CHECK_MSG(worst < 1e-4, "GPU suites checked together and alone differ by %.3g", worst);
     CHECK(fabs(st[0].clean_loss - st[1].clean_loss) > 1e-3); /* their own positions, not one loss for both */
     andrea_engine_close(g);
