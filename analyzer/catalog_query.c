@@ -351,9 +351,25 @@ static int pivot_rows(const char *path, const catalog_rows *in, catalog_rows *ou
     int n_steps = 0, ret = -1;
     memset(out, 0, sizeof *out);
     if (!steps) return andrea_fail(err, "%s: out of memory", path);
+    int n_stepless = 0;
+    const char *stepless = NULL;
     for (int r = 0; r < in->n_rows; r++) {
         const char *s = in->cells[(size_t)r * nc_in + C_STEP];
-        if (!s) continue;
+        if (!s) {
+            /* a checkpoint without a step has no column: counted for the note (rows are by class,
+             * head, step, so one checkpoint's rows are apart; its sha256 tells them) */
+            const char *sha = C_SHA >= 0 ? in->cells[(size_t)r * nc_in + C_SHA] : NULL;
+            int seen = 0;
+            for (int q = 0; q < r && sha && !seen; q++) {
+                const char *qs = in->cells[(size_t)q * nc_in + C_SHA];
+                seen = !in->cells[(size_t)q * nc_in + C_STEP] && qs && !strcmp(qs, sha);
+            }
+            if (!seen) {
+                n_stepless++;
+                if (!stepless && C_MODEL >= 0) stepless = in->cells[(size_t)r * nc_in + C_MODEL];
+            }
+            continue;
+        }
         long long v = strtoll(s, NULL, 10);
         int k = 0;
         while (k < n_steps && steps[k] < v) k++;
@@ -367,6 +383,10 @@ static int pivot_rows(const char *path, const catalog_rows *in, catalog_rows *ou
         return andrea_fail(err, "%s: --pivot step: no checkpoint of the selection has a step (a name like run-step00400 "
                                 "or analyze --step N gives one)", path);
     }
+    if (n_stepless)
+        snprintf(out->note, sizeof out->note, "--pivot step leaves out %d checkpoint%s without a step (%.200s%s): "
+                 "name it run-stepN, or analyze it with --step N", n_stepless, n_stepless > 1 ? "s" : "",
+                 stepless ? stepless : "?", n_stepless > 1 ? ", ..." : "");
     out->n_cols = 2 + n_steps;
     out->col_names = calloc((size_t)out->n_cols, sizeof(char *));
     if (!out->col_names) goto oom;

@@ -184,9 +184,10 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
     if (root) {
         rc = andrea_series_load(sc[0].db, in, n, &d, err);
         if (!rc && (rc = andrea_series_page_write(&d, page, err)) == 0) {
-            printf("series %s: labelled heads per step\n", d.name);
+            char s_name[512], s_db[4200], s_page[4800];
+            printf("series %s: labelled heads per step\n", cli_shown(d.name, s_name, sizeof s_name));
             andrea_series_table_write(stdout, &d);
-            printf("\ncatalog: %s\nseries:  %s\n", sc[0].db, page);
+            printf("\ncatalog: %s\nseries:  %s\n", cli_shown(sc[0].db, s_db, sizeof s_db), cli_shown(page, s_page, sizeof s_page));
         }
         if (!rc) andrea_series_free(&d);
     }

@@ -298,9 +298,12 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
         wrc = andrea_render_collected(rcol, hex, dumping ? dump_path : NULL, a.maps_dtype, db_path, rdir, &ropt, err);
     const double t_end = andrea_now_seconds();
     if (andrea_mpi_agree(wrc, err)) goto out;
-    printf("%s%s%s%s\n", shown_path(ckpt), dumping ? " (" : "", dumping ? dump_path : "", dumping ? ")" : "");
+    char s_ck[4200], s_dump[4200], s_db[4200], s_rdir[4400];
+    printf("%s%s%s%s\n", cli_shown(shown_path(ckpt), s_ck, sizeof s_ck), dumping ? " (" : "",
+           dumping ? cli_shown(dump_path, s_dump, sizeof s_dump) : "", dumping ? ")" : "");
     andrea_summary_write(stdout, &a);
-    printf("catalog: %s\nreport:  %s/index.html\n\n", db_path, rdir);
+    printf("catalog: %s\nreport:  %s/index.html\n\n", cli_shown(db_path, s_db, sizeof s_db),
+           cli_shown(rdir, s_rdir, sizeof s_rdir));
     if (aa->timing)
         print_timing(ckpt, &stats, t_load, t_hash, &ct, t_rep0 - t_cat0 - t_circ, t_circ, t_end - t_rep0, t_rep,
                      t_end - t_start);

@@ -119,7 +119,8 @@ int cmd_classify(int argc, char **argv) {
         return 0;
     }
     if (!andrea_progress_quiet) andrea_summary_write(stdout, &a);
-    printf("catalog: %s (run %lld)\n", db, (long long)run);
+    char s_db[4200];
+    printf("catalog: %s (run %lld)\n", cli_shown(db, s_db, sizeof s_db), (long long)run);
     if (timing) {
         const double t_end = andrea_now_seconds();
         fprintf(stderr, "andrea classify: time: scoring (maps read from the dump) %.2f s, causal check %.2f s, catalog %.2f s, "

@@ -97,5 +97,9 @@ int cmd_heads(int argc, char **argv) {
     int rc = andrea_catalog_heads(db, &f, &lim, &rows, &err);
     if (rc == -2) return cli_fail(&err) + 1; /* a filter naming what the catalog lacks: a usage error */
     if (rc) return cli_fail(&err);
+    if (rows.note[0]) {
+        char shown[600];
+        fprintf(stderr, "andrea heads: note: %s\n", cli_shown(rows.note, shown, sizeof shown));
+    }
     return cli_print_rows(&rows, fmt, &err);
 }

@@ -68,6 +68,7 @@ int cmd_render(int argc, char **argv) {
     /* as in classify: HDF5 reads a user's dump only after a sacrificial child read all of it */
     if (andrea_dump_check_isolated(argv[optind], &err)) return cli_fail(&err);
     if (andrea_render(argv[optind], db, out, &o, &err)) return cli_fail(&err);
-    printf("report: %s/index.html\n", out);
+    char s_out[4200];
+    printf("report: %s/index.html\n", cli_shown(out, s_out, sizeof s_out));
     return cli_stdout_done();
 }

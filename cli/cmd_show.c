@@ -271,7 +271,8 @@ int cmd_show(int argc, char **argv) {
                             bos, note, andrea_engine_name(eng), n_also, also_np, also, (const float *const *)also_attn};
     char page[4200];
     if (andrea_report_write_show(&in, out, page, sizeof page, &err)) goto fail;
-    printf("%s\n", page);
+    char s_page[4200];
+    printf("%s\n", cli_shown(page, s_page, sizeof s_page));
     char shown[4400];
     if (!quiet)
         fprintf(stderr, "andrea show: %d tokens, %d layers x %d heads (%s): open %s\n", n, L, H, andrea_engine_name(eng),

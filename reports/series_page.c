@@ -121,6 +121,32 @@ static void matrix(andrea_buf *b, const series_data *d, int c) {
     andrea_buf_puts(b, "</table>\n");
 }
 
+/* name as one shell word, for a command the reader copies into a shell: as it is when it holds
+ * only characters no shell treats specially, else in single quotes (a quote inside as '\''), so
+ * "x' $(id)" stays a name instead of running id. Then HTML-escaped into b. */
+static void shell_word(andrea_buf *b, const char *name) {
+    int plain = name[0] != 0;
+    for (const char *p = name; *p && plain; p++)
+        plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("_.,:/@%+=-", *p);
+    if (plain) {
+        andrea_html_add(b, name);
+        return;
+    }
+    andrea_buf q;
+    andrea_buf_init(&q);
+    andrea_buf_puts(&q, "'");
+    for (const char *p = name; *p; p++) {
+        const char *quote = strchr(p, '\''), *end = quote ? quote : p + strlen(p);
+        andrea_buf_add(&q, p, (size_t)(end - p));
+        if (!quote) break;
+        andrea_buf_puts(&q, "'\\''");
+        p = quote;
+    }
+    andrea_buf_puts(&q, "'");
+    andrea_html_add(b, andrea_buf_failed(&q) ? "?" : q.s);
+    andrea_buf_free(&q);
+}
+
 /* What changed between checkpoints i and i + 1: every (head, class) whose label changed, as
  * `andrea diff --changed` lists it, with the score before and after (docs/catalog.md, diff). */
 static void step_diff(andrea_buf *b, const series_data *d, int i) {
@@ -132,9 +158,9 @@ static void step_diff(andrea_buf *b, const series_data *d, int i) {
     andrea_buf_puts(b, " &rarr; ");
     andrea_html_add(b, to);
     andrea_buf_puts(b, "</h3>\n<p><code>andrea diff --db catalog.db --from ");
-    andrea_html_add(b, d->ck[i].name);
+    shell_word(b, d->ck[i].name);
     andrea_buf_puts(b, " --to ");
-    andrea_html_add(b, d->ck[i + 1].name);
+    shell_word(b, d->ck[i + 1].name);
     andrea_buf_puts(b, " --changed</code></p>\n");
     int rows = 0;
     for (int c = 0; c < d->n_classes; c++)

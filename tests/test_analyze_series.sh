@@ -123,4 +123,21 @@ else
     ok "one checkpoint under two names is refused" || bad "twins" "$(cat tw.err)"
 fi
 
+# the series page's diff commands are shell words: a name with a quote and $( ) is quoted, not run
+mkdir -p q
+cp "${ckpts[0]}" "q/x' \$(id)-step1.bin"
+cp "${ckpts[1]}" "q/x' \$(id)-step2.bin"
+if "$A" analyze q/*.bin --out qo --probes bos --n 2 --len 16 --ablate-items 0 --quiet >q.out 2>q.err; then
+  if /usr/bin/python3 - qo/index.html <<'PY'
+import html, re, shlex, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+cmds = [html.unescape(c) for c in re.findall(r"<code>(andrea diff [^<]*)</code>", page)]
+want = ["andrea", "diff", "--db", "catalog.db", "--from", "x' $(id)-step1", "--to", "x' $(id)-step2", "--changed"]
+sys.exit(0 if cmds and shlex.split(cmds[0]) == want else f"commands {cmds}")
+PY
+  then ok "the series page's diff command quotes a hostile name as one shell word"; else bad "diff command quoting" "see above"; fi
+else
+  bad "quoted names" "exit $?: $(cat q.err)"
+fi
+
 finish

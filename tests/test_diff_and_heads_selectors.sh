@@ -95,4 +95,14 @@ cp m2/run.bin p2/run-step10.bin
 expect 1 'two checkpoints at step 10 \(run-step10 [0-9a-f]{12} and run-step10 [0-9a-f]{12}\)' \
   heads --db pv/catalog.db --series run --pivot step
 
+# a checkpoint of the series without a step has no column: the pivot says so on stderr
+"$A" analyze m1/run.bin p2/run-step10.bin --out pn --n 2 --len 16 --device cpu --ablate-items 0 --quiet >/dev/null 2>&1 ||
+  bad "analyze m1 p2" "failed"
+if "$A" heads --db pn/catalog.db --series run --pivot step >pn.out 2>pn.err && [[ $(wc -l <pn.err) == 1 ]] &&
+  grep -q "note: --pivot step leaves out 1 checkpoint without a step (run)" pn.err && grep -q "step 10" pn.out; then
+  ok "the pivot names the checkpoint it leaves out: $(cat pn.err)"
+else
+  bad "stepless note" "$(cat pn.err pn.out | head -5)"
+fi
+
 finish
