@@ -43,6 +43,7 @@ typedef struct {
     char maps_dtype[8];
     andrea_config cfg;
     int has_step;
+    int step_given;             /* the step came from --step: it replaces a step the catalog knows */
     long long step;
     char ablation_note[768];    /* empty when the causal check ran; else why it did not */
     char *settings_json;        /* canonical settings of the run (rules, suites, ablation) */

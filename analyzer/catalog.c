@@ -449,9 +449,41 @@ fail:
     return -1;
 }
 
-int andrea_catalog_insert_run(sqlite3 *db, const char *path, const andrea_analysis *a, int64_t *run_id, ae_error *err) {
+/* A checkpoint already in the catalog under another name (a copy, a renamed file): note says
+ * under which model its run is stored. note: cap bytes, "" when there is nothing to say. */
+static int known_as(sqlite3 *db, const char *path, const andrea_analysis *a, const char *name, char *note, size_t cap,
+                    ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT name, step FROM models WHERE sha256 = ?", -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 1, a->sha256, -1, SQLITE_STATIC), SQLITE_OK);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && note) {
+        const char *old = (const char *)sqlite3_column_text(st, 0);
+        const int had_step = sqlite3_column_type(st, 1) != SQLITE_NULL;
+        const long long step = sqlite3_column_int64(st, 1);
+        char at[48] = "";
+        if (had_step) snprintf(at, sizeof at, " (step %lld)", a->step_given ? a->step : step);
+        if (old && strcmp(old, name))
+            snprintf(note, cap, "%.1000s has the bytes of %.200s%s in the catalog (sha256 %.12s): its run is stored "
+                     "under that model's name and series", a->ckpt_path, old, at, a->sha256);
+        else if (had_step && a->has_step && a->step != step && !a->step_given)
+            snprintf(note, cap, "%.1000s: the catalog knows this checkpoint at step %lld; it stays there (--step %lld "
+                     "moves it)", a->ckpt_path, step, a->step);
+    } else if (rc != SQLITE_ROW) {
+        SQL_CHECK(path, db, rc, SQLITE_DONE);
+    }
+    sqlite3_finalize(st);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
+int andrea_catalog_insert_run(sqlite3 *db, const char *path, const andrea_analysis *a, int64_t *run_id, char *note,
+                              size_t note_cap, ae_error *err) {
     sqlite3_stmt *st = NULL;
     int ret = -1;
+    if (note && note_cap) note[0] = 0;
     char *cfg = config_json(&a->cfg);
     if (!cfg) {
         andrea_fail(err, "%s: out of memory", path);
@@ -459,16 +491,20 @@ int andrea_catalog_insert_run(sqlite3 *db, const char *path, const andrea_analys
     }
     char name[512];
     andrea_catalog_model_name(a->ckpt_path, name, sizeof name);
-    /* One row per checkpoint content: the newest path wins; a step once known is kept. */
+    if (known_as(db, path, a, name, note, note_cap, err)) goto fail;
+    /* One row per checkpoint content. Its name, series and step are those it was first analysed
+     * with (a step learnt later fills a NULL one; --step replaces it): a copy or a renamed file
+     * analysed later must not move the checkpoint out of its series or to another step, which
+     * would hide it from `heads --series` and `diff`. The path and config are the newest. */
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,
                                  "INSERT INTO models(sha256, name, path, config, n_layer, n_head, d_model,"
                                  " head_dim, step, series) VALUES(?,?,?,?,?,?,?,?,?,andrea_series(?2))"
-                                 " ON CONFLICT(sha256) DO UPDATE SET name=excluded.name, path=excluded.path,"
-                                 " config=excluded.config, step=coalesce(excluded.step, models.step),"
-                                 " series=excluded.series",
+                                 " ON CONFLICT(sha256) DO UPDATE SET path=excluded.path, config=excluded.config,"
+                                 " step=CASE WHEN ?10 THEN excluded.step ELSE coalesce(models.step, excluded.step) END",
                                  -1, &st, NULL),
               SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int(st, 10, a->step_given && a->has_step), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_text(st, 1, a->sha256, -1, SQLITE_STATIC), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_text(st, 3, a->ckpt_path, -1, SQLITE_STATIC), SQLITE_OK);
@@ -569,7 +605,7 @@ int andrea_catalog_write(const char *path, const andrea_analysis *a, int64_t *ru
     sqlite3 *db = NULL;
     if (andrea_catalog_open_rw(path, &db, err)) return -1;
     if (andrea_catalog_begin_immediate(db, path, err) || andrea_catalog_prepare(db, path, err) ||
-        andrea_catalog_insert_run(db, path, a, run_id, err)) {
+        andrea_catalog_insert_run(db, path, a, run_id, NULL, 0, err)) {
         andrea_catalog_rollback_close(db);
         return -1;
     }

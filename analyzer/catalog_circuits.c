@@ -251,12 +251,15 @@ int andrea_catalog_circuits_write(const char *path, const char *ckpt, const char
     return andrea_catalog_commit_close(db, path, err);
 }
 
-int andrea_catalog_write_all(const char *path, const andrea_catalog_entry *e, int n, ae_error *err) {
+int andrea_catalog_write_all(const char *path, andrea_catalog_entry *e, int n, ae_error *err) {
     sqlite3 *db = NULL;
     if (open_for_circuits(path, &db, err)) return -1;
     int bad = andrea_catalog_prepare(db, path, err); /* the whole schema, the circuit tables with it */
     for (int i = 0; i < n && !bad; i++) {
-        if (e[i].analysis) bad = andrea_catalog_insert_run(db, path, e[i].analysis, NULL, err);
+        e[i].run_id = 0;
+        e[i].note[0] = 0;
+        if (e[i].analysis)
+            bad = andrea_catalog_insert_run(db, path, e[i].analysis, &e[i].run_id, e[i].note, sizeof e[i].note, err);
         if (!bad && e[i].circuits) bad = insert_circuits(db, path, e[i].ckpt_path, e[i].sha256, e[i].circuits, err);
     }
     if (bad) {

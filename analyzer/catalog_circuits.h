@@ -40,12 +40,15 @@ typedef struct {
     const andrea_analysis *analysis;
     const andrea_circuits *circuits;
     const char *ckpt_path, *sha256;
+    int64_t run_id;  /* out: the run's id (0 without an analysis) */
+    char note[1400]; /* out: the checkpoint was known under another name or step (see
+                      * docs/catalog.md, Replacement), else "" */
 } andrea_catalog_entry;
 
 /* Writes the n entries in ONE transaction: a failure anywhere (disk full, a newer schema, an
  * interrupted process) leaves the catalog as it was, none of the entries in it. What analyze
  * writes: one entry per checkpoint, a series' checkpoints together. */
-int andrea_catalog_write_all(const char *db_path, const andrea_catalog_entry *entries, int n, ae_error *err);
+int andrea_catalog_write_all(const char *db_path, andrea_catalog_entry *entries, int n, ae_error *err);
 
 /* Printable rows of c: weights != 0 -> one row per head (layer, head, copying, prev_pos);
  * else composition rows (src_layer, src_head, dst_layer, dst_head, kind, score, baseline), by

@@ -17,11 +17,11 @@ typedef struct {
     char sha256[65];
     char path[512];
     long long step; /* -1: unknown */
-    long long run;  /* latest run id */
+    long long model; /* its models.id */
     int n_layer, n_head, d_model;
 } checkpoint_row;
 
-/* Every analysed checkpoint with its latest run. */
+/* Every analysed checkpoint (a model with at least one run). */
 static int list_checkpoints(sqlite3 *db, const char *path, checkpoint_row **out, int *n, ae_error *err) {
     sqlite3_stmt *st = NULL;
     size_t cap = 16;
@@ -41,7 +41,7 @@ static int list_checkpoints(sqlite3 *db, const char *path, checkpoint_row **out,
     if (tables < 2) return 0;
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,
-                                 "SELECT m.name, m.step, max(r.id), m.n_layer, m.n_head, m.d_model, m.sha256, m.path"
+                                 "SELECT m.name, m.step, m.id, m.n_layer, m.n_head, m.d_model, m.sha256, m.path"
                                  " FROM models m JOIN runs r ON r.model_id = m.id GROUP BY m.id ORDER BY m.name, m.step",
                                  -1, &st, NULL),
               SQLITE_OK);
@@ -56,7 +56,7 @@ static int list_checkpoints(sqlite3 *db, const char *path, checkpoint_row **out,
         c->step = -1;
         if (sqlite3_column_type(st, 1) != SQLITE_NULL) c->step = sqlite3_column_int64(st, 1);
         else if (!andrea_catalog_step_from_name(c->name, &c->step)) c->step = -1;
-        c->run = sqlite3_column_int64(st, 2);
+        c->model = sqlite3_column_int64(st, 2);
         c->n_layer = sqlite3_column_int(st, 3);
         c->n_head = sqlite3_column_int(st, 4);
         c->d_model = sqlite3_column_int(st, 5);
@@ -195,18 +195,25 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, catalog_rows
     return 0;
 }
 
+/* Each side is its checkpoint's current run of every class (docs/catalog.md: the newest run that
+ * scored the class on it), as `heads` and the report read it: a later run of other suites does
+ * not hide a class. --changed (?4) lists labels both sides measured and that differ. */
 static const char *const DIFF_SQL =
-    "WITH f AS (SELECT s.layer, s.head, s.class, s.score, (l.run_id IS NOT NULL) AS label FROM head_scores s\n"
-    "           LEFT JOIN labels l USING(run_id, layer, head, class) WHERE s.run_id = ?1),\n"
-    "     t AS (SELECT s.layer, s.head, s.class, s.score, (l.run_id IS NOT NULL) AS label FROM head_scores s\n"
-    "           LEFT JOIN labels l USING(run_id, layer, head, class) WHERE s.run_id = ?2),\n"
+    "WITH cur AS (SELECT r.model_id AS model, su.class AS cls, max(su.run_id) AS run FROM suites su\n"
+    "             JOIN runs r ON r.id = su.run_id WHERE r.model_id IN (?1, ?2) GROUP BY r.model_id, su.class),\n"
+    "     side AS (SELECT cur.model, s.layer, s.head, s.class, s.score, (l.run_id IS NOT NULL) AS label\n"
+    "              FROM cur JOIN head_scores s ON s.run_id = cur.run AND s.class = cur.cls\n"
+    "              LEFT JOIN labels l ON l.run_id = s.run_id AND l.layer = s.layer AND l.head = s.head\n"
+    "                                AND l.class = s.class),\n"
+    "     f AS (SELECT layer, head, class, score, label FROM side WHERE model = ?1),\n"
+    "     t AS (SELECT layer, head, class, score, label FROM side WHERE model = ?2),\n"
     "     k AS (SELECT layer, head, class FROM f UNION SELECT layer, head, class FROM t)\n"
     "SELECT k.layer AS layer, k.head AS head, k.class AS class, f.score AS from_score, t.score AS to_score,\n"
     "       t.score - f.score AS delta, f.label AS from_label, t.label AS to_label,\n"
     "       CASE WHEN f.label = 0 AND t.label = 1 THEN 'gained' WHEN f.label = 1 AND t.label = 0 THEN 'lost'\n"
     "            ELSE '' END AS change\n"
     "FROM k LEFT JOIN f USING(layer, head, class) LEFT JOIN t USING(layer, head, class)\n"
-    "WHERE (?3 IS NULL OR k.class = ?3) AND (NOT ?4 OR f.label IS NOT t.label)\n"
+    "WHERE (?3 IS NULL OR k.class = ?3) AND (NOT ?4 OR f.label <> t.label)\n"
     "ORDER BY abs(t.score - f.score) IS NULL, abs(t.score - f.score) DESC, k.layer, k.head, k.class";
 
 int andrea_catalog_diff(const char *path, const catalog_diff_options *o, catalog_rows *out, ae_error *err) {
@@ -230,11 +237,12 @@ int andrea_catalog_diff(const char *path, const catalog_diff_options *o, catalog
     }
     if (o->class_name) { /* a class neither checkpoint scored is a mistake, not an empty answer */
         SQL_CHECK(path, db,
-                  sqlite3_prepare_v2(db, "SELECT count(*) FROM head_scores WHERE run_id IN (?1, ?2) AND class = ?3", -1,
+                  sqlite3_prepare_v2(db, "SELECT count(*) FROM suites su JOIN runs r ON r.id = su.run_id"
+                                     " WHERE r.model_id IN (?1, ?2) AND su.class = ?3", -1,
                                      &st, NULL),
                   SQLITE_OK);
-        SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, a->run), SQLITE_OK);
-        SQL_CHECK(path, db, sqlite3_bind_int64(st, 2, b->run), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, a->model), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_int64(st, 2, b->model), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_bind_text(st, 3, o->class_name, -1, SQLITE_STATIC), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
         const int have = sqlite3_column_int(st, 0);
@@ -248,8 +256,8 @@ int andrea_catalog_diff(const char *path, const catalog_diff_options *o, catalog
         }
     }
     SQL_CHECK(path, db, sqlite3_prepare_v2(db, DIFF_SQL, -1, &st, NULL), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, a->run), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_int64(st, 2, b->run), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, a->model), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int64(st, 2, b->model), SQLITE_OK);
     if (o->class_name) SQL_CHECK(path, db, sqlite3_bind_text(st, 3, o->class_name, -1, SQLITE_STATIC), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_int(st, 4, o->changed_only ? 1 : 0), SQLITE_OK);
     if (collect(db, path, st, out, err)) goto fail;

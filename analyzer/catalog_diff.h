@@ -11,7 +11,8 @@
  *     match deciding; with @STEP only checkpoints of that step match; of several matches the
  *     highest step wins, and different checkpoints tied there are ambiguous (an error listing
  *     them by sha256 prefix and path), never picked silently; each checkpoint is read from its
- *     latest run;
+ *     current runs (each class from the newest run that scored it, as heads reads it), and
+ *     --changed lists the labels both sides measured that differ;
  *   - rows come sorted by |delta| descending (rows without a delta last), then layer, head, class.
  * Failure contract: -1 with "DB: problem" (exit 1: unreadable catalog, different shapes), or
  * CATALOG_DIFF_USAGE with a message (exit 2: a selector matching nothing, which lists the names

@@ -4,6 +4,8 @@
 #define ANDREA_CATALOG_SQL_H
 
 #include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "../common/error.h"
 #include "analysis.h"
@@ -17,8 +19,10 @@ int andrea_catalog_begin_immediate(sqlite3 *db, const char *path, ae_error *err)
  * migrating schema 1), the head_catalog view anew, the mark. */
 int andrea_catalog_prepare(sqlite3 *db, const char *path, ae_error *err);
 /* Inside the writer's transaction, after andrea_catalog_prepare: one analysis as one run
- * (replacing the run of the same checkpoint and settings). run_id may be NULL. */
-int andrea_catalog_insert_run(sqlite3 *db, const char *path, const andrea_analysis *a, int64_t *run_id, ae_error *err);
+ * (replacing the run of the same checkpoint and settings). run_id may be NULL; note (may be NULL,
+ * note_cap bytes) says when the checkpoint was known under another name or step, else "". */
+int andrea_catalog_insert_run(sqlite3 *db, const char *path, const andrea_analysis *a, int64_t *run_id, char *note,
+                              size_t note_cap, ae_error *err);
 /* COMMIT and close; on failure the transaction is rolled back and the connection closed. */
 int andrea_catalog_commit_close(sqlite3 *db, const char *path, ae_error *err);
 /* ROLLBACK (when a transaction is open) and close. */

@@ -157,7 +157,7 @@ static int open_checkpoint(const char *dump_path, const andrea_dump *d, const an
 
 static void set_step(andrea_analysis *a, const andrea_classify_options *opt, const char *other_name) {
     if (opt->has_step) {
-        a->has_step = 1;
+        a->has_step = a->step_given = 1;
         a->step = opt->step;
     } else {
         a->has_step = andrea_catalog_step_from_name(a->ckpt_path, &a->step) || andrea_catalog_step_from_name(other_name, &a->step);

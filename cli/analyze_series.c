@@ -62,9 +62,13 @@ static int score_spread(int n, const char *const *ckpts, analyze_scored *sc, ana
               andrea_mpi_bcast(sc[i].db, sizeof sc[i].db, from, err) ||
               andrea_mpi_bcast(sc[i].sha256, sizeof sc[i].sha256, from, err) ||
               andrea_analysis_bcast(&a[i], from, err) || andrea_circuits_bcast(&c[i], from, err);
-        e[i] = (andrea_catalog_entry){&a[i], &c[i], ckpts[i], sc[i].sha256};
+        e[i] = (andrea_catalog_entry){.analysis = &a[i], .circuits = &c[i], .ckpt_path = ckpts[i], .sha256 = sc[i].sha256};
     }
-    if (!bad) bad = andrea_mpi_agree(root ? andrea_catalog_write_all(sc[0].db, e, n, err) : 0, err);
+    if (!bad) {
+        const int wrc = root ? andrea_catalog_write_all(sc[0].db, e, n, err) : 0;
+        if (root) cli_note_catalog_entries("analyze", e, wrc ? 0 : n);
+        bad = andrea_mpi_agree(wrc, err);
+    }
     for (int i = 0; i < got && a && c; i++)
         if (andrea_mpi_rank() != owner_of(i, n)) { /* received copies; sc keeps its own */
             andrea_analysis_free(&a[i]);
@@ -94,9 +98,11 @@ static int write_deferred(int n, const char *const *ckpts, analyze_scored *sc, a
         andrea_catalog_entry *e = calloc((size_t)n, sizeof *e);
         if (!e) wrc = andrea_fail(err, "%s: out of memory", sc[0].db);
         for (int i = 0; i < n && e; i++)
-            e[i] = (andrea_catalog_entry){sc[i].analysis, sc[i].circuits, ckpts[i], sc[i].sha256};
+            e[i] = (andrea_catalog_entry){.analysis = sc[i].analysis, .circuits = sc[i].circuits, .ckpt_path = ckpts[i],
+                                          .sha256 = sc[i].sha256};
         /* one transaction: a failure while writing leaves none of the series' runs */
         if (e) wrc = andrea_catalog_write_all(sc[0].db, e, n, err);
+        if (e) cli_note_catalog_entries("analyze", e, wrc ? 0 : n);
         free(e);
     }
     return andrea_mpi_agree(wrc, err);

@@ -8,6 +8,7 @@
 #include <getopt.h>
 
 #include "../analyzer/catalog.h"
+#include "../analyzer/catalog_circuits.h"
 #include "../analyzer/classify.h"
 #include "../common/error.h"
 #include "../dump/dump_write.h"
@@ -40,6 +41,9 @@ void cli_note_unused_rules(const char *cmd, const andrea_rules *r, const andrea_
 /* s for a progress or summary line on stderr: control bytes (a newline or escape in a path) as
  * '?', UTF-8 kept, cut to cap - 1 bytes; returns buf. */
 const char *cli_shown(const char *s, char *buf, size_t cap);
+/* One stderr note "andrea CMD: note: ..." per written catalog entry that has one (a checkpoint the
+ * catalog knew under another name or step). */
+void cli_note_catalog_entries(const char *cmd, const andrea_catalog_entry *e, int n);
 /* Prints "andrea: <msg>" and returns 1. */
 int cli_fail(const ae_error *err);
 /* Prints "andrea CMD: <message>" plus a hint to --help and returns 2. */

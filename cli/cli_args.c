@@ -208,6 +208,14 @@ int cli_opt_probes(const char *cmd, const char *arg, const char **out) {
     return 0;
 }
 
+void cli_note_catalog_entries(const char *cmd, const andrea_catalog_entry *e, int n) {
+    for (int i = 0; i < n; i++)
+        if (e[i].note[0]) {
+            char shown[sizeof e[i].note];
+            fprintf(stderr, "andrea %s: note: %s\n", cmd, cli_shown(e[i].note, shown, sizeof shown));
+        }
+}
+
 void cli_note_unused_rules(const char *cmd, const andrea_rules *r, const andrea_analysis *a) {
     for (int i = 0; i < r->n; i++) {
         int used = 0;

@@ -161,9 +161,10 @@ static int write_catalog(const char *db_path, const andrea_analysis *a, const an
     const double t0 = andrea_now_seconds();
     if (andrea_circuits_compute_on(m, dev, &c, err)) return -1;
     if (t_circuits) *t_circuits = andrea_now_seconds() - t0;
-    const andrea_catalog_entry e = {.analysis = a, .circuits = &c, .ckpt_path = ckpt, .sha256 = hex};
+    andrea_catalog_entry e = {.analysis = a, .circuits = &c, .ckpt_path = ckpt, .sha256 = hex};
     const int rc = andrea_catalog_write_all(db_path, &e, 1, err);
     andrea_circuits_free(&c);
+    cli_note_catalog_entries("analyze", &e, rc ? 0 : 1);
     return rc;
 }
 

@@ -110,10 +110,14 @@ int cmd_classify(int argc, char **argv) {
     int64_t run = 0;
     /* MPI: the statistics were pooled on every rank; rank 0 alone writes and prints them. */
     const int root = andrea_mpi_rank() == 0;
-    if (andrea_mpi_agree(root ? andrea_catalog_write(db, &a, &run, &err) : 0, &err)) {
+    andrea_catalog_entry entry = {.analysis = &a};
+    const int wrc = root ? andrea_catalog_write_all(db, &entry, 1, &err) : 0;
+    if (root && !wrc) cli_note_catalog_entries("classify", &entry, 1);
+    if (andrea_mpi_agree(wrc, &err)) {
         andrea_analysis_free(&a);
         return cli_fail(&err);
     }
+    run = entry.run_id;
     if (!root) {
         andrea_analysis_free(&a);
         return 0;

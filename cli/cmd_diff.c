@@ -17,7 +17,7 @@ static void help(FILE *f) {
             "its trailing step part: run-step00400 -> run), else the checkpoint's path or a prefix of its\n"
             "sha256 (4+ hex digits); of several matches the highest step is used, @STEP picks one, and\n"
             "two checkpoints tied there are ambiguous (exit 2, listed with sha256 and path). Each\n"
-            "checkpoint is read from its latest run.\n"
+            "checkpoint is read from its current runs (each class from the newest run that scored it).\n"
             "  --class C   only class C\n"
             "  --changed   only rows whose label changed\n"
             "A selector that matches nothing exits 2 and lists the checkpoints the catalog holds;\n"

@@ -140,4 +140,17 @@ else
   bad "quoted names" "exit $?: $(cat q.err)"
 fi
 
+# a copy of a series' checkpoint analysed later under another name keeps the checkpoint in its
+# series at its step (the catalog's model is the sha256), and says under which name it is stored
+cp "${ckpts[5]}" other-step00500.bin
+"$A" dump other-step00500.bin --probes bos --n 2 --len 16 --device cpu --out other.h5 --quiet >/dev/null 2>&1
+if "$A" classify other.h5 --db s/catalog.db --ablate-items 0 >cp.out 2>cp.err; then
+  row=$("$A" sql s/catalog.db "SELECT name || ' ' || step || ' ' || series FROM models WHERE path LIKE '%other-step00500.bin'" --format csv | tail -1 | tr -d '\r')
+  [[ $row == "dyck-step08000 8000 dyck" ]] && grep -q "note: .*other-step00500.bin has the bytes of dyck-step08000 (step 8000) in the catalog" cp.err &&
+    "$A" heads --db s/catalog.db --series dyck --pivot step --class induction >cp.piv 2>&1 && grep -q "step 8000" cp.piv &&
+    ok "a renamed copy keeps its checkpoint in the series: $row; $(grep note cp.err)" || bad "renamed copy" "$row / $(cat cp.err cp.piv | head -5)"
+else
+  bad "classify of the copy" "exit $?: $(cat cp.err)"
+fi
+
 finish

@@ -217,7 +217,7 @@ static void test_write_all_stores_every_entry_or_none(void) {
     for (int i = 0; i < 3; i++) {
         make_analysis(&a[i], i == 0 ? "a" : i == 1 ? "b" : "c", ckpts[i], "{\"s\":1}");
         small_circuits(&c[i]);
-        e[i] = (andrea_catalog_entry){&a[i], &c[i], ckpts[i], a[i].sha256};
+        e[i] = (andrea_catalog_entry){.analysis = &a[i], .circuits = &c[i], .ckpt_path = ckpts[i], .sha256 = a[i].sha256};
     }
     ae_error err = {{0}};
     CHECK_MSG(andrea_catalog_write_all(db, e, 1, &err) == 0, "%s", err.msg); /* the catalog before */

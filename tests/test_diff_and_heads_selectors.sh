@@ -105,4 +105,17 @@ else
   bad "stepless note" "$(cat pn.err pn.out | head -5)"
 fi
 
+# diff reads each side's current runs: a later run of other suites on one side hides nothing
+s_m1=$("$A" sql pn/catalog.db "SELECT sha256 FROM models WHERE path LIKE '%m1/run.bin'" --format csv | tail -n 1 | tr -d '\r')
+"$A" diff --db pn/catalog.db --from "${s_m1:0:12}" --to run@10 --format csv >d1.csv 2>d1.err
+"$A" analyze p2/run-step10.bin --out pn --probes bos --n 2 --len 16 --device cpu --ablate-items 0 --quiet >/dev/null 2>&1 ||
+  bad "analyze p2 bos" "failed"
+"$A" diff --db pn/catalog.db --from "${s_m1:0:12}" --to run@10 --format csv >d2.csv 2>d2.err
+n_ind=$(grep -c ',induction,' d2.csv || true)
+if [[ -s d1.csv ]] && cmp -s d1.csv d2.csv && ((n_ind > 0)) && ! grep -q ',induction,[^,]*,,' d2.csv; then
+  ok "diff after a later bos-only run still compares every class ($n_ind induction rows, unchanged)"
+else
+  bad "diff current runs" "$(diff d1.csv d2.csv | head -5) $(cat d2.err)"
+fi
+
 finish
