@@ -423,7 +423,9 @@ int cmd_analyze(int argc, char **argv) {
     }
     int bad_dump = aa.dump_file ? check_dump_not_in_report(aa.dump_file, aa.dir) : 0;
     if (bad_dump) return bad_dump;
-    /* before any work: a `show` page there would be replaced (the report checks again itself) */
+    /* one writer of DIR at a time (MPI: rank 0 writes it); then, before any work: a `show` page
+     * there would be replaced (the report checks again itself) */
+    if (andrea_mpi_rank() == 0) andrea_out_folder_lock(aa.dir, "analyze", andrea_progress_quiet);
     if (andrea_out_folder_check(aa.dir, OUT_FOLDER_REPORT, &err)) return cli_fail(&err);
     char bundled_path[4096];
     const char *bundled[1] = {bundled_path};

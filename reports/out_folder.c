@@ -1,9 +1,13 @@
 /* out_folder.c — which kind of andrea page a folder already holds (see out_folder.h). */
 #include "out_folder.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* A report writes heads/ and data/meta.js with "headPages":true; a `show` page writes data/meta.js
  * with "headPages":false and no heads/ (reports/report_interactive.c, write_meta). */
@@ -27,4 +31,18 @@ int andrea_out_folder_check(const char *dir, int writing, ae_error *err) {
     if (kind == OUT_FOLDER_NONE || kind == writing) return 0;
     return andrea_fail(err, "%s: holds an andrea %s, whose index.html and data/ this %s would replace: give another folder",
                        dir, kind == OUT_FOLDER_SHOW ? "`show` page" : "report", writing == OUT_FOLDER_SHOW ? "`show` page" : "report");
+}
+
+void andrea_out_folder_lock(const char *dir, const char *cmd, int quiet) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return; /* the writer's own open of dir reports what is wrong with it */
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return;
+    if (errno != EWOULDBLOCK) { /* no flock here (some network file systems) */
+        close(fd);
+        return;
+    }
+    if (!quiet) fprintf(stderr, "andrea %s: another andrea is writing into %s; waiting for it\n", cmd, dir);
+    while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+    }
+    /* fd stays open: the lock is held until this process exits */
 }

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# test_analyze_one_writer_per_folder — a report folder has one writer at a time: while another
+# process holds DIR (here flock(1) on the folder, as a running andrea does), `analyze --out DIR`
+# and `render --out DIR` say they wait, wait, and then write a whole report; two reports were
+# interleaved file by file before (one run's example maps beside the other's scores).
+set -uo pipefail
+source "$ANDREA_SRC/tests/lib.sh"
+need_files models/andrea-tiny.bin
+command -v flock >/dev/null || skip "flock(1) (util-linux) is not installed"
+cd "$tmp"
+M="$ANDREA_SRC/models/andrea-tiny.bin"
+mkdir -p out
+flock out sleep 3 &
+holder=$!
+sleep 0.5
+start=$SECONDS
+"$A" analyze "$M" --out out --probes bos --n 2 --len 16 --ablate-items 0 >a.out 2>a.err
+rc=$?
+waited=$((SECONDS - start))
+wait $holder
+if [[ $rc == 0 ]] && grep -q "andrea analyze: another andrea is writing into out; waiting for it" a.err && ((waited >= 2)) &&
+  [[ -f out/index.html && -f out/catalog.db ]]; then
+  ok "analyze waits for the folder's writer (${waited} s), then writes its report"
+else
+  bad "analyze wait" "exit $rc after ${waited} s: $(cat a.err)"
+fi
+# --quiet waits without a word
+flock out sleep 2 &
+holder=$!
+sleep 0.5
+"$A" analyze "$M" --out out --probes bos --n 2 --len 16 --ablate-items 0 --quiet >q.out 2>q.err
+rc=$?
+wait $holder
+[[ $rc == 0 ]] && ! grep -q waiting q.err && ok "--quiet waits silently" || bad "quiet wait" "exit $rc: $(cat q.err)"
+# render takes the same lock
+"$A" dump "$M" --probes bos --n 2 --len 16 --device cpu --out d.h5 --quiet >/dev/null 2>&1
+"$A" classify d.h5 --db r.db --ablate-items 0 >/dev/null 2>&1
+mkdir -p rep
+flock rep sleep 2 &
+holder=$!
+sleep 0.5
+"$A" render d.h5 --db r.db --out rep >r.out 2>r.err
+rc=$?
+wait $holder
+[[ $rc == 0 ]] && grep -q "andrea render: another andrea is writing into rep; waiting for it" r.err && [[ -f rep/index.html ]] &&
+  ok "render waits for the folder's writer too" || bad "render wait" "exit $rc: $(cat r.err)"
+# no lock file is left in the folder
+[[ -z $(ls -A out | grep -v -E '^(assets|catalog\.db.*|compare\.html|data|explore\.html|heads|index\.html|maps|overview)$') ]] &&
+  ok "nothing but the report in the folder" || bad "leftovers" "$(ls -A out)"
+finish
