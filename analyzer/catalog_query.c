@@ -496,6 +496,12 @@ static int sql_authorizer(void *ud, int action, const char *a1, const char *a2, 
     case SQLITE_READ:
     case SQLITE_RECURSIVE:
         return SQLITE_OK;
+    case SQLITE_UPDATE:
+        /* A table-valued function (json_each over runs.settings, pragma_table_info) declares its
+         * virtual table through an internal parse that reports updates of sqlite_master's
+         * columns: allowed, since nothing can write it here (read-only connection, query_only,
+         * writable_schema off, and sqlite3_stmt_readonly refuses the statement below). */
+        return a1 && (!strcasecmp(a1, "sqlite_master") || !strcasecmp(a1, "sqlite_schema")) ? SQLITE_OK : SQLITE_DENY;
     case SQLITE_FUNCTION:
         /* load_extension is off by default; refuse it by name as well. */
         return a2 && !strcasecmp(a2, "load_extension") ? SQLITE_DENY : SQLITE_OK;

@@ -464,6 +464,20 @@ static void test_sql_options_after_the_statement_take_both_spellings(void) {
     CHECK(run_andrea(novalue, out) == 2);
 }
 
+/* Table-valued functions read: json_each over the run's settings JSON, pragma_table_info (their
+ * virtual tables declare themselves through an internal update of sqlite_master, which the
+ * read-only guard let through for them only: UPDATE sqlite_master stays refused). */
+static void test_sql_reads_table_valued_functions(void) {
+    const char *out = tmp_path("tvf.out");
+    const char *each[] = {"sql", cli_db(), "SELECT count(*) AS n FROM runs, json_each(json_set(runs.settings, '$.a', 1))",
+                          "--format", "csv", NULL};
+    CHECK(run_andrea(each, out) == 0);
+    CHECK_MSG(strcmp(slurp(out), "n\r\n1\r\n") == 0, "%s", slurp(out));
+    const char *info[] = {"sql", cli_db(), "SELECT name FROM pragma_table_info('runs') WHERE name = 'settings'", "--format", "csv", NULL};
+    CHECK(run_andrea(info, out) == 0);
+    CHECK_MSG(strcmp(slurp(out), "name\r\nsettings\r\n") == 0, "%s", slurp(out));
+}
+
 /* Each refused statement: exit 1 and the catalog unchanged. */
 static void refused(const char *sql) {
     const char *out = tmp_path("refused.out");
@@ -476,6 +490,7 @@ static void refused(const char *sql) {
 
 static void test_sql_refuses_insert(void) { refused("INSERT INTO labels VALUES(1, 0, 0, 'bos', '{}')"); }
 static void test_sql_refuses_drop(void) { refused("DROP TABLE labels"); }
+static void test_sql_refuses_updating_the_schema(void) { refused("UPDATE sqlite_master SET sql = 'x'"); }
 static void test_sql_refuses_delete(void) { refused("DELETE FROM head_scores"); }
 static void test_sql_refuses_create(void) { refused("CREATE TABLE evil(x)"); }
 static void test_sql_refuses_attach(void) {
@@ -640,7 +655,9 @@ int main(void) {
     RUN(test_heads_on_a_missing_catalog_fails_without_creating_it);
     RUN(test_sql_answers_a_select);
     RUN(test_sql_options_after_the_statement_take_both_spellings);
+    RUN(test_sql_reads_table_valued_functions);
     RUN(test_sql_refuses_insert);
+    RUN(test_sql_refuses_updating_the_schema);
     RUN(test_sql_refuses_drop);
     RUN(test_sql_refuses_delete);
     RUN(test_sql_refuses_create);
