@@ -4,6 +4,7 @@
 #include <math.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -60,13 +61,23 @@ uint16_t andrea_f32_to_f16(float f) {
  * goes through the scalar routine: the arrays' results equal the scalar ones bit for bit
  * (tests/test_half.c: every fp16, and fp32 across every exponent and rounding case). */
 #if defined(__x86_64__) && defined(__GNUC__)
+/* CPUID leaf 1: F16C (ECX bit 29) and AVX (bit 28), with OSXSAVE (bit 27) and the OS saving the
+ * YMM registers (XCR0 bits 1-2). Read with cpuid.h rather than __builtin_cpu_supports("f16c"),
+ * which clang 14 (Debian 12's, the sanitizer build's) does not know. */
 static int have_f16c(void) {
-    static int known = -1;
-    if (known < 0) {
-        __builtin_cpu_init();
-        known = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    static int known = -1; /* threads may race to fill it: each finds the same answer */
+    int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (k < 0) {
+        unsigned a, b, c, d;
+        k = 0;
+        if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 27)) && (c & (1u << 28)) && (c & (1u << 29))) {
+            unsigned lo, hi;
+            __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+            k = (lo & 6u) == 6u;
+        }
+        __atomic_store_n(&known, k, __ATOMIC_RELAXED);
     }
-    return known;
+    return k;
 }
 
 __attribute__((target("avx,f16c"))) static size_t f32_to_f16_f16c(uint16_t *dst, const float *src, size_t n) {
