@@ -6,8 +6,6 @@
 
 #include "../common/progress.h"
 #include "../dump/dump.h"
-#include "../reports/out_folder.h"
-#include "../reports/report_data.h"
 #include "../reports/report.h"
 #include "cli.h"
 
@@ -69,8 +67,6 @@ int cmd_render(int argc, char **argv) {
     if (!out) return cli_usage_error("render", "--out DIR is required");
     /* as in classify: HDF5 reads a user's dump only after a sacrificial child read all of it */
     if (andrea_dump_check_isolated(argv[optind], &err)) return cli_fail(&err);
-    if (andrea_report_mkdirs(out, &err)) return cli_fail(&err);
-    andrea_out_folder_lock(out, "render", o.quiet); /* one report writer of the folder at a time */
     if (andrea_render(argv[optind], db, out, &o, &err)) return cli_fail(&err);
     char s_out[4200];
     printf("report: %s/index.html\n", cli_shown(out, s_out, sizeof s_out));

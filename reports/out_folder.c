@@ -33,16 +33,37 @@ int andrea_out_folder_check(const char *dir, int writing, ae_error *err) {
                        dir, kind == OUT_FOLDER_SHOW ? "`show` page" : "report", writing == OUT_FOLDER_SHOW ? "`show` page" : "report");
 }
 
+/* The folders this process holds (by device and inode): a second lock of one of them here would
+ * wait on itself, since flock locks of two descriptors conflict even in one process. */
+#define HELD_MAX 256
+static struct {
+    dev_t dev;
+    ino_t ino;
+} held[HELD_MAX];
+static int n_held;
+
 void andrea_out_folder_lock(const char *dir, const char *cmd, int quiet) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return; /* the writer's own open of dir reports what is wrong with it */
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return;
-    if (errno != EWOULDBLOCK) { /* no flock here (some network file systems) */
+    struct stat st;
+    int known = fstat(fd, &st) != 0 || n_held == HELD_MAX; /* unknowable, or no room: lock nothing */
+    for (int i = 0; i < n_held && !known; i++) known = held[i].dev == st.st_dev && held[i].ino == st.st_ino;
+    if (known) {
         close(fd);
         return;
     }
-    if (!quiet) fprintf(stderr, "andrea %s: another andrea is writing into %s; waiting for it\n", cmd, dir);
-    while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK) { /* no flock here (some network file systems) */
+            close(fd);
+            return;
+        }
+        if (!quiet) fprintf(stderr, "andrea%s%s: another andrea is writing into %s; waiting for it\n", cmd ? " " : "",
+                            cmd ? cmd : "", dir);
+        while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+        }
     }
+    held[n_held].dev = st.st_dev;
+    held[n_held].ino = st.st_ino;
+    n_held++;
     /* fd stays open: the lock is held until this process exits */
 }

@@ -16,10 +16,12 @@ int andrea_out_folder_kind(const char *dir);
 int andrea_out_folder_check(const char *dir, int writing, ae_error *err);
 
 /* Makes this process the folder's one writer until it exits: a second andrea writing a report
- * into dir (analyze, render) waits here, saying so once on stderr as "andrea CMD: ..." unless
- * quiet, so two reports are never interleaved file by file (one's example maps beside the
- * other's scores). An flock on the folder itself: no file is left in it, and the lock goes with
- * the process however it ends. Where the file system has no flock, nothing is held. */
+ * into dir (analyze from its start, every report writer before its first file) waits here,
+ * saying so once on stderr as "andrea CMD: ..." ("andrea: ..." when cmd is NULL) unless quiet,
+ * so two reports are never interleaved file by file (one's example maps beside the other's
+ * scores). An flock on the folder itself: no file is left in it, and the lock goes with the
+ * process however it ends. A folder this process holds already is not locked again; where the
+ * file system has no flock, nothing is held. Not thread-safe: call it from one thread. */
 void andrea_out_folder_lock(const char *dir, const char *cmd, int quiet);
 
 #endif

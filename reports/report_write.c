@@ -27,6 +27,7 @@
 #include "../common/progress.h"
 #include "canvas.h"
 #include "plots.h"
+#include "out_folder.h"
 #include "report_data.h"
 #include "report_interactive.h"
 #include "text.h"
@@ -861,6 +862,7 @@ static void stage_done(double *st, int i, double *t) {
 int andrea_report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
     char dir[AE_PATH_MAX];
     if (andrea_report_mkdirs(out_dir, err)) return -1;
+    andrea_out_folder_lock(out_dir, NULL, opt->quiet); /* one report writer of the folder at a time */
     if (join_path(dir, sizeof dir, out_dir, "heads", err) || andrea_report_mkdirs(dir, err)) return -1;
     if (join_path(dir, sizeof dir, out_dir, "overview", err) || andrea_report_mkdirs(dir, err)) return -1;
     /* where each grid image put its heads, for the index's clickable grids */

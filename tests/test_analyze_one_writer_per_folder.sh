@@ -42,7 +42,7 @@ sleep 0.5
 "$A" render d.h5 --db r.db --out rep >r.out 2>r.err
 rc=$?
 wait $holder
-[[ $rc == 0 ]] && grep -q "andrea render: another andrea is writing into rep; waiting for it" r.err && [[ -f rep/index.html ]] &&
+[[ $rc == 0 ]] && grep -q "andrea: another andrea is writing into rep; waiting for it" r.err && [[ -f rep/index.html ]] &&
   ok "render waits for the folder's writer too" || bad "render wait" "exit $rc: $(cat r.err)"
 # no lock file is left in the folder
 [[ -z $(ls -A out | grep -v -E '^(assets|catalog\.db.*|compare\.html|data|explore\.html|heads|index\.html|maps|overview)$') ]] &&
