@@ -85,6 +85,12 @@ const andrea_dump_suite_info *andrea_dump_suite(const andrea_dump *d, int i);
 /* "none", "norm" or "full"; the tokenizer description ("" when unknown). */
 const char *andrea_dump_contrib(const andrea_dump *d);
 const char *andrea_dump_tokenizer(const andrea_dump *d);
+/* The dump's tokenizer_vocab_sha256 ("" for a dump without a tokenizer, or older than it). */
+const char *andrea_dump_tokenizer_vocab_sha256(const andrea_dump *d);
+/* A tokenizer's identity as dumps record it: sha256 hex of every id's text (docs/dump-format.md),
+ * so a reader can tell whether a tokenizer found later is the one the dump was made with. 0 or -1. */
+struct andrea_tokenizer;
+int andrea_dump_tokenizer_sha256(const struct andrea_tokenizer *tok, int vocab_size, char hex[65]);
 /* 1 when suite holds the dataset (e.g. "head_dla", "head_out"), else 0. */
 int andrea_dump_has(const andrea_dump *d, int suite, const char *dataset);
 

@@ -48,6 +48,7 @@ struct andrea_dump {
     char maps[8];
     char contrib[8];
     char tokenizer[512];
+    char tokenizer_sha[65];
     char seal[65];      /* the content checksum of the user block (hex) */
     char *parts;        /* a master file (MPI dump): its part files' names "a,b,c"; else NULL */
     int n_suites;
@@ -593,6 +594,9 @@ static int read_root_attrs(andrea_dump *d, char *suites, size_t cap, ae_error *e
     if (H5Aexists(d->file, "tokenizer") > 0 &&
         attr_string(d->file, "tokenizer", d->tokenizer, sizeof d->tokenizer, h5_path, err))
         return -1;
+    if (H5Aexists(d->file, "tokenizer_vocab_sha256") > 0 &&
+        attr_string(d->file, "tokenizer_vocab_sha256", d->tokenizer_sha, sizeof d->tokenizer_sha, h5_path, err))
+        return -1;
     if (strcmp(d->maps, "fp16") && strcmp(d->maps, "fp32")) {
         andrea_fail(err, "%s: maps_dtype '%s' is neither fp16 nor fp32", path, d->maps);
         return -1;
@@ -673,6 +677,7 @@ const char *andrea_dump_maps_dtype(const andrea_dump *d) { return d->maps; }
 const char *andrea_dump_seal_hex(const andrea_dump *d) { return d->seal; }
 const char *andrea_dump_contrib(const andrea_dump *d) { return d->contrib; }
 const char *andrea_dump_tokenizer(const andrea_dump *d) { return d->tokenizer; }
+const char *andrea_dump_tokenizer_vocab_sha256(const andrea_dump *d) { return d->tokenizer_sha; }
 int andrea_dump_n_suites(const andrea_dump *d) { return d->n_suites; }
 const andrea_dump_suite_info *andrea_dump_suite(const andrea_dump *d, int i) {
     return i >= 0 && i < d->n_suites ? &d->suites[i].info : NULL;

@@ -249,7 +249,7 @@ static int write_root_attrs(const dump_run *r, hid_t f, ae_error *err) {
     H5_TRY(andrea_dw_attr_str(f, "precision", r->precision));
     H5_TRY(andrea_dw_attr_str(f, "tokenizer", o->tokenizer ? o->tokenizer : ""));
     char vocab_sha[65] = ""; /* the tokenizer's identity (dump_write_h5.c); "" without one */
-    if (o->tok && andrea_dw_tokenizer_sha256(o->tok, c->vocab_size, vocab_sha)) H5_FAIL_("tokenizer sha256");
+    if (o->tok && andrea_dump_tokenizer_sha256(o->tok, c->vocab_size, vocab_sha)) H5_FAIL_("tokenizer sha256");
     H5_TRY(andrea_dw_attr_str(f, "tokenizer_vocab_sha256", vocab_sha));
     free(list);
     return 0;

@@ -325,7 +325,7 @@ size_t andrea_dw_utf8_clean(const unsigned char *src, size_t n, char *dst, size_
  * by its length as 4 bytes little-endian (0xffffffff for an id the tokenizer has no text for), in
  * lowercase hex. Two tokenizers with the same text for every id have the same digest, whatever
  * files they were read from (docs/dump-format.md). */
-int andrea_dw_tokenizer_sha256(const andrea_tokenizer *tok, int vocab_size, char hex[65]) {
+int andrea_dump_tokenizer_sha256(const andrea_tokenizer *tok, int vocab_size, char hex[65]) {
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned mdlen = 0;

@@ -72,9 +72,6 @@ hid_t andrea_dw_scale_create(hid_t g, const char *name, hsize_t n, hid_t dxpl, i
 herr_t andrea_dw_scales_attach(hid_t d, int rank, const hid_t *scales, const char *const *names);
 /* token text: n bytes as valid UTF-8 (bad bytes and NUL -> U+FFFD) into dst (cap, NUL-terminated) */
 size_t andrea_dw_utf8_clean(const unsigned char *src, size_t n, char *dst, size_t cap);
-/* the tokenizer's identity: sha256 hex of every id's text (docs/dump-format.md); 0 or -1 */
-struct andrea_tokenizer;
-int andrea_dw_tokenizer_sha256(const struct andrea_tokenizer *tok, int vocab_size, char hex[65]);
 
 /* dump_write_parts.c: the part files of an MPI dump and its master's virtual datasets. */
 typedef struct {

@@ -381,6 +381,16 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
     else snprintf(dir, sizeof dir, ".");
     ae_error terr = {{0}};
     src.tok = andrea_tokenizer_open(d->vocab_size, dir, NULL, &terr);
+    /* a tokenizer swapped beside the checkpoint since the dump would label its tokens wrongly */
+    const char *want = andrea_dump_tokenizer_vocab_sha256(src.dump);
+    char have[65];
+    int swapped = 0;
+    if (src.tok && want[0] && (andrea_dump_tokenizer_sha256(src.tok, d->vocab_size, have) || strcmp(have, want))) {
+        swapped = 1;
+        andrea_tokenizer_free(src.tok);
+        src.tok = NULL;
+        snprintf(terr.msg, sizeof terr.msg, "the tokenizer in %.300s is not the one the dump was made with", dir);
+    }
     int stored = 0; /* without a tokenizer: does the dump hold token text (token_text)? */
     char probe_text[8];
     for (int id = 0; !src.tok && id < d->vocab_size && !stored; id++) {
@@ -391,7 +401,7 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
     if (!src.tok && !stored)
         snprintf(d->note, sizeof d->note, "Token text unavailable (%.400s); tokens are shown as #id.", terr.msg);
     else if (!src.tok)
-        snprintf(d->note, sizeof d->note, "Token text from the dump (no tokenizer found: %.400s).", terr.msg);
+        snprintf(d->note, sizeof d->note, "Token text from the dump (%s%.400s).", swapped ? "" : "no tokenizer found: ", terr.msg);
     d->bos = src.tok ? andrea_tokenizer_bos(src.tok) : -1;
     d->token_bytes = tok_bytes;
     d->read_map = read_map;
