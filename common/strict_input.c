@@ -93,12 +93,38 @@ static long nul_escape(const char *s, size_t len) {
     return -1;
 }
 
+/* How many values the text holds, at most: one per ',' '[' '{' outside strings, plus one. cJSON
+ * builds a node of ~100 bytes (with malloc's overhead) for each, about 40 times the text's size
+ * for "[0,0,...]": counted first, so the tree's memory is bounded before any of it exists. */
+static size_t json_values(const char *s, size_t len) {
+    size_t n = 1;
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        const char c = s[i];
+        if (in_string) {
+            if (c == '\\') i++;
+            else if (c == '"') in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else if (c == ',' || c == '[' || c == '{') {
+            n++;
+        }
+    }
+    return n;
+}
+
 cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, size_t *syntax_at, char *why,
                                 size_t cap) {
     if (syntax_at) *syntax_at = SIZE_MAX;
     const char *nul = memchr(text, 0, len);
     if (nul) {
         snprintf(why, cap, "holds a NUL byte at byte %zu", (size_t)(nul - text));
+        return NULL;
+    }
+    const size_t values = json_values(text, len);
+    if (values > ANDREA_JSON_MAX_VALUES) {
+        snprintf(why, cap, "holds %zu JSON values, more than the %d andrea reads (a checkpoint header, config or "
+                 "tokenizer holds far fewer)", values, ANDREA_JSON_MAX_VALUES);
         return NULL;
     }
     const char *end = NULL;

@@ -29,7 +29,13 @@ int andrea_open_regular(const char *path, ae_error *err);
 /* The same as a stdio stream ("rb"), or NULL with the message. */
 FILE *andrea_fopen_regular(const char *path, ae_error *err);
 
-/* Strict parse of text[0..len). check_dups: refuse a key given twice in any object (vocab.json
+/* The most values (array elements, object members) a parsed JSON text may hold: GPT-2's
+ * vocab.json holds 50,257, a 250k-token vocabulary 250,000, the safetensors header of a model of
+ * 10,000 tensors ~80,000; at ~100 bytes of cJSON tree a value this bounds the parse to ~400 MB. */
+#define ANDREA_JSON_MAX_VALUES 4000000
+
+/* Strict parse of text[0..len); refused before parsing: more than ANDREA_JSON_MAX_VALUES values.
+ * check_dups: refuse a key given twice in any object (vocab.json
  * passes 0: its own check names the ids). Returns the tree, or NULL with why (cap bytes) set to
  * a reason such as "not valid JSON (near byte 12)" or "key \"n_layer\" is given twice", and
  * *syntax_at (may be NULL) set to the byte where cJSON gave up when the text is not JSON at all

@@ -1,0 +1,72 @@
+/* test_strict_json.c — the strict JSON parse every outside file goes through
+ * (common/strict_input.h) counts the values before cJSON builds its tree (~100 bytes a value,
+ * ~40 times the text for "[0,0,...]"): a text of more than ANDREA_JSON_MAX_VALUES values is
+ * refused with one reason, before any tree exists; commas, brackets and escaped quotes inside
+ * strings are not values, so one long string is read as the one value it is. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/strict_input.h"
+#include "check.h"
+
+/* "[0,0,...,0]" with n zeros; NULL when out of memory. */
+static char *zeros(size_t n, size_t *len) {
+    char *s = malloc(2 * n + 2);
+    if (!s) return NULL;
+    size_t k = 0;
+    s[k++] = '[';
+    for (size_t i = 0; i < n; i++) {
+        s[k++] = '0';
+        s[k++] = i + 1 < n ? ',' : ']';
+    }
+    s[k] = 0;
+    *len = k;
+    return s;
+}
+
+static void test_too_many_values_are_refused_before_parsing(void) {
+    size_t len;
+    char *s = zeros((size_t)ANDREA_JSON_MAX_VALUES + 1, &len);
+    CHECK(s != NULL);
+    if (!s) return;
+    char why[200] = "";
+    size_t at = 0;
+    cJSON *j = andrea_json_parse_strict(s, len, 1, &at, why, sizeof why);
+    CHECK(j == NULL);
+    CHECK_MSG(strstr(why, "JSON values, more than the 4000000 andrea reads") != NULL, "%s", why);
+    CHECK(at == (size_t)-1); /* not a syntax error: callers keep their own wording for those */
+    cJSON_Delete(j);
+    free(s);
+    s = zeros(1000, &len); /* an ordinary array is read */
+    j = s ? andrea_json_parse_strict(s, len, 1, NULL, why, sizeof why) : NULL;
+    CHECK(j && cJSON_GetArraySize(j) == 1000);
+    cJSON_Delete(j);
+    free(s);
+}
+
+static void test_commas_and_brackets_inside_strings_are_not_values(void) {
+    const size_t n = (size_t)ANDREA_JSON_MAX_VALUES + 10;
+    char *s = malloc(n + 16);
+    CHECK(s != NULL);
+    if (!s) return;
+    size_t k = 0;
+    s[k++] = '[';
+    s[k++] = '"';
+    memcpy(s + k, "\\\",[{", 5); /* an escaped quote does not end the string */
+    k += 5;
+    for (size_t i = 0; i < n; i++) s[k++] = i % 3 == 0 ? ',' : i % 3 == 1 ? '[' : '{';
+    s[k++] = '"';
+    s[k++] = ']';
+    s[k] = 0;
+    char why[200] = "";
+    cJSON *j = andrea_json_parse_strict(s, k, 1, NULL, why, sizeof why);
+    CHECK_MSG(j && cJSON_GetArraySize(j) == 1 && cJSON_IsString(cJSON_GetArrayItem(j, 0)), "%s", why);
+    cJSON_Delete(j);
+    free(s);
+}
+
+int main(void) {
+    RUN(test_too_many_values_are_refused_before_parsing);
+    RUN(test_commas_and_brackets_inside_strings_are_not_values);
+    return check_summary("test_strict_json");
+}
