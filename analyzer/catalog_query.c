@@ -174,6 +174,19 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, const catalo
 static int check_schema(sqlite3 *db, const char *path, ae_error *err) {
     int v;
     if (andrea_catalog_refuse_newer(db, path, &v, err)) return -1;
+    if (v == 0) { /* no version: an empty database (or another application's), or schema 1 */
+        sqlite3_stmt *st = NULL;
+        int tables = 0;
+        if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'models'", -1, &st,
+                               NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            tables = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        if (!tables)
+            return andrea_fail(err, "%s: not an andrea catalog (it holds no runs; andrea analyze or classify writes one)",
+                               path);
+        v = 1;
+    }
     if (v < ANDREA_CATALOG_SCHEMA_VERSION)
         return andrea_fail(err, "%s: catalog schema version %d is older than this andrea's (%d): the next andrea classify "
                             "or analyze into it upgrades it (docs/catalog.md)", path, v, ANDREA_CATALOG_SCHEMA_VERSION);

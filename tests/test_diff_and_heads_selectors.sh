@@ -118,4 +118,8 @@ else
   bad "diff current runs" "$(diff d1.csv d2.csv | head -5) $(cat d2.err)"
 fi
 
+# an empty file is no catalog (it was "schema version 0 ... the next analyze upgrades it")
+: >empty.db
+expect 1 'empty.db: not an andrea catalog \(it holds no runs' heads --db empty.db
+
 finish
