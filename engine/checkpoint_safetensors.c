@@ -171,7 +171,7 @@ static int classify(const char *name, const andrea_config *c, st_target *t) {
     const char *rest;
     int layer = parse_layer(name, &rest);
     if (layer < 0) return -1;
-    if (!strcmp(rest, "attn.bias") || !strcmp(rest, "attn.masked_bias")) return 0;
+    if (!strcmp(rest, "attn.bias") || !strcmp(rest, "attn.masked_bias")) return layer < c->n_layer ? 0 : -1;
     for (size_t i = 0; i < sizeof layer_map / sizeof layer_map[0]; i++) {
         if (strcmp(rest, layer_map[i].suffix)) continue;
         *t = (st_target){layer_map[i].tensor, layer, layer_map[i].transpose, layer_map[i].ndim,
@@ -315,7 +315,13 @@ static int st_parse_entries(st_file *f, ae_error *err) {
     f->sorted = calloc((size_t)n_items + 1, sizeof *f->sorted);
     if (!f->entries || !f->sorted) return andrea_fail(err, "%s: out of memory", f->path);
     for (const cJSON *it = f->root->child; it; it = it->next) {
-        if (!strcmp(it->string, "__metadata__")) continue;
+        if (!strcmp(it->string, "__metadata__")) {
+            /* the format's metadata: a map of strings to strings, read by nothing here */
+            int ok = cJSON_IsObject(it);
+            for (const cJSON *m = ok ? it->child : NULL; m && ok; m = m->next) ok = cJSON_IsString(m);
+            if (!ok) return andrea_fail(err, "%s: __metadata__ is not a map of strings to strings", f->path);
+            continue;
+        }
         if (parse_entry(it, &f->entries[f->n], f->data_bytes, f->path, err)) return -1;
         f->sorted[f->n] = &f->entries[f->n];
         f->n++;

@@ -128,6 +128,37 @@ static void spoil(const char *dir, const char *tensor, void (*fn)(cJSON *, void 
 
 static void delete_tensor(cJSON *hdr, void *arg) { cJSON_DeleteItemFromObject(hdr, (const char *)arg); }
 
+/* A causal-mask buffer is ignored only for a layer the model has; __metadata__ is the format's
+ * map of strings to strings. */
+static void add_mask_of_layer_9(cJSON *hdr, void *arg) {
+    (void)arg;
+    cJSON *e = cJSON_CreateObject(), *shape = cJSON_CreateArray(), *offs = cJSON_CreateArray();
+    cJSON_AddStringToObject(e, "dtype", "F32");
+    cJSON_AddItemToArray(shape, cJSON_CreateNumber(0));
+    cJSON_AddItemToObject(e, "shape", shape);
+    cJSON_AddItemToArray(offs, cJSON_CreateNumber(0));
+    cJSON_AddItemToArray(offs, cJSON_CreateNumber(0));
+    cJSON_AddItemToObject(e, "data_offsets", offs);
+    cJSON_AddItemToObject(hdr, "transformer.h.9.attn.bias", e);
+}
+
+static void set_metadata_array(cJSON *hdr, void *arg) {
+    (void)arg;
+    cJSON_DeleteItemFromObject(hdr, "__metadata__");
+    cJSON *m = cJSON_CreateArray();
+    cJSON_AddItemToArray(m, cJSON_CreateNumber(1));
+    cJSON_AddItemToObject(hdr, "__metadata__", m);
+}
+
+static void test_mask_buffers_beyond_the_layers_and_a_metadata_array_are_refused(void) {
+    const char *dir = good_dir("mask9");
+    fx_edit_safetensors(fx_path(dir, "model.safetensors"), add_mask_of_layer_9, NULL, NULL, 0);
+    expect_st_refusal(dir, "tensor transformer.h.9.attn.bias: not a GPT-2 parameter", NULL);
+    dir = good_dir("meta");
+    fx_edit_safetensors(fx_path(dir, "model.safetensors"), set_metadata_array, NULL, NULL, 0);
+    expect_st_refusal(dir, "__metadata__ is not a map of strings to strings", NULL);
+}
+
 static void test_missing_tensor_is_refused_naming_it(void) {
     const char *dir = good_dir("missing");
     fx_edit_safetensors(fx_path(dir, "model.safetensors"), delete_tensor, "transformer.h.1.mlp.c_fc.bias", NULL, 0);
@@ -368,5 +399,6 @@ int main(void) {
     RUN(test_config_sizes_that_disagree_with_tensors_are_refused);
     RUN(test_config_with_n_ctx_only_is_accepted);
     RUN(test_folder_without_model_safetensors_is_refused);
+    RUN(test_mask_buffers_beyond_the_layers_and_a_metadata_array_are_refused);
     return check_summary("test_checkpoint_safetensors_errors");
 }
