@@ -119,6 +119,25 @@ static int insert_run(sqlite3 *db, const char *path, const char *ckpt, const cha
     }
     char name[512], when[32];
     andrea_catalog_model_name(ckpt, name, sizeof name);
+    /* the model's name as the models table knows it (a checkpoint keeps the name it was first
+     * catalogued with, docs/catalog.md), else its file name (a catalog of circuit scores alone) */
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'models'",
+                                           -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+    const int have_models = sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    st = NULL;
+    if (have_models) {
+        SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT name FROM models WHERE sha256 = ?1", -1, &st, NULL), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC), SQLITE_OK);
+        const int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW && sqlite3_column_text(st, 0))
+            snprintf(name, sizeof name, "%s", (const char *)sqlite3_column_text(st, 0));
+        else if (rc != SQLITE_ROW)
+            SQL_CHECK(path, db, rc, SQLITE_DONE);
+        sqlite3_finalize(st);
+        st = NULL;
+    }
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
@@ -299,9 +318,12 @@ typedef struct {
     double score;
 } comp_entry;
 
+/* By score, highest first; the pairs without a score (NaN: a norm is 0) last. */
 static int by_score_desc(const void *a, const void *b) {
     const comp_entry *x = a, *y = b;
-    if (x->score != y->score) return x->score < y->score ? 1 : -1;
+    const int nx = isnan(x->score), ny = isnan(y->score);
+    if (nx != ny) return nx - ny;
+    if (!nx && x->score != y->score) return x->score < y->score ? 1 : -1;
     if (x->dst != y->dst) return x->dst - y->dst;
     if (x->src != y->src) return x->src - y->src;
     return x->kind - y->kind;
@@ -325,7 +347,7 @@ int andrea_circuits_rows(const andrea_circuits *c, int weights, int top, catalog
         for (int s = 0; s < NH; s++)
             for (int d = 0; d < NH; d++) {
                 double v = andrea_circuits_score(c, k, s, d);
-                if (s / H < d / H && isfinite(v)) e[n++] = (comp_entry){k, s, d, v};
+                if (s / H < d / H) e[n++] = (comp_entry){k, s, d, isnan(v) ? NAN : v}; /* every pair, as stored */
             }
     qsort(e, n, sizeof *e, by_score_desc);
     if (top > 0 && (size_t)top < n) n = (size_t)top;

@@ -341,7 +341,14 @@ static int blas_threads_get(void) { return 1; }
 static void blas_threads_set(int n) { (void)n; }
 #endif
 
-/* out[i] = the share of eigenvalues with positive real part of K_i [hd, hd] (row-major, double;
+/* Eigenvalues this far below the largest one's modulus are zeros of a rank-deficient head (a
+ * low-rank W_V, a vocabulary smaller than hd, the centred W_O of a one-head layer) that float32
+ * products left at ~1e-7 of it, with a sign that is rounding: counted, they moved a rank-1 head's
+ * score from 0 to 0.25 or 0.5 with the order of the vocabulary's rows. */
+#define COPYING_ZERO_EIGENVALUE 1e-5
+
+/* out[i] = the share of the nonzero eigenvalues (|lambda| above COPYING_ZERO_EIGENVALUE times the
+ * largest |lambda|) with positive real part of K_i [hd, hd] (0 when all are zero; row-major, double;
  * = K_i^T column-major: same eigenvalues), i < n, heads first_head.. of a model with H heads a
  * layer: one LAPACK dgeev per head on every OpenMP thread (OpenBLAS kept to one thread meanwhile,
  * as the CPU forward does), a 64 x 64 dgeev being ~1-2 ms. */
@@ -360,9 +367,15 @@ static int positive_shares(const double *K, int n, int hd, int first_head, int H
                 double *wr = a + (size_t)hd * hd, *wi = wr + hd, *ws = wi + hd;
                 memcpy(a, K + (size_t)i * hd * hd, sizeof(double) * (size_t)hd * hd);
                 dgeev_("N", "N", &nn, a, &nn, wr, wi, NULL, &nn, NULL, &nn, ws, &lw, &info);
-                int pos = 0;
-                for (int e = 0; e < hd; e++) pos += wr[e] > 0;
-                out[i] = (double)pos / hd;
+                double top = 0;
+                for (int e = 0; e < hd; e++) top = fmax(top, hypot(wr[e], wi[e]));
+                int pos = 0, nonzero = 0;
+                for (int e = 0; e < hd; e++) {
+                    const int counted = hypot(wr[e], wi[e]) > COPYING_ZERO_EIGENVALUE * top;
+                    nonzero += counted;
+                    pos += counted && wr[e] > 0;
+                }
+                out[i] = nonzero ? (double)pos / nonzero : 0;
             }
             if (info != 0) {
 #pragma omp critical(circuits_bad)

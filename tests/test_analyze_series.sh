@@ -153,4 +153,13 @@ else
   bad "classify of the copy" "exit $?: $(cat cp.err)"
 fi
 
+# the circuit scores of a renamed copy are stored under the model's catalogued name too, so the
+# head_weights and head_composition views join models by name
+cp "${ckpts[0]}" first.bin
+"$A" analyze first.bin --out cn --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>&1
+cp first.bin renamed-step00500.bin
+"$A" analyze renamed-step00500.bin --out cn --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>&1
+names=$("$A" sql cn/catalog.db "SELECT (SELECT group_concat(DISTINCT model) FROM circuit_runs) || ' ' || (SELECT group_concat(name) FROM models)" --format csv | tail -1 | tr -d '\r')
+[[ $names == "first first" ]] && ok "circuit scores of a renamed copy keep the model's name" || bad "circuit model name" "$names"
+
 finish

@@ -6,11 +6,14 @@ numpy reads the .bin (tools/andrea_bin.py) and computes in float64, the direct w
 C x C matrices W_QK = W_Q W_K^T and W_OV = W_V W_O (ln1 gains folded into W_Q/W_K/W_V, W_O rows
 centred), the three composition products and their Frobenius norms; the baseline from the same
 seeded splitmix64 + Box-Muller draws; the copying score from the eigenvalues of the full
-V x V matrix W_E W_OV diag(ln_f) W_E^T (its hd largest in magnitude); prev_pos from a causal
+V x V matrix W_E W_OV diag(ln_f) W_E^T (its hd largest in magnitude, of which those above 1e-5
+of the largest count: a rank-deficient head's zero eigenvalues have no sign); prev_pos from a causal
 softmax over the LayerNorm-normalised position embeddings. andrea computes the composition from
 Gram matrices, the copying eigenvalues on an hd x hd matrix: two different routes.
-Models: a random tiny checkpoint (random LayerNorm gains, so the fold matters) and the trained
-tests/data/series/dyck-step08000.bin."""
+Models: a random tiny checkpoint (random LayerNorm gains, so the fold matters), the same with the
+W_V of head 0.1 of rank 1 (its one nonzero eigenvalue decides its copying score: the rounding
+signs of its zero eigenvalues moved it by 0.25), a one-head model (its centred W_O has rank C-1:
+one zero eigenvalue), and the trained tests/data/series/dyck-step08000.bin."""
 import math
 import os
 import sqlite3
@@ -111,7 +114,8 @@ def reference(path):
         M = WE @ f["OV"] @ np.diag(w["lnfw"]) @ WE.T
         ev = np.linalg.eigvals(M)
         ev = ev[np.argsort(-np.abs(ev))][:hd]
-        copying[(l, h)] = float(np.mean(ev.real > 0))
+        ev = ev[np.abs(ev) > 1e-5 * np.abs(ev).max()] if np.abs(ev).max() > 0 else ev[:0]
+        copying[(l, h)] = float(np.mean(ev.real > 0)) if len(ev) else 0.0
         logits = (P @ f["Wq"]) @ (P @ f["Wk"]).T / math.sqrt(hd)
         logits[np.triu_indices(Tw, 1)] = -np.inf
         A = np.exp(logits - logits.max(axis=1, keepdims=True))
@@ -153,11 +157,52 @@ def compare(path, db):
     print("%s: copying and prev_pos of %d heads compared" % (name, len(cop_ref)))
 
 
+def rank1_value_head(path, maxT, V, L, C, hd, layer, head):
+    """Makes W_V of (layer, head) rank 1 in a tiny .bin: its hd value rows all equal the first."""
+    w = np.fromfile(path, dtype="<f4", offset=1024)
+    at = V * C + maxT * C + 2 * L * C + layer * 3 * C * C  # qkvw [L, 3C, C]: the layer's rows
+    rows = w[at:at + 3 * C * C].reshape(3 * C, C)
+    first = 2 * C + head * hd
+    rows[first:first + hd] = rows[first]
+    w[at:at + 3 * C * C] = rows.ravel()
+    with open(path, "r+b") as f:
+        f.seek(1024)
+        f.write(w.astype("<f4").tobytes())
+
+
+def top0_lists_every_pair(path, L, H):
+    """`circuits --top 0` prints every (src, dst, kind) pair, those without a score (NULL: a norm
+    is 0) last, as the catalog stores them."""
+    out = subprocess.run([BIN, "circuits", path, "--top", "0", "--format", "csv"], capture_output=True, text=True)
+    rows = [r for r in out.stdout.strip().splitlines()[1:]]
+    pairs = sum(H * H * (L - 1 - l) for l in range(L))
+    nulls = [i for i, r in enumerate(rows) if r.split(",")[5].strip() in ("", "NULL")]
+    check(out.returncode == 0 and len(rows) == 3 * pairs, "--top 0 printed %d rows of %d pairs" % (len(rows), 3 * pairs))
+    check(nulls and nulls == list(range(len(rows) - len(nulls), len(rows))), "the pairs without a score come last")
+    print("%s: --top 0 lists %d rows, %d without a score, last" % (os.path.basename(path), len(rows), len(nulls)))
+
+
 def main():
     with tempfile.TemporaryDirectory() as t:
         tiny = os.path.join(t, "tiny.bin")
         write_bin(tiny, maxT=40, V=61, L=3, H=4, C=32, seed=7, scale=0.3)
         compare(tiny, os.path.join(t, "tiny.db"))
+        low = os.path.join(t, "low.bin")
+        write_bin(low, maxT=40, V=61, L=3, H=4, C=32, seed=7, scale=0.3)
+        rank1_value_head(low, 40, 61, 3, 32, 8, 0, 1)
+        compare(low, os.path.join(t, "low.db"))
+        zero = os.path.join(t, "zero.bin")
+        write_bin(zero, maxT=40, V=61, L=3, H=4, C=32, seed=7, scale=0.3)
+        w = np.fromfile(zero, dtype="<f4", offset=1024)
+        at = 61 * 32 + 40 * 32 + 2 * 3 * 32 + 2 * 32 * 32  # layer 0's V rows in qkvw, head 0.0's first
+        w[at:at + 8 * 32] = 0
+        with open(zero, "r+b") as f:
+            f.seek(1024)
+            f.write(w.astype("<f4").tobytes())
+        top0_lists_every_pair(zero, 3, 4)
+        one = os.path.join(t, "one.bin")
+        write_bin(one, maxT=40, V=61, L=2, H=1, C=16, seed=11, scale=0.3)
+        compare(one, os.path.join(t, "one.db"))
         dyck = os.path.join(SRC, "tests/data/series/dyck-step08000.bin")
         if os.path.exists(dyck):
             compare(dyck, os.path.join(t, "dyck.db"))
