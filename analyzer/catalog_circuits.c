@@ -230,28 +230,6 @@ fail:
     return -1;
 }
 
-/* Inside a transaction: refuses a newer schema, marks the catalog, creates the circuit tables. */
-static int prepare_circuits(sqlite3 *db, const char *path, ae_error *err) {
-    sqlite3_stmt *st = NULL;
-    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
-    const int v = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    st = NULL;
-    if (v > ANDREA_CATALOG_SCHEMA_VERSION) {
-        andrea_fail(err, "%s: catalog schema version %d is newer than this andrea's (%d)", path, v,
-                ANDREA_CATALOG_SCHEMA_VERSION);
-        goto fail;
-    }
-    char mark[64];
-    snprintf(mark, sizeof mark, "PRAGMA application_id=%d", ANDREA_CATALOG_APPLICATION_ID);
-    SQL_CHECK(path, db, sqlite3_exec(db, mark, NULL, NULL, NULL), SQLITE_OK);
-    return andrea_catalog_circuits_schema(db, path, err);
-fail:
-    sqlite3_finalize(st);
-    return -1;
-}
-
 /* Inside a transaction: one checkpoint's circuit run and scores (replacing its earlier ones). */
 static int insert_circuits(sqlite3 *db, const char *path, const char *ckpt, const char *sha, const andrea_circuits *c,
                            ae_error *err) {
@@ -263,7 +241,9 @@ int andrea_catalog_circuits_write(const char *path, const char *ckpt, const char
                            ae_error *err) {
     sqlite3 *db = NULL;
     if (open_for_circuits(path, &db, err)) return -1;
-    if (prepare_circuits(db, path, err) || insert_circuits(db, path, ckpt, sha, c, err)) {
+    /* the whole schema, as every writer makes it: a catalog `circuits --db` started is one heads and
+     * analyze read and write like any other */
+    if (andrea_catalog_prepare(db, path, err) || insert_circuits(db, path, ckpt, sha, c, err)) {
         andrea_catalog_rollback_close(db);
         return -1;
     }
