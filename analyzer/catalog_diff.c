@@ -184,9 +184,10 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, catalog_rows
         for (int i = 0; i < nc; i++) {
             const int t = sqlite3_column_type(st, i);
             char buf[64];
-            out->numeric[base + i] = t == SQLITE_INTEGER || t == SQLITE_FLOAT;
+            /* as heads and sql: a REAL kept exact (%.17g) for CSV and JSON, the table shows 6 digits */
+            out->numeric[base + i] = t == SQLITE_INTEGER ? 1 : t == SQLITE_FLOAT ? 2 : 0;
             if (t == SQLITE_NULL) continue;
-            if (t == SQLITE_FLOAT) snprintf(buf, sizeof buf, "%.6g", sqlite3_column_double(st, i));
+            if (t == SQLITE_FLOAT) snprintf(buf, sizeof buf, "%.17g", sqlite3_column_double(st, i));
             const char *s = t == SQLITE_FLOAT ? buf : (const char *)sqlite3_column_text(st, i);
             if (!(out->cells[base + i] = strdup(s ? s : ""))) return andrea_fail(err, "%s: out of memory", path);
         }

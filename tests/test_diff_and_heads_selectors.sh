@@ -122,4 +122,7 @@ fi
 : >empty.db
 expect 1 'empty.db: not an andrea catalog \(it holds no runs' heads --db empty.db
 
+# diff's CSV keeps REALs exact (%.17g) as heads and sql do: 0.xxxxxxxxxx... with 10+ digits
+grep -q -E ',0\.[0-9]{10,}' d2.csv && ok "diff --format csv prints exact REALs" || bad "diff csv digits" "$(head -2 d2.csv)"
+
 finish
