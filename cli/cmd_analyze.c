@@ -413,6 +413,8 @@ int cmd_analyze(int argc, char **argv) {
     if (aa.dump_file && argc - optind > 1)
         return cli_usage_error("analyze", "--dump FILE names the dump of ONE checkpoint; for several use --keep-dumps");
     if (aa.dump_file && !aa.dump_file[0]) return cli_usage_error("analyze", "--dump wants a file name, not ''");
+    if (aa.dump_file && aa.keep_dumps)
+        return cli_usage_error("analyze", "--dump FILE and --keep-dumps both name where the dump goes: give one");
     struct stat dst;
     if (aa.dump_file && stat(aa.dump_file, &dst) == 0 && S_ISDIR(dst.st_mode)) /* before DIR is made */
         return cli_usage_error("analyze", "--dump names the dump file to write; '%s' is a folder", aa.dump_file);

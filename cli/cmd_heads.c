@@ -18,8 +18,8 @@ static void help(FILE *f) {
             "its path or a sha256 prefix; --series the series name. --pivot step (with --series) prints\n"
             "one row per class and head and one column per step, a labelled cell marked with *.\n"
             "--all lists every head and class (with label 0 or 1). causal: 1 when ablating the head raises\n"
-            "its class's loss more than the mean head's, 0 when not (attention-only evidence), empty when\n"
-            "not measured (docs/scores.md). A class the catalog does not hold, a --model or --series that\n"
+            "its class's loss more than the mean head's, 0 when not (attention-only evidence), NULL (empty\n"
+            "in CSV, null in JSON) when not measured (docs/scores.md). A class the catalog does not hold, a --model or --series that\n"
             "matches no model, or a layer/head beyond its models is an error (exit 2). --timeout S stops\n"
             "the query after\n"
             "S seconds (default %g; 0: no limit).\n",
@@ -50,7 +50,7 @@ int cmd_heads(int argc, char **argv) {
         case 'c': f.class_name = optarg; break;
         case 'l':
             if (cli_parse_long(optarg, 0, 1 << 20, &layer))
-                return cli_usage_error("heads", "--layer wants a layer number, not '%s'", optarg);
+                return cli_usage_error("heads", "--layer wants a layer number 0..%d, not '%s'", 1 << 20, optarg);
             f.layer = (int)layer;
             f.has_layer = 1;
             break;
@@ -62,7 +62,7 @@ int cmd_heads(int argc, char **argv) {
             int l, h, used = 0;
             if (sscanf(optarg, "%d.%d%n", &l, &h, &used) != 2 || optarg[used] || l < 0 || h < 0 || l > (1 << 20) ||
                 h > (1 << 20))
-                return cli_usage_error("heads", "--head wants LAYER.HEAD (e.g. 1.3), not '%s'", optarg);
+                return cli_usage_error("heads", "--head wants LAYER.HEAD (e.g. 1.3, each 0..%d), not '%s'", 1 << 20, optarg);
             f.has_head = 1, f.head_layer = l, f.head_head = h;
             break;
         }

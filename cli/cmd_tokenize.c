@@ -16,7 +16,7 @@
 static void usage(FILE *f) {
     fprintf(f, "usage: andrea tokenize CKPT TEXT [--ids] [--tokenizer DIR]\n\n"
                "Prints the tokens of TEXT, one line each: the id, a tab, and the token's text in double\n"
-               "quotes with C-style escapes (\\n, \\t, \\\", \\\\, \\xNN for control bytes and for bytes of a\n"
+               "quotes with C-style escapes (\\n, \\r, \\t, \\\", \\\\, \\xNN for control bytes and for bytes of a\n"
                "UTF-8 character split across tokens).\n\n"
                "  --ids            print only the ids, space-separated, on one line\n"
                "  --tokenizer DIR  folder with vocab.json + merges.txt (default: beside CKPT)\n\n"

@@ -39,8 +39,8 @@ static void usage(FILE *f) {
                "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n`andrea help COMMAND` (or `andrea COMMAND --help`, `-h`) describes each command. Formats:\n"
-               "docs/ in the source tree.\n");
+    fprintf(f, "\n`andrea help COMMAND` (or `andrea COMMAND --help`, `-h`) describes each command. Formats and\n"
+               "definitions: docs/ in the source tree, PREFIX/share/doc/andrea/docs where andrea is installed.\n");
 }
 
 int cli_bundled_model_path(char *out, size_t n, ae_error *err) {
