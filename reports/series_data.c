@@ -82,7 +82,15 @@ static int load_meta(sqlite3 *db, const char *path, series_data *d, ae_error *er
         }
         if (nl > d->n_layer) d->n_layer = nl;
         if (nh > d->n_head) d->n_head = nh;
-        if (i == 0) snprintf(d->name, sizeof d->name, "%s", (const char *)sqlite3_column_text(st, 4));
+        /* checkpoints of several series (analyze a.bin b.bin of two runs) are not one series: the
+         * page says so rather than naming them all after the first */
+        const char *series = (const char *)sqlite3_column_text(st, 4);
+        if (i == 0) snprintf(d->name, sizeof d->name, "%s", series ? series : "");
+        else if (series && strcmp(series, d->name) && strncmp(d->name, "several series (", 16)) {
+            char first[sizeof d->name];
+            snprintf(first, sizeof first, "%s", d->name);
+            snprintf(d->name, sizeof d->name, "several series (%.100s, %.100s, ...)", first, series);
+        }
         SQL_CHECK(path, db, sqlite3_reset(cl), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_bind_text(cl, 1, c->sha256, -1, SQLITE_STATIC), SQLITE_OK);
         while ((rc = sqlite3_step(cl)) == SQLITE_ROW) {

@@ -40,9 +40,10 @@ static void x_positions(const series_data *d, double *x, int *log_axis) {
     }
 }
 
+/* A checkpoint's label: its step, else "#i name" (a checkpoint without a step in a series). */
 static void step_label(const series_checkpoint *c, int i, char *out, size_t cap) {
     if (c->has_step) snprintf(out, cap, "%lld", c->step);
-    else snprintf(out, cap, "#%d", i + 1);
+    else snprintf(out, cap, "#%d %.40s", i + 1, c->name);
 }
 
 /* One formation plot: score of head (l, h) on class c against step. */
@@ -67,7 +68,7 @@ static void plot_svg(andrea_buf *b, const series_data *d, int c, int l, int h, c
     for (int i = 0; i < d->n_ck; i++) {
         const double s = d->score[at(d, i, c, l, h)];
         if (!isfinite(s)) continue;
-        char st[32];
+        char st[64];
         step_label(&d->ck[i], i, st, sizeof st);
         andrea_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" class=\"%s\"><title>step %s: %.3f%s</title></circle>",
                     ml + pw * x[i], mt + ph * (1 - fmin(fmax(s, 0), 1)), d->label[at(d, i, c, l, h)] ? "lab" : "nolab", st, s,
@@ -76,7 +77,7 @@ static void plot_svg(andrea_buf *b, const series_data *d, int c, int l, int h, c
     /* the first and last step under the axis */
     for (int e = 0; e < 2 && d->n_ck > 0; e++) {
         const int i = e ? d->n_ck - 1 : 0;
-        char st[32];
+        char st[64];
         step_label(&d->ck[i], i, st, sizeof st);
         andrea_buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax\" text-anchor=\"%s\">%s</text>", ml + pw * x[i], Ht - 8,
                     e ? "end" : "start", st);
@@ -89,7 +90,7 @@ static void plot_svg(andrea_buf *b, const series_data *d, int c, int l, int h, c
 static void matrix(andrea_buf *b, const series_data *d, int c) {
     andrea_buf_puts(b, "<table class=\"matrix\"><tr><th>head</th>");
     for (int i = 0; i < d->n_ck; i++) {
-        char st[32];
+        char st[64];
         step_label(&d->ck[i], i, st, sizeof st);
         andrea_buf_puts(b, "<th>");
         if (d->ck[i].href[0]) {
@@ -150,7 +151,7 @@ static void shell_word(andrea_buf *b, const char *name) {
 /* What changed between checkpoints i and i + 1: every (head, class) whose label changed, as
  * `andrea diff --changed` lists it, with the score before and after (docs/catalog.md, diff). */
 static void step_diff(andrea_buf *b, const series_data *d, int i) {
-    char from[32], to[32];
+    char from[64], to[64];
     step_label(&d->ck[i], i, from, sizeof from);
     step_label(&d->ck[i + 1], i + 1, to, sizeof to);
     andrea_buf_printf(b, "<h3 id=\"diff-%d\">", i);
@@ -220,7 +221,7 @@ int andrea_series_page_write(const series_data *d, const char *path, ae_error *e
     }
     andrea_buf_puts(&b, "</p>\n<p>Changes between adjacent steps:");
     for (int i = 0; i + 1 < d->n_ck; i++) {
-        char from[32], to[32];
+        char from[64], to[64];
         step_label(&d->ck[i], i, from, sizeof from);
         step_label(&d->ck[i + 1], i + 1, to, sizeof to);
         andrea_buf_printf(&b, "%s<a href=\"#diff-%d\">", i ? ", " : " ", i);
@@ -269,7 +270,7 @@ void andrea_series_table_write(FILE *out, const series_data *d) {
         return;
     }
     for (int i = 0; i < d->n_ck; i++) {
-        char st[32];
+        char st[64];
         step_label(&d->ck[i], i, st, sizeof st);
         if (strlen(st) > wstep) wstep = strlen(st);
     }
@@ -282,7 +283,7 @@ void andrea_series_table_write(FILE *out, const series_data *d) {
             for (int c = 0; c < d->n_classes; c++) w[c] = strlen(d->classes[c]);
         }
         for (int i = 0; i < d->n_ck; i++) {
-            char st[32];
+            char st[64];
             step_label(&d->ck[i], i, st, sizeof st);
             if (pass) fprintf(out, "%-*s", (int)wstep, st);
             for (int c = 0; c < d->n_classes; c++) {
