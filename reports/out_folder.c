@@ -1,8 +1,10 @@
 /* out_folder.c — which kind of andrea page a folder already holds (see out_folder.h). */
+#define _XOPEN_SOURCE 700 /* nftw; before any header */
 #include "out_folder.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -66,4 +68,48 @@ void andrea_out_folder_lock(const char *dir, const char *cmd, int quiet) {
     held[n_held].ino = st.st_ino;
     n_held++;
     /* fd stays open: the lock is held until this process exits */
+}
+
+/* ---- clearing an earlier report ---- */
+
+static const char *clear_failed; /* nftw's callbacks take no context: the path that could not go */
+static char clear_path[4200];
+
+/* The report's own files: pages, images and data (an earlier run's heatmaps of suites or heads
+ * this one lacks were left beside the new report, linked from nothing). */
+static int report_file(const char *path) {
+    const char *dot = strrchr(path, '.');
+    return dot && (!strcmp(dot, ".png") || !strcmp(dot, ".html") || !strcmp(dot, ".js") || !strcmp(dot, ".svg"));
+}
+
+static int clear_one(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+    (void)st;
+    int rc = 0;
+    if ((type == FTW_F || type == FTW_SL) && report_file(path)) rc = unlink(path);
+    else if (type == FTW_DP && ftw->level > 0) rmdir(path); /* emptied folders; one holding other files stays */
+    if (rc != 0 && errno != ENOENT) {
+        snprintf(clear_path, sizeof clear_path, "%s", path);
+        clear_failed = clear_path;
+        return 1;
+    }
+    return 0;
+}
+
+int andrea_out_folder_clear_report(const char *dir, ae_error *err) {
+    if (andrea_out_folder_kind(dir) != OUT_FOLDER_REPORT) return 0;
+    static const char *const subs[] = {"heads", "maps", "overview", "data"};
+    char p[4200];
+    /* the index first: a render stopped from here on leaves no index, the mark of an incomplete report */
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    if (unlink(p) != 0 && errno != ENOENT) return andrea_fail(err, "%s: cannot remove the earlier report: %s", p, strerror(errno));
+    clear_failed = NULL;
+    for (size_t i = 0; i < sizeof subs / sizeof *subs && !clear_failed; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, subs[i]);
+        struct stat st;
+        if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+        if (nftw(p, clear_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) != 0 && !clear_failed)
+            return andrea_fail(err, "%s: cannot read the earlier report: %s", p, strerror(errno));
+    }
+    if (clear_failed) return andrea_fail(err, "%s: cannot remove the earlier report's file: %s", clear_failed, strerror(errno));
+    return 0;
 }

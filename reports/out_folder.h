@@ -15,6 +15,13 @@ int andrea_out_folder_kind(const char *dir);
 /* 0 when a page of kind `writing` may be written into dir, else -1 (err). */
 int andrea_out_folder_check(const char *dir, int writing, ae_error *err);
 
+/* Before a report is written into dir: when dir holds an earlier andrea report, its index.html
+ * and the pages, images and data under heads/, maps/, overview/ and data/ (*.html, *.png, *.js,
+ * *.svg) are removed, with the folders left empty; other files stay. So a report of fewer suites,
+ * heads or examples leaves none of the earlier one's files, and a render stopped midway leaves no
+ * index. Call it holding the folder (andrea_out_folder_lock). -1 with "PATH: cannot remove ...". */
+int andrea_out_folder_clear_report(const char *dir, ae_error *err);
+
 /* Makes this process the folder's one writer until it exits: a second andrea writing a report
  * into dir (analyze from its start, every report writer before its first file) waits here,
  * saying so once on stderr as "andrea CMD: ..." ("andrea: ..." when cmd is NULL) unless quiet,

@@ -863,6 +863,7 @@ int andrea_report_write(const report_data *d, const char *out_dir, const andrea_
     char dir[AE_PATH_MAX];
     if (andrea_report_mkdirs(out_dir, err)) return -1;
     andrea_out_folder_lock(out_dir, NULL, opt->quiet); /* one report writer of the folder at a time */
+    if (andrea_out_folder_clear_report(out_dir, err)) return -1;
     if (join_path(dir, sizeof dir, out_dir, "heads", err) || andrea_report_mkdirs(dir, err)) return -1;
     if (join_path(dir, sizeof dir, out_dir, "overview", err) || andrea_report_mkdirs(dir, err)) return -1;
     /* where each grid image put its heads, for the index's clickable grids */
