@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../common/atomic_file.h"
+#include "../common/progress.h"
 #include "report_data.h"
 #include "report_interactive.h"
 #include "text.h"
@@ -137,6 +138,7 @@ int andrea_report_write_show(const report_show_input *in, const char *out_dir, c
     show_ctx ctx = {in, in->attn};
     d->ctx = &ctx;
     if (andrea_report_mkdirs(out_dir, err)) goto out;
+    andrea_out_folder_lock(out_dir, NULL, andrea_progress_quiet); /* one page writer of the folder at a time */
     const char *names[1 + SHOW_MAX_ALSO];
     if (in->n_also > SHOW_MAX_ALSO) {
         andrea_fail(err, "%s: at most %d more checkpoints", out_dir, SHOW_MAX_ALSO);
