@@ -40,10 +40,23 @@ static void x_positions(const series_data *d, double *x, int *log_axis) {
     }
 }
 
-/* A checkpoint's label: its step, else "#i name" (a checkpoint without a step in a series). */
+/* A checkpoint's label: its step, else "#i name" (a checkpoint without a step in a series), the
+ * name's control bytes as '?' and cut at a character boundary within 40 bytes: plain text for the
+ * terminal's table; HTML callers escape it (andrea_html_add). */
 static void step_label(const series_checkpoint *c, int i, char *out, size_t cap) {
-    if (c->has_step) snprintf(out, cap, "%lld", c->step);
-    else snprintf(out, cap, "#%d %.40s", i + 1, c->name);
+    if (c->has_step) {
+        snprintf(out, cap, "%lld", c->step);
+        return;
+    }
+    int k = snprintf(out, cap, "#%d ", i + 1);
+    size_t n = k < 0 ? 0 : (size_t)k, taken = 0;
+    for (const unsigned char *p = (const unsigned char *)c->name; *p && n + 1 < cap; p++) {
+        if (taken >= 40 && (*p & 0xC0) != 0x80) break; /* the next character would pass 40 bytes */
+        out[n++] = *p < 0x20 || *p == 0x7f ? '?' : (char)*p;
+        taken++;
+    }
+    while (n > 0 && ((unsigned char)out[n - 1] & 0xC0) == 0xC0) n--; /* a lead byte cut from its tail */
+    out[n] = 0;
 }
 
 /* One formation plot: score of head (l, h) on class c against step. */
@@ -70,17 +83,20 @@ static void plot_svg(andrea_buf *b, const series_data *d, int c, int l, int h, c
         if (!isfinite(s)) continue;
         char st[64];
         step_label(&d->ck[i], i, st, sizeof st);
-        andrea_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" class=\"%s\"><title>step %s: %.3f%s</title></circle>",
-                    ml + pw * x[i], mt + ph * (1 - fmin(fmax(s, 0), 1)), d->label[at(d, i, c, l, h)] ? "lab" : "nolab", st, s,
-                    d->label[at(d, i, c, l, h)] ? " (labelled)" : "");
+        andrea_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" class=\"%s\"><title>step ", ml + pw * x[i],
+                          mt + ph * (1 - fmin(fmax(s, 0), 1)), d->label[at(d, i, c, l, h)] ? "lab" : "nolab");
+        andrea_html_add(b, st);
+        andrea_buf_printf(b, ": %.3f%s</title></circle>", s, d->label[at(d, i, c, l, h)] ? " (labelled)" : "");
     }
     /* the first and last step under the axis */
     for (int e = 0; e < 2 && d->n_ck > 0; e++) {
         const int i = e ? d->n_ck - 1 : 0;
         char st[64];
         step_label(&d->ck[i], i, st, sizeof st);
-        andrea_buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax\" text-anchor=\"%s\">%s</text>", ml + pw * x[i], Ht - 8,
-                    e ? "end" : "start", st);
+        andrea_buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax\" text-anchor=\"%s\">", ml + pw * x[i], Ht - 8,
+                          e ? "end" : "start");
+        andrea_html_add(b, st);
+        andrea_buf_puts(b, "</text>");
     }
     andrea_buf_printf(b, "<text x=\"%.1f\" y=\"%.0f\" class=\"ax\" text-anchor=\"middle\">step%s</text>", ml + pw / 2, Ht - 8,
                 log_axis ? " (log)" : "");

@@ -162,4 +162,15 @@ cp first.bin renamed-step00500.bin
 names=$("$A" sql cn/catalog.db "SELECT (SELECT group_concat(DISTINCT model) FROM circuit_runs) || ' ' || (SELECT group_concat(name) FROM models)" --format csv | tail -1 | tr -d '\r')
 [[ $names == "first first" ]] && ok "circuit scores of a renamed copy keep the model's name" || bad "circuit model name" "$names"
 
+# a checkpoint without a step is labelled by its name on the series page: escaped for HTML
+mkdir -p x
+cp "${ckpts[0]}" "x/<img src=x onerror=alert(1)>.bin"
+cp "${ckpts[1]}" x/run-step00200.bin
+if "$A" analyze x/*.bin --out xo --probes bos --n 2 --len 16 --ablate-items 0 --quiet >x.out 2>x.err; then
+  ! grep -q '<img src=x' xo/index.html && grep -q '&lt;img src=x' xo/index.html &&
+    ok "a stepless checkpoint's name is escaped on the series page" || bad "series label escaping" "$(grep -o '.\{20\}<img src=x.\{10\}' xo/index.html | head -2)"
+else
+  bad "hostile stepless name" "exit $?: $(cat x.err)"
+fi
+
 finish
