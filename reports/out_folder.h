@@ -15,9 +15,10 @@ int andrea_out_folder_kind(const char *dir);
 /* 0 when a page of kind `writing` may be written into dir, else -1 (err). */
 int andrea_out_folder_check(const char *dir, int writing, ae_error *err);
 
-/* Before a report is written into dir: when dir holds an earlier andrea report, its index.html
- * and the pages, images and data under heads/, maps/, overview/ and data/ (*.html, *.png, *.js,
- * *.svg) are removed, with the folders left empty; other files stay. So a report of fewer suites,
+/* Before a report is written into dir: when dir holds an earlier andrea report (data/meta.js with
+ * andrea's mark), its index.html and the files of andrea's own names are removed: heads/L*_H*.html,
+ * maps/L*_H*/s*.png (and the head folders it empties), overview/scores_c*.png and thumbs_s*.png,
+ * data/L*_H*.js and meta.js; regular files only, no link followed; any other file stays. So a report of fewer suites,
  * heads or examples leaves none of the earlier one's files, and a render stopped midway leaves no
  * index. Call it holding the folder (andrea_out_folder_lock). -1 with "PATH: cannot remove ...". */
 int andrea_out_folder_clear_report(const char *dir, ae_error *err);

@@ -22,4 +22,17 @@ else
 fi
 runs=$("$A" sql out/catalog.db "SELECT count(*) FROM runs" --format csv | tail -1 | tr -d '\r')
 [[ $runs == 2 ]] && ok "the catalog keeps both runs" || bad "runs" "$runs"
+# only andrea's own files of a marked earlier report go: a user's pages and scripts under heads/,
+# data/, maps/ stay, in a folder that was never a report and in one that is
+mkdir -p site/heads/team site/data/vendor site/maps/tiles
+echo mine >site/heads/team/alice.html; echo mine >site/data/app.js; echo mine >site/data/vendor/lib.js
+echo mine >site/maps/tiles/0_0.png
+"$A" analyze "$M" --out site --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>&1 || bad "site analyze" "failed"
+echo mine >site/heads/notes.html
+"$A" analyze "$M" --out site --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>&1 || bad "site analyze 2" "failed"
+kept=1
+for f in site/heads/team/alice.html site/data/app.js site/data/vendor/lib.js site/maps/tiles/0_0.png site/heads/notes.html; do
+  [[ $(cat "$f" 2>/dev/null) == mine ]] || { kept=0; bad "user file" "$f is gone"; }
+done
+((kept)) && [[ -f site/index.html && -f site/heads/L0_H0.html ]] && ok "a user's files in the report's folders stay"
 finish
