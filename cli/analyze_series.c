@@ -29,6 +29,18 @@ static int owner_of(int i, int n) {
 /* Spread: each rank scores its own checkpoints alone (no collective: each is a serial run), then
  * every checkpoint's rows go to rank 0, which writes them in checkpoint order, as the serial loop
  * does (run and model ids included). Collective; -1 on every rank when any failed. */
+/* The catalog keeps one model per sha256: two files with the same bytes would be one row with one
+ * of the names, one run would replace the other, and the series table would show it twice.
+ * -1 with "A and B are the same checkpoint ..." when two of the n have one sha256. */
+static int same_checkpoint_twice(int n, const char *const *ckpts, const analyze_scored *sc, ae_error *err) {
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (sc[i].sha256[0] && !strcmp(sc[i].sha256, sc[j].sha256))
+                return andrea_fail(err, "%s and %s are the same checkpoint (sha256 %.12s...): give each once", ckpts[i],
+                                   ckpts[j], sc[i].sha256);
+    return 0;
+}
+
 static int score_spread(int n, const char *const *ckpts, analyze_scored *sc, analyze_score_fn score, void *ctx,
                         int quiet, ae_error *err) {
     const int root = andrea_mpi_rank() == 0;
@@ -64,6 +76,7 @@ static int score_spread(int n, const char *const *ckpts, analyze_scored *sc, ana
               andrea_analysis_bcast(&a[i], from, err) || andrea_circuits_bcast(&c[i], from, err);
         e[i] = (andrea_catalog_entry){.analysis = &a[i], .circuits = &c[i], .ckpt_path = ckpts[i], .sha256 = sc[i].sha256};
     }
+    if (!bad) bad = andrea_mpi_agree(root ? same_checkpoint_twice(n, ckpts, sc, err) : 0, err);
     if (!bad) {
         const int wrc = root ? andrea_catalog_write_all(sc[0].db, e, n, err) : 0;
         if (root) cli_note_catalog_entries("analyze", e, wrc ? 0 : n);
@@ -84,15 +97,7 @@ static int score_spread(int n, const char *const *ckpts, analyze_scored *sc, ana
  * that fails (truncated, no tokenizer, a shape the probes do not fit) leaves the catalog as it
  * was instead of holding the runs before it without their reports. Rank 0 writes; collective. */
 static int write_deferred(int n, const char *const *ckpts, analyze_scored *sc, ae_error *err) {
-    /* the catalog keeps one model per sha256: two files with the same bytes would be one row
-     * with the second's name and step, and the series table would show it twice */
-    int dup = 0;
-    for (int i = 0; i < n && !dup; i++)
-        for (int j = i + 1; j < n && !dup; j++)
-            if (sc[i].sha256[0] && !strcmp(sc[i].sha256, sc[j].sha256))
-                dup = andrea_fail(err, "%s and %s are the same checkpoint (sha256 %.12s...): give each once", ckpts[i],
-                                  ckpts[j], sc[i].sha256);
-    if (andrea_mpi_agree(dup, err)) return -1; /* rank 0 holds the hashes (MPI): every rank stops */
+    if (andrea_mpi_agree(same_checkpoint_twice(n, ckpts, sc, err), err)) return -1; /* rank 0 holds the hashes (MPI) */
     int wrc = 0;
     if (andrea_mpi_rank() == 0) {
         andrea_catalog_entry *e = calloc((size_t)n, sizeof *e);

@@ -325,19 +325,38 @@ typedef struct {
     const char *const *ckpts;
     const analyze_args *aa;
     const andrea_classify_options *o;
+    const int *index; /* [n] the suffix each checkpoint's run name takes (run_name_and_dump) */
 } series_job;
 
-/* Checkpoint i of a series: its name made unique as in the one-checkpoint path below. */
+/* Checkpoint i of a series, under its unique name. */
 static int score_one(int i, analyze_scored *out, void *ctx, ae_error *err) {
     const series_job *j = ctx;
-    char si[256], sj[256];
-    int index = 0;
-    stem(j->ckpts[i], si, sizeof si);
-    for (int k = 0; k < i; k++) {
-        stem(j->ckpts[k], sj, sizeof sj);
-        if (!strcmp(si, sj)) index++;
+    return analyze_one(j->ckpts[i], NULL, j->aa, j->o, j->index[i], out, err);
+}
+
+/* Suffixes that make the n run names (the reports' folders DIR/NAME) unique: checkpoint i takes
+ * its stem, or STEM-k with the smallest k >= 2 no earlier name has (p/m.bin, q/m-2.bin, r/m.bin
+ * are m, m-2, m-3: two of them in one folder would write over each other, and under MPI two ranks
+ * waited on one folder's lock forever). index: [n]; -1 when out of memory. */
+static int unique_names(const char *const *ckpts, int n, int *index) {
+    char (*names)[300] = malloc(sizeof *names * (size_t)(n > 0 ? n : 1));
+    if (!names) return -1;
+    for (int i = 0; i < n; i++) {
+        char base[256];
+        stem(ckpts[i], base, sizeof base);
+        for (int k = 0;; k++) {
+            if (k == 0) snprintf(names[i], sizeof names[i], "%s", base);
+            else snprintf(names[i], sizeof names[i], "%s-%d", base, k + 1);
+            int taken = 0;
+            for (int j = 0; j < i && !taken; j++) taken = !strcmp(names[i], names[j]);
+            if (!taken) {
+                index[i] = k;
+                break;
+            }
+        }
     }
-    return analyze_one(j->ckpts[i], NULL, j->aa, j->o, index, out, err);
+    free(names);
+    return 0;
 }
 
 int cmd_analyze(int argc, char **argv) {
@@ -435,23 +454,21 @@ int cmd_analyze(int argc, char **argv) {
     const char *const *ckpts = optind < argc ? (const char *const *)argv + optind : bundled;
     int n = optind < argc ? argc - optind : 1;
     if (n > 1) {
-        series_job job = {ckpts, &aa, &o};
+        int *index = malloc(sizeof *index * (size_t)n);
+        if (!index || unique_names(ckpts, n, index)) {
+            free(index);
+            andrea_fail(&err, "analyze: out of memory");
+            return cli_fail(&err);
+        }
+        series_job job = {ckpts, &aa, &o, index};
         andrea_render_options sro = {0};
         sro.quiet = andrea_progress_quiet;
         sro.maps_per_suite = aa.report_maps;
-        if (analyze_series(n, ckpts, aa.dir, score_one, &job, &sro, &err)) return cli_fail(&err);
-        return cli_stdout_done();
+        const int rc = analyze_series(n, ckpts, aa.dir, score_one, &job, &sro, &err);
+        free(index);
+        return rc ? cli_fail(&err) : cli_stdout_done();
     }
-    for (int i = 0; i < n; i++) {
-        /* Two checkpoints with one file name (run1/model.bin, run2/model.bin) get distinct names. */
-        char si[256], sj[256];
-        int index = 0;
-        stem(ckpts[i], si, sizeof si);
-        for (int j = 0; j < i; j++) {
-            stem(ckpts[j], sj, sizeof sj);
-            if (!strcmp(si, sj)) index++;
-        }
-        if (analyze_one(ckpts[i], n == 1 ? aa.dir : NULL, &aa, &o, index, NULL, &err)) return cli_fail(&err);
-    }
+    /* one checkpoint: its report is DIR itself */
+    if (analyze_one(ckpts[0], aa.dir, &aa, &o, 0, NULL, &err)) return cli_fail(&err);
     return cli_stdout_done();
 }

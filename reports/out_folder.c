@@ -41,33 +41,45 @@ int andrea_out_folder_check(const char *dir, int writing, ae_error *err) {
 static struct {
     dev_t dev;
     ino_t ino;
+    int fd; /* -1: the slot is free */
 } held[HELD_MAX];
-static int n_held;
+static int n_held; /* slots in use or freed: held[0..n_held) */
 
-void andrea_out_folder_lock(const char *dir, const char *cmd, int quiet) {
+int andrea_out_folder_lock(const char *dir, const char *cmd, int quiet) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return; /* the writer's own open of dir reports what is wrong with it */
+    if (fd < 0) return -1; /* the writer's own open of dir reports what is wrong with it */
     struct stat st;
-    int known = fstat(fd, &st) != 0 || n_held == HELD_MAX; /* unknowable, or no room: lock nothing */
-    for (int i = 0; i < n_held && !known; i++) known = held[i].dev == st.st_dev && held[i].ino == st.st_ino;
-    if (known) {
+    int known = fstat(fd, &st) != 0, slot = -1; /* unknowable: lock nothing */
+    for (int i = 0; i < n_held && !known; i++) {
+        known = held[i].fd >= 0 && held[i].dev == st.st_dev && held[i].ino == st.st_ino;
+        if (held[i].fd < 0 && slot < 0) slot = i;
+    }
+    if (slot < 0 && n_held < HELD_MAX) slot = n_held;
+    if (known || slot < 0) { /* held by this process already, or no room: nothing more to hold */
         close(fd);
-        return;
+        return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         if (errno != EWOULDBLOCK) { /* no flock here (some network file systems) */
             close(fd);
-            return;
+            return -1;
         }
         if (!quiet) fprintf(stderr, "andrea%s%s: another andrea is writing into %s; waiting for it\n", cmd ? " " : "",
                             cmd ? cmd : "", dir);
         while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
         }
     }
-    held[n_held].dev = st.st_dev;
-    held[n_held].ino = st.st_ino;
-    n_held++;
-    /* fd stays open: the lock is held until this process exits */
+    held[slot].dev = st.st_dev;
+    held[slot].ino = st.st_ino;
+    held[slot].fd = fd; /* open: the lock is held until andrea_out_folder_unlock or the exit */
+    if (slot == n_held) n_held++;
+    return slot;
+}
+
+void andrea_out_folder_unlock(int token) {
+    if (token < 0 || token >= n_held || held[token].fd < 0) return;
+    close(held[token].fd); /* the flock goes with the descriptor */
+    held[token].fd = -1;
 }
 
 /* ---- clearing an earlier report ---- */

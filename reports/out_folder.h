@@ -16,11 +16,12 @@ int andrea_out_folder_kind(const char *dir);
 int andrea_out_folder_check(const char *dir, int writing, ae_error *err);
 
 /* Before a report is written into dir: when dir holds an earlier andrea report (data/meta.js with
- * andrea's mark), its index.html and the files of andrea's own names are removed: heads/L*_H*.html,
- * maps/L*_H*/s*.png (and the head folders it empties), overview/scores_c*.png and thumbs_s*.png,
- * data/L*_H*.js and meta.js; regular files only, no link followed; any other file stays. So a report of fewer suites,
- * heads or examples leaves none of the earlier one's files, and a render stopped midway leaves no
- * index. Call it holding the folder (andrea_out_folder_lock). -1 with "PATH: cannot remove ...". */
+ * andrea's mark), its index.html and the files of andrea's own names are removed (head pages
+ * heads/LN_HN.html, heatmaps sN-... .png in maps/LN_HN, with the head folders this empties, the
+ * overview's scores_cN and thumbs_sN images, data/LN_HN.js and data/meta.js); regular files only,
+ * no link followed; any other file stays. So a report of fewer suites, heads or examples leaves
+ * none of the earlier one's files, and a render stopped midway leaves no index. Call it holding
+ * the folder (andrea_out_folder_lock). -1 with "PATH: cannot remove ...". */
 int andrea_out_folder_clear_report(const char *dir, ae_error *err);
 
 /* Makes this process the folder's one writer until it exits: a second andrea writing a report
@@ -29,7 +30,12 @@ int andrea_out_folder_clear_report(const char *dir, ae_error *err);
  * so two reports are never interleaved file by file (one's example maps beside the other's
  * scores). An flock on the folder itself: no file is left in it, and the lock goes with the
  * process however it ends. A folder this process holds already is not locked again; where the
- * file system has no flock, nothing is held. Not thread-safe: call it from one thread. */
-void andrea_out_folder_lock(const char *dir, const char *cmd, int quiet);
+ * file system has no flock, nothing is held. Returns a token for andrea_out_folder_unlock, -1 when
+ * it took no lock. Not thread-safe: call it from one thread. */
+int andrea_out_folder_lock(const char *dir, const char *cmd, int quiet);
+/* Releases the lock andrea_out_folder_lock returned (its token; -1, nothing taken there, is a
+ * no-op). A report writer releases its folder when the report is written: an MPI rank waiting for
+ * it must not wait on a rank that holds it across a collective. */
+void andrea_out_folder_unlock(int token);
 
 #endif

@@ -113,7 +113,7 @@ int andrea_report_write_show(const report_show_input *in, const char *out_dir, c
     if (andrea_out_folder_check(out_dir, OUT_FOLDER_SHOW, err)) return -1;
     report_data *d = calloc(1, sizeof *d);
     report_suite *su = calloc(1, sizeof *su);
-    int rc = -1;
+    int rc = -1, lock = -1;
     size_t nn = (size_t)in->n * (size_t)in->n;
     if (!d || !su || !(su->n_tokens = calloc(1, sizeof(int))) || !(su->target = calloc(nn, 1))) {
         andrea_fail(err, "%s: out of memory", out_dir);
@@ -138,7 +138,7 @@ int andrea_report_write_show(const report_show_input *in, const char *out_dir, c
     show_ctx ctx = {in, in->attn};
     d->ctx = &ctx;
     if (andrea_report_mkdirs(out_dir, err)) goto out;
-    andrea_out_folder_lock(out_dir, NULL, andrea_progress_quiet); /* one page writer of the folder at a time */
+    lock = andrea_out_folder_lock(out_dir, NULL, andrea_progress_quiet); /* one page writer of the folder at a time */
     const char *names[1 + SHOW_MAX_ALSO];
     if (in->n_also > SHOW_MAX_ALSO) {
         andrea_fail(err, "%s: at most %d more checkpoints", out_dir, SHOW_MAX_ALSO);
@@ -159,6 +159,7 @@ int andrea_report_write_show(const report_show_input *in, const char *out_dir, c
     }
     rc = 0;
 out:
+    andrea_out_folder_unlock(lock);
     if (su) {
         free(su->n_tokens);
         free(su->target);

@@ -859,10 +859,19 @@ static void stage_done(double *st, int i, double *t) {
     *t = now;
 }
 
+static int write_report_held(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err);
+
 int andrea_report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
-    char dir[AE_PATH_MAX];
     if (andrea_report_mkdirs(out_dir, err)) return -1;
-    andrea_out_folder_lock(out_dir, NULL, opt->quiet); /* one report writer of the folder at a time */
+    const int lock = andrea_out_folder_lock(out_dir, NULL, opt->quiet); /* one report writer of the folder at a time */
+    const int rc = write_report_held(d, out_dir, opt, err);
+    andrea_out_folder_unlock(lock);
+    return rc;
+}
+
+/* The report into out_dir, whose lock this process holds. */
+static int write_report_held(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
+    char dir[AE_PATH_MAX];
     if (andrea_out_folder_clear_report(out_dir, err)) return -1;
     if (join_path(dir, sizeof dir, out_dir, "heads", err) || andrea_report_mkdirs(dir, err)) return -1;
     if (join_path(dir, sizeof dir, out_dir, "overview", err) || andrea_report_mkdirs(dir, err)) return -1;

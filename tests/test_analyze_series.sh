@@ -173,4 +173,14 @@ else
   bad "hostile stepless name" "exit $?: $(cat x.err)"
 fi
 
+# run names are unique however the files are named: p/m.bin, q/m-2.bin, r/m.bin -> m, m-2, m-3
+mkdir -p u/p u/q u/r
+cp "${ckpts[0]}" u/p/m.bin; cp "${ckpts[1]}" u/q/m-2.bin; cp "${ckpts[2]}" u/r/m.bin
+if "$A" analyze u/p/m.bin u/q/m-2.bin u/r/m.bin --out uo --probes bos --n 2 --len 16 --ablate-items 0 --quiet >u.out 2>u.err; then
+  [[ -f uo/m/index.html && -f uo/m-2/index.html && -f uo/m-3/index.html ]] && ok "three runs, three report folders: m m-2 m-3" ||
+    bad "unique names" "$(ls uo)"
+else
+  bad "unique names" "exit $?: $(cat u.err)"
+fi
+
 finish
