@@ -93,6 +93,50 @@ static long nul_escape(const char *s, size_t len) {
     return -1;
 }
 
+/* The end of the JSON number at s[i] (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?),
+ * or 0 when it is not one: cJSON also reads "02", "2." and ".5", which Python's json refuses. */
+static size_t json_number_end(const char *s, size_t len, size_t i) {
+#define DIGIT(k) ((k) < len && s[k] >= '0' && s[k] <= '9')
+    if (i < len && s[i] == '-') i++;
+    if (!DIGIT(i)) return 0;
+    if (s[i] == '0') i++;
+    else
+        while (DIGIT(i)) i++;
+    if (i < len && s[i] == '.') {
+        if (!DIGIT(i + 1)) return 0;
+        i++;
+        while (DIGIT(i)) i++;
+    }
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < len && (s[i] == '+' || s[i] == '-')) i++;
+        if (!DIGIT(i)) return 0;
+        while (DIGIT(i)) i++;
+    }
+    if (DIGIT(i) || (i < len && (s[i] == '.' || s[i] == 'e' || s[i] == 'E'))) return 0; /* "02", "1.2.3" */
+    return i;
+#undef DIGIT
+}
+
+/* Offset of the first number outside strings that is not a JSON number, or -1. */
+static long bad_number(const char *s, size_t len) {
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        const char c = s[i];
+        if (in_string) {
+            if (c == '\\') i++;
+            else if (c == '"') in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else if (c == '-' || c == '.' || (c >= '0' && c <= '9')) {
+            const size_t end = json_number_end(s, len, i);
+            if (!end) return (long)i;
+            i = end - 1;
+        }
+    }
+    return -1;
+}
+
 /* How many values the text holds, at most: one per ',' '[' '{' outside strings, plus one. cJSON
  * builds a node of ~100 bytes (with malloc's overhead) for each, about 40 times the text's size
  * for "[0,0,...]": counted first, so the tree's memory is bounded before any of it exists. */
@@ -139,6 +183,13 @@ cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, si
     while (at < len && (text[at] == ' ' || text[at] == '\t' || text[at] == '\n' || text[at] == '\r')) at++;
     if (at < len) {
         snprintf(why, cap, "unexpected data after the JSON value (at byte %zu)", at);
+        cJSON_Delete(root);
+        return NULL;
+    }
+    long num = bad_number(text, len);
+    if (num >= 0) {
+        snprintf(why, cap, "not valid JSON (a number at byte %ld is not a JSON number: no leading zeros, digits on "
+                 "both sides of a '.')", num);
         cJSON_Delete(root);
         return NULL;
     }

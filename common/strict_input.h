@@ -8,8 +8,9 @@
  * way to read a file differently from its author:
  *   - data after the value ("{...} {...}" on one probe line: the second item silently dropped);
  *   - a key given twice (cJSON answers the first, Python the last: two programs, two models);
- *   - a NUL byte, raw or as the escape \u0000 (cJSON's strings end there: text silently cut).
- * All three are refused. Trailing whitespace (safetensors pads its header with spaces) and a
+ *   - a NUL byte, raw or as the escape \u0000 (cJSON's strings end there: text silently cut);
+ *   - a number JSON does not allow ("02", "2.", ".5": cJSON reads them, Python's json refuses).
+ * All four are refused. Trailing whitespace (safetensors pads its header with spaces) and a
  * UTF-8 byte-order mark at the start (which cJSON skips) are accepted.
  * Failure contract: the helpers fill a short reason without the path; callers prefix it.
  */

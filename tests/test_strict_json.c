@@ -65,7 +65,26 @@ static void test_commas_and_brackets_inside_strings_are_not_values(void) {
     free(s);
 }
 
+/* Numbers as JSON writes them (what Python's json reads back); cJSON alone takes the others. */
+static void test_numbers_json_does_not_allow_are_refused(void) {
+    static const char *const bad[] = {"{\"n\": 02}", "{\"n\": 2.}", "{\"n\": .5}", "[1.2.3]", "[-]", "[1e]", "[01.5]", "[-01]"};
+    static const char *const good[] = {"{\"n\": 0}", "[-0.5, 1e3, 2E-7, 10, 0.25, -12.5e+2]", "{\"s\": \"02 .5 2.\"}"};
+    char why[200];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        why[0] = 0;
+        cJSON *j = andrea_json_parse_strict(bad[i], strlen(bad[i]), 1, NULL, why, sizeof why);
+        CHECK_MSG(j == NULL && strstr(why, "not valid JSON"), "%s accepted (%s)", bad[i], why);
+        cJSON_Delete(j);
+    }
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        cJSON *j = andrea_json_parse_strict(good[i], strlen(good[i]), 1, NULL, why, sizeof why);
+        CHECK_MSG(j != NULL, "%s refused: %s", good[i], why);
+        cJSON_Delete(j);
+    }
+}
+
 int main(void) {
+    RUN(test_numbers_json_does_not_allow_are_refused);
     RUN(test_too_many_values_are_refused_before_parsing);
     RUN(test_commas_and_brackets_inside_strings_are_not_values);
     return check_summary("test_strict_json");
