@@ -62,6 +62,8 @@ static int load_meta(sqlite3 *db, const char *path, series_data *d, ae_error *er
                                  " JOIN models m ON m.id = r.model_id WHERE m.sha256 = ?1 ORDER BY r.id DESC, s.rowid",
                                  -1, &cl, NULL),
               SQLITE_OK);
+    char first[256] = "", second[256] = ""; /* the series of the checkpoints: one, two, or more */
+    int more = 0;
     for (int i = 0; i < d->n_ck; i++) {
         series_checkpoint *c = &d->ck[i];
         SQL_CHECK(path, db, sqlite3_reset(st), SQLITE_OK);
@@ -82,15 +84,11 @@ static int load_meta(sqlite3 *db, const char *path, series_data *d, ae_error *er
         }
         if (nl > d->n_layer) d->n_layer = nl;
         if (nh > d->n_head) d->n_head = nh;
-        /* checkpoints of several series (analyze a.bin b.bin of two runs) are not one series: the
-         * page says so rather than naming them all after the first */
         const char *series = (const char *)sqlite3_column_text(st, 4);
-        if (i == 0) snprintf(d->name, sizeof d->name, "%s", series ? series : "");
-        else if (series && strcmp(series, d->name) && strncmp(d->name, "several series (", 16)) {
-            char first[sizeof d->name];
-            snprintf(first, sizeof first, "%s", d->name);
-            snprintf(d->name, sizeof d->name, "several series (%.100s, %.100s, ...)", first, series);
-        }
+        if (!series) series = "";
+        if (i == 0) snprintf(first, sizeof first, "%s", series);
+        else if (strcmp(series, first) && !second[0]) snprintf(second, sizeof second, "%s", series);
+        else if (strcmp(series, first) && strcmp(series, second)) more = 1;
         SQL_CHECK(path, db, sqlite3_reset(cl), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_bind_text(cl, 1, c->sha256, -1, SQLITE_STATIC), SQLITE_OK);
         while ((rc = sqlite3_step(cl)) == SQLITE_ROW) {
@@ -105,6 +103,10 @@ static int load_meta(sqlite3 *db, const char *path, series_data *d, ae_error *er
         }
         SQL_CHECK(path, db, rc, SQLITE_DONE);
     }
+    /* checkpoints of several series (analyze a.bin b.bin of two runs) are not one series: the page
+     * says so rather than naming them all after the first */
+    if (!second[0]) snprintf(d->name, sizeof d->name, "%s", first);
+    else snprintf(d->name, sizeof d->name, "several series (%.100s, %.100s%s)", first, second, more ? ", ..." : "");
     sqlite3_finalize(st);
     sqlite3_finalize(cl);
     return 0;

@@ -80,4 +80,11 @@ echo '{"suite":"two_tok","tokens":[256,5],"targets":[[1,[0,1]]]}' >"$tmp/whole.j
 mx=$(sqlite3 "$tmp/whole/catalog.db" "SELECT max(score) <= 1 AND max(control) <= 1 AND min(score) > 0.99 FROM head_scores")
 [[ $mx == 1 ]] && ok "scores and controls stay within [0, 1] on fp16 maps" ||
   bad "fractions" "$(sqlite3 "$tmp/whole/catalog.db" "SELECT max(score), max(control) FROM head_scores")"
+# --dump FILE and --keep-dumps both say where the dump goes: one usage line, exit 2, nothing written
+set +e
+"$A" analyze "$m" --out "$tmp/both" --dump "$tmp/both.h5" --keep-dumps >/dev/null 2>"$tmp/both.err"
+rc=$?
+set -e
+[[ $rc == 2 && $(wc -l <"$tmp/both.err") == 1 && ! -e $tmp/both.h5 ]] && grep -q -- "--dump FILE and --keep-dumps" "$tmp/both.err" &&
+  ok "--dump with --keep-dumps is a usage error" || bad "--dump --keep-dumps" "exit $rc: $(cat "$tmp/both.err")"
 finish

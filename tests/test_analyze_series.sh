@@ -183,4 +183,16 @@ else
   bad "unique names" "exit $?: $(cat u.err)"
 fi
 
+# checkpoints of two series are not named after the first one's series
+mkdir -p two
+cp "${ckpts[0]}" two/run-step00400.bin; cp "${ckpts[1]}" two/other-step5.bin
+if "$A" analyze two/run-step00400.bin two/other-step5.bin --out twoo --probes bos --n 2 --len 16 --ablate-items 0 --quiet \
+  >two.out 2>two.err; then
+  head -1 two.out | grep -q "^series several series (run, other): labelled heads per step" &&
+    grep -q "several series (run, other)" twoo/index.html && ok "two series are named as two: $(head -1 two.out)" ||
+    bad "two series" "$(head -1 two.out)"
+else
+  bad "two series" "exit $?: $(cat two.err)"
+fi
+
 finish
