@@ -120,24 +120,17 @@ static int insert_run(sqlite3 *db, const char *path, const char *ckpt, const cha
     char name[512], when[32];
     andrea_catalog_model_name(ckpt, name, sizeof name);
     /* the model's name as the models table knows it (a checkpoint keeps the name it was first
-     * catalogued with, docs/catalog.md), else its file name (a catalog of circuit scores alone) */
-    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'models'",
-                                           -1, &st, NULL), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
-    const int have_models = sqlite3_column_int(st, 0) > 0;
+     * catalogued with, docs/catalog.md), else its file name (no run of it yet); every writer made
+     * the whole schema first (andrea_catalog_prepare), so the table is there */
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT name FROM models WHERE sha256 = ?1", -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC), SQLITE_OK);
+    const int found = sqlite3_step(st);
+    if (found == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(name, sizeof name, "%s", (const char *)sqlite3_column_text(st, 0));
+    else if (found != SQLITE_ROW)
+        SQL_CHECK(path, db, found, SQLITE_DONE);
     sqlite3_finalize(st);
     st = NULL;
-    if (have_models) {
-        SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT name FROM models WHERE sha256 = ?1", -1, &st, NULL), SQLITE_OK);
-        SQL_CHECK(path, db, sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC), SQLITE_OK);
-        const int rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW && sqlite3_column_text(st, 0))
-            snprintf(name, sizeof name, "%s", (const char *)sqlite3_column_text(st, 0));
-        else if (rc != SQLITE_ROW)
-            SQL_CHECK(path, db, rc, SQLITE_DONE);
-        sqlite3_finalize(st);
-        st = NULL;
-    }
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);

@@ -77,22 +77,6 @@ static const char *dup_key(const cJSON *node, int *oom) {
     return NULL;
 }
 
-/* Offset of the first \u0000 escape inside a string of (valid) JSON text, or -1. */
-static long nul_escape(const char *s, size_t len) {
-    int in_string = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (!in_string) {
-            in_string = s[i] == '"';
-        } else if (s[i] == '"') {
-            in_string = 0;
-        } else if (s[i] == '\\' && i + 1 < len) {
-            if (s[i + 1] == 'u' && i + 5 < len && !memcmp(s + i + 2, "0000", 4)) return (long)i;
-            i++; /* the escaped character */
-        }
-    }
-    return -1;
-}
-
 /* The end of the JSON number at s[i] (RFC 8259: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?),
  * or 0 when it is not one: cJSON also reads "02", "2." and ".5", which Python's json refuses. */
 static size_t json_number_end(const char *s, size_t len, size_t i) {
@@ -118,43 +102,40 @@ static size_t json_number_end(const char *s, size_t len, size_t i) {
 #undef DIGIT
 }
 
-/* Offset of the first number outside strings that is not a JSON number, or -1. */
-static long bad_number(const char *s, size_t len) {
-    int in_string = 0;
-    for (size_t i = 0; i < len; i++) {
-        const char c = s[i];
-        if (in_string) {
-            if (c == '\\') i++;
-            else if (c == '"') in_string = 0;
-        } else if (c == '"') {
-            in_string = 1;
-        } else if (c == '-' || c == '.' || (c >= '0' && c <= '9')) {
-            const size_t end = json_number_end(s, len, i);
-            if (!end) return (long)i;
-            i = end - 1;
-        }
-    }
-    return -1;
-}
+/* What one walk over the text finds, outside and inside its strings. */
+typedef struct {
+    size_t values;    /* values it holds at most: one per ',' '[' '{' outside strings, plus one. cJSON
+                       * builds a node of ~100 bytes (malloc's overhead included) for each, about 40
+                       * times the text for "[0,0,...]": counted first, so the tree's memory is
+                       * bounded before any of it exists */
+    long bad_number;  /* offset of the first number outside strings that is not a JSON number, or -1 */
+    long nul_escape;  /* offset of the first \u0000 escape inside a string, or -1 */
+} json_scan;
 
-/* How many values the text holds, at most: one per ',' '[' '{' outside strings, plus one. cJSON
- * builds a node of ~100 bytes (with malloc's overhead) for each, about 40 times the text's size
- * for "[0,0,...]": counted first, so the tree's memory is bounded before any of it exists. */
-static size_t json_values(const char *s, size_t len) {
-    size_t n = 1;
+static json_scan scan_json(const char *s, size_t len) {
+    json_scan r = {1, -1, -1};
     int in_string = 0;
     for (size_t i = 0; i < len; i++) {
         const char c = s[i];
         if (in_string) {
-            if (c == '\\') i++;
-            else if (c == '"') in_string = 0;
+            if (c == '"') {
+                in_string = 0;
+            } else if (c == '\\' && i + 1 < len) {
+                if (r.nul_escape < 0 && s[i + 1] == 'u' && i + 5 < len && !memcmp(s + i + 2, "0000", 4))
+                    r.nul_escape = (long)i;
+                i++; /* the escaped character */
+            }
         } else if (c == '"') {
             in_string = 1;
         } else if (c == ',' || c == '[' || c == '{') {
-            n++;
+            r.values++;
+        } else if (c == '-' || c == '.' || (c >= '0' && c <= '9')) {
+            const size_t end = json_number_end(s, len, i);
+            if (!end && r.bad_number < 0) r.bad_number = (long)i;
+            if (end) i = end - 1;
         }
     }
-    return n;
+    return r;
 }
 
 cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, size_t *syntax_at, char *why,
@@ -165,10 +146,10 @@ cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, si
         snprintf(why, cap, "holds a NUL byte at byte %zu", (size_t)(nul - text));
         return NULL;
     }
-    const size_t values = json_values(text, len);
-    if (values > ANDREA_JSON_MAX_VALUES) {
+    const json_scan scan = scan_json(text, len);
+    if (scan.values > ANDREA_JSON_MAX_VALUES) {
         snprintf(why, cap, "holds %zu JSON values, more than the %d andrea reads (a checkpoint header, config or "
-                 "tokenizer holds far fewer)", values, ANDREA_JSON_MAX_VALUES);
+                 "tokenizer holds far fewer)", scan.values, ANDREA_JSON_MAX_VALUES);
         return NULL;
     }
     const char *end = NULL;
@@ -186,16 +167,14 @@ cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, si
         cJSON_Delete(root);
         return NULL;
     }
-    long num = bad_number(text, len);
-    if (num >= 0) {
+    if (scan.bad_number >= 0) {
         snprintf(why, cap, "not valid JSON (a number at byte %ld is not a JSON number: no leading zeros, digits on "
-                 "both sides of a '.')", num);
+                 "both sides of a '.')", scan.bad_number);
         cJSON_Delete(root);
         return NULL;
     }
-    long z = nul_escape(text, len);
-    if (z >= 0) {
-        snprintf(why, cap, "a string holds the escape \\u0000 (a NUL character) at byte %ld", z);
+    if (scan.nul_escape >= 0) {
+        snprintf(why, cap, "a string holds the escape \\u0000 (a NUL character) at byte %ld", scan.nul_escape);
         cJSON_Delete(root);
         return NULL;
     }
