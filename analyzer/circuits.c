@@ -343,9 +343,11 @@ static void blas_threads_set(int n) { (void)n; }
 
 /* Eigenvalues this far below the largest one's modulus are zeros of a rank-deficient head (a
  * low-rank W_V, a vocabulary smaller than hd, the centred W_O of a one-head layer) that float32
- * products left at ~1e-7 of it, with a sign that is rounding: counted, they moved a rank-1 head's
- * score from 0 to 0.25 or 0.5 with the order of the vocabulary's rows. */
-#define COPYING_ZERO_EIGENVALUE 1e-5
+ * products left with a sign that is rounding: counted, they moved a rank-1 head's score from 0 to
+ * 0.25 or 0.5 with the order of the vocabulary's rows. Below a trained head's own small
+ * eigenvalues (the bundled model's smallest: 1.4e-6 of the largest, in fp64): at 1e-5 two of its
+ * heads lost real ones. */
+#define COPYING_ZERO_EIGENVALUE 1e-6
 
 /* out[i] = the share of the nonzero eigenvalues (|lambda| above COPYING_ZERO_EIGENVALUE times the
  * largest |lambda|) with positive real part of K_i [hd, hd] (0 when all are zero; row-major, double;

@@ -6,7 +6,7 @@ numpy reads the .bin (tools/andrea_bin.py) and computes in float64, the direct w
 C x C matrices W_QK = W_Q W_K^T and W_OV = W_V W_O (ln1 gains folded into W_Q/W_K/W_V, W_O rows
 centred), the three composition products and their Frobenius norms; the baseline from the same
 seeded splitmix64 + Box-Muller draws; the copying score from the eigenvalues of the full
-V x V matrix W_E W_OV diag(ln_f) W_E^T (its hd largest in magnitude, of which those above 1e-5
+V x V matrix W_E W_OV diag(ln_f) W_E^T (its hd largest in magnitude, of which those above 1e-6
 of the largest count: a rank-deficient head's zero eigenvalues have no sign); prev_pos from a causal
 softmax over the LayerNorm-normalised position embeddings. andrea computes the composition from
 Gram matrices, the copying eigenvalues on an hd x hd matrix: two different routes.
@@ -114,7 +114,7 @@ def reference(path):
         M = WE @ f["OV"] @ np.diag(w["lnfw"]) @ WE.T
         ev = np.linalg.eigvals(M)
         ev = ev[np.argsort(-np.abs(ev))][:hd]
-        ev = ev[np.abs(ev) > 1e-5 * np.abs(ev).max()] if np.abs(ev).max() > 0 else ev[:0]
+        ev = ev[np.abs(ev) > 1e-6 * np.abs(ev).max()] if np.abs(ev).max() > 0 else ev[:0]
         copying[(l, h)] = float(np.mean(ev.real > 0)) if len(ev) else 0.0
         logits = (P @ f["Wq"]) @ (P @ f["Wk"]).T / math.sqrt(hd)
         logits[np.triu_indices(Tw, 1)] = -np.inf
