@@ -18,28 +18,20 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/percent_encode.h"
 #include "../common/sqlite_check.h"
 #include "catalog.h"
 
-/* "file:PATH?immutable=1" with PATH percent-encoded (RFC 3986: every byte but the unreserved
- * ones and '/'), so '?', '#', '%' and spaces in a path stay part of the name. An absolute path
- * gets an empty authority ("file:///abs") so a path starting with "//" is not read as a host. */
+/* "file:PATH?immutable=1" with PATH percent-encoded (all but '/'), so '?', '#', '%' and spaces in a
+ * path stay part of the name. An absolute path gets an empty authority ("file:///abs") so a path
+ * starting with "//" is not read as a host. */
 static char *immutable_uri(const char *path) {
-    static const char hex[] = "0123456789ABCDEF";
-    const size_t n = strlen(path);
-    char *u = malloc(3 * n + 32); /* n <= PATH_MAX-ish: stat() accepted it */
+    const size_t n = strlen(path), cap = 3 * n + 32; /* n <= PATH_MAX-ish: stat() accepted it */
+    char *u = malloc(cap);
     if (!u) return NULL;
-    char *p = u + sprintf(u, "%s", path[0] == '/' ? "file://" : "file:");
-    for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
-        if ((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || strchr("-._~/", *s)) {
-            *p++ = (char)*s;
-        } else {
-            *p++ = '%';
-            *p++ = hex[*s >> 4];
-            *p++ = hex[*s & 15];
-        }
-    }
-    strcpy(p, "?immutable=1");
+    size_t k = (size_t)sprintf(u, "%s", path[0] == '/' ? "file://" : "file:");
+    andrea_percent_encode(path, "/", u + k, cap - k);
+    strcat(u, "?immutable=1");
     return u;
 }
 

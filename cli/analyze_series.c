@@ -11,6 +11,7 @@
 #include "../analyzer/catalog_circuits.h"
 #include "../analyzer/gather_mpi.h"
 #include "../common/mpi_shard.h"
+#include "../common/percent_encode.h"
 #include "../common/progress.h"
 #include "../reports/report.h"
 #include "../reports/report_collect.h"
@@ -113,24 +114,6 @@ static int write_deferred(int n, const char *const *ckpts, analyze_scored *sc, a
     return andrea_mpi_agree(wrc, err);
 }
 
-/* name as one relative URL path segment: every byte but RFC 3986's unreserved ones as %XX, so a
- * checkpoint named "run#1?x" links to its folder, not to a fragment or query (the page escapes
- * the href for HTML on its own). out: cap bytes, cut at a whole escape. */
-static void url_escape(const char *name, char *out, size_t cap) {
-    static const char hex[] = "0123456789ABCDEF";
-    size_t k = 0;
-    for (const unsigned char *p = (const unsigned char *)name; *p && k + 4 <= cap; p++) {
-        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || strchr("-._~", *p)) {
-            out[k++] = (char)*p;
-        } else {
-            out[k++] = '%';
-            out[k++] = hex[*p >> 4];
-            out[k++] = hex[*p & 15];
-        }
-    }
-    out[k] = 0;
-}
-
 /* The deferred rows of spread scoring (analyze_scored.analysis, .circuits). */
 static void free_deferred(analyze_scored *sc) {
     if (sc->analysis) andrea_analysis_free(sc->analysis);
@@ -183,7 +166,7 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
         andrea_report_collector_free(sc[i].collected);
         sc[i].collected = NULL;
         if (andrea_mpi_agree(rrc, err)) goto out;
-        url_escape(sc[i].name, href[i], sizeof href[i] - 16);
+        andrea_percent_encode(sc[i].name, "", href[i], sizeof href[i] - 16); /* one URL path segment: "run#1?x" links to its folder */
         strcat(href[i], "/index.html");
         in[i].sha256 = sc[i].sha256;
         in[i].report_href = href[i];
