@@ -17,8 +17,8 @@
  * Invariants: an OPENBLAS_CORETYPE in the environment always wins and nothing is re-selected (the
  * developer override, e.g. OPENBLAS_CORETYPE=Prescott for the old kernels); nothing is chosen on
  * a CPU without the chosen kernels' instructions, nor with an OpenBLAS that is not a DYNAMIC_ARCH
- * build (weak symbols: absent = skip), nor with another CBLAS; the variable is set only for the
- * re-selection call and removed again, so the process's environment is as it was (andrea's own
+ * build (weak symbols: absent = skip), nor with another CBLAS; the process's environment is never
+ * written: the re-selection call alone reads a private copy with the choice in front (andrea's own
  * settings travel in option structs, andrea_engine_options); the choice changes speed and the
  * last bits of fp32 sums, never a definition.
  * Failure contract: none; when anything is missing OpenBLAS keeps its own choice.
@@ -28,7 +28,10 @@
 #include "blas_core.h"
 
 #include <cblas.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+extern char **environ; /* POSIX: the process's environment, which getenv reads */
 
 static const char *chosen; /* what the constructor chose, NULL when it chose nothing */
 
@@ -48,10 +51,25 @@ __attribute__((constructor)) static void choose_blas_core(void) {
         core = "SkylakeX";
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         core = "Haswell";
-    if (!core || setenv("OPENBLAS_CORETYPE", core, 1) != 0) return;
+    if (!core) return;
+    /* gotoblas_dynamic_init takes the core only from getenv("OPENBLAS_CORETYPE"): it reads, for
+     * this one call, an environment of the program's own variables with the choice in front. The
+     * process's environment is never written (no setenv: a child, a later getenv and the user's
+     * variables see what the program was started with). */
+    size_t n = 0;
+    while (environ && environ[n]) n++;
+    char **env = calloc(n + 2, sizeof *env);
+    if (!env) return;
+    char setting[40];
+    snprintf(setting, sizeof setting, "OPENBLAS_CORETYPE=%s", core);
+    env[0] = setting;
+    for (size_t i = 0; i < n; i++) env[i + 1] = environ[i];
+    char **started_with = environ;
+    environ = env;
     gotoblas = NULL;
     gotoblas_dynamic_init(); /* reads OPENBLAS_CORETYPE, sets gotoblas, runs the kernels' init */
-    unsetenv("OPENBLAS_CORETYPE");
+    environ = started_with;
+    free(env);
     chosen = core;
 }
 #endif

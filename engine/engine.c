@@ -2,6 +2,7 @@
 
 #include "../common/mpi_shard.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,9 @@ void andrea_engine_options_init(andrea_engine_options *o) {
     else if (fp32 && !strcmp(fp32, "1")) snprintf(o->precision, sizeof o->precision, "fp32");
     if (attn) o->attention_version = !strcmp(attn, "v1") ? 1 : !strcmp(attn, "v2") ? 2 : !strcmp(attn, "v3") ? 3 : 0;
     o->split_qlo_regs = qlo && !strcmp(qlo, "regs");
+    const char *piece = getenv("ANDREA_CUDA_PIECE_MAPS");
+    const long n = piece ? strtol(piece, NULL, 10) : 0;
+    o->pipeline_piece_maps = n > 0 && n < INT_MAX ? (int)n : 0;
 }
 
 andrea_engine *andrea_engine_open(const andrea_model *m, const andrea_engine_options *o, int max_B, int max_T,

@@ -88,10 +88,13 @@ typedef struct {
                                before anything is allocated; -1 = leave the current one. Default:
                                the MPI rank's node-local rank under mpirun (common/mpi_shard.h:
                                one GPU per rank of a node), -1 in a serial run */
+    int pipeline_piece_maps; /* CUDA map pipeline: at most this many maps a host copy (0 = as many
+                                as its 64 MiB pieces hold); tests make pieces span sequences */
 } andrea_engine_options;
 
 /* Defaults, then the documented developer overrides of the environment (kernels/NOTES.md:
- * ANDREA_CUDA_PRECISION, ANDREA_CUDA_FP32=1, ANDREA_CUDA_ATTN=v1|v2|v3, ANDREA_CUDA_SPLIT_QLO=regs),
+ * ANDREA_CUDA_PRECISION, ANDREA_CUDA_FP32=1, ANDREA_CUDA_ATTN=v1|v2|v3, ANDREA_CUDA_SPLIT_QLO=regs,
+ * ANDREA_CUDA_PIECE_MAPS=N),
  * read here and nowhere else. */
 void andrea_engine_options_init(andrea_engine_options *o);
 

@@ -44,6 +44,7 @@ typedef struct {
     int max_B, max_T, fp32;
     int split;           /* tf32x3: the layers' matmuls as three TF32 products of high and low parts */
     int split_qk;        /* tf32x3: attention v3's layout of Q's low parts (attention.h's split_qk) */
+    int piece_maps;      /* the options' pipeline_piece_maps (0 = the pipeline's own piece size) */
     int attn_version;    /* 1, 2 or 3 (tensor-core versions only where head_dim allows) */
     cudaStream_t st;
     cublasHandle_t blas;
@@ -943,6 +944,8 @@ extern "C" const andrea_config *andrea_cuda_config(const andrea_engine *base) {
 
 extern "C" int andrea_cuda_is_fp32(const andrea_engine *base) { return ((const cuda_engine *)base)->fp32; }
 
+extern "C" int andrea_cuda_piece_maps(const andrea_engine *base) { return ((const cuda_engine *)base)->piece_maps; }
+
 extern "C" const char *andrea_cuda_precision(const andrea_engine *base) {
     const cuda_engine *e = (const cuda_engine *)base;
     return e->fp32 ? "fp32" : e->split ? "tf32x3" : "tf32";
@@ -1064,6 +1067,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     e->split = prec && !strcmp(prec, "tf32x3");
     /* split_qlo_regs: attention v3 keeps Q's low parts in registers (benchmarks) */
     e->split_qk = !e->split ? 0 : opt->split_qlo_regs ? 1 : 2;
+    e->piece_maps = opt->pipeline_piece_maps > 0 ? opt->pipeline_piece_maps : 0;
     /* attention_version picks a kernel version (benchmarks); full fp32 always takes v1 */
     e->attn_version = e->fp32 ? 1 : opt->attention_version >= 1 && opt->attention_version <= 2 ? opt->attention_version : 3;
     e->plans = (struct lt_plan *)calloc(LT_MAX_PLANS, sizeof(struct lt_plan));

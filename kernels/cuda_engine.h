@@ -43,6 +43,8 @@ void *andrea_cuda_stream(andrea_engine *e);
 const andrea_config *andrea_cuda_config(const andrea_engine *e);
 /* 1 when the engine runs full fp32 (precision fp32 at open), 0 for tf32 and tf32x3. */
 int andrea_cuda_is_fp32(const andrea_engine *e);
+/* The options' pipeline_piece_maps the engine opened with (0 = the pipeline's own piece size). */
+int andrea_cuda_piece_maps(const andrea_engine *e);
 /* The matmul precision the engine opened with (ANDREA_CUDA_PRECISION, the CLI's --precision):
  * "tf32", "tf32x3" (every layer matmul, Q·Kᵀ and P·V as three TF32 products of high and low
  * parts) or "fp32". */

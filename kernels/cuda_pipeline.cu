@@ -123,12 +123,8 @@ extern "C" andrea_cuda_pipeline *andrea_cuda_pipeline_open(andrea_engine *e, int
         }
     }
     p->cap = one >= PIECE_BYTES ? 1 : PIECE_BYTES / one;
-    {
-        /* tests: pieces of a few maps, so that pieces span sequences and the ring wraps */
-        const char *env = getenv("ANDREA_CUDA_PIECE_MAPS");
-        long v = env ? strtol(env, NULL, 10) : 0;
-        if (v > 0 && (size_t)v < p->cap) p->cap = (size_t)v;
-    }
+    /* tests: pieces of a few maps, so that pieces span sequences and the ring wraps */
+    if (andrea_cuda_piece_maps(e) > 0 && (size_t)andrea_cuda_piece_maps(e) < p->cap) p->cap = (size_t)andrea_cuda_piece_maps(e);
     CU_CHECK(cudaStreamCreateWithFlags(&p->copy, cudaStreamNonBlocking));
     CU_CHECK(cudaStreamCreateWithFlags(&p->copy_small, cudaStreamNonBlocking));
     CU_CHECK(cudaEventCreateWithFlags(&p->copies_done, cudaEventDisableTiming));

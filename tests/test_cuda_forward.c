@@ -349,10 +349,11 @@ static void test_cuda_pipeline_hands_back_what_forward_computes(void) {
     const int B = 3, T = 40, LH = 8;
     ae_error err = {{0}};
     setenv("ANDREA_CUDA_FP32", "0", 1);
-    andrea_engine *g = andrea_cuda_engine_open(&m, NULL, B, T, &err);
-    setenv("ANDREA_CUDA_PIECE_MAPS", "3", 1); /* 8 pieces a batch: the ring of 4 wraps twice */
+    andrea_engine_options o;
+    andrea_engine_options_init(&o);
+    o.pipeline_piece_maps = 3; /* 8 pieces a batch: the ring of 4 wraps twice */
+    andrea_engine *g = andrea_cuda_engine_open(&m, &o, B, T, &err);
     andrea_cuda_pipeline *p = g ? andrea_cuda_pipeline_open(g, B, T, 0, 1, 1, 1, &err) : NULL;
-    unsetenv("ANDREA_CUDA_PIECE_MAPS");
     CHECK_MSG(g && p, "%s", err.msg);
     if (!p) {
         andrea_engine_close(g);
