@@ -106,17 +106,30 @@ static int ends_with(const char *name, const char *suffix) {
     return n > k && !strcmp(name + n - k, suffix);
 }
 
-/* Whether sub/name (and, in maps/, the head folder it lies in) is a file of andrea's report. */
+/* "m" then digits: the data folder of a `show` page's further checkpoint (data/m1/L0_H3.js). */
+static int model_folder(const char *name) {
+    if (*name++ != 'm' || !isdigit((unsigned char)*name)) return 0;
+    while (isdigit((unsigned char)*name)) name++;
+    return *name == 0;
+}
+
+/* Whether sub/folder is a folder of andrea's files: maps/LN_HN, data/mK. */
+static int page_folder(const char *sub, const char *folder) {
+    return (!strcmp(sub, "maps") && head_name(folder, "")) || (!strcmp(sub, "data") && model_folder(folder));
+}
+
+/* Whether sub/name (and the page folder it lies in, or NULL) is a file of andrea's report or
+ * `show` page. */
 static int report_file(const char *sub, const char *folder, const char *name) {
     if (!strcmp(sub, "heads")) return !folder && head_name(name, ".html");
-    if (!strcmp(sub, "data")) return !folder && (head_name(name, ".js") || !strcmp(name, "meta.js"));
+    if (!strcmp(sub, "data")) return folder ? head_name(name, ".js") : head_name(name, ".js") || !strcmp(name, "meta.js");
     if (!strcmp(sub, "overview"))
         return !folder && (!strncmp(name, "scores_c", 8) || !strncmp(name, "thumbs_s", 8)) && ends_with(name, ".png");
     return folder && head_name(folder, "") && name[0] == 's' && ends_with(name, ".png"); /* maps/L1_H2/s0-bos_e0.png */
 }
 
-/* Removes andrea's files from dir/sub (regular files only, one folder level in maps/), and the
- * head folders of maps/ it empties. 0, or -1 with the path that could not go in err. */
+/* Removes andrea's files from dir/sub (regular files only, one level of page folders: maps/LN_HN,
+ * data/mK), and the page folders it empties. 0, or -1 with the path that could not go in err. */
 static int clear_sub(const char *dir, const char *sub, ae_error *err) {
     char p[4200], q[4500];
     snprintf(p, sizeof p, "%s/%s", dir, sub);
@@ -129,7 +142,7 @@ static int clear_sub(const char *dir, const char *sub, ae_error *err) {
         if (e->d_name[0] == '.' || lstat(q, &st) != 0) continue;
         if (S_ISREG(st.st_mode) && report_file(sub, NULL, e->d_name)) {
             if (unlink(q) != 0 && errno != ENOENT) rc = andrea_fail(err, "%s: cannot remove the earlier report's file: %s", q, strerror(errno));
-        } else if (S_ISDIR(st.st_mode) && !strcmp(sub, "maps") && head_name(e->d_name, "")) {
+        } else if (S_ISDIR(st.st_mode) && page_folder(sub, e->d_name)) {
             DIR *h = opendir(q);
             for (struct dirent *f; h && rc == 0 && (f = readdir(h));) {
                 char r[4800];
@@ -146,9 +159,9 @@ static int clear_sub(const char *dir, const char *sub, ae_error *err) {
     return rc;
 }
 
-int andrea_out_folder_clear_report(const char *dir, ae_error *err) {
-    /* a report andrea wrote (a folder that merely has a heads/ of its own is not one) */
-    if (meta_kind(dir) != OUT_FOLDER_REPORT) return 0;
+int andrea_out_folder_clear(const char *dir, ae_error *err) {
+    /* a report or page andrea wrote (a folder that merely has a heads/ of its own is not one) */
+    if (meta_kind(dir) == OUT_FOLDER_NONE) return 0;
     char p[4200];
     /* the index first: a render stopped from here on leaves no index, the mark of an incomplete report */
     snprintf(p, sizeof p, "%s/index.html", dir);

@@ -15,14 +15,15 @@ int andrea_out_folder_kind(const char *dir);
 /* 0 when a page of kind `writing` may be written into dir, else -1 (err). */
 int andrea_out_folder_check(const char *dir, int writing, ae_error *err);
 
-/* Before a report is written into dir: when dir holds an earlier andrea report (data/meta.js with
- * andrea's mark), its index.html and the files of andrea's own names are removed (head pages
- * heads/LN_HN.html, heatmaps sN-... .png in maps/LN_HN, with the head folders this empties, the
- * overview's scores_cN and thumbs_sN images, data/LN_HN.js and data/meta.js); regular files only,
- * no link followed; any other file stays. So a report of fewer suites, heads or examples leaves
- * none of the earlier one's files, and a render stopped midway leaves no index. Call it holding
- * the folder (andrea_out_folder_lock). -1 with "PATH: cannot remove ...". */
-int andrea_out_folder_clear_report(const char *dir, ae_error *err);
+/* Before a report or `show` page is written into dir: when dir holds an earlier andrea report or
+ * page (data/meta.js with andrea's mark), its index.html and the files of andrea's own names are
+ * removed (head pages heads/LN_HN.html, heatmaps sN-... .png in maps/LN_HN, with the head folders
+ * this empties, the overview's scores_cN and thumbs_sN images, data/LN_HN.js, data/mK/LN_HN.js of
+ * a page's further checkpoints and data/meta.js); regular files only, no link followed; any other
+ * file stays. So a report or page of fewer suites, heads, examples or checkpoints leaves none of
+ * the earlier one's files, and a writer stopped midway leaves no index. Call it holding the
+ * folder (andrea_out_folder_lock), after andrea_out_folder_check. -1 with "PATH: cannot remove ...". */
+int andrea_out_folder_clear(const char *dir, ae_error *err);
 
 /* Makes this process the folder's one writer until it exits: a second andrea writing a report
  * into dir (analyze from its start, every report writer before its first file) waits here,

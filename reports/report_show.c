@@ -139,6 +139,7 @@ int andrea_report_write_show(const report_show_input *in, const char *out_dir, c
     d->ctx = &ctx;
     if (andrea_report_mkdirs(out_dir, err)) goto out;
     lock = andrea_out_folder_lock(out_dir, NULL, andrea_progress_quiet); /* one page writer of the folder at a time */
+    if (andrea_out_folder_clear(out_dir, err)) goto out; /* an earlier page's heads and checkpoints */
     const char *names[1 + SHOW_MAX_ALSO];
     if (in->n_also > SHOW_MAX_ALSO) {
         andrea_fail(err, "%s: at most %d more checkpoints", out_dir, SHOW_MAX_ALSO);

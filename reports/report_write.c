@@ -872,7 +872,7 @@ int andrea_report_write(const report_data *d, const char *out_dir, const andrea_
 /* The report into out_dir, whose lock this process holds. */
 static int write_report_held(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
     char dir[AE_PATH_MAX];
-    if (andrea_out_folder_clear_report(out_dir, err)) return -1;
+    if (andrea_out_folder_clear(out_dir, err)) return -1;
     if (join_path(dir, sizeof dir, out_dir, "heads", err) || andrea_report_mkdirs(dir, err)) return -1;
     if (join_path(dir, sizeof dir, out_dir, "overview", err) || andrea_report_mkdirs(dir, err)) return -1;
     /* where each grid image put its heads, for the index's clickable grids */

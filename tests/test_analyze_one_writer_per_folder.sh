@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_analyze_one_writer_per_folder — a report folder has one writer at a time: while another
 # process holds DIR (here flock(1) on the folder, as a running andrea does), `analyze --out DIR`
-# and `render --out DIR` say they wait, wait, and then write a whole report; two reports were
+# `render --out DIR` and `show --out DIR` say they wait, wait, and then write a whole report; two reports were
 # interleaved file by file before (one run's example maps beside the other's scores).
 set -uo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
@@ -44,6 +44,18 @@ rc=$?
 wait $holder
 [[ $rc == 0 ]] && grep -q "andrea: another andrea is writing into rep; waiting for it" r.err && [[ -f rep/index.html ]] &&
   ok "render waits for the folder's writer too" || bad "render wait" "exit $rc: $(cat r.err)"
+# show takes it too
+mkdir -p page
+flock page sleep 2 &
+holder=$!
+sleep 0.5
+start=$SECONDS
+"$A" show "$M" "abcabc" --out page >s.out 2>s.err
+rc=$?
+waited=$((SECONDS - start))
+wait $holder
+[[ $rc == 0 ]] && grep -q "andrea: another andrea is writing into page; waiting for it" s.err && ((waited >= 1)) &&
+  [[ -f page/index.html ]] && ok "show waits for the folder's writer too" || bad "show wait" "exit $rc after ${waited} s: $(cat s.err)"
 # no lock file is left in the folder
 [[ -z $(ls -A out | grep -v -E '^(assets|catalog\.db.*|compare\.html|data|explore\.html|heads|index\.html|maps|overview)$') ]] &&
   ok "nothing but the report in the folder" || bad "leftovers" "$(ls -A out)"

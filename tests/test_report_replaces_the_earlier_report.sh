@@ -3,7 +3,8 @@
 # the earlier one's files: analyze with two suites, then with one, into one folder: no example map
 # of the dropped suite remains (its scores stay in the catalog, current for that class, so the
 # report's score overview still shows them), the catalog holds both runs, and a file of the
-# user's in the report's folders stays.
+# user's in the report's folders stays. A `show` page written over an earlier one, with fewer heads
+# and no second checkpoint, leaves none of the earlier page's head data (nor its data/m1/).
 set -uo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
 need_files models/andrea-tiny.bin
@@ -35,4 +36,17 @@ for f in site/heads/team/alice.html site/data/app.js site/data/vendor/lib.js sit
   [[ $(cat "$f" 2>/dev/null) == mine ]] || { kept=0; bad "user file" "$f is gone"; }
 done
 ((kept)) && [[ -f site/index.html && -f site/heads/L0_H0.html ]] && ok "a user's files in the report's folders stay"
+# show: all heads and a second checkpoint, then two heads alone
+"$A" show "$M" "abcabc abcabc" --out page --also "$M" --quiet >/dev/null 2>&1 || bad "first show" "failed"
+echo mine >page/data/mine.js
+n_first=$(ls page/data | grep -c '^L.*_H.*\.js$')
+[[ $n_first -gt 2 && -d page/data/m1 ]] && ok "the first page has every head's data and a second checkpoint's" ||
+  bad "first page" "$(ls page/data)"
+"$A" show "$M" "abcabc" --out page --heads 0.0,0.1 --quiet >/dev/null 2>&1 || bad "second show" "failed"
+heads=$(cd page/data && ls L*_H*.js 2>/dev/null | sort | tr '\n' ' ')
+if [[ $heads == "L0_H0.js L0_H1.js " && ! -e page/data/m1 && -f page/index.html && $(cat page/data/mine.js) == mine ]]; then
+  ok "the second page left none of the first page's heads or checkpoints, and the user's file"
+else
+  bad "stale page files" "heads: $heads; m1 $([[ -e page/data/m1 ]] && echo left || echo gone)"
+fi
 finish
