@@ -211,8 +211,9 @@ static size_t first_nonfinite(const float *p, size_t n) {
 /* Rows r0..r0+nr-1 of entry e (stored [rows, cols]) into dst (the whole tensor's fp32 home),
  * transposed to [cols, rows] if asked; whole rows, nr * row bytes <= SCRATCH_BYTES. With
  * `compare` dst is not written: the values are compared with it and a mismatch returns 1. A
- * non-finite value returns 2 with its element index (in dst's layout) in *bad_at, and *bad_nan
- * set when it is a NaN (else an Inf). */
+ * non-finite value returns 2 with its element index in the file's layout (row-major [rows, cols]
+ * as stored, whatever andrea transposes it to: the index a user finds it at) in *bad_at, and
+ * *bad_nan set when it is a NaN (else an Inf). */
 static int load_piece(int fd, size_t data_start, const st_entry *e, const st_target *t, float *dst, size_t r0,
                       size_t nr, int compare, void *scratch, float *fscratch, size_t *bad_at, int *bad_nan,
                       const char *path, ae_error *err) {
@@ -235,7 +236,7 @@ static int load_piece(int fd, size_t data_start, const st_entry *e, const st_tar
     convert(fscratch, scratch, n, e->dtype);
     size_t j = first_nonfinite(fscratch, n);
     if (j < n) {
-        *bad_at = (j % cols) * rows + r0 + j / cols;
+        *bad_at = r0 * cols + j;
         *bad_nan = isnan(fscratch[j]);
         return 2;
     }
@@ -469,9 +470,13 @@ static int st_read_pieces(st_file *f, size_t from, size_t to, float *wte, ae_err
                                            : load_piece(f->fd, f->data_start, e, &f->tgt[p->entry],
                                                         compare ? wte : f->dst[p->entry], p->r0, p->nr, compare,
                                                         scratch, fscratch, &bad_at, &bad_nan, f->path, &perr);
-            if (rc == 2) /* checked here, not only by andrea_model_load, so the message names the file's tensor */
-                andrea_fail(&perr, "%s: tensor %s holds a non-finite value (%s at element %zu)", f->path, e->shown,
-                        bad_nan ? "NaN" : "Inf", bad_at);
+            if (rc == 2) { /* checked here, not only by andrea_model_load, so the message names the file's tensor */
+                const size_t cols = e->ndim == 2 ? (size_t)e->shape[1] : 1;
+                char at[64] = "";
+                if (e->ndim == 2) snprintf(at, sizeof at, ", [%zu, %zu] as stored", bad_at / cols, bad_at % cols);
+                andrea_fail(&perr, "%s: tensor %s holds a non-finite value (%s at element %zu%s)", f->path, e->shown,
+                            bad_nan ? "NaN" : "Inf", bad_at, at);
+            }
             if (rc) {
 #pragma omp critical(st_bad)
                 if ((size_t)k < bad_piece) {
