@@ -334,35 +334,52 @@ int andrea_probe_entity_targets(const int *spans, int n_spans, int n_tokens, pro
 
 /* ---------------- default targets ---------------- */
 
-/* Matches longer than this are counted as this long (bounds the work on degenerate items). */
-#define REPEAT_MATCH_CAP 64
-
 /* induction / duplicate on arbitrary tokens: position i is a query when it lies in the second
  * occurrence of a repeated span of at least 2 tokens: some earlier j with tokens[j] == tokens[i]
  * whose match around (j, i) (backward from j and i, and forward while j's side stays before i)
  * covers >= 2 tokens. The j with the longest match wins (ties: the nearest), giving key j + 1
- * (induction: the token after the earlier occurrence) or j (duplicate). A lone repeated token
- * (a space, a common letter) is not a query. */
+ * (induction) or j (duplicate). A lone repeated token (a space, a common letter) is not a query.
+ * The pairs (j, i = j + d) of one distance d lie on a diagonal, where equal pairs form runs
+ * [s, e] of j: a pair's backward match is j - s + 1 and its forward match e - j, cut to d - 1
+ * (j's side stays before i). One walk along each diagonal, nearest distances first, finds every
+ * match length exactly in O(n^2), however long the matches are. */
 int andrea_probe_repeat_targets(probe_item *it, int shift, ae_error *err) {
-    int cap = 0;
     const int *t = it->tokens, n = it->n_tokens;
-    for (int i = 1; i < n; i++) {
-        int best = -1, best_len = 1;
-        for (int j = i - 1; j >= 0; j--) {
-            if (t[j] != t[i]) continue;
-            int len = 1;
-            for (int k = 1; j - k >= 0 && t[j - k] == t[i - k] && len < REPEAT_MATCH_CAP; k++) len++;
-            for (int k = 1; i + k < n && j + k < i && t[j + k] == t[i + k] && len < REPEAT_MATCH_CAP; k++) len++;
-            if (len > best_len) {
-                best_len = len;
-                best = j;
-            }
-        }
-        if (best >= 0 && best + shift <= i &&
-            andrea_probe_targets_push(&it->targets, &it->n_targets, &cap, i, best + shift, err))
-            return -1;
+    if (n < 2) return 0;
+    int *best = malloc(sizeof(int) * (size_t)n), *best_len = malloc(sizeof(int) * (size_t)n);
+    if (!best || !best_len) {
+        free(best);
+        free(best_len);
+        return andrea_fail(err, "out of memory finding the targets of a %d-token item", n);
     }
-    return 0;
+    for (int i = 0; i < n; i++) {
+        best[i] = -1;
+        best_len[i] = 1;
+    }
+    for (int d = 1; d < n; d++)
+        for (int s = 0; s + d < n;) {
+            if (t[s] != t[s + d]) {
+                s++;
+                continue;
+            }
+            int e = s;
+            while (e + 1 + d < n && t[e + 1] == t[e + 1 + d]) e++;
+            for (int j = s; j <= e; j++) {
+                const int fwd = e - j < d - 1 ? e - j : d - 1, len = j - s + 1 + fwd;
+                if (len > best_len[j + d]) { /* strict: a nearer j (smaller d) keeps a tie */
+                    best_len[j + d] = len;
+                    best[j + d] = j;
+                }
+            }
+            s = e + 1;
+        }
+    int cap = 0, rc = 0;
+    for (int i = 1; i < n && rc == 0; i++)
+        if (best[i] >= 0 && best[i] + shift <= i)
+            rc = andrea_probe_targets_push(&it->targets, &it->n_targets, &cap, i, best[i] + shift, err);
+    free(best);
+    free(best_len);
+    return rc;
 }
 
 int andrea_probe_text_targets(probe_item *it, const andrea_tokenizer *tok, probe_text_rule rule, ae_error *err) {

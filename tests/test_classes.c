@@ -1,6 +1,7 @@
 /* test_classes.c — the class table (probes/classes.c): every entry is complete and unique, and
  * each class's loss positions for the causal check and hard queries for its extra statistic are
  * the documented ones (docs/scores.md), on small hand-made items. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,11 +113,83 @@ static void test_entity_measures_the_re_mention_tokens(void) {
     item_free(&a);
 }
 
+/* The documented rule, straight from docs/probes.md: for each i, the nearest j with the longest
+ * match of at least 2 tokens (backward from j and i, forward while j + k < i). */
+static int brute_repeat_key(const int *t, int n, int i) {
+    int best = -1, best_len = 1;
+    for (int j = i - 1; j >= 0; j--) {
+        if (t[j] != t[i]) continue;
+        int len = 1;
+        for (int k = 1; j - k >= 0 && t[j - k] == t[i - k]; k++) len++;
+        for (int k = 1; i + k < n && j + k < i && t[j + k] == t[i + k]; k++) len++;
+        if (len > best_len) {
+            best_len = len;
+            best = j;
+        }
+    }
+    return best;
+}
+
+/* The targets of induction (key j + 1) or duplicate (key j) for an item without targets equal
+ * the rule's, also where matches run past 64 tokens (they were once cut at 64, so every long
+ * match tied and the nearest partial copy won). */
+static int repeat_targets_match_the_rule(const char *cls, const int *toks, int n) {
+    const int shift = !strcmp(cls, "induction");
+    probe_item it = item(n, toks, NULL, 0);
+    ae_error err = {{0}};
+    int ok = andrea_probe_class_find(cls)->default_targets(&it, NULL, &err) == 0, k = 0;
+    for (int i = 1; i < n && ok; i++) {
+        const int j = brute_repeat_key(toks, n, i);
+        if (j < 0 || j + shift > i) continue;
+        ok = k < it.n_targets && it.targets[k].query == i && it.targets[k].key == j + shift;
+        k++;
+    }
+    ok = ok && k == it.n_targets;
+    item_free(&it);
+    return ok;
+}
+
+static void test_repeat_targets_are_the_longest_nearest_match(void) {
+    uint64_t x = 7;
+    int toks[300];
+    for (int round = 0; round < 300; round++) {
+        const int n = 2 + round % 60, alphabet = 2 + round % 5;
+        for (int i = 0; i < n; i++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            toks[i] = (int)((x >> 33) % (uint64_t)alphabet);
+        }
+        CHECK_MSG(repeat_targets_match_the_rule("induction", toks, n), "induction, round %d", round);
+        CHECK_MSG(repeat_targets_match_the_rule("duplicate", toks, n), "duplicate, round %d", round);
+    }
+    /* BOS, R (80 distinct), a, R[14..], b, R: R's third copy matches the first copy over 80+
+     * tokens and the nearer partial copy over 66 */
+    int n = 0;
+    toks[n++] = 256;
+    for (int i = 0; i < 80; i++) toks[n++] = i;
+    toks[n++] = 100;
+    for (int i = 14; i < 80; i++) toks[n++] = i;
+    toks[n++] = 101;
+    for (int i = 0; i < 80; i++) toks[n++] = i;
+    CHECK(repeat_targets_match_the_rule("induction", toks, n));
+    CHECK(repeat_targets_match_the_rule("duplicate", toks, n));
+    probe_item it = item(n, toks, NULL, 0);
+    ae_error err = {{0}};
+    CHECK(andrea_probe_class_find("induction")->default_targets(&it, NULL, &err) == 0);
+    int first_copy = 0;
+    for (int k = 0; k < it.n_targets; k++) first_copy += it.targets[k].query > 148 && it.targets[k].key <= 81;
+    CHECK_MSG(first_copy == 80, "the third copy's 80 queries look at the first copy: %d do", first_copy);
+    item_free(&it);
+    /* one token repeated: every match is long; the rule still takes the nearest longest */
+    for (int i = 0; i < 200; i++) toks[i] = 5;
+    CHECK(repeat_targets_match_the_rule("induction", toks, 200));
+}
+
 int main(void) {
     RUN(test_every_class_entry_is_complete_and_names_are_unique);
     RUN(test_bracket_loss_is_predicting_each_closer_and_bracket_close_the_token_after_it);
     RUN(test_bracket_hard_queries_are_those_behind_a_closed_pair);
     RUN(test_induction_and_duplicate_measure_different_positions);
+    RUN(test_repeat_targets_are_the_longest_nearest_match);
     RUN(test_prev_token_and_bos_measure_every_next_token);
     RUN(test_entity_measures_the_re_mention_tokens);
     return check_summary("test_classes");
