@@ -51,20 +51,19 @@ static int targets_bracket_close(probe_item *it, const andrea_tokenizer *tok, ae
 
 /* ---------------- hard queries (the extra statistic) ---------------- */
 
-/* Bracket classes: a single-key query q with key k is hard when another single-key query o with
- * key k2 sits between them, k < k2 < o < q: a bracket opened after k and (the targets being
- * nested) closed before q, so k is not the most recent opener. A head that merely attends to
- * the last opener fails these. */
+/* Bracket classes: a single-key query q with key k is hard when another pair (o, k2) sits between
+ * them, k < k2 < o < q: a bracket opened after k and (the targets being nested) closed before q,
+ * so k is not the most recent opener. A head that merely attends to the last opener fails these.
+ * A query of several keys (a BPE token closing several brackets, "))") is not hard itself (it has
+ * no one opener), but each of its pairs is a pair closed in between for the queries after it. */
 static void hard_not_most_recent_opener(const probe_item *it, unsigned char *hard) {
     const probe_target *t = it->targets;
     int n = it->n_targets;
     for (int i = 0; i < n; i++) {
         if ((i > 0 && t[i - 1].query == t[i].query) || (i + 1 < n && t[i + 1].query == t[i].query)) continue;
         int q = t[i].query, k = t[i].key;
-        for (int j = 0; j < i && !hard[q]; j++) {
-            if ((j > 0 && t[j - 1].query == t[j].query) || (j + 1 < n && t[j + 1].query == t[j].query)) continue;
+        for (int j = 0; j < i && !hard[q]; j++)
             if (k < t[j].key && t[j].key < t[j].query) hard[q] = 1; /* t[j].query < q: sorted */
-        }
     }
 }
 

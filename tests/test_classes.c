@@ -78,6 +78,12 @@ static void test_bracket_hard_queries_are_those_behind_a_closed_pair(void) {
     CHECK_MSG(!strcmp(marks("bracket_close", &b, 1), ".........1."), "%s", marks("bracket_close", &b, 1));
     item_free(&a);
     item_free(&b);
+    /* "[f(g(x)), y]" in BPE: "))" at 7 closes '(' at 3 and 5 in one token; ']' at 9 closes '[' at 1
+     * with those pairs closed in between: hard; the two-key query itself is not */
+    static const int two_closed[][2] = {{7, 3}, {7, 5}, {9, 1}};
+    probe_item c = item(11, NULL, two_closed, 3);
+    CHECK_MSG(!strcmp(marks("bracket_close", &c, 1), ".........1."), "%s", marks("bracket_close", &c, 1));
+    item_free(&c);
 }
 
 static void test_induction_and_duplicate_measure_different_positions(void) {
