@@ -216,7 +216,9 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     char name[256], dump_path[4400], db_path[4400], hex[65], tok_desc[4200];
     if (andrea_model_load(&m, ckpt, err)) return -1;
     tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, aa->tok_dir, err);
-    if (!tok && !andrea_probe_spec_is_file(aa->probes)) goto out;
+    /* Token-id probe files work without a tokenizer, when the model has none at all */
+    if (!tok && !(andrea_probe_spec_is_file(aa->probes) && andrea_tokenizer_absent(m.cfg.vocab_size, m.dir, aa->tok_dir)))
+        goto out;
     snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
     if (andrea_probe_suites_load(aa->probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &aa->po, &suites, &n_suites, err))
         goto out;

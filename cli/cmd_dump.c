@@ -236,8 +236,10 @@ int cmd_dump(int argc, char **argv) {
     const double t_load = andrea_now_seconds() - t_start;
     if (cli_check_output_not_input(o.out_path, &m, probes, tok_dir, &err)) goto out;
     tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, tok_dir, &err);
-    /* Token-id probe files work without a tokenizer; everything else needs one. */
-    if (!tok && !andrea_probe_spec_is_file(probes)) goto out;
+    /* Token-id probe files work without a tokenizer, when the model has none at all (a broken
+     * one, or a wrong --tokenizer, is an error); everything else needs one. */
+    if (!tok && !(andrea_probe_spec_is_file(probes) && andrea_tokenizer_absent(m.cfg.vocab_size, m.dir, tok_dir)))
+        goto out;
     char tok_desc[4200];
     snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
     if (po.seq_len > m.cfg.max_seq_len && !andrea_probe_spec_is_file(probes))

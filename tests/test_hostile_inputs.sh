@@ -141,6 +141,18 @@ expect 1 merges_with_bare_cr_line_ends_is_refused 'tok_cr/merges\.txt:1: the #ve
   tokenize "$tmp/v300.bin" hello --tokenizer "$tmp/tok_cr"
 expect 1 missing_tokenizer_folder_is_refused_even_for_a_byte_model 'nowhere_tok: not a folder' \
   dump "$tmp/byte.bin" --tokenizer "$tmp/nowhere_tok" --out "$tmp/nt.h5" --device cpu --quiet --n 1 --len 8 --probes bos
+# a token-id probe file needs no tokenizer when the model has none, but a broken one (or a wrong
+# --tokenizer) is refused for it too: it used to be dropped silently (tokenizer "none")
+echo '{"suite":"prev_token","tokens":[1,2,3,4]}' >"$tmp/ids300.jsonl"
+if out=$(timeout 60 "$A" dump "$tmp/v300.bin" --probes "$tmp/ids300.jsonl" --out "$tmp/ids300.h5" --device cpu --quiet 2>&1); then
+  ok "token_id_probe_file_runs_without_a_tokenizer"
+else
+  bad token_id_probe_file_runs_without_a_tokenizer "$out"
+fi
+expect 1 broken_tokenizer_is_refused_for_a_token_id_probe_file 'tok_trailing/vocab\.json: unexpected data after' \
+  dump "$tmp/v300.bin" --probes "$tmp/ids300.jsonl" --tokenizer "$tmp/tok_trailing" --out "$tmp/ids_bad.h5" --device cpu --quiet
+expect 1 wrong_tokenizer_folder_is_refused_for_a_token_id_probe_file 'nowhere_tok: not a folder' \
+  analyze "$tmp/v300.bin" --probes "$tmp/ids300.jsonl" --tokenizer "$tmp/nowhere_tok" --out "$tmp/ids_an" --quiet
 
 # --- probe files (and no dump left behind)
 for p in two_items_on_a_line key_given_twice nul_escape_in_text; do

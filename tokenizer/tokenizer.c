@@ -36,6 +36,17 @@ static int is_file(const char *path) {
     return stat(path, &st) == 0;
 }
 
+int andrea_tokenizer_absent(int vocab_size, const char *model_dir, const char *tok_dir) {
+    if (tok_dir || vocab_size == 256 || vocab_size == 257) return 0;
+    const char *dir = model_dir && *model_dir ? model_dir : ".";
+    char vocab_path[4096], merges_path[4096];
+    if ((size_t)snprintf(vocab_path, sizeof vocab_path, "%s/vocab.json", dir) >= sizeof vocab_path ||
+        (size_t)snprintf(merges_path, sizeof merges_path, "%s/merges.txt", dir) >= sizeof merges_path)
+        return 0;
+    struct stat st;
+    return stat(vocab_path, &st) != 0 && stat(merges_path, &st) != 0;
+}
+
 andrea_tokenizer *andrea_tokenizer_open(int vocab_size, const char *model_dir, const char *tok_dir,
                                         ae_error *err) {
     if (vocab_size <= 0) {

@@ -23,6 +23,11 @@ typedef struct andrea_tokenizer andrea_tokenizer;
  * tok_dir (may be NULL) overrides where vocab.json + merges.txt are looked for. */
 andrea_tokenizer *andrea_tokenizer_open(int vocab_size, const char *model_dir, const char *tok_dir,
                                         ae_error *err);
+/* 1 when a model of vocab_size in model_dir has no tokenizer at all: no --tokenizer folder was
+ * given, the vocabulary is not byte-level, and neither vocab.json nor merges.txt is beside the
+ * checkpoint. Only then may a token-id probe file do without one; a tokenizer that is there but
+ * broken, or a --tokenizer folder that is wrong, is an error for every probe source. */
+int andrea_tokenizer_absent(int vocab_size, const char *model_dir, const char *tok_dir);
 void andrea_tokenizer_free(andrea_tokenizer *t);
 
 /* Encodes len bytes of UTF-8 text. *ids (and *offsets when offsets != NULL) are malloc'd arrays
