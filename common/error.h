@@ -15,6 +15,14 @@
 
 #define AE_ERROR_MAX 768
 
+/* The source file an internal failure's message names (CUDA, cuBLAS, HDF5, SQLite, MPI, PCRE2
+ * calls): its name without the build machine's folders, which mean nothing to a user. */
+#ifdef __FILE_NAME__
+#define AE_SOURCE_FILE __FILE_NAME__
+#else
+#define AE_SOURCE_FILE __FILE__
+#endif
+
 typedef struct {
     char msg[AE_ERROR_MAX];
 } ae_error;

@@ -65,7 +65,7 @@ static int g_echo_only;      /* ... and this rank's error message is only its ec
             char mpi_msg_[MPI_MAX_ERROR_STRING] = "";                                          \
             int mpi_len_ = 0;                                                                  \
             MPI_Error_string(mpi_rc_, mpi_msg_, &mpi_len_);                                    \
-            return andrea_fail(err, "mpi: %s failed: %s (%s:%d)", #call, mpi_msg_, __FILE__, __LINE__); \
+            return andrea_fail(err, "mpi: %s failed: %s (%s:%d)", #call, mpi_msg_, AE_SOURCE_FILE, __LINE__); \
         }                                                                                      \
     } while (0)
 

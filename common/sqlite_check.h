@@ -14,11 +14,6 @@
 
 #include "error.h"
 
-#ifdef __FILE_NAME__
-#define SQL_CHECK_FILE_ __FILE_NAME__
-#else
-#define SQL_CHECK_FILE_ __FILE__
-#endif
 
 #define SQL_CHECK(path, db, call, ok)                                                          \
     do {                                                                                       \
@@ -28,7 +23,7 @@
             int fnl_ = (int)strcspn(fn_, "(");                                                 \
             if (!fn_[fnl_]) fn_ = "a catalog query", fnl_ = 15;                                \
             const int damaged_ = (rc_ & 0xff) == SQLITE_CORRUPT || (rc_ & 0xff) == SQLITE_NOTADB; \
-            andrea_fail(err, "%s: %.*s failed (%s:%d): %s%s", (path), fnl_, fn_, SQL_CHECK_FILE_, __LINE__, \
+            andrea_fail(err, "%s: %.*s failed (%s:%d): %s%s", (path), fnl_, fn_, AE_SOURCE_FILE, __LINE__, \
                         (db) ? sqlite3_errmsg(db) : sqlite3_errstr(rc_),                       \
                         damaged_ ? " (the file is damaged: restore it from a copy, or write a new one)" : ""); \
             goto fail;                                                                         \

@@ -58,7 +58,7 @@ static inline const char *h5_last_error(char buf[200]) {
         const char *what_ = (what);                                                                          \
         const char *paren_ = strchr(what_, '(');                                                             \
         andrea_fail(err, "%s: HDF5 %.*s failed: %s (%s:%d)", h5_path, (int)(paren_ ? paren_ - what_ : (long)strlen(what_)), \
-                    what_, h5_last_error(h5msg_), __FILE__, __LINE__);                                      \
+                    what_, h5_last_error(h5msg_), AE_SOURCE_FILE, __LINE__);                                      \
         goto fail;                                                                                           \
     } while (0)
 

@@ -19,7 +19,7 @@
     do {                                                                                 \
         cudaError_t cu_rc_ = (call);                                                     \
         if (cu_rc_ != cudaSuccess) {                                                     \
-            andrea_fail(err, "CUDA: %s failed at %s:%d: %s", #call, __FILE__, __LINE__,      \
+            andrea_fail(err, "CUDA: %s failed at %s:%d: %s", #call, AE_SOURCE_FILE, __LINE__,      \
                     cudaGetErrorString(cu_rc_));                                         \
             goto fail;                                                                   \
         }                                                                                \
@@ -29,7 +29,7 @@
     do {                                                                                 \
         cublasStatus_t cb_rc_ = (call);                                                  \
         if (cb_rc_ != CUBLAS_STATUS_SUCCESS) {                                           \
-            andrea_fail(err, "cuBLAS: %s failed at %s:%d: %s", #call, __FILE__, __LINE__,    \
+            andrea_fail(err, "cuBLAS: %s failed at %s:%d: %s", #call, AE_SOURCE_FILE, __LINE__,    \
                     cublasGetStatusString(cb_rc_));                                      \
             goto fail;                                                                   \
         }                                                                                \

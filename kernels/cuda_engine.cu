@@ -907,7 +907,7 @@ static int cuda_forward(andrea_engine *base, const andrea_forward_io *io, ae_err
     /* host outputs are complete only after the stream drains; drain it on failure too */
     cudaError_t s = cudaStreamSynchronize(e->st);
     if (rc == 0 && s != cudaSuccess)
-        return andrea_fail(err, "CUDA: cudaStreamSynchronize failed at %s:%d: %s", __FILE__, __LINE__,
+        return andrea_fail(err, "CUDA: cudaStreamSynchronize failed at %s:%d: %s", AE_SOURCE_FILE, __LINE__,
                        cudaGetErrorString(s));
     return rc;
 }

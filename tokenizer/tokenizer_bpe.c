@@ -248,7 +248,7 @@ static int pcre2_fail(ae_error *err, const char *call, int code, const char *fil
     if (pcre2_get_error_message(code, msg, sizeof msg) < 0) snprintf((char *)msg, sizeof msg, "code %d", code);
     return andrea_fail(err, "%s failed at %s:%d: %s", call, file, line, (const char *)msg);
 }
-#define PCRE2_FAIL(err, call, code) pcre2_fail(err, call, code, __FILE__, __LINE__)
+#define PCRE2_FAIL(err, call, code) pcre2_fail(err, call, code, AE_SOURCE_FILE, __LINE__)
 
 static char *slurp(const char *path, size_t max, size_t *len, ae_error *err) {
     FILE *f = andrea_fopen_regular(path, err);
