@@ -74,6 +74,8 @@ typedef struct {
     andrea_contrib contrib;
     int maps_fp32, keep_dumps, timing;
     int report_maps; /* --report-maps: andrea_render_options.maps_per_suite */
+    char *probe_bytes; /* a probe stream (FIFO) of a series, read once; NULL: read --probes each time */
+    size_t probe_len;
 } analyze_args;
 
 /* File-name stem of a checkpoint: "models/andrea-bundled.bin" -> "andrea-bundled". */
@@ -220,7 +222,10 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     if (!tok && !(andrea_probe_spec_is_file(aa->probes) && andrea_tokenizer_absent(m.cfg.vocab_size, m.dir, aa->tok_dir)))
         goto out;
     snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
-    if (andrea_probe_suites_load(aa->probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &aa->po, &suites, &n_suites, err))
+    if (aa->probe_bytes ? andrea_probe_file_load_bytes(aa->probes, aa->probe_bytes, aa->probe_len, tok, m.cfg.vocab_size,
+                                                       m.cfg.max_seq_len, &suites, &n_suites, err)
+                        : andrea_probe_suites_load(aa->probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &aa->po, &suites,
+                                                   &n_suites, err))
         goto out;
     const double t_load = andrea_now_seconds() - t_start;
     run_name_and_dump(ckpt, index, aa, name, sizeof name, dump_path, sizeof dump_path);
@@ -361,6 +366,47 @@ static int unique_names(const char *const *ckpts, int n, int *index) {
     return 0;
 }
 
+/* analyze's work once DIR exists, for the n checkpoints given (0: the bundled model): the exit
+ * status. */
+static int analyze_into(analyze_args *aa, const andrea_classify_options *o, const char *const *given, int n) {
+    ae_error err = {{0}};
+    int bad_dump = aa->dump_file ? check_dump_not_in_report(aa->dump_file, aa->dir) : 0;
+    if (bad_dump) return bad_dump;
+    /* one writer of DIR at a time (MPI: rank 0 writes it); then, before any work: a `show` page
+     * there would be replaced (the report checks again itself) */
+    if (andrea_mpi_rank() == 0) andrea_out_folder_lock(aa->dir, "analyze", andrea_progress_quiet);
+    if (andrea_out_folder_check(aa->dir, OUT_FOLDER_REPORT, &err)) return cli_fail(&err);
+    char bundled_path[4096];
+    const char *bundled[1] = {bundled_path};
+    if (n <= 0 && cli_bundled_model_path(bundled_path, sizeof bundled_path, &err)) return cli_fail(&err);
+    const char *const *ckpts = n > 0 ? given : bundled;
+    if (n <= 0) n = 1;
+    if (n == 1) { /* one checkpoint: its report is DIR itself */
+        if (analyze_one(ckpts[0], aa->dir, aa, o, 0, NULL, &err)) return cli_fail(&err);
+        return cli_stdout_done();
+    }
+    int *index = malloc(sizeof *index * (size_t)n);
+    if (!index || unique_names(ckpts, n, index)) {
+        free(index);
+        andrea_fail(&err, "analyze: out of memory");
+        return cli_fail(&err);
+    }
+    /* a probe stream (--probes <(cmd)) can be read once: every checkpoint reads its bytes */
+    if (andrea_probe_spec_is_file(aa->probes) && andrea_probe_file_keep(aa->probes, &aa->probe_bytes, &aa->probe_len, &err)) {
+        free(index);
+        return cli_fail(&err);
+    }
+    series_job job = {ckpts, aa, o, index};
+    andrea_render_options sro = {0};
+    sro.quiet = andrea_progress_quiet;
+    sro.maps_per_suite = aa->report_maps;
+    const int rc = analyze_series(n, ckpts, aa->dir, score_one, &job, &sro, &err);
+    free(index);
+    free(aa->probe_bytes);
+    aa->probe_bytes = NULL;
+    return rc ? cli_fail(&err) : cli_stdout_done();
+}
+
 int cmd_analyze(int argc, char **argv) {
     static const struct option opts[] = {
         {"out", required_argument, 0, 'o'},       {"probes", required_argument, 0, 'p'},
@@ -440,37 +486,13 @@ int cmd_analyze(int argc, char **argv) {
     if (aa.dump_file && stat(aa.dump_file, &dst) == 0 && S_ISDIR(dst.st_mode)) /* before DIR is made */
         return cli_usage_error("analyze", "--dump names the dump file to write; '%s' is a folder", aa.dump_file);
     if (rules && andrea_rules_load(&o.rules, rules, &err)) return cli_fail(&err);
-    if (mkdir(aa.dir, 0777) != 0 && errno != EEXIST) {
+    const int made = mkdir(aa.dir, 0777) == 0;
+    if (!made && errno != EEXIST) {
         andrea_fail(&err, "%s: %s", aa.dir, strerror(errno));
         return cli_fail(&err);
     }
-    int bad_dump = aa.dump_file ? check_dump_not_in_report(aa.dump_file, aa.dir) : 0;
-    if (bad_dump) return bad_dump;
-    /* one writer of DIR at a time (MPI: rank 0 writes it); then, before any work: a `show` page
-     * there would be replaced (the report checks again itself) */
-    if (andrea_mpi_rank() == 0) andrea_out_folder_lock(aa.dir, "analyze", andrea_progress_quiet);
-    if (andrea_out_folder_check(aa.dir, OUT_FOLDER_REPORT, &err)) return cli_fail(&err);
-    char bundled_path[4096];
-    const char *bundled[1] = {bundled_path};
-    if (optind >= argc && cli_bundled_model_path(bundled_path, sizeof bundled_path, &err)) return cli_fail(&err);
-    const char *const *ckpts = optind < argc ? (const char *const *)argv + optind : bundled;
-    int n = optind < argc ? argc - optind : 1;
-    if (n > 1) {
-        int *index = malloc(sizeof *index * (size_t)n);
-        if (!index || unique_names(ckpts, n, index)) {
-            free(index);
-            andrea_fail(&err, "analyze: out of memory");
-            return cli_fail(&err);
-        }
-        series_job job = {ckpts, &aa, &o, index};
-        andrea_render_options sro = {0};
-        sro.quiet = andrea_progress_quiet;
-        sro.maps_per_suite = aa.report_maps;
-        const int rc = analyze_series(n, ckpts, aa.dir, score_one, &job, &sro, &err);
-        free(index);
-        return rc ? cli_fail(&err) : cli_stdout_done();
-    }
-    /* one checkpoint: its report is DIR itself */
-    if (analyze_one(ckpts[0], aa.dir, &aa, &o, 0, NULL, &err)) return cli_fail(&err);
-    return cli_stdout_done();
+    const int rc = analyze_into(&aa, &o, (const char *const *)argv + optind, argc - optind);
+    /* a run that failed before writing anything leaves no empty folder of its own making */
+    if (rc != 0 && made) rmdir(aa.dir);
+    return rc;
 }

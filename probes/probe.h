@@ -62,6 +62,13 @@ typedef struct {
 #define PROBE_MAX_SUITES 1024
 /* Longest probe-file line accepted (bytes, without the newline). */
 #define PROBE_FILE_MAX_LINE (1 << 20)
+/* A probe file holds at most this many lines (items and blank lines), and its reading stops at
+ * the PROBE_FILE_MAX_BAD_LINES-th malformed line: an endless stream ends either way. */
+#define PROBE_FILE_MAX_LINES (16 << 20)
+#define PROBE_FILE_MAX_BAD_LINES 1000
+/* A probe stream (a FIFO: --probes <(cmd)) that several checkpoints of a series read is kept in
+ * memory, at most this many bytes. */
+#define PROBE_STREAM_MAX_BYTES (1 << 30)
 
 /* 1 when name is a built-in class (classes.h). */
 int andrea_probe_is_builtin(const char *name);
@@ -100,6 +107,16 @@ int andrea_probe_suite_builtin(const char *name, const andrea_tokenizer *tok, in
  * first appearance. Texts are tokenized with tok (NULL: only "tokens" items are accepted). */
 int andrea_probe_file_load(const char *path, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
                     probe_suite **suites, int *n_suites, ae_error *err);
+
+/* The same from the bytes of a probe file kept in memory (andrea_probe_file_keep); path names it
+ * in messages. */
+int andrea_probe_file_load_bytes(const char *path, const char *bytes, size_t len, const andrea_tokenizer *tok,
+                                 int vocab_size, int max_seq_len, probe_suite **suites, int *n_suites, ae_error *err);
+/* For a probe file that can be read only once (a FIFO: --probes <(cmd)), its bytes (malloc'd, at
+ * most PROBE_STREAM_MAX_BYTES) in *bytes and *len, to be loaded once per checkpoint with
+ * andrea_probe_file_load_bytes; a regular file leaves *bytes NULL (read it again each time). -1 on
+ * failure (err). */
+int andrea_probe_file_keep(const char *path, char **bytes, size_t *len, ae_error *err);
 
 /* Fills the built-in target rule of suite `name` for an item whose tokens are set (used when a
  * probe-file item has no explicit "targets"). Unknown class names leave the item without targets. */

@@ -36,6 +36,7 @@ typedef struct {
     size_t len;
     int n_bad;
     int truncated;
+    int unread; /* reading stopped at PROBE_FILE_MAX_BAD_LINES bad lines */
 } problems;
 
 static void problem_add(problems *p, const char *path, long line, const char *what) {
@@ -260,19 +261,95 @@ done:
     return rc;
 }
 
+/* Opens a probe file for reading: a regular file or a FIFO (--probes <(cmd): read as a stream);
+ * a device (/dev/zero, a terminal) never ends, or never says where it does. */
+static FILE *open_probe_file(const char *path, int *is_fifo, ae_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        andrea_fail(err, "%s: cannot open probe file: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+        fclose(f);
+        andrea_fail(err, "%s: %s, not a probe file", path, S_ISDIR(st.st_mode) ? "a folder" : "a device or socket");
+        return NULL;
+    }
+    if (is_fifo) *is_fifo = fstat(fileno(f), &st) == 0 && S_ISFIFO(st.st_mode);
+    return f;
+}
+
+static int load_stream(FILE *f, const char *path, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+                       probe_suite **suites, int *n_suites, ae_error *err);
+
 int andrea_probe_file_load(const char *path, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
                     probe_suite **suites, int *n_suites, ae_error *err) {
     *suites = NULL;
     *n_suites = 0;
-    FILE *f = fopen(path, "rb"); /* a FIFO is fine (--probes <(cmd)): it is read as a stream */
-    if (!f) return andrea_fail(err, "%s: cannot open probe file: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
-        /* a device (/dev/zero, a terminal) never ends, or never says where it does */
+    FILE *f = open_probe_file(path, NULL, err);
+    return f ? load_stream(f, path, tok, vocab_size, max_seq_len, suites, n_suites, err) : -1;
+}
+
+int andrea_probe_file_load_bytes(const char *path, const char *bytes, size_t len, const andrea_tokenizer *tok,
+                                 int vocab_size, int max_seq_len, probe_suite **suites, int *n_suites, ae_error *err) {
+    *suites = NULL;
+    *n_suites = 0;
+    if (len == 0) return andrea_fail(err, "%s: no probe items (one JSON object per line expected)", path);
+    FILE *f = fmemopen((void *)bytes, len, "rb");
+    if (!f) return andrea_fail(err, "%s: cannot read the probe text kept in memory: %s", path, strerror(errno));
+    return load_stream(f, path, tok, vocab_size, max_seq_len, suites, n_suites, err);
+}
+
+int andrea_probe_file_keep(const char *path, char **bytes, size_t *len, ae_error *err) {
+    *bytes = NULL;
+    *len = 0;
+    int fifo = 0;
+    FILE *f = open_probe_file(path, &fifo, err);
+    if (!f) return -1;
+    if (!fifo) {
         fclose(f);
-        return andrea_fail(err, "%s: %s, not a probe file", path, S_ISDIR(st.st_mode) ? "a folder" : "a device or socket");
+        return 0;
     }
-    char *buf = malloc((size_t)PROBE_FILE_MAX_LINE + 1);
+    size_t cap = 0, n = 0;
+    char *b = NULL;
+    int rc = 0;
+    for (;;) {
+        if (n == cap) {
+            if (cap >= PROBE_STREAM_MAX_BYTES) {
+                rc = andrea_fail(err, "%s: a probe stream read by several checkpoints is kept in memory, and this one is over "
+                                 "%d MiB: write it to a file", path, PROBE_STREAM_MAX_BYTES >> 20);
+                break;
+            }
+            size_t want = cap ? 2 * cap : (size_t)1 << 16;
+            char *nb = want <= PROBE_STREAM_MAX_BYTES ? realloc(b, want) : NULL;
+            if (!nb) {
+                rc = andrea_fail(err, "%s: out of memory keeping the probe stream", path);
+                break;
+            }
+            b = nb;
+            cap = want;
+        }
+        size_t got = fread(b + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f)) rc = andrea_fail(err, "%s: read error", path);
+            break;
+        }
+    }
+    fclose(f);
+    if (rc) {
+        free(b);
+        return -1;
+    }
+    *bytes = b ? b : malloc(1);
+    *len = n;
+    return *bytes ? 0 : andrea_fail(err, "%s: out of memory", path);
+}
+
+/* The lines of f (closed here) into suites. */
+static int load_stream(FILE *f, const char *path, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+                       probe_suite **suites, int *n_suites, ae_error *err) {
+    char *buf = malloc((size_t)PROBE_FILE_MAX_LINE + 2); /* the line, a CR before its LF, the NUL */
     if (!buf) {
         fclose(f);
         return andrea_fail(err, "%s: out of memory", path);
@@ -283,12 +360,12 @@ int andrea_probe_file_load(const char *path, const andrea_tokenizer *tok, int vo
     int fatal = 0, n_items = 0;
     char why[512];
     for (;;) {
-        /* Read one line into buf, at most PROBE_FILE_MAX_LINE bytes kept. */
+        /* Read one line into buf, at most PROBE_FILE_MAX_LINE bytes kept, and a CR before its LF. */
         size_t len = 0;
         int c, saw_nul = 0, too_long = 0;
         while ((c = getc(f)) != EOF && c != '\n') {
             if (c == 0) saw_nul = 1;
-            if (len == PROBE_FILE_MAX_LINE) {
+            if (len == PROBE_FILE_MAX_LINE + 1) {
                 too_long = 1; /* not read to its end: a stream without newlines may never have one */
                 break;
             }
@@ -297,6 +374,17 @@ int andrea_probe_file_load(const char *path, const andrea_tokenizer *tok, int vo
         if (c == EOF && len == 0 && !too_long) break;
         buf[len] = 0;
         line++;
+        if (len > 0 && buf[len - 1] == '\r') buf[--len] = 0; /* CRLF: the line's bytes are those before it */
+        if (len > PROBE_FILE_MAX_LINE) too_long = 1;
+        if (line > PROBE_FILE_MAX_LINES) { /* blank lines without end (`yes ''`) end here too */
+            snprintf(why, sizeof why, "more than %d lines", PROBE_FILE_MAX_LINES);
+            problem_add(&P, path, line, why);
+            break;
+        }
+        if (P.n_bad >= PROBE_FILE_MAX_BAD_LINES) { /* enough said: an endless stream of bad lines ends */
+            P.unread = 1;
+            break;
+        }
         if (too_long) { /* the rest of the file is not read: its line numbers are unknown */
             snprintf(why, sizeof why, "line longer than %d bytes", PROBE_FILE_MAX_LINE);
             problem_add(&P, path, line, why);
@@ -336,7 +424,9 @@ int andrea_probe_file_load(const char *path, const andrea_tokenizer *tok, int vo
         fatal = 1;
     }
     if (!fatal && P.n_bad) {
-        if (P.truncated || P.n_bad > 1)
+        if (P.unread)
+            andrea_fail(err, "%s (%d malformed lines; the rest was not read)", P.msg, P.n_bad);
+        else if (P.truncated || P.n_bad > 1)
             andrea_fail(err, "%s (%d malformed line%s)", P.msg, P.n_bad, P.n_bad > 1 ? "s" : "");
         else
             andrea_fail(err, "%s", P.msg);

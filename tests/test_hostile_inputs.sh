@@ -174,6 +174,41 @@ expect 1 probe_file_that_is_a_device_is_refused '/dev/zero: a device or socket, 
 # a stream without newlines (a pipe of NUL bytes) stops at the first over-long line
 expect 1 probe_stream_without_newlines_stops_at_the_line_limit 'line longer than [0-9]+ bytes' \
   dump "$tmp/byte.bin" --probes <(exec cat /dev/zero) --out "$tmp/pn.h5" --device cpu --quiet
+# endless streams end: of malformed lines (after 1000 of them), of blank lines (at the line limit)
+expect 1 probe_stream_of_bad_lines_stops_after_1000 '1000 malformed lines; the rest was not read' \
+  dump "$tmp/byte.bin" --probes <(exec yes) --out "$tmp/py.h5" --device cpu --quiet
+expect 1 probe_stream_of_blank_lines_stops_at_the_line_limit 'more than [0-9]+ lines' \
+  dump "$tmp/byte.bin" --probes <(exec yes '') --out "$tmp/pb.h5" --device cpu --quiet
+# a line of exactly the limit is accepted with a CRLF end as with an LF one
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys
+line = '{"suite":"prev_token","tokens":[1,2,3]'
+line += ' ' * ((1 << 20) - len(line) - 1) + '}'
+open(f"{sys.argv[1]}/crlf_limit.jsonl", "w", newline="").write(line + "\r\n" + line + "\n")
+PY
+if out=$(timeout 60 "$A" dump "$tmp/byte.bin" --probes "$tmp/crlf_limit.jsonl" --out "$tmp/crlf.h5" --device cpu --quiet 2>&1); then
+  ok "probe_line_of_the_limit_with_crlf_is_accepted"
+else
+  bad probe_line_of_the_limit_with_crlf_is_accepted "$out"
+fi
+# a series reads a probe stream once and gives every checkpoint its items; a bad probe file
+# leaves no empty report folder behind
+cp "$tmp/byte.bin" "$tmp/byte2.bin"
+/usr/bin/python3 - "$tmp/byte2.bin" <<'PY'
+import struct, sys
+raw = bytearray(open(sys.argv[1], "rb").read())
+raw[2000:2004] = struct.pack("<f", 0.5)  # another checkpoint of the same shape
+open(sys.argv[1], "wb").write(raw)
+PY
+if out=$(timeout 120 "$A" analyze "$tmp/byte.bin" "$tmp/byte2.bin" --out "$tmp/fifo_series" --ablate-items 0 --quiet \
+  --probes <(echo '{"suite":"prev_token","text":"hello hello"}') 2>&1) && [[ -f $tmp/fifo_series/index.html ]]; then
+  ok "series_reads_a_probe_stream_once_for_every_checkpoint"
+else
+  bad series_reads_a_probe_stream_once_for_every_checkpoint "$out"
+fi
+expect 1 analyze_with_a_bad_probe_file_is_refused 'not valid JSON' \
+  analyze "$tmp/byte.bin" --probes <(echo garbage) --out "$tmp/no_report" --quiet
+[[ -e $tmp/no_report ]] && bad "bad_probe_file_leaves_no_folder" "$tmp/no_report exists" || ok "bad_probe_file_leaves_no_folder"
 expect 2 empty_probes_option_is_refused "andrea dump: --probes wants suite names or a probe file, not ''" \
   dump "$tmp/byte.bin" --probes '' --out "$tmp/pe.h5" --device cpu --quiet
 expect 2 empty_probes_option_of_analyze_is_refused "andrea analyze: --probes wants suite names or a probe file, not ''" \
