@@ -206,6 +206,32 @@ static void test_nul_and_control_bytes_round_trip(void) {
     free(offsets);
 }
 
+/* One pre-token of thousands of punctuation characters or emoji: the JIT's default 32 KiB stack
+ * failed the match at 1365 '=' (PCRE2_ERROR_JIT_STACKLIMIT); a grown stack, then the interpreter,
+ * match any length. */
+static void test_long_punctuation_and_emoji_runs_tokenize(void) {
+    const size_t lens[] = {1364, 1365, 5000, 1000000}; /* the last past the grown stack */
+    for (size_t k = 0; k < sizeof lens / sizeof *lens; k++)
+        for (int kind = 0; kind < 3; kind++) {
+            const char *unit = kind == 0 ? "=" : kind == 1 ? "#-" : "\xF0\x9F\x98\x80"; /* U+1F600 */
+            const size_t u = strlen(unit), len = lens[k] * u;
+            char *text = malloc(len + 1);
+            for (size_t i = 0; i < lens[k]; i++) memcpy(text + i * u, unit, u);
+            text[len] = 0;
+            int *ids = NULL, *offsets = NULL, n = 0;
+            ae_error err = {{0}};
+            const int rc = andrea_tokenizer_encode(gpt2(), text, len, &ids, &offsets, &n, &err);
+            CHECK_MSG(rc == 0, "%zu x '%s': %s", lens[k], kind == 2 ? "U+1F600" : unit, err.msg);
+            if (rc == 0) {
+                check_offsets_and_round_trip(gpt2(), GPT2_VOCAB, text, len, ids, offsets, n);
+                CHECK(n > 0 && (size_t)n <= len);
+            }
+            free(ids);
+            free(offsets);
+            free(text);
+        }
+}
+
 static double seconds_to_encode(const char *text, size_t len, int *n_out) {
     struct timespec a, b;
     int *ids, *offsets, n = 0;
@@ -451,6 +477,7 @@ int main(void) {
     RUN(test_gpt2_encodings_match_the_reference_and_map_back_to_the_text);
     RUN(test_hello_world_is_15496_995_and_bos_is_endoftext);
     RUN(test_empty_text_has_no_tokens);
+    RUN(test_long_punctuation_and_emoji_runs_tokenize);
     RUN(test_invalid_utf8_is_encoded_as_bytes_and_round_trips);
     RUN(test_nul_and_control_bytes_round_trip);
     RUN(test_100kb_of_text_tokenizes_well_under_a_second);

@@ -609,6 +609,8 @@ tok_bpe *andrea_tok_bpe_load(const char *vocab_path, const char *merges_path, in
 
 /* ---- encoding ---- */
 
+#define JIT_STACK_MAX (8 * 1024 * 1024) /* bytes of JIT stack a match may grow to */
+
 typedef struct {
     uint32_t rank;
     int left, right; /* symbol positions */
@@ -736,8 +738,14 @@ int andrea_tok_bpe_encode(const tok_bpe *b, const char *text, size_t len, int *i
     s.heap = malloc(bytes_e);
     s.deferred = malloc(bytes_d);
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(b->re, NULL);
+    /* The JIT's default stack (32 KiB) ends its match of a run of ~1365 punctuation characters
+     * ("=====", emoji) with PCRE2_ERROR_JIT_STACKLIMIT: this one grows to JIT_STACK_MAX, and a
+     * longer run is matched by the interpreter (PCRE2_NO_JIT), whose backtracking lives on the heap. */
+    pcre2_match_context *mc = pcre2_match_context_create(NULL);
+    pcre2_jit_stack *js = mc ? pcre2_jit_stack_create(32 * 1024, JIT_STACK_MAX, NULL) : NULL;
+    if (js) pcre2_jit_stack_assign(mc, NULL, js);
     int rc = -1;
-    if (!ibuf || !s.heap || !s.deferred || !md) {
+    if (!ibuf || !s.heap || !s.deferred || !md || !mc) {
         andrea_fail(err, "cannot allocate scratch memory to tokenize %zu bytes", len);
         goto out;
     }
@@ -747,7 +755,8 @@ int andrea_tok_bpe_encode(const tok_bpe *b, const char *text, size_t len, int *i
     const unsigned char *u = (const unsigned char *)text;
     size_t pos = 0;
     while (pos < len) {
-        int m = pcre2_match(b->re, (PCRE2_SPTR)text, len, pos, 0, md, NULL);
+        int m = pcre2_match(b->re, (PCRE2_SPTR)text, len, pos, 0, md, mc);
+        if (m == PCRE2_ERROR_JIT_STACKLIMIT) m = pcre2_match(b->re, (PCRE2_SPTR)text, len, pos, PCRE2_NO_JIT, md, mc);
         size_t ms = len, me = len;
         if (m >= 0) {
             PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
@@ -769,6 +778,8 @@ int andrea_tok_bpe_encode(const tok_bpe *b, const char *text, size_t len, int *i
     rc = 0;
 out:
     pcre2_match_data_free(md);
+    pcre2_jit_stack_free(js);
+    pcre2_match_context_free(mc);
     free(ibuf);
     free(s.heap);
     free(s.deferred);
