@@ -32,7 +32,7 @@ typedef struct {
 
 typedef struct {
     char name[64];      /* suite = class name */
-    char source[256];   /* "builtin" or the probe file path */
+    char source[4096];  /* "builtin" or the probe file path (whole: a path the system opened fits) */
     uint64_t seed;      /* generator seed (0 for files) */
     probe_item *items;
     int n_items;

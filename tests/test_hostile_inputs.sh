@@ -174,6 +174,17 @@ expect 1 probe_file_that_is_a_device_is_refused '/dev/zero: a device or socket, 
 # a stream without newlines (a pipe of NUL bytes) stops at the first over-long line
 expect 1 probe_stream_without_newlines_stops_at_the_line_limit 'line longer than [0-9]+ bytes' \
   dump "$tmp/byte.bin" --probes <(exec cat /dev/zero) --out "$tmp/pn.h5" --device cpu --quiet
+# the dump records a long probe file path whole (it was cut at 255 bytes, mid-character)
+long_dir="$tmp/$(printf 'ü%.0s' {1..90})/$(printf 'd%.0s' {1..100})"
+mkdir -p "$long_dir"
+echo '{"suite":"prev_token","tokens":[1,2,3]}' >"$long_dir/p.jsonl"
+if "$A" dump "$tmp/byte.bin" --probes "$long_dir/p.jsonl" --out "$tmp/longsrc.h5" --device cpu --quiet 2>/dev/null &&
+  src=$(/usr/bin/python3 -c 'import h5py, sys; v = h5py.File(sys.argv[1])["prev_token"].attrs["source"]; print(v.decode() if isinstance(v, bytes) else v)' "$tmp/longsrc.h5" 2>&1) &&
+  [[ $src == "$long_dir/p.jsonl" ]]; then
+  ok "dump_records_a_long_probe_path_whole"
+else
+  bad dump_records_a_long_probe_path_whole "${src:-dump failed}"
+fi
 # endless streams end: of malformed lines (after 1000 of them), of blank lines (at the line limit)
 expect 1 probe_stream_of_bad_lines_stops_after_1000 '1000 malformed lines; the rest was not read' \
   dump "$tmp/byte.bin" --probes <(exec yes) --out "$tmp/py.h5" --device cpu --quiet
