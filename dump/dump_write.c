@@ -86,8 +86,17 @@ void andrea_dump_options_init(andrea_dump_options *o) {
 
 /* ---- validation ---- */
 
+/* The root attribute "suites" (the names, comma-separated) is an HDF5 compact attribute: with its
+ * header it must stay under 64 KiB. */
+#define SUITE_LIST_MAX_BYTES 60000
+
 static int check_suites(const andrea_model *m, const probe_suite *s, int n, ae_error *err) {
     if (n < 1) return andrea_fail(err, "%s: no probe suites to dump", m->path);
+    size_t list = 0;
+    for (int i = 0; i < n; i++) list += strlen(s[i].name) + 1;
+    if (list > SUITE_LIST_MAX_BYTES)
+        return andrea_fail(err, "%s: the %d suite names take %zu bytes together, a dump holds at most %d (shorter names "
+                           "or fewer suites)", s[0].source, n, list - 1, SUITE_LIST_MAX_BYTES);
     for (int i = 0; i < n; i++) {
         const char *name = s[i].name;
         if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))

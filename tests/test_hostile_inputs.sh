@@ -185,6 +185,14 @@ if "$A" dump "$tmp/byte.bin" --probes "$long_dir/p.jsonl" --out "$tmp/longsrc.h5
 else
   bad dump_records_a_long_probe_path_whole "${src:-dump failed}"
 fi
+# 1024 suites of 63-character names pass the loader but not an HDF5 attribute: refused up front
+/usr/bin/python3 -c '
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(1024): f.write(json.dumps({"suite": "s%04d" % i + "x" * 58, "tokens": [1, 2, 3], "targets": [[1, [0]]]}) + "\n")
+' "$tmp/long_names.jsonl"
+expect 1 suite_names_past_the_dump_attribute_are_refused 'suite names take 65535 bytes together, a dump holds at most 60000' \
+  dump "$tmp/byte.bin" --probes "$tmp/long_names.jsonl" --out "$tmp/ln.h5" --device cpu --quiet
 # endless streams end: of malformed lines (after 1000 of them), of blank lines (at the line limit)
 expect 1 probe_stream_of_bad_lines_stops_after_1000 '1000 malformed lines; the rest was not read' \
   dump "$tmp/byte.bin" --probes <(exec yes) --out "$tmp/py.h5" --device cpu --quiet
