@@ -202,6 +202,20 @@ static void forward_options(andrea_dump_options *dopt, const analyze_args *aa, c
 /* scored != NULL (a series): score, classify and write the catalog only, and hand the report's
  * collected maps over in *scored; the series loop (analyze_series.c) renders once every
  * checkpoint is scored. */
+/* The --probes suites for model m, whose tokenizer tok is (NULL: it failed to open, err says why):
+ * from the probe stream's bytes a series kept, else as the option says. */
+static int load_probes(const analyze_args *aa, const andrea_tokenizer *tok, const andrea_model *m,
+                       probe_suite **suites, int *n_suites, ae_error *err) {
+    const andrea_config *cfg = &m->cfg;
+    /* token-id probe files work without a tokenizer, when the model has none at all */
+    if (!tok && !(andrea_probe_spec_is_file(aa->probes) && andrea_tokenizer_absent(cfg->vocab_size, m->dir, aa->tok_dir)))
+        return -1;
+    if (aa->probe_bytes)
+        return andrea_probe_file_load_bytes(aa->probes, aa->probe_bytes, aa->probe_len, tok, cfg->vocab_size,
+                                            cfg->max_seq_len, suites, n_suites, err);
+    return andrea_probe_suites_load(aa->probes, tok, cfg->vocab_size, cfg->max_seq_len, &aa->po, suites, n_suites, err);
+}
+
 static int analyze_one(const char *ckpt, const char *report_dir, const analyze_args *aa,
                        const andrea_classify_options *copt, int index, analyze_scored *scored, ae_error *err) {
     const double t_start = andrea_now_seconds();
@@ -218,15 +232,8 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     char name[256], dump_path[4400], db_path[4400], hex[65], tok_desc[4200];
     if (andrea_model_load(&m, ckpt, err)) return -1;
     tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, aa->tok_dir, err);
-    /* Token-id probe files work without a tokenizer, when the model has none at all */
-    if (!tok && !(andrea_probe_spec_is_file(aa->probes) && andrea_tokenizer_absent(m.cfg.vocab_size, m.dir, aa->tok_dir)))
-        goto out;
+    if (load_probes(aa, tok, &m, &suites, &n_suites, err)) goto out;
     snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
-    if (aa->probe_bytes ? andrea_probe_file_load_bytes(aa->probes, aa->probe_bytes, aa->probe_len, tok, m.cfg.vocab_size,
-                                                       m.cfg.max_seq_len, &suites, &n_suites, err)
-                        : andrea_probe_suites_load(aa->probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &aa->po, &suites,
-                                                   &n_suites, err))
-        goto out;
     const double t_load = andrea_now_seconds() - t_start;
     run_name_and_dump(ckpt, index, aa, name, sizeof name, dump_path, sizeof dump_path);
     const int dumping = aa->dump_file || aa->keep_dumps;
