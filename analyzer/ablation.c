@@ -10,41 +10,8 @@
 #include "../probes/classes.h"
 #include "classify.h"
 
-/* Cross-entropy of one logits row [V] toward token y, in double. */
-static double row_loss(const float *row, int V, int y) {
-    float mx = row[0];
-    for (int v = 1; v < V; v++)
-        if (row[v] > mx) mx = row[v];
-    double z = 0;
-    for (int v = 0; v < V; v++) z += exp((double)row[v] - mx);
-    return -((double)row[y] - mx - log(z));
-}
-
-/* Mean cross-entropy at the loss positions; logits: [B, T, V]. The rows are independent: they
- * run on every OpenMP thread (a GPT-2 vocabulary makes each row 50k exps: this was most of the
- * causal check's time), and are summed in position order, so the result does not depend on the
- * number of threads. */
-static double mean_loss(const float *logits, const int *tokens, const unsigned char *use, int B, int T, int V) {
-    const long rows = (long)B * T;
-    double *loss = malloc(sizeof(double) * (size_t)(rows > 0 ? rows : 1));
-#pragma omp parallel for schedule(dynamic, 4) if (loss)
-    for (long r = 0; r < rows; r++) {
-        const int q = (int)(r % T);
-        if (loss && q + 1 < T && use[r]) loss[r] = row_loss(logits + (size_t)r * (size_t)V, V, tokens[r + 1]);
-    }
-    double sum = 0;
-    long n = 0;
-    for (long r = 0; r < rows; r++) {
-        if (r % T + 1 >= T || !use[r]) continue;
-        sum += loss ? loss[r] : row_loss(logits + (size_t)r * (size_t)V, V, tokens[r + 1]);
-        n++;
-    }
-    free(loss);
-    return n ? sum / (double)n : NAN;
-}
-
-/* Mean of the engine's token losses at the loss positions (in position order, like mean_loss);
- * NaN when there is none. *bad = 1 when a used loss is not finite (the forward overflowed). */
+/* Mean of the engine's token losses at the loss positions, in position order; NaN when there is
+ * none. *bad = 1 when a used loss is not finite (the forward overflowed). */
 static double mean_token_loss(const float *loss, const unsigned char *use, int B, int T, int *bad) {
     double sum = 0;
     long n = 0;
@@ -124,11 +91,16 @@ static void resume_buffers(size_t bt, const andrea_config *cfg, float **inputs, 
     }
 }
 
-/* Heads ablated in one forward of the batched check: every wanted head (at most
+/* Heads ablated in one forward of the batched check. On a GPU: every wanted head (at most
  * ABLATE_HEADS_PER_FORWARD) while K copies of the B items fit in a quarter of the GPU's free memory
- * (activations and logits, ~T (12 C + V) floats a sequence); the engine is grown to that batch
- * where it can be, else K is what its batch holds. */
+ * (activations and logits, ~T (12 C + V) floats a sequence). On the CPU, whose forwards run layer
+ * by layer from the clean forward's head outputs: the heads of one layer at most, and at most
+ * ABLATE_CPU_ROWS rows: its matmuls run in blocks of rows, and once there are a few blocks per
+ * thread a bigger batch gains nothing (the bundled model's check took 2.6 s with one forward per
+ * head, 4 items of ~128 tokens, and 1.9 s with the 8 heads of a layer in one: bench/RESULTS.md).
+ * The engine is grown to that batch where it can be, else K is what its batch holds. */
 #define ABLATE_HEADS_PER_FORWARD 64
+#define ABLATE_CPU_ROWS 4096
 static int heads_per_forward(andrea_engine *e, const andrea_config *cfg, const unsigned char *want, int B, int T) {
     const int NH = cfg->n_layer * cfg->n_head;
     int K = 0;
@@ -136,8 +108,13 @@ static int heads_per_forward(andrea_engine *e, const andrea_config *cfg, const u
     if (K > ABLATE_HEADS_PER_FORWARD) K = ABLATE_HEADS_PER_FORWARD;
     size_t free_bytes;
     const double per_seq = (double)T * (12.0 * cfg->d_model + cfg->vocab_size) * sizeof(float);
-    if (andrea_cuda_free_memory(&free_bytes) == 0 && (double)K * B * per_seq > (double)free_bytes / 4)
+    if (!andrea_engine_has_gpu(e)) {
+        if (K > cfg->n_head) K = cfg->n_head;
+        if ((double)K * B * T > ABLATE_CPU_ROWS) K = (int)(ABLATE_CPU_ROWS / ((double)B * T));
+    } else if (andrea_cuda_free_memory(&free_bytes) == 0 && (double)K * B * per_seq > (double)free_bytes / 4) {
         K = (int)((double)free_bytes / 4 / per_seq / B);
+    }
+    if (K < 1) K = 1;
     ae_error ignored;
     if (K * B > andrea_engine_max_batch(e) && andrea_engine_reserve_batch(e, K * B, &ignored) != 0)
         K = andrea_engine_max_batch(e) / B; /* out of memory: the batch it has */
@@ -178,65 +155,39 @@ typedef struct {
     unsigned char *in_mean; /* [NH] the heads of the mean (the same for every suite) */
 } ablation_group;
 
-/* Member m's mean loss of one forward's output: the engine's token losses [B*T] or logits
- * [B*T, V]. */
-static double member_loss(const ablation_group *g, const ablation_member *m, const float *token_loss,
-                          const float *logits, const int *tokens, int V, int *bad) {
-    return token_loss ? mean_token_loss(token_loss, m->use, g->B, g->T, bad)
-                      : mean_loss(logits, tokens, m->use, g->B, g->T, V);
-}
-
-/* Head i's delta for every member that wants it, from the forward with i ablated. */
-static void store_deltas(const ablation_group *g, int i, const float *token_loss, const float *logits,
-                         const int *tokens, int V) {
+/* Head i's delta for every member that wants it, from the token losses [B*T] of the forward with
+ * i ablated. */
+static void store_deltas(const ablation_group *g, int i, const float *token_loss) {
     int bad = 0;
     for (int k = 0; k < g->n_members; k++) {
         const ablation_member *m = &g->m[k];
-        if (m->want[i]) m->s->heads[i].ablation_delta = member_loss(g, m, token_loss, logits, tokens, V, &bad) - m->clean;
+        if (m->want[i]) m->s->heads[i].ablation_delta = mean_token_loss(token_loss, m->use, g->B, g->T, &bad) - m->clean;
     }
-}
-
-/* Each wanted head's delta, one forward each; resumed at the head's layer where the engine saved
- * the clean forward's layers (layer_inputs, layer_heads non-NULL). */
-static int ablate_one_by_one(andrea_engine *e, andrea_forward_io *io, unsigned char *ablate, const ablation_group *g,
-                             const float *layer_inputs, const float *layer_heads, const andrea_config *cfg,
-                             ae_error *err) {
-    const int H = cfg->n_head, NH = cfg->n_layer * H;
-    const size_t bt = (size_t)io->B * (size_t)io->T;
-    io->ablate = ablate;
-    for (int i = 0; i < NH; i++) {
-        if (!g->want[i]) continue;
-        memset(ablate, 0, (size_t)NH);
-        ablate[i] = 1;
-        const int from = layer_inputs ? i / H : 0; /* the head's layer, where resuming is possible */
-        io->resume_layer = from;
-        io->resume_x = from > 0 ? layer_inputs + (size_t)from * bt * (size_t)cfg->d_model : NULL;
-        io->resume_heads = layer_heads ? layer_heads + (size_t)from * bt * (size_t)cfg->d_model : NULL;
-        if (andrea_engine_forward(e, io, err)) return -1;
-        store_deltas(g, i, io->token_loss, io->logits, io->tokens, cfg->vocab_size);
-    }
-    return 0;
 }
 
 /* Each wanted head's delta, K heads a forward (engines with can_ablate_per_seq): the batch holds K
  * copies of the B items, copy j with its own head ablated, resumed at the chunk's first layer from
  * the clean forward's layer inputs (layer_inputs [L, B, T, C], or NULL: from the embeddings).
- * Each copy's losses are those of a forward of the B items alone, and are averaged in the same
- * order. An engine left unable to run any batch (reserve_batch's worst case) fails the forward
- * with its message. */
+ * With layer_heads ([L, B, T, C]: engines that resume after a layer's attention) a chunk holds
+ * heads of one layer only and resumes after that layer's attention. Each copy's losses are those
+ * of a forward of the B items alone, and are averaged in the same order. An engine left unable to
+ * run any batch (reserve_batch's worst case) fails the forward with its message. */
 static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io, const andrea_config *cfg, int K,
-                             const ablation_group *g, const float *layer_inputs, ae_error *err) {
+                             const ablation_group *g, const float *layer_inputs, const float *layer_heads,
+                             ae_error *err) {
     const int B = clean_io->B, T = clean_io->T;
     const int NH = cfg->n_layer * cfg->n_head, H = cfg->n_head, C = cfg->d_model;
     const size_t bt = (size_t)B * (size_t)T, btc = bt * (size_t)C;
     int *tokens = malloc(sizeof(int) * bt * (size_t)K), *lengths = malloc(sizeof(int) * (size_t)B * (size_t)K);
     int *targets = malloc(sizeof(int) * bt * (size_t)K), *heads = malloc(sizeof(int) * (size_t)NH);
     float *loss = malloc(sizeof(float) * bt * (size_t)K);
-    /* the resume layer's input, once per copy; without the memory, every forward from layer 0 */
+    /* the resume layer's input (and head outputs), once per copy; without the memory, every
+     * forward from layer 0 */
     float *x = layer_inputs ? malloc(sizeof(float) * btc * (size_t)K) : NULL;
+    float *o = layer_heads && x ? malloc(sizeof(float) * btc * (size_t)K) : NULL;
     unsigned char *mask = calloc((size_t)K * (size_t)B, (size_t)NH);
     int ret = -1, n = 0;
-    if (!tokens || !lengths || !targets || !heads || !loss || !mask) {
+    if (!tokens || !lengths || !targets || !heads || !loss || !mask || (layer_heads && !o)) {
         andrea_fail(err, "%s: out of memory for the causal check", g->m[0].s->name);
         goto out;
     }
@@ -254,18 +205,22 @@ static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io
     io.token_loss = loss;
     io.ablate = mask;
     io.ablate_per_seq = 1;
-    for (int c = 0; c < n; c += K) {
-        const int *hc = heads + c, k = n - c < K ? n - c : K, from = x ? hc[0] / H : 0;
+    for (int c = 0, k; c < n; c += k) {
+        const int *hc = heads + c, from = x ? hc[0] / H : 0;
+        for (k = 1; k < K && c + k < n && (!o || hc[k] / H == from);) k++;
         memset(mask, 0, (size_t)K * (size_t)B * (size_t)NH);
         for (int j = 0; j < k; j++)
             for (int b = 0; b < B; b++) mask[((size_t)j * B + b) * (size_t)NH + (size_t)hc[j]] = 1;
         for (int j = 0; j < k && from > 0; j++)
             memcpy(x + (size_t)j * btc, layer_inputs + (size_t)from * btc, sizeof(float) * btc);
+        for (int j = 0; j < k && o; j++)
+            memcpy(o + (size_t)j * btc, layer_heads + (size_t)from * btc, sizeof(float) * btc);
         io.B = k * B;
         io.resume_layer = from;
         io.resume_x = from > 0 ? x : NULL;
+        io.resume_heads = o;
         if (andrea_engine_forward(e, &io, err)) goto out;
-        for (int j = 0; j < k; j++) store_deltas(g, hc[j], loss + (size_t)j * bt, NULL, NULL, cfg->vocab_size);
+        for (int j = 0; j < k; j++) store_deltas(g, hc[j], loss + (size_t)j * bt);
     }
     ret = 0;
 out:
@@ -275,68 +230,60 @@ out:
     free(heads);
     free(loss);
     free(x);
+    free(o);
     free(mask);
     return ret;
 }
 
 /* The clean forward, then every wanted head's ablated forwards, of one group whose items are in
- * tokens/lengths and loss positions in use (any member's). */
+ * tokens/lengths and loss positions in use (any member's). The engines compute the losses where
+ * the logits are (token_loss) and ablate a head per copy of the items (ablate_per_seq). */
 static int run_group(andrea_engine *e, const andrea_config *cfg, ablation_group *g, int *tokens, int *lengths,
                      const unsigned char *use, ae_error *err) {
-    const int NH = cfg->n_layer * cfg->n_head, H = cfg->n_head, V = cfg->vocab_size, B = g->B, T = g->T;
-    const size_t bt = (size_t)B * (size_t)T, btv = bt * (size_t)V;
+    const int NH = cfg->n_layer * cfg->n_head, H = cfg->n_head, B = g->B, T = g->T;
+    const size_t bt = (size_t)B * (size_t)T;
     const char *name = g->m[0].s->name;
-    /* Engines that compute the losses where the logits are (the GPU's, the CPU's) hand back [B, T] losses;
-     * the others hand back [B, T, V] logits and the losses are computed here. */
-    const int dev_loss = andrea_engine_can_token_loss(e);
-    float *logits = dev_loss ? NULL : malloc(btv * sizeof(float)), *layer_inputs = NULL, *layer_heads = NULL;
-    float *tloss = dev_loss ? malloc(bt * sizeof(float)) : NULL;
-    int *targets = dev_loss ? malloc(bt * sizeof(int)) : NULL;
-    unsigned char *ablate = calloc((size_t)NH, 1);
+    if (!andrea_engine_can_token_loss(e) || !andrea_engine_can_ablate_per_seq(e))
+        return andrea_fail(err, "%s: the %s engine cannot run the causal check (token losses, a head ablated per "
+                                "sequence)", name, andrea_engine_name(e));
+    float *layer_inputs = NULL, *layer_heads = NULL, *tloss = malloc(bt * sizeof(float));
+    int *targets = malloc(bt * sizeof(int));
     int ret = -1;
-    if (!ablate || (dev_loss ? !tloss || !targets : !logits)) {
+    if (!tloss || !targets) {
         andrea_fail(err, "%s: out of memory for the causal check", name);
         goto out;
     }
-    /* a GPU engine ablates as many heads in one forward as its batch holds copies of the items */
-    const int batched = dev_loss && andrea_engine_can_ablate_per_seq(e);
-    const int K = batched ? heads_per_forward(e, cfg, g->want, B, T) : 1;
-    if (andrea_engine_can_resume(e) && (!batched || some_chunk_resumes(g->want, NH, H, K)))
-        resume_buffers(bt, cfg, &layer_inputs, andrea_engine_can_resume_heads(e) && !batched ? &layer_heads : NULL);
+    const int K = heads_per_forward(e, cfg, g->want, B, T);
+    const int heads = andrea_engine_can_resume_heads(e);
+    if (andrea_engine_can_resume(e) && (heads || some_chunk_resumes(g->want, NH, H, K)))
+        resume_buffers(bt, cfg, &layer_inputs, heads ? &layer_heads : NULL);
     andrea_forward_io io = {0};
     io.B = B;
     io.T = T;
     io.tokens = tokens;
     io.lengths = lengths;
-    io.logits = logits;
     io.layer_inputs = layer_inputs;
     io.layer_heads = layer_heads;
-    if (dev_loss) {
-        for (size_t r = 0; r < bt; r++) targets[r] = (r % (size_t)T) + 1 < (size_t)T && use[r] ? tokens[r + 1] : -1;
-        io.loss_targets = targets;
-        io.token_loss = tloss;
-    }
+    for (size_t r = 0; r < bt; r++) targets[r] = (r % (size_t)T) + 1 < (size_t)T && use[r] ? tokens[r + 1] : -1;
+    io.loss_targets = targets;
+    io.token_loss = tloss;
     if (andrea_engine_forward(e, &io, err)) goto out;
     io.layer_inputs = NULL;
     io.layer_heads = NULL;
     /* A forward that overflowed float32 (the CPU engine refuses it itself; a GPU's shows here)
      * would make every loss and delta NaN, stored as if nothing had been measured. */
     int bad = 0;
-    for (int k = 0; k < g->n_members; k++) g->m[k].clean = member_loss(g, &g->m[k], tloss, logits, tokens, V, &bad);
-    if (bad || (!dev_loss && ae_any_nonfinite(logits, btv))) {
+    for (int k = 0; k < g->n_members; k++) g->m[k].clean = mean_token_loss(tloss, g->m[k].use, B, T, &bad);
+    if (bad) {
         andrea_fail(err, "%s: causal check: the forward overflows float32 (non-finite logits): the checkpoint's weights are "
                      "far outside a trained model's range", name);
         goto out;
     }
-    if (batched ? ablate_in_batches(e, &io, cfg, K, g, layer_inputs, err)
-                : ablate_one_by_one(e, &io, ablate, g, layer_inputs, layer_heads, cfg, err))
-        goto out;
+    if (ablate_in_batches(e, &io, cfg, K, g, layer_inputs, layer_heads, err)) goto out;
     ret = 0;
 out:
-    free(logits);
     free(tloss);
     free(targets);
-    free(ablate);
     free(layer_inputs);
     free(layer_heads);
     return ret;

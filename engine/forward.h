@@ -38,8 +38,8 @@ typedef struct {
     const int *tokens;     /* [B, T] */
     const int *lengths;    /* [B], or NULL = every sequence is T long */
     const unsigned char *ablate; /* [L*H] or NULL; with ablate_per_seq: [B, L*H] */
-    /* 1: ablate holds a mask for each sequence (engines with can_ablate_per_seq: the CUDA one), so
-     * one forward of K copies of the causal check's items ablates K different heads */
+    /* 1: ablate holds a mask for each sequence (engines with can_ablate_per_seq: the CUDA and the
+     * CPU one), so one forward of K copies of the causal check's items ablates K different heads */
     int ablate_per_seq;
     float *attn;           /* [B, L, H, T, T] or NULL */
     float *head_out;       /* [B, L, H, T, C] or NULL */

@@ -54,6 +54,20 @@
 #include "../common/finite.h"
 #include "blas_core.h"
 
+/* The loops around the matmuls (GELU, LayerNorm, the softmax, the heads' norms and DLA) are
+ * compiled three times, for AVX-512 (x86-64-v4), AVX2 + FMA (x86-64-v3) and baseline x86-64, and
+ * the loader picks the widest the CPU runs (GCC's target_clones: an ifunc resolved once). Baseline
+ * SSE2 code was ~10% of an analysis of the bundled model on an AVX-512 machine; the clones took
+ * analyze from 6.05 s to 5.25 s there (bench/RESULTS.md). The build turns FMA contraction off for
+ * this file (CMakeLists.txt), so every elementwise result is the baseline code's, bit for bit;
+ * only sums across SIMD lanes (a softmax row's total, LayerNorm's mean and variance, a norm) are
+ * added in another order, a few float ulps. Other compilers get the baseline code. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__x86_64__) && defined(__linux__)
+#define SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SIMD_CLONES
+#endif
+
 /* OpenBLAS's thread control (declared in its cblas.h); other CBLAS builds get no-ops. */
 #ifdef OPENBLAS_VERSION
 static int blas_threads_get(void) { return openblas_get_num_threads(); }
@@ -212,7 +226,7 @@ typedef struct {
  * cut into blocks of LINEAR_BLOCK rows (of columns when rows are few, e.g. logits of a short
  * sequence against a large vocabulary); each block normalises its rows, sets the bias, runs a
  * single-threaded sgemm and applies GELU. Called outside OpenMP regions. */
-static void linear(int n_threads, const linear_step *s) {
+SIMD_CLONES static void linear(int n_threads, const linear_step *s) {
     const int M = s->M, N = s->N, K = s->K;
     const int by_rows = M >= N || M >= 4 * LINEAR_BLOCK;
     const int extent = by_rows ? M : N;
@@ -267,7 +281,7 @@ static void linear(int n_threads, const linear_step *s) {
  * slow as all the model's matmuls together at T = 512. P is written straight into io->attn when
  * requested (row t of map (b, l, h) has stride T), else into this thread's scratch; rows of padded
  * queries (t >= len) are zeroed afterwards. */
-static void attention(cpu_engine *e, const andrea_forward_io *io, int l) {
+SIMD_CLONES static void attention(cpu_engine *e, const andrea_forward_io *io, int l) {
     const andrea_config *c = &e->m->cfg;
     const int B = io->B, T = io->T, H = c->n_head, hd = c->head_dim, C = c->d_model, L = c->n_layer;
     const int C3 = 3 * C;
@@ -312,10 +326,16 @@ static void attention(cpu_engine *e, const andrea_forward_io *io, int l) {
     }
 }
 
+/* The ablation mask [L*H] of sequence b: one for the whole batch, or its own (ablate_per_seq);
+ * NULL when nothing is ablated. */
+static const unsigned char *ablation_mask(const andrea_forward_io *io, int b, int L, int H) {
+    return io->ablate ? io->ablate + (io->ablate_per_seq ? (size_t)b * L * H : 0) : NULL;
+}
+
 /* Per-head W_O contributions of layer l (before ablation zeroes o), OpenMP over (b, h): per item one
  * single-threaded sgemm contrib[T, C] = o[b, :, h*hd:(h+1)*hd] · attprojw[:, h*hd:(h+1)*hd]ᵀ (no bias),
  * then norms and the un-normalised DLA (c · gdir; divided by the final sigma at the end). */
-static void head_contributions(cpu_engine *e, const andrea_forward_io *io, int l) {
+SIMD_CLONES static void head_contributions(cpu_engine *e, const andrea_forward_io *io, int l) {
     const andrea_config *c = &e->m->cfg;
     const int B = io->B, T = io->T, H = c->n_head, hd = c->head_dim, C = c->d_model, L = c->n_layer;
     const float *wo = e->m->p.attprojw + (size_t)l * C * C; /* [C out, C in] */
@@ -327,7 +347,8 @@ static void head_contributions(cpu_engine *e, const andrea_forward_io *io, int l
         /* [T, C]: straight into head_out when requested, else this thread's scratch */
         float *dst = io->head_out ? io->head_out + map * T * C
                                   : e->contrib + (size_t)omp_get_thread_num() * e->max_T * C;
-        const int ablated = io->ablate && io->ablate[(size_t)l * H + h];
+        const unsigned char *mask = ablation_mask(io, b, L, H);
+        const int ablated = mask && mask[(size_t)l * H + h];
         if (ablated) {
             if (io->head_out) memset(dst, 0, (size_t)T * C * sizeof(float));
         } else {
@@ -361,7 +382,7 @@ static void head_contributions(cpu_engine *e, const andrea_forward_io *io, int l
 /* gdir[b, t, :] = lnfw ⊙ (wte[y] - mean_v wte[v]) with its mean over C removed, y = tokens[b, t+1].
  * Then dla = c · gdir / sigma equals forward.h's sum_i (c_i - mean c)/sigma * lnfw_i * u_i, because
  * sum_i (c_i - mean c) g_i = sum_i c_i (g_i - mean g). Zero where there is no next token. */
-static void dla_directions(cpu_engine *e, const andrea_forward_io *io) {
+SIMD_CLONES static void dla_directions(cpu_engine *e, const andrea_forward_io *io) {
     const andrea_model *m = e->m;
     const int B = io->B, T = io->T, C = m->cfg.d_model;
 #pragma omp parallel for schedule(static)
@@ -456,10 +477,12 @@ static void block(cpu_engine *e, const andrea_forward_io *io, int l, int n_rows)
     }
     if (io->layer_heads) memcpy(io->layer_heads + (size_t)l * BT * C, e->o, BT * C * sizeof(float));
     if (io->head_out || io->head_out_norm || io->head_dla) head_contributions(e, io, l);
-    if (io->ablate) {
+    for (int b = 0; io->ablate && b < B; b++) {
+        const unsigned char *mask = ablation_mask(io, b, e->m->cfg.n_layer, H);
         for (int h = 0; h < H; h++) {
-            if (!io->ablate[(size_t)l * H + h]) continue;
-            for (size_t bt = 0; bt < BT; bt++) memset(e->o + bt * C + (size_t)h * hd, 0, (size_t)hd * sizeof(float));
+            if (!mask[(size_t)l * H + h]) continue;
+            for (size_t bt = (size_t)b * T; bt < (size_t)(b + 1) * T; bt++)
+                memset(e->o + bt * C + (size_t)h * hd, 0, (size_t)hd * sizeof(float));
         }
     }
     const int M = n_rows;
@@ -583,6 +606,53 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     return 0;
 }
 
+/* The scratch whose size is the batch's (x, ln, big, o, gdir, sigma, loss_rows) for max_B sequences of
+ * e->max_T tokens: allocated whole, then swapped in, so a failure leaves the engine as it was. */
+static int alloc_batch_scratch(cpu_engine *e, int max_B, ae_error *err) {
+    const andrea_model *m = e->m;
+    /* BLAS takes int dimensions and the loops index B*T and B*H with int */
+    if ((size_t)max_B * (size_t)e->max_T > INT_MAX || (size_t)max_B * (size_t)m->cfg.n_head > INT_MAX)
+        return andrea_fail(err, "%s: CPU engine batch %d x length %d is too large", m->path, max_B, e->max_T);
+    const size_t BT = (size_t)max_B * e->max_T, C = (size_t)m->cfg.d_model;
+    float *x = NULL, *ln = NULL, *big = NULL, *o = NULL, *gdir = NULL, *sigma = NULL;
+    int *loss_rows = NULL;
+    if (!(x = alloc_floats(BT, C, m->path, "residual", err)) || !(ln = alloc_floats(BT, C, m->path, "layernorm", err)) ||
+        !(big = alloc_floats(BT, 4 * C, m->path, "qkv/mlp", err)) ||
+        !(o = alloc_floats(BT, C, m->path, "head outputs", err)) ||
+        !(gdir = alloc_floats(BT, C, m->path, "DLA directions", err)) ||
+        !(sigma = alloc_floats(BT, 1, m->path, "final sigma", err)) || !(loss_rows = alloc_ints(BT, m->path, err))) {
+        free(x);
+        free(ln);
+        free(big);
+        free(o);
+        free(gdir);
+        free(sigma);
+        return -1;
+    }
+    free(e->x);
+    free(e->ln);
+    free(e->big);
+    free(e->o);
+    free(e->gdir);
+    free(e->sigma);
+    free(e->loss_rows);
+    e->x = x;
+    e->ln = ln;
+    e->big = big;
+    e->o = o;
+    e->gdir = gdir;
+    e->sigma = sigma;
+    e->loss_rows = loss_rows;
+    e->max_B = e->base.max_B = max_B;
+    return 0;
+}
+
+/* Grows the batch (the batched causal check's K copies of its items); never shrinks it. */
+static int cpu_reserve_batch(andrea_engine *base, int max_B, ae_error *err) {
+    cpu_engine *e = (cpu_engine *)base;
+    return max_B <= e->max_B ? 0 : alloc_batch_scratch(e, max_B, err);
+}
+
 andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err) {
     const andrea_config *c = &m->cfg;
     if (max_B <= 0 || max_T <= 0) {
@@ -591,11 +661,6 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
     }
     if (max_T > c->max_seq_len) {
         andrea_fail(err, "%s: max_T %d exceeds the model's max_seq_len %d", m->path, max_T, c->max_seq_len);
-        return NULL;
-    }
-    /* BLAS takes int dimensions and the loops index B*T and B*H with int */
-    if ((size_t)max_B * (size_t)max_T > INT_MAX || (size_t)max_B * (size_t)c->n_head > INT_MAX) {
-        andrea_fail(err, "%s: CPU engine batch %d x length %d is too large", m->path, max_B, max_T);
         return NULL;
     }
     cpu_engine *e = calloc(1, sizeof *e);
@@ -610,24 +675,17 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
     e->base.can_resume = 1;
     e->base.can_resume_heads = 1;
     e->base.can_token_loss = 1;
-    e->base.max_B = max_B;
+    e->base.can_ablate_per_seq = 1;
     e->base.forward = cpu_forward;
+    e->base.reserve_batch = cpu_reserve_batch;
     e->base.close = cpu_close;
     e->m = m;
-    e->max_B = max_B;
     e->max_T = max_T;
     e->n_threads = omp_get_max_threads();
-    const size_t BT = (size_t)max_B * max_T, C = (size_t)c->d_model;
-    if (!(e->wte_mean = alloc_floats(C, 1, m->path, "wte mean", err)) ||
-        !(e->x = alloc_floats(BT, C, m->path, "residual", err)) ||
-        !(e->ln = alloc_floats(BT, C, m->path, "layernorm", err)) ||
-        !(e->big = alloc_floats(BT, 4 * C, m->path, "qkv/mlp", err)) ||
-        !(e->o = alloc_floats(BT, C, m->path, "head outputs", err)) ||
+    const size_t C = (size_t)c->d_model;
+    if (alloc_batch_scratch(e, max_B, err) || !(e->wte_mean = alloc_floats(C, 1, m->path, "wte mean", err)) ||
         !(e->contrib = alloc_floats((size_t)e->n_threads * max_T, C, m->path, "head contributions", err)) ||
-        !(e->gdir = alloc_floats(BT, C, m->path, "DLA directions", err)) ||
-        !(e->sigma = alloc_floats(BT, 1, m->path, "final sigma", err)) ||
-        !(e->scores = alloc_floats((size_t)e->n_threads * ATT_BLOCK, (size_t)max_T, m->path, "attention", err)) ||
-        !(e->loss_rows = alloc_ints(BT, m->path, err))) {
+        !(e->scores = alloc_floats((size_t)e->n_threads * ATT_BLOCK, (size_t)max_T, m->path, "attention", err))) {
         cpu_close(&e->base);
         return NULL;
     }

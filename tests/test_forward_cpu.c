@@ -7,6 +7,7 @@
  * reference on a tiny model: the fp32 rounding of a few dozen-term dot products is ~1e-6); sums of
  * contributions 1e-5 relative (the identity is exact up to fp32 rounding of the W_O products).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -515,8 +516,6 @@ static void test_uninstrumented_run_gives_the_same_logits(void) {
     andrea_model_free(&m);
 }
 
-/* The causal check's shortcut: a forward resumed at layer l from the saved input of layer l, with
- * a head of layer l ablated, gives the same logits, bit for bit, as the whole ablated forward. */
 /* Settings reach the engine as options; the environment is only a developer override, read by
  * andrea_engine_options_init alone (engine/forward.h). */
 static void test_engine_options_read_developer_overrides_in_one_place(void) {
@@ -541,6 +540,8 @@ static void test_engine_options_read_developer_overrides_in_one_place(void) {
     unsetenv("ANDREA_CUDA_SPLIT_QLO");
 }
 
+/* The causal check's shortcut: a forward resumed at layer l from the saved input of layer l, with
+ * a head of layer l ablated, gives the same logits, bit for bit, as the whole ablated forward. */
 static void test_resumed_forward_equals_the_whole_ablated_forward(void) {
     andrea_model m;
     make_model(&m, 3, 4, 32, 257, 257, 48, 21);
@@ -752,6 +753,70 @@ static void test_cpu_token_losses_equal_cross_entropy_of_the_logits(void) {
     andrea_model_free(&m);
 }
 
+/* The CPU's batched causal check: one forward of K copies of the items, copy j with its own head
+ * ablated (ablate_per_seq), resumed after that layer's attention from the saved head outputs,
+ * gives each copy the token losses of a forward of the items alone with that head ablated. The
+ * engine grows to the K copies (reserve_batch), and refuses a batch whose size overflows. */
+static void test_per_sequence_ablation_equals_one_forward_per_head(void) {
+    andrea_model m;
+    make_model(&m, 3, 4, 32, 300, 304, 48, 8);
+    enum { B = 2, T = 40, L = 3, H = 4, C = 32, V = 300, NH = 12, K = 4 };
+    static int tok[K * B * T], tgt[K * B * T], lengths[K * B];
+    static unsigned char mask[K * B * NH];
+    static float saved[L * B * T * C], heads[L * B * T * C], xs[K * B * T * C], os[K * B * T * C];
+    static float batch_loss[K * B * T], one_loss[B * T];
+    random_tokens(tok, B * T, V);
+    lengths[0] = T;
+    lengths[1] = 29;
+    for (int r = 0; r < B * T; r++) tgt[r] = r % 4 != 2 && r % T + 1 < lengths[r / T] ? tok[r + 1] : -1;
+    ae_error err = {{0}};
+    andrea_engine *e = andrea_cpu_engine_open(&m, B, T, &err);
+    CHECK(e && andrea_engine_can_ablate_per_seq(e) && andrea_engine_max_batch(e) == B);
+    if (!e) return;
+    CHECK_MSG(andrea_engine_reserve_batch(e, K * B, &err) == 0 && andrea_engine_max_batch(e) == K * B, "%s", err.msg);
+    CHECK(andrea_engine_reserve_batch(e, INT_MAX, &err) == -1 && strstr(err.msg, "too large") &&
+          andrea_engine_max_batch(e) == K * B);
+    andrea_forward_io clean = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .loss_targets = tgt,
+                               .token_loss = one_loss, .layer_inputs = saved, .layer_heads = heads};
+    CHECK_MSG(andrea_engine_forward(e, &clean, &err) == 0, "%s", err.msg);
+    for (int l = 0; l < L; l++) {
+        const int h_of[K] = {-1, 0, 2, 3}; /* copy j ablates head h_of[j] of layer l (-1: none) */
+        memset(mask, 0, sizeof mask);
+        for (int j = 0; j < K; j++) {
+            memcpy(tok + j * B * T, tok, sizeof(int) * B * T);
+            memcpy(tgt + j * B * T, tgt, sizeof(int) * B * T);
+            memcpy(lengths + j * B, lengths, sizeof(int) * B);
+            memcpy(xs + (size_t)j * B * T * C, saved + (size_t)l * B * T * C, sizeof(float) * B * T * C);
+            memcpy(os + (size_t)j * B * T * C, heads + (size_t)l * B * T * C, sizeof(float) * B * T * C);
+            for (int b = 0; b < B && h_of[j] >= 0; b++) mask[(j * B + b) * NH + l * H + h_of[j]] = 1;
+        }
+        andrea_forward_io batch = {.B = K * B, .T = T, .tokens = tok, .lengths = lengths, .ablate = mask,
+                                   .ablate_per_seq = 1, .loss_targets = tgt, .token_loss = batch_loss,
+                                   .resume_layer = l, .resume_x = l ? xs : NULL, .resume_heads = os};
+        CHECK_MSG(andrea_engine_forward(e, &batch, &err) == 0, "%s", err.msg);
+        for (int j = 0; j < K; j++) {
+            unsigned char single[NH] = {0};
+            if (h_of[j] >= 0) single[l * H + h_of[j]] = 1;
+            andrea_forward_io alone = {.B = B, .T = T, .tokens = tok, .lengths = lengths, .ablate = single,
+                                       .loss_targets = tgt, .token_loss = one_loss};
+            CHECK_MSG(andrea_engine_forward(e, &alone, &err) == 0, "%s", err.msg);
+            double worst = 0;
+            int changed = 0;
+            for (int r = 0; r < B * T; r++) {
+                const float a = batch_loss[(size_t)j * B * T + r], o = one_loss[r];
+                if (isnan(a) != isnan(o)) worst = 1e9;
+                if (isnan(a) || isnan(o)) continue;
+                worst = fmax(worst, fabs((double)a - o));
+                changed |= j > 0 && a != batch_loss[r]; /* an ablation changes the clean copy's losses */
+            }
+            CHECK_MSG(worst <= 1e-6, "layer %d copy %d: batched losses differ from one forward by %g", l, j, worst);
+            CHECK_MSG(j == 0 || changed, "layer %d copy %d: the ablation changed nothing", l, j);
+        }
+    }
+    andrea_engine_close(e);
+    andrea_model_free(&m);
+}
+
 int main(void) {
     RUN(test_forward_matches_naive_double_reference);
     RUN(test_cpu_token_losses_equal_cross_entropy_of_the_logits);
@@ -766,6 +831,7 @@ int main(void) {
     RUN(test_uninstrumented_run_gives_the_same_logits);
     RUN(test_engine_options_read_developer_overrides_in_one_place);
     RUN(test_resumed_forward_equals_the_whole_ablated_forward);
+    RUN(test_per_sequence_ablation_equals_one_forward_per_head);
     RUN(test_results_do_not_depend_on_the_number_of_threads);
     RUN(test_sequence_longer_than_max_T_is_refused);
     RUN(test_batch_larger_than_max_B_is_refused);
