@@ -95,10 +95,12 @@ static void resume_buffers(size_t bt, const andrea_config *cfg, float **inputs, 
  * ABLATE_HEADS_PER_FORWARD) while K copies of the B items fit in a quarter of the GPU's free memory
  * (activations and logits, ~T (12 C + V) floats a sequence). On the CPU, whose forwards run layer
  * by layer from the clean forward's head outputs: the heads of one layer at most, and at most
- * ABLATE_CPU_ROWS rows: its matmuls run in blocks of rows, and once there are a few blocks per
- * thread a bigger batch gains nothing (the bundled model's check took 2.6 s with one forward per
- * head, 4 items of ~128 tokens, and 1.9 s with the 8 heads of a layer in one: bench/RESULTS.md).
- * The engine is grown to that batch where it can be, else K is what its batch holds. */
+ * ABLATE_CPU_ROWS rows: its matmuls run in blocks of 128 rows, and a few blocks per thread keep
+ * both cores busy to the end of each matmul; more rows only cost memory. (The gain is small: the
+ * CPU's matmuls already run near the core's peak; the bundled model's check took 4.01-4.14 s
+ * with one head a forward and 3.90-4.10 s with a layer's 8 heads, side by side on a loaded
+ * 2-core VM: bench/RESULTS.md.) The engine is grown to that batch where it can be, else K is
+ * what its batch holds. */
 #define ABLATE_HEADS_PER_FORWARD 64
 #define ABLATE_CPU_ROWS 4096
 static int heads_per_forward(andrea_engine *e, const andrea_config *cfg, const unsigned char *want, int B, int T) {

@@ -55,13 +55,15 @@
 #include "blas_core.h"
 
 /* The loops around the matmuls (GELU, LayerNorm, the softmax, the heads' norms and DLA) are
- * compiled three times, for AVX-512 (x86-64-v4), AVX2 + FMA (x86-64-v3) and baseline x86-64, and
- * the loader picks the widest the CPU runs (GCC's target_clones: an ifunc resolved once). Baseline
- * SSE2 code was ~10% of an analysis of the bundled model on an AVX-512 machine; the clones took
- * analyze from 6.05 s to 5.25 s there (bench/RESULTS.md). The build turns FMA contraction off for
- * this file (CMakeLists.txt), so every elementwise result is the baseline code's, bit for bit;
- * only sums across SIMD lanes (a softmax row's total, LayerNorm's mean and variance, a norm) are
- * added in another order, a few float ulps. Other compilers get the baseline code. */
+ * compiled three times, for AVX-512F, AVX2 and baseline x86-64 (SSE2), and the loader picks the
+ * widest the CPU runs (GCC's target_clones: an ifunc resolved once; ISA clones, not arch= ones,
+ * into which GCC does not inline exp_f32 and layernorm_row, which have the default target).
+ * GELU alone, in SSE2, was 8% of an analysis of the bundled model on an AVX-512 VM (perf); with
+ * this change and the batched causal check, analyze went from 6.1 to 5.7 s there
+ * (bench/RESULTS.md, 2026-12-02 evening). The build turns FMA contraction off for this file
+ * (CMakeLists.txt), so every elementwise result is the baseline code's, bit for bit; only sums
+ * across SIMD lanes (a softmax row's total, LayerNorm's mean and variance, a norm) are added in
+ * another order, a few float ulps. Other compilers get the baseline code. */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__x86_64__) && defined(__linux__)
 #define SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
