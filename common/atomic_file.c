@@ -70,8 +70,10 @@ void andrea_tmp_install_signals(void) {
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* SIGHUP: the terminal or ssh session closed; SIGPIPE: the reader of stdout went away. Both
+     * end the process as its default does, but without leaving temporaries behind. */
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
 }
 
 int andrea_write_file_atomic(const char *path, const void *data, size_t len, ae_error *err) {

@@ -2,8 +2,8 @@
  *
  * Every file andrea writes (dump, PNG, HTML, catalog copies) is written under a temporary name
  * "<final>.tmp-<pid>" beside the final one and renamed when complete. Temporary names are
- * registered so that SIGINT/SIGTERM removes them before the process dies (andrea_tmp_install_signals,
- * called once by the CLI); SIGKILL leaves a *.tmp-* file but never a partial file under a final name.
+ * registered so that SIGINT, SIGTERM, SIGHUP and SIGPIPE remove them before the process dies
+ * (andrea_tmp_install_signals, called once by the CLI); SIGKILL leaves a *.tmp-* file but never a partial file under a final name.
  * Invariant: at most AE_TMP_MAX temporaries are open at once per process.
  */
 #ifndef ANDREA_ATOMIC_FILE_H
@@ -22,7 +22,7 @@ int andrea_tmp_begin(const char *final_path, char *tmp, size_t cap, ae_error *er
 int andrea_tmp_commit(const char *tmp, const char *final_path, ae_error *err);
 /* Removes tmp (if present) and unregisters it. */
 void andrea_tmp_abort(const char *tmp);
-/* Installs SIGINT/SIGTERM handlers that unlink registered temporaries, then re-raise. */
+/* Installs SIGINT/SIGTERM/SIGHUP/SIGPIPE handlers that unlink registered temporaries, then re-raise. */
 void andrea_tmp_install_signals(void);
 /* Set by the signal handler; long loops poll it to stop cleanly. */
 extern volatile int andrea_interrupted;

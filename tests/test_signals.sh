@@ -2,8 +2,9 @@
 # test_signals — an interrupted `andrea dump` never leaves a partial file under the final name.
 #
 # The dump writes "<out>.tmp-<pid>" and renames it when complete (common/atomic_file.h).
-# - SIGINT and SIGTERM while the temporary file is being written: the process exits non-zero
-#   within a few seconds, no file under the final name, no *.tmp-* left behind.
+# - SIGINT, SIGTERM, SIGHUP (the terminal or ssh session closed) and SIGPIPE (its reader gone)
+#   while the temporary file is being written: the process exits non-zero within a few seconds,
+#   no file under the final name, no *.tmp-* left behind.
 # - SIGKILL (no handler can run): still no file under the final name (the temporary may stay).
 # The run is made long enough to be caught mid-write: a random 4-layer C=256 model (written here
 # with numpy), 64 items per built-in suite in batches of 4. Each case waits for the temporary file
@@ -56,7 +57,7 @@ start_dump() {
 # the time in ms
 now_ms() { date +%s%3N; }
 
-for sig in INT TERM; do
+for sig in INT TERM HUP PIPE; do
     name=sig$sig
     start_dump "$name" || continue
     t0=$(now_ms)
