@@ -2,11 +2,13 @@
 #include "catalog.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -271,9 +273,46 @@ fail:
     return ret;
 }
 
+/* Only a regular file (or none yet) can hold a catalog: SQLite would open a device and leave its
+ * -journal beside it (/dev/null-journal), or fail late on a folder or pipe. */
+static int check_regular_or_absent(const char *path, ae_error *err) {
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return errno == ENOENT ? 0 : andrea_fail(err, "%s: cannot use as a catalog: %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return andrea_fail(err, "%s: not a regular file (a %s): a catalog is an SQLite file; name a new file or an andrea "
+                                "catalog", path, S_ISDIR(sb.st_mode) ? "folder" : S_ISFIFO(sb.st_mode) ? "pipe" : "device or socket");
+    return 0;
+}
+
+int andrea_catalog_check_writable(const char *path, ae_error *err) {
+    struct stat sb;
+    if (!path[0]) return andrea_fail(err, "the catalog's file name is empty");
+    if (check_regular_or_absent(path, err)) return -1;
+    if (stat(path, &sb) != 0 || sb.st_size == 0) return 0; /* a new catalog */
+    sqlite3 *db = NULL;
+    int ret = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return 0; /* unreadable here (no -shm in a read-only folder): the writer's open says why */
+    }
+    SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
+    const int rc = sqlite3_exec(db, "SELECT 1 FROM sqlite_master LIMIT 1", NULL, NULL, NULL);
+    if ((rc & 0xff) == SQLITE_NOTADB) {
+        andrea_fail(err, "%s: not an SQLite database (another kind of file, or a catalog damaged beyond reading); andrea "
+                         "writes only into its own catalogs: name a new file or an andrea catalog", path);
+        goto fail;
+    }
+    ret = rc == SQLITE_OK ? check_catalog_is_ours(db, path, err) : 0; /* busy or other: the writer retries */
+fail:
+    sqlite3_close(db);
+    return ret;
+}
+
 int andrea_catalog_open_rw(const char *path, sqlite3 **out, ae_error *err) {
     sqlite3 *db = NULL;
     *out = NULL;
+    if (check_regular_or_absent(path, err)) return -1;
     int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
         andrea_fail(err, "%s: cannot open catalog: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));

@@ -383,6 +383,9 @@ static int analyze_into(analyze_args *aa, const andrea_classify_options *o, cons
      * there would be replaced (the report checks again itself) */
     if (andrea_mpi_rank() == 0) andrea_out_folder_lock(aa->dir, "analyze", andrea_progress_quiet);
     if (andrea_out_folder_check(aa->dir, OUT_FOLDER_REPORT, &err)) return cli_fail(&err);
+    char db_path[4200];
+    snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
+    if (andrea_catalog_check_writable(db_path, &err)) return cli_fail(&err); /* before the work; it only reads */
     char bundled_path[4096];
     const char *bundled[1] = {bundled_path};
     if (n <= 0 && cli_bundled_model_path(bundled_path, sizeof bundled_path, &err)) return cli_fail(&err);
@@ -493,9 +496,15 @@ int cmd_analyze(int argc, char **argv) {
     if (aa.dump_file && stat(aa.dump_file, &dst) == 0 && S_ISDIR(dst.st_mode)) /* before DIR is made */
         return cli_usage_error("analyze", "--dump names the dump file to write; '%s' is a folder", aa.dump_file);
     if (rules && andrea_rules_load(&o.rules, rules, &err)) return cli_fail(&err);
+    if (!aa.dir[0]) return cli_usage_error("analyze", "--out wants a folder name, not ''");
     const int made = mkdir(aa.dir, 0777) == 0;
     if (!made && errno != EEXIST) {
-        andrea_fail(&err, "%s: %s", aa.dir, strerror(errno));
+        andrea_fail(&err, "%s: cannot make the output folder: %s", aa.dir, strerror(errno));
+        return cli_fail(&err);
+    }
+    struct stat dirst;
+    if (!made && (stat(aa.dir, &dirst) != 0 || !S_ISDIR(dirst.st_mode))) {
+        andrea_fail(&err, "%s: not a folder: --out names the folder of the report and catalog", aa.dir);
         return cli_fail(&err);
     }
     const int rc = analyze_into(&aa, &o, (const char *const *)argv + optind, argc - optind);

@@ -67,6 +67,7 @@ int cmd_circuits(int argc, char **argv) {
     andrea_circuits cs;
     catalog_rows rows;
     char hex[65];
+    if (db && andrea_catalog_check_writable(db, &err)) return cli_fail(&err); /* before the work */
     if (andrea_model_load(&m, ckpt, &err)) return cli_fail(&err);
     int rc = andrea_circuits_compute_on(&m, dev, &cs, &err);
     if (!rc && db) rc = andrea_checkpoint_sha256(&m, hex, &err) || andrea_catalog_circuits_write(db, ckpt, hex, &cs, &err);

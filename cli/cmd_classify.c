@@ -96,6 +96,7 @@ int cmd_classify(int argc, char **argv) {
     if (optind + 1 != argc) return cli_usage_error("classify", "wants exactly one DUMP.h5");
     if (!db) return cli_usage_error("classify", "--db CATALOG is required");
     if (rules && andrea_rules_load(&o.rules, rules, &err)) return cli_fail(&err);
+    if (andrea_catalog_check_writable(db, &err)) return cli_fail(&err); /* before the work (every rank: it only reads) */
     /* A dump the user gives may be crafted to crash HDF5 itself: read it once in a sacrificial
      * child first (dump/dump.h). `andrea analyze` skips this: it classifies its own new file. */
     if (andrea_dump_check_isolated(argv[optind], &err)) return cli_fail(&err);
