@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,21 +101,53 @@ static void stem(const char *path, char *out, size_t cap) {
         }
 }
 
+/* The real path of p, also when its last components do not exist yet (DIR/data before the first
+ * report): the longest existing prefix resolved, the rest appended as written. 0, or -1. */
+static int real_path_of(const char *p, char *out, size_t cap) {
+    char head[4096], real[PATH_MAX];
+    snprintf(head, sizeof head, "%s", p);
+    size_t n = strlen(head);
+    while (n > 0) {
+        if (realpath(head, real)) {
+            const int w = snprintf(out, cap, "%s%s", real, p + n);
+            return w < 0 || (size_t)w >= cap ? -1 : 0;
+        }
+        while (n > 0 && head[n - 1] != '/') n--; /* drop the last component */
+        while (n > 1 && head[n - 1] == '/') n--;
+        head[n] = 0;
+    }
+    return realpath(".", real) && snprintf(out, cap, "%s/%s", real, p) < (int)cap ? 0 : -1;
+}
+
 /* --dump FILE must not be one of the files analyze writes into DIR itself (the catalog, the
- * report's pages): the dump would replace the catalog's runs, or the report the dump. Compared by
- * folder (device and inode, so any spelling of DIR counts) and name. 0 or the usage-error code. */
+ * report's pages) nor lie in a folder of the report (data/, heads/, maps/, ...: cleared and
+ * rewritten by every report): the dump would replace the catalog's runs, or the report the dump.
+ * Compared by real paths, so any spelling of DIR counts. 0 or the usage-error code. */
 static int check_dump_not_in_report(const char *dump, const char *dir) {
     static const char *const ours[] = {"catalog.db", "catalog.db-wal", "catalog.db-shm", "catalog.db-journal",
                                        "index.html", "explore.html", "compare.html"};
-    const char *slash = strrchr(dump, '/'), *base = slash ? slash + 1 : dump;
-    char parent[4096];
-    snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - dump) + (slash == dump) : 1, slash ? dump : ".");
-    struct stat a, b;
-    if (stat(parent, &a) != 0 || stat(dir, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) return 0;
-    for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
-        if (!strcmp(base, ours[i]))
-            return cli_usage_error("analyze", "--dump %s is the %s analyze writes into %s: name the dump otherwise", dump,
-                                   i < 4 ? "catalog" : "report page", dir);
+    static const char *const folders[] = {"assets", "data", "heads", "maps", "overview"};
+    /* the folder resolved, the name kept: renaming the dump over a symlink replaces the link */
+    const char *slash0 = strrchr(dump, '/'), *base = slash0 ? slash0 + 1 : dump;
+    char parent[4096], d[PATH_MAX + 8], f[PATH_MAX + 4096];
+    snprintf(parent, sizeof parent, "%.*s", slash0 ? (int)(slash0 - dump) + (slash0 == dump) : 1, slash0 ? dump : ".");
+    if (!realpath(dir, d) || real_path_of(parent, f, sizeof f - strlen(base) - 2)) return 0;
+    if (strcmp(f, "/")) strcat(f, "/");
+    strcat(f, base);
+    const size_t n = strlen(d);
+    if (strncmp(f, d, n) || f[n] != '/') return 0; /* not inside DIR */
+    const char *rest = f + n + 1, *slash = strchr(rest, '/');
+    if (!slash) {
+        for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
+            if (!strcmp(rest, ours[i]))
+                return cli_usage_error("analyze", "--dump %s is the %s analyze writes into %s: name the dump otherwise",
+                                       dump, i < 4 ? "catalog" : "report page", dir);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++)
+        if ((size_t)(slash - rest) == strlen(folders[i]) && !strncmp(rest, folders[i], (size_t)(slash - rest)))
+            return cli_usage_error("analyze", "--dump %s lies in the report's folder %s/%s, which every report clears and "
+                                   "rewrites: name the dump otherwise", dump, dir, folders[i]);
     return 0;
 }
 

@@ -63,6 +63,14 @@ refuse_dump() { # NAME
 }
 refuse_dump catalog.db
 refuse_dump index.html
+# nor into the report's folders, which every report clears and rewrites (data/meta.js was
+# accepted, then overwritten by the report)
+for f in data/meta.js heads/L0_H0.h5 maps/all.h5; do
+  if "$A" analyze "$m" --out "$tmp/cat1" --probes bos --n 2 --len 16 --ablate-items 0 --dump "$tmp/cat1/$f" --quiet \
+    >/dev/null 2>"$tmp/rd.err"; then bad "--dump DIR/$f" "accepted"
+  elif grep -q "andrea analyze: --dump .*/$f lies in the report's folder" "$tmp/rd.err"; then ok "--dump DIR/$f refused"
+  else bad "--dump DIR/$f" "$(cat "$tmp/rd.err")"; fi
+done
 [[ $(sha256sum <"$tmp/cat1/catalog.db") == "$sum" ]] && ok "the catalog is left as it was" || bad "catalog" "changed"
 # a report and a `show` page never overwrite each other's folder
 "$A" show "$m" "abc" --out "$tmp/cat1" >/dev/null 2>"$tmp/sh.err" && bad "show into a report folder" "accepted" ||
