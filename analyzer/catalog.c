@@ -6,6 +6,7 @@
 #include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include "catalog_sql.h"
 #include "../engine/checkpoint.h"
 #include "../common/printable.h"
+#include "../common/progress.h"
 
 /* The schema. Tables are created inside the writer's transaction, so two first writers racing on
  * a new file cannot see a half-made schema. */
@@ -208,17 +210,34 @@ int andrea_catalog_bind_real_or_null(sqlite3_stmt *st, int i, double v) {
     return isfinite(v) ? sqlite3_bind_double(st, i, v) : sqlite3_bind_null(st, i);
 }
 
-/* Takes the write lock. busy_timeout already waits up to 30 s per attempt; a few more attempts
- * cover a long run of another writer (every run is one transaction of bounded size). */
+/* Takes the write lock. The first attempt does not wait: when another writer holds the lock the
+ * user is told (a run otherwise sat silent for minutes); then busy_timeout waits up to 30 s per
+ * attempt, and CATALOG_LOCK_ATTEMPTS attempts cover a long run of another writer (every run is one
+ * transaction of bounded size): about 5 minutes in all. */
+#define CATALOG_LOCK_ATTEMPTS 10
 int andrea_catalog_begin_immediate(sqlite3 *db, const char *path, ae_error *err) {
-    for (int attempt = 0;; attempt++) {
-        int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-        if (rc == SQLITE_OK) return 0;
-        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || attempt >= 10)
-            return andrea_fail(err, "%s: BEGIN IMMEDIATE failed after %d attempts: %s", path, attempt + 1,
-                           sqlite3_errmsg(db));
-        usleep(100000);
+    SQL_CHECK(path, db, sqlite3_busy_timeout(db, 0), SQLITE_OK);
+    int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
+    if (rc == SQLITE_OK) return 0;
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+        char shown[512];
+        andrea_printable(path, shown, sizeof shown);
+        if (!andrea_progress_quiet)
+            fprintf(stderr, "andrea: another process is writing into the catalog %s; waiting for it (up to %d minutes)\n",
+                    shown, CATALOG_LOCK_ATTEMPTS / 2);
     }
+    for (int attempt = 1; rc == SQLITE_BUSY || rc == SQLITE_LOCKED; attempt++) {
+        if (attempt > CATALOG_LOCK_ATTEMPTS)
+            return andrea_fail(err, "%s: another process held the catalog's write lock for %d minutes: try again when "
+                                    "it is done", path, CATALOG_LOCK_ATTEMPTS / 2);
+        usleep(100000);
+        rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    }
+    if (rc == SQLITE_OK) return 0;
+    return andrea_fail(err, "%s: BEGIN IMMEDIATE failed: %s", path, sqlite3_errmsg(db));
+fail:
+    return -1;
 }
 
 /* Test hook, compiled into test builds only (-DANDREA_TESTING): a SIGKILL at a named point. */

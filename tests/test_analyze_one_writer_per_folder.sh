@@ -56,6 +56,22 @@ waited=$((SECONDS - start))
 wait $holder
 [[ $rc == 0 ]] && grep -q "andrea: another andrea is writing into page; waiting for it" s.err && ((waited >= 1)) &&
   [[ -f page/index.html ]] && ok "show waits for the folder's writer too" || bad "show wait" "exit $rc after ${waited} s: $(cat s.err)"
+# the catalog has one writer too: while another process holds its write lock (a SQLite writer),
+# a run says it waits, waits, and then lands its rows (it used to sit silent for minutes)
+runs_before=$(/usr/bin/python3 -c "import sqlite3; print(sqlite3.connect('out/catalog.db').execute('SELECT count(*) FROM runs').fetchone()[0])")
+/usr/bin/python3 -c "import sqlite3,time; c=sqlite3.connect('out/catalog.db', isolation_level=None); c.execute('BEGIN IMMEDIATE'); open('held', 'w').close(); time.sleep(3)" &
+holder=$!
+for ((i = 0; i < 100; i++)); do [[ -e held ]] && break; sleep 0.1; done
+start=$SECONDS
+"$A" analyze "$M" --out out --probes bos --n 3 --len 16 --ablate-items 0 >c.out 2>c.err
+rc=$?
+waited=$((SECONDS - start))
+wait $holder
+runs_after=$(/usr/bin/python3 -c "import sqlite3; print(sqlite3.connect('out/catalog.db').execute('SELECT count(*) FROM runs').fetchone()[0])")
+[[ $rc == 0 ]] && grep -q "andrea: another process is writing into the catalog out/catalog.db; waiting for it" c.err &&
+  ((waited >= 1 && runs_after > runs_before)) && ok "a run waits for the catalog's writer (${waited} s), then lands its rows" ||
+  bad "catalog wait" "exit $rc after ${waited} s, runs $runs_before -> $runs_after: $(cat c.err)"
+rm -f held
 # no lock file is left in the folder
 [[ -z $(ls -A out | grep -v -E '^(assets|catalog\.db.*|compare\.html|data|explore\.html|heads|index\.html|maps|overview)$') ]] &&
   ok "nothing but the report in the folder" || bad "leftovers" "$(ls -A out)"
