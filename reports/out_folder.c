@@ -35,8 +35,23 @@ int andrea_out_folder_kind(const char *dir) {
     return meta_kind(dir);
 }
 
+/* A folder with an index.html and no sign of andrea (no report's heads/, no data/meta.js mark,
+ * no catalog.db as a series page has) holds someone's own page: `--out .` in a web folder would
+ * replace it. */
+static int holds_foreign_index(const char *dir) {
+    char p[4200];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    if (lstat(p, &st) != 0) return 0;
+    snprintf(p, sizeof p, "%s/catalog.db", dir);
+    return stat(p, &st) != 0;
+}
+
 int andrea_out_folder_check(const char *dir, int writing, ae_error *err) {
     const int kind = andrea_out_folder_kind(dir);
+    if (kind == OUT_FOLDER_NONE && holds_foreign_index(dir))
+        return andrea_fail(err, "%s: holds an index.html that andrea did not write, which this %s would replace: give "
+                                "another folder, or move it away", dir, writing == OUT_FOLDER_SHOW ? "`show` page" : "report");
     if (kind == OUT_FOLDER_NONE || kind == writing) return 0;
     return andrea_fail(err, "%s: holds an andrea %s, whose index.html and data/ this %s would replace: give another folder",
                        dir, kind == OUT_FOLDER_SHOW ? "`show` page" : "report", writing == OUT_FOLDER_SHOW ? "`show` page" : "report");

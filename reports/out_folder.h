@@ -2,7 +2,8 @@
  * compare.html, data/, assets/) into their folder: neither may be written over the other, which
  * left a report's head pages reading the show's data (wrong maps under the report's headings).
  * Job: tell which kind a folder holds, and refuse writing the other kind there.
- * Failure contract: andrea_out_folder_check returns -1 with "DIR: holds an andrea ..." */
+ * Failure contract: andrea_out_folder_check returns -1 with "DIR: holds an andrea ..." or, for a
+ * folder with someone else's index.html, "DIR: holds an index.html that andrea did not write ..." */
 #ifndef ANDREA_OUT_FOLDER_H
 #define ANDREA_OUT_FOLDER_H
 

@@ -81,6 +81,17 @@ done
   bad "analyze into a show folder" "accepted" ||
   { grep -q "shw: holds an andrea .show. page" "$tmp/as.err" && [[ ! -e $tmp/shw/catalog.db ]] &&
     ok "analyze into a show folder refused before any work" || bad "analyze into show" "$(cat "$tmp/as.err")"; }
+# a folder holding someone's own index.html (no andrea report, page or catalog there) is refused
+# before any work, the page untouched (it was replaced: `--out .` in a web folder)
+mkdir -p "$tmp/web" && echo "my page" >"$tmp/web/index.html"
+for cmd in analyze show; do
+  if [[ $cmd == analyze ]]; then args=(analyze "$m" --out "$tmp/web" --probes bos --n 2 --len 16 --ablate-items 0 --quiet)
+  else args=(show "$m" "abc" --out "$tmp/web"); fi
+  "$A" "${args[@]}" >/dev/null 2>"$tmp/web.err" && bad "$cmd into a folder with a foreign index.html" "accepted" ||
+    { grep -q "web: holds an index.html that andrea did not write" "$tmp/web.err" && [[ $(cat "$tmp/web/index.html") == "my page" ]] &&
+      [[ ! -e $tmp/web/catalog.db && ! -e $tmp/web/data ]] && ok "$cmd into a folder with a foreign index.html refused before any work" ||
+      bad "$cmd foreign index" "$(cat "$tmp/web.err")"; }
+done
 # a score is a fraction: a query whose targets cover its whole window scores 1, not the 1.0002
 # of its fp16 map's rounding
 echo '{"suite":"two_tok","tokens":[256,5],"targets":[[1,[0,1]]]}' >"$tmp/whole.jsonl"
