@@ -14,6 +14,7 @@
 #include "../engine/model.h"
 #include "../reports/report_show.h"
 #include "../tokenizer/tokenizer.h"
+#include "../common/strict_input.h"
 #include "cli.h"
 
 /* The page holds every shown head's n(n+1)/2 values; beyond this the browser gets slow. */
@@ -51,11 +52,9 @@ static void usage(FILE *f) {
 }
 
 static char *read_text_file(const char *path, size_t *len, ae_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
+    /* a regular file: a folder read as "read failed", a FIFO without a writer waited forever */
+    FILE *f = andrea_fopen_regular(path, err);
+    if (!f) return NULL;
     char *buf = malloc(SHOW_MAX_TEXT_BYTES + 1);
     if (!buf) {
         fclose(f);

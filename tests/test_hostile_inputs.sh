@@ -268,6 +268,10 @@ expect 1 checkpoint_name_with_a_newline_is_one_line 'missing\?x\.bin: ' info "$t
 [[ $(wc -l <"$tmp/show_nl.err") -eq 1 ]] && grep -q 'open .*/sh?ow/index.html' "$tmp/show_nl.err" &&
   ok "show_names_a_folder_with_a_newline_in_one_line: $(cat "$tmp/show_nl.err")" ||
   bad show_names_a_folder_with_a_newline_in_one_line "$(cat "$tmp/show_nl.err")"
+# show --text-file reads a regular file: a folder was "read failed", a FIFO without a writer hung
+expect 1 show_text_file_that_is_a_folder_is_refused 'not a regular file \(a folder\)' show "$tmp/byte.bin" --text-file "$tmp" --out "$tmp/shf"
+mkfifo "$tmp/text.fifo"
+expect 1 show_text_file_that_is_a_fifo_is_refused 'not a regular file \(a FIFO\)' show "$tmp/byte.bin" --text-file "$tmp/text.fifo" --out "$tmp/shf"
 expect 2 command_name_with_an_escape_is_one_line "andrea: unknown command 'bad\?\[2J'" $'bad\e[2J'
 
 # --- a FIFO as the checkpoint of classify's causal check: refused, never waited on
