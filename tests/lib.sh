@@ -48,3 +48,18 @@ need_python_modules() {
 write_tiny_bin() {
   /usr/bin/python3 "$ANDREA_SRC/tests/tiny_ckpt.py" "$1" --seed "$2" --maxT 48 --H 4 --C 32 --scale 0.3 --ln-ones
 }
+# expect_one_line CODE REGEX ARGS...: `andrea ARGS...` exits CODE with exactly one stderr line
+# matching REGEX (stdout in $tmp/out, stderr in $tmp/err); one ok/bad line.
+expect_one_line() {
+  local code=$1 re=$2
+  shift 2
+  local rc=0
+  "$A" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [[ $rc == "$code" && $lines == 1 ]] && grep -Eq -- "$re" "$tmp/err"; then
+    ok "$* -> exit $rc: $(cat "$tmp/err")"
+  else
+    bad "$*" "exit $rc (want $code), $lines stderr lines: $(cat "$tmp/err")"
+  fi
+}

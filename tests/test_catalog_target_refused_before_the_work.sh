@@ -10,22 +10,6 @@ source "$ANDREA_SRC/tests/lib.sh"
 M=$ANDREA_SRC/models/andrea-bundled.bin
 small=(--n 2 --len 16 --probes bos --quiet)
 
-# expect CODE REGEX CMD...: exit code CODE, exactly one stderr line matching REGEX
-expect() {
-  local code=$1 re=$2
-  shift 2
-  set +e
-  "$A" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  set -e
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  if [[ $rc == "$code" && $lines == 1 ]] && grep -Eq -- "$re" "$tmp/err"; then
-    ok "$* -> exit $rc: $(cat "$tmp/err")"
-  else
-    bad "$*" "exit $rc (want $code), $lines stderr lines: $(cat "$tmp/err")"
-  fi
-}
 # no_dump NAME: the dump of a refused analyze was never written
 no_dump() {
   if compgen -G "$tmp/$1.h5*" >/dev/null; then bad "$1: refused before the work" "a dump was written: $(ls "$tmp" | grep "$1")"
@@ -34,30 +18,30 @@ no_dump() {
 journals_before=$(ls /dev | grep -c -- '-journal$' || true)
 
 mkdir "$tmp/dev" && ln -s /dev/zero "$tmp/dev/catalog.db"
-expect 1 "catalog.db: not a regular file \(a device" analyze "$M" --out "$tmp/dev" --dump "$tmp/dev-dump.h5" "${small[@]}"
+expect_one_line 1 "catalog.db: not a regular file \(a device" analyze "$M" --out "$tmp/dev" --dump "$tmp/dev-dump.h5" "${small[@]}"
 no_dump dev-dump
 mkdir -p "$tmp/dir/catalog.db"
-expect 1 "catalog.db: not a regular file \(a folder\)" analyze "$M" --out "$tmp/dir" --dump "$tmp/dir-dump.h5" "${small[@]}"
+expect_one_line 1 "catalog.db: not a regular file \(a folder\)" analyze "$M" --out "$tmp/dir" --dump "$tmp/dir-dump.h5" "${small[@]}"
 no_dump dir-dump
 mkdir "$tmp/other"
 /usr/bin/python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE notes(x)"); c.commit()' "$tmp/other/catalog.db"
 cp "$tmp/other/catalog.db" "$tmp/other.copy"
-expect 1 "not an andrea catalog" analyze "$M" --out "$tmp/other" --dump "$tmp/other-dump.h5" "${small[@]}"
+expect_one_line 1 "not an andrea catalog" analyze "$M" --out "$tmp/other" --dump "$tmp/other-dump.h5" "${small[@]}"
 no_dump other-dump
 cmp -s "$tmp/other/catalog.db" "$tmp/other.copy" && ok "another application's database is unchanged" || bad "other.db" "changed"
 mkdir "$tmp/text" && printf 'root:x:0:0\n' >"$tmp/text/catalog.db"
-expect 1 "catalog.db: not an SQLite database" analyze "$M" --out "$tmp/text" --dump "$tmp/text-dump.h5" "${small[@]}"
+expect_one_line 1 "catalog.db: not an SQLite database" analyze "$M" --out "$tmp/text" --dump "$tmp/text-dump.h5" "${small[@]}"
 no_dump text-dump
 [[ $(cat "$tmp/text/catalog.db") == root:x:0:0 ]] && ok "a text file named catalog.db is unchanged" || bad "text" "changed"
 printf 'a file\n' >"$tmp/afile"
-expect 1 "afile: not a folder" analyze "$M" --out "$tmp/afile" --dump "$tmp/afile-dump.h5" "${small[@]}"
+expect_one_line 1 "afile: not a folder" analyze "$M" --out "$tmp/afile" --dump "$tmp/afile-dump.h5" "${small[@]}"
 no_dump afile-dump
-expect 2 "--out wants a folder name" analyze "$M" --out '' "${small[@]}"
+expect_one_line 2 "--out wants a folder name" analyze "$M" --out '' "${small[@]}"
 
 "$A" dump "$M" --n 2 --len 16 --probes bos --quiet -o "$tmp/d.h5"
-expect 1 "/dev/null: not a regular file" classify "$tmp/d.h5" --db /dev/null --quiet
-expect 1 "/dev/full: not a regular file" circuits "$M" --db /dev/full --top 1
-expect 1 "not a regular file \(a folder\)" circuits "$M" --db "$tmp/dir/catalog.db" --top 1
+expect_one_line 1 "/dev/null: not a regular file" classify "$tmp/d.h5" --db /dev/null --quiet
+expect_one_line 1 "/dev/full: not a regular file" circuits "$M" --db /dev/full --top 1
+expect_one_line 1 "not a regular file \(a folder\)" circuits "$M" --db "$tmp/dir/catalog.db" --top 1
 journals_after=$(ls /dev | grep -c -- '-journal$' || true)
 [[ $journals_after == "$journals_before" ]] && ok "no -journal file left in /dev" || bad "/dev" "$(ls /dev | grep -- '-journal$')"
 

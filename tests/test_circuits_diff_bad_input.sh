@@ -13,36 +13,20 @@ write_tiny_bin "$tmp/small-step00200.bin" 4
 write_tiny_bin "$tmp/small.bin" 6   # a model named like the series "small"
 /usr/bin/python3 "$ANDREA_SRC/tests/tiny_ckpt.py" "$tmp/wide.bin" --seed 5 --maxT 48 --H 4 --C 64 --scale 0.3 --ln-ones
 
-# expect CODE REGEX CMD...: exit code CODE, exactly one stderr line matching REGEX
-expect() {
-  local code=$1 re=$2
-  shift 2
-  set +e
-  "$A" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  set -e
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  if [[ $rc == "$code" && $lines == 1 ]] && grep -Eq -- "$re" "$tmp/err"; then
-    ok "$* -> exit $rc: $(cat "$tmp/err")"
-  else
-    bad "$*" "exit $rc (want $code), $lines stderr lines: $(cat "$tmp/err")"
-  fi
-}
 
 c=$tmp/small-step00100.bin
-expect 2 "CKPT is required" circuits
-expect 2 "unexpected argument" circuits "$c" "$c"
-expect 2 "--top wants a count" circuits "$c" --top -1
-expect 2 "--top wants a count" circuits "$c" --top many
-expect 2 "format" circuits "$c" --format xml
-expect 2 "--db" circuits "$c" --db
-expect 2 "unknown option|--nope" circuits "$c" --nope
-expect 1 "^andrea: .*nosuch.bin" circuits "$tmp/nosuch.bin"
+expect_one_line 2 "CKPT is required" circuits
+expect_one_line 2 "unexpected argument" circuits "$c" "$c"
+expect_one_line 2 "--top wants a count" circuits "$c" --top -1
+expect_one_line 2 "--top wants a count" circuits "$c" --top many
+expect_one_line 2 "format" circuits "$c" --format xml
+expect_one_line 2 "--db" circuits "$c" --db
+expect_one_line 2 "unknown option|--nope" circuits "$c" --nope
+expect_one_line 1 "^andrea: .*nosuch.bin" circuits "$tmp/nosuch.bin"
 printf 'not a checkpoint' >"$tmp/junk.bin"
-expect 1 "^andrea: .*junk.bin" circuits "$tmp/junk.bin"
+expect_one_line 1 "^andrea: .*junk.bin" circuits "$tmp/junk.bin"
 /usr/bin/python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE notes(x)"); c.commit()' "$tmp/other.db"
-expect 1 "not an andrea catalog" circuits "$c" --db "$tmp/other.db"
+expect_one_line 1 "not an andrea catalog" circuits "$c" --db "$tmp/other.db"
 
 "$A" circuits "$c" --weights --format csv >"$tmp/w.csv"
 [[ $(head -1 "$tmp/w.csv" | tr -d '\r') == "layer,head,copying,prev_pos" && $(wc -l <"$tmp/w.csv") == 9 ]] &&
@@ -55,7 +39,7 @@ expect 1 "not an andrea catalog" circuits "$c" --db "$tmp/other.db"
 # a catalog: two steps of one series, and a checkpoint of another shape
 db=$tmp/c.db
 "$A" circuits "$c" --db "$db" >/dev/null && ok "circuits --db creates a catalog" || bad "circuits --db" "failed"
-expect 2 "--from 'small' matches no checkpoint; the catalog holds: \(no analysed checkpoint\)" \
+expect_one_line 2 "--from 'small' matches no checkpoint; the catalog holds: \(no analysed checkpoint\)" \
   diff --db "$db" --from small --to small
 "$A" circuits "$c" --db "$db" >/dev/null
 n=$(/usr/bin/python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute("SELECT count(*) FROM circuit_runs").fetchone()[0], c.execute("SELECT count(*) FROM head_composition").fetchone()[0], c.execute("SELECT count(*) FROM head_weights").fetchone()[0])' "$db")
@@ -67,18 +51,18 @@ done
 for m in small-step00100 small-step00200 small wide; do
   "$A" classify "$tmp/a-$m/$m.h5" --db "$db" --ablate-items 2 --device cpu --quiet >/dev/null
 done
-expect 2 "--db CATALOG is required" diff --from small --to small-step00100
-expect 2 "--from and --to" diff --db "$db" --from small
-expect 2 "empty" diff --db "$db" --from "" --to small
-expect 2 "format" diff --db "$db" --from small --to small --format xml
-expect 2 "unexpected argument" diff --db "$db" --from small --to small extra
-expect 1 "no such catalog" diff --db "$tmp/none.db" --from small --to small
-expect 2 "--from 'nosuch' matches no checkpoint; the catalog holds: small, small-step00100@100, small-step00200@200, wide" \
+expect_one_line 2 "--db CATALOG is required" diff --from small --to small-step00100
+expect_one_line 2 "--from and --to" diff --db "$db" --from small
+expect_one_line 2 "empty" diff --db "$db" --from "" --to small
+expect_one_line 2 "format" diff --db "$db" --from small --to small --format xml
+expect_one_line 2 "unexpected argument" diff --db "$db" --from small --to small extra
+expect_one_line 1 "no such catalog" diff --db "$tmp/none.db" --from small --to small
+expect_one_line 2 "--from 'nosuch' matches no checkpoint; the catalog holds: small, small-step00100@100, small-step00200@200, wide" \
   diff --db "$db" --from nosuch --to small
-expect 2 "--to 'small@300' matches no checkpoint" diff --db "$db" --from small --to small@300
-expect 2 "STEP after '@' must be a whole number" diff --db "$db" --from small@x --to small
-expect 2 "--class 'nosuch'" diff --db "$db" --from small@100 --to small@200 --class nosuch
-expect 1 "different shapes" diff --db "$db" --from small --to wide
+expect_one_line 2 "--to 'small@300' matches no checkpoint" diff --db "$db" --from small --to small@300
+expect_one_line 2 "STEP after '@' must be a whole number" diff --db "$db" --from small@x --to small
+expect_one_line 2 "--class 'nosuch'" diff --db "$db" --from small@100 --to small@200 --class nosuch
+expect_one_line 1 "different shapes" diff --db "$db" --from small --to wide
 # "small" is a model name and a series: the model wins (a series would be its step 200)
 "$A" diff --db "$db" --from small --to small-step00200 --format csv | tail -n +2 | awk -F, '$6 != 0' >"$tmp/n.csv"
 [[ -s $tmp/n.csv ]] && ok "a model name wins over a series of that name" || bad "name precedence" "small resolved to small-step00200"
