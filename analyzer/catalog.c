@@ -304,10 +304,23 @@ static int check_regular_or_absent(const char *path, ae_error *err) {
     return 0;
 }
 
+/* SQLite writes the catalog and makes its -wal and -shm beside it: a read-only file or folder
+ * fails only at the first write, after the work. */
+static int check_folder_writable(const char *path, ae_error *err) {
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    if (access(dir, W_OK | X_OK) != 0)
+        return andrea_fail(err, "%s: cannot write the catalog's folder %s: %s", path, dir, strerror(errno));
+    if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
+        return andrea_fail(err, "%s: cannot write the catalog: %s", path, strerror(errno));
+    return 0;
+}
+
 int andrea_catalog_check_writable(const char *path, ae_error *err) {
     struct stat sb;
     if (!path[0]) return andrea_fail(err, "the catalog's file name is empty");
-    if (check_regular_or_absent(path, err)) return -1;
+    if (check_regular_or_absent(path, err) || check_folder_writable(path, err)) return -1;
     if (stat(path, &sb) != 0 || sb.st_size == 0) return 0; /* a new catalog */
     sqlite3 *db = NULL;
     int ret = -1;

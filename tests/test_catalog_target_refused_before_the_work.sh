@@ -45,6 +45,25 @@ expect_one_line 1 "not a regular file \(a folder\)" circuits "$M" --db "$tmp/dir
 journals_after=$(ls /dev | grep -c -- '-journal$' || true)
 [[ $journals_after == "$journals_before" ]] && ok "no -journal file left in /dev" || bad "/dev" "$(ls /dev | grep -- '-journal$')"
 
+# a folder that cannot be written (SQLite failed at the first write, after the work): chmod for
+# a user; root ignores modes, so a read-only bind mount where the machine allows one
+mkdir -p "$tmp/ro_src/r" "$tmp/ro"
+ro=""
+chmod 555 "$tmp/ro_src/r"
+if ! touch "$tmp/ro_src/r/probe" 2>/dev/null; then ro=$tmp/ro_src/r
+elif mount --bind "$tmp/ro_src" "$tmp/ro" 2>/dev/null; then
+  if mount -o remount,ro,bind "$tmp/ro" 2>/dev/null; then ro=$tmp/ro/r; else umount "$tmp/ro"; fi
+fi
+rm -f "$tmp/ro_src/r/probe"
+if [[ -n $ro ]]; then
+  expect_one_line 1 "cannot write the catalog's folder" analyze "$M" --out "$ro" --dump "$tmp/ro-dump.h5" "${small[@]}"
+  no_dump ro-dump
+  [[ $ro == "$tmp/ro/r" ]] && umount "$tmp/ro"
+else
+  echo "note: no read-only folder could be made here (root without mount): that case is not checked"
+fi
+chmod 755 "$tmp/ro_src/r"
+
 # and a good catalog still takes runs
 "$A" analyze "$M" --out "$tmp/good" "${small[@]}" >/dev/null && "$A" analyze "$M" --out "$tmp/good" "${small[@]}" >/dev/null &&
   ok "an andrea catalog takes a second run" || bad "good" "a second run into an andrea catalog failed"
