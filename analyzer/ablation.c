@@ -110,7 +110,7 @@ static int heads_per_forward(andrea_engine *e, const andrea_config *cfg, const u
     if (K > ABLATE_HEADS_PER_FORWARD) K = ABLATE_HEADS_PER_FORWARD;
     size_t free_bytes;
     const double per_seq = (double)T * (12.0 * cfg->d_model + cfg->vocab_size) * sizeof(float);
-    if (!andrea_engine_has_gpu(e)) {
+    if (andrea_engine_can_resume_heads(e)) { /* chunks of one layer's heads (ablate_in_batches) */
         if (K > cfg->n_head) K = cfg->n_head;
         if ((double)K * B * T > ABLATE_CPU_ROWS) K = (int)(ABLATE_CPU_ROWS / ((double)B * T));
     } else if (andrea_cuda_free_memory(&free_bytes) == 0 && (double)K * B * per_seq > (double)free_bytes / 4) {

@@ -294,10 +294,12 @@ fail:
 
 /* Only a regular file (or none yet) can hold a catalog: SQLite would open a device and leave its
  * -journal beside it (/dev/null-journal), or fail late on a folder or pipe. */
-static int check_regular_or_absent(const char *path, ae_error *err) {
+static int check_regular_or_absent(const char *path, off_t *size, ae_error *err) {
     struct stat sb;
+    *size = -1; /* absent */
     if (stat(path, &sb) != 0)
         return errno == ENOENT ? 0 : andrea_fail(err, "%s: cannot use as a catalog: %s", path, strerror(errno));
+    *size = sb.st_size;
     if (!S_ISREG(sb.st_mode))
         return andrea_fail(err, "%s: not a regular file (a %s): a catalog is an SQLite file; name a new file or an andrea "
                                 "catalog", path, S_ISDIR(sb.st_mode) ? "folder" : S_ISFIFO(sb.st_mode) ? "pipe" : "device or socket");
@@ -318,10 +320,10 @@ static int check_folder_writable(const char *path, ae_error *err) {
 }
 
 int andrea_catalog_check_writable(const char *path, ae_error *err) {
-    struct stat sb;
+    off_t size;
     if (!path[0]) return andrea_fail(err, "the catalog's file name is empty");
-    if (check_regular_or_absent(path, err) || check_folder_writable(path, err)) return -1;
-    if (stat(path, &sb) != 0 || sb.st_size == 0) return 0; /* a new catalog */
+    if (check_regular_or_absent(path, &size, err) || check_folder_writable(path, err)) return -1;
+    if (size <= 0) return 0; /* a new catalog */
     sqlite3 *db = NULL;
     int ret = -1;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -344,7 +346,8 @@ fail:
 int andrea_catalog_open_rw(const char *path, sqlite3 **out, ae_error *err) {
     sqlite3 *db = NULL;
     *out = NULL;
-    if (check_regular_or_absent(path, err)) return -1;
+    off_t size;
+    if (check_regular_or_absent(path, &size, err)) return -1;
     int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
         andrea_fail(err, "%s: cannot open catalog: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));

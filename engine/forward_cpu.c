@@ -616,35 +616,22 @@ static int alloc_batch_scratch(cpu_engine *e, int max_B, ae_error *err) {
     if ((size_t)max_B * (size_t)e->max_T > INT_MAX || (size_t)max_B * (size_t)m->cfg.n_head > INT_MAX)
         return andrea_fail(err, "%s: CPU engine batch %d x length %d is too large", m->path, max_B, e->max_T);
     const size_t BT = (size_t)max_B * e->max_T, C = (size_t)m->cfg.d_model;
-    float *x = NULL, *ln = NULL, *big = NULL, *o = NULL, *gdir = NULL, *sigma = NULL;
-    int *loss_rows = NULL;
-    if (!(x = alloc_floats(BT, C, m->path, "residual", err)) || !(ln = alloc_floats(BT, C, m->path, "layernorm", err)) ||
-        !(big = alloc_floats(BT, 4 * C, m->path, "qkv/mlp", err)) ||
-        !(o = alloc_floats(BT, C, m->path, "head outputs", err)) ||
-        !(gdir = alloc_floats(BT, C, m->path, "DLA directions", err)) ||
-        !(sigma = alloc_floats(BT, 1, m->path, "final sigma", err)) || !(loss_rows = alloc_ints(BT, m->path, err))) {
-        free(x);
-        free(ln);
-        free(big);
-        free(o);
-        free(gdir);
-        free(sigma);
-        return -1;
+    float **slot[] = {&e->x, &e->ln, &e->big, &e->o, &e->gdir, &e->sigma};
+    const size_t width[] = {C, C, 4 * C, C, C, 1};
+    const char *what[] = {"residual", "layernorm", "qkv/mlp", "head outputs", "DLA directions", "final sigma"};
+    enum { N_SLOTS = sizeof slot / sizeof slot[0] };
+    float *got[N_SLOTS] = {0};
+    int ok = 1;
+    for (int i = 0; i < N_SLOTS && ok; i++) ok = (got[i] = alloc_floats(BT, width[i], m->path, what[i], err)) != NULL;
+    int *rows = ok ? alloc_ints(BT, m->path, err) : NULL;
+    ok = ok && rows;
+    for (int i = 0; i < N_SLOTS; i++) {
+        free(ok ? *slot[i] : got[i]);
+        if (ok) *slot[i] = got[i];
     }
-    free(e->x);
-    free(e->ln);
-    free(e->big);
-    free(e->o);
-    free(e->gdir);
-    free(e->sigma);
+    if (!ok) return -1;
     free(e->loss_rows);
-    e->x = x;
-    e->ln = ln;
-    e->big = big;
-    e->o = o;
-    e->gdir = gdir;
-    e->sigma = sigma;
-    e->loss_rows = loss_rows;
+    e->loss_rows = rows;
     e->max_B = e->base.max_B = max_B;
     return 0;
 }
