@@ -56,6 +56,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * option without its value; optstring must start with ':'): getopt's own message would be a second
  * stderr line, so every command sets opterr = 0 and calls this from its default case. */
 int cli_option_error(const char *cmd, int c, char *const *argv, const struct option *opts);
+/* getopt_long, except that a value given as the next word and that is itself one of the
+ * command's options (`--out --quiet`: the folder forgotten, --quiet eaten as its name) is
+ * returned as CLI_VALUE_IS_OPTION, which cli_option_error words. A file or folder so named is
+ * still reachable as ./--quiet or --out=--quiet. */
+#define CLI_VALUE_IS_OPTION 0x10000
+int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct option *opts);
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 /* A finite decimal number, all of s; 0 or -1 (out untouched). */
 int cli_parse_double(const char *s, double *out);

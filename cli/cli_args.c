@@ -39,9 +39,36 @@ int cli_parse_double(const char *s, double *out) {
     return 0;
 }
 
+/* Whether word names one of the options: --NAME[=...] or an abbreviation getopt_long would take,
+ * "--" (the end of the options), or -X with X among shortopts' letters. */
+static int names_option(const char *word, const char *shortopts, const struct option *opts) {
+    if (word[0] != '-' || !word[1]) return 0;
+    if (word[1] != '-') return isalpha((unsigned char)word[1]) && strchr(shortopts, word[1]) != NULL;
+    const size_t n = strcspn(word + 2, "=");
+    if (n == 0) return word[2] == 0;
+    for (const struct option *o = opts; o && o->name; o++)
+        if (!strncmp(o->name, word + 2, n)) return 1;
+    return 0;
+}
+
+int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct option *opts) {
+    const int c = getopt_long(argc, argv, shortopts, opts, NULL);
+    /* the value came as a word of its own (not --opt=VALUE or -oVALUE) */
+    if (c != -1 && optarg && optind >= 2 && optarg == argv[optind - 1] && names_option(optarg, shortopts, opts))
+        return CLI_VALUE_IS_OPTION;
+    return c;
+}
+
 int cli_option_error(const char *cmd, int c, char *const *argv, const struct option *opts) {
     const char *arg = argv[optind - 1];
     char shown[64], shortopt[3] = {'-', (char)optopt, 0};
+    if (c == CLI_VALUE_IS_OPTION) {
+        char opt[64];
+        andrea_printable(argv[optind - 2], opt, sizeof opt);
+        andrea_printable(arg, shown, sizeof shown);
+        return cli_usage_error(cmd, "%s needs a value, and the next word '%s' is an option (a file so named: ./%s)",
+                               opt, shown, shown);
+    }
     if (optopt && strncmp(arg, "--", 2) != 0) arg = shortopt;
     andrea_printable(arg, shown, sizeof shown);
     if (c == ':') return cli_usage_error(cmd, "%s needs a value", shown);

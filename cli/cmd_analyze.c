@@ -476,7 +476,7 @@ int cmd_analyze(int argc, char **argv) {
     ae_error err = {{0}};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":", opts)) != -1) {
         switch (c) {
         case 'o': aa.dir = optarg; break;
         case 'p':

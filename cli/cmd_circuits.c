@@ -40,7 +40,7 @@ int cmd_circuits(int argc, char **argv) {
     long top = 20;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":", opts)) != -1) {
         switch (c) {
         case 'd': db = optarg; break;
         case 'n':

@@ -56,7 +56,7 @@ int cmd_classify(int argc, char **argv) {
     o.timing = &ct;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":", opts)) != -1) {
         double v;
         switch (c) {
         case 'd': db = optarg; break;

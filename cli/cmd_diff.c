@@ -36,7 +36,7 @@ int cmd_diff(int argc, char **argv) {
     int fmt = CATALOG_TABLE, c, bad;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":", opts)) != -1) {
         switch (c) {
         case 'd': db = optarg; break;
         case 'F': o.from = optarg; break;

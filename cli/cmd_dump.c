@@ -171,7 +171,7 @@ int cmd_dump(int argc, char **argv) {
     long v;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":o:qh", opts)) != -1) {
         switch (c) {
         case 'p':
             if ((bad = cli_opt_probes("dump", optarg, &probes))) return bad;

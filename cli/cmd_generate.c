@@ -54,7 +54,7 @@ static int parse_generate_args(int argc, char **argv, generate_args *a) {
     int c, bad; /* bad: a parser's usage-error exit code */
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":n:h", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":n:h", opts)) != -1) {
         char *end;
         switch (c) {
         case 'p': a->prompt = optarg; break;

@@ -43,7 +43,7 @@ int cmd_heads(int argc, char **argv) {
     catalog_limits lim = {CATALOG_TIMEOUT_DEFAULT_S, 0};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":", opts)) != -1) {
         long layer;
         switch (c) {
         case 'd': db = optarg; break;

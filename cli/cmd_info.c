@@ -62,7 +62,7 @@ int cmd_info(int argc, char **argv) {
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":h", opts)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return cli_stdout_done();

@@ -38,7 +38,7 @@ int cmd_render(int argc, char **argv) {
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":", opts)) != -1) {
         switch (c) {
         case 'd': db = optarg; break;
         case 'o': out = optarg; break;

@@ -159,7 +159,7 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
     int c, bad;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":o:qh", opts)) != -1) {
         switch (c) {
         case 'H': a->heads = optarg; break;
         case 'o': a->out = optarg; break;

@@ -32,7 +32,7 @@ int cmd_sql(int argc, char **argv) {
     catalog_limits lim = {CATALOG_TIMEOUT_DEFAULT_S, 0};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "+:", opts)) != -1) {
         switch (c) {
         case 'f':
             if ((bad = cli_opt_format("sql", optarg, &fmt))) return bad;

@@ -76,7 +76,7 @@ int cmd_tokenize(int argc, char **argv) {
     const char *tok_dir = NULL;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":h", opts)) != -1) {
         switch (c) {
         case 'i': ids_only = 1; break;
         case 'k': tok_dir = optarg; break;

@@ -72,6 +72,10 @@ int main(int argc, char **argv) {
     /* `andrea CMD -h`: -h right after the command asks for its help */
     if (argc >= 3 && !strcmp(argv[2], "-h")) argv[2] = help_flag;
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        if (argc > 2) {
+            fprintf(stderr, "andrea: %s takes no arguments (see andrea --help)\n", argv[1]);
+            return 2;
+        }
         /* andrea_git.h: written at build time by cmake/git_version.cmake ("" outside git) */
         if (ANDREA_GIT_COMMIT[0])
             printf("andrea %s (git %s)\n", ANDREA_VERSION, ANDREA_GIT_COMMIT);

@@ -299,6 +299,12 @@ expect 1 dump_out_naming_a_fifo_is_refused_and_left_alone 'out_fifo: exists and 
 expect 1 dump_out_in_a_missing_folder_is_refused_before_loading 'nowhere/x\.h5: folder .*/nowhere does not exist' \
   dump "$tmp/missing.bin" --out "$tmp/nowhere/x.h5"
 expect 2 dump_option_without_its_value_is_one_line 'andrea dump: --out needs a value' dump "$tmp/byte.bin" --out
+expect 2 analyze_option_value_that_is_an_option_is_refused "andrea analyze: --out needs a value, and the next word '--quiet' is an option" \
+  analyze "$tmp/byte.bin" --out --quiet
+[[ -e ./--quiet ]] && bad analyze_out_quiet_made_no_folder "a folder ./--quiet was made"
+expect 2 dump_short_option_value_that_is_an_option_is_refused "andrea dump: -o needs a value, and the next word '-q' is an option" \
+  dump "$tmp/byte.bin" -o -q
+expect 2 version_with_an_argument_is_refused 'andrea: --version takes no arguments' --version extra
 expect 2 dump_unknown_option_is_one_line "andrea dump: unknown option '--bogus'" dump "$tmp/byte.bin" --bogus
 expect 2 generate_option_without_its_value_is_one_line 'andrea generate: -n needs a value' generate "$tmp/byte.bin" -n
 expect 2 tokenize_option_without_its_value_is_one_line 'andrea tokenize: --tokenizer needs a value' tokenize "$tmp/byte.bin" x --tokenizer
