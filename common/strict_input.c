@@ -110,11 +110,14 @@ typedef struct {
                        * bounded before any of it exists */
     long bad_number;  /* offset of the first number outside strings that is not a JSON number, or -1 */
     long nul_escape;  /* offset of the first \u0000 escape inside a string, or -1 */
+    long too_deep;    /* offset of the first '[' or '{' nested deeper than cJSON parses
+                       * (CJSON_NESTING_LIMIT), or -1: cJSON only says the text does not parse */
 } json_scan;
 
 static json_scan scan_json(const char *s, size_t len) {
-    json_scan r = {1, -1, -1};
+    json_scan r = {1, -1, -1, -1};
     int in_string = 0;
+    long depth = 0;
     for (size_t i = 0; i < len; i++) {
         const char c = s[i];
         if (in_string) {
@@ -129,6 +132,9 @@ static json_scan scan_json(const char *s, size_t len) {
             in_string = 1;
         } else if (c == ',' || c == '[' || c == '{') {
             r.values++;
+            if (c != ',' && ++depth > CJSON_NESTING_LIMIT && r.too_deep < 0) r.too_deep = (long)i;
+        } else if (c == ']' || c == '}') {
+            depth--;
         } else if (c == '-' || c == '.' || (c >= '0' && c <= '9')) {
             const size_t end = json_number_end(s, len, i);
             if (!end && r.bad_number < 0) r.bad_number = (long)i;
@@ -150,6 +156,11 @@ cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, si
     if (scan.values > ANDREA_JSON_MAX_VALUES) {
         snprintf(why, cap, "holds %zu JSON values, more than the %d andrea reads (a checkpoint header, config or "
                  "tokenizer holds far fewer)", scan.values, ANDREA_JSON_MAX_VALUES);
+        return NULL;
+    }
+    if (scan.too_deep >= 0) {
+        snprintf(why, cap, "JSON nested deeper than %d levels (at byte %ld), more than andrea reads", CJSON_NESTING_LIMIT,
+                 scan.too_deep);
         return NULL;
     }
     const char *end = NULL;

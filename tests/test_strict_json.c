@@ -83,7 +83,37 @@ static void test_numbers_json_does_not_allow_are_refused(void) {
     }
 }
 
+/* Deeper than cJSON parses: its own failure is only "does not parse", so the reason is named;
+ * exactly the limit parses, and brackets inside strings count for nothing. */
+static void test_nesting_past_the_limit_is_named(void) {
+    const int limit = CJSON_NESTING_LIMIT;
+    char *s = malloc(2 * (size_t)limit + 8);
+    CHECK(s != NULL);
+    if (!s) return;
+    for (int depth = limit; depth <= limit + 1; depth++) {
+        memset(s, '[', (size_t)depth);
+        memset(s + depth, ']', (size_t)depth);
+        char why[200] = "";
+        cJSON *j = andrea_json_parse_strict(s, 2 * (size_t)depth, 1, NULL, why, sizeof why);
+        if (depth == limit)
+            CHECK_MSG(j != NULL, "%d levels refused: %s", depth, why);
+        else
+            CHECK_MSG(j == NULL && strstr(why, "nested deeper than 1000 levels (at byte 1000)"), "%d levels: %s", depth, why);
+        cJSON_Delete(j);
+    }
+    free(s);
+    char str[3000];
+    str[0] = '"';
+    memset(str + 1, '[', 2000);
+    memcpy(str + 2001, "\"", 2);
+    char why[200] = "";
+    cJSON *j = andrea_json_parse_strict(str, strlen(str), 1, NULL, why, sizeof why);
+    CHECK_MSG(j != NULL && cJSON_IsString(j), "a string of 2000 '[' refused: %s", why);
+    cJSON_Delete(j);
+}
+
 int main(void) {
+    RUN(test_nesting_past_the_limit_is_named);
     RUN(test_numbers_json_does_not_allow_are_refused);
     RUN(test_too_many_values_are_refused_before_parsing);
     RUN(test_commas_and_brackets_inside_strings_are_not_values);
