@@ -410,6 +410,17 @@ static int open_suite(andrea_dump *d, suite_rec *s, const char *name, ae_error *
     if (T < 1 || T > c->max_seq_len)
         return andrea_fail(err, "%s: /%s/tokens length %lld is outside 1..max_seq_len %d", h5_path, name, T, c->max_seq_len);
     if (n > (1LL << 30)) return andrea_fail(err, "%s: /%s has an absurd number of sequences (%lld)", h5_path, name, n);
+    /* the group's own n_seq and T attributes (what h5py readers see first) must tell the same */
+    static const char *const shape_attrs[2] = {"n_seq", "T"};
+    for (int k = 0; k < 2; k++) {
+        htri_t has = H5Aexists(s->group, shape_attrs[k]);
+        H5_TRY(has);
+        long long v, want = k == 0 ? n : T;
+        if (has > 0 && attr_ll(s->group, shape_attrs[k], &v, h5_path, err)) return -1;
+        if (has > 0 && v != want)
+            return andrea_fail(err, "%s: /%s: attribute %s = %lld, but tokens is [%lld, %lld]", h5_path, name,
+                               shape_attrs[k], v, n, T);
+    }
     s->info.n_seq = (int)n;
     s->info.T = (int)T;
     long long wl[1] = {n}, wt[2] = {-1, 3}, wa[5] = {n, c->n_layer, c->n_head, T, T}, wv[4] = {n, c->n_layer, c->n_head, T},

@@ -296,6 +296,26 @@ static void test_dataset_of_the_wrong_type_is_refused(void) {
     expect_open_refused(p, "/prev_token/tokens has type float of 8 bytes, expected int32");
 }
 
+/* A suite's n_seq and T attributes that disagree with its datasets (h5py readers see those first). */
+static void test_suite_shape_attributes_that_lie_are_refused(void) {
+    static const char *const names[2] = {"n_seq", "T"};
+    static const char *const want[2] = {"/prev_token: attribute n_seq = 5, but tokens is [4, 16]",
+                                        "/prev_token: attribute T = 5, but tokens is [4, 16]"};
+    for (int k = 0; k < 2; k++) {
+        const char *p = copy_good(k ? "attr_t.h5" : "attr_n.h5", 0);
+        hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+        /* through the group: HDF5 1.10 cannot write an attribute opened by H5Aopen_by_name */
+        hid_t g = H5Gopen2(f, "/prev_token", H5P_DEFAULT), a = H5Aopen(g, names[k], H5P_DEFAULT);
+        int five = 5;
+        CHECK(a >= 0 && H5Awrite(a, H5T_NATIVE_INT, &five) >= 0);
+        H5Aclose(a);
+        H5Gclose(g);
+        H5Fclose(f);
+        reseal(p);
+        expect_open_refused(p, want[k]);
+    }
+}
+
 static void test_length_longer_than_the_padded_length_is_refused(void) {
     const char *p = copy_good("length.h5", 0);
     poke_int(p, "/prev_token/lengths", 2, 0, 1, 99);
@@ -560,6 +580,7 @@ int main(void) {
     RUN(test_missing_dataset_is_refused);
     RUN(test_missing_suite_group_is_refused);
     RUN(test_dataset_of_the_wrong_shape_is_refused);
+    RUN(test_suite_shape_attributes_that_lie_are_refused);
     RUN(test_dataset_of_the_wrong_type_is_refused);
     RUN(test_length_longer_than_the_padded_length_is_refused);
     RUN(test_token_outside_the_vocabulary_is_refused);
