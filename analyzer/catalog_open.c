@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "../common/percent_encode.h"
 #include "../common/sqlite_check.h"
@@ -73,24 +72,9 @@ int andrea_catalog_open_ro(const char *path, sqlite3 **out, ae_error *err) {
     /* SQLite would create a missing file in other modes; here it is the user's mistake. */
     if (stat(path, &sb) != 0) return andrea_fail(err, "%s: no such catalog", path);
     if (!S_ISREG(sb.st_mode)) return andrea_fail(err, "%s: not a regular file", path);
-    int rc = SQLITE_ERROR;
-    /* Where the file may be written, a read-write connection (query_only from the first read on):
-     * SQLite removes the -wal and -shm beside a WAL database when its last connection closes only
-     * if that connection can write; a read-only one leaves both there (`andrea analyze` left
-     * catalog.db-shm and an empty catalog.db-wal in every output folder, from the report's read). */
-    if (access(path, W_OK) == 0 && open_with(path, SQLITE_OPEN_READWRITE, path, &db, err) == 0) {
-        SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
-        rc = first_read(db) & 0xff;
-        if (rc != SQLITE_OK) { /* a folder it cannot write, or not a database: read-only below */
-            sqlite3_close(db);
-            db = NULL;
-        }
-    }
-    if (!db) {
-        if (open_with(path, SQLITE_OPEN_READONLY, path, &db, err)) return -1;
-        SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
-        rc = first_read(db) & 0xff; /* primary code of an extended one */
-    }
+    if (open_with(path, SQLITE_OPEN_READONLY, path, &db, err)) return -1;
+    SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
+    int rc = first_read(db) & 0xff; /* primary code of an extended one */
     if (rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN) {
         /* no -shm and no way to create it (see the top of this file) */
         SQL_CHECK(path, db, sqlite3_close(db), SQLITE_OK);

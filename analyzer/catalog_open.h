@@ -4,9 +4,7 @@
  * Job: open an existing catalog for reading, wherever it lies, without ever writing it.
  * Invariants:
  *   - the file must exist and be a regular file; it is never created;
- *   - the connection has query_only on and a 30 s busy timeout; it is opened read-write where the
- *     file is writable (so that its close, as the last connection, removes the -wal and -shm
- *     beside the catalog, which a read-only connection leaves), else SQLITE_OPEN_READONLY;
+ *   - the connection is SQLITE_OPEN_READONLY with query_only on and a 30 s busy timeout;
  *   - a catalog in a folder the reader cannot write (a copy of catalog.db on read-only media, a
  *     colleague's folder) is read too: see andrea_catalog_open_ro for when and why it is opened
  *     immutable.
@@ -20,7 +18,7 @@
 
 #include "../common/error.h"
 
-/* Opens PATH for reading only (query_only) into *out (close with sqlite3_close). */
+/* Opens PATH read-only into *out (close with sqlite3_close). */
 int andrea_catalog_open_ro(const char *path, sqlite3 **out, ae_error *err);
 
 /* -1 ("PATH: catalog schema version N is newer than this andrea's") when the catalog was written

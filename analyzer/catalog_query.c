@@ -496,8 +496,7 @@ fail:
     return ret;
 }
 
-/* The read-only guard of `andrea sql`. The connection already has query_only on (which this
- * guard's refusal of pragma settings keeps on);
+/* The read-only guard of `andrea sql`. The connection is already read-only with query_only on;
  * this refuses what could still reach other files or change state: ATTACH/DETACH (which could
  * create a database file), every write and schema change, and pragmas that set a value. */
 static int sql_authorizer(void *ud, int action, const char *a1, const char *a2, const char *db_name,
@@ -513,7 +512,7 @@ static int sql_authorizer(void *ud, int action, const char *a1, const char *a2, 
     case SQLITE_UPDATE:
         /* A table-valued function (json_each over runs.settings, pragma_table_info) declares its
          * virtual table through an internal parse that reports updates of sqlite_master's
-         * columns: allowed, since nothing can write it here (query_only,
+         * columns: allowed, since nothing can write it here (read-only connection, query_only,
          * writable_schema off, and sqlite3_stmt_readonly refuses the statement below). */
         return a1 && (!strcasecmp(a1, "sqlite_master") || !strcasecmp(a1, "sqlite_schema")) ? SQLITE_OK : SQLITE_DENY;
     case SQLITE_FUNCTION:

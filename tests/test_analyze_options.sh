@@ -9,13 +9,6 @@ need_files models/andrea-tiny.bin
 m=$ANDREA_SRC/models/andrea-tiny.bin
 "$A" analyze "$m" --out "$tmp/o" --probes induction,bracket --n 3 --len 24 --seed 7 --contrib none --ablate-items 0 \
   --dump "$tmp/one.h5" --timing --quiet >"$tmp/out.txt" 2>"$tmp/err.txt"
-# the report read the catalog after its writer closed; that reader's close is the last, and a
-# read-only connection would leave catalog.db-wal and catalog.db-shm beside it
-leftovers=$(cd "$tmp/o" && ls -d catalog.db-* 2>/dev/null || true)
-[[ -z $leftovers ]] && ok "analyze leaves no -wal / -shm beside the catalog" || bad "catalog leftovers" "$leftovers"
-"$A" heads --db "$tmp/o/catalog.db" >/dev/null && "$A" sql "$tmp/o/catalog.db" "SELECT count(*) FROM runs" >/dev/null
-leftovers=$(cd "$tmp/o" && ls -d catalog.db-* 2>/dev/null || true)
-[[ -z $leftovers ]] && ok "heads and sql leave no -wal / -shm" || bad "catalog leftovers after heads/sql" "$leftovers"
 settings=$(sqlite3 "$tmp/o/catalog.db" "SELECT settings FROM runs ORDER BY id DESC LIMIT 1")
 if /usr/bin/python3 -c '
 import json, sys
