@@ -30,15 +30,22 @@ static int owner_of(int i, int n) {
 /* Spread: each rank scores its own checkpoints alone (no collective: each is a serial run), then
  * every checkpoint's rows go to rank 0, which writes them in checkpoint order, as the serial loop
  * does (run and model ids included). Collective; -1 on every rank when any failed. */
+/* same_checkpoint_twice for checkpoint j against those before it: the serial loop asks after each
+ * checkpoint is scored, so a copy given twice stops the series there, not after all of it. */
+static int same_as_earlier(int j, const char *const *ckpts, const analyze_scored *sc, ae_error *err) {
+    for (int i = 0; i < j; i++)
+        if (sc[i].sha256[0] && !strcmp(sc[i].sha256, sc[j].sha256))
+            return andrea_fail(err, "%s and %s are the same checkpoint (sha256 %.12s...): give each once", ckpts[i], ckpts[j],
+                               sc[i].sha256);
+    return 0;
+}
+
 /* The catalog keeps one model per sha256: two files with the same bytes would be one row with one
  * of the names, one run would replace the other, and the series table would show it twice.
  * -1 with "A and B are the same checkpoint ..." when two of the n have one sha256. */
 static int same_checkpoint_twice(int n, const char *const *ckpts, const analyze_scored *sc, ae_error *err) {
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++)
-            if (sc[i].sha256[0] && !strcmp(sc[i].sha256, sc[j].sha256))
-                return andrea_fail(err, "%s and %s are the same checkpoint (sha256 %.12s...): give each once", ckpts[i],
-                                   ckpts[j], sc[i].sha256);
+    for (int j = 1; j < n; j++)
+        if (same_as_earlier(j, ckpts, sc, err)) return -1;
     return 0;
 }
 
@@ -145,6 +152,7 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
             fprintf(stderr, "andrea analyze: [%d/%d] scoring %s\n", i + 1, n, cli_shown(ckpts[i], shown, sizeof shown));
         sc[i].defer_catalog = 1;
         if (score(i, &sc[i], ctx, err)) goto out;
+        if (andrea_mpi_agree(root ? same_as_earlier(i, ckpts, sc, err) : 0, err)) goto out; /* rank 0 holds the hashes */
     }
     if (!spread && write_deferred(n, ckpts, sc, err)) goto out;
     andrea_render_options ropt = *ropt_in;

@@ -92,8 +92,9 @@ static void stem(const char *path, char *out, size_t cap) {
      * hidden name would put a report above DIR, into DIR itself or out of sight, and a name the
      * series page writes beside them (index.html, catalog.db, ...) would collide with it. */
     for (char *c = out; *c == '.'; c++) *c = '_';
-    static const char *const taken[] = {"index.html", "explore.html", "compare.html", "catalog.db", "assets",
-                                        "data", "heads", "maps", "overview", ""};
+    static const char *const taken[] = {"index.html", "explore.html", "compare.html", "catalog.db", "catalog.db-journal",
+                                        "catalog.db-wal", "catalog.db-shm", "assets", "data", "heads", "maps",
+                                        "overview", ""};
     for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
         if (!strcmp(out, taken[i])) {
             size_t l = strlen(out);
@@ -406,16 +407,40 @@ static int unique_names(const char *const *ckpts, int n, int *index) {
     return 0;
 }
 
+/* Two of the n checkpoints that are one file (given twice, a link, an overlapping glob): refused
+ * before any work, which the series' sha256 check (analyze_series.c) would only find after
+ * scoring the first of them. Paths that cannot be stat'ed are left to the load's error. 0, or the
+ * usage-error code. */
+static int check_no_file_twice(const char *const *ckpts, int n) {
+    struct stat *st = calloc((size_t)n, sizeof *st);
+    char *ok = calloc((size_t)n, 1);
+    int ret = 0;
+    for (int i = 0; st && ok && i < n && !ret; i++) {
+        ok[i] = stat(ckpts[i], &st[i]) == 0;
+        for (int j = 0; j < i && ok[i] && !ret; j++)
+            if (ok[j] && st[j].st_dev == st[i].st_dev && st[j].st_ino == st[i].st_ino) {
+                char a[4200], b[4200];
+                ret = cli_usage_error("analyze", "%s and %s are the same checkpoint file: give each once",
+                                      cli_shown(ckpts[j], a, sizeof a), cli_shown(ckpts[i], b, sizeof b));
+            }
+    }
+    free(st);
+    free(ok);
+    return ret;
+}
+
 /* analyze's work once DIR exists, for the n checkpoints given (0: the bundled model): the exit
  * status. */
 static int analyze_into(analyze_args *aa, const andrea_classify_options *o, const char *const *given, int n) {
     ae_error err = {{0}};
     int bad_dump = aa->dump_file ? check_dump_not_in_report(aa->dump_file, aa->dir) : 0;
     if (bad_dump) return bad_dump;
+    const int twice = n > 1 ? check_no_file_twice(given, n) : 0;
+    if (twice) return twice;
     /* one writer of DIR at a time (MPI: rank 0 writes it); then, before any work: a `show` page
      * there would be replaced (the report checks again itself) */
     if (andrea_mpi_rank() == 0) andrea_out_folder_lock(aa->dir, "analyze", andrea_progress_quiet);
-    if (andrea_out_folder_check(aa->dir, OUT_FOLDER_REPORT, &err)) return cli_fail(&err);
+    if (andrea_out_folder_check(aa->dir, n > 1 ? OUT_FOLDER_SERIES : OUT_FOLDER_REPORT, &err)) return cli_fail(&err);
     char db_path[4200];
     snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
     if (andrea_catalog_check_writable(db_path, &err)) return cli_fail(&err); /* before the work; it only reads */

@@ -25,6 +25,19 @@ static int meta_kind(const char *dir) {
     return strstr(head, "\"headPages\":false") ? OUT_FOLDER_SHOW : OUT_FOLDER_REPORT;
 }
 
+/* Whether dir/index.html is a series page (reports/series_page.c writes "<title>andrea: series "
+ * near its start): a series folder holds catalog.db, that page and a report folder a checkpoint. */
+static int series_page(const char *dir) {
+    char p[4200], head[512];
+    snprintf(p, sizeof p, "%s/index.html", dir);
+    FILE *f = fopen(p, "rb");
+    if (!f) return 0;
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = 0;
+    return strstr(head, "<title>andrea: series ") != NULL;
+}
+
 /* A report writes heads/ and data/meta.js with "headPages":true; a `show` page writes data/meta.js
  * with "headPages":false and no heads/ (reports/report_interactive.c, write_meta). */
 int andrea_out_folder_kind(const char *dir) {
@@ -32,29 +45,32 @@ int andrea_out_folder_kind(const char *dir) {
     struct stat st;
     snprintf(p, sizeof p, "%s/heads", dir);
     if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) return OUT_FOLDER_REPORT;
-    return meta_kind(dir);
+    const int kind = meta_kind(dir);
+    if (kind != OUT_FOLDER_NONE) return kind;
+    return series_page(dir) ? OUT_FOLDER_SERIES : OUT_FOLDER_NONE;
 }
 
-/* A folder with an index.html and no sign of andrea (no report's heads/, no data/meta.js mark,
- * no catalog.db as a series page has) holds someone's own page: `--out .` in a web folder would
- * replace it. */
+/* A folder with an index.html and no sign of andrea (no report's heads/, no data/meta.js mark, no
+ * series page's title) holds someone's own page: `--out .` in a web folder would replace it. */
 static int holds_foreign_index(const char *dir) {
     char p[4200];
     struct stat st;
     snprintf(p, sizeof p, "%s/index.html", dir);
-    if (lstat(p, &st) != 0) return 0;
-    snprintf(p, sizeof p, "%s/catalog.db", dir);
-    return stat(p, &st) != 0;
+    return lstat(p, &st) == 0;
+}
+
+static const char *kind_name(int kind) {
+    return kind == OUT_FOLDER_SHOW ? "`show` page" : kind == OUT_FOLDER_SERIES ? "series page" : "report";
 }
 
 int andrea_out_folder_check(const char *dir, int writing, ae_error *err) {
     const int kind = andrea_out_folder_kind(dir);
     if (kind == OUT_FOLDER_NONE && holds_foreign_index(dir))
         return andrea_fail(err, "%s: holds an index.html that andrea did not write, which this %s would replace: give "
-                                "another folder, or move it away", dir, writing == OUT_FOLDER_SHOW ? "`show` page" : "report");
+                                "another folder, or move it away", dir, kind_name(writing));
     if (kind == OUT_FOLDER_NONE || kind == writing) return 0;
-    return andrea_fail(err, "%s: holds an andrea %s, whose index.html and data/ this %s would replace: give another folder",
-                       dir, kind == OUT_FOLDER_SHOW ? "`show` page" : "report", writing == OUT_FOLDER_SHOW ? "`show` page" : "report");
+    return andrea_fail(err, "%s: holds an andrea %s, whose index.html this %s would replace: give another folder", dir,
+                       kind_name(kind), kind_name(writing));
 }
 
 /* The folders this process holds (by device and inode): a second lock of one of them here would

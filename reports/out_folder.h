@@ -1,6 +1,7 @@
 /* out_folder.h — a report and a `show` page write the same names (index.html, explore.html,
- * compare.html, data/, assets/) into their folder: neither may be written over the other, which
- * left a report's head pages reading the show's data (wrong maps under the report's headings).
+ * compare.html, data/, assets/) into their folder, and a series page its index.html: none may be
+ * written over another, which left a report's head pages reading the show's data (wrong maps
+ * under the report's headings) or replaced a series' page by one checkpoint's.
  * Job: tell which kind a folder holds, and refuse writing the other kind there.
  * Failure contract: andrea_out_folder_check returns -1 with "DIR: holds an andrea ..." or, for a
  * folder with someone else's index.html, "DIR: holds an index.html that andrea did not write ..." */
@@ -9,9 +10,10 @@
 
 #include "../common/error.h"
 
-enum { OUT_FOLDER_NONE = 0, OUT_FOLDER_REPORT = 1, OUT_FOLDER_SHOW = 2 };
+enum { OUT_FOLDER_NONE = 0, OUT_FOLDER_REPORT = 1, OUT_FOLDER_SHOW = 2, OUT_FOLDER_SERIES = 3 };
 
-/* What dir holds: OUT_FOLDER_REPORT, OUT_FOLDER_SHOW, or OUT_FOLDER_NONE (missing, empty, other). */
+/* What dir holds: OUT_FOLDER_REPORT, OUT_FOLDER_SHOW, OUT_FOLDER_SERIES (analyze's page of many
+ * checkpoints), or OUT_FOLDER_NONE (missing, empty, other). */
 int andrea_out_folder_kind(const char *dir);
 /* 0 when a page of kind `writing` may be written into dir, else -1 (err). */
 int andrea_out_folder_check(const char *dir, int writing, ae_error *err);

@@ -84,6 +84,21 @@ if [[ $new3 != 0.926 ]]; then
 else
   bad "second dump" "scores 0.926 like the first: pick another seed"
 fi
+# the series page is nobody else's to replace: `show`, one checkpoint's report or a `render` into
+# the series folder are refused with the page as it was; a series into a report folder likewise
+page_sum=$(sha256sum <s/index.html)
+"$A" show "${ckpts[0]}" "abc" --out s >/dev/null 2>sp1.err; rc1=$?
+"$A" analyze "${ckpts[0]}" --out s --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>sp2.err; rc2=$?
+[[ $rc1 -ne 0 && $rc2 -ne 0 && $(sha256sum <s/index.html) == "$page_sum" ]] && grep -q "s: holds an andrea series page" sp1.err &&
+  grep -q "s: holds an andrea series page" sp2.err && ok "show and a one-checkpoint analyze into a series folder are refused" ||
+  bad "series folder overwritten" "rc $rc1/$rc2: $(cat sp1.err sp2.err)"
+"$A" analyze "${ckpts[0]}" --out one --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>&1
+one_sum=$(sha256sum <one/index.html)
+"$A" analyze "${ckpts[0]}" "${ckpts[1]}" --out one --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>sp3.err &&
+  bad "a series into a report folder" "accepted" ||
+  { grep -q "one: holds an andrea report, whose index.html this series page would replace" sp3.err &&
+    [[ $(sha256sum <one/index.html) == "$one_sum" ]] && ok "a series into a report folder is refused" || bad "series into report" "$(cat sp3.err)"; }
+
 # a series whose last checkpoint cannot be read fails before any row is written: an existing
 # catalog keeps exactly its runs (it used to gain the runs scored before the bad one, without reports)
 head -c 5000 "${ckpts[5]}" >trunc.bin
@@ -101,12 +116,15 @@ fi
 # and the series page links each by its URL-escaped name
 mkdir -p odd
 cp "${ckpts[0]}" "odd/...bin"; cp "${ckpts[1]}" "odd/index.html.bin"; cp "${ckpts[2]}" "odd/run#1%41?x_step00400.bin"
+cp "${ckpts[3]}" "odd/catalog.db-journal.bin"; cp "${ckpts[4]}" "odd/catalog.db-wal.bin"
 mkdir -p oddout/o
 echo mine >oddout/index.html
-if "$A" analyze odd/...bin odd/index.html.bin "odd/run#1%41?x_step00400.bin" --out oddout/o --probes bos --n 2 --len 16 \
+if "$A" analyze odd/...bin odd/index.html.bin "odd/run#1%41?x_step00400.bin" odd/catalog.db-journal.bin odd/catalog.db-wal.bin \
+  --out oddout/o --probes bos --n 2 --len 16 \
   --ablate-items 0 --quiet >odd.out 2>odd.err; then
   [[ $(cat oddout/index.html) == mine && -f oddout/o/__/index.html && -f oddout/o/index.html-ckpt/index.html &&
-     -f "oddout/o/run#1%41?x_step00400/index.html" ]] && ok "odd stems get folders inside DIR: $(ls oddout/o | tr '\n' ' ')" ||
+     -f "oddout/o/run#1%41?x_step00400/index.html" && -f oddout/o/catalog.db-journal-ckpt/index.html &&
+     -f oddout/o/catalog.db-wal-ckpt/index.html && ! -e oddout/o/catalog.db-journal ]] && ok "odd stems get folders inside DIR: $(ls oddout/o | tr '\n' ' ')" ||
     bad "odd stems" "$(ls oddout oddout/o)"
   grep -q 'href="run%231%2541%3Fx_step00400/index.html"' oddout/o/index.html && ok "series links are URL-escaped" ||
     bad "series links" "$(grep -o 'href="[^"]*"' oddout/o/index.html | head -5)"
@@ -122,6 +140,16 @@ else
   grep -q "twin-step1.bin and twin-step2.bin are the same checkpoint" tw.err && [[ ! -s tw/catalog.db ]] &&
     ok "one checkpoint under two names is refused" || bad "twins" "$(cat tw.err)"
 fi
+
+# the same file twice (or through a link) is refused before any work; a copy after the first
+# checkpoint is scored, before the rest is
+ln -sf twin-step1.bin twin-link-step3.bin
+"$A" analyze twin-step1.bin twin-link-step3.bin --out tw2 --probes bos --n 2 --len 16 --ablate-items 0 >tw2.out 2>tw2.err; rc=$?
+[[ $rc -eq 2 ]] && grep -q "twin-step1.bin and twin-link-step3.bin are the same checkpoint file" tw2.err && ! grep -q scoring tw2.err &&
+  ok "one file under two names is refused before any work" || bad "same file twice" "rc $rc: $(cat tw2.err)"
+"$A" analyze twin-step1.bin twin-step2.bin "${ckpts[1]}" --out tw3 --probes bos --n 2 --len 16 --ablate-items 0 >tw3.out 2>tw3.err
+grep -q "twin-step1.bin and twin-step2.bin are the same checkpoint" tw3.err && ! grep -q '\[3/3\] scoring' tw3.err &&
+  ok "a copy stops the series before the checkpoints after it are scored" || bad "copy in a series" "$(cat tw3.err)"
 
 # the series page's diff commands are shell words: a name with a quote and $( ) is quoted, not run
 mkdir -p q
