@@ -35,6 +35,9 @@ int cmd_show(int argc, char **argv);
  * final name at the end, which would replace the input the run recorded (sha256 and all). */
 int cli_check_output_not_input(const char *out, const andrea_model *m, const char *probes, const char *tok_dir,
                                ae_error *err);
+/* Whether a and b name one existing regular file (the same device and inode: links and other
+ * spellings of one path included). */
+int cli_same_file(const char *a, const char *b);
 /* One stderr note per --rules entry that names no suite of the run a (rules for built-in or user
  * suites that this run did not probe, or a typo). */
 void cli_note_unused_rules(const char *cmd, const andrea_rules *r, const andrea_analysis *a);

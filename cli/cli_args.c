@@ -204,9 +204,7 @@ static void print_one_line(const char *prefix, const char *msg, const char *suff
     fputc('\n', stderr);
 }
 
-/* Whether a and b name one existing file (the same device and inode: links and other spellings
- * of one path included). */
-static int same_file(const char *a, const char *b) {
+int cli_same_file(const char *a, const char *b) {
     struct stat sa, sb;
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
            sa.st_ino == sb.st_ino;
@@ -216,14 +214,14 @@ int cli_check_output_not_input(const char *out, const andrea_model *m, const cha
                                ae_error *err) {
     static const char *beside[] = {"model.safetensors", "config.json", "vocab.json", "merges.txt"};
     char p[8400];
-    if (same_file(out, m->path)) return andrea_fail(err, "%s: is the checkpoint this command reads; give another output path", out);
+    if (cli_same_file(out, m->path)) return andrea_fail(err, "%s: is the checkpoint this command reads; give another output path", out);
     for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
         const char *dir = i >= 2 && tok_dir ? tok_dir : m->dir;
         snprintf(p, sizeof p, "%s/%s", dir, beside[i]);
-        if (same_file(out, p))
+        if (cli_same_file(out, p))
             return andrea_fail(err, "%s: is %s, which this command reads; give another output path", out, p);
     }
-    if (probes && andrea_probe_spec_is_file(probes) && same_file(out, probes))
+    if (probes && andrea_probe_spec_is_file(probes) && cli_same_file(out, probes))
         return andrea_fail(err, "%s: is the probe file this command reads; give another output path", out);
     return 0;
 }

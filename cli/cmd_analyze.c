@@ -70,6 +70,7 @@ static void help(FILE *f) {
 /* What analyze_one needs besides the checkpoint. */
 typedef struct {
     const char *dir, *probes, *tok_dir, *dump_file;
+    const char *rules_file; /* --rules, an input a dump must not be renamed over */
     probe_options po;
     andrea_device dev;
     andrea_contrib contrib;
@@ -143,6 +144,10 @@ static int check_dump_not_in_report(const char *dump, const char *dir) {
             if (!strcmp(rest, ours[i]))
                 return cli_usage_error("analyze", "--dump %s is the %s analyze writes into %s: name the dump otherwise",
                                        dump, i < 4 ? "catalog" : "report page", dir);
+        for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++)
+            if (!strcmp(rest, folders[i])) /* a file there would stop the report from making its folder */
+                return cli_usage_error("analyze", "--dump %s is the report's folder %s/%s: name the dump otherwise", dump,
+                                       dir, folders[i]);
         return 0;
     }
     for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++)
@@ -272,6 +277,10 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     run_name_and_dump(ckpt, index, aa, name, sizeof name, dump_path, sizeof dump_path);
     const int dumping = aa->dump_file || aa->keep_dumps;
     if (dumping && cli_check_output_not_input(dump_path, &m, aa->probes, aa->tok_dir, err)) goto out;
+    if (dumping && aa->rules_file && cli_same_file(dump_path, aa->rules_file)) {
+        andrea_fail(err, "%s: is the rules file this command reads; give another output path", dump_path);
+        goto out;
+    }
     if (dumping && andrea_checkpoint_sha256(&m, hex, err)) goto out; /* the dump file records it */
     snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
 
@@ -554,6 +563,7 @@ int cmd_analyze(int argc, char **argv) {
     if (aa.dump_file && stat(aa.dump_file, &dst) == 0 && S_ISDIR(dst.st_mode)) /* before DIR is made */
         return cli_usage_error("analyze", "--dump names the dump file to write; '%s' is a folder", aa.dump_file);
     if (rules && andrea_rules_load(&o.rules, rules, &err)) return cli_fail(&err);
+    aa.rules_file = rules;
     if (!aa.dir[0]) return cli_usage_error("analyze", "--out wants a folder name, not ''");
     const int made = mkdir(aa.dir, 0777) == 0;
     if (!made && errno != EEXIST) {

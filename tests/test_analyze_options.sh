@@ -71,6 +71,21 @@ for f in data/meta.js heads/L0_H0.h5 maps/all.h5; do
   elif grep -q "andrea analyze: --dump .*/$f lies in the report's folder" "$tmp/rd.err"; then ok "--dump DIR/$f refused"
   else bad "--dump DIR/$f" "$(cat "$tmp/rd.err")"; fi
 done
+# nor a report folder's own name, in a DIR that does not exist yet (it failed after the work)
+for f in heads overview; do
+  if "$A" analyze "$m" --out "$tmp/fresh_$f" --probes bos --n 2 --len 16 --ablate-items 0 --dump "$tmp/fresh_$f/$f" --quiet \
+    >/dev/null 2>"$tmp/rd.err"; then bad "--dump DIR/$f" "accepted"
+  elif grep -q "andrea analyze: --dump .*/$f is the report's folder" "$tmp/rd.err" && [[ ! -e $tmp/fresh_$f/catalog.db ]]; then
+    ok "--dump DIR/$f (a report folder's name) refused before any work"
+  else bad "--dump DIR/$f" "$(cat "$tmp/rd.err")"; fi
+done
+# nor the --rules file it reads
+echo '{"bos": {"min_score": 0.5}}' >"$tmp/rules.json"
+rsum=$(sha256sum <"$tmp/rules.json")
+"$A" analyze "$m" --out "$tmp/rul" --probes bos --n 2 --len 16 --ablate-items 0 --rules "$tmp/rules.json" --dump "$tmp/rules.json" \
+  --quiet >/dev/null 2>"$tmp/rr.err" && bad "--dump over --rules" "accepted" ||
+  { grep -q "rules.json: is the rules file this command reads" "$tmp/rr.err" && [[ $(sha256sum <"$tmp/rules.json") == "$rsum" ]] &&
+    ok "--dump naming the --rules file is refused, the rules kept" || bad "--dump over --rules" "$(cat "$tmp/rr.err")"; }
 [[ $(sha256sum <"$tmp/cat1/catalog.db") == "$sum" ]] && ok "the catalog is left as it was" || bad "catalog" "changed"
 # a report and a `show` page never overwrite each other's folder
 "$A" show "$m" "abc" --out "$tmp/cat1" >/dev/null 2>"$tmp/sh.err" && bad "show into a report folder" "accepted" ||
