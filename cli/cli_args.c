@@ -4,10 +4,10 @@
  * Contract: each cli_opt_* returns 0 after storing the value, or prints the usage error
  * ("andrea CMD: --OPT wants ..., not 'ARG'") and returns its exit code 2; the output is not
  * touched on error. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -20,8 +20,17 @@
 #include "../common/printable.h"
 #include "../reports/report.h"
 
+/* Whether s starts as a decimal number is written: a digit, or a sign or '.' before one (strtol
+ * and strtod also take leading spaces, and strtod hex such as 0x1p3, which no user means). */
+static int starts_as_number(const char *s) {
+    if (*s == '+' || *s == '-') s++;
+    if (*s == '.') s++;
+    return isdigit((unsigned char)*s);
+}
+
 int cli_parse_long(const char *s, long lo, long hi, long *out) {
     char *end;
+    if (!starts_as_number(s) || strchr(s, '.')) return -1;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) return -1;
@@ -31,6 +40,7 @@ int cli_parse_long(const char *s, long lo, long hi, long *out) {
 
 int cli_parse_double(const char *s, double *out) {
     char *end;
+    if (!starts_as_number(s) || strpbrk(s, "xX")) return -1;
     errno = 0;
     double v = strtod(s, &end);
     /* nan and inf parse, but no threshold or temperature means them; ERANGE is an absurd value */
@@ -51,10 +61,19 @@ static int names_option(const char *word, const char *shortopts, const struct op
     return 0;
 }
 
+/* Whether the option returned as c takes free text (generate --prompt): a value such as "-nice"
+ * or "-q is quiet" is text there, so only a word of the --NAME form counts as a forgotten value. */
+static int takes_text(int c, const struct option *opts) {
+    for (const struct option *o = opts; o && o->name; o++)
+        if (o->val == c) return !strcmp(o->name, "prompt");
+    return 0;
+}
+
 int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct option *opts) {
     const int c = getopt_long(argc, argv, shortopts, opts, NULL);
     /* the value came as a word of its own (not --opt=VALUE or -oVALUE) */
-    if (c != -1 && optarg && optind >= 2 && optarg == argv[optind - 1] && names_option(optarg, shortopts, opts))
+    if (c != -1 && optarg && optind >= 2 && optarg == argv[optind - 1] && names_option(optarg, shortopts, opts) &&
+        (optarg[1] == '-' || !takes_text(c, opts)))
         return CLI_VALUE_IS_OPTION;
     return c;
 }
@@ -75,9 +94,16 @@ int cli_option_error(const char *cmd, int c, char *const *argv, const struct opt
     /* getopt_long also returns '?' for an abbreviation of several long options (--he: --heads, --help) */
     if (!strncmp(arg, "--", 2)) {
         const size_t n = strcspn(arg + 2, "=");
-        int matches = 0;
-        for (const struct option *o = opts; o && o->name; o++) matches += n > 0 && !strncmp(o->name, arg + 2, n);
-        if (matches > 1) return cli_usage_error(cmd, "ambiguous option '%s' (%d options start so)", shown, matches);
+        int matches = 0, exact = -1, last = -1;
+        for (int i = 0; opts && opts[i].name; i++)
+            if (n > 0 && !strncmp(opts[i].name, arg + 2, n)) {
+                matches++, last = i;
+                if (strlen(opts[i].name) == n) exact = i;
+            }
+        const int one = exact >= 0 ? exact : matches == 1 ? last : -1;
+        if (one < 0 && matches > 1) return cli_usage_error(cmd, "ambiguous option '%s' (%d options start so)", shown, matches);
+        if (one >= 0 && arg[2 + n] == '=' && opts[one].has_arg == no_argument) /* --ids=3 */
+            return cli_usage_error(cmd, "--%s takes no value, not '%s'", opts[one].name, shown);
     }
     return cli_usage_error(cmd, "unknown option '%s'", shown);
 }
@@ -112,7 +138,8 @@ int cli_opt_probe(const char *cmd, int which, const char *arg, probe_options *po
             return cli_usage_error(cmd, "--n wants 1..%d items, not '%s'", PROBE_MAX_ITEMS, arg);
         po->n_items = (int)v;
     } else if (which == 'l') {
-        if (cli_parse_long(arg, 5, 1 << 20, &v)) return cli_usage_error(cmd, "--len wants at least 5 tokens, not '%s'", arg);
+        if (cli_parse_long(arg, 5, 1 << 20, &v))
+            return cli_usage_error(cmd, "--len wants 5..%d tokens, not '%s'", 1 << 20, arg);
         po->seq_len = (int)v;
     } else {
         char *end;
@@ -137,7 +164,8 @@ int cli_opt_step(const char *cmd, const char *arg, andrea_classify_options *o) {
     char *end;
     errno = 0;
     long long v = strtoll(arg, &end, 10);
-    if (errno || !*arg || *end || v < 0) return cli_usage_error(cmd, "--step wants a step number, not '%s'", arg);
+    if (errno || !isdigit((unsigned char)arg[0]) || *end || v < 0)
+        return cli_usage_error(cmd, "--step wants a step number, not '%s'", arg);
     o->step = v;
     o->has_step = 1;
     return 0;

@@ -1,7 +1,6 @@
 /* cmd_dump.c — `andrea dump CKPT`: probe suites through the instrumented forward into HDF5.
  * Wiring only: parse options, load the model and tokenizer, build the suites
  * (probes/probe.h), call andrea_dump_write (dump/dump_write.h), print one summary line. */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -100,27 +99,6 @@ static int check_out_path(const char *out) {
     return 0;
 }
 
-/* --contrib none|norm|full. 0 or the usage-error exit code. */
-static int parse_contrib(const char *arg, andrea_contrib *contrib) {
-    if (!strcmp(arg, "none")) *contrib = ANDREA_CONTRIB_NONE;
-    else if (!strcmp(arg, "norm")) *contrib = ANDREA_CONTRIB_NORM;
-    else if (!strcmp(arg, "full")) *contrib = ANDREA_CONTRIB_FULL;
-    else return cli_usage_error("dump", "--contrib wants none, norm or full, not '%s'", arg);
-    return 0;
-}
-
-/* --seed: a positive integer, digits only. 0 or the usage-error exit code. */
-static int parse_seed(const char *arg, uint64_t *seed) {
-    char *end;
-    errno = 0;
-    unsigned long long s = strtoull(arg, &end, 10);
-    /* a digit first: strtoull would take " -1" as 2^64 - 1 */
-    if (errno || !isdigit((unsigned char)arg[0]) || *end || s == 0)
-        return cli_usage_error("dump", "--seed wants a positive integer, not '%s'", arg);
-    *seed = s;
-    return 0;
-}
-
 /* The one-line summary (unless quiet) and, with --timing, where the time went (o->stats). */
 static void print_done(const andrea_dump_options *o, int n_suites, int quiet, int timing, double t_load,
                        double t_probes) {
@@ -184,7 +162,7 @@ int cmd_dump(int argc, char **argv) {
             if ((bad = cli_opt_maps("dump", optarg, &o.maps_fp32))) return bad;
             break;
         case 'c':
-            if ((bad = parse_contrib(optarg, &o.contrib))) return bad;
+            if ((bad = cli_opt_contrib("dump", optarg, &o.contrib))) return bad;
             break;
         case 'H': heads = optarg; break;
         case 'b':
@@ -192,16 +170,9 @@ int cmd_dump(int argc, char **argv) {
             o.batch = (int)v;
             break;
         case 's':
-            if ((bad = parse_seed(optarg, &po.seed))) return bad;
-            break;
         case 'n':
-            if (cli_parse_long(optarg, 1, PROBE_MAX_ITEMS, &v))
-                return cli_usage_error("dump", "--n wants 1..%d items, not '%s'", PROBE_MAX_ITEMS, optarg);
-            po.n_items = (int)v;
-            break;
         case 'l':
-            if (cli_parse_long(optarg, 5, 1 << 20, &v)) return cli_usage_error("dump", "--len wants at least 5 tokens, not '%s'", optarg);
-            po.seq_len = (int)v;
+            if ((bad = cli_opt_probe("dump", c, optarg, &po))) return bad;
             break;
         case 'z':
             if (cli_parse_long(optarg, 0, 9, &v)) return cli_usage_error("dump", "--gzip wants a level 0..9, not '%s'", optarg);

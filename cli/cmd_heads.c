@@ -1,4 +1,5 @@
 /* cmd_heads.c — `andrea heads`: the catalog's heads, filtered (every filter a bound parameter). */
+#include <ctype.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,11 +60,19 @@ int cmd_heads(int argc, char **argv) {
             f.has_min_score = 1;
             break;
         case 'H': {
-            int l, h, used = 0;
-            if (sscanf(optarg, "%d.%d%n", &l, &h, &used) != 2 || optarg[used] || l < 0 || h < 0 || l > (1 << 20) ||
-                h > (1 << 20))
-                return cli_usage_error("heads", "--head wants LAYER.HEAD (e.g. 1.3, each 0..%d), not '%s'", 1 << 20, optarg);
-            f.has_head = 1, f.head_layer = l, f.head_head = h;
+            /* two unsigned decimals around one dot; each part alone, so '4294967296.1' is out of
+             * range rather than a wrapped layer 0 */
+            char part[32];
+            const char *dot = strchr(optarg, '.');
+            long l = -1, h = -1;
+            const size_t nl = dot ? (size_t)(dot - optarg) : 0;
+            if (dot && nl < sizeof part && isdigit((unsigned char)optarg[0]) && isdigit((unsigned char)dot[1])) {
+                memcpy(part, optarg, nl);
+                part[nl] = 0;
+                if (cli_parse_long(part, 0, 1 << 20, &l) || cli_parse_long(dot + 1, 0, 1 << 20, &h)) l = -1;
+            }
+            if (l < 0) return cli_usage_error("heads", "--head wants LAYER.HEAD (e.g. 1.3, each 0..%d), not '%s'", 1 << 20, optarg);
+            f.has_head = 1, f.head_layer = (int)l, f.head_head = (int)h;
             break;
         }
         case 'S': {

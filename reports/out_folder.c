@@ -69,8 +69,12 @@ int andrea_out_folder_check(const char *dir, int writing, ae_error *err) {
         return andrea_fail(err, "%s: holds an index.html that andrea did not write, which this %s would replace: give "
                                 "another folder, or move it away", dir, kind_name(writing));
     if (kind == OUT_FOLDER_NONE || kind == writing) return 0;
-    return andrea_fail(err, "%s: holds an andrea %s, whose index.html this %s would replace: give another folder", dir,
-                       kind_name(kind), kind_name(writing));
+    return andrea_fail(err, "%s: holds an andrea %s, whose index.html this %s would replace: give another folder%s", dir,
+                       kind_name(kind), kind_name(writing),
+                       kind == OUT_FOLDER_SERIES && writing == OUT_FOLDER_REPORT
+                           ? " (a run joins the series' catalog with `andrea classify DUMP --db DIR/catalog.db`, or "
+                             "analyze the whole series again)"
+                           : "");
 }
 
 /* The folders this process holds (by device and inode): a second lock of one of them here would

@@ -313,6 +313,22 @@ expect 2 generate_seed_with_a_space_and_minus_is_refused "andrea generate: --see
   generate "$tmp/byte.bin" --seed " -1"
 expect 2 dump_seed_with_a_space_and_minus_is_refused "andrea dump: --seed wants a positive integer, not ' -1'" \
   dump "$tmp/byte.bin" --seed " -1" --out "$tmp/seed.h5"
+# numbers are decimals as written: no wrap past 2^32, no sign where none is meant, no leading
+# space, no hex float
+expect 2 heads_head_past_int_range_is_refused "andrea heads: --head wants LAYER.HEAD .*not '4294967296.1'" \
+  heads --db "$tmp/cl.db" --head 4294967296.1
+expect 2 heads_head_with_a_minus_is_refused "andrea heads: --head wants LAYER.HEAD .*not '-0.1'" heads --db "$tmp/cl.db" --head -0.1
+expect 2 heads_layer_with_a_leading_space_is_refused "andrea heads: --layer wants a layer number .*not ' 1'" \
+  heads --db "$tmp/cl.db" --layer " 1"
+expect 2 heads_min_score_in_hex_is_refused "andrea heads: --min-score wants a number, not '0x1p-2'" \
+  heads --db "$tmp/cl.db" --min-score 0x1p-2
+expect 2 dump_len_names_its_range "andrea dump: --len wants 5\.\.1048576 tokens, not '3'" dump "$tmp/byte.bin" --len 3
+expect 2 tokenize_flag_with_a_value_is_named "andrea tokenize: --ids takes no value, not '--ids=3'" tokenize "$tmp/byte.bin" x --ids=3
+if "$A" generate "$tmp/byte.bin" --prompt "-nice" -n 2 >"$tmp/gen_dash.out" 2>"$tmp/gen_dash.err" && grep -q '^-nice' "$tmp/gen_dash.out"; then
+  ok "generate_prompt_starting_with_a_dash_is_text"
+else
+  bad generate_prompt_starting_with_a_dash_is_text "$(cat "$tmp/gen_dash.err")"
+fi
 if [[ -c /dev/full && -w /dev/full ]]; then
   timeout 20 "$A" info "$tmp/byte.bin" >/dev/full 2>"$tmp/full.err"
   rc=$?
