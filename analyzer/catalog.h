@@ -31,7 +31,7 @@
 
 /* Whether db_path can take this run's rows, checked before the work so that a mistake costs no
  * analysis: a missing file (a new catalog), or a regular file that is an andrea catalog (the same
- * rule as the writer's: check_catalog_is_ours). Devices, folders, pipes and other SQLite or other
+ * rule as the writer's: andrea_catalog_check_ours). Devices, folders, pipes and other SQLite or other
  * files are refused with one line; nothing is created or changed. */
 int andrea_catalog_check_writable(const char *db_path, ae_error *err);
 /* Writes one analysis as one run. run_id (may be NULL) receives the new run's id. */

@@ -100,6 +100,9 @@ int andrea_catalog_open_ro(const char *path, sqlite3 **out, ae_error *err) {
     /* any other failure of the first read is left to the caller's first query, which reports it
      * in its own words */
     SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA query_only=ON", NULL, NULL, NULL), SQLITE_OK);
+    /* another application's database (a `runs` table of its own) would fail later on a missing
+     * column, or answer `diff` with "matches no checkpoint" */
+    if (rc == SQLITE_OK && andrea_catalog_check_ours(db, path, err)) goto fail;
     *out = db;
     return 0;
 fail:

@@ -25,5 +25,10 @@ int andrea_catalog_open_ro(const char *path, sqlite3 **out, ae_error *err);
  * by a newer andrea, whose tables this one may misread; 0 otherwise, with the catalog's schema
  * version in *version when version is not NULL. */
 int andrea_catalog_refuse_newer(sqlite3 *db, const char *path, int *version, ae_error *err);
+/* 0 when the open database is empty, marked as andrea's (application_id), or unmarked with only
+ * andrea's tables and their columns (a catalog from before the mark); else -1 with "PATH: a SQLite
+ * database that is not an andrea catalog (...)". Reads only. Defined in catalog.c, beside the
+ * writer that applies it before any change. */
+int andrea_catalog_check_ours(sqlite3 *db, const char *path, ae_error *err);
 
 #endif

@@ -29,6 +29,17 @@ cp "$tmp/other/catalog.db" "$tmp/other.copy"
 expect_one_line 1 "not an andrea catalog" analyze "$M" --out "$tmp/other" --dump "$tmp/other-dump.h5" "${small[@]}"
 no_dump other-dump
 cmp -s "$tmp/other/catalog.db" "$tmp/other.copy" && ok "another application's database is unchanged" || bad "other.db" "changed"
+# one whose tables have andrea's names but another layout (a `runs` of its own): refused before
+# the work, the file unchanged (it was switched to WAL and failed after the work), and readers say
+# the same instead of "no such column" or "matches no checkpoint"
+mkdir "$tmp/lookalike"
+/usr/bin/python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE runs(x)"); c.execute("INSERT INTO runs VALUES(1)"); c.commit()' "$tmp/lookalike/catalog.db"
+cp "$tmp/lookalike/catalog.db" "$tmp/lookalike.copy"
+expect_one_line 1 "not an andrea catalog \(a SQLite database whose table 'runs' has no column 'id'\)" analyze "$M" --out "$tmp/lookalike" --dump "$tmp/lookalike-dump.h5" "${small[@]}"
+no_dump lookalike-dump
+cmp -s "$tmp/lookalike/catalog.db" "$tmp/lookalike.copy" && ok "a look-alike database is unchanged" || bad "lookalike" "changed"
+expect_one_line 1 "not an andrea catalog" diff --db "$tmp/lookalike/catalog.db" --from a --to b
+expect_one_line 1 "not an andrea catalog" heads --db "$tmp/lookalike/catalog.db"
 mkdir "$tmp/text" && printf 'root:x:0:0\n' >"$tmp/text/catalog.db"
 expect_one_line 1 "catalog.db: not an SQLite database" analyze "$M" --out "$tmp/text" --dump "$tmp/text-dump.h5" "${small[@]}"
 no_dump text-dump
