@@ -202,7 +202,10 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, catalog_rows
 static const char *const DIFF_SQL =
     "WITH cur AS (SELECT r.model_id AS model, su.class AS cls, max(su.run_id) AS run FROM suites su\n"
     "             JOIN runs r ON r.id = su.run_id WHERE r.model_id IN (?1, ?2) GROUP BY r.model_id, su.class),\n"
-    "     side AS (SELECT cur.model, s.layer, s.head, s.class, s.score, (l.run_id IS NOT NULL) AS label\n"
+    /* a score that is not a number (a hand-edited row) is no score: SQLite's '-' would read 'abc' as 0 */
+    "     side AS (SELECT cur.model, s.layer, s.head, s.class,\n"
+    "                     CASE WHEN typeof(s.score) IN ('integer', 'real') THEN s.score END AS score,\n"
+    "                     (l.run_id IS NOT NULL) AS label\n"
     "              FROM cur JOIN head_scores s ON s.run_id = cur.run AND s.class = cur.cls\n"
     "              LEFT JOIN labels l ON l.run_id = s.run_id AND l.layer = s.layer AND l.head = s.head\n"
     "                                AND l.class = s.class),\n"

@@ -3,6 +3,7 @@
 #include "catalog.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,12 +221,20 @@ static int check_filter(sqlite3 *db, const char *path, const catalog_heads_filte
         if (rc != SQLITE_ROW) goto fail;
     }
     if (f->has_layer || f->has_head) {
-        SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT max(n_layer), max(n_head) FROM models", -1, &st, NULL),
+        /* integers only: SQLite's max() ranks a text (a hand-edited 'abc') above every number,
+         * and read as an int it was 0, refusing every layer as "out of range 0..-1" */
+        SQL_CHECK(path, db,
+                  sqlite3_prepare_v2(db,
+                                     "SELECT max(CASE WHEN typeof(n_layer) = 'integer' THEN n_layer END),"
+                                     " max(CASE WHEN typeof(n_head) = 'integer' THEN n_head END) FROM models",
+                                     -1, &st, NULL),
                   SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+        const int known_shape = sqlite3_column_type(st, 0) == SQLITE_INTEGER && sqlite3_column_type(st, 1) == SQLITE_INTEGER;
         const int nl = sqlite3_column_int(st, 0), nh = sqlite3_column_int(st, 1);
         sqlite3_finalize(st);
         st = NULL;
+        if (!known_shape) return 0; /* no model with a shape to check against: the query finds what there is */
         const int l = f->has_head ? f->head_layer : f->layer;
         if ((f->has_layer && f->layer >= nl) || (f->has_head && f->head_layer >= nl)) {
             andrea_fail(err, "%s: layer %d is out of range (the catalog's models have layers 0..%d)", path, l, nl - 1);
@@ -344,6 +353,16 @@ static const char HEADS_SQL[] =
     " AND (?8 IS NULL OR step = ?8)"
     " AND (?9 IS NULL OR series = ?9)";
 
+/* Whether s is a step as andrea writes one (an integer): a hand-edited 'abc' is no step, where
+ * strtoll read it as step 0. */
+static int step_of(const char *s, long long *v) {
+    char *end;
+    if (!s || !*s) return 0;
+    errno = 0;
+    *v = strtoll(s, &end, 10);
+    return !errno && !*end;
+}
+
 /* The pivot: rows of (model, series, step, layer, head, class, score, label) ordered by class,
  * head, step become one row per (class, head) and one column per step. */
 static int col_of(const catalog_rows *r, const char *name) {
@@ -368,14 +387,16 @@ static int pivot_rows(const char *path, const catalog_rows *in, catalog_rows *ou
     const char *stepless = NULL;
     for (int r = 0; r < in->n_rows; r++) {
         const char *s = in->cells[(size_t)r * nc_in + C_STEP];
-        if (!s) {
+        long long v;
+        if (!step_of(s, &v)) {
             /* a checkpoint without a step has no column: counted for the note (rows are by class,
              * head, step, so one checkpoint's rows are apart; its sha256 tells them) */
             const char *sha = C_SHA >= 0 ? in->cells[(size_t)r * nc_in + C_SHA] : NULL;
             int seen = 0;
             for (int q = 0; q < r && sha && !seen; q++) {
                 const char *qs = in->cells[(size_t)q * nc_in + C_SHA];
-                seen = !in->cells[(size_t)q * nc_in + C_STEP] && qs && !strcmp(qs, sha);
+                long long u;
+                seen = !step_of(in->cells[(size_t)q * nc_in + C_STEP], &u) && qs && !strcmp(qs, sha);
             }
             if (!seen) {
                 n_stepless++;
@@ -383,7 +404,6 @@ static int pivot_rows(const char *path, const catalog_rows *in, catalog_rows *ou
             }
             continue;
         }
-        long long v = strtoll(s, NULL, 10);
         int k = 0;
         while (k < n_steps && steps[k] < v) k++;
         if (k < n_steps && steps[k] == v) continue;
@@ -419,7 +439,8 @@ static int pivot_rows(const char *path, const catalog_rows *in, catalog_rows *ou
     char prev[160] = "";
     for (int r = 0; r < in->n_rows; r++) {
         const char *const *c = (const char *const *)in->cells + (size_t)r * nc_in;
-        if (!c[C_STEP] || !c[C_CLASS]) continue;
+        long long v;
+        if (!step_of(c[C_STEP], &v) || !c[C_CLASS]) continue;
         char key[160];
         snprintf(key, sizeof key, "%s|%s.%s", c[C_CLASS], c[C_LAYER], c[C_HEAD]);
         char **row;
@@ -433,7 +454,6 @@ static int pivot_rows(const char *path, const catalog_rows *in, catalog_rows *ou
         } else {
             row = out->cells + (size_t)(out->n_rows - 1) * (size_t)out->n_cols;
         }
-        long long v = strtoll(c[C_STEP], NULL, 10);
         int k = 0;
         while (steps[k] != v) k++;
         if (row[2 + k] && C_MODEL >= 0 && c[C_MODEL]) {
@@ -625,6 +645,8 @@ static const char *table_text(const catalog_rows *r, size_t k, char *buf, size_t
     if (r->numeric[k] == 2 || r->numeric[k] == 3) {
         char *end;
         double v = strtod(c, &end);
+        /* a text where a number belongs (a hand-edited score 'abc') is shown as it is, not as 0.000abc */
+        if (end == c || (*end && strcmp(end, "*"))) return c;
         snprintf(buf, cap, r->numeric[k] == 3 ? "%.3f%s" : "%.6g%s", v, end);
         return buf;
     }

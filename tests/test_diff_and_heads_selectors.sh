@@ -126,4 +126,30 @@ expect 1 'empty.db: not an andrea catalog \(it holds no runs' heads --db empty.d
 # diff's CSV keeps REALs exact (%.17g) as heads and sql do: 0.xxxxxxxxxx... with 10+ digits
 grep -q -E ',0\.[0-9]{10,}' d2.csv && ok "diff --format csv prints exact REALs" || bad "diff csv digits" "$(head -2 d2.csv)"
 
+# a hand-edited catalog (text where andrea writes numbers) gives no wrong number: a text score is
+# no delta in diff (it counted as 0) and shows as it is in the pivot (it was 0.000abc); a text
+# step is no step (it was step 0); a text n_layer leaves the other models' --layer check working
+cp pn/catalog.db hand.db
+/usr/bin/python3 - hand.db <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE head_scores SET score = 'abc' WHERE layer = 0 AND head = 0")
+c.commit()
+PY
+"$A" diff --db hand.db --from "${s_m1:0:12}" --to run@10 --format csv >hd.csv 2>hd.err
+grep -q '^0,0,induction,,,,' hd.csv && ok "diff: a text score has no delta" || bad "diff text score" "$(grep '^0,0,induction' hd.csv) $(cat hd.err)"
+"$A" heads --db hand.db --series run --pivot step --class induction >hp.out 2>/dev/null
+grep -q '^induction  *0\.0  *abc$' hp.out && ! grep -q '0\.000abc' hp.out && ok "pivot: a text score shows as it is" || bad "pivot text score" "$(head -3 hp.out)"
+/usr/bin/python3 - hand.db <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE models SET step = 'abc', n_layer = 'abc' WHERE step IS NULL")
+c.commit()
+PY
+"$A" heads --db hand.db --series run --pivot step --class induction >hp2.out 2>hp2.err
+! grep -q 'step 0' hp2.out && grep -q 'step 10' hp2.out && grep -q 'leaves out 1 checkpoint without a step' hp2.err &&
+  ok "pivot: a text step is no step" || bad "pivot text step" "$(head -2 hp2.out) $(cat hp2.err)"
+"$A" heads --db hand.db --layer 1 --all >hl.out 2>hl.err && grep -q induction hl.out && ok "--layer works beside a model with a text n_layer" ||
+  bad "--layer with a text n_layer" "$(cat hl.err)"
+
 finish
