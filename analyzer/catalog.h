@@ -53,6 +53,7 @@ typedef struct {
     char **col_names;     /* [n_cols] */
     char **cells;         /* [n_rows * n_cols]; a REAL as %.17g (exact round trip) */
     unsigned char *numeric; /* [n_rows * n_cols]: 1 integer, 2 real, 0 text/NULL */
+    size_t *lens;         /* [n_rows * n_cols] bytes of each cell (a text may hold NUL bytes), or NULL: C strings */
     char note[512];       /* what the rows leave out (heads --pivot step: checkpoints without a step), or "" */
 } catalog_rows;
 

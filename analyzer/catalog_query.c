@@ -25,6 +25,7 @@ void andrea_catalog_rows_free(catalog_rows *r) {
     free(r->col_names);
     free(r->cells);
     free(r->numeric);
+    free(r->lens);
     memset(r, 0, sizeof *r);
 }
 
@@ -61,7 +62,7 @@ static int past_deadline(void *deadline) {
 /* What a cell of `text_bytes` bytes of text costs in memory: its pointer and numeric flag, and its
  * text as malloc holds it (an 8-byte header, 16-byte granules), so a million tiny cells count too. */
 static size_t cell_cost(size_t text_bytes) {
-    return sizeof(char *) + 1 + ((text_bytes + 1 + 8 + 15) & ~(size_t)15);
+    return sizeof(char *) + 1 + sizeof(size_t) + ((text_bytes + 1 + 8 + 15) & ~(size_t)15);
 }
 
 /* A BLOB as the SQL literal x'00ff0a22' (lower-case hex): text that stays text in every format
@@ -81,7 +82,7 @@ static char *blob_literal(const unsigned char *b, size_t n) {
  * size is known (sqlite3_column_bytes, which neither converts nor expands a zeroblob) and checked
  * against max_bytes BEFORE the value is fetched or copied, so a huge cell is refused without
  * being held. Returns 0, 1 when the result would pass max_bytes, -1 when out of memory. */
-static int cell_text(sqlite3_stmt *st, int i, size_t max_bytes, size_t *bytes, char **out) {
+static int cell_text(sqlite3_stmt *st, int i, size_t max_bytes, size_t *bytes, char **out, size_t *len) {
     const int t = sqlite3_column_type(st, i);
     char buf[64];
     size_t n = 0;
@@ -91,17 +92,21 @@ static int cell_text(sqlite3_stmt *st, int i, size_t max_bytes, size_t *bytes, c
     else if (t == SQLITE_BLOB) n = 2 * (size_t)sqlite3_column_bytes(st, i) + 3;
     else if (sqlite3_column_text(st, i)) n = (size_t)sqlite3_column_bytes(st, i); /* INTEGER, TEXT as UTF-8 */
     else return -1; /* the conversion to text ran out of memory */
-    const size_t cost = t == SQLITE_NULL ? sizeof(char *) + 1 : cell_cost(n);
+    const size_t cost = t == SQLITE_NULL ? sizeof(char *) + 1 + sizeof(size_t) : cell_cost(n);
     if (cost > max_bytes - *bytes) return 1;
     *bytes += cost;
+    *len = n;
     if (t == SQLITE_NULL) return 0;
     if (t == SQLITE_BLOB) {
         const void *b = sqlite3_column_blob(st, i);
         *out = blob_literal(b ? b : "", (n - 3) / 2);
     } else if (t == SQLITE_FLOAT) {
         *out = strdup(buf);
-    } else { /* the text as far as its first NUL: cells are C strings */
-        *out = strndup((const char *)sqlite3_column_text(st, i), n);
+    } else { /* all n bytes, NULs included (the writers show them), and a NUL after them */
+        if ((*out = malloc(n + 1))) {
+            memcpy(*out, sqlite3_column_text(st, i), n);
+            (*out)[n] = 0;
+        }
     }
     return *out ? 0 : -1;
 }
@@ -119,7 +124,7 @@ static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double 
         out->col_names[i] = strdup(sqlite3_column_name(st, i));
         if (!out->col_names[i]) return andrea_fail(err, "%s: out of memory", path);
     }
-    size_t cap = 0, ncap = 0; /* cells (rows x columns) allocated in cells and numeric */
+    size_t cap = 0, ncap = 0, lcap = 0; /* cells (rows x columns) allocated in cells, numeric and lens */
     for (;;) {
         int rc = sqlite3_step(st);
         if (rc == SQLITE_DONE) break;
@@ -134,15 +139,16 @@ static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double 
         if (ae_mul((size_t)out->n_rows + 1, (size_t)(nc ? nc : 1), &cells) || cells > ((size_t)1 << 40) / sizeof(char *))
             return andrea_fail(err, "%s: result too large", path);
         if (andrea_grow(&out->cells, &cap, cells, sizeof(char *), 64 * (size_t)(nc ? nc : 1)) ||
-            andrea_grow(&out->numeric, &ncap, cells, 1, 64 * (size_t)(nc ? nc : 1)))
+            andrea_grow(&out->numeric, &ncap, cells, 1, 64 * (size_t)(nc ? nc : 1)) ||
+            andrea_grow(&out->lens, &lcap, cells, sizeof(size_t), 64 * (size_t)(nc ? nc : 1)))
             return andrea_fail(err, "%s: out of memory", path);
         size_t base = (size_t)out->n_rows * (size_t)nc;
-        for (int i = 0; i < nc; i++) out->cells[base + i] = NULL; /* the row is freed whole on a failure */
+        for (int i = 0; i < nc; i++) out->cells[base + i] = NULL, out->lens[base + i] = 0; /* freed whole on a failure */
         out->n_rows++;
         for (int i = 0; i < nc; i++) {
             int t = sqlite3_column_type(st, i);
             out->numeric[base + i] = t == SQLITE_INTEGER ? 1 : t == SQLITE_FLOAT ? 2 : 0;
-            const int crc = cell_text(st, i, max_bytes, &bytes, &out->cells[base + i]);
+            const int crc = cell_text(st, i, max_bytes, &bytes, &out->cells[base + i], &out->lens[base + i]);
             if (crc > 0)
                 return andrea_fail(err, "%s: result too large (over %zu MiB in memory; narrow the query or add LIMIT)",
                                    path, max_bytes >> 20);
@@ -536,8 +542,10 @@ static int sql_authorizer(void *ud, int action, const char *a1, const char *a2, 
          * writable_schema off, and sqlite3_stmt_readonly refuses the statement below). */
         return a1 && (!strcasecmp(a1, "sqlite_master") || !strcasecmp(a1, "sqlite_schema")) ? SQLITE_OK : SQLITE_DENY;
     case SQLITE_FUNCTION:
-        /* load_extension is off by default; refuse it by name as well. */
-        return a2 && !strcasecmp(a2, "load_extension") ? SQLITE_DENY : SQLITE_OK;
+        /* load_extension is off by default; refuse it by name as well. fts3_tokenizer('x') returns
+         * the address of a tokenizer module (a pointer out of andrea's memory) and its two-argument
+         * form installs one. */
+        return a2 && (!strcasecmp(a2, "load_extension") || !strcasecmp(a2, "fts3_tokenizer")) ? SQLITE_DENY : SQLITE_OK;
     case SQLITE_PRAGMA: {
         /* Reading pragmas only: "PRAGMA x" (no argument) or the introspection pragmas whose
          * argument is a table name. "PRAGMA x = v" / "PRAGMA x(v)" on anything else is refused. */
@@ -603,19 +611,25 @@ fail:
 
 /* ---------- output ---------- */
 
-static void csv_cell(FILE *out, const char *s) {
+/* Bytes of cell k: a text from SQLite may hold NUL bytes (rows from other producers are C strings). */
+static size_t cell_len(const catalog_rows *r, size_t k) {
+    return r->lens ? r->lens[k] : strlen(r->cells[k]);
+}
+
+/* A CSV field of n bytes (NULs kept: CSV carries the value as it is). */
+static void csv_cell(FILE *out, const char *s, size_t n) {
     if (!s) return;
     int quote = 0;
-    for (const char *p = s; *p; p++)
-        if (*p == ',' || *p == '"' || *p == '\n' || *p == '\r') quote = 1;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') quote = 1;
     if (!quote) {
-        fputs(s, out);
+        fwrite(s, 1, n, out);
         return;
     }
     fputc('"', out);
-    for (const char *p = s; *p; p++) {
-        if (*p == '"') fputc('"', out);
-        fputc(*p, out);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"') fputc('"', out);
+        fputc(s[i], out);
     }
     fputc('"', out);
 }
@@ -626,45 +640,75 @@ static const char *ctl_escape(unsigned char c) {
     return c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : (c < 0x20 || c == 0x7f) ? "?" : NULL;
 }
 
-/* Display width of a UTF-8 string in code points, escapes counted (close enough for a terminal table). */
-static size_t width(const char *s) {
-    size_t n = 0;
-    for (; s && *s; s++) {
-        const char *e = ctl_escape((unsigned char)*s);
-        if (e) n += strlen(e);
-        else if (((unsigned char)*s & 0xC0) != 0x80) n++;
+/* Display width of n bytes of UTF-8 in code points, escapes counted (close enough for a terminal table). */
+static size_t width(const char *s, size_t n) {
+    size_t w = 0;
+    for (size_t i = 0; s && i < n; i++) {
+        const char *e = ctl_escape((unsigned char)s[i]);
+        if (e) w += strlen(e);
+        else if (((unsigned char)s[i] & 0xC0) != 0x80) w++;
     }
-    return n;
+    return w;
 }
 
-/* What the table shows of cell k: a REAL (kept as %.17g) with 6 significant digits, a pivot cell
- * with 3 decimals and its "*" kept; buf holds the shortened text. */
-static const char *table_text(const catalog_rows *r, size_t k, char *buf, size_t cap) {
+/* What the table shows of cell k (its bytes in *n): a REAL (kept as %.17g) with 6 significant
+ * digits, a pivot cell with 3 decimals and its "*" kept; buf holds the shortened text. */
+static const char *table_text(const catalog_rows *r, size_t k, char *buf, size_t cap, size_t *n) {
     const char *c = r->cells[k];
+    *n = 4;
     if (!c) return "NULL";
+    *n = cell_len(r, k);
     if (r->numeric[k] == 2 || r->numeric[k] == 3) {
         char *end;
         double v = strtod(c, &end);
         /* a text where a number belongs (a hand-edited score 'abc') is shown as it is, not as 0.000abc */
         if (end == c || (*end && strcmp(end, "*"))) return c;
         snprintf(buf, cap, r->numeric[k] == 3 ? "%.3f%s" : "%.6g%s", v, end);
+        *n = strlen(buf);
         return buf;
     }
     return c;
 }
 
-static void table_cell(FILE *out, const char *s, size_t w, int right) {
-    const char *t = s ? s : "NULL";
-    size_t pad = w > width(t) ? w - width(t) : 0;
+/* n bytes of s padded to width w; control bytes (a NUL of a text included) as ctl_escape shows them. */
+static void table_cell(FILE *out, const char *s, size_t n, size_t w, int right) {
+    const size_t sw = width(s, n), pad = w > sw ? w - sw : 0;
     if (right)
         for (size_t i = 0; i < pad; i++) fputc(' ', out);
-    for (const char *p = t; *p; p++) {
-        const char *e = ctl_escape((unsigned char)*p);
+    for (size_t i = 0; i < n; i++) {
+        const char *e = ctl_escape((unsigned char)s[i]);
         if (e) fputs(e, out);
-        else fputc(*p, out);
+        else fputc(s[i], out);
     }
     if (!right)
         for (size_t i = 0; i < pad; i++) fputc(' ', out);
+}
+
+/* A JSON string of n bytes that hold NUL bytes: cJSON's strings end at the first, so each piece
+ * between NULs is escaped by cJSON and the pieces joined with \u0000, as a raw JSON value. */
+static cJSON *json_string_with_nuls(const char *s, size_t n) {
+    andrea_buf b = {0};
+    andrea_buf_puts(&b, "\"");
+    for (size_t i = 0; i <= n && !andrea_buf_failed(&b);) {
+        const size_t piece = strnlen(s + i, n - i);
+        char *text = strndup(s + i, piece);
+        cJSON *str = text ? cJSON_CreateString(text) : NULL;
+        char *quoted = str ? cJSON_PrintUnformatted(str) : NULL;
+        const int ok = quoted && andrea_buf_add(&b, quoted + 1, strlen(quoted) - 2) == 0; /* without its quotes */
+        cJSON_free(quoted);
+        cJSON_Delete(str);
+        free(text);
+        if (!ok) {
+            andrea_buf_free(&b);
+            return NULL;
+        }
+        i += piece + 1;
+        if (i <= n) andrea_buf_puts(&b, "\\u0000");
+    }
+    andrea_buf_puts(&b, "\"");
+    cJSON *v = andrea_buf_failed(&b) ? NULL : cJSON_CreateRaw(b.s);
+    andrea_buf_free(&b);
+    return v;
 }
 
 /* JSON keys for the columns: a name given twice (SELECT a.x, b.x) would make an object with one
@@ -716,9 +760,12 @@ static int write_json(FILE *out, const catalog_rows *r, ae_error *err) {
             const char *c = r->cells[k];
             /* numbers as SQLite gave them (a REAL as %.17g: exact round trip); inf is no JSON */
             const int finite = c && r->numeric[k] && r->numeric[k] != 3 && strspn(c, "0123456789+-.eE") == strlen(c);
+            const size_t n = c ? cell_len(r, k) : 0;
             cJSON *v = !c ? cJSON_CreateNull()
-                          : finite ? cJSON_CreateRaw(c)
-                                   : r->numeric[k] && r->numeric[k] != 3 ? cJSON_CreateNull() : cJSON_CreateString(c);
+                     : finite ? cJSON_CreateRaw(c)
+                     : r->numeric[k] && r->numeric[k] != 3 ? cJSON_CreateNull()
+                     : n != strlen(c) ? json_string_with_nuls(c, n)
+                                      : cJSON_CreateString(c);
             if (!v || !cJSON_AddItemToObject(o, keys[i], v)) {
                 cJSON_Delete(v);
                 goto done;
@@ -744,13 +791,14 @@ int andrea_catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format f
     if (fmt == CATALOG_CSV) {
         for (size_t i = 0; i < nc; i++) {
             if (i) fputc(',', out);
-            csv_cell(out, r->col_names[i]);
+            csv_cell(out, r->col_names[i], strlen(r->col_names[i]));
         }
         fputs("\r\n", out);
         for (int row = 0; row < r->n_rows; row++) {
             for (size_t i = 0; i < nc; i++) {
                 if (i) fputc(',', out);
-                csv_cell(out, r->cells[(size_t)row * nc + i]);
+                const size_t k = (size_t)row * nc + i;
+                csv_cell(out, r->cells[k], r->cells[k] ? cell_len(r, k) : 0);
             }
             fputs("\r\n", out);
         }
@@ -765,20 +813,22 @@ int andrea_catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format f
             return andrea_fail(err, "out of memory");
         }
         for (size_t i = 0; i < nc; i++) {
-            w[i] = width(r->col_names[i]);
+            w[i] = width(r->col_names[i], strlen(r->col_names[i]));
             num[i] = r->n_rows > 0;
         }
         for (int row = 0; row < r->n_rows; row++)
             for (size_t i = 0; i < nc; i++) {
                 size_t k = (size_t)row * nc + i;
                 char buf[64];
-                size_t cw = width(table_text(r, k, buf, sizeof buf));
+                size_t n;
+                const char *t = table_text(r, k, buf, sizeof buf, &n);
+                size_t cw = width(t, n);
                 if (cw > w[i]) w[i] = cw;
                 if (r->cells[k] && !r->numeric[k]) num[i] = 0;
             }
         for (size_t i = 0; i < nc; i++) {
             if (i) fputs("  ", out);
-            table_cell(out, r->col_names[i], i + 1 < nc || num[i] ? w[i] : 0, num[i]);
+            table_cell(out, r->col_names[i], strlen(r->col_names[i]), i + 1 < nc || num[i] ? w[i] : 0, num[i]);
         }
         fputc('\n', out);
         for (int row = 0; row < r->n_rows; row++) {
@@ -786,8 +836,9 @@ int andrea_catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format f
                 if (i) fputs("  ", out);
                 /* no padding after a left-aligned last column: no trailing blanks */
                 char buf[64];
-                table_cell(out, table_text(r, (size_t)row * nc + i, buf, sizeof buf), i + 1 < nc || num[i] ? w[i] : 0,
-                           num[i]);
+                size_t n;
+                const char *t = table_text(r, (size_t)row * nc + i, buf, sizeof buf, &n);
+                table_cell(out, t, n, i + 1 < nc || num[i] ? w[i] : 0, num[i]);
             }
             fputc('\n', out);
         }

@@ -152,4 +152,14 @@ PY
 "$A" heads --db hand.db --layer 1 --all >hl.out 2>hl.err && grep -q induction hl.out && ok "--layer works beside a model with a text n_layer" ||
   bad "--layer with a text n_layer" "$(cat hl.err)"
 
+# a text holding NUL bytes is shown whole: '?' in the table, \u0000 in JSON, the byte in CSV (it
+# was cut at the NUL); fts3_tokenizer, which returns a pointer out of andrea's memory, is refused
+nul_q="SELECT 'a' || char(0) || 'b' AS x"
+[[ $("$A" sql hand.db "$nul_q" | tail -1) == 'a?b' ]] && ok "sql table: a NUL shows as ?" || bad "NUL in table" "$("$A" sql hand.db "$nul_q" | od -c | head -3)"
+"$A" sql hand.db "$nul_q" --format json | /usr/bin/python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)[0]["x"] != "a\x00b")' &&
+  ok "sql json: a NUL is \\u0000" || bad "NUL in json" "$("$A" sql hand.db "$nul_q" --format json)"
+[[ $("$A" sql hand.db "$nul_q" --format csv | tail -1 | od -An -c | tr -d ' \n') == 'a\0b\r\n' ]] && ok "sql csv: a NUL is kept" ||
+  bad "NUL in csv" "$("$A" sql hand.db "$nul_q" --format csv | od -c | head -3)"
+expect 1 'not authorized' sql hand.db "SELECT hex(fts3_tokenizer('simple'))"
+
 finish
