@@ -6,15 +6,17 @@
  * Invariants, in the order they are established:
  *   1. N <= the file and N <= ANDREA_SAFETENSORS_MAX_HEADER before the header is read;
  *   1b. the header is strict JSON (strict_input.h: nothing after it but padding, no key
- *      given twice, no NUL), as the safetensors library reads it;
- *   2. every entry's dtype is F32/F16/BF16, its byte size equals prod(shape) * dtype size, its
- *      offsets lie inside the data section, and no two entries overlap;
+ *      given twice, no NUL, UTF-8 without a byte-order mark, no raw control character), as the
+ *      safetensors library reads it;
+ *   2. every entry's dtype is F32/F16/BF16, its shape and offsets are written as digits only
+ *      (serde's usize refuses "64.0" and "1e3"), its byte size equals prod(shape) * dtype size,
+ *      its offsets lie inside the data section, and no two entries overlap;
  *   3. every GPT-2 parameter is present exactly once (with or without the `transformer.` prefix)
  *      with the shape config.json implies; unknown tensors are refused (a different architecture
  *      must not load as a wrong GPT-2); causal-mask buffers (h.N.attn.bias, h.N.attn.masked_bias)
  *      are ignored; lm_head.weight, when present, must equal wte (andrea ties the unembedding);
- *   3b. the entries tile the data section exactly (no gap, nothing after the last tensor), as
- *      the safetensors library requires (checked after 3 so a dropped entry is named "missing");
+ *   3b. the entries tile the data section exactly (no gap, nothing after the last tensor, an
+ *      empty tensor only where the one before it ends), as the safetensors library requires (checked after 3 so a dropped entry is named "missing");
  *   4. only then is the parameter buffer allocated; tensors are converted to fp32 in pieces of
  *      whole rows (<= 4 MB of the file each) on all OpenMP threads but one (that core hashes the
  *      file meanwhile, checkpoint_hash.h), each through its own bounded
@@ -78,9 +80,11 @@ static int pread_all(int fd, void *buf, size_t n, size_t off, const char *path, 
     return 0;
 }
 
-/* A JSON number that is a non-negative integer representable exactly in a double. */
+/* A JSON number written as digits only (strict_input.h) and representable exactly in a double:
+ * the safetensors library reads shapes and offsets as usize, which refuses "64.0", "6.4e1" and
+ * "-0" though cJSON reads each as a whole number. */
 static int json_size(const cJSON *v, long long *out) {
-    if (!cJSON_IsNumber(v)) return -1;
+    if (!andrea_json_is_digits_only(v)) return -1;
     double d = v->valuedouble;
     if (d < 0 || d > 9007199254740992.0 || d != (double)(long long)d) return -1;
     *out = (long long)d;
@@ -109,10 +113,15 @@ static int parse_entry(const cJSON *item, st_entry *e, size_t data_bytes, const 
     if (e->ndim > MAX_DIMS) return andrea_fail(err, "%s: tensor %s: %d dimensions", path, e->shown, e->ndim);
     for (int i = 0; i < e->ndim; i++)
         if (json_size(cJSON_GetArrayItem(shape, i), &e->shape[i]))
-            return andrea_fail(err, "%s: tensor %s: shape holds a non-integer or negative size", path, e->shown);
+            return andrea_fail(err, "%s: tensor %s: shape holds a size that is not a non-negative integer written "
+                               "in digits (no '.', exponent or sign)", path, e->shown);
     long long b, en;
-    if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 || json_size(cJSON_GetArrayItem(offs, 0), &b) ||
-        json_size(cJSON_GetArrayItem(offs, 1), &en) || en < b)
+    if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2)
+        return andrea_fail(err, "%s: tensor %s: data_offsets is not [begin, end] with begin <= end", path, e->shown);
+    if (json_size(cJSON_GetArrayItem(offs, 0), &b) || json_size(cJSON_GetArrayItem(offs, 1), &en))
+        return andrea_fail(err, "%s: tensor %s: data_offsets holds an offset that is not a non-negative integer "
+                           "written in digits (no '.', exponent or sign)", path, e->shown);
+    if (en < b)
         return andrea_fail(err, "%s: tensor %s: data_offsets is not [begin, end] with begin <= end", path, e->shown);
     e->begin = (size_t)b;
     e->end = (size_t)en;
@@ -128,9 +137,12 @@ static int parse_entry(const cJSON *item, st_entry *e, size_t data_bytes, const 
     return 0;
 }
 
+/* By (begin, end), as the safetensors library sorts: an empty tensor [k, k] comes before the
+ * tensor that starts at k, so the chain check (step 3b) sees it where it belongs. */
 static int by_begin(const void *a, const void *b) {
     const st_entry *x = *(st_entry *const *)a, *y = *(st_entry *const *)b;
-    return x->begin < y->begin ? -1 : x->begin > y->begin;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
 }
 
 /* Parses "h.<layer>.<rest>"; returns the layer or -1. No sign, no leading zeros. */
@@ -393,10 +405,15 @@ static int st_check_complete(const st_file *f, ae_error *err) {
         if (layer < 0) return andrea_fail(err, "%s: tensor %s: missing", f->path, nm);
         return andrea_fail(err, "%s: tensor h.%d.%s: missing", f->path, layer, nm);
     }
+    /* each tensor begins where the one before it (sorted) ends, empty ones included: the
+     * safetensors library refuses an empty tensor off that chain, so andrea does too */
     size_t expect_at = 0;
     for (int i = 0; i < f->n; i++) {
         const st_entry *e = f->sorted[i];
-        if (e->begin == e->end) continue;
+        if (e->begin == e->end && e->begin != expect_at)
+            return andrea_fail(err, "%s: tensor %s: empty, but its data_offsets [%zu, %zu] are not where the tensor "
+                               "before it ends (byte %zu of the data section)", f->path, e->shown, e->begin, e->end,
+                               expect_at);
         if (e->begin > expect_at)
             return andrea_fail(err, "%s: bytes [%zu, %zu) of the data section belong to no tensor (before tensor %s)",
                            f->path, expect_at, e->begin, e->shown);

@@ -214,6 +214,97 @@ static void test_overlapping_offsets_are_refused(void) {
     expect_st_refusal(dir, "overlap", "transformer.wte.weight");
 }
 
+/* Rewrites number `index` of tensor NAME's FIELD array in the header text: fmt (one "%s", the
+ * digits as written) gives its new text. Done on the text, since cJSON prints 8.0 back as 8. */
+static void rewrite_number(const char *dir, const char *name, const char *field, int index, const char *fmt) {
+    const char *file = fx_path(dir, "model.safetensors");
+    fx_edit_safetensors(file, NULL, NULL, NULL, 0); /* the header as cJSON prints it, unpadded */
+    size_t len;
+    unsigned char *buf = fx_read(file, &len);
+    uint64_t n;
+    memcpy(&n, buf, 8);
+    char *hdr = (char *)buf + 8, key[160], *p;
+    snprintf(key, sizeof key, "\"%s\":{", name);
+    char *at = strstr(hdr, key);
+    snprintf(key, sizeof key, "\"%s\":[", field);
+    if (!at || !(p = strstr(at, key))) fx_die("fixture header lacks the field", name);
+    p += strlen(key);
+    for (int i = 0; i < index; i++) p = strchr(p, ',') + 1;
+    size_t digits = strspn(p, "0123456789");
+    char old[32], lit[64];
+    snprintf(old, sizeof old, "%.*s", (int)digits, p);
+    snprintf(lit, sizeof lit, fmt, old);
+    size_t head = (size_t)(p - hdr), tail_at = 8 + head + digits, nl = strlen(lit);
+    uint64_t nn = n - digits + nl;
+    FILE *f = fopen(file, "wb");
+    if (!f || fwrite(&nn, 8, 1, f) != 1 || fwrite(hdr, 1, head, f) != head || fwrite(lit, 1, nl, f) != nl ||
+        fwrite(buf + tail_at, 1, len - tail_at, f) != len - tail_at || fclose(f))
+        fx_die("cannot rewrite", file);
+    free(buf);
+}
+
+/* serde reads shapes and offsets as usize, which refuses a number written with a '.', an
+ * exponent or a sign though its value is whole; cJSON alone would read 8.0 as 8. */
+static void test_sizes_written_as_floats_are_refused(void) {
+    static const struct { const char *field, *fmt; int index; } cases[] = {
+        {"shape", "%s.0", 0}, {"shape", "%se0", 0}, {"data_offsets", "%s.0", 1}, {"data_offsets", "%sE+0", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "float-size-%zu", i);
+        const char *dir = good_dir(name);
+        rewrite_number(dir, "transformer.ln_f.weight", cases[i].field, cases[i].index, cases[i].fmt);
+        expect_st_refusal(dir, "tensor transformer.ln_f.weight:",
+                          !strcmp(cases[i].field, "shape") ? "shape holds a size that is not a non-negative integer"
+                                                           : "data_offsets holds an offset that is not a non-negative");
+    }
+    const char *dir = good_dir("minus-zero"); /* wte is first: [0, 416] */
+    rewrite_number(dir, "transformer.wte.weight", "data_offsets", 0, "-%s");
+    expect_st_refusal(dir, "tensor transformer.wte.weight: data_offsets holds an offset", "written in digits");
+    dir = good_dir("digits"); /* the same rewrite keeping the digits loads */
+    rewrite_number(dir, "transformer.ln_f.weight", "shape", 0, "%s");
+    andrea_model m;
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_model_load(&m, dir, &err) == 0, "%s", err.msg);
+    andrea_model_free(&m);
+}
+
+/* An ignored causal-mask buffer of zero bytes at offsets [at, at]. */
+static void add_empty_mask(cJSON *hdr, void *arg) {
+    const double *at = arg;
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "dtype", "F32");
+    const int zero = 0;
+    cJSON_AddItemToObject(e, "shape", cJSON_CreateIntArray(&zero, 1));
+    const double o[2] = {*at, *at};
+    cJSON_AddItemToObject(e, "data_offsets", cJSON_CreateDoubleArray(o, 2));
+    cJSON_AddItemToObject(hdr, "transformer.h.0.attn.bias", e);
+}
+
+/* The safetensors library walks the tensors sorted by offsets and wants each to begin where the
+ * one before it ends, an empty one too: [16, 16] lies inside wte [0, 416), off that chain. At 0,
+ * at 416 (where wte ends and the next tensor begins) and at the end of the data it is on it. */
+static void test_empty_tensor_off_the_offset_chain_is_refused(void) {
+    const char *dir = good_dir("empty-off");
+    double at = 16;
+    fx_edit_safetensors(fx_path(dir, "model.safetensors"), add_empty_mask, &at, NULL, 0);
+    expect_st_refusal(dir, "tensor transformer.h.0.attn.bias: empty, but its data_offsets [16, 16] are not where",
+                      "(byte 416 of the data section)");
+    const double on_chain[3] = {0, 416, -1};
+    for (int i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "empty-on-%d", i);
+        dir = good_dir(name);
+        const char *file = fx_path(dir, "model.safetensors");
+        at = on_chain[i] < 0 ? (double)fx_safetensors_data_len(file) : on_chain[i];
+        fx_edit_safetensors(file, add_empty_mask, &at, NULL, 0);
+        andrea_model m;
+        ae_error err = {{0}};
+        CHECK_MSG(andrea_model_load(&m, dir, &err) == 0, "empty tensor at %.0f refused: %s", at, err.msg);
+        andrea_model_free(&m);
+    }
+}
+
 static void set_dtype(cJSON *entry, void *arg) {
     cJSON_ReplaceItemInObject(entry, "dtype", cJSON_CreateString((const char *)arg));
 }
@@ -380,6 +471,8 @@ int main(void) {
     RUN(test_offsets_outside_file_are_refused);
     RUN(test_offsets_with_end_before_begin_are_refused);
     RUN(test_overlapping_offsets_are_refused);
+    RUN(test_sizes_written_as_floats_are_refused);
+    RUN(test_empty_tensor_off_the_offset_chain_is_refused);
     RUN(test_unsupported_dtype_is_refused_naming_the_tensor);
     RUN(test_unexpected_tensor_is_refused_naming_it);
     RUN(test_tensor_name_with_control_characters_is_shown_safely);
