@@ -255,6 +255,15 @@ static int load_probes(const analyze_args *aa, const andrea_tokenizer *tok, cons
     return andrea_probe_suites_load(aa->probes, tok, cfg->vocab_size, cfg->max_seq_len, &aa->po, suites, n_suites, err);
 }
 
+/* The dump a run writes must not be one of the files it reads (checkpoint, probes, tokenizer,
+ * rules file). */
+static int check_dump_target(const char *dump_path, const andrea_model *m, const analyze_args *aa, ae_error *err) {
+    if (cli_check_output_not_input(dump_path, m, aa->probes, aa->tok_dir, err)) return -1;
+    if (aa->rules_file && cli_same_file(dump_path, aa->rules_file))
+        return andrea_fail(err, "%s: is the rules file this command reads; give another output path", dump_path);
+    return 0;
+}
+
 static int analyze_one(const char *ckpt, const char *report_dir, const analyze_args *aa,
                        const andrea_classify_options *copt, int index, analyze_scored *scored, ae_error *err) {
     const double t_start = andrea_now_seconds();
@@ -276,11 +285,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     const double t_load = andrea_now_seconds() - t_start;
     run_name_and_dump(ckpt, index, aa, name, sizeof name, dump_path, sizeof dump_path);
     const int dumping = aa->dump_file || aa->keep_dumps;
-    if (dumping && cli_check_output_not_input(dump_path, &m, aa->probes, aa->tok_dir, err)) goto out;
-    if (dumping && aa->rules_file && cli_same_file(dump_path, aa->rules_file)) {
-        andrea_fail(err, "%s: is the rules file this command reads; give another output path", dump_path);
-        goto out;
-    }
+    if (dumping && check_dump_target(dump_path, &m, aa, err)) goto out;
     if (dumping && andrea_checkpoint_sha256(&m, hex, err)) goto out; /* the dump file records it */
     snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
 
