@@ -44,16 +44,26 @@ static char *slurp(const char *path, size_t *len, ae_error *err) {
     return buf;
 }
 
-/* A positive integer field; `alt` (may be NULL) is an older name for the same field. */
-static int get_int(const cJSON *root, const char *key, const char *alt, int *out, const char *path,
+/* A positive integer field written as digits (64.0 would make Hugging Face's nn.Linear fail);
+ * `alt` (may be NULL) is an older name for the same field, `hf` (may be NULL) the name Hugging
+ * Face's GPT2Config maps onto it (attribute_map: hidden_size -> n_embd, ...). Hugging Face lets
+ * `hf` win when both are given, so a config whose two values differ would build another model
+ * there: refused; `hf` alone is read as the field. */
+static int get_int(const cJSON *root, const char *key, const char *alt, const char *hf, int *out, const char *path,
                    ae_error *err) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
     if (!v && alt) v = cJSON_GetObjectItemCaseSensitive(root, alt);
+    const cJSON *h = hf ? cJSON_GetObjectItemCaseSensitive(root, hf) : NULL;
+    const char *name = v ? key : hf;
+    if (!v && h) v = h;
     if (!v) return andrea_fail(err, "%s: missing \"%s\"", path, key);
-    if (!cJSON_IsNumber(v)) return andrea_fail(err, "%s: \"%s\" is not a number", path, key);
+    if (!cJSON_IsNumber(v)) return andrea_fail(err, "%s: \"%s\" is not a number", path, name);
     double d = v->valuedouble;
-    if (d != floor(d) || d < 1 || d > 2147483647.0)
-        return andrea_fail(err, "%s: \"%s\" = %g is not a positive integer", path, key, d);
+    if (!andrea_json_is_digits_only(v) || d < 1 || d > 2147483647.0)
+        return andrea_fail(err, "%s: \"%s\" = %g is not a positive integer written as digits", path, name, d);
+    if (h && h != v && !(cJSON_IsNumber(h) && h->valuedouble == d))
+        return andrea_fail(err, "%s: \"%s\" and \"%s\" (its Hugging Face name, which wins there) disagree: give one", path,
+                           key, hf);
     *out = (int)d;
     return 0;
 }
@@ -91,11 +101,11 @@ int andrea_config_json_read(const char *path, andrea_config *cfg, ae_error *err)
         goto done;
     }
     andrea_config c = {0};
-    if (get_int(root, "n_embd", NULL, &c.d_model, path, err) ||
-        get_int(root, "n_layer", NULL, &c.n_layer, path, err) ||
-        get_int(root, "n_head", NULL, &c.n_head, path, err) ||
-        get_int(root, "n_positions", "n_ctx", &c.max_seq_len, path, err) ||
-        get_int(root, "vocab_size", NULL, &c.vocab_size, path, err))
+    if (get_int(root, "n_embd", NULL, "hidden_size", &c.d_model, path, err) ||
+        get_int(root, "n_layer", NULL, "num_hidden_layers", &c.n_layer, path, err) ||
+        get_int(root, "n_head", NULL, "num_attention_heads", &c.n_head, path, err) ||
+        get_int(root, "n_positions", "n_ctx", "max_position_embeddings", &c.max_seq_len, path, err) ||
+        get_int(root, "vocab_size", NULL, NULL, &c.vocab_size, path, err))
         goto done;
     c.padded_vocab_size = c.vocab_size;
     c.head_dim = c.d_model / c.n_head;

@@ -408,6 +408,21 @@ static void config_with(const char *dir, const char *key, const char *json_value
     free(text);
 }
 
+/* config_with, the value written as given (cJSON would print 8.0 as 8). */
+static void config_with_raw(const char *dir, const char *key, const char *raw_value) {
+    const char *cfg = fx_path(dir, "config.json");
+    size_t len;
+    unsigned char *text = fx_read(cfg, &len);
+    cJSON *o = cJSON_ParseWithLength((const char *)text, len);
+    cJSON_DeleteItemFromObject(o, key);
+    cJSON_AddItemToObject(o, key, cJSON_CreateRaw(raw_value));
+    char *out = cJSON_Print(o);
+    fx_write_text(cfg, out);
+    cJSON_free(out);
+    cJSON_Delete(o);
+    free(text);
+}
+
 static void config_case(const char *name, const char *key, const char *value, const char *want) {
     const char *dir = good_dir(name);
     config_with(dir, key, value);
@@ -439,6 +454,33 @@ static void test_config_sizes_that_disagree_with_tensors_are_refused(void) {
     const char *dir = good_dir("cfg-disagree");
     config_with(dir, "n_positions", "1000");
     expect_st_refusal(dir, "tensor transformer.wpe.weight: shape [10, 8]", "implies [1000, 8]");
+}
+
+/* A size written as a float (8.0) is no integer to Hugging Face's nn.Linear: refused. */
+static void test_config_size_written_as_a_float_is_refused(void) {
+    const char *dir = good_dir("cfg-float");
+    config_with_raw(dir, "n_embd", "8.0");
+    expect_refusal(dir, fx_path(dir, "config.json"), "\"n_embd\" = 8 is not a positive integer written as digits", NULL);
+}
+
+/* Hugging Face's names for the sizes (hidden_size, num_attention_heads, ...) win there: one that
+ * contradicts andrea's name is refused, one alone is read. */
+static void test_config_hf_alias_that_disagrees_is_refused(void) {
+    const char *dir = good_dir("cfg-alias-bad");
+    config_with(dir, "num_attention_heads", "4");
+    expect_refusal(dir, fx_path(dir, "config.json"), "\"n_head\" and \"num_attention_heads\"", "disagree");
+}
+
+static void test_config_hf_alias_alone_is_read(void) {
+    const char *dir = good_dir("cfg-alias-ok");
+    config_with(dir, "n_layer", NULL);
+    config_with(dir, "num_hidden_layers", "2");
+    config_with(dir, "hidden_size", "8"); /* the same as n_embd: no contradiction */
+    andrea_model m;
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_model_load(&m, dir, &err) == 0, "%s", err.msg);
+    CHECK(m.cfg.n_layer == 2 && m.cfg.d_model == 8);
+    andrea_model_free(&m);
 }
 
 /* Old configs name the context n_ctx only. */
@@ -489,6 +531,9 @@ int main(void) {
     RUN(test_config_with_other_activation_is_refused);
     RUN(test_config_with_untied_embeddings_is_refused);
     RUN(test_config_with_d_model_not_divisible_by_n_head_is_refused);
+    RUN(test_config_size_written_as_a_float_is_refused);
+    RUN(test_config_hf_alias_that_disagrees_is_refused);
+    RUN(test_config_hf_alias_alone_is_read);
     RUN(test_config_sizes_that_disagree_with_tensors_are_refused);
     RUN(test_config_with_n_ctx_only_is_accepted);
     RUN(test_folder_without_model_safetensors_is_refused);
