@@ -21,6 +21,21 @@ static void help(FILE *f) {
             CATALOG_TIMEOUT_DEFAULT_S, CATALOG_RESULT_MAX_BYTES >> 20, CATALOG_RESULT_MAX_BYTES >> 21);
 }
 
+/* The option a names after the positionals: "-h", or "--NAME[=V]" where NAME is all or the
+ * start of exactly one of opts' names. Its val, or 0 (a positional, or no option of sql). */
+static int later_option(const char *a, const struct option *opts) {
+    if (!strcmp(a, "-h")) return 'h';
+    if (strncmp(a, "--", 2)) return 0;
+    const size_t n = strcspn(a + 2, "=");
+    int found = 0, matches = 0;
+    for (const struct option *o = opts; n > 0 && o->name; o++)
+        if (!strncmp(o->name, a + 2, n)) {
+            if (strlen(o->name) == n) return o->val;
+            found = o->val, matches++;
+        }
+    return matches == 1 ? found : 0;
+}
+
 int cmd_sql(int argc, char **argv) {
     static const struct option opts[] = {
         {"format", required_argument, 0, 'f'},
@@ -44,14 +59,20 @@ int cmd_sql(int argc, char **argv) {
         default: return cli_option_error("sql", c, argv, opts);
         }
     }
-    /* Options may also follow the two positionals. */
+    /* Options may also follow the two positionals, as getopt_long takes them (abbreviated, -h);
+     * getopt itself stops at the first positional ("+"), so an SQL text starting with "--" (a
+     * comment) is never read as an option. */
     const char *pos[2];
     int np = 0;
     for (int i = optind; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
-        /* --format X, --format=X, --timeout X, --timeout=X */
-        int is_fmt = !strncmp(a, "--format", 8) && (a[8] == '\0' || a[8] == '=');
-        int is_tmo = !strncmp(a, "--timeout", 9) && (a[9] == '\0' || a[9] == '=');
+        const int o = later_option(a, opts);
+        if (o == 'h' && strchr(a, '=')) return cli_usage_error("sql", "--help takes no value, not '%s'", a);
+        if (o == 'h') {
+            help(stdout);
+            return cli_stdout_done();
+        }
+        const int is_fmt = o == 'f', is_tmo = o == 't';
         if (is_fmt || is_tmo) {
             const char *eq = strchr(a, '=');
             if (eq) val = eq + 1;

@@ -51,8 +51,13 @@ int cli_bundled_model_path(char *out, size_t n, ae_error *err) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        usage(stderr);
+    if (argc < 2) { /* a usage error is one line (the list is `andrea --help`) */
+        char names[256] = "";
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+            const size_t u = strlen(names);
+            snprintf(names + u, sizeof names - u, "%s%s", u ? ", " : "", commands[i].name);
+        }
+        fprintf(stderr, "andrea: no command given: one of %s (see andrea --help)\n", names);
         return 2;
     }
     /* `andrea help CMD` is `andrea CMD --help`; `andrea help` alone the command list */

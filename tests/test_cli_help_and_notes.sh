@@ -21,6 +21,17 @@ done
   || bad "help nope" "$(cat err.txt)"
 "$A" help heads sql >/dev/null 2>err.txt; [[ $? -eq 2 ]] && ok "help of two commands: exit 2" || bad "help two" "$(cat err.txt)"
 
+"$A" >/dev/null 2>err.txt; [[ $? -eq 2 && $(wc -l <err.txt) -eq 1 ]] && grep -q "andrea: no command given: one of info, .*show" err.txt &&
+  ok "andrea alone: exit 2, one line naming the commands" || bad "no command" "$(cat err.txt)"
+
+# sql takes its options after the two positionals as getopt does before them: abbreviated, -h
+"$A" analyze "$ANDREA_SRC/models/andrea-tiny.bin" --out sq --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>&1
+[[ $("$A" sql sq/catalog.db "SELECT 7 AS x" --form csv | tail -1 | tr -d '\r') == 7 ]] && ok "sql: --form after the statement" ||
+  bad "sql --form" "$("$A" sql sq/catalog.db "SELECT 7 AS x" --form csv 2>&1)"
+"$A" sql sq/catalog.db "SELECT 7" -h | grep -q "^usage: andrea sql" && ok "sql: -h after the statement" || bad "sql -h" "no help"
+[[ $("$A" sql sq/catalog.db "-- a comment
+SELECT 8 AS x" --format csv | tail -1 | tr -d '\r') == 8 ]] && ok "sql: a statement starting with -- is no option" || bad "sql comment" "refused"
+
 need_files models/andrea-tiny.bin
 "$A" dump "$ANDREA_SRC/models/andrea-tiny.bin" --probes bos --n 2 --len 5000 --out l.h5 --device cpu --quiet >/dev/null 2>err.txt \
   && grep -q -- "--len 5000 is clipped to the model's max_seq_len 128" err.txt && ok "a clipped --len says so" \

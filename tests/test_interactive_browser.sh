@@ -219,6 +219,9 @@ r=$(page_test long show_l/index.html "" '{"mode":"show","widget":1,"cells":[[5,4
 check "show: the page states the cut; --heads shows only those heads" "$r" \
   "r['canvases'] == 3 and r['widget_head'] == [0, 1] and r['n_tokens'] == $MAXT and $NOERR"
 grep -q "showing its first $MAXT tokens" show_l/index.html && ok "show: the cut is stated on the page" || bad "cut on page" "missing"
+"$A" show "$TINY" --text-file long.txt --heads 0.1 --out show_lq --device cpu --quiet >longq.out 2>longq.err
+[[ ! -s longq.err && $(cat longq.out) == *show_lq/index.html ]] && grep -q "showing its first $MAXT tokens" show_lq/index.html &&
+  ok "show --quiet: only the page's path, the cut stated on the page" || bad "show --quiet" "$(cat longq.err longq.out)"
 
 # ---------- screenshots of each view (docs/img/ keeps small copies) ----------
 art="${ANDREA_BUILD:-$tmp}/test-artifacts"
