@@ -393,14 +393,14 @@ static void test_invalid_config_json_is_refused(void) {
     expect_refusal(dir, cfg, "not a JSON object", NULL);
 }
 
-/* Rewrites config.json with one key set to a JSON value (NULL value: key removed). */
-static void config_with(const char *dir, const char *key, const char *json_value) {
+/* Rewrites config.json with one key set to item (NULL: key removed). */
+static void config_with_item(const char *dir, const char *key, cJSON *item) {
     const char *cfg = fx_path(dir, "config.json");
     size_t len;
     unsigned char *text = fx_read(cfg, &len);
     cJSON *o = cJSON_ParseWithLength((const char *)text, len);
     cJSON_DeleteItemFromObject(o, key);
-    if (json_value) cJSON_AddItemToObject(o, key, cJSON_Parse(json_value));
+    if (item) cJSON_AddItemToObject(o, key, item);
     char *out = cJSON_Print(o);
     fx_write_text(cfg, out);
     cJSON_free(out);
@@ -408,19 +408,14 @@ static void config_with(const char *dir, const char *key, const char *json_value
     free(text);
 }
 
+/* config.json with one key set to a JSON value (NULL value: key removed). */
+static void config_with(const char *dir, const char *key, const char *json_value) {
+    config_with_item(dir, key, json_value ? cJSON_Parse(json_value) : NULL);
+}
+
 /* config_with, the value written as given (cJSON would print 8.0 as 8). */
 static void config_with_raw(const char *dir, const char *key, const char *raw_value) {
-    const char *cfg = fx_path(dir, "config.json");
-    size_t len;
-    unsigned char *text = fx_read(cfg, &len);
-    cJSON *o = cJSON_ParseWithLength((const char *)text, len);
-    cJSON_DeleteItemFromObject(o, key);
-    cJSON_AddItemToObject(o, key, cJSON_CreateRaw(raw_value));
-    char *out = cJSON_Print(o);
-    fx_write_text(cfg, out);
-    cJSON_free(out);
-    cJSON_Delete(o);
-    free(text);
+    config_with_item(dir, key, cJSON_CreateRaw(raw_value));
 }
 
 static void config_case(const char *name, const char *key, const char *value, const char *want) {
