@@ -5,7 +5,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -205,4 +207,23 @@ int andrea_out_folder_clear(const char *dir, ae_error *err) {
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
         if (clear_sub(dir, subs[i], err)) return -1;
     return 0;
+}
+
+/* ---- inputs inside the folder ---- */
+
+int andrea_out_folder_check_input(const char *dir, const char *input, const char *what, ae_error *err) {
+    static const char *const pages[] = {"index.html", "explore.html", "compare.html"};
+    static const char *const folders[] = {"assets", "data", "heads", "maps", "overview"};
+    char d[PATH_MAX], f[PATH_MAX];
+    if (!input || !realpath(dir, d) || !realpath(input, f)) return 0; /* a folder or input yet to be: nothing to lose */
+    const size_t n = strlen(d);
+    if (strncmp(f, d, n) || f[n] != '/') return 0;
+    const char *rest = f + n + 1, *slash = strchr(rest, '/');
+    int ours = 0;
+    for (size_t i = 0; i < sizeof pages / sizeof *pages && !slash; i++) ours |= !strcmp(rest, pages[i]);
+    for (size_t i = 0; i < sizeof folders / sizeof *folders && slash; i++)
+        ours |= (size_t)(slash - rest) == strlen(folders[i]) && !strncmp(rest, folders[i], (size_t)(slash - rest));
+    if (!ours) return 0;
+    return andrea_fail(err, "%s: is the %s this command reads, and lies where the page in %s is written (its earlier "
+                            "files are removed first): move it, or give another output folder", input, what, dir);
 }

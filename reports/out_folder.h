@@ -18,6 +18,12 @@ int andrea_out_folder_kind(const char *dir);
 /* 0 when a page of kind `writing` may be written into dir, else -1 (err). */
 int andrea_out_folder_check(const char *dir, int writing, ae_error *err);
 
+/* -1 (err: "INPUT: is the WHAT this command reads, and lies where the page in DIR is written ...")
+ * when input is one of the files a report or page in dir writes or clears first (index.html,
+ * explore.html, compare.html, anything under assets/, data/, heads/, maps/, overview/), compared
+ * by real paths; else 0. A render reading its catalog from DIR/heads/L0_H0.html deleted it. */
+int andrea_out_folder_check_input(const char *dir, const char *input, const char *what, ae_error *err);
+
 /* Before a report or `show` page is written into dir: when dir holds an earlier andrea report or
  * page (data/meta.js with andrea's mark), its index.html and the files of andrea's own names are
  * removed (head pages heads/LN_HN.html, heatmaps sN-... .png in maps/LN_HN, with the head folders

@@ -351,7 +351,9 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
     source src = {NULL, NULL};
     int rc = -1;
     if (!d) return andrea_fail(err, "%s: out of memory", out_dir);
-    if (andrea_out_folder_check(out_dir, OUT_FOLDER_REPORT, err)) {
+    if (andrea_out_folder_check(out_dir, OUT_FOLDER_REPORT, err) ||
+        andrea_out_folder_check_input(out_dir, dump_path, "dump", err) ||
+        andrea_out_folder_check_input(out_dir, db_path, "catalog", err)) {
         free(d);
         return -1;
     }

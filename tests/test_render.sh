@@ -135,6 +135,18 @@ expect_fail "missing catalog is refused with its name" 1 "nope.db" "$A" render d
 [[ ! -e nope.db ]] && ok "a missing catalog is not created" || bad "missing catalog" "was created"
 /usr/bin/python3 -c "import sqlite3; sqlite3.connect('empty.db').execute('create table t(x)')"
 expect_fail "a database without head_catalog is refused" 1 "empty.db: not an andrea catalog" "$A" render d200.h5 --db empty.db --out x2 --quiet
+# an input lying where the report writes or clears (DIR/heads/..., DIR/data/..., DIR/index.html)
+# is refused with the input untouched: render deleted its own catalog or dump and exited 0
+cp c.db rep2/heads/L0_H0.html
+cp d200.h5 rep2/data/L9_H9.js
+db_sum=$(sha256sum <rep2/heads/L0_H0.html); dump_sum=$(sha256sum <rep2/data/L9_H9.js)
+expect_fail "a catalog inside the report folder is refused" 1 "rep2/heads/L0_H0.html: is the catalog this command reads" \
+  "$A" render d200.h5 --db rep2/heads/L0_H0.html --out rep2 --quiet
+expect_fail "a dump inside the report folder is refused" 1 "rep2/data/L9_H9.js: is the dump this command reads" \
+  "$A" render rep2/data/L9_H9.js --db c.db --out rep2 --quiet
+[[ $(sha256sum <rep2/heads/L0_H0.html) == "$db_sum" && $(sha256sum <rep2/data/L9_H9.js) == "$dump_sum" ]] &&
+  ok "both inputs are left as they were" || bad "inputs inside the report" "changed"
+rm -f rep2/heads/L0_H0.html rep2/data/L9_H9.js
 printf 'not hdf5' > fake.h5
 expect_fail "a file that is not a dump is refused with its name" 1 "fake.h5" "$A" render fake.h5 --db c.db --out x3 --quiet
 printf 'x' > afile
