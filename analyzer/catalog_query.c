@@ -351,7 +351,8 @@ static const char HEADS_SQL[] =
     " FROM head_catalog WHERE current"
     " AND (?1 IS NULL OR class = ?1)"
     " AND (?2 IS NULL OR layer = ?2)"
-    " AND (?3 IS NULL OR score >= ?3)"
+    /* a text is no score: SQLite ranks it above every number */
+    " AND (?3 IS NULL OR (typeof(score) IN ('integer', 'real') AND score >= ?3))"
     " AND (?4 IS NULL OR model = ?4 OR series = ?4 OR model_path = ?4"
     "      OR model_path = ?10 OR substr(checkpoint_sha256, 1, length(?4)) = lower(?4))"
     " AND (?5 OR label = 1)"

@@ -543,6 +543,10 @@ int andrea_probe_suites_builtin_list(const char *names, const andrea_tokenizer *
         if (strlen(names) >= sizeof list) return andrea_fail(err, "suite list too long");
         strcpy(list, names);
     }
+    /* "bos," or "bos,,induction": an empty name, most likely an unset shell variable ("bos,$X") */
+    const size_t len = strlen(list);
+    if (len && (list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,")))
+        return andrea_fail(err, "--probes '%.200s' has an empty suite name (an unset variable?): name each suite", list);
     int cap = 1;
     for (const char *c = list; *c; c++) cap += *c == ',';
     probe_suite *arr = calloc((size_t)cap, sizeof *arr);

@@ -73,7 +73,7 @@ static int valid_suite_name(const char *s) {
 
 /* An integer-valued JSON number within [lo, hi]. */
 static int json_int(const cJSON *v, long lo, long hi, int *out) {
-    if (!cJSON_IsNumber(v)) return -1;
+    if (!andrea_json_is_digits_only(v)) return -1; /* 1.0 and 2e0 are floats to every other reader */
     double d = v->valuedouble;
     if (!isfinite(d) || d != floor(d) || d < (double)lo || d > (double)hi) return -1;
     *out = (int)d;
@@ -240,7 +240,11 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
             int q;
             if (!cJSON_IsArray(tq) || cJSON_GetArraySize(tq) != 2 || !cJSON_IsArray(tq->child->next))
                 BAD("\"targets\"[%d] must be [query, [key, ...]]", i);
-            if (json_int(tq->child, 0, T - 1, &q)) BAD("\"targets\"[%d]: query must be a position in 0..%d", i, T - 1);
+            /* the sequence's first position attends only to itself: as a query it scores 1 on every head */
+            const int q_lo = off ? 0 : 1;
+            if (json_int(tq->child, q_lo, T - 1, &q))
+                BAD("\"targets\"[%d]: query must be a position in %d..%d%s", i, q_lo, T - 1,
+                    q_lo ? " (position 0 attends only to itself)" : "");
             int kidx = 0;
             for (const cJSON *kv = tq->child->next->child; kv; kv = kv->next, kidx++) {
                 int k;

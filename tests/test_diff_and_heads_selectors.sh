@@ -162,4 +162,7 @@ nul_q="SELECT 'a' || char(0) || 'b' AS x"
   bad "NUL in csv" "$("$A" sql hand.db "$nul_q" --format csv | od -c | head -3)"
 expect 1 'not authorized' sql hand.db "SELECT hex(fts3_tokenizer('simple'))"
 
+"$A" heads --db hand.db --min-score 0.99 --all --format csv >hm.csv 2>hm.err
+! grep -q ',abc,' hm.csv && ok "--min-score: a text score passes no threshold" || bad "text score over --min-score" "$(grep abc hm.csv | head -2)"
+
 finish

@@ -105,7 +105,7 @@ probe("key_given_twice", '{"suite": "bos", "tokens": [256, 1], "tokens": [256, 1
 probe("nul_escape_in_text", '{"suite": "bos", "text": "ab\\u0000cd"}\n')
 probe("ok", '{"suite": "bos", "tokens": [256, 1, 2]}\n')
 # 1025 one-item suites (a few hundred thousand made the loader quadratic and the dump endless)
-probe("too_many_suites", "".join('{"suite": "s%d", "tokens": [1], "targets": [[0, [0]]]}\n' % i for i in range(1025)))
+probe("too_many_suites", "".join('{"suite": "s%d", "tokens": [1, 2], "targets": [[1, [0]]]}\n' % i for i in range(1025)))
 EOF
 mkfifo "$tmp/fifo_st/model.safetensors" "$tmp/fifo_cfg/config.json" "$tmp/tok_fifo/vocab.json" \
   "$tmp/fifo.bin" "$tmp/out_fifo"
@@ -329,6 +329,8 @@ if "$A" generate "$tmp/byte.bin" --prompt "-nice" -n 2 >"$tmp/gen_dash.out" 2>"$
 else
   bad generate_prompt_starting_with_a_dash_is_text "$(cat "$tmp/gen_dash.err")"
 fi
+expect 1 probes_list_with_an_empty_name_is_refused "andrea: --probes 'bos,' has an empty suite name" \
+  dump "$tmp/byte.bin" --probes 'bos,' --n 2 --len 16 --out "$tmp/empty_name.h5" --device cpu --quiet
 if [[ -c /dev/full && -w /dev/full ]]; then
   timeout 20 "$A" info "$tmp/byte.bin" >/dev/full 2>"$tmp/full.err"
   rc=$?

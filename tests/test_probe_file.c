@@ -199,7 +199,17 @@ static void test_target_key_after_its_query_is_refused(void) {
 }
 static void test_target_query_beyond_the_item_is_refused(void) {
     expect_refused("{\"suite\": \"bos\", \"tokens\": [1,2,3], \"targets\": [[3, [0]]]}\n", 1,
-                   "\"targets\"[0]: query must be a position in 0..2");
+                   "\"targets\"[0]: query must be a position in 1..2");
+}
+/* position 0 attends only to itself: as a query it would score 1 on every head */
+static void test_target_query_at_position_0_is_refused(void) {
+    expect_refused("{\"suite\": \"y\", \"tokens\": [1,2,3], \"targets\": [[0, [0]]]}\n", 1,
+                   "\"targets\"[0]: query must be a position in 1..2 (position 0 attends only to itself)");
+}
+/* ids written as floats are floats to every other JSON reader */
+static void test_token_id_written_as_a_float_is_refused(void) {
+    expect_refused("{\"suite\": \"bos\", \"tokens\": [1, 2.0, 3]}\n", 1, "\"tokens\"[1] is not a token id");
+    expect_refused("{\"suite\": \"bos\", \"tokens\": [1, 2e0, 3]}\n", 1, "\"tokens\"[1] is not a token id");
 }
 static void test_malformed_target_pair_is_refused(void) {
     expect_refused("{\"suite\": \"bos\", \"tokens\": [1,2,3], \"targets\": [[1, 0]]}\n", 1,
@@ -377,6 +387,8 @@ int main(void) {
     RUN(test_item_longer_than_the_model_is_refused);
     RUN(test_target_key_after_its_query_is_refused);
     RUN(test_target_query_beyond_the_item_is_refused);
+    RUN(test_target_query_at_position_0_is_refused);
+    RUN(test_token_id_written_as_a_float_is_refused);
     RUN(test_malformed_target_pair_is_refused);
     RUN(test_entity_span_beyond_the_item_is_refused);
     RUN(test_unknown_key_is_refused);

@@ -397,6 +397,9 @@ static void test_negative_or_fractional_ids_are_refused(void) {
     dir = fresh_dir("id_fraction");
     write_small_tokenizer(dir, -1, ", \"ab\": 256.5", "");
     expect_open_error(300, dir, "has id 256.5, which is not an integer", "");
+    dir = fresh_dir("id_float_whole"); /* a float to Python's json, refused by Hugging Face's tokenizers */
+    write_small_tokenizer(dir, -1, ", \"ab\": 256.0", "");
+    expect_open_error(300, dir, "has id 256, which is not an integer written as digits", "");
     dir = fresh_dir("id_string");
     write_small_tokenizer(dir, -1, ", \"ab\": \"256\"", "");
     expect_open_error(300, dir, "token \"ab\" has a value that is not an id number", "");

@@ -307,8 +307,9 @@ static int vocab_table_sizes(const tok_bpe *b, const cJSON *root, const char *pa
         if (!(idv >= 0 && idv < (double)b->vocab_size))
             return andrea_fail(err, "%s: token \"%s\" has id %g, outside 0..%d (the model's vocab_size is %d)",
                            path, show(key, klen, shown, sizeof shown), idv, b->vocab_size - 1, b->vocab_size);
-        if (idv != (double)(int)idv)
-            return andrea_fail(err, "%s: token \"%s\" has id %g, which is not an integer", path,
+        /* written as digits: 260.0 is a float to Python's json and refused by Hugging Face's tokenizers */
+        if (idv != (double)(int)idv || !andrea_json_is_digits_only(item))
+            return andrea_fail(err, "%s: token \"%s\" has id %g, which is not an integer written as digits", path,
                            show(key, klen, shown, sizeof shown), idv);
         if ((size_t)idv + 1 > n_ids) n_ids = (size_t)idv + 1;
         if (ae_add(pool_bytes, klen, &pool_bytes)) return andrea_fail(err, "%s: token sizes overflow", path);
