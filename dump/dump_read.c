@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "../common/checked_size.h"
+#include "../common/strict_input.h"
 #include "../common/sha256.h"
 #include "../engine/checkpoint.h"
 #include "dump.h"
@@ -577,6 +578,39 @@ out:
     return rc;
 }
 
+/* The root `config` attribute (JSON of the same numbers, for readers such as h5py) against the
+ * int attributes andrea reads: a reader of either must see one model. Keys it lacks are not
+ * checked (the ints are the record); a key that is there must hold the same integer. 0 or -1. */
+static int check_config_json(andrea_dump *d, ae_error *err) {
+    if (H5Aexists(d->file, "config") <= 0) return 0;
+    char *text = malloc((1u << 16) + 2);
+    if (!text) return andrea_fail(err, "%s: out of memory", d->path);
+    int rc = attr_string(d->file, "config", text, (1u << 16) + 2, d->path, err);
+    cJSON *root = NULL;
+    if (!rc) {
+        char why[160];
+        root = andrea_json_parse_strict(text, strlen(text), 1, NULL, why, sizeof why);
+        if (!cJSON_IsObject(root)) rc = andrea_fail(err, "%s: root attribute 'config' is not a JSON object", d->path);
+    }
+    const andrea_config *c = &d->cfg;
+    const struct {
+        const char *key;
+        int value;
+    } want[] = {{"n_layer", c->n_layer},       {"n_head", c->n_head},
+                {"d_model", c->d_model},       {"head_dim", c->head_dim},
+                {"vocab_size", c->vocab_size}, {"padded_vocab_size", c->padded_vocab_size},
+                {"max_seq_len", c->max_seq_len}};
+    for (size_t i = 0; !rc && i < sizeof want / sizeof *want; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, want[i].key);
+        if (v && !(andrea_json_is_digits_only(v) && v->valuedouble == (double)want[i].value))
+            rc = andrea_fail(err, "%s: root attribute 'config' says %s is not %d, the %s attribute's value (a damaged or "
+                                  "edited dump)", d->path, want[i].key, want[i].value, want[i].key);
+    }
+    cJSON_Delete(root);
+    free(text);
+    return rc;
+}
+
 /* The root attributes of d's open file: the model shape, the checkpoint, maps_dtype, contrib, the
  * tokenizer, and the suites' names into suites (cap bytes). 0 or -1. */
 static int read_root_attrs(andrea_dump *d, char *suites, size_t cap, ae_error *err) {
@@ -596,6 +630,7 @@ static int read_root_attrs(andrea_dump *d, char *suites, size_t cap, ae_error *e
         andrea_prefix(err, "%s: root config is not a valid model shape", path);
         return -1;
     }
+    if (check_config_json(d, err)) return -1;
     if (attr_string(d->file, "checkpoint_path", d->ckpt_path, sizeof d->ckpt_path, h5_path, err) ||
         attr_string(d->file, "checkpoint_sha256", d->sha256, sizeof d->sha256, h5_path, err) ||
         attr_string(d->file, "maps_dtype", d->maps, sizeof d->maps, h5_path, err) ||

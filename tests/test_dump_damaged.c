@@ -264,6 +264,26 @@ static void test_impossible_config_is_refused(void) {
     expect_open_refused(p, "root config is not a valid model shape");
 }
 
+/* The root `config` JSON (what an h5py reader sees first) saying another shape than the int
+ * attributes andrea reads: refused, naming the key. */
+static void test_config_json_that_disagrees_is_refused(void) {
+    const char *p = copy_good("cfgjson.h5", 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    CHECK(H5Adelete(f, "config") >= 0);
+    const char *json = "{\"n_layer\":3}";
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(json) + 1);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(f, "config", t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(a >= 0 && H5Awrite(a, t, json) >= 0);
+    H5Aclose(a);
+    H5Sclose(sp);
+    H5Tclose(t);
+    H5Fclose(f);
+    reseal(p);
+    expect_open_refused(p, "root attribute 'config' says n_layer is not");
+}
+
 static void test_missing_dataset_is_refused(void) {
     const char *p = copy_good("nodset.h5", 0);
     hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
@@ -577,6 +597,7 @@ int main(void) {
     RUN(test_hdf5_file_that_is_sealed_but_empty_is_refused);
     RUN(test_missing_root_attribute_is_refused);
     RUN(test_impossible_config_is_refused);
+    RUN(test_config_json_that_disagrees_is_refused);
     RUN(test_missing_dataset_is_refused);
     RUN(test_missing_suite_group_is_refused);
     RUN(test_dataset_of_the_wrong_shape_is_refused);
