@@ -43,6 +43,17 @@ need_python_modules() {
     /usr/bin/python3 -c "import $m" 2>/dev/null || skip "/usr/bin/python3 has no module $m (Debian package python3-$m)"
   done
 }
+# sql_rows DB QUERY: the query's rows, one a line, columns joined by '|' (as the sqlite3 shell
+# prints them), read through /usr/bin/python3's own sqlite3 module, read-only: the sqlite3 shell
+# is not on every machine the tests run on (the GPU machine has none).
+sql_rows() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+for row in db.execute(sys.argv[2]):
+    print("|".join("" if v is None else str(v) for v in row))
+PY
+}
 # write_tiny_bin PATH SEED: a random llm.c v3 .bin, L=2 H=4 C=32 maxT=48, byte vocabulary + BOS
 # (257); weights N(0, 0.3^2) from numpy's generator seeded SEED, LayerNorm gains 1.
 write_tiny_bin() {

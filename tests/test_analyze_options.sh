@@ -9,7 +9,7 @@ need_files models/andrea-tiny.bin
 m=$ANDREA_SRC/models/andrea-tiny.bin
 "$A" analyze "$m" --out "$tmp/o" --probes induction,bracket --n 3 --len 24 --seed 7 --contrib none --ablate-items 0 \
   --dump "$tmp/one.h5" --timing --quiet >"$tmp/out.txt" 2>"$tmp/err.txt"
-settings=$(sqlite3 "$tmp/o/catalog.db" "SELECT settings FROM runs ORDER BY id DESC LIMIT 1")
+settings=$(sql_rows "$tmp/o/catalog.db" "SELECT settings FROM runs ORDER BY id DESC LIMIT 1")
 if /usr/bin/python3 -c '
 import json, sys
 s = json.loads(sys.argv[1])["suites"]
@@ -17,7 +17,7 @@ assert [x["name"] for x in s] == ["induction", "bracket"], s
 assert all(x["n_seq"] == 3 and x["T"] <= 24 and x["seed"] == "7" for x in s), s' "$settings"; then
   ok "--n, --len, --seed reach the suites (catalog settings: $settings)"
 else bad "--n/--len/--seed" "settings $settings"; fi
-dla=$(sqlite3 "$tmp/o/catalog.db" "SELECT count(*) FROM head_catalog WHERE current AND dla_mean IS NOT NULL")
+dla=$(sql_rows "$tmp/o/catalog.db" "SELECT count(*) FROM head_catalog WHERE current AND dla_mean IS NOT NULL")
 [[ $dla == 0 ]] && ok "--contrib none: no DLA means" || bad "--contrib none" "$dla heads with a dla_mean"
 [[ -f $tmp/one.h5 ]] && ok "--dump FILE writes the dump" || bad "--dump" "no $tmp/one.h5"
 for part in "forwards" "scoring [+] report maps" "causal check" "catalog" "circuit scores" "report" "heatmaps [+] thumbnails" \
@@ -111,9 +111,9 @@ done
 # of its fp16 map's rounding
 echo '{"suite":"two_tok","tokens":[256,5],"targets":[[1,[0,1]]]}' >"$tmp/whole.jsonl"
 "$A" analyze "$m" --probes "$tmp/whole.jsonl" --out "$tmp/whole" --quiet >/dev/null 2>&1 || bad "whole-window suite" "failed"
-mx=$(sqlite3 "$tmp/whole/catalog.db" "SELECT max(score) <= 1 AND max(control) <= 1 AND min(score) > 0.99 FROM head_scores")
+mx=$(sql_rows "$tmp/whole/catalog.db" "SELECT max(score) <= 1 AND max(control) <= 1 AND min(score) > 0.99 FROM head_scores")
 [[ $mx == 1 ]] && ok "scores and controls stay within [0, 1] on fp16 maps" ||
-  bad "fractions" "$(sqlite3 "$tmp/whole/catalog.db" "SELECT max(score), max(control) FROM head_scores")"
+  bad "fractions" "$(sql_rows "$tmp/whole/catalog.db" "SELECT max(score), max(control) FROM head_scores")"
 # --dump FILE and --keep-dumps both say where the dump goes: one usage line, exit 2, nothing written
 set +e
 "$A" analyze "$m" --out "$tmp/both" --dump "$tmp/both.h5" --keep-dumps >/dev/null 2>"$tmp/both.err"

@@ -28,8 +28,18 @@ for p in $(tr ',' '\n' <<<"$deps" | sed -E 's/\(.*\)//; s/\|.*//' | tr -d ' '); 
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=" $p"
 done
 [[ -z $missing ]] && ok "every dependency is an installed Debian package" || bad "dependencies not installed here" "$missing"
+# A library this build links from outside any package (the GPU machine's carried libcjson,
+# unpacked with dpkg -x) cannot be named in Depends: noted, not failed.
+unpackaged() {
+  local path
+  path=$(ldd "$ANDREA_BUILD/andrea" | awk -v l="$1" 'index($1, l) == 1 { print $3; exit }')
+  [[ -n $path ]] && ! dpkg -S "$path" >/dev/null 2>&1 && ! dpkg -S "$(readlink -f "$path")" >/dev/null 2>&1 &&
+    echo "$path"
+}
 for lib in libhdf5 libsqlite3 libpng libopenblas libcjson libpcre2; do
-  grep -q "$lib" <<<"$deps" && ok "depends on $lib*" || bad "Depends lacks $lib" "$deps"
+  if grep -q "$lib" <<<"$deps"; then ok "depends on $lib*"
+  elif from=$(unpackaged "$lib"); then echo "note: $lib is linked from $from, which no package owns here: not in Depends"
+  else bad "Depends lacks $lib" "$deps"; fi
 done
 
 # dpkg -i into a scratch root with its own (empty) package database: the libraries are this
@@ -41,9 +51,15 @@ dpkg_root=(dpkg --root="$root" --force-depends --force-not-root --force-script-c
 "${dpkg_root[@]}" -i "$deb" >"$tmp/dpkg-i.log" 2>&1 && ok "dpkg -i into the scratch root" ||
   bad "dpkg -i" "$(tail -5 "$tmp/dpkg-i.log")"
 B=$root/usr/bin/andrea
+# what the package holds (dpkg-deb -c), then what dpkg installed: a dpkg configured with
+# path-exclude (Ubuntu's minimal images drop /usr/share/doc) installs less than the package holds
+contents=$(dpkg-deb -c "$deb" | awk '{ print $NF }')
 for f in usr/bin/andrea usr/share/andrea/models/andrea-bundled.bin usr/share/andrea/probes/data/prose.txt \
          usr/share/bash-completion/completions/andrea usr/share/doc/andrea/LICENSE; do
-  [[ -f $root/$f ]] && ok "packaged /$f" || bad "packaged /$f" "missing"
+  grep -qx "\./$f" <<<"$contents" && ok "packaged /$f" || bad "packaged /$f" "not in the package"
+done
+for f in usr/bin/andrea usr/share/andrea/models/andrea-bundled.bin usr/share/andrea/probes/data/prose.txt; do
+  [[ -f $root/$f ]] && ok "installed /$f" || bad "installed /$f" "missing"
 done
 
 run=$(mktemp -d /tmp/andrea-deb-test.XXXXXX)

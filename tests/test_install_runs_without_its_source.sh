@@ -23,7 +23,14 @@ tar -C "$ANDREA_SRC" --exclude=./.git --exclude='./build*' --exclude='./.carry*'
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 t0=$(date +%s)
-cmake -S "$copy" -B "$build" "${gen[@]}" -DANDREA_CUDA=OFF -DCMAKE_BUILD_TYPE=Release >"$tmp/configure.log" 2>&1 ||
+# the prefix of unpacked -dev packages this build was configured with (the GPU machine's
+# sqlite3.h and cJSON), so the copy finds what the tested build found
+extra=()
+if [[ -n ${ANDREA_BUILD:-} && -f $ANDREA_BUILD/CMakeCache.txt ]]; then
+  p=$(sed -n 's/^ANDREA_EXTRA_PREFIX:PATH=//p' "$ANDREA_BUILD/CMakeCache.txt")
+  [[ -n $p ]] && extra=(-DANDREA_EXTRA_PREFIX="$p")
+fi
+cmake -S "$copy" -B "$build" "${gen[@]}" "${extra[@]}" -DANDREA_CUDA=OFF -DCMAKE_BUILD_TYPE=Release >"$tmp/configure.log" 2>&1 ||
   { tail -20 "$tmp/configure.log"; bad "configure the copy" "see above"; finish; }
 targets=(andrea)
 grep -q "help2man not found" "$tmp/configure.log" || targets+=(andrea_man)

@@ -109,7 +109,7 @@ else bad "threads" "$(diff -rq rep_t1 rep_t2 | head -3)"; fi
 grep -q 'static image (PNG)' rep_none/heads/L0_H0.html && bad "--report-maps 0" "a head page offers a PNG" \
   || ok "--report-maps 0: head pages offer no PNG"
 "$A" render d200.h5 --db c.db --out rep_lab --report-maps labelled --quiet > /dev/null
-labelled=$(sqlite3 c.db "SELECT DISTINCT 'L' || layer || '_H' || head FROM head_catalog WHERE label = 1" | sort)
+labelled=$(sql_rows c.db "SELECT DISTINCT 'L' || layer || '_H' || head FROM head_catalog WHERE label = 1" | sort)
 pngdirs=$( (ls rep_lab/maps 2>/dev/null || true) | sort)
 [[ "$pngdirs" == "$labelled" ]] && grep -q "labelled heads only" rep_lab/index.html \
   && ok "--report-maps labelled: PNGs for exactly the labelled heads ($(echo $labelled | wc -w)), the index says so" \
