@@ -126,35 +126,26 @@ static int real_path_of(const char *p, char *out, size_t cap) {
  * rewritten by every report): the dump would replace the catalog's runs, or the report the dump.
  * Compared by real paths, so any spelling of DIR counts. 0 or the usage-error code. */
 static int check_dump_not_in_report(const char *dump, const char *dir) {
-    static const char *const ours[] = {"catalog.db", "catalog.db-wal", "catalog.db-shm", "catalog.db-journal",
-                                       "index.html", "explore.html", "compare.html"};
-    static const char *const folders[] = {"assets", "data", "heads", "maps", "overview"};
     /* the folder resolved, the name kept: renaming the dump over a symlink replaces the link */
-    const char *slash0 = strrchr(dump, '/'), *base = slash0 ? slash0 + 1 : dump;
+    const char *slash0 = strrchr(dump, '/'), *base = slash0 ? slash0 + 1 : dump, *name;
     char parent[4096], d[PATH_MAX + 8], f[PATH_MAX + 4096];
     snprintf(parent, sizeof parent, "%.*s", slash0 ? (int)(slash0 - dump) + (slash0 == dump) : 1, slash0 ? dump : ".");
     if (!realpath(dir, d) || real_path_of(parent, f, sizeof f - strlen(base) - 2)) return 0;
     if (strcmp(f, "/")) strcat(f, "/");
     strcat(f, base);
-    const size_t n = strlen(d);
-    if (strncmp(f, d, n) || f[n] != '/') return 0; /* not inside DIR */
-    const char *rest = f + n + 1, *slash = strchr(rest, '/');
-    if (!slash) {
-        for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
-            if (!strcmp(rest, ours[i]))
-                return cli_usage_error("analyze", "--dump %s is the %s analyze writes into %s: name the dump otherwise",
-                                       dump, i < 4 ? "catalog" : "report page", dir);
-        for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++)
-            if (!strcmp(rest, folders[i])) /* a file there would stop the report from making its folder */
-                return cli_usage_error("analyze", "--dump %s is the report's folder %s/%s: name the dump otherwise", dump,
-                                       dir, folders[i]);
+    switch (andrea_out_folder_place(d, f, &name)) {
+    case OUT_PLACE_CATALOG:
+    case OUT_PLACE_PAGE:
+        return cli_usage_error("analyze", "--dump %s is the %s analyze writes into %s: name the dump otherwise", dump,
+                               strncmp(name, "catalog", 7) ? "report page" : "catalog", dir);
+    case OUT_PLACE_FOLDER: /* a file there would stop the report from making its folder */
+        return cli_usage_error("analyze", "--dump %s is the report's folder %s/%s: name the dump otherwise", dump, dir, name);
+    case OUT_PLACE_IN_FOLDER:
+        return cli_usage_error("analyze", "--dump %s lies in the report's folder %s/%s, which every report clears and "
+                               "rewrites: name the dump otherwise", dump, dir, name);
+    default:
         return 0;
     }
-    for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++)
-        if ((size_t)(slash - rest) == strlen(folders[i]) && !strncmp(rest, folders[i], (size_t)(slash - rest)))
-            return cli_usage_error("analyze", "--dump %s lies in the report's folder %s/%s, which every report clears and "
-                                   "rewrites: name the dump otherwise", dump, dir, folders[i]);
-    return 0;
 }
 
 /* p relative to the working folder when it lies below it ("models/x.bin", not a machine path). */

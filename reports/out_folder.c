@@ -211,19 +211,39 @@ int andrea_out_folder_clear(const char *dir, ae_error *err) {
 
 /* ---- inputs inside the folder ---- */
 
+static const char *const report_pages[] = {"index.html", "explore.html", "compare.html"};
+static const char *const report_folders[] = {"assets", "data", "heads", "maps", "overview"};
+static const char *const catalog_files[] = {"catalog.db", "catalog.db-wal", "catalog.db-shm", "catalog.db-journal"};
+
+static const char *name_in(const char *const *names, size_t n, const char *s, size_t len) {
+    for (size_t i = 0; i < n; i++)
+        if (strlen(names[i]) == len && !strncmp(s, names[i], len)) return names[i];
+    return NULL;
+}
+
+int andrea_out_folder_place(const char *real_dir, const char *real_path, const char **name) {
+    const size_t n = strlen(real_dir);
+    const char *hit = NULL;
+    *name = NULL;
+    if (strncmp(real_path, real_dir, n) || real_path[n] != '/') return OUT_PLACE_OUTSIDE;
+    const char *rest = real_path + n + 1, *slash = strchr(rest, '/');
+    const size_t len = slash ? (size_t)(slash - rest) : strlen(rest);
+    int place = OUT_PLACE_OUTSIDE;
+#define IN(list) name_in(list, sizeof list / sizeof *list, rest, len)
+    if ((hit = IN(report_folders))) place = slash ? OUT_PLACE_IN_FOLDER : OUT_PLACE_FOLDER;
+    else if (!slash && (hit = IN(report_pages))) place = OUT_PLACE_PAGE;
+    else if (!slash && (hit = IN(catalog_files))) place = OUT_PLACE_CATALOG;
+#undef IN
+    *name = hit;
+    return place;
+}
+
 int andrea_out_folder_check_input(const char *dir, const char *input, const char *what, ae_error *err) {
-    static const char *const pages[] = {"index.html", "explore.html", "compare.html"};
-    static const char *const folders[] = {"assets", "data", "heads", "maps", "overview"};
     char d[PATH_MAX], f[PATH_MAX];
+    const char *name;
     if (!input || !realpath(dir, d) || !realpath(input, f)) return 0; /* a folder or input yet to be: nothing to lose */
-    const size_t n = strlen(d);
-    if (strncmp(f, d, n) || f[n] != '/') return 0;
-    const char *rest = f + n + 1, *slash = strchr(rest, '/');
-    int ours = 0;
-    for (size_t i = 0; i < sizeof pages / sizeof *pages && !slash; i++) ours |= !strcmp(rest, pages[i]);
-    for (size_t i = 0; i < sizeof folders / sizeof *folders && slash; i++)
-        ours |= (size_t)(slash - rest) == strlen(folders[i]) && !strncmp(rest, folders[i], (size_t)(slash - rest));
-    if (!ours) return 0;
+    const int place = andrea_out_folder_place(d, f, &name);
+    if (place != OUT_PLACE_PAGE && place != OUT_PLACE_IN_FOLDER) return 0; /* a catalog there is only read */
     return andrea_fail(err, "%s: is the %s this command reads, and lies where the page in %s is written (its earlier "
                             "files are removed first): move it, or give another output folder", input, what, dir);
 }

@@ -18,6 +18,14 @@ int andrea_out_folder_kind(const char *dir);
 /* 0 when a page of kind `writing` may be written into dir, else -1 (err). */
 int andrea_out_folder_check(const char *dir, int writing, ae_error *err);
 
+/* Where real_path lies in the report folder real_dir (both resolved by the caller, so any
+ * spelling of the folder counts): OUT_PLACE_CATALOG (catalog.db and its -wal, -shm, -journal),
+ * OUT_PLACE_PAGE (index.html, explore.html, compare.html), OUT_PLACE_FOLDER (one of the report's
+ * folders assets/, data/, heads/, maps/, overview/ itself), OUT_PLACE_IN_FOLDER (anything below
+ * one: every report clears and rewrites them), else OUT_PLACE_OUTSIDE; *name: the matched name. */
+enum { OUT_PLACE_OUTSIDE = 0, OUT_PLACE_CATALOG, OUT_PLACE_PAGE, OUT_PLACE_FOLDER, OUT_PLACE_IN_FOLDER };
+int andrea_out_folder_place(const char *real_dir, const char *real_path, const char **name);
+
 /* -1 (err: "INPUT: is the WHAT this command reads, and lies where the page in DIR is written ...")
  * when input is one of the files a report or page in dir writes or clears first (index.html,
  * explore.html, compare.html, anything under assets/, data/, heads/, maps/, overview/), compared
