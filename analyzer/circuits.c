@@ -25,6 +25,7 @@
 #include <cblas.h>
 
 #include "../common/checked_size.h"
+#include "../engine/blas_core.h"
 #include "../engine/forward.h"
 #ifdef ANDREA_HAVE_CUDA
 #include "../kernels/circuits_cuda.h"
@@ -332,15 +333,6 @@ out:
 
 /* ---------- per head: copying and prev_pos ---------- */
 
-/* OpenBLAS's thread control (declared in its cblas.h); other CBLAS builds get no-ops. */
-#ifdef OPENBLAS_VERSION
-static int blas_threads_get(void) { return openblas_get_num_threads(); }
-static void blas_threads_set(int n) { openblas_set_num_threads(n); }
-#else
-static int blas_threads_get(void) { return 1; }
-static void blas_threads_set(int n) { (void)n; }
-#endif
-
 /* Eigenvalues this far below the largest one's modulus are zeros of a rank-deficient head (a
  * low-rank W_V, a vocabulary smaller than hd, the centred W_O of a one-head layer) that float32
  * products left with a sign that is rounding: counted, they moved a rank-1 head's score from 0 to
@@ -356,8 +348,8 @@ static void blas_threads_set(int n) { (void)n; }
  * as the CPU forward does), a 64 x 64 dgeev being ~1-2 ms. */
 static int positive_shares(const double *K, int n, int hd, int first_head, int H, double *out, ae_error *err) {
     int bad = -1, bad_info = 0;
-    const int blas = blas_threads_get();
-    blas_threads_set(1);
+    const int blas = andrea_blas_threads();
+    andrea_blas_set_threads(1);
 #pragma omp parallel
     {
         const int lwork = 8 * hd;
@@ -389,7 +381,7 @@ static int positive_shares(const double *K, int n, int hd, int first_head, int H
         }
         free(a);
     }
-    blas_threads_set(blas);
+    andrea_blas_set_threads(blas);
     if (bad < 0) return 0;
     if (bad_info == -1000) return andrea_fail(err, "circuits: out of memory");
     return andrea_fail(err, "circuits: LAPACK dgeev failed on L%d H%d (info %d)", (first_head + bad) / H,

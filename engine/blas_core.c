@@ -83,3 +83,11 @@ const char *andrea_blas_core_name(void) {
 }
 
 const char *andrea_blas_core_forced(void) { return chosen; }
+
+#ifdef OPENBLAS_VERSION
+int andrea_blas_threads(void) { return openblas_get_num_threads(); }
+void andrea_blas_set_threads(int n) { openblas_set_num_threads(n); }
+#else
+int andrea_blas_threads(void) { return 1; }
+void andrea_blas_set_threads(int n) { (void)n; }
+#endif

@@ -9,4 +9,9 @@ const char *andrea_blas_core_name(void);
  * OPENBLAS_CORETYPE, a CPU without AVX2, or a program without the CPU engine). */
 const char *andrea_blas_core_forced(void);
 
+/* OpenBLAS's thread count, and setting it (callers that run their own OpenMP loops of small
+ * BLAS calls set 1 and restore it); other CBLAS builds: 1 and a no-op. */
+int andrea_blas_threads(void);
+void andrea_blas_set_threads(int n);
+
 #endif

@@ -70,15 +70,6 @@
 #define SIMD_CLONES
 #endif
 
-/* OpenBLAS's thread control (declared in its cblas.h); other CBLAS builds get no-ops. */
-#ifdef OPENBLAS_VERSION
-static int blas_threads_get(void) { return openblas_get_num_threads(); }
-static void blas_threads_set(int n) { openblas_set_num_threads(n); }
-#else
-static int blas_threads_get(void) { return 1; }
-static void blas_threads_set(int n) { (void)n; }
-#endif
-
 typedef struct {
     andrea_engine base;
     const andrea_model *m;
@@ -540,14 +531,14 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     if (check_io(e, io, err)) return -1;
     const int B = io->B, T = io->T, C = m->cfg.d_model, L = m->cfg.n_layer, H = m->cfg.n_head, V = m->cfg.vocab_size;
     const size_t BT = (size_t)B * T;
-    const int nt = e->n_threads, blas_threads = blas_threads_get(), was_dynamic = omp_get_dynamic();
+    const int nt = e->n_threads, blas_threads = andrea_blas_threads(), was_dynamic = omp_get_dynamic();
     /* token losses only: the last layer runs W_O and the MLP on the loss rows alone */
     int n_loss = 0;
     for (size_t r = 0; io->token_loss && r < BT; r++)
         if (io->loss_targets[r] >= 0) e->loss_rows[n_loss++] = (int)r;
     const int loss_only =
         io->token_loss && !io->logits && !io->attn && !io->head_out && !io->head_out_norm && !io->head_dla;
-    blas_threads_set(1);
+    andrea_blas_set_threads(1);
     /* libgomp then sizes each team as cores minus the 15-minute load average: on a busy 2-core
      * machine one thread beats two threads that keep waiting for each other at barriers.
      * An explicit OMP_DYNAMIC in the environment wins. */
@@ -577,7 +568,7 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
          * (B*T*C floats, small beside the layer's matmuls) finds it and names the layer. */
         if (ae_any_nonfinite(e->x, (size_t)rows * C)) {
             omp_set_dynamic(was_dynamic);
-            blas_threads_set(blas_threads);
+            andrea_blas_set_threads(blas_threads);
             return andrea_fail(err, "%s: the forward overflows float32 in layer %d (non-finite activations): the "
                                 "checkpoint's weights are far outside a trained model's range", m->path, l);
         }
@@ -602,7 +593,7 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
         linear(nt, &(linear_step){.a = e->ln, .w = p->wte, .out = io->logits, .M = (int)BT, .N = V, .K = C});
     int rc = io->token_loss ? token_losses(e, io, n_loss, loss_only) : 0;
     omp_set_dynamic(was_dynamic);
-    blas_threads_set(blas_threads);
+    andrea_blas_set_threads(blas_threads);
     if (rc) return andrea_fail(err, "%s: cannot allocate %d x %d floats of CPU engine scratch for token losses", m->path,
                            LOSS_CHUNK, V);
     return 0;
