@@ -258,38 +258,40 @@ static void nav(andrea_buf *b, const report_interactive_options *o) {
                 o && !o->head_pages ? "the prompt" : "all heads");
 }
 
-static int write_pages(const report_data *d, const char *out_dir, const report_interactive_options *o, ae_error *err) {
+/* One of the two views' pages (explore.html, compare.html): a heading naming the model, what the
+ * page does (intro, HTML), and the slot its script fills. */
+static int write_view_page(const report_data *d, const char *out_dir, const report_interactive_options *o,
+                           const char *file, const char *what, const char *heading, const char *intro, const char *slot,
+                           ae_error *err) {
     andrea_buf b;
     char title[512];
     andrea_buf_init(&b);
-    snprintf(title, sizeof title, "token view \xC2\xB7 %s", d->model);
+    snprintf(title, sizeof title, "%s \xC2\xB7 %s", what, d->model);
     andrea_report_html_head(&b, title, "");
     nav(&b, o);
-    andrea_buf_puts(&b, "<h1>Token view: ");
+    andrea_buf_printf(&b, "<h1>%s: ", heading);
     andrea_html_add(&b, d->model);
-    andrea_buf_puts(&b, "</h1>\n<p>Hover over a token (or click it to keep it) to colour the other tokens by the chosen "
-                  "head's attention <strong>from</strong> it to earlier tokens; the second button shows attention <strong>to</strong> it "
-                  "from later tokens. The grid picks the head (layer \xC3\x97 head).</p>\n"
-                  "<p class=\"precision\">" REPORT_PRECISION_NOTE "</p>\n<div class=\"tv-slot\"></div>\n");
+    andrea_buf_printf(&b, "</h1>\n%s\n", intro);
+    andrea_buf_puts(&b, "<p class=\"precision\">" REPORT_PRECISION_NOTE "</p>\n"); /* the note holds a '%' */
+    andrea_buf_printf(&b, "<div class=\"%s\"></div>\n", slot);
     andrea_report_html_scripts(&b, "", -1, 0);
     andrea_buf_puts(&b, "</body>\n</html>\n");
-    int rc = andrea_report_write_html(out_dir, "explore.html", &b, err);
-    andrea_buf_free(&b);
-    if (rc) return -1;
-
-    andrea_buf_init(&b);
-    snprintf(title, sizeof title, "compare heads \xC2\xB7 %s", d->model);
-    andrea_report_html_head(&b, title, "");
-    nav(&b, o);
-    andrea_buf_puts(&b, "<h1>Compare heads: ");
-    andrea_html_add(&b, d->model);
-    andrea_buf_puts(&b, "</h1>\n<p>Two heads on the same example; hovering one map shows the same cell of the other.</p>\n"
-                  "<p class=\"precision\">" REPORT_PRECISION_NOTE "</p>\n<div class=\"cmp-slot\"></div>\n");
-    andrea_report_html_scripts(&b, "", -1, 0);
-    andrea_buf_puts(&b, "</body>\n</html>\n");
-    rc = andrea_report_write_html(out_dir, "compare.html", &b, err);
+    const int rc = andrea_report_write_html(out_dir, file, &b, err);
     andrea_buf_free(&b);
     return rc;
+}
+
+static int write_pages(const report_data *d, const char *out_dir, const report_interactive_options *o, ae_error *err) {
+    return write_view_page(d, out_dir, o, "explore.html", "token view", "Token view",
+                           "<p>Hover over a token (or click it to keep it) to colour the other tokens by the chosen "
+                           "head's attention <strong>from</strong> it to earlier tokens; the second button shows attention "
+                           "<strong>to</strong> it from later tokens. The grid picks the head (layer \xC3\x97 head).</p>",
+                           "tv-slot", err) ||
+                   write_view_page(d, out_dir, o, "compare.html", "compare heads", "Compare heads",
+                                   "<p>Two heads on the same example; hovering one map shows the same cell of the other.</p>",
+                                   "cmp-slot", err)
+               ? -1
+               : 0;
 }
 
 int andrea_report_write_interactive(const report_data *d, const char *out_dir, const report_interactive_options *o,
