@@ -23,21 +23,26 @@ no_dump dev-dump
 mkdir -p "$tmp/dir/catalog.db"
 expect_one_line 1 "catalog.db: not a regular file \(a folder\)" analyze "$M" --out "$tmp/dir" --dump "$tmp/dir-dump.h5" "${small[@]}"
 no_dump dir-dump
-mkdir "$tmp/other"
-/usr/bin/python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE notes(x)"); c.commit()' "$tmp/other/catalog.db"
-cp "$tmp/other/catalog.db" "$tmp/other.copy"
-expect_one_line 1 "not an andrea catalog" analyze "$M" --out "$tmp/other" --dump "$tmp/other-dump.h5" "${small[@]}"
-no_dump other-dump
-cmp -s "$tmp/other/catalog.db" "$tmp/other.copy" && ok "another application's database is unchanged" || bad "other.db" "changed"
+# foreign_catalog NAME SQL...: $tmp/NAME/catalog.db made by SQLite from the statements (another
+# application's database), and `analyze --out $tmp/NAME` refused with REGEX before the work and the
+# file left unchanged
+foreign_catalog() {
+  local name=$1 re=$2
+  shift 2
+  mkdir "$tmp/$name"
+  /usr/bin/python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); [c.execute(q) for q in sys.argv[2:]]; c.commit()' \
+    "$tmp/$name/catalog.db" "$@"
+  cp "$tmp/$name/catalog.db" "$tmp/$name.copy"
+  expect_one_line 1 "$re" analyze "$M" --out "$tmp/$name" --dump "$tmp/$name-dump.h5" "${small[@]}"
+  no_dump "$name-dump"
+  cmp -s "$tmp/$name/catalog.db" "$tmp/$name.copy" && ok "$name: the database is unchanged" || bad "$name.db" "changed"
+}
+foreign_catalog other "not an andrea catalog" "CREATE TABLE notes(x)"
 # one whose tables have andrea's names but another layout (a `runs` of its own): refused before
 # the work, the file unchanged (it was switched to WAL and failed after the work), and readers say
 # the same instead of "no such column" or "matches no checkpoint"
-mkdir "$tmp/lookalike"
-/usr/bin/python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE runs(x)"); c.execute("INSERT INTO runs VALUES(1)"); c.commit()' "$tmp/lookalike/catalog.db"
-cp "$tmp/lookalike/catalog.db" "$tmp/lookalike.copy"
-expect_one_line 1 "not an andrea catalog \(a SQLite database whose table 'runs' has no column 'id'\)" analyze "$M" --out "$tmp/lookalike" --dump "$tmp/lookalike-dump.h5" "${small[@]}"
-no_dump lookalike-dump
-cmp -s "$tmp/lookalike/catalog.db" "$tmp/lookalike.copy" && ok "a look-alike database is unchanged" || bad "lookalike" "changed"
+foreign_catalog lookalike "not an andrea catalog \(a SQLite database whose table 'runs' has no column 'id'\)" \
+  "CREATE TABLE runs(x)" "INSERT INTO runs VALUES(1)"
 expect_one_line 1 "not an andrea catalog" diff --db "$tmp/lookalike/catalog.db" --from a --to b
 expect_one_line 1 "not an andrea catalog" heads --db "$tmp/lookalike/catalog.db"
 mkdir "$tmp/text" && printf 'root:x:0:0\n' >"$tmp/text/catalog.db"
