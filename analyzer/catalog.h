@@ -96,8 +96,8 @@ typedef struct {
 
 /* The current heads (docs/catalog.md: the newest run that scored a suite on a checkpoint) matching
  * the filter, from the head_catalog view. Returns 0; -1 on a catalog error; -2 (err says why) when
- * the filter names a class the catalog does not hold or a layer/head beyond every model's shape:
- * a usage error, not an empty answer. With pivot_step, cells are the score followed by "*" when
+ * the filter names a class the catalog does not hold, a layer/head beyond every model's shape, or
+ * a --model, --series or --step that matches no checkpoint: a usage error, not an empty answer. With pivot_step, cells are the score followed by "*" when
  * the head is labelled at that step (table: 3 decimals; CSV/JSON: %.17g). */
 int andrea_catalog_heads(const char *db_path, const catalog_heads_filter *f, const catalog_limits *lim, catalog_rows *out,
                   ae_error *err);

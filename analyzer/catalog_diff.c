@@ -2,6 +2,7 @@
 #include "catalog_diff.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,8 +123,9 @@ static int resolve(const char *path, const char *option, const char *sel, const 
     snprintf(name, sizeof name, "%.*s", at ? (int)(at - sel) : (int)strlen(sel), sel);
     if (at) {
         char *end;
-        if (!isdigit((unsigned char)at[1]) || (step = strtoll(at + 1, &end, 10), *end) || step < 0) {
-            andrea_fail(err, "%s: %s '%s': STEP after '@' must be a whole number", path, option, sel);
+        errno = 0; /* a step beyond long long was read as LLONG_MAX and matched "no checkpoint" */
+        if (!isdigit((unsigned char)at[1]) || (step = strtoll(at + 1, &end, 10), *end) || errno || step < 0) {
+            andrea_fail(err, "%s: %s '%s': STEP after '@' must be a whole number 0..%lld", path, option, sel, LLONG_MAX);
             return CATALOG_DIFF_USAGE;
         }
     }

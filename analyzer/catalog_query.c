@@ -323,6 +323,33 @@ fail:
     return -1;
 }
 
+/* --step must be the step of a checkpoint the catalog holds, as --model and --series must name
+ * one: a step no checkpoint has is a typo (301 for 300), not an empty answer. -2 with the steps
+ * there are, -1 on a catalog error. */
+static int check_step(sqlite3 *db, const char *path, const catalog_heads_filter *f, ae_error *err) {
+    if (!f->has_step) return 0;
+    sqlite3_stmt *st = NULL;
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT 1 FROM models WHERE step = ?1 LIMIT 1", -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, f->step), SQLITE_OK);
+    const int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW) return 0;
+    if (rc != SQLITE_DONE) return andrea_fail(err, "%s: query failed: %s", path, sqlite3_errmsg(db));
+    char known[512];
+    if (list_models(db, path, "SELECT DISTINCT step FROM models WHERE typeof(step) = 'integer' ORDER BY step", known,
+                    sizeof known, err))
+        return -1;
+    if (known[0])
+        andrea_fail(err, "%s: --step %lld matches no checkpoint; the catalog's steps: %s", path, f->step, known);
+    else
+        andrea_fail(err, "%s: --step %lld matches no checkpoint; no checkpoint of the catalog has a step (a name like "
+                         "run-step00400 or analyze --step N gives one)", path, f->step);
+    return -2;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
 /* Binds the filter to the heads statement (parameters ?1..?10, see andrea_catalog_heads). */
 static int bind_filter(sqlite3 *db, const char *path, sqlite3_stmt *st, const catalog_heads_filter *f, ae_error *err) {
     if (f->class_name) SQL_CHECK(path, db, sqlite3_bind_text(st, 1, f->class_name, -1, SQLITE_STATIC), SQLITE_OK);
@@ -497,7 +524,9 @@ int andrea_catalog_heads(const char *path, const catalog_heads_filter *f, const 
     memset(out, 0, sizeof *out);
     if (open_ro(path, &db, err)) return -1;
     if (check_schema(db, path, err)) goto fail;
-    if ((ret = check_filter(db, path, f, err)) != 0 || (ret = check_selectors(db, path, f, err)) != 0) goto fail;
+    if ((ret = check_filter(db, path, f, err)) != 0 || (ret = check_selectors(db, path, f, err)) != 0 ||
+        (ret = check_step(db, path, f, err)) != 0)
+        goto fail;
     ret = -1;
     /* Every filter is a bound parameter; a NULL parameter disables its filter. */
     char sql[sizeof HEADS_SQL + 128];

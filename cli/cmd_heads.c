@@ -20,10 +20,10 @@ static void help(FILE *f) {
             "one row per class and head and one column per step, a labelled cell marked with *.\n"
             "--all lists every head and class (with label 0 or 1). causal: 1 when ablating the head raises\n"
             "its class's loss more than the mean head's, 0 when not (attention-only evidence), NULL (empty\n"
-            "in CSV, null in JSON) when not measured (docs/scores.md). A class the catalog does not hold, a --model or --series that\n"
-            "matches no model, or a layer/head beyond its models is an error (exit 2). --timeout S stops\n"
-            "the query after\n"
-            "S seconds (default %g; 0: no limit).\n",
+            "in CSV, null in JSON) when not measured (docs/scores.md). A class the catalog does not hold,\n"
+            "a --model or --series that matches no model, a --step no checkpoint has, or a layer/head\n"
+            "beyond its models is an error (exit 2). --timeout S stops the query after S seconds\n"
+            "(default %g; 0: no limit).\n",
             CATALOG_TIMEOUT_DEFAULT_S);
 }
 

@@ -61,6 +61,8 @@ expect_one_line 2 "--from 'nosuch' matches no checkpoint; the catalog holds: sma
   diff --db "$db" --from nosuch --to small
 expect_one_line 2 "--to 'small@300' matches no checkpoint" diff --db "$db" --from small --to small@300
 expect_one_line 2 "STEP after '@' must be a whole number" diff --db "$db" --from small@x --to small
+# a step beyond long long is refused as one, not read as 9223372036854775807 ("matches no checkpoint")
+expect_one_line 2 "STEP after '@' must be a whole number" diff --db "$db" --from small@99999999999999999999 --to small
 expect_one_line 2 "--class 'nosuch'" diff --db "$db" --from small@100 --to small@200 --class nosuch
 expect_one_line 1 "different shapes" diff --db "$db" --from small --to wide
 # "small" is a model name and a series: the model wins (a series would be its step 200)

@@ -94,6 +94,11 @@ cp m2/run.bin p2/run-step10.bin
   bad "analyze p1 p2" "failed"
 expect 1 'two checkpoints at step 10 \(run-step10 [0-9a-f]{12} and run-step10 [0-9a-f]{12}\)' \
   heads --db pv/catalog.db --series run --pivot step
+# --step, like --model and --series, must match a checkpoint: a step none has (a typo) is exit 2
+# naming the steps there are, never an empty table with exit 0
+expect 0 '' heads --db pv/catalog.db --step 10 --all
+expect 2 "--step 11 matches no checkpoint; the catalog's steps: 10$" heads --db pv/catalog.db --step 11
+expect 2 "--step 0 matches no checkpoint; no checkpoint of the catalog has a step" heads --db same.db --step 0
 
 # a checkpoint of the series without a step has no column: the pivot says so on stderr
 "$A" analyze m1/run.bin p2/run-step10.bin --out pn --n 2 --len 16 --device cpu --ablate-items 0 --quiet >/dev/null 2>&1 ||
