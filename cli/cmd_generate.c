@@ -30,7 +30,9 @@ static void usage(FILE *f) {
                "  --tokenizer DIR    folder with vocab.json + merges.txt (default: beside CKPT)\n"
                "  --device D         auto (CUDA when available), cpu or cuda (default auto)\n\n"
                "The context starts with BOS (<|endoftext|> for GPT-2 BPE, id 256 for a 257-byte\n"
-               "vocabulary) when the vocabulary has one; generation stops early if the model emits it.\n");
+               "vocabulary) when the vocabulary has one; generation stops early if the model emits it.\n"
+               "A token id that vocab.json lacks (one smaller than the model's vocabulary) prints nothing;\n"
+               "a note on stderr counts them.\n");
 }
 
 typedef struct {
@@ -136,7 +138,9 @@ int cmd_generate(int argc, char **argv) {
     andrea_rng_seed(&rng, seed);
     fputs(prompt, stdout);
     fflush(stdout);
-    char piece[1024];
+    char piece[ANDREA_TOKEN_MAX_BYTES];
+    long n_textless = 0, n_made = 0; /* ids the tokenizer has no text for (a vocab.json smaller than V) */
+    int first_textless = -1;
     for (long i = 0; i < n_new; i++) {
         const int T = n_ctx < (size_t)window ? (int)n_ctx : window;
         andrea_forward_io io = {.B = 1, .T = T, .tokens = ctx + n_ctx - T, .logits = logits};
@@ -155,7 +159,9 @@ int cmd_generate(int argc, char **argv) {
         if (next == bos) break;
         ctx[n_ctx++] = next;
         const int nb = andrea_tokenizer_token_bytes(tok, next, piece, sizeof piece);
+        n_made++;
         if (nb > 0) fwrite(piece, 1, (size_t)nb, stdout);
+        else if (nb < 0 && n_textless++ == 0) first_textless = next;
         if (fflush(stdout) != 0 || ferror(stdout)) break; /* reported below: no point computing on */
     }
     fputc('\n', stdout);
@@ -163,6 +169,10 @@ int cmd_generate(int argc, char **argv) {
         andrea_fail(&err, "stdout: write failed");
         goto fail;
     }
+    if (n_textless) /* printing nothing for them unsaid read as a shorter, or empty, continuation */
+        fprintf(stderr, "andrea generate: note: %ld of the %ld generated tokens (first: id %d) have no text in the "
+                "tokenizer (its vocab.json lacks those ids of the model's %d), so nothing was printed for them\n",
+                n_textless, n_made, first_textless, V);
     rc = 0;
     goto out;
 fail:

@@ -7,11 +7,13 @@ set -euo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
 need_python_modules numpy
 
-# write_bin PATH VOCAB MODE: an llm.c v3 .bin, L=1 H=2 C=8 maxT=32; MODE known|random
+# write_bin PATH VOCAB MODE [ID]: an llm.c v3 .bin, L=1 H=2 C=8 maxT=32; MODE known|random; the
+# known model's most likely token is ID (default 97, 'a')
 write_bin() {
   /usr/bin/python3 - "$@" <<'EOF'
 import sys, numpy as np
 path, V, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+fav = int(sys.argv[4]) if len(sys.argv) > 4 else ord('a')
 L, H, C, T = 1, 2, 8, 32
 rng = np.random.default_rng(7)
 hdr = np.zeros(256, np.int32)
@@ -21,8 +23,8 @@ shapes = [(V, C), (T, C), (L, C), (L, C), (L, 3*C, C), (L, 3*C), (L, C, C), (L, 
 if mode == "known":
     ps = [np.zeros(s, np.float32) for s in shapes]
     ps[0] = rng.standard_normal((V, C)).astype(np.float32)
-    ps[0][ord('a')] *= 3                   # |wte[a]|^2 dwarfs every wte[a] . wte[v]
-    ps[15] = 3 * ps[0][ord('a')]           # lnfb; lnfw (ps[14]) stays 0
+    ps[0][fav] *= 3                        # |wte[a]|^2 dwarfs every wte[a] . wte[v]
+    ps[15] = 3 * ps[0][fav]                # lnfb; lnfw (ps[14]) stays 0
 else:
     ps = [rng.standard_normal(s).astype(np.float32) * 0.5 for s in shapes]
     ps[2][:] = 1; ps[8][:] = 1; ps[14][:] = 1
@@ -110,6 +112,34 @@ set +e
 msg=$("$ANDREA_BIN" generate "$tmp/nope.bin" 2>&1 >/dev/null); rc=$?
 set -e
 [[ $rc == 1 && $msg == *"nope.bin"* && $(printf '%s\n' "$msg" | wc -l) == 1 ]] && ok missing_checkpoint || bad missing_checkpoint "rc=$rc '$msg'"
+
+# test_tokens_without_text_in_the_vocabulary_are_noted: a model of 300 ids whose vocab.json holds
+# the 256 byte tokens only; the model's favourite, id 290, has no text, so the continuation prints
+# nothing, and stderr says so in one line (it was an empty continuation, exit 0, not a word)
+write_bin "$tmp/known300.bin" 300 known 290
+mkdir -p "$tmp/bytes_only"
+/usr/bin/python3 - "$tmp/bytes_only" <<'EOF'
+import json, sys
+bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+cs, n = bs[:], 0
+for b in range(256):
+    if b not in bs:
+        bs.append(b); cs.append(256 + n); n += 1
+json.dump({chr(c): b for b, c in zip(bs, cs)}, open(sys.argv[1] + "/vocab.json", "w"), ensure_ascii=False)
+open(sys.argv[1] + "/merges.txt", "w").write("#version: 0.2\n")
+EOF
+set +e
+out=$("$ANDREA_BIN" generate "$tmp/known300.bin" --tokenizer "$tmp/bytes_only" --prompt "hi " -n 5 --temperature 0 --device cpu 2>"$tmp/err"); rc=$?
+set -e
+if [[ $rc == 0 && $out == "hi " && $(wc -l <"$tmp/err") == 1 ]] &&
+  grep -q "note: 5 of the 5 generated tokens (first: id 290) have no text in the tokenizer" "$tmp/err"; then
+  ok textless_tokens_noted
+else
+  bad textless_tokens_noted "rc=$rc out='$out' err='$(cat "$tmp/err")'"
+fi
+# ... and a continuation whose every token has text says nothing
+"$ANDREA_BIN" generate "$tmp/known257.bin" --prompt "hi " -n 5 --temperature 0 --device cpu 2>"$tmp/err" >/dev/null
+[[ ! -s $tmp/err ]] && ok no_note_when_every_token_has_text || bad no_note_when_every_token_has_text "$(cat "$tmp/err")"
 
 if ((fails)); then echo "test_generate_cli: $fails failed"; exit 1; fi
 echo "test_generate_cli: all passed"
