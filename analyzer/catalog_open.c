@@ -69,6 +69,7 @@ int andrea_catalog_open_ro(const char *path, sqlite3 **out, ae_error *err) {
     struct stat sb;
     sqlite3 *db = NULL;
     *out = NULL;
+    if (!path[0]) return andrea_fail(err, "the catalog's file name is empty"); /* as the writer says */
     /* SQLite would create a missing file in other modes; here it is the user's mistake. */
     if (stat(path, &sb) != 0) return andrea_fail(err, "%s: no such catalog", path);
     if (!S_ISREG(sb.st_mode)) return andrea_fail(err, "%s: not a regular file", path);

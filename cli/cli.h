@@ -64,6 +64,10 @@ int cli_option_error(const char *cmd, int c, char *const *argv, const struct opt
  * returned as CLI_VALUE_IS_OPTION, which cli_option_error words. A file or folder so named is
  * still reachable as ./--quiet or --out=--quiet. */
 #define CLI_VALUE_IS_OPTION 0x10000
+/* ... and an empty value of an option that names a file or folder (--db '', --tokenizer '',
+ * --rules, --checkpoint, --text-file, --also) comes back as CLI_VALUE_IS_EMPTY: "--db wants a
+ * catalog file, not ''", where the open would have printed the path as nothing. */
+#define CLI_VALUE_IS_EMPTY 0x10001
 int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct option *opts);
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 /* A finite decimal number, all of s; 0 or -1 (out untouched). */

@@ -69,8 +69,23 @@ static int takes_text(int c, const struct option *opts) {
     return 0;
 }
 
+/* Options whose value names a file or folder: '' there is most likely an unset shell variable,
+ * and the open that fails on it would print "andrea: : no such catalog" (the path shown empty). */
+static const struct {
+    const char *name, *what;
+} path_options[] = {{"db", "a catalog file"},          {"tokenizer", "a folder"},  {"rules", "a rules file"},
+                    {"checkpoint", "a checkpoint path"}, {"text-file", "a file"}, {"also", "a checkpoint path"}};
+static const char *empty_option, *empty_wants; /* what CLI_VALUE_IS_EMPTY was returned for */
+
 int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct option *opts) {
     const int c = getopt_long(argc, argv, shortopts, opts, NULL);
+    if (c != -1 && optarg && !optarg[0])
+        for (const struct option *o = opts; o && o->name; o++)
+            for (size_t i = 0; o->val == c && i < sizeof path_options / sizeof path_options[0]; i++)
+                if (!strcmp(o->name, path_options[i].name)) {
+                    empty_option = o->name, empty_wants = path_options[i].what;
+                    return CLI_VALUE_IS_EMPTY;
+                }
     /* the value came as a word of its own (not --opt=VALUE or -oVALUE) */
     if (c != -1 && optarg && optind >= 2 && optarg == argv[optind - 1] && names_option(optarg, shortopts, opts) &&
         (optarg[1] == '-' || !takes_text(c, opts)))
@@ -81,6 +96,7 @@ int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct 
 int cli_option_error(const char *cmd, int c, char *const *argv, const struct option *opts) {
     const char *arg = argv[optind - 1];
     char shown[64], shortopt[3] = {'-', (char)optopt, 0};
+    if (c == CLI_VALUE_IS_EMPTY) return cli_usage_error(cmd, "--%s wants %s, not ''", empty_option, empty_wants);
     if (c == CLI_VALUE_IS_OPTION) {
         char opt[64];
         andrea_printable(argv[optind - 2], opt, sizeof opt);

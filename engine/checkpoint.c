@@ -47,6 +47,7 @@ static andrea_sha_job *hash_beside(const char *file) {
 
 int andrea_model_load(andrea_model *m, const char *path, ae_error *err) {
     memset(m, 0, sizeof *m);
+    if (!path[0]) return andrea_fail(err, "the checkpoint's path is empty"); /* not "andrea: : cannot open" */
     if (strlen(path) >= sizeof m->path) return andrea_fail(err, "%.200s...: path too long", path);
     struct stat st;
     if (stat(path, &st) != 0) return andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));

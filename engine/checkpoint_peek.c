@@ -29,6 +29,7 @@ static int put(char *out, size_t cap, const char *path, ae_error *err, const cha
 int andrea_checkpoint_peek_config(const char *path, andrea_config *cfg, char *dir, size_t dircap,
                                   ae_error *err) {
     struct stat st;
+    if (!path[0]) return andrea_fail(err, "the checkpoint's path is empty");
     if (stat(path, &st) != 0) return andrea_fail(err, "%s: cannot open: %s", path, strerror(errno));
     char folder[4096], cfg_path[4200];
     const char *slash = strrchr(path, '/');

@@ -232,6 +232,21 @@ expect 2 empty_probes_option_is_refused "andrea dump: --probes wants suite names
   dump "$tmp/byte.bin" --probes '' --out "$tmp/pe.h5" --device cpu --quiet
 expect 2 empty_probes_option_of_analyze_is_refused "andrea analyze: --probes wants suite names or a probe file, not ''" \
   analyze "$tmp/byte.bin" --probes '' --out "$tmp/pe_an" --quiet
+# an empty file or folder name (an unset shell variable) is named as such: the open that failed
+# on it printed the path as nothing ("andrea: : no such catalog", "andrea: : cannot open: ...")
+expect 2 empty_db_is_refused_as_empty "andrea heads: --db wants a catalog file, not ''" heads --db ''
+expect 2 empty_db_value_after_equals_too "andrea diff: --db wants a catalog file, not ''" diff --db= --from a --to b
+expect 2 empty_tokenizer_folder_is_refused "andrea tokenize: --tokenizer wants a folder, not ''" \
+  tokenize "$tmp/byte.bin" hi --tokenizer ''
+expect 2 empty_rules_file_is_refused "andrea analyze: --rules wants a rules file, not ''" \
+  analyze "$tmp/byte.bin" --rules '' --out "$tmp/re_an" --quiet
+expect 2 empty_text_file_is_refused "andrea show: --text-file wants a file, not ''" show "$tmp/byte.bin" --text-file ''
+expect 2 empty_also_is_refused "andrea show: --also wants a checkpoint path, not ''" show "$tmp/byte.bin" hi --also ''
+expect 1 empty_checkpoint_path_is_named "^andrea: the checkpoint's path is empty$" info ''
+expect 1 empty_checkpoint_path_of_tokenize_is_named "^andrea: the checkpoint's path is empty$" tokenize '' hi
+expect 1 empty_catalog_path_of_sql_is_named "^andrea: the catalog's file name is empty$" sql '' 'SELECT 1'
+out=$("$A" generate "$tmp/byte.bin" --prompt '' -n 2 --device cpu 2>&1) && ok "generate --prompt '' is still the empty prompt" ||
+  bad "generate --prompt ''" "$out"
 
 # --- outputs that are inputs: refused, the input left as it was
 cp "$tmp/byte.bin" "$tmp/self.bin"
