@@ -24,18 +24,26 @@
 #include "colormap.h"
 #include "report_assets.h"
 
-/* A JSON string: escapes " \ and control characters, and < > & U+2028 U+2029 as \uXXXX so the
- * text stays inert whatever page or script it lands in. s is UTF-8 (andrea_token_label output). */
+/* A JSON string: escapes " \ and control characters (DEL too), and < > & U+2028 U+2029 as
+ * \uXXXX so the text stays inert whatever page or script it lands in. s is UTF-8
+ * (andrea_token_label output) or a name (a file name: any byte): a byte that is not part of
+ * printable UTF-8 becomes the text \xNN, as andrea_html_add shows it in the pages, so the file
+ * stays valid UTF-8. */
 static void buf_json(andrea_buf *b, const char *s) {
     andrea_buf_puts(b, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         unsigned char c = *p;
+        int u = c >= 0x80 ? andrea_utf8_printable_len((const char *)p) : 1;
         if (c == '"' || c == '\\') andrea_buf_printf(b, "\\%c", c);
-        else if (c < 0x20 || c == '<' || c == '>' || c == '&') andrea_buf_printf(b, "\\u%04x", c);
+        else if (c < 0x20 || c == 0x7F || c == '<' || c == '>' || c == '&') andrea_buf_printf(b, "\\u%04x", c);
+        else if (u == 0) andrea_buf_printf(b, "\\\\x%02x", c);
         else if (c == 0xE2 && p[1] == 0x80 && (p[2] == 0xA8 || p[2] == 0xA9)) {
             andrea_buf_printf(b, "\\u%04x", p[2] == 0xA8 ? 0x2028 : 0x2029);
             p += 2;
-        } else andrea_buf_add(b, (const char *)p, 1);
+        } else {
+            andrea_buf_add(b, (const char *)p, (size_t)u);
+            p += u - 1;
+        }
     }
     andrea_buf_puts(b, "\"");
 }

@@ -138,9 +138,24 @@ static void matrix(andrea_buf *b, const series_data *d, int c) {
     andrea_buf_puts(b, "</table>\n");
 }
 
+/* 1 when name needs bash's $'...' to be written exactly: a control byte (a tab, an escape) or a
+ * byte of no printable UTF-8 character, which a page cannot hold as it is. */
+static int needs_ansi_c_quote(const char *name) {
+    for (const char *p = name; *p; p++) {
+        const unsigned char c = (unsigned char)*p;
+        const int u = c >= 0x80 ? andrea_utf8_printable_len(p) : 1;
+        if (c < 0x20 || c == 0x7F || u == 0) return 1;
+        p += u - 1;
+    }
+    return 0;
+}
+
 /* name as one shell word, for a command the reader copies into a shell: as it is when it holds
- * only characters no shell treats specially, else in single quotes (a quote inside as '\''), so
- * "x' $(id)" stays a name instead of running id. Then HTML-escaped into b. */
+ * only characters no shell treats specially; in single quotes (a quote inside as '\'') when it
+ * holds printable UTF-8 only, so "x' $(id)" stays a name instead of running id; else as $'...'
+ * (bash, zsh, ksh) with \\, \' and each control byte or byte of no printable character as
+ * \xNN, so the word is the exact bytes of the name and the page stays text. Then HTML-escaped
+ * into b. */
 static void shell_word(andrea_buf *b, const char *name) {
     int plain = name[0] != 0;
     for (const char *p = name; *p && plain; p++)
@@ -151,13 +166,27 @@ static void shell_word(andrea_buf *b, const char *name) {
     }
     andrea_buf q;
     andrea_buf_init(&q);
-    andrea_buf_puts(&q, "'");
-    for (const char *p = name; *p; p++) {
-        const char *quote = strchr(p, '\''), *end = quote ? quote : p + strlen(p);
-        andrea_buf_add(&q, p, (size_t)(end - p));
-        if (!quote) break;
-        andrea_buf_puts(&q, "'\\''");
-        p = quote;
+    if (needs_ansi_c_quote(name)) {
+        andrea_buf_puts(&q, "$'");
+        for (const char *p = name; *p; p++) {
+            const unsigned char c = (unsigned char)*p;
+            const int u = c >= 0x80 ? andrea_utf8_printable_len(p) : 1;
+            if (c == '\\' || c == '\'') andrea_buf_printf(&q, "\\%c", c);
+            else if (c < 0x20 || c == 0x7F || u == 0) andrea_buf_printf(&q, "\\x%02x", c);
+            else {
+                andrea_buf_add(&q, p, (size_t)u);
+                p += u - 1;
+            }
+        }
+    } else {
+        andrea_buf_puts(&q, "'");
+        for (const char *p = name; *p; p++) {
+            const char *quote = strchr(p, '\''), *end = quote ? quote : p + strlen(p);
+            andrea_buf_add(&q, p, (size_t)(end - p));
+            if (!quote) break;
+            andrea_buf_puts(&q, "'\\''");
+            p = quote;
+        }
     }
     andrea_buf_puts(&q, "'");
     andrea_html_add(b, andrea_buf_failed(&q) ? "?" : q.s);

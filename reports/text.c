@@ -8,27 +8,6 @@
 
 #include "font.h"
 
-void andrea_html_add(andrea_buf *b, const char *s) {
-    const char *run = s;
-    for (; *s; s++) {
-        const char *rep = NULL;
-        switch (*s) {
-        case '&': rep = "&amp;"; break;
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '"': rep = "&quot;"; break;
-        case '\'': rep = "&#39;"; break;
-        default: break;
-        }
-        if (rep) {
-            andrea_buf_add(b, run, (size_t)(s - run));
-            andrea_buf_puts(b, rep);
-            run = s + 1;
-        }
-    }
-    andrea_buf_add(b, run, (size_t)(s - run));
-}
-
 /* Length of a well-formed UTF-8 sequence at p (at most n bytes) encoding a printable code point
  * (not C1 controls, not surrogates, not overlong), or 0; the code point in *out. */
 static int utf8_seq(const unsigned char *p, int n, unsigned *out) {
@@ -55,6 +34,40 @@ static int utf8_seq(const unsigned char *p, int n, unsigned *out) {
     if ((cp >= 0xD800 && cp <= 0xDFFF) || (cp >= 0x80 && cp < 0xA0)) return 0;
     *out = cp;
     return len;
+}
+
+int andrea_utf8_printable_len(const char *s) {
+    unsigned cp;
+    return utf8_seq((const unsigned char *)s, 4, &cp); /* stops at the first byte that continues no sequence: NUL too */
+}
+
+void andrea_html_add(andrea_buf *b, const char *s) {
+    const char *run = s;
+    while (*s) {
+        const unsigned char c = (unsigned char)*s;
+        const char *rep = NULL;
+        int skip = 1, hex = 0;
+        switch (c) {
+        case '&': rep = "&amp;"; break;
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '"': rep = "&quot;"; break;
+        case '\'': rep = "&#39;"; break;
+        default:
+            if (c >= 0x80) hex = (skip = andrea_utf8_printable_len(s)) == 0;
+            else hex = (c < 0x20 && c != '\t' && c != '\n') || c == 0x7F;
+            break;
+        }
+        if (rep || hex) {
+            andrea_buf_add(b, run, (size_t)(s - run));
+            if (rep) andrea_buf_puts(b, rep);
+            else andrea_buf_printf(b, "\\x%02x", c);
+            skip = 1;
+            run = s + 1;
+        }
+        s += skip;
+    }
+    andrea_buf_add(b, run, (size_t)(s - run));
 }
 
 /* In PNG labels a character is kept when the PNG font draws it, except those that would be

@@ -2,7 +2,8 @@
  * growable buffer, common/buf.h).
  *
  * Job: every piece of text that reaches HTML goes through andrea_html_add (escapes & < > " ' so
- * it is safe in element content and in quoted attribute values); every token shown goes through
+ * it is safe in element content and in quoted attribute values, and shows bytes that are not
+ * printable UTF-8 as \xNN so a page is valid UTF-8); every token shown goes through
  * andrea_token_label, which makes invisible and non-text bytes visible and unambiguous.
  * Invariants: a page buffer that ran out of memory (or overflowed) stays failed, and its text is
  * not used (andrea_buf_failed is checked before writing a file); andrea_token_label output is always
@@ -15,8 +16,15 @@
 
 #include "../common/buf.h"
 
-/* Appends s to b with & < > " ' replaced by character references. */
+/* Appends s to b with & < > " ' replaced by character references, and every byte that is not
+ * part of well-formed, printable UTF-8 (malformed or cut sequences, surrogates, C1 controls) and
+ * every C0 control but tab and newline (DEL too) shown as the text "\xNN": names are file names,
+ * which may hold any byte, and a page declared UTF-8 stays valid UTF-8. */
 void andrea_html_add(andrea_buf *b, const char *s);
+
+/* Length (2-4) of the well-formed UTF-8 sequence of a printable character (not C1, not a
+ * surrogate, not overlong) at the start of the NUL-terminated s, or 0. Never reads past the NUL. */
+int andrea_utf8_printable_len(const char *s);
 
 typedef enum {
     LABEL_PNG = 0,   /* PNG labels: printable ASCII and what the PNG font draws (Latin-1, common

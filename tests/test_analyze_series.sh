@@ -168,6 +168,37 @@ else
   bad "quoted names" "exit $?: $(cat q.err)"
 fi
 
+# names are file names, any byte: a tab, an escape and bytes that are not UTF-8 (\xff, a cut
+# sequence). The series page stays valid UTF-8 without control bytes (it held the raw bytes), and
+# its diff command, a bash $'...' word, gives back the exact name
+mkdir -p nb
+nb1=$'x\t\e[1m\xff\xc3-step1' nb2=$'x\t\e[1m\xff\xc3-step2'
+cp "${ckpts[0]}" "nb/$nb1.bin"; cp "${ckpts[1]}" "nb/$nb2.bin"
+if "$A" analyze "nb/$nb1.bin" "nb/$nb2.bin" --out nbo --probes bos --n 2 --len 16 --ablate-items 0 --quiet >nb.out 2>nb.err; then
+  if /usr/bin/python3 - nbo/index.html >nb.cmd <<'PY'
+import html, re, sys
+raw = open(sys.argv[1], "rb").read()
+try:
+    page = raw.decode("utf-8")
+except UnicodeDecodeError as e:
+    sys.exit(f"not UTF-8 at byte {e.start}: {raw[max(0, e.start - 30):e.start + 5]!r}")
+bad = [c for c in page if (ord(c) < 32 and c not in "\t\n") or 0x7f <= ord(c) < 0xa0]
+if bad:
+    sys.exit(f"control characters {bad[:5]!r}")
+cmds = [html.unescape(c) for c in re.findall(r"<code>(andrea diff [^<]*)</code>", page)]
+print(cmds[0] if cmds else "")
+PY
+  then
+    eval "set -- $(cat nb.cmd)"
+    [[ $# -eq 9 && $6 == "$nb1" && $8 == "$nb2" ]] && ok "a name with a tab, an escape and non-UTF-8 bytes: the series page is UTF-8, its diff command names it exactly" ||
+      bad "non-UTF-8 names in the diff command" "$(cat -A nb.cmd)"
+  else
+    bad "non-UTF-8 names on the series page" "see above"
+  fi
+else
+  bad "non-UTF-8 names" "exit $?: $(cat nb.err)"
+fi
+
 # a copy of a series' checkpoint analysed later under another name keeps the checkpoint in its
 # series at its step (the catalog's model is the sha256), and says under which name it is stored
 cp "${ckpts[5]}" other-step00500.bin

@@ -165,6 +165,19 @@ static void test_html_escaping_covers_the_five_special_characters(void) {
     andrea_buf_free(&b);
 }
 
+/* A name is bytes (a file name may hold any byte but '/' and NUL): what is not well-formed,
+ * printable UTF-8 reaches a page as the visible text \xNN, so every page is valid UTF-8 and
+ * holds no control character but tab and newline; well-formed UTF-8 stays as it is. */
+static void test_html_shows_bytes_that_are_not_printable_utf8_as_hex(void) {
+    andrea_buf b;
+    andrea_buf_init(&b);
+    andrea_html_add(&b, "a\xff\xfe<b\x01\x1b[31m\x7f\xc3\xa9\xc3(\xe2\x82\xc2\x85\xed\xa0\x80\tz\n\r\xe2\x82");
+    CHECK_MSG(!strcmp(b.s, "a\\xff\\xfe&lt;b\\x01\\x1b[31m\\x7f\xc3\xa9\\xc3(\\xe2\\x82\\xc2\\x85\\xed\\xa0\\x80\tz\n"
+                             "\\x0d\\xe2\\x82"),
+              "got %s", b.s);
+    andrea_buf_free(&b);
+}
+
 static void test_file_slug_keeps_only_safe_characters(void) {
     char out[64];
     andrea_file_slug("../<x> y\"/", out, sizeof out);
@@ -505,6 +518,59 @@ static void test_report_write_escapes_every_name_and_path(void) {
     andrea_report_data_free(&d);
 }
 
+/* 1 when the n bytes are well-formed UTF-8 holding no control character but tab and newline. */
+static int page_text_ok(const unsigned char *s, size_t n, size_t *bad_at) {
+    for (size_t i = 0; i < n;) {
+        unsigned char c = s[i];
+        size_t len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+        unsigned cp = len == 1 ? c : len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
+        int ok = len > 0 && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++) {
+            ok = (s[i + k] & 0xC0) == 0x80;
+            cp = cp << 6 | (s[i + k] & 0x3Fu);
+        }
+        ok = ok && !(len == 3 && cp < 0x800) && !(len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) &&
+             !(cp >= 0xD800 && cp <= 0xDFFF) && !((cp < 0x20 && cp != '\t' && cp != '\n') || (cp >= 0x7F && cp < 0xA0));
+        if (!ok) {
+            *bad_at = i;
+            return 0;
+        }
+        i += len;
+    }
+    return 1;
+}
+
+/* Checkpoint, dump and catalog paths are file names: any byte. Every page and data file stays
+ * valid UTF-8 without control bytes whatever they hold (a page declared UTF-8 showed raw \xff). */
+static void test_report_pages_are_utf8_whatever_bytes_the_paths_hold(void) {
+    report_data d;
+    syn_data(&d);
+    snprintf(d.model, sizeof d.model, "m\xff\xfe\x01\x1b[2J\xc3");
+    snprintf(d.ckpt_path, sizeof d.ckpt_path, "/tmp/a\tb\x7f\xc2\x85/m\xff\xfe\x01\x1b[2J\xc3.bin");
+    snprintf(d.dump_path, sizeof d.dump_path, "d\xe2\x82.h5");
+    snprintf(d.db_path, sizeof d.db_path, "c\xed\xa0\x80.db");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/rep_bytes", check_tmpdir());
+    ae_error err = {{0}};
+    andrea_render_options o = {0, 1, 0, NULL};
+    CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
+    const char *files[] = {"index.html", "heads/L0_H0.html", "heads/L1_H2.html", "explore.html", "compare.html", "data/meta.js"};
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char p[1024];
+        size_t n = 0, at = 0;
+        snprintf(p, sizeof p, "%s/%s", dir, files[f]);
+        unsigned char *b = slurp(p, &n);
+        CHECK_MSG(b != NULL, "%s missing", files[f]);
+        if (!b) continue;
+        CHECK_MSG(page_text_ok(b, n, &at), "%s: byte 0x%02x at %zu is not printable UTF-8: ...%.40s", files[f], b[at], at,
+                  (const char *)b + (at > 30 ? at - 30 : 0));
+        CHECK_MSG(strstr((char *)b, "m\\xff\\xfe\\x01\\x1b[2J\\xc3") != NULL || strstr((char *)b, "m\\\\xff\\\\xfe") != NULL,
+                  "%s: the model name is not shown as \\xNN", files[f]);
+        free(b);
+    }
+    andrea_report_data_free(&d);
+}
+
 /* A labelled head whose ablation does not raise the loss above the mean head's (causal 0) is
  * flagged in the head table; causal 1 or unmeasured heads are not. */
 static void test_report_flags_a_labelled_head_without_causal_evidence(void) {
@@ -789,6 +855,7 @@ int main(void) {
     RUN(test_png_font_draws_every_latin1_character);
     RUN(test_token_label_truncates_long_tokens_with_an_ellipsis);
     RUN(test_html_escaping_covers_the_five_special_characters);
+    RUN(test_html_shows_bytes_that_are_not_printable_utf8_as_hex);
     RUN(test_file_slug_keeps_only_safe_characters);
     RUN(test_png_bytes_are_the_same_for_the_same_drawing);
     RUN(test_heatmap_cells_have_the_colormap_colour_of_their_value);
@@ -800,6 +867,7 @@ int main(void) {
     RUN(test_absurd_canvas_size_is_refused_with_a_message);
     RUN(test_png_into_a_missing_folder_fails_and_names_the_file);
     RUN(test_report_write_escapes_every_name_and_path);
+    RUN(test_report_pages_are_utf8_whatever_bytes_the_paths_hold);
     RUN(test_report_flags_a_labelled_head_without_causal_evidence);
     RUN(test_report_write_makes_every_image_it_links);
     RUN(test_interactive_data_is_escaped_and_holds_each_map_as_fp16);
