@@ -236,7 +236,8 @@ int andrea_catalog_begin_immediate(sqlite3 *db, const char *path, ae_error *err)
         rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     }
     if (rc == SQLITE_OK) return 0;
-    return andrea_fail(err, "%s: BEGIN IMMEDIATE failed: %s", path, sqlite3_errmsg(db));
+    char why[512];
+    return andrea_fail(err, "%s: BEGIN IMMEDIATE failed: %s", path, andrea_sqlite_why(db, rc, why, sizeof why));
 fail:
     return -1;
 }
@@ -391,7 +392,8 @@ int andrea_catalog_open_rw(const char *path, sqlite3 **out, ae_error *err) {
     if (check_regular_or_absent(path, &size, err)) return -1;
     int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
-        andrea_fail(err, "%s: cannot open catalog: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        char why[512];
+        andrea_fail(err, "%s: cannot open catalog: %s", path, andrea_sqlite_why(db, rc, why, sizeof why));
         sqlite3_close(db);
         return -1;
     }
@@ -409,10 +411,11 @@ int andrea_catalog_open_rw(const char *path, sqlite3 **out, ae_error *err) {
             usleep(100000);
             continue;
         }
+        char why[512];
         if (rc == SQLITE_ROW || rc == SQLITE_DONE)
             andrea_fail(err, "%s: the catalog cannot be put in WAL mode (file system without shared memory?)", path);
         else
-            andrea_fail(err, "%s: PRAGMA journal_mode=WAL failed: %s", path, sqlite3_errmsg(db));
+            andrea_fail(err, "%s: PRAGMA journal_mode=WAL failed: %s", path, andrea_sqlite_why(db, rc, why, sizeof why));
         goto fail;
     }
     /* NORMAL is durable enough in WAL mode: a crash may lose the last commit, never consistency. */

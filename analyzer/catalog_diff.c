@@ -194,7 +194,8 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, catalog_rows
             if (!(out->cells[base + i] = strdup(s ? s : ""))) return andrea_fail(err, "%s: out of memory", path);
         }
     }
-    if (rc != SQLITE_DONE) return andrea_fail(err, "%s: query failed: %s", path, sqlite3_errmsg(db));
+    char why[512];
+    if (rc != SQLITE_DONE) return andrea_fail(err, "%s: query failed: %s", path, andrea_sqlite_why(db, rc, why, sizeof why));
     return 0;
 }
 

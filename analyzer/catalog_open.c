@@ -52,7 +52,8 @@ static int open_with(const char *name, int flags, const char *path, sqlite3 **ou
     sqlite3 *db = NULL;
     const int rc = sqlite3_open_v2(name, &db, flags, NULL);
     if (rc != SQLITE_OK) {
-        andrea_fail(err, "%s: cannot open catalog: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        char why[512];
+        andrea_fail(err, "%s: cannot open catalog: %s", path, andrea_sqlite_why(db, rc, why, sizeof why));
         sqlite3_close(db);
         return -1;
     }

@@ -134,7 +134,8 @@ static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double 
         if (rc == SQLITE_TOOBIG) /* a value over the length limit set by collect */
             return andrea_fail(err, "%s: result too large (a value over %zu MiB; narrow the query or add LIMIT)", path,
                                max_bytes >> 21);
-        if (rc != SQLITE_ROW) return andrea_fail(err, "%s: query failed: %s", path, sqlite3_errmsg(db));
+        char why[512];
+        if (rc != SQLITE_ROW) return andrea_fail(err, "%s: query failed: %s", path, andrea_sqlite_why(db, rc, why, sizeof why));
         size_t cells;
         if (ae_mul((size_t)out->n_rows + 1, (size_t)(nc ? nc : 1), &cells) || cells > ((size_t)1 << 40) / sizeof(char *))
             return andrea_fail(err, "%s: result too large", path);
@@ -311,7 +312,8 @@ static int check_selectors(sqlite3 *db, const char *path, const catalog_heads_fi
         sqlite3_finalize(st);
         st = NULL;
         if (rc == SQLITE_ROW) continue;
-        if (rc != SQLITE_DONE) return andrea_fail(err, "%s: query failed: %s", path, sqlite3_errmsg(db));
+        char why[512];
+        if (rc != SQLITE_DONE) return andrea_fail(err, "%s: query failed: %s", path, andrea_sqlite_why(db, rc, why, sizeof why));
         if (list_models(db, path, all[k], known, sizeof known, err)) return -1;
         andrea_fail(err, "%s: --%s '%s' matches no %s; the catalog holds: %s", path, what[k], shown, what[k],
                     known[0] ? known : "none");
@@ -605,7 +607,8 @@ int andrea_catalog_sql(const char *path, const char *sql, const catalog_limits *
         goto fail;
     }
     if (rc != SQLITE_OK) {
-        andrea_fail(err, "%s: %s", path, sqlite3_errmsg(db));
+        char why[512];
+        andrea_fail(err, "%s: %s", path, andrea_sqlite_why(db, rc, why, sizeof why));
         goto fail;
     }
     if (!st) {

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# test_full_disk.sh — writers past a file size limit (`ulimit -f`) and on a file system that is
+# full (a 2 MiB tmpfs, where the machine lets root mount one; else that part is skipped with a
+# note): each failure is exit 1 and one line "andrea: FILE: ..." that says why in the OS's words
+# ("File too large", "No space left on device"; SQLite alone says "disk I/O error"), an earlier
+# catalog stays as it was and no temporary is left.
+set -uo pipefail
+source "$ANDREA_SRC/tests/lib.sh"
+need_files models/andrea-tiny.bin
+M=$ANDREA_SRC/models/andrea-tiny.bin
+cd "$tmp"
+"$A" dump "$M" --probes bos --n 2 --len 16 --device cpu -o small.h5 --quiet >/dev/null 2>&1 || bad "fixture" "dump of small.h5 failed"
+"$A" classify small.h5 --db base.db --ablate-items 1 --quiet >/dev/null 2>&1 || bad "fixture" "classify into base.db failed"
+
+# a new catalog past the file size limit: SQLite's "disk I/O error" with the reason behind it
+(ulimit -f 8; expect_one_line 1 'lim\.db: .*disk I/O error \(File too large\)$' classify small.h5 --db lim.db --ablate-items 1 --quiet
+ exit $fails) || fails=$((fails + 1))
+
+# --- a full file system
+mkdir -p full
+trap 'umount "$tmp/full" 2>/dev/null; rm -rf "$tmp"' EXIT
+if ! mount -t tmpfs -o size=2m tmpfs full 2>/dev/null; then
+  echo "note: no tmpfs could be mounted here (not root, or no mount): the full file system cases are not checked"
+  finish
+  exit
+fi
+fill() { # fill: leaves the tmpfs with no free block
+  dd if=/dev/zero of=full/fill bs=4k 2>/dev/null
+  return 0
+}
+
+# an earlier catalog on a full disk takes no run: one line that says the disk is full, the file
+# unchanged, readable again once there is room
+cp base.db full/c.db
+sum=$(sha256sum <full/c.db)
+fill
+expect_one_line 1 'full/c\.db: .*(No space left on device|database or disk is full)' classify small.h5 --db full/c.db --ablate-items 1 --quiet
+[[ $(sha256sum <full/c.db) == "$sum" ]] && ok "the earlier catalog is unchanged" || bad "full disk catalog" "c.db changed"
+# a reader on the full disk cannot make the catalog's -shm: it says so
+expect_one_line 1 'full/c\.db: .*No space left on device' heads --db full/c.db --all
+rm -f full/fill
+"$A" heads --db full/c.db --all >/dev/null 2>&1 && ok "with room again the catalog reads" || bad "full disk catalog" "unreadable after the disk was freed"
+ls full/*.tmp-* >/dev/null 2>&1 && bad "no temporary left" "$(ls full)" || ok "no temporary left"
+
+finish
