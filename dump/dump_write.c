@@ -705,7 +705,8 @@ static int commit_parts(dump_run *r, ae_error *err) {
     r->f = -1;
     H5Pclose(r->fcpl);
     r->fcpl = -1;
-    if (closed < 0) crc = andrea_fail(err, "%s: HDF5 cannot close the part file", h5_path);
+    char why[200];
+    if (closed < 0) crc = andrea_fail(err, "%s: HDF5 cannot close the part file: %s", h5_path, h5_last_error(why));
     else r->state = DW_CLOSED;
     r->t_close = andrea_now_seconds() - t_close0;
     const double t_seal0 = andrea_now_seconds();
@@ -746,7 +747,7 @@ static int dump_commit(dump_run *r, ae_error *err) {
         r->f16 = -1;
         herr_t closed = andrea_dw_fclose(r->f);
         r->f = -1;
-        H5_TRY(closed);
+        if (closed < 0) H5_FAIL_("H5Fclose"); /* H5_TRY(closed) would name the variable */
         andrea_dump_par_close(r->par.dxpl);
         andrea_dump_par_close(r->fapl);
         r->par.dxpl = r->fapl = H5P_DEFAULT;

@@ -103,10 +103,12 @@ static int describe_suite(hid_t g, const probe_suite *s, int L, int H, int C, hs
 fail:
     free(text);
     if (st >= 0) H5Tclose(st);
-    if (dtt >= 0 && H5Dclose(dtt) < 0 && rc == 0) rc = andrea_fail(err, "%s: HDF5 cannot close token_text of %s", h5_path, s->name);
+    char why[200];
+    if (dtt >= 0 && H5Dclose(dtt) < 0 && rc == 0)
+        rc = andrea_fail(err, "%s: HDF5 cannot close token_text of %s: %s", h5_path, s->name, h5_last_error(why));
     for (int i = 0; i < NSCALE; i++)
         if (sc[i] >= 0 && H5Dclose(sc[i]) < 0 && rc == 0)
-            rc = andrea_fail(err, "%s: HDF5 cannot close the %s scale of %s", h5_path, names[i], s->name);
+            rc = andrea_fail(err, "%s: HDF5 cannot close the %s scale of %s: %s", h5_path, names[i], s->name, h5_last_error(why));
     return rc;
 }
 
@@ -286,14 +288,17 @@ fail:
 /* Closes the open suite's datasets and group. err NULL: after a failure, messages dropped. */
 static int writer_close_suite(dw_writer *w, const char *suite_name, ae_error *err) {
     int rc = 0;
+    char why[200];
     hid_t *ids[] = {&w->dtok, &w->dlen, &w->dtar, &w->dent, &w->datt, &w->dnorm, &w->ddla, &w->dout};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         if (*ids[i] >= 0 && H5Dclose(*ids[i]) < 0 && rc == 0)
-            rc = err ? andrea_fail(err, "%s: HDF5 cannot close a dataset of %s", w->h5_path, suite_name) : -1;
+            rc = err ? andrea_fail(err, "%s: HDF5 cannot close a dataset of %s: %s", w->h5_path, suite_name,
+                                   h5_last_error(why))
+                     : -1;
         *ids[i] = -1;
     }
     if (w->g >= 0 && H5Gclose(w->g) < 0 && rc == 0)
-        rc = err ? andrea_fail(err, "%s: HDF5 cannot close group %s", w->h5_path, suite_name) : -1;
+        rc = err ? andrea_fail(err, "%s: HDF5 cannot close group %s: %s", w->h5_path, suite_name, h5_last_error(why)) : -1;
     w->g = -1;
     return rc;
 }

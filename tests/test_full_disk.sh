@@ -41,5 +41,34 @@ expect_one_line 1 'full/c\.db: .*No space left on device' heads --db full/c.db -
 rm -f full/fill
 "$A" heads --db full/c.db --all >/dev/null 2>&1 && ok "with room again the catalog reads" || bad "full disk catalog" "unreadable after the disk was freed"
 ls full/*.tmp-* >/dev/null 2>&1 && bad "no temporary left" "$(ls full)" || ok "no temporary left"
+rm -f full/c.db*
+
+# a dump onto a disk that fills at each stage of the writer (creating the file, writing maps,
+# closing a dataset, closing the file: the free room grows 4 KiB a run until the dump fits): one
+# line that names the reason each time ("cannot close token_text of bos" and "cannot close a
+# dataset of bos" gave none; the file's close was "HDF5 closed failed", a variable's name), no
+# temporary, no file under the final name
+size=$(stat -c %s small.h5)
+stages=0 msgs=0
+for ((room = 0; room <= size / 1024 + 8; room += 4)); do
+  rm -f full/*
+  dd if=/dev/zero of=full/fill bs=1k count=$((2048 - room)) 2>/dev/null
+  rc=0
+  "$A" dump "$M" --probes bos --n 2 --len 16 --device cpu -o full/d.h5 --quiet >/dev/null 2>err.txt || rc=$?
+  if [[ $rc == 0 ]]; then
+    [[ -f full/d.h5 && ! -s err.txt ]] || bad "dump with $room KiB free" "exit 0 but $(ls full) / $(cat err.txt)"
+    break
+  fi
+  stages=$((stages + 1))
+  if [[ $rc == 1 && $(wc -l <err.txt) == 1 ]] && grep -q '^andrea: full/d\.h5: .*No space left on device' err.txt &&
+     ! grep -q 'HDF5 closed failed' err.txt &&
+     [[ ! -e full/d.h5 ]] && ! ls full/*.tmp-* >/dev/null 2>&1; then
+    msgs=$((msgs + 1))
+  else
+    bad "dump with $room KiB free" "exit $rc, $(ls full | tr '\n' ' '): $(cat err.txt)"
+  fi
+done
+[[ $stages -ge 3 && $msgs == "$stages" ]] && ok "a dump onto a full disk: $stages failures, each one line naming 'No space left on device', nothing left" ||
+  bad "dump onto a full disk" "$msgs of $stages failures said why"
 
 finish
