@@ -3,7 +3,8 @@
  * Job: carry a one-line, human-readable failure from the place it happens to the CLI.
  * Contract: a function that can fail takes `ae_error *err` last and returns 0 on success and
  * -1 on failure (or NULL for constructors), having filled err->msg with "FILE: what is wrong"
- * (no "andrea:" prefix, no trailing newline). Only the CLI layer prints it and chooses the exit
+ * (no "andrea:" prefix, no trailing newline; one longer than AE_ERROR_MAX keeps its start and
+ * its end, the reason, joined by "..."). Only the CLI layer prints it and chooses the exit
  * code; nothing below the CLI calls exit(). err may be NULL when the caller does not care.
  * Checks of external libraries go through the per-library macros (AE_CHECK_* in the modules
  * that use them), which report the call, source file and line.

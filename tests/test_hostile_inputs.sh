@@ -279,6 +279,16 @@ ls "$tmp"/limit.h5.tmp* >/dev/null 2>&1 && bad file_size_limit_leaves_no_tempora
 
 # --- names that hold control characters print as one line
 expect 1 checkpoint_name_with_a_newline_is_one_line 'missing\?x\.bin: ' info "$tmp/missing"$'\n'"x.bin"
+# a path near PATH_MAX filled the whole message (768 bytes): the line was the path alone, cut,
+# with no reason; it keeps its start and its end now
+deep=$tmp/deep
+while [[ ${#deep} -lt 3990 ]]; do deep=$deep/$(printf 'd%.0s' {1..150}); done
+deep=${deep:0:3990}
+deep=${deep%/}
+mkdir -p "$deep"
+expect 1 output_path_near_path_max_keeps_the_reason "^andrea: $tmp/deep/[d/]+\.\.\.[d/]*/x+\.h5: .*File name too long\$" \
+  dump "$tmp/byte.bin" --probes "$tmp/ok.jsonl" --out "$deep/$(printf 'x%.0s' {1..120}).h5" --device cpu --quiet
+rm -rf "$tmp/deep"
 "$A" show "$tmp/byte.bin" abc --out "$tmp/sh"$'\n'"ow" >/dev/null 2>"$tmp/show_nl.err" || bad show_into_a_name_with_a_newline "failed"
 [[ $(wc -l <"$tmp/show_nl.err") -eq 1 ]] && grep -q 'open .*/sh?ow/index.html' "$tmp/show_nl.err" &&
   ok "show_names_a_folder_with_a_newline_in_one_line: $(cat "$tmp/show_nl.err")" ||
