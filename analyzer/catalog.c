@@ -19,6 +19,7 @@
 #include "catalog_open.h"
 #include "catalog_sql.h"
 #include "../engine/checkpoint.h"
+#include "../common/atomic_file.h"
 #include "../common/printable.h"
 #include "../common/progress.h"
 
@@ -385,11 +386,50 @@ fail:
     return ret;
 }
 
+/* A new catalog appears whole or not at all: its schema is made in memory, written by VACUUM INTO
+ * to "<path>.tmp-<pid>" (one file, no journal) and linked to path, which fails (EEXIST) when
+ * another writer made the catalog first: then that one is used. On a full disk or past a file
+ * size limit only the temporary was written, and it is removed: no empty catalog.db is left (an
+ * SQLite file made in place was left empty, or without tables). Where the file system has no
+ * hard links the catalog is made in place, as SQLite does. */
+static int create_catalog_file(const char *path, ae_error *err) {
+    char tmp[AE_PATH_MAX];
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int ret = -1;
+    if (andrea_tmp_begin(path, tmp, sizeof tmp, err)) return -1;
+    SQL_CHECK(path, NULL, sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL), SQLITE_OK);
+    SQL_CHECK(path, db,
+              sqlite3_create_function(db, "andrea_series", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_series, NULL,
+                                      NULL),
+              SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+    if (andrea_catalog_prepare(db, path, err)) goto fail;
+    SQL_CHECK(path, db, sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "VACUUM INTO ?", -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 1, tmp, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_DONE);
+    if (link(tmp, path) != 0 && errno != EEXIST) {
+        const int e = errno;
+        if (e != EPERM && e != ENOTSUP && e != EOPNOTSUPP && e != ENOSYS) {
+            andrea_fail(err, "%s: cannot create the catalog: %s", path, strerror(e));
+            goto fail;
+        }
+    }
+    ret = 0;
+fail:
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    andrea_tmp_abort(tmp); /* the catalog is path's link now, or was never made */
+    return ret;
+}
+
 int andrea_catalog_open_rw(const char *path, sqlite3 **out, ae_error *err) {
     sqlite3 *db = NULL;
     *out = NULL;
     off_t size;
     if (check_regular_or_absent(path, &size, err)) return -1;
+    if (size < 0 && create_catalog_file(path, err)) return -1;
     int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
         char why[512];

@@ -13,8 +13,10 @@ cd "$tmp"
 "$A" classify small.h5 --db base.db --ablate-items 1 --quiet >/dev/null 2>&1 || bad "fixture" "classify into base.db failed"
 
 # a new catalog past the file size limit: SQLite's "disk I/O error" with the reason behind it
-(ulimit -f 8; expect_one_line 1 'lim\.db: .*disk I/O error \(File too large\)$' classify small.h5 --db lim.db --ablate-items 1 --quiet
+(ulimit -f 8; expect_one_line 1 'lim\.db: .*(disk I/O error \(File too large\)|database or disk is full)$' classify small.h5 --db lim.db --ablate-items 1 --quiet
  exit $fails) || fails=$((fails + 1))
+# and leaves no catalog behind (it left a 4 KiB lim.db without tables, and its -shm and -wal)
+[[ -z $(ls lim.db* 2>/dev/null) ]] && ok "no new catalog left past the file size limit" || bad "new catalog past the limit" "$(ls -l lim.db*)"
 
 # --- a full file system
 mkdir -p full
@@ -28,6 +30,13 @@ fill() { # fill: leaves the tmpfs with no free block
   dd if=/dev/zero of=full/fill bs=4k 2>/dev/null
   return 0
 }
+
+# a new catalog on a full disk: one line, and no catalog.db left (it left an empty file, which
+# `heads` then called "not an andrea catalog")
+fill
+expect_one_line 1 'full/new\.db: .*(No space left on device|database or disk is full)' classify small.h5 --db full/new.db --ablate-items 1 --quiet
+[[ -z $(ls full/new.db* 2>/dev/null) ]] && ok "no new catalog left on the full disk" || bad "new catalog on a full disk" "$(ls -l full)"
+rm -f full/fill
 
 # an earlier catalog on a full disk takes no run: one line that says the disk is full, the file
 # unchanged, readable again once there is room
