@@ -9,10 +9,13 @@
  * That is only correct when the database file holds the whole catalog, i.e. when there is no
  * -wal beside it or it is empty (the writer's last close checkpoints the WAL into the file);
  * a -wal with frames holds committed runs the file lacks, so then the open is refused instead of
- * showing an old catalog. The fallback is never tried when the first read works, so a catalog in
- * a writable folder is read with normal locking, safe against a writer running at that time. */
+ * showing an old catalog. The same holds on a full disk (or past a file size limit), where the
+ * -shm cannot be made or grown (SQLITE_IOERR, errno ENOSPC, EDQUOT or EFBIG). The fallback is
+ * never tried when the first read works, so a catalog in a writable folder with room is read
+ * with normal locking, safe against a writer running at that time. */
 #include "catalog_open.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,14 +80,18 @@ int andrea_catalog_open_ro(const char *path, sqlite3 **out, ae_error *err) {
     if (open_with(path, SQLITE_OPEN_READONLY, path, &db, err)) return -1;
     SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
     int rc = first_read(db) & 0xff; /* primary code of an extended one */
-    if (rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN) {
-        /* no -shm and no way to create it (see the top of this file) */
+    const int sys = sqlite3_system_errno(db);
+    const int full = rc == SQLITE_IOERR && (sys == ENOSPC || sys == EDQUOT || sys == EFBIG);
+    if (rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || full) {
+        /* no -shm and no way to create it (see the top of this file), or no room to make it on a
+         * full disk or past a file size limit */
         SQL_CHECK(path, db, sqlite3_close(db), SQLITE_OK);
         db = NULL;
         if (wal_has_frames(path))
-            return andrea_fail(err, "%s: cannot read the catalog: its folder is not writable and %s-wal beside it holds "
-                                    "changes not yet in the file (copy the folder somewhere writable, or let its "
-                                    "writer finish)", path, path);
+            return andrea_fail(err, "%s: cannot read the catalog: %s and %s-wal beside it holds changes not yet in the "
+                                    "file (%s, or let its writer finish)", path,
+                               full ? "its disk is full" : "its folder is not writable", path,
+                               full ? "make room" : "copy the folder somewhere writable");
         char *uri = immutable_uri(path);
         if (!uri) return andrea_fail(err, "%s: out of memory", path);
         const int orc = open_with(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path, &db, err);
