@@ -99,7 +99,12 @@ static __global__ void embed_kernel(float *x, const int *tok, const float *wte, 
     x[idx] = wte[(size_t)tok[n] * C + c] + wpe[(size_t)(n % T) * C + c];
 }
 
-/* One warp per row: out = (x - mean) / sqrt(var + 1e-5) * w + b; rstd_out (optional) gets 1/sigma. */
+/* One warp per row: out = (x - mean) / sqrt(var + 1e-5) * w + b; rstd_out (optional) gets 1/sigma.
+ * The sums are float; a row whose float sum or sum of squares overflows (|x - mean| past ~1e19:
+ * finite activations of a hostile checkpoint) is summed again in double, as the CPU engine always
+ * sums: in float the variance became Inf, 1/sigma 0, and the LayerNorm quietly returned its bias
+ * (wrong maps and norms, DLA 0). The branch is warp-uniform (every lane holds the reduced sums)
+ * and never taken by a model whose squares fit a float, whose results stay bit-identical. */
 static __global__ void layernorm_kernel(float *out, float *rstd_out, const float *x, const float *w, const float *b,
                                  int N, int C) {
     int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -115,6 +120,16 @@ static __global__ void layernorm_kernel(float *out, float *rstd_out, const float
     }
     for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
     float rs = 1.f / sqrtf(v / C + 1e-5f);
+    if (!isfinite(s) || !isfinite(v)) { /* the CPU engine's sums (engine/forward_cpu.c layernorm_row) */
+        double sd = 0, vd = 0;
+        for (int c = lane; c < C; c += 32) sd += xr[c];
+        for (int o = 16; o > 0; o /= 2) sd += __shfl_xor_sync(0xffffffffu, sd, o);
+        const double md = sd / C;
+        for (int c = lane; c < C; c += 32) vd += (xr[c] - md) * (xr[c] - md);
+        for (int o = 16; o > 0; o /= 2) vd += __shfl_xor_sync(0xffffffffu, vd, o);
+        mean = (float)md;
+        rs = (float)(1.0 / sqrt(vd / C + 1e-5));
+    }
     float *orow = out + (size_t)row * C;
     for (int c = lane; c < C; c += 32) orow[c] = (xr[c] - mean) * rs * w[c] + b[c];
     if (rstd_out && lane == 0) rstd_out[row] = rs;
@@ -231,6 +246,31 @@ static __global__ void head_stats_kernel(float *norm, float *dla, const float *c
         s1 += __shfl_xor_sync(0xffffffffu, s1, s);
         sg += __shfl_xor_sync(0xffffffffu, sg, s);
         gs += __shfl_xor_sync(0xffffffffu, gs, s);
+    }
+    if (!isfinite(s2) || !isfinite(s1) || !isfinite(sg) || !isfinite(gs)) {
+        /* a float sum overflowed (a contribution past ~1e19, finite): sum again in double, as the
+         * CPU engine does, rather than report Inf for a finite norm (warp-uniform, see layernorm) */
+        double d2 = 0, d1 = 0, dg = 0, dgs = 0;
+        int yid = dla && t + 1 < T ? tok[n + 1] : 0;
+        const float *u = wte + (size_t)yid * C;
+        for (int i = lane; i < C; i += 32) {
+            double ci = c[i], g = dla ? (double)(lnfw[i] * (u[i] - wte_mean[i])) : 0.0;
+            d2 += ci * ci;
+            d1 += ci;
+            dg += ci * g;
+            dgs += g;
+        }
+        for (int s = 16; s > 0; s /= 2) {
+            d2 += __shfl_xor_sync(0xffffffffu, d2, s);
+            d1 += __shfl_xor_sync(0xffffffffu, d1, s);
+            dg += __shfl_xor_sync(0xffffffffu, dg, s);
+            dgs += __shfl_xor_sync(0xffffffffu, dgs, s);
+        }
+        if (lane == 0) {
+            if (norm) norm[o] = (float)sqrt(d2);
+            if (dla) dla[o] = (float)(dg - (d1 / C) * dgs);
+        }
+        return;
     }
     if (lane == 0) {
         if (norm) norm[o] = sqrtf(s2);

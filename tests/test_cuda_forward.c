@@ -235,6 +235,25 @@ static void test_cuda_matches_cpu_with_head_dim_72(void) {
     andrea_model_free(&m);
 }
 
+/* Finite activations whose squares overflow float32 (a hostile checkpoint: one MLP bias of 1e20
+ * puts ~1e20 into the residual stream; one W_O weight of 1e22 makes a head's contribution ~1e21,
+ * whose square overflows).
+ * The CPU engine sums LayerNorm statistics and head norms in double and gets the right, finite
+ * answer; the GPU once summed them in float: Inf variance, 1/sigma 0, every later LayerNorm its
+ * bias (wrong head_out, DLA 0), and an Inf norm that made the dump refuse a model the CPU
+ * computes. fp32 matmuls: the usual fp32 tolerances hold. */
+static void test_cuda_matches_cpu_with_activations_past_float_squares(void) {
+    andrea_model m = {0};
+    CHECK(random_model(&m, 2, 4, 64, 300, 64, 31) == 0);
+    m.p.fcprojb[0] = 1e20f; /* layer 0, output 0 */
+    compare_engines(&m, 2, 40, NULL, FP32, "MLP bias 1e20");
+    andrea_model_free(&m);
+    CHECK(random_model(&m, 2, 4, 64, 300, 64, 32) == 0);
+    m.p.attprojw[(size_t)64 * 64 + 5] = 1e22f; /* layer 1, output 0, input 5 (head 0) */
+    compare_engines(&m, 2, 40, NULL, FP32, "W_O weight 1e22");
+    andrea_model_free(&m);
+}
+
 static void test_cuda_matches_cpu_with_heads_ablated(void) {
     andrea_model m = {0};
     CHECK(random_model(&m, 3, 4, 128, 300, 128, 7) == 0);
@@ -710,6 +729,7 @@ int main(void) {
     RUN(test_cuda_refuses_batch_larger_than_opened);
     RUN(test_cuda_matches_cpu_with_head_dim_72);
     RUN(test_cuda_matches_cpu_with_heads_ablated);
+    RUN(test_cuda_matches_cpu_with_activations_past_float_squares);
     RUN(test_cuda_token_loss_equals_cpu_cross_entropy);
     RUN(test_cuda_ablate_per_seq_equals_one_head_per_forward);
     RUN(test_cuda_resumed_forward_equals_the_whole_forward);
