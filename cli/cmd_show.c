@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "../common/checked_size.h"
+#include "../common/finite.h"
 #include "../engine/head_mask.h"
 #include "../engine/model.h"
 #include "../reports/report_show.h"
@@ -113,6 +114,21 @@ static int prompt_tokens(const andrea_tokenizer *tok, const char *text, size_t l
     return 0;
 }
 
+/* One forward for the maps attn [L, H, n, n]. The CPU engine refuses a forward that overflows
+ * float32 itself; the CUDA engine does not scan what it computes, so NaN maps would be drawn on
+ * the page as if they were attention: refused here, naming the first head that holds one. */
+static int show_forward(andrea_engine *eng, const andrea_model *m, const int *toks, int n, float *attn, ae_error *err) {
+    andrea_forward_io io = {.B = 1, .T = n, .tokens = toks, .attn = attn};
+    if (andrea_engine_forward(eng, &io, err)) return -1;
+    const size_t per = (size_t)n * (size_t)n, lh = (size_t)m->cfg.n_layer * (size_t)m->cfg.n_head;
+    for (size_t k = 0; k < lh; k++)
+        if (ae_any_nonfinite(attn + k * per, per))
+            return andrea_fail(err, "%s: the forward overflows float32 (non-finite attention in layer %zu, head %zu): "
+                                    "the checkpoint's weights are far outside a trained model's range",
+                               m->path, k / (size_t)m->cfg.n_head, k % (size_t)m->cfg.n_head);
+    return 0;
+}
+
 /* The attention of another checkpoint (--also) on the same tokens; its shape must match cfg. */
 static int run_also(const char *path, const andrea_config *cfg, andrea_device dev, const int *toks, int n, float *attn,
                     ae_error *err) {
@@ -130,8 +146,7 @@ static int run_also(const char *path, const andrea_config *cfg, andrea_device de
         goto out;
     }
     if (!(eng = show_engine_open(&m, dev, n, err))) goto out;
-    andrea_forward_io io = {.B = 1, .T = n, .tokens = toks, .attn = attn};
-    rc = andrea_engine_forward(eng, &io, err);
+    rc = show_forward(eng, &m, toks, n, attn, err);
 out:
     andrea_engine_close(eng);
     andrea_model_free(&m);
@@ -245,8 +260,7 @@ int cmd_show(int argc, char **argv) {
         goto fail;
     }
     if (!(eng = show_engine_open(&m, dev, n, &err))) goto fail;
-    andrea_forward_io io = {.B = 1, .T = n, .tokens = toks, .attn = attn};
-    if (andrea_engine_forward(eng, &io, &err)) goto fail;
+    if (show_forward(eng, &m, toks, n, attn, &err)) goto fail;
     for (int i = 0; i < n_also; i++) {
         if (!(also_attn[i] = malloc(n_attn * sizeof(float)))) {
             andrea_fail(&err, "%s: out of memory for its maps", also[i]);
