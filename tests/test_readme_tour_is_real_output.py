@@ -92,6 +92,14 @@ def main():
     tmp = tempfile.mkdtemp(prefix="andrea-readme-")
     try:
         scratch_tree(tmp)
+        # The README shows the CPU engine's output; with a usable GPU `--device auto` runs CUDA in
+        # TF32, whose scores differ from the CPU's in the third or fourth digit.
+        probe = subprocess.run([BIN, "show", os.path.join(tmp, "models", "andrea-tiny.bin"), "hi", "--device", "cuda",
+                                "--out", os.path.join(tmp, "gpu-probe"), "--quiet"], capture_output=True)
+        if probe.returncode == 0:
+            print("SKIP: a CUDA device is usable here, so the README's commands (--device auto) would run on it; "
+                  "the README shows CPU output")
+            sys.exit(77)
         env = dict(os.environ, ANDREA_MODEL_DIR=os.path.join(tmp, "models"), COLUMNS="200")
         for cmd, want in tour:
             shown = cmd.split("\n")[0][:90]
