@@ -388,8 +388,11 @@ static int open_suite(andrea_dump *d, suite_rec *s, const char *name, ae_error *
     for (int k = 0; k < DS_COUNT; k++) s->ds[k] = -1;
     s->group = -1;
     snprintf(s->info.name, sizeof s->info.name, "%s", name);
-    if (!name[0] || strlen(name) > 63 || strchr(name, '/'))
-        return andrea_fail(err, "%s: suite name '%.80s' in attribute 'suites' is not a group name", h5_path, name);
+    /* only what a probe file may name (andrea writes no other): a name becomes a class, a file
+     * slug and a page anchor (the series page's #class-NAME) */
+    if (!andrea_probe_suite_name_valid(name))
+        return andrea_fail(err, "%s: suite name '%.80s' in attribute 'suites' is not 1-63 letters, digits, '_' or '-'",
+                           h5_path, name);
     htri_t ex = H5Lexists(d->file, name, H5P_DEFAULT);
     if (ex <= 0) return andrea_fail(err, "%s: suite group /%s is missing", h5_path, name);
     H5_ID(s->group, H5Gopen2(d->file, name, H5P_DEFAULT));

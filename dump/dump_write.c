@@ -99,8 +99,8 @@ static int check_suites(const andrea_model *m, const probe_suite *s, int n, ae_e
                            "or fewer suites)", s[0].source, n, list - 1, SUITE_LIST_MAX_BYTES);
     for (int i = 0; i < n; i++) {
         const char *name = s[i].name;
-        if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-            return andrea_fail(err, "%s: suite name '%s' cannot be an HDF5 group name", s[i].source, name);
+        if (!andrea_probe_suite_name_valid(name)) /* what the reader accepts (dump_read.c) */
+            return andrea_fail(err, "%s: suite name '%.80s' is not 1-63 letters, digits, '_' or '-'", s[i].source, name);
         for (int j = 0; j < i; j++)
             if (!strcmp(s[j].name, name)) return andrea_fail(err, "%s: suite '%s' given twice", s[i].source, name);
         if (s[i].n_items < 1) return andrea_fail(err, "%s: suite '%s' has no items", s[i].source, name);

@@ -41,6 +41,10 @@ typedef struct {
 
 /* The built-in suite names are the class names of classes.h (andrea_probe_classes). */
 
+/* 1 when name is a suite name: 1-63 letters, digits, '_' or '-' (what a probe file may give and a
+ * dump may hold: a name becomes an HDF5 group, a class, a file slug and a page anchor). */
+int andrea_probe_suite_name_valid(const char *name);
+
 typedef struct {
     int n_items;        /* sequences to generate (0 = the suite's default) */
     int seq_len;        /* target length in tokens (0 = default, clipped to the model's max) */

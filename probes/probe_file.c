@@ -63,7 +63,7 @@ static void problem_add(problems *p, const char *path, long line, const char *wh
     p->len += n;
 }
 
-static int valid_suite_name(const char *s) {
+int andrea_probe_suite_name_valid(const char *s) {
     size_t n = strlen(s);
     if (n == 0 || n > 63) return 0;
     for (size_t i = 0; i < n; i++)
@@ -182,7 +182,7 @@ static int parse_line(const char *line, size_t len, const andrea_tokenizer *tok,
     const cJSON *jent = cJSON_GetObjectItemCaseSensitive(j, "entities");
     const cJSON *jbos = cJSON_GetObjectItemCaseSensitive(j, "bos");
     if (!js) BAD("missing \"suite\"");
-    if (!cJSON_IsString(js) || !valid_suite_name(js->valuestring))
+    if (!cJSON_IsString(js) || !andrea_probe_suite_name_valid(js->valuestring))
         BAD("\"suite\" must be a name of 1-63 letters, digits, '_' or '-'");
     snprintf(suite, 64, "%s", js->valuestring);
     if (!!jtext == !!jtok) BAD("needs exactly one of \"text\" and \"tokens\"");

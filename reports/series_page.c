@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../common/atomic_file.h"
+#include "../common/percent_encode.h"
 #include "colormap.h"
 #include "text.h"
 
@@ -57,6 +58,17 @@ static void step_label(const series_checkpoint *c, int i, char *out, size_t cap)
     }
     while (n > 0 && ((unsigned char)out[n - 1] & 0xC0) == 0xC0) n--; /* a lead byte cut from its tail */
     out[n] = 0;
+}
+
+/* The anchor of class name: "class-" and the name percent-encoded, in the link and the id alike,
+ * so a catalog's class "a b#%41" is found as the id it links to (the browser looks a fragment up
+ * as written, then decoded: "%41" would have become "A"); a suite name's own letters stay as
+ * they are (#class-induction). */
+static void class_anchor(andrea_buf *b, const char *name) {
+    char enc[3 * 64 + 1];
+    andrea_percent_encode(name, "", enc, sizeof enc);
+    andrea_buf_puts(b, "class-");
+    andrea_buf_puts(b, enc);
 }
 
 /* One formation plot: score of head (l, h) on class c against step. */
@@ -258,8 +270,8 @@ int andrea_series_page_write(const series_data *d, const char *path, ae_error *e
                   "asks a ratio and a margin over the baseline: docs/scores.md), filled dots are labelled steps.</p>\n");
     andrea_buf_puts(&b, "<p>Classes:");
     for (int c = 0; c < d->n_classes; c++) {
-        andrea_buf_puts(&b, c ? ", <a href=\"#class-" : " <a href=\"#class-");
-        andrea_html_add(&b, d->classes[c]);
+        andrea_buf_puts(&b, c ? ", <a href=\"#" : " <a href=\"#");
+        class_anchor(&b, d->classes[c]);
         andrea_buf_puts(&b, "\">");
         andrea_html_add(&b, d->classes[c]);
         andrea_buf_puts(&b, "</a>");
@@ -278,8 +290,8 @@ int andrea_series_page_write(const series_data *d, const char *path, ae_error *e
     andrea_buf_puts(&b, "</p>\n");
     const int all_heads = d->n_layer * d->n_head <= SERIES_PLOT_ALL_HEADS;
     for (int c = 0; c < d->n_classes; c++) {
-        andrea_buf_puts(&b, "<h2 id=\"class-");
-        andrea_html_add(&b, d->classes[c]);
+        andrea_buf_puts(&b, "<h2 id=\"");
+        class_anchor(&b, d->classes[c]);
         andrea_buf_puts(&b, "\">");
         andrea_html_add(&b, d->classes[c]);
         andrea_buf_puts(&b, "</h2>\n");

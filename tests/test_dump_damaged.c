@@ -302,6 +302,40 @@ static void test_missing_suite_group_is_refused(void) {
     expect_open_refused(p, "suite group /prev_token is missing");
 }
 
+/* The good dump with its suite prev_token renamed to name (group and root list), resealed. */
+static const char *with_suite_renamed(const char *file, const char *name) {
+    const char *p = copy_good(file, 0);
+    char list[256];
+    snprintf(list, sizeof list, "%s,entity", name);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    CHECK(H5Lmove(f, "prev_token", f, name, H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    CHECK(H5Adelete(f, "suites") >= 0);
+    hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
+    H5Tset_size(t, strlen(list) + 1);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    hid_t a = H5Acreate2(f, "suites", t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(a >= 0 && H5Awrite(a, t, list) >= 0);
+    H5Aclose(a);
+    H5Sclose(sp);
+    H5Tclose(t);
+    H5Fclose(f);
+    reseal(p);
+    return p;
+}
+
+/* A suite name no probe file may give ("a b#%41", "<img ...>", "v1.2"): it would become a class, a file
+ * slug and a page anchor (the series page's #class-... link found no section); a dump that
+ * carries one is refused, and a name andrea writes still opens. */
+static void test_suite_name_a_probe_file_could_not_give_is_refused(void) {
+    static const char *const bad[] = {"a b#%41", "<img src=x onerror=alert(1)>", "v1.2", "tab\there"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_open_refused(with_suite_renamed("badname.h5", bad[i]), "is not 1-63 letters, digits, '_' or '-'");
+    ae_error err = {{0}};
+    andrea_dump *d = andrea_dump_open(with_suite_renamed("goodname.h5", "My-suite_2"), &err);
+    CHECK_MSG(d != NULL, "%s", err.msg);
+    andrea_dump_close(d);
+}
+
 static void test_dataset_of_the_wrong_shape_is_refused(void) {
     const char *p = copy_good("shape.h5", 0);
     hsize_t dims[4] = {4, 2, 2, 17};
@@ -600,6 +634,7 @@ int main(void) {
     RUN(test_config_json_that_disagrees_is_refused);
     RUN(test_missing_dataset_is_refused);
     RUN(test_missing_suite_group_is_refused);
+    RUN(test_suite_name_a_probe_file_could_not_give_is_refused);
     RUN(test_dataset_of_the_wrong_shape_is_refused);
     RUN(test_suite_shape_attributes_that_lie_are_refused);
     RUN(test_dataset_of_the_wrong_type_is_refused);

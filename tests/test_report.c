@@ -17,6 +17,7 @@
 #include "reports/font.h"
 #include "reports/plots.h"
 #include "reports/report_data.h"
+#include "reports/series.h"
 #include "reports/text.h"
 
 /* ---------- helpers ---------- */
@@ -573,6 +574,38 @@ static void test_report_pages_are_utf8_whatever_bytes_the_paths_hold(void) {
 
 /* A labelled head whose ablation does not raise the loss above the mean head's (causal 0) is
  * flagged in the head table; causal 1 or unmeasured heads are not. */
+/* The series page's class links ("Classes: ...") reach their section whatever the catalog's class
+ * names: each href="#X" has an element id="X", X written with URL-safe characters only (a browser
+ * looks the fragment up as the URL parser wrote it, then percent-decoded: "#class-a b#%41" found
+ * neither, the link went nowhere); a suite name's anchor stays #class-NAME. */
+static void test_series_page_class_links_reach_their_sections_whatever_the_names(void) {
+    series_checkpoint ck = {.name = "run-step1", .sha256 = "00", .href = "", .has_step = 1, .step = 1};
+    char classes[2][64] = {"induction", "a b#%41"};
+    double thr[2] = {NAN, NAN}, score[2] = {0.5, 0.5};
+    unsigned char label[2] = {1, 0};
+    series_data d = {.name = "run", .n_ck = 1, .ck = &ck, .n_classes = 2, .classes = classes, .threshold = thr,
+                     .n_layer = 1, .n_head = 1, .score = score, .label = label};
+    char path[512];
+    snprintf(path, sizeof path, "%s/series.html", check_tmpdir());
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_series_page_write(&d, path, &err) == 0, "%s", err.msg);
+    size_t n;
+    char *page = (char *)slurp(path, &n);
+    if (!page) return;
+    int links = 0;
+    for (char *h = page; (h = strstr(h, "href=\"#")); links++) {
+        h += 7;
+        const size_t len = strcspn(h, "\"");
+        char id[256];
+        snprintf(id, sizeof id, "id=\"%.*s\"", (int)len, h);
+        CHECK_MSG(strspn(h, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%") >= len,
+                  "fragment %.*s holds characters a URL writes otherwise", (int)len, h);
+        CHECK_MSG(strstr(page, id) != NULL, "no element %s", id);
+    }
+    CHECK(links >= 2 && strstr(page, "href=\"#class-induction\"") && strstr(page, "href=\"#class-a%20b%23%2541\""));
+    free(page);
+}
+
 static void test_report_flags_a_labelled_head_without_causal_evidence(void) {
     report_data d;
     syn_data(&d);
@@ -869,6 +902,7 @@ int main(void) {
     RUN(test_report_write_escapes_every_name_and_path);
     RUN(test_report_pages_are_utf8_whatever_bytes_the_paths_hold);
     RUN(test_report_flags_a_labelled_head_without_causal_evidence);
+    RUN(test_series_page_class_links_reach_their_sections_whatever_the_names);
     RUN(test_report_write_makes_every_image_it_links);
     RUN(test_interactive_data_is_escaped_and_holds_each_map_as_fp16);
     RUN(test_report_write_is_deterministic);
