@@ -8,8 +8,15 @@
 
 #include "font.h"
 
+/* The bidirectional controls (ALM, LRM, RLM, LRE..RLO, LRI..PDI): invisible, and one in a token
+ * or a name reorders the text after it (the tokens after U+202E read backwards). */
+static int bidi_control(unsigned cp) {
+    return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
 /* Length of a well-formed UTF-8 sequence at p (at most n bytes) encoding a printable code point
- * (not C1 controls, not surrogates, not overlong), or 0; the code point in *out. */
+ * (not C1 controls, not surrogates, not overlong, not a bidirectional control), or 0; the code
+ * point in *out. */
 static int utf8_seq(const unsigned char *p, int n, unsigned *out) {
     int len;
     unsigned cp;
@@ -31,7 +38,7 @@ static int utf8_seq(const unsigned char *p, int n, unsigned *out) {
         cp = (cp << 6) | (p[i] & 0x3Fu);
     }
     if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
-    if ((cp >= 0xD800 && cp <= 0xDFFF) || (cp >= 0x80 && cp < 0xA0)) return 0;
+    if ((cp >= 0xD800 && cp <= 0xDFFF) || (cp >= 0x80 && cp < 0xA0) || bidi_control(cp)) return 0;
     *out = cp;
     return len;
 }

@@ -17,13 +17,14 @@
 #include "../common/buf.h"
 
 /* Appends s to b with & < > " ' replaced by character references, and every byte that is not
- * part of well-formed, printable UTF-8 (malformed or cut sequences, surrogates, C1 controls) and
+ * part of well-formed, printable UTF-8 (malformed or cut sequences, surrogates, C1 controls, the
+ * bidirectional controls U+061C, U+200E/F, U+202A-202E, U+2066-2069) and
  * every C0 control but tab and newline (DEL too) shown as the text "\xNN": names are file names,
  * which may hold any byte, and a page declared UTF-8 stays valid UTF-8. */
 void andrea_html_add(andrea_buf *b, const char *s);
 
 /* Length (2-4) of the well-formed UTF-8 sequence of a printable character (not C1, not a
- * surrogate, not overlong) at the start of the NUL-terminated s, or 0. Never reads past the NUL. */
+ * surrogate, not overlong, not a bidirectional control) at the start of the NUL-terminated s, or 0. Never reads past the NUL. */
 int andrea_utf8_printable_len(const char *s);
 
 typedef enum {

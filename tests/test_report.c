@@ -179,6 +179,27 @@ static void test_html_shows_bytes_that_are_not_printable_utf8_as_hex(void) {
     andrea_buf_free(&b);
 }
 
+/* A bidirectional control (U+202E RIGHT-TO-LEFT OVERRIDE, U+2066..2069 isolates, U+200E/F marks,
+ * U+061C) is invisible and reorders the text after it: in a token view a token "\u202eevil" read
+ * "live" and every later token backwards ("(4)trela:tpi"). Labels (both modes) and page text
+ * show it as \xNN; other characters of the same block stay. */
+static void test_bidi_controls_are_shown_as_hex_in_labels_and_pages(void) {
+    char out[128];
+    const unsigned char rlo_evil[] = {0xE2, 0x80, 0xAE, 'e', 'v', 'i', 'l'};
+    CHECK_MSG(!strcmp(andrea_token_label(rlo_evil, 7, 0, LABEL_UTF8, 40, out, sizeof out), "\\xe2\\x80\\xaeevil"), "got '%s'", out);
+    CHECK_MSG(!strcmp(andrea_token_label(rlo_evil, 7, 0, LABEL_PNG, 40, out, sizeof out), "\\xe2\\x80\\xaeevil"), "got '%s'", out);
+    const unsigned char marks[] = {0xD8, 0x9C, 0xE2, 0x80, 0x8F, 0xE2, 0x81, 0xA6, 0xE2, 0x81, 0xA9, 0xE2, 0x80, 0x94};
+    CHECK_MSG(!strcmp(andrea_token_label(marks, (int)sizeof marks, 0, LABEL_UTF8, 0, out, sizeof out),
+                      "\\xd8\\x9c\\xe2\\x80\\x8f\\xe2\\x81\\xa6\\xe2\\x81\\xa9\xE2\x80\x94"),
+              "got '%s'", out);
+    andrea_buf b;
+    andrea_buf_init(&b);
+    andrea_html_add(&b, "run\xE2\x80\xAEnib.exe");
+    CHECK_MSG(!strcmp(b.s, "run\\xe2\\x80\\xaenib.exe"), "got %s", b.s);
+    CHECK(andrea_utf8_printable_len("\xE2\x80\xAE") == 0 && andrea_utf8_printable_len("\xE2\x80\x94") == 3);
+    andrea_buf_free(&b);
+}
+
 static void test_file_slug_keeps_only_safe_characters(void) {
     char out[64];
     andrea_file_slug("../<x> y\"/", out, sizeof out);
@@ -889,6 +910,7 @@ int main(void) {
     RUN(test_token_label_truncates_long_tokens_with_an_ellipsis);
     RUN(test_html_escaping_covers_the_five_special_characters);
     RUN(test_html_shows_bytes_that_are_not_printable_utf8_as_hex);
+    RUN(test_bidi_controls_are_shown_as_hex_in_labels_and_pages);
     RUN(test_file_slug_keeps_only_safe_characters);
     RUN(test_png_bytes_are_the_same_for_the_same_drawing);
     RUN(test_heatmap_cells_have_the_colormap_colour_of_their_value);
