@@ -454,7 +454,12 @@ static int scan_links(sqlite3 *db, const char *path, sqlite3_int64 run, andrea_c
         const int src = (int)(v[0] * H + v[1]), dst = (int)(v[2] * H + v[3]);
         if (per_kind) {
             const char *k = (const char *)sqlite3_column_text(st, 4);
-            if (k && sqlite3_column_type(st, 5) != SQLITE_NULL) add_link(r, src, dst, k[0], sqlite3_column_double(st, 5));
+            /* the head pages print the kind as it is: an empty one cut a page's circuits table */
+            if (!k || !k[0] || k[1] || !strchr("KQV", k[0])) {
+                andrea_fail(err, "%s: circuit_composition has a kind that is not K, Q or V", path);
+                goto fail;
+            }
+            if (sqlite3_column_type(st, 5) != SQLITE_NULL) add_link(r, src, dst, k[0], sqlite3_column_double(st, 5));
             continue;
         }
         for (int k = 0; k < CIRCUIT_N_KINDS; k++)

@@ -236,9 +236,35 @@ static void test_a_row_outside_the_shape_is_refused_by_the_reader(void) {
     andrea_circuits_free(&c);
 }
 
+/* A first-layout catalog whose kind is not K, Q or V (its CHECK dropped: a hostile file): the head
+ * pages print the kind as it is, and an empty one ended the page's circuits fragment at a NUL in
+ * an open table cell (the rest of the page inside it). The reader refuses it. */
+static void test_a_kind_other_than_k_q_or_v_is_refused_by_the_reader(void) {
+    static const char *const bad[] = {"", "<", "QK", "\xff"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char db[1024], sql[256];
+        snprintf(sql, sizeof sql, "circuits_kind%zu.db", i);
+        path_in_tmp(db, sizeof db, sql);
+        andrea_circuits c;
+        fake(&c, 2, 2, 3);
+        write_per_kind(db, &c);
+        snprintf(sql, sizeof sql, "PRAGMA ignore_check_constraints = 1; UPDATE circuit_composition SET kind = '%s'"
+                                  " WHERE src_head = 0 AND dst_head = 1 AND kind = 'Q'", bad[i]);
+        sqlite3 *h = NULL;
+        CHECK(sqlite3_open(db, &h) == SQLITE_OK && sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK && sqlite3_changes(h) == 1);
+        sqlite3_close(h);
+        ae_error err = {{0}};
+        andrea_circuit_reader *r = andrea_circuit_reader_open(db, SHA_A, &err);
+        CHECK_MSG(r == NULL && strstr(err.msg, "a kind that is not K, Q or V") != NULL, "kind '%s': %s", bad[i], err.msg);
+        andrea_circuit_reader_close(r);
+        andrea_circuits_free(&c);
+    }
+}
+
 int main(void) {
     RUN(test_reader_links_equal_a_brute_force_sort_with_ties_and_nulls);
     RUN(test_a_per_kind_catalog_is_read_as_it_is_and_migrated_by_the_next_writer);
     RUN(test_a_row_outside_the_shape_is_refused_by_the_reader);
+    RUN(test_a_kind_other_than_k_q_or_v_is_refused_by_the_reader);
     return check_summary("test_catalog_circuits");
 }
