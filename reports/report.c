@@ -225,8 +225,10 @@ static int fill_scores(report_data *d, sqlite3 *db, const char *db_path, const c
         s->ablation = col_num(st, vc->ablation);
         s->control = col_num(st, vc->control);
         s->label = sqlite3_column_int64(st, vc->label) != 0;
-        if (vc->causal >= 0 && sqlite3_column_type(st, vc->causal) != SQLITE_NULL)
-            s->causal = sqlite3_column_int64(st, vc->causal) != 0;
+        /* every field from this row, an unmeasured causal too: the dump's own run overwrites a
+         * current run's cell, and a causal kept from that other run would mix two runs in one cell */
+        s->causal = vc->causal >= 0 && sqlite3_column_type(st, vc->causal) != SQLITE_NULL
+                        ? sqlite3_column_int64(st, vc->causal) != 0 : -1;
         const char *m = (const char *)sqlite3_column_text(st, vc->model);
         if (model_name && m) snprintf(model_name, name_cap, "%s", m);
     }
