@@ -1,6 +1,7 @@
 /* cmd_heads.c — `andrea heads`: the catalog's heads, filtered (every filter a bound parameter). */
 #include <ctype.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +78,9 @@ int cmd_heads(int argc, char **argv) {
         }
         case 'S': {
             long v;
-            if (cli_parse_long(optarg, 0, 1L << 53, &v)) return cli_usage_error("heads", "--step wants a step >= 0, not '%s'", optarg);
+            /* every step analyze --step and classify --step store (0..2^63 - 1), as diff's @STEP */
+            if (cli_parse_long(optarg, 0, LONG_MAX, &v))
+                return cli_usage_error("heads", "--step wants a step 0..%ld, not '%s'", LONG_MAX, optarg);
             f.has_step = 1, f.step = v;
             break;
         }

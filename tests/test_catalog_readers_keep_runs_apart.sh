@@ -3,7 +3,7 @@
 # the causal check, a newer one with it): every reader answers from one run per cell, as `sql`
 # reads the view. `render` of the older dump shows its own run, whose causal was not measured; it
 # used to keep the newer run's causal 0 in those cells ("(attention-only)" beside heads nobody
-# ablated).
+# ablated). And `heads --step` takes every step classify --step stores (it refused those > 2^53).
 set -uo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
 need_files models/andrea-bundled.bin
@@ -29,4 +29,9 @@ else
   bad "fixture" "want labelled heads without causal in run 1 ($unmeasured) and of causal 0 in run 2 ($flagged)"
 fi
 
+out=$("$A" heads --db c.db --step $big --all --format csv 2>h.err | tail -n +2 | cut -d, -f3 | sort -u)
+[[ $out == "$big" ]] && ok "heads --step $big lists the checkpoint classify --step stored there" || bad "heads --step" "$out $(cat h.err)"
+"$A" heads --db c.db --step 9223372036854775808 >/dev/null 2>h2.err; rc=$?
+[[ $rc -eq 2 && $(wc -l <h2.err) -eq 1 ]] && grep -q -- "--step wants a step 0..9223372036854775807" h2.err &&
+  ok "heads --step past 2^63 - 1 is one usage line naming the range" || bad "heads --step 2^63" "rc $rc: $(cat h2.err)"
 finish
