@@ -137,6 +137,9 @@ int andrea_catalog_step_from_name(const char *path, long long *step) {
         char *end;
         long long v = strtoll(d, &end, 10);
         if (end - d > 15) continue; /* not a step count; refuse absurd values */
+        /* digits that go on as a number in another notation ("step3e3", "step100k", "step1.5") are
+         * not its step: 3, 100 or 1 would be a wrong step, where none asks for --step N */
+        if (isalnum((unsigned char)*end) || (*end == '.' && isdigit((unsigned char)end[1]))) continue;
         *step = v;
         found = 1;
     }

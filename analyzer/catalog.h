@@ -38,7 +38,8 @@ int andrea_catalog_check_writable(const char *db_path, ae_error *err);
 int andrea_catalog_write(const char *db_path, const andrea_analysis *a, int64_t *run_id, ae_error *err);
 
 /* Step of a checkpoint parsed from its file name: "..._step12000.bin", "step-1200", "step_5",
- * "Step300" (the last match in the base name). Returns 1 and sets *step when found, else 0. */
+ * "Step300" (the last match in the base name), the digits ending the number ("step3e3", "step100k"
+ * and "step1.5" have none). Returns 1 and sets *step when found, else 0. */
 int andrea_catalog_step_from_name(const char *path, long long *step);
 
 /* The series of a checkpoint name (its step part removed: "run-step00400" -> "run"; the exact

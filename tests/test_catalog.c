@@ -248,6 +248,18 @@ static void test_step_is_parsed_from_common_file_names(void) {
     CHECK(andrea_catalog_step_from_name("ckpt/step-1200", &s) == 1 && s == 1200);
     CHECK(andrea_catalog_step_from_name("/x/final.bin", &s) == 0);
     CHECK(andrea_catalog_step_from_name("/steps/final.bin", &s) == 0);
+    CHECK(andrea_catalog_step_from_name("/x/run_step100.final.safetensors", &s) == 1 && s == 100);
+}
+
+/* A number the name writes in another notation is no step: its leading digits would be a wrong
+ * one (model.step3e3 was stored at step 3, run_step100k at 100). */
+static void test_step_written_in_another_notation_is_no_step(void) {
+    long long s = -1;
+    CHECK(andrea_catalog_step_from_name("/x/model.step3e3.bin", &s) == 0 && s == -1);
+    CHECK(andrea_catalog_step_from_name("run_step100k.bin", &s) == 0 && s == -1);
+    CHECK(andrea_catalog_step_from_name("run-step1.5e4.bin", &s) == 0 && s == -1);
+    CHECK(andrea_catalog_step_from_name("run_step2x", &s) == 0 && s == -1);
+    CHECK(andrea_catalog_step_from_name("run_step3e3_step200.bin", &s) == 1 && s == 200);
 }
 
 static void test_catalog_killed_mid_run_keeps_all_or_none_of_it(void) {
@@ -643,6 +655,7 @@ int main(void) {
     RUN(test_many_checkpoints_share_one_catalog);
     RUN(test_write_all_stores_every_entry_or_none);
     RUN(test_step_is_parsed_from_common_file_names);
+    RUN(test_step_written_in_another_notation_is_no_step);
     RUN(test_catalog_killed_mid_run_keeps_all_or_none_of_it);
     RUN(test_two_processes_writing_one_catalog_both_land);
     if (!getenv("ANDREA_BIN")) {
