@@ -288,7 +288,7 @@ fail:
 static int check_selectors(sqlite3 *db, const char *path, const catalog_heads_filter *f, ae_error *err) {
     static const char *const find[2] = {
         "SELECT 1 FROM models WHERE name = ?1 OR series = ?1 OR path = ?1 OR path = ?2"
-        " OR substr(sha256, 1, length(?1)) = lower(?1) LIMIT 1",
+        " OR (length(?1) >= 4 AND substr(sha256, 1, length(?1)) = lower(?1)) LIMIT 1",
         "SELECT 1 FROM models WHERE series = ?1 LIMIT 1"};
     static const char *const all[2] = {"SELECT DISTINCT name FROM models ORDER BY name",
                                        "SELECT DISTINCT series FROM models ORDER BY series"};
@@ -382,8 +382,9 @@ static const char HEADS_SQL[] =
     " AND (?2 IS NULL OR layer = ?2)"
     /* a text is no score: SQLite ranks it above every number */
     " AND (?3 IS NULL OR (typeof(score) IN ('integer', 'real') AND score >= ?3))"
-    " AND (?4 IS NULL OR model = ?4 OR series = ?4 OR model_path = ?4"
-    "      OR model_path = ?10 OR substr(checkpoint_sha256, 1, length(?4)) = lower(?4))"
+    /* a sha256 prefix of 4+ hex digits, as diff's: "1" (a model's name) matched every sha256 "1..." */
+    " AND (?4 IS NULL OR model = ?4 OR series = ?4 OR model_path = ?4 OR model_path = ?10"
+    "      OR (length(?4) >= 4 AND substr(checkpoint_sha256, 1, length(?4)) = lower(?4)))"
     " AND (?5 OR label = 1)"
     " AND (?6 IS NULL OR (layer = ?6 AND head = ?7))"
     " AND (?8 IS NULL OR step = ?8)"

@@ -74,6 +74,16 @@ for sel in m2/run.bin "${s2:0:10}"; do
   other=$(grep -c "$s1" "$tmp/out" || true)
   [[ $n -gt 0 && $other == 0 ]] && ok "heads --model $sel: $n rows, all of m2" || bad "heads --model $sel" "$n rows, $other of m1"
 done
+# a model named like a short sha256 prefix (here m1's first 3 hex digits) is that model alone: a
+# prefix selects from 4 hex digits on, as diff's (heads --model brought m1's rows along)
+short=${s1:0:3}
+mkdir m3 && cp m2/run.bin "m3/$short.bin" && printf '\x01' | dd of="m3/$short.bin" bs=1 seek=2000 conv=notrunc 2>/dev/null
+"$A" dump "m3/$short.bin" --n 2 --len 16 --device cpu --out m3.h5 >/dev/null 2>&1 && "$A" classify m3.h5 --db same.db >/dev/null 2>&1 ||
+  bad "m3" "dump or classify of m3/$short.bin failed"
+expect 0 "" heads --db same.db --all --model "$short" --format csv
+n=$(tail -n +2 "$tmp/out" | grep -c . || true)
+other=$(tail -n +2 "$tmp/out" | grep -vc "^$short," || true)
+[[ $n -gt 0 && $other == 0 ]] && ok "heads --model $short: $n rows, all of the model named $short" || bad "heads --model $short" "$n rows, $other of other models"
 # analyze given relative paths records them absolute (as a dump does), so a selector by the
 # absolute path, or by a path relative to another folder, finds the model
 "$A" analyze m1/run.bin m2/run.bin --out an --n 2 --len 16 --device cpu --ablate-items 0 --quiet >/dev/null 2>&1 ||
