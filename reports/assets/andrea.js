@@ -371,7 +371,8 @@
       ctx.restore();
     }
   };
-  function short(s) { return s.length > 10 ? s.substr(0, 9) + '\u2026' : s; }
+  // by code point, not UTF-16 unit: a cut inside a surrogate pair drew half an emoji
+  function short(s) { var c = Array.from(s); return c.length > 10 ? c.slice(0, 9).join('') + '\u2026' : s; }
   A.Heatmap = Heatmap;
 
   /* ---------- token view ---------- */
