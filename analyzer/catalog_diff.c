@@ -114,33 +114,54 @@ static int matches(const checkpoint_row *c, const char *name, const char *real, 
     }
 }
 
-/* Resolves "SELECTOR[@STEP]" (option names the flag for messages) to an index into cps. */
+/* The first pass with a match decides (model names, then series, paths, sha256 prefixes); in it
+ * the highest step wins (only step `step` when it is >= 0), and two checkpoints tied there are
+ * ambiguous (*tied = 1), never picked at random. Returns the index into cps, -1 when none matches. */
+static int pick_checkpoint(const checkpoint_row *cps, int n, const char *name, long long step, int *tied) {
+    char real[PATH_MAX];
+    if (!realpath(name, real)) real[0] = 0; /* not a file here: compared as written only */
+    int pick = -1;
+    *tied = 0;
+    for (int pass = 0; pass < 4 && pick < 0; pass++)
+        for (int i = 0; i < n; i++) {
+            if (!matches(&cps[i], name, real, pass) || (step >= 0 && cps[i].step != step)) continue;
+            if (pick >= 0 && cps[i].step == cps[pick].step) *tied = 1;
+            else if (pick < 0 || cps[i].step > cps[pick].step) pick = i, *tied = 0;
+        }
+    return pick;
+}
+
+/* "NAME@STEP" -> name and step (-1: no '@'; -2: an '@' not followed by a step 0..LLONG_MAX). */
+static long long split_step(const char *sel, char *name, size_t cap) {
+    const char *at = strrchr(sel, '@');
+    snprintf(name, cap, "%.*s", at ? (int)(at - sel) : (int)strlen(sel), sel);
+    if (!at) return -1;
+    char *end;
+    errno = 0; /* a step beyond long long was read as LLONG_MAX and matched "no checkpoint" */
+    long long step;
+    if (!isdigit((unsigned char)at[1]) || (step = strtoll(at + 1, &end, 10), *end) || errno || step < 0) return -2;
+    return step;
+}
+
+/* Resolves "SELECTOR[@STEP]" (option names the flag for messages) to an index into cps. A selector
+ * whose '@' starts no step, or whose NAME@STEP matches nothing, is tried whole too: a file or
+ * folder may hold an '@' (run@v2.bin, /data/exp@home/ckpt.bin). */
 static int resolve(const char *path, const char *option, const char *sel, const checkpoint_row *cps, int n, int *pick,
                    ae_error *err) {
     char name[512];
-    long long step = -1;
-    const char *at = strrchr(sel, '@');
-    snprintf(name, sizeof name, "%.*s", at ? (int)(at - sel) : (int)strlen(sel), sel);
-    if (at) {
-        char *end;
-        errno = 0; /* a step beyond long long was read as LLONG_MAX and matched "no checkpoint" */
-        if (!isdigit((unsigned char)at[1]) || (step = strtoll(at + 1, &end, 10), *end) || errno || step < 0) {
-            andrea_fail(err, "%s: %s '%s': STEP after '@' must be a whole number 0..%lld", path, option, sel, LLONG_MAX);
-            return CATALOG_DIFF_USAGE;
-        }
+    const long long step = split_step(sel, name, sizeof name);
+    int tied = 0;
+    *pick = step >= -1 ? pick_checkpoint(cps, n, name, step, &tied) : -1;
+    if (*pick < 0 && step != -1) {
+        snprintf(name, sizeof name, "%s", sel);
+        *pick = pick_checkpoint(cps, n, name, -1, &tied);
+    }
+    if (*pick < 0 && step == -2) {
+        andrea_fail(err, "%s: %s '%s': STEP after '@' must be a whole number 0..%lld", path, option, sel, LLONG_MAX);
+        return CATALOG_DIFF_USAGE;
     }
     char real[PATH_MAX];
-    if (!realpath(name, real)) real[0] = 0; /* not a file here: compared as written only */
-    *pick = -1;
-    /* the first pass with a match decides (model names, then series, paths, sha256 prefixes); in it
-     * the highest step wins, and two checkpoints tied there are ambiguous, never picked at random */
-    int tied = 0;
-    for (int pass = 0; pass < 4 && *pick < 0; pass++)
-        for (int i = 0; i < n; i++) {
-            if (!matches(&cps[i], name, real, pass) || (at && cps[i].step != step)) continue;
-            if (*pick >= 0 && cps[i].step == cps[*pick].step) tied = 1;
-            else if (*pick < 0 || cps[i].step > cps[*pick].step) *pick = i, tied = 0;
-        }
+    if (!realpath(name, real)) real[0] = 0;
     char list[600] = "";
     if (*pick >= 0 && !tied) return 0;
     if (*pick >= 0) { /* exit 2 with the tied checkpoints, told apart by sha256 and path */

@@ -180,4 +180,14 @@ expect 1 'not authorized' sql hand.db "SELECT hex(fts3_tokenizer('simple'))"
 "$A" heads --db hand.db --min-score 0.99 --all --format csv >hm.csv 2>hm.err
 ! grep -q ',abc,' hm.csv && ok "--min-score: a text score passes no threshold" || bad "text score over --min-score" "$(grep abc hm.csv | head -2)"
 
+# an '@' in a file or folder name is part of the name when no step follows it (run@v2.bin was
+# refused: "STEP after '@' must be a whole number"), and NAME@STEP still selects by step
+mkdir -p at && cp m1/run.bin at/run@v2.bin && cp m2/run.bin at/run@v3-step10.bin
+"$A" analyze at/run@v2.bin at/run@v3-step10.bin --out atc --n 2 --len 16 --device cpu --ablate-items 0 --quiet >/dev/null 2>&1 ||
+  bad "analyze at/" "failed"
+expect 0 "" diff --db atc/catalog.db --from run@v2 --to at/run@v3-step10.bin --format csv
+expect 0 "" diff --db atc/catalog.db --from at/run@v2.bin --to run@v3@10 --format csv
+expect 2 "--from 'run@x': STEP after '@' must be a whole number" diff --db atc/catalog.db --from run@x --to run@v2
+expect 2 "--to 'run@v2@11' matches no checkpoint" diff --db atc/catalog.db --from run@v2 --to run@v2@11
+
 finish
