@@ -62,6 +62,19 @@ static const char *copy_good(const char *name, long bytes) {
     return path;
 }
 
+/* Root attribute name of f replaced by the scalar string value (cset: its character set). */
+static void replace_string_attr(hid_t f, const char *name, const char *value, H5T_cset_t cset) {
+    CHECK(H5Adelete(f, name) >= 0);
+    hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
+    H5Tset_size(t, strlen(value) + 1);
+    H5Tset_cset(t, cset);
+    hid_t a = H5Acreate2(f, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(a >= 0 && H5Awrite(a, t, value) >= 0);
+    H5Aclose(a);
+    H5Sclose(sp);
+    H5Tclose(t);
+}
+
 static long file_size(const char *p) {
     FILE *f = fopen(p, "rb");
     fseek(f, 0, SEEK_END);
@@ -269,16 +282,7 @@ static void test_impossible_config_is_refused(void) {
 static void test_config_json_that_disagrees_is_refused(void) {
     const char *p = copy_good("cfgjson.h5", 0);
     hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
-    CHECK(H5Adelete(f, "config") >= 0);
-    const char *json = "{\"n_layer\":3}";
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, strlen(json) + 1);
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(f, "config", t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    CHECK(a >= 0 && H5Awrite(a, t, json) >= 0);
-    H5Aclose(a);
-    H5Sclose(sp);
-    H5Tclose(t);
+    replace_string_attr(f, "config", "{\"n_layer\":3}", H5T_CSET_ASCII);
     H5Fclose(f);
     reseal(p);
     expect_open_refused(p, "root attribute 'config' says n_layer is not");
@@ -309,15 +313,7 @@ static const char *with_suite_renamed(const char *file, const char *name) {
     snprintf(list, sizeof list, "%s,entity", name);
     hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
     CHECK(H5Lmove(f, "prev_token", f, name, H5P_DEFAULT, H5P_DEFAULT) >= 0);
-    CHECK(H5Adelete(f, "suites") >= 0);
-    hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
-    H5Tset_size(t, strlen(list) + 1);
-    H5Tset_cset(t, H5T_CSET_UTF8);
-    hid_t a = H5Acreate2(f, "suites", t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    CHECK(a >= 0 && H5Awrite(a, t, list) >= 0);
-    H5Aclose(a);
-    H5Sclose(sp);
-    H5Tclose(t);
+    replace_string_attr(f, "suites", list, H5T_CSET_UTF8);
     H5Fclose(f);
     reseal(p);
     return p;
