@@ -1,10 +1,14 @@
 #include "atomic_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 volatile int andrea_interrupted = 0;
@@ -13,6 +17,17 @@ volatile int andrea_interrupted = 0;
  * reallocated, and unlink() is async-signal-safe. */
 static char tmp_names[AE_TMP_MAX][AE_PATH_MAX];
 static volatile sig_atomic_t tmp_used[AE_TMP_MAX];
+
+/* 64 random bits for a temporary's name; where the kernel has no getrandom, the clock and a
+ * counter (O_EXCL still keeps a planted name from being used). */
+static uint64_t tmp_nonce(void) {
+    static uint64_t counter;
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) == (ssize_t)sizeof v) return v;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^ (++counter * 0x9e3779b97f4a7c15ull);
+}
 
 int andrea_tmp_begin(const char *final_path, char *tmp, size_t cap, ae_error *err) {
     /* rename() could not put a file over a folder anyway, and over a device, FIFO or socket it
@@ -23,17 +38,36 @@ int andrea_tmp_begin(const char *final_path, char *tmp, size_t cap, ae_error *er
     if (stat(final_path, &sb) == 0 && !S_ISREG(sb.st_mode))
         return andrea_fail(err, "%s: exists and is not a regular file (a device, FIFO or socket); give the name of a file "
                             "to write", final_path);
-    int n = snprintf(tmp, cap, "%s.tmp-%ld", final_path, (long)getpid());
-    if (n < 0 || (size_t)n >= cap || (size_t)n >= AE_PATH_MAX)
-        return andrea_fail(err, "%s: path too long", final_path);
-    for (int i = 0; i < AE_TMP_MAX; i++) {
-        if (!tmp_used[i]) {
-            memcpy(tmp_names[i], tmp, (size_t)n + 1);
-            tmp_used[i] = 1;
-            return 0;
+    int slot = -1;
+    for (int i = 0; i < AE_TMP_MAX && slot < 0; i++)
+        if (!tmp_used[i]) slot = i;
+    if (slot < 0) return andrea_fail(err, "%s: too many temporary files open at once", final_path);
+    /* A name no one can guess, made here with O_EXCL: a link planted at a predictable
+     * "<final>.tmp-<pid>" was followed, and the file it named truncated (any file of the user's;
+     * as root, any file). O_EXCL|O_CREAT never follows a link, even a dangling one. */
+    for (int attempt = 0; attempt < 16; attempt++) {
+        int n = snprintf(tmp, cap, "%s.tmp-%ld-%016llx", final_path, (long)getpid(), (unsigned long long)tmp_nonce());
+        if (n < 0 || (size_t)n >= cap || (size_t)n >= AE_PATH_MAX)
+            return andrea_fail(err, "%s: path too long", final_path);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0 && errno == EEXIST) continue;
+        if (fd < 0) {
+            const int e = errno; /* before anything else can change it */
+            tmp[0] = 0;
+            return andrea_fail(err, "%s: cannot create: %s", final_path, strerror(e));
         }
+        memcpy(tmp_names[slot], tmp, (size_t)n + 1);
+        tmp_used[slot] = 1;
+        if (close(fd) != 0) {
+            const int e = errno;
+            andrea_tmp_abort(tmp);
+            tmp[0] = 0;
+            return andrea_fail(err, "%s: cannot create: %s", final_path, strerror(e));
+        }
+        return 0;
     }
-    return andrea_fail(err, "%s: too many temporary files open at once", final_path);
+    tmp[0] = 0;
+    return andrea_fail(err, "%s: cannot create a temporary file beside it (every name tried exists)", final_path);
 }
 
 static void tmp_unregister(const char *tmp) {
@@ -79,10 +113,15 @@ void andrea_tmp_install_signals(void) {
 int andrea_write_file_atomic(const char *path, const void *data, size_t len, ae_error *err) {
     char tmp[AE_PATH_MAX];
     if (andrea_tmp_begin(path, tmp, sizeof tmp, err)) return -1;
-    FILE *f = fopen(tmp, "wb");
+    /* O_NOFOLLOW: the temporary andrea_tmp_begin made is opened again, and a link put in its
+     * place meanwhile must not be written through */
+    int fd = open(tmp, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
+        const int e = errno; /* andrea_tmp_abort's unlink would overwrite it */
+        if (fd >= 0) close(fd);
         andrea_tmp_abort(tmp);
-        return andrea_fail(err, "%s: cannot create: %s", path, strerror(errno));
+        return andrea_fail(err, "%s: cannot create: %s", path, strerror(e));
     }
     size_t wrote = len ? fwrite(data, 1, len, f) : 0;
     int bad = wrote != len || ferror(f);

@@ -14,7 +14,7 @@
  *
  *     NONE       inputs checked, sha256 known, batch chosen; nothing on disk
  *       |  andrea_tmp_begin (rank 0; the name is broadcast)
- *     RESERVED   "<out>.tmp-<pid>" exists (empty) and is registered for removal on SIGINT/SIGTERM;
+ *     RESERVED   "<out>.tmp-<pid>-<random>" exists (empty, made with O_EXCL) and is registered for removal on SIGINT/SIGTERM;
  *       |        engine, pipeline and buffers may be open
  *       |  H5Fcreate (collective under MPI), root attributes
  *     CREATED    f, f16, fcpl (and the MPI fapl/dxpl) are open; the suites are written here
@@ -55,6 +55,7 @@
 #include "dump_write.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -498,11 +499,6 @@ static int open_engine(dump_run *r, ae_error *err) {
     ae_error herr;
     if ((orc || !r->writing) && hash_join(r, &herr) && !orc) orc = andrea_fail(err, "%s", herr.msg);
     r->t_open = andrea_now_seconds() - t_open0 - (r->hashing ? 0 : r->hj.seconds);
-    if (!orc && (r->root || r->parts) && r->writing) {
-        FILE *probe_f = fopen(r->tmp, "wb");
-        if (!probe_f) orc = andrea_fail(err, "%s: cannot create: %s", r->o->out_path, strerror(errno));
-        else fclose(probe_f);
-    }
     return orc;
 }
 
@@ -659,7 +655,13 @@ static int write_master(dump_run *r, const char *seals, ae_error *err) {
     }
     H5_ID(fcpl, H5Pcreate(H5P_FILE_CREATE));
     H5_TRY(H5Pset_userblock(fcpl, ANDREA_DUMP_USERBLOCK));
-    H5_ID(f, H5Fcreate(r->mtmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT));
+    /* the empty file andrea_tmp_begin made is replaced by a new one (O_EXCL: a link planted in
+     * its place is refused, never written through) */
+    if (unlink(r->mtmp) != 0 && errno != ENOENT) {
+        andrea_fail(err, "%s: cannot replace the temporary file: %s", h5_path, strerror(errno));
+        goto fail;
+    }
+    H5_ID(f, H5Fcreate(r->mtmp, H5F_ACC_EXCL, fcpl, H5P_DEFAULT));
     H5_ID(f16, andrea_dw_make_f16_type());
     if (write_root_attrs(r, f, err)) goto fail;
     H5_TRY(andrea_dw_attr_str(f, "parts", names));
@@ -840,8 +842,14 @@ int andrea_dump_seal(const char *path, char hex_out[65], ae_error *err) {
     char hex[65], block[ANDREA_DUMP_USERBLOCK];
     if (andrea_sha256_blocks(path, ANDREA_DUMP_USERBLOCK, ANDREA_DUMP_SEAL_BLOCK, hex, err)) return -1;
     if (hex_out) snprintf(hex_out, 65, "%s", hex);
-    FILE *f = fopen(path, "r+b");
-    if (!f) return andrea_fail(err, "%s: cannot open to seal: %s", path, strerror(errno));
+    /* O_NOFOLLOW: path is this process's temporary; a link put in its place is not written through */
+    const int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "r+b") : NULL;
+    if (!f) {
+        const int e = errno;
+        if (fd >= 0) close(fd);
+        return andrea_fail(err, "%s: cannot open to seal: %s", path, strerror(e));
+    }
     memset(block, 0, sizeof block);
     snprintf(block, sizeof block, "%ssha256-blocks %zu %s\n", ANDREA_DUMP_MAGIC, ANDREA_DUMP_SEAL_BLOCK, hex);
     int rc = 0;
