@@ -321,7 +321,8 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
         ret = andrea_mpi_agree(0, err);
         goto out;
     }
-    if (a.ablation_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", a.ablation_note);
+    char note_shown[sizeof a.ablation_note];
+    if (a.ablation_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", cli_shown(a.ablation_note, note_shown, sizeof note_shown));
     cli_note_unused_rules("analyze", &copt->rules, &a);
     if (scored) {
         snprintf(scored->name, sizeof scored->name, "%s", name);

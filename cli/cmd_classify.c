@@ -105,9 +105,10 @@ int cmd_classify(int argc, char **argv) {
     if (andrea_classify_dump(argv[optind], &o, &a, &err)) return cli_fail(&err);
     const double t_cat0 = andrea_now_seconds();
     if (andrea_mpi_rank() == 0) cli_note_unused_rules("classify", &o.rules, &a);
+    char note_shown[sizeof a.ablation_note]; /* the note quotes the dump's checkpoint path: no escape reaches the terminal */
     if (a.ablation_note[0])
         fprintf(stderr, "andrea classify: %s: %s\n", o.no_causal && strstr(a.ablation_note, "--no-causal") ? "warning" : "note",
-                a.ablation_note);
+                cli_shown(a.ablation_note, note_shown, sizeof note_shown));
     int64_t run = 0;
     /* MPI: the statistics were pooled on every rank; rank 0 alone writes and prints them. */
     const int root = andrea_mpi_rank() == 0;

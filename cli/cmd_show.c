@@ -253,7 +253,8 @@ int cmd_show(int argc, char **argv) {
     char note[512] = "";
     int n = 0;
     if (prompt_tokens(tok, text, text_len, m.cfg.max_seq_len, &toks, &n, note, sizeof note, &err)) goto fail;
-    if (note[0] && !quiet) fprintf(stderr, "andrea show: %s\n", note); /* the page states it too */
+    char note_shown[sizeof note];
+    if (note[0] && !quiet) fprintf(stderr, "andrea show: %s\n", cli_shown(note, note_shown, sizeof note_shown)); /* the page states it too */
     size_t n_attn;
     if (ae_mul((size_t)L * (size_t)H, (size_t)n * (size_t)n, &n_attn) || !(attn = malloc(n_attn * sizeof *attn))) {
         andrea_fail(&err, "%s: out of memory for %d x %d maps of %d tokens", ckpt, L, H, n);

@@ -56,4 +56,13 @@ cp b/m.bin d/renamed.bin
 # --quiet prints only the catalog line
 [[ $(wc -l <out) -eq 1 ]] && grep -q '^catalog: ' out && ok "classify --quiet prints only the catalog line" \
   || bad "--quiet" "$(cat out)"
+# a recorded path holding a newline and an escape sequence (a crafted folder name): the warning is
+# still one line, and no escape byte reaches the terminal (it was printed raw)
+evil=$'e\n\e[2Jvil'
+mkdir -p "$evil" && cp b/m.bin "$evil/m.bin"
+"$A" dump "$evil/m.bin" --probes induction --out d/evil.h5 --device cpu --quiet >/dev/null 2>dump2.err || bad "dump (evil path)" "$(cat dump2.err)"
+rm -rf "$evil" d/renamed.bin
+"$A" classify d/evil.h5 --db c.db --device cpu --no-causal --min-score 0.5 >out 2>e9; rc=$?
+[[ $rc -eq 0 && $(wc -l <e9) -eq 1 ]] && grep -q "warning: " e9 && ! grep -q $'\e' e9 \
+  && ok "classify --no-causal shows a crafted recorded path as one line without escapes" || bad "escape in the warning" "rc $rc: $(od -c e9 | head -5)"
 finish
