@@ -67,6 +67,9 @@ struct report_data {
     char note[512];           /* shown on the index (e.g. why token text is missing) */
 };
 
+/* Waits for out_dir's lock (andrea_out_folder_lock), then checks the folder again holding it
+ * (andrea_out_folder_check: a page of another kind, or someone's index.html, written there while it
+ * waited is refused, never replaced), clears the earlier report and writes this one. */
 int andrea_report_write(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err);
 
 /* Examples per suite when the options say 0. */

@@ -139,6 +139,9 @@ int andrea_report_write_show(const report_show_input *in, const char *out_dir, c
     d->ctx = &ctx;
     if (andrea_report_mkdirs(out_dir, err)) goto out;
     lock = andrea_out_folder_lock(out_dir, NULL, andrea_progress_quiet); /* one page writer of the folder at a time */
+    /* again, holding it: a report, series page or someone's index.html written there while this
+     * waited would be replaced (the check above only spares the forward's work) */
+    if (andrea_out_folder_check(out_dir, OUT_FOLDER_SHOW, err)) goto out;
     if (andrea_out_folder_clear(out_dir, err)) goto out; /* an earlier page's heads and checkpoints */
     const char *names[1 + SHOW_MAX_ALSO];
     if (in->n_also > SHOW_MAX_ALSO) {

@@ -39,7 +39,9 @@ typedef struct {
     const float *const *also_attn; /* [n_also] of [L, H, n, n] */
 } report_show_input;
 
-/* Writes the page; page_out (cap bytes) gets the path of index.html. */
+/* Writes the page; page_out (cap bytes) gets the path of index.html. The folder is checked
+ * (andrea_out_folder_check) before the work and again once its lock is held: a report, series
+ * page or someone's index.html written there while this waited is refused, never replaced. */
 int andrea_report_write_show(const report_show_input *in, const char *out_dir, char *page_out, size_t cap, ae_error *err);
 
 #endif

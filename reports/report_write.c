@@ -872,6 +872,10 @@ int andrea_report_write(const report_data *d, const char *out_dir, const andrea_
 /* The report into out_dir, whose lock this process holds. */
 static int write_report_held(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
     char dir[AE_PATH_MAX];
+    /* checked again now that the folder is this writer's: a `show` page, series page or someone's
+     * index.html written there while it waited would be replaced (render's check before its work
+     * only spares that work) */
+    if (andrea_out_folder_check(out_dir, OUT_FOLDER_REPORT, err)) return -1;
     if (andrea_out_folder_clear(out_dir, err)) return -1;
     if (join_path(dir, sizeof dir, out_dir, "heads", err) || andrea_report_mkdirs(dir, err)) return -1;
     if (join_path(dir, sizeof dir, out_dir, "overview", err) || andrea_report_mkdirs(dir, err)) return -1;
