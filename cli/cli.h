@@ -54,7 +54,6 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 
 /* Shared option parsers (cli_args.c). Each cli_opt_* stores the value and returns 0, or prints
  * the usage error for subcommand cmd and returns 2 (the exit code): `if ((rc = ...)) return rc;`. */
-/* Whole-string integer in [lo, hi]; -1 on junk or overflow (the caller words the error). */
 /* The one-line usage error for what getopt_long returned as '?' (unknown option) or ':' (an
  * option without its value; optstring must start with ':'): getopt's own message would be a second
  * stderr line, so every command sets opterr = 0 and calls this from its default case. */
@@ -69,7 +68,14 @@ int cli_option_error(const char *cmd, int c, char *const *argv, const struct opt
  * catalog file, not ''", where the open would have printed the path as nothing. */
 #define CLI_VALUE_IS_EMPTY 0x10001
 int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct option *opts);
+/* Whole-string integer in [lo, hi]: 0; CLI_NOT_A_NUMBER on junk, CLI_TOO_SMALL / CLI_TOO_LARGE for
+ * a whole number outside [lo, hi] (past long's range too); out untouched on error. */
+enum { CLI_NOT_A_NUMBER = -1, CLI_TOO_SMALL = 1, CLI_TOO_LARGE = 2 };
 int cli_parse_long(const char *s, long lo, long hi, long *out);
+/* cli_parse_long with its usage error: "OPT wants WANTS, not 'ARG'" for junk, "OPT ARG is too large
+ * (at most HI)" or "... too small (at least LO)" for a number out of range (a count past 2^30 was
+ * told it "wants a count >= 0"). 0 or the exit code 2. */
+int cli_opt_long(const char *cmd, const char *opt, const char *arg, long lo, long hi, const char *wants, long *out);
 /* A finite decimal number, all of s; 0 or -1 (out untouched). */
 int cli_parse_double(const char *s, double *out);
 int cli_opt_device(const char *cmd, const char *arg, andrea_device *out);  /* auto|cpu|cuda */

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdarg.h>
@@ -30,12 +31,24 @@ static int starts_as_number(const char *s) {
 
 int cli_parse_long(const char *s, long lo, long hi, long *out) {
     char *end;
-    if (!starts_as_number(s) || strchr(s, '.')) return -1;
+    if (!starts_as_number(s) || strchr(s, '.')) return CLI_NOT_A_NUMBER;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    if (end == s || *end) return CLI_NOT_A_NUMBER;
+    if ((errno == ERANGE && v == LONG_MIN) || v < lo) return CLI_TOO_SMALL;
+    if (errno == ERANGE || v > hi) return CLI_TOO_LARGE;
+    if (errno) return CLI_NOT_A_NUMBER;
     *out = v;
     return 0;
+}
+
+int cli_opt_long(const char *cmd, const char *opt, const char *arg, long lo, long hi, const char *wants, long *out) {
+    switch (cli_parse_long(arg, lo, hi, out)) {
+    case 0: return 0;
+    case CLI_TOO_LARGE: return cli_usage_error(cmd, "%s %s is too large (at most %ld)", opt, arg, hi);
+    case CLI_TOO_SMALL: return cli_usage_error(cmd, "%s %s is too small (at least %ld)", opt, arg, lo);
+    default: return cli_usage_error(cmd, "%s wants %s, not '%s'", opt, wants, arg);
+    }
 }
 
 int cli_parse_double(const char *s, double *out) {
@@ -150,12 +163,14 @@ int cli_opt_contrib(const char *cmd, const char *arg, andrea_contrib *out) {
 int cli_opt_probe(const char *cmd, int which, const char *arg, probe_options *po) {
     long v;
     if (which == 'n') {
-        if (cli_parse_long(arg, 1, PROBE_MAX_ITEMS, &v))
-            return cli_usage_error(cmd, "--n wants 1..%d items, not '%s'", PROBE_MAX_ITEMS, arg);
+        char wants[32];
+        snprintf(wants, sizeof wants, "1..%d items", PROBE_MAX_ITEMS);
+        const int rc = cli_opt_long(cmd, "--n", arg, 1, PROBE_MAX_ITEMS, wants, &v);
+        if (rc) return rc;
         po->n_items = (int)v;
     } else if (which == 'l') {
-        if (cli_parse_long(arg, 5, 1 << 20, &v))
-            return cli_usage_error(cmd, "--len wants 5..%d tokens, not '%s'", 1 << 20, arg);
+        const int rc = cli_opt_long(cmd, "--len", arg, 5, 1 << 20, "5..1048576 tokens", &v);
+        if (rc) return rc;
         po->seq_len = (int)v;
     } else {
         char *end;
@@ -189,7 +204,8 @@ int cli_opt_step(const char *cmd, const char *arg, andrea_classify_options *o) {
 
 int cli_opt_ablate_items(const char *cmd, const char *arg, andrea_classify_options *o) {
     long n;
-    if (!*arg || cli_parse_long(arg, 0, 4096, &n)) return cli_usage_error(cmd, "--ablate-items wants 0..4096, not '%s'", arg);
+    const int rc = cli_opt_long(cmd, "--ablate-items", arg, 0, 4096, "0..4096", &n);
+    if (rc) return rc;
     o->ablate_items = (int)n;
     return 0;
 }
@@ -201,7 +217,7 @@ int cli_opt_report_maps(const char *cmd, const char *arg, int *maps_per_suite) {
         *maps_per_suite = arg[0] == 'a' ? ANDREA_REPORT_MAPS_ALL : ANDREA_REPORT_MAPS_LABELLED;
         return 0;
     }
-    if (!*arg || cli_parse_long(arg, 0, 1000, &n))
+    if (cli_parse_long(arg, 0, 1000, &n)) /* the message names the range and the words */
         return cli_usage_error(cmd, "--report-maps wants 0..1000, 'all' or 'labelled', not '%s'", arg);
     *maps_per_suite = n == 0 ? ANDREA_REPORT_MAPS_NONE : (int)n;
     return 0;
@@ -216,8 +232,9 @@ int cli_opt_format(const char *cmd, const char *arg, int *fmt) {
 
 int cli_opt_timeout(const char *cmd, const char *arg, catalog_limits *lim) {
     double s;
-    if (cli_parse_double(arg, &s) || s < 0 || s > 1e6)
+    if (cli_parse_double(arg, &s) || s < 0)
         return cli_usage_error(cmd, "--timeout wants seconds 0..1000000 (0: no limit), not '%s'", arg);
+    if (s > 1e6) return cli_usage_error(cmd, "--timeout %s is too large (at most 1000000 seconds; 0: no limit)", arg);
     lim->timeout_s = s;
     return 0;
 }

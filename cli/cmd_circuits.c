@@ -44,8 +44,7 @@ int cmd_circuits(int argc, char **argv) {
         switch (c) {
         case 'd': db = optarg; break;
         case 'n':
-            if (cli_parse_long(optarg, 0, 1L << 30, &top))
-                return cli_usage_error("circuits", "--top wants a count >= 0, not '%s'", optarg);
+            if ((bad = cli_opt_long("circuits", "--top", optarg, 0, 1L << 30, "a count >= 0", &top))) return bad;
             break;
         case 'w': weights = 1; break;
         case 'D':

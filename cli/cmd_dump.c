@@ -166,7 +166,7 @@ int cmd_dump(int argc, char **argv) {
             break;
         case 'H': heads = optarg; break;
         case 'b':
-            if (cli_parse_long(optarg, 1, 4096, &v)) return cli_usage_error("dump", "--batch wants 1..4096, not '%s'", optarg);
+            if ((bad = cli_opt_long("dump", "--batch", optarg, 1, 4096, "1..4096", &v))) return bad;
             o.batch = (int)v;
             break;
         case 's':
@@ -175,7 +175,7 @@ int cmd_dump(int argc, char **argv) {
             if ((bad = cli_opt_probe("dump", c, optarg, &po))) return bad;
             break;
         case 'z':
-            if (cli_parse_long(optarg, 0, 9, &v)) return cli_usage_error("dump", "--gzip wants a level 0..9, not '%s'", optarg);
+            if ((bad = cli_opt_long("dump", "--gzip", optarg, 0, 9, "a level 0..9", &v))) return bad;
             o.gzip = (int)v;
             break;
         case 'k': tok_dir = optarg; break;

@@ -61,8 +61,7 @@ static int parse_generate_args(int argc, char **argv, generate_args *a) {
         switch (c) {
         case 'p': a->prompt = optarg; break;
         case 'n':
-            if (cli_parse_long(optarg, 0, 1000000, &a->n_new))
-                return cli_usage_error("generate", "-n wants a token count 0..1000000, not '%s'", optarg);
+            if ((bad = cli_opt_long("generate", "-n", optarg, 0, 1000000, "a token count 0..1000000", &a->n_new))) return bad;
             break;
         case 't':
             if (cli_parse_double(optarg, &a->temperature) || a->temperature < 0)

@@ -51,8 +51,7 @@ int cmd_heads(int argc, char **argv) {
         case 'd': db = optarg; break;
         case 'c': f.class_name = optarg; break;
         case 'l':
-            if (cli_parse_long(optarg, 0, 1 << 20, &layer))
-                return cli_usage_error("heads", "--layer wants a layer number 0..%d, not '%s'", 1 << 20, optarg);
+            if ((bad = cli_opt_long("heads", "--layer", optarg, 0, 1 << 20, "a layer number 0..1048576", &layer))) return bad;
             f.layer = (int)layer;
             f.has_layer = 1;
             break;
@@ -79,8 +78,7 @@ int cmd_heads(int argc, char **argv) {
         case 'S': {
             long v;
             /* every step analyze --step and classify --step store (0..2^63 - 1), as diff's @STEP */
-            if (cli_parse_long(optarg, 0, LONG_MAX, &v))
-                return cli_usage_error("heads", "--step wants a step 0..%ld, not '%s'", LONG_MAX, optarg);
+            if ((bad = cli_opt_long("heads", "--step", optarg, 0, LONG_MAX, "a step 0..9223372036854775807", &v))) return bad;
             f.has_step = 1, f.step = v;
             break;
         }

@@ -44,8 +44,8 @@ int cmd_render(int argc, char **argv) {
         case 'o': out = optarg; break;
         case 'n': {
             long n;
-            if (cli_parse_long(optarg, 1, 1000, &n))
-                return cli_usage_error("render", "--examples wants 1..1000, not '%s'", optarg);
+            const int bad = cli_opt_long("render", "--examples", optarg, 1, 1000, "1..1000", &n);
+            if (bad) return bad;
             o.examples_per_suite = (int)n;
             break;
         }

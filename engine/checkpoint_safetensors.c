@@ -83,12 +83,28 @@ static int pread_all(int fd, void *buf, size_t n, size_t off, const char *path, 
 /* A JSON number written as digits only (strict_input.h) and representable exactly in a double:
  * the safetensors library reads shapes and offsets as usize, which refuses "64.0", "6.4e1" and
  * "-0" though cJSON reads each as a whole number. */
+/* A size or offset: digits only, below 2^53 (every integer there is held exactly by a double;
+ * 2^53 + 1 would read as 2^53, so 2^53 itself is refused too; no safetensors file is near it). 0, or JSON_SIZE_NOT_DIGITS / JSON_SIZE_TOO_LARGE
+ * so the message says which. */
+enum { JSON_SIZE_NOT_DIGITS = -1, JSON_SIZE_TOO_LARGE = -2 };
+#define JSON_SIZE_MAX 9007199254740992.0
 static int json_size(const cJSON *v, long long *out) {
-    if (!andrea_json_is_digits_only(v)) return -1;
+    if (!andrea_json_is_digits_only(v)) return JSON_SIZE_NOT_DIGITS;
     double d = v->valuedouble;
-    if (d < 0 || d > 9007199254740992.0 || d != (double)(long long)d) return -1;
+    if (d >= JSON_SIZE_MAX) return JSON_SIZE_TOO_LARGE;
+    if (d < 0 || d != (double)(long long)d) return JSON_SIZE_NOT_DIGITS;
     *out = (long long)d;
     return 0;
+}
+
+/* The one-line refusal of a size or offset json_size did not take; what names it ("shape holds
+ * a size", "data_offsets holds an offset"). */
+static int json_size_fail(int why, const char *path, const st_entry *e, const char *what, ae_error *err) {
+    if (why == JSON_SIZE_TOO_LARGE)
+        return andrea_fail(err, "%s: tensor %s: %s too large (at most 2^53 - 1 = %.0f)", path, e->shown, what,
+                           JSON_SIZE_MAX - 1);
+    return andrea_fail(err, "%s: tensor %s: %s that is not a non-negative integer written in digits (no '.', exponent or sign)",
+                       path, e->shown, what);
 }
 
 static int parse_entry(const cJSON *item, st_entry *e, size_t data_bytes, const char *path, ae_error *err) {
@@ -111,16 +127,15 @@ static int parse_entry(const cJSON *item, st_entry *e, size_t data_bytes, const 
     if (!cJSON_IsArray(shape)) return andrea_fail(err, "%s: tensor %s: no shape", path, e->shown);
     e->ndim = cJSON_GetArraySize(shape);
     if (e->ndim > MAX_DIMS) return andrea_fail(err, "%s: tensor %s: %d dimensions", path, e->shown, e->ndim);
+    int why;
     for (int i = 0; i < e->ndim; i++)
-        if (json_size(cJSON_GetArrayItem(shape, i), &e->shape[i]))
-            return andrea_fail(err, "%s: tensor %s: shape holds a size that is not a non-negative integer written "
-                               "in digits (no '.', exponent or sign)", path, e->shown);
+        if ((why = json_size(cJSON_GetArrayItem(shape, i), &e->shape[i])))
+            return json_size_fail(why, path, e, "shape holds a size", err);
     long long b, en;
     if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2)
         return andrea_fail(err, "%s: tensor %s: data_offsets is not [begin, end] with begin <= end", path, e->shown);
-    if (json_size(cJSON_GetArrayItem(offs, 0), &b) || json_size(cJSON_GetArrayItem(offs, 1), &en))
-        return andrea_fail(err, "%s: tensor %s: data_offsets holds an offset that is not a non-negative integer "
-                           "written in digits (no '.', exponent or sign)", path, e->shown);
+    if ((why = json_size(cJSON_GetArrayItem(offs, 0), &b)) || (why = json_size(cJSON_GetArrayItem(offs, 1), &en)))
+        return json_size_fail(why, path, e, "data_offsets holds an offset", err);
     if (en < b)
         return andrea_fail(err, "%s: tensor %s: data_offsets is not [begin, end] with begin <= end", path, e->shown);
     e->begin = (size_t)b;

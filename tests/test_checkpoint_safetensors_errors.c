@@ -261,6 +261,14 @@ static void test_sizes_written_as_floats_are_refused(void) {
     const char *dir = good_dir("minus-zero"); /* wte is first: [0, 416] */
     rewrite_number(dir, "transformer.wte.weight", "data_offsets", 0, "-%s");
     expect_st_refusal(dir, "tensor transformer.wte.weight: data_offsets holds an offset", "written in digits");
+    /* digits, but 2^53 + 1 (read as the double 2^53) or 2^64: "too large", not "not written in
+     * digits" (which sent a reader looking for a '.' or a sign that is not there) */
+    dir = good_dir("huge-size");
+    rewrite_number(dir, "transformer.ln_f.weight", "shape", 0, "9007199254740993%.0s");
+    expect_st_refusal(dir, "tensor transformer.ln_f.weight: shape holds a size too large", "at most 2^53 - 1");
+    dir = good_dir("huge-offset");
+    rewrite_number(dir, "transformer.ln_f.weight", "data_offsets", 1, "18446744073709551616%.0s");
+    expect_st_refusal(dir, "tensor transformer.ln_f.weight: data_offsets holds an offset too large", "at most 2^53 - 1");
     dir = good_dir("digits"); /* the same rewrite keeping the digits loads */
     rewrite_number(dir, "transformer.ln_f.weight", "shape", 0, "%s");
     andrea_model m;

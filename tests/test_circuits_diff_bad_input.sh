@@ -17,7 +17,8 @@ write_tiny_bin "$tmp/small.bin" 6   # a model named like the series "small"
 c=$tmp/small-step00100.bin
 expect_one_line 2 "CKPT is required" circuits
 expect_one_line 2 "unexpected argument" circuits "$c" "$c"
-expect_one_line 2 "--top wants a count" circuits "$c" --top -1
+expect_one_line 2 "--top -1 is too small \\(at least 0\\)" circuits "$c" --top -1
+expect_one_line 2 "--top 2147483648 is too large \\(at most 1073741824\\)" circuits "$c" --top 2147483648
 expect_one_line 2 "--top wants a count" circuits "$c" --top many
 expect_one_line 2 "format" circuits "$c" --format xml
 expect_one_line 2 "--db" circuits "$c" --db

@@ -347,7 +347,8 @@ expect 2 heads_layer_with_a_leading_space_is_refused "andrea heads: --layer want
   heads --db "$tmp/cl.db" --layer " 1"
 expect 2 heads_min_score_in_hex_is_refused "andrea heads: --min-score wants a number, not '0x1p-2'" \
   heads --db "$tmp/cl.db" --min-score 0x1p-2
-expect 2 dump_len_names_its_range "andrea dump: --len wants 5\.\.1048576 tokens, not '3'" dump "$tmp/byte.bin" --len 3
+expect 2 dump_len_names_its_range "andrea dump: --len 3 is too small \(at least 5\)" dump "$tmp/byte.bin" --len 3
+expect 2 dump_len_junk_names_its_range "andrea dump: --len wants 5\.\.1048576 tokens, not '3x'" dump "$tmp/byte.bin" --len 3x
 expect 2 tokenize_flag_with_a_value_is_named "andrea tokenize: --ids takes no value, not '--ids=3'" tokenize "$tmp/byte.bin" x --ids=3
 if "$A" generate "$tmp/byte.bin" --prompt "-nice" -n 2 >"$tmp/gen_dash.out" 2>"$tmp/gen_dash.err" && grep -q '^-nice' "$tmp/gen_dash.out"; then
   ok "generate_prompt_starting_with_a_dash_is_text"
