@@ -435,6 +435,23 @@ static int check_no_file_twice(const char *const *ckpts, int n) {
     return ret;
 }
 
+/* The report folders DIR/NAME of a series' n checkpoints (their names as run_name_and_dump
+ * gives them) must each be a folder of its own in DIR, not a link (out_folder.h): refused before
+ * any work. 0, or -1 with err. */
+static int check_series_folders(const analyze_args *aa, const char *const *ckpts, int n, const int *index, ae_error *err) {
+    char (*names)[256] = malloc(sizeof *names * (size_t)n), dump[4400];
+    const char **p = malloc(sizeof *p * (size_t)n);
+    int rc = !names || !p ? andrea_fail(err, "analyze: out of memory") : 0;
+    for (int i = 0; i < n && !rc; i++) {
+        run_name_and_dump(ckpts[i], index[i], aa, names[i], sizeof names[i], dump, sizeof dump);
+        p[i] = names[i];
+    }
+    if (!rc) rc = andrea_out_folder_check_series(aa->dir, p, n, err);
+    free(names);
+    free(p);
+    return rc;
+}
+
 /* analyze's work once DIR exists, for the n checkpoints given (0: the bundled model): the exit
  * status. */
 static int analyze_into(analyze_args *aa, const andrea_classify_options *o, const char *const *given, int n) {
@@ -463,6 +480,11 @@ static int analyze_into(analyze_args *aa, const andrea_classify_options *o, cons
     if (!index || unique_names(ckpts, n, index)) {
         free(index);
         andrea_fail(&err, "analyze: out of memory");
+        return cli_fail(&err);
+    }
+    /* where each checkpoint's report goes: no link, no folder twice (before any work) */
+    if (check_series_folders(aa, ckpts, n, index, &err)) {
+        free(index);
         return cli_fail(&err);
     }
     /* a probe stream (--probes <(cmd)) can be read once: every checkpoint reads its bytes */

@@ -209,6 +209,69 @@ int andrea_out_folder_clear(const char *dir, ae_error *err) {
     return 0;
 }
 
+/* ---- a series' checkpoint folders ---- */
+
+/* dir/name into out (cap bytes): 0, or -1 when it does not fit. */
+static int sub_path(char *out, size_t cap, const char *dir, const char *name) {
+    const int w = snprintf(out, cap, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", name);
+    return w < 0 || (size_t)w >= cap ? -1 : 0;
+}
+
+/* What dir/name is, when it is there: -1 (err) when it is no folder of its own one may write a
+ * report into (a link that leads nowhere, a file, the series folder itself), else 0 with *there
+ * (it exists) and *st (its device and inode, through links). real_dir, dst: the series folder. */
+static int series_entry(const char *dir, const char *real_dir, const struct stat *dst, const char *name, int *there,
+                        struct stat *st, ae_error *err) {
+    char p[PATH_MAX], real[PATH_MAX];
+    *there = 0;
+    if (sub_path(p, sizeof p, dir, name)) return andrea_fail(err, "%s/%s: path too long", dir, name);
+    if (lstat(p, st) != 0) return 0; /* not there yet: the report makes it, a folder of its own */
+    if (S_ISLNK(st->st_mode) && stat(p, st) != 0) {
+        const ssize_t k = readlink(p, real, sizeof real - 1);
+        real[k > 0 ? k : 0] = 0;
+        return andrea_fail(err, "%s: is a link to %s, which leads nowhere; a series writes each checkpoint's report into a "
+                                "folder of its own in %s: remove the link, or give another folder", p, real, dir);
+    }
+    if (!S_ISDIR(st->st_mode))
+        return andrea_fail(err, "%s: is not a folder, where this series writes a checkpoint's report: move it away, or give "
+                                "another folder", p);
+    if ((st->st_dev == dst->st_dev && st->st_ino == dst->st_ino) || (realpath(p, real) && !strcmp(real, real_dir)))
+        return andrea_fail(err, "%s: leads to the series folder %s itself, whose page would replace this checkpoint's "
+                                "report: remove the link, or give another folder", p, dir);
+    *there = 1;
+    return 0;
+}
+
+int andrea_out_folder_check_series(const char *dir, const char *const *names, int n, ae_error *err) {
+    char real_dir[PATH_MAX], p[PATH_MAX], q[PATH_MAX], real[PATH_MAX], own[PATH_MAX];
+    struct stat dst;
+    if (n < 1 || !realpath(dir, real_dir) || stat(real_dir, &dst) != 0) return 0; /* the writers' opens say why */
+    struct stat *st = calloc((size_t)n, sizeof *st);
+    int *there = calloc((size_t)n, sizeof *there), rc = 0;
+    if (!st || !there) rc = andrea_fail(err, "%s: out of memory", dir);
+    for (int i = 0; i < n && !rc; i++) rc = series_entry(dir, real_dir, &dst, names[i], &there[i], &st[i], err);
+    /* two names of one folder: one checkpoint's report would replace the other's */
+    for (int i = 0; i < n && !rc; i++)
+        for (int j = 0; j < i && !rc; j++)
+            if (there[i] && there[j] && st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino) {
+                sub_path(p, sizeof p, dir, names[j]);
+                sub_path(q, sizeof q, dir, names[i]);
+                rc = andrea_fail(err, "%s and %s: lead to one folder (%s), where one checkpoint's report would replace the "
+                                      "other's: remove the links, or give another folder", p, q, realpath(q, real) ? real : q);
+            }
+    /* a folder elsewhere (outside dir: two series linked into each other waited on each other's
+     * folder lock forever; inside: another name's folder) */
+    for (int i = 0; i < n && !rc; i++) {
+        if (!there[i] || sub_path(p, sizeof p, dir, names[i]) || sub_path(own, sizeof own, real_dir, names[i])) continue;
+        if (realpath(p, real) && strcmp(real, own))
+            rc = andrea_fail(err, "%s: is a link to %s; a series writes each checkpoint's report into a folder of its own "
+                                  "in %s: remove the link, or give another folder", p, real, dir);
+    }
+    free(st);
+    free(there);
+    return rc;
+}
+
 /* ---- inputs inside the folder ---- */
 
 static const char *const report_pages[] = {"index.html", "explore.html", "compare.html"};

@@ -18,6 +18,17 @@ int andrea_out_folder_kind(const char *dir);
 /* 0 when a page of kind `writing` may be written into dir, else -1 (err). */
 int andrea_out_folder_check(const char *dir, int writing, ae_error *err);
 
+/* Before a series (analyze CKPT CKPT..) writes its checkpoints' reports into dir/NAME for each of
+ * the n names: each that exists must be a folder of its own inside dir, reached without a link.
+ * -1 (err, one line naming it) for a link to dir itself ("leads to the series folder DIR itself":
+ * the series page would replace that report), two names of one folder ("lead to one folder": one
+ * report would replace the other), a link anywhere else ("is a link to REAL": outside dir, two
+ * series linked into each other held one folder's lock each and waited for the other's forever),
+ * a link that leads nowhere, or a file; else 0. Names not there yet are fine: the report makes
+ * them. So the folder locks a series takes (dir, then its own subfolders) always go down the
+ * tree, and two writers never wait on each other. */
+int andrea_out_folder_check_series(const char *dir, const char *const *names, int n, ae_error *err);
+
 /* Where real_path lies in the report folder real_dir (both resolved by the caller, so any
  * spelling of the folder counts): OUT_PLACE_CATALOG (catalog.db and its -wal, -shm, -journal),
  * OUT_PLACE_PAGE (index.html, explore.html, compare.html), OUT_PLACE_FOLDER (one of the report's
