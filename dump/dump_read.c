@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "../common/checked_size.h"
+#include "../common/printable.h"
 #include "../common/strict_input.h"
 #include "../common/sha256.h"
 #include "../engine/checkpoint.h"
@@ -131,6 +132,35 @@ static int attr_ll(hid_t loc, const char *name, long long *out, const char *h5_p
         goto fail;
     }
     H5_TRY(H5Aread(a, H5T_NATIVE_LLONG, out));
+    rc = 0;
+fail:
+    if (sp >= 0) H5Sclose(sp);
+    if (t >= 0) H5Tclose(t);
+    if (a >= 0) H5Aclose(a);
+    return rc;
+}
+
+/* A suite's "seed": one unsigned integer (andrea writes uint64). Another type was read by a bare
+ * H5Aread whose failure said only "HDF5 r failed: no detail". */
+static int attr_seed(hid_t group, const char *suite, uint64_t *out, const char *h5_path, ae_error *err) {
+    hid_t a = -1, t = -1, sp = -1;
+    int rc = -1;
+    if (attr_open(group, "seed", &a, &t, &sp, h5_path, err)) goto fail;
+    if (H5Tget_class(t) != H5T_INTEGER || H5Sget_simple_extent_npoints(sp) != 1) {
+        andrea_fail(err, "%s: /%s: attribute 'seed' is not a single integer (the suite's probe seed, uint64)", h5_path, suite);
+        goto fail;
+    }
+    if (H5Tget_sign(t) == H5T_SGN_2) { /* a signed seed is taken only when it is not negative */
+        long long v;
+        H5_TRY(H5Aread(a, H5T_NATIVE_LLONG, &v));
+        if (v < 0) {
+            andrea_fail(err, "%s: /%s: attribute 'seed' = %lld is negative (the suite's probe seed, uint64)", h5_path, suite, v);
+            goto fail;
+        }
+        *out = (uint64_t)v;
+    } else {
+        H5_TRY(H5Aread(a, H5T_NATIVE_UINT64, out));
+    }
     rc = 0;
 fail:
     if (sp >= 0) H5Sclose(sp);
@@ -398,13 +428,7 @@ static int open_suite(andrea_dump *d, suite_rec *s, const char *name, ae_error *
     H5_ID(s->group, H5Gopen2(d->file, name, H5P_DEFAULT));
     htri_t has_seed = H5Aexists(s->group, "seed");
     H5_TRY(has_seed);
-    if (has_seed > 0) {
-        hid_t a = -1;
-        H5_ID(a, H5Aopen(s->group, "seed", H5P_DEFAULT));
-        herr_t r = H5Aread(a, H5T_NATIVE_UINT64, &s->info.seed);
-        H5Aclose(a);
-        H5_TRY(r);
-    }
+    if (has_seed > 0 && attr_seed(s->group, name, &s->info.seed, h5_path, err)) return -1;
 
     long long got[5], want2[2] = {-1, -1};
     s->ds[DS_TOKENS] = open_checked(s->group, name, "tokens", 2, want2, got, H5T_INTEGER, 4, NULL, h5_path, err, NULL);
@@ -694,6 +718,13 @@ andrea_dump *andrea_dump_open(const char *path, ae_error *err) {
     for (const char *p = suites; *p; p++) n += *p == ',';
     if (!suites[0]) {
         andrea_fail(err, "%s: attribute 'suites' is empty", path);
+        goto fail;
+    }
+    /* strtok_r below would pass over an empty name ("a,", ",a", "a,,b"): andrea writes none */
+    if (suites[0] == ',' || suites[strlen(suites) - 1] == ',' || strstr(suites, ",,")) {
+        char shown[96];
+        andrea_fail(err, "%s: attribute 'suites' ('%s') holds an empty suite name (names are separated by single commas)",
+                    path, andrea_printable(suites, shown, sizeof shown));
         goto fail;
     }
     d->suites = calloc((size_t)n, sizeof *d->suites);

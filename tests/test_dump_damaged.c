@@ -62,7 +62,8 @@ static const char *copy_good(const char *name, long bytes) {
     return path;
 }
 
-/* Root attribute name of f replaced by the scalar string value (cset: its character set). */
+/* Attribute name of f (the file, or a group) replaced by the scalar string value (cset: its
+ * character set). */
 static void replace_string_attr(hid_t f, const char *name, const char *value, H5T_cset_t cset) {
     CHECK(H5Adelete(f, name) >= 0);
     hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
@@ -366,6 +367,45 @@ static void test_suite_shape_attributes_that_lie_are_refused(void) {
     }
 }
 
+/* A seed of another type was read by a bare H5Aread: "HDF5 r failed: no detail". */
+static void test_suite_seed_that_is_not_an_integer_is_refused_by_name(void) {
+    const char *p = copy_good("seed_string.h5", 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT), g = H5Gopen2(f, "/prev_token", H5P_DEFAULT);
+    replace_string_attr(g, "seed", "42", H5T_CSET_ASCII);
+    H5Gclose(g);
+    H5Fclose(f);
+    reseal(p);
+    expect_open_refused(p, "/prev_token: attribute 'seed' is not a single integer");
+    p = copy_good("seed_negative.h5", 0);
+    f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    g = H5Gopen2(f, "/prev_token", H5P_DEFAULT);
+    CHECK(H5Adelete(g, "seed") >= 0);
+    hid_t sp = H5Screate(H5S_SCALAR), a = H5Acreate2(g, "seed", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    long long minus = -3;
+    CHECK(a >= 0 && H5Awrite(a, H5T_NATIVE_LLONG, &minus) >= 0);
+    H5Aclose(a);
+    H5Sclose(sp);
+    H5Gclose(g);
+    H5Fclose(f);
+    reseal(p);
+    expect_open_refused(p, "/prev_token: attribute 'seed' = -3 is negative");
+}
+
+/* strtok_r passed over the empty name: "prev_token," opened as the one suite */
+static void test_suites_attribute_with_an_empty_name_is_refused(void) {
+    static const char *const lists[3] = {"prev_token,", ",prev_token", "prev_token,,induction"};
+    for (int i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "suites_comma%d.h5", i);
+        const char *p = copy_good(name, 0);
+        hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+        replace_string_attr(f, "suites", lists[i], H5T_CSET_ASCII);
+        H5Fclose(f);
+        reseal(p);
+        expect_open_refused(p, "holds an empty suite name");
+    }
+}
+
 static void test_length_longer_than_the_padded_length_is_refused(void) {
     const char *p = copy_good("length.h5", 0);
     poke_int(p, "/prev_token/lengths", 2, 0, 1, 99);
@@ -634,6 +674,8 @@ int main(void) {
     RUN(test_dataset_of_the_wrong_shape_is_refused);
     RUN(test_suite_shape_attributes_that_lie_are_refused);
     RUN(test_dataset_of_the_wrong_type_is_refused);
+    RUN(test_suite_seed_that_is_not_an_integer_is_refused_by_name);
+    RUN(test_suites_attribute_with_an_empty_name_is_refused);
     RUN(test_length_longer_than_the_padded_length_is_refused);
     RUN(test_token_outside_the_vocabulary_is_refused);
     RUN(test_target_after_its_query_is_refused);
