@@ -149,23 +149,49 @@ static void test_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time(void
     together[dup][8].label = together[dup][17].label = alone[dup][8].label = alone[dup][17].label = 1;
     CHECK_MSG(andrea_ablation_suites(e, &m.cfg, suites, n, ITEMS, st, NULL, &err) == 0, "%s", err.msg);
     for (int s = 0; s < n; s++) CHECK_MSG(andrea_ablation_suite(e, &m.cfg, &suites[s], ITEMS, &sa[s], &err) == 0, "%s", err.msg);
-    double worst = 0;
+    /* Bound: a shared forward is longer, so its sgemms have other shapes and round otherwise. Each
+     * token loss moves by at most twice its largest logit error (-dz_y + sum_v p_v dz_v), and a logit
+     * carries the rounding of the forward's chain (per layer QKV C, a score hd, P·V up to T, W_O C,
+     * the MLP C + 4C; the unembedding C) relative to the logits' magnitude (the largest |logit| of a
+     * forward of 96 random tokens); a delta or a mean of deltas is a difference of two losses (clean
+     * and ablated): 2 x 2 x that. Not relative to the loss (~ln V here): this random model's logits
+     * are far smaller, and so are its deltas. */
+    const double n_round = (double)cfg.n_layer * (7.0 * cfg.d_model + cfg.d_model / cfg.n_head + 96) + cfg.d_model;
+    double zmax = 0;
+    {
+        static int toks[96];
+        static float logits[96 * 257];
+        for (int t = 0; t < 96; t++) toks[t] = (t * 37 + 11) % cfg.vocab_size;
+        andrea_forward_io io = {.B = 1, .T = 96, .tokens = toks, .logits = logits};
+        CHECK_MSG(andrea_engine_forward(e, &io, &err) == 0, "%s", err.msg);
+        for (int i = 0; i < 96 * 257; i++) zmax = fmax(zmax, fabs(logits[i]));
+    }
+    double worst = 0, worst_err = 0, smallest_delta = INFINITY, largest_delta = 0;
     int measured = 0, same_nan = 1;
     for (int s = 0; s < n; s++) {
         CHECK(st[s].n_ablation_items == ITEMS && sa[s].n_ablation_items == ITEMS);
-        worst = fmax(worst, fmax(fabs(st[s].clean_loss - sa[s].clean_loss), fabs(st[s].ablation_mean - sa[s].ablation_mean)));
+        const double tol = 4 * CHECK_FP32_TOL(n_round, zmax);
+        const double e_suite = fmax(fabs(st[s].clean_loss - sa[s].clean_loss), fabs(st[s].ablation_mean - sa[s].ablation_mean));
+        worst = fmax(worst, e_suite / tol);
+        worst_err = fmax(worst_err, e_suite);
         for (int h = 0; h < NH; h++) {
             same_nan &= isnan(together[s][h].ablation_delta) == isnan(alone[s][h].ablation_delta);
             if (isnan(alone[s][h].ablation_delta)) continue;
             measured++;
-            worst = fmax(worst, fabs(together[s][h].ablation_delta - alone[s][h].ablation_delta));
+            const double e = fabs(together[s][h].ablation_delta - alone[s][h].ablation_delta);
+            worst = fmax(worst, e / tol);
+            worst_err = fmax(worst_err, e);
+            smallest_delta = fmin(smallest_delta, fabs(alone[s][h].ablation_delta) / tol);
+            largest_delta = fmax(largest_delta, fabs(alone[s][h].ablation_delta) / tol);
         }
     }
+    fprintf(stderr, "  together vs alone: worst %.3g, %.3g of its bound (%.3g); |deltas| %.3g to %.3g bounds\n",
+            worst_err, worst, 4 * CHECK_FP32_TOL(n_round, zmax), smallest_delta, largest_delta);
     CHECK_MSG(same_nan && measured == n * 64 + 2, "%d deltas measured (want %d), NaN alike %d", measured, n * 64 + 2,
               same_nan);
     CHECK(isnan(together[ind][8].ablation_delta) && !isnan(together[dup][8].ablation_delta));
     CHECK(isnan(together[ind][26].ablation_delta) && !isnan(together[ind][27].ablation_delta)); /* 26 = floor(23 * 72 / 64) + 1 */
-    CHECK_MSG(worst < 1e-5, "suites checked together and alone differ by %.3g", worst);
+    CHECK_MSG(worst <= 1, "suites checked together and alone differ by %.3g x their bound", worst);
     /* the loss positions are each member's own: duplicate's deltas are not induction's */
     int differ = 0;
     for (int h = 0; h < NH; h++) differ += !isnan(together[ind][h].ablation_delta) && together[dup][h].ablation_delta != together[ind][h].ablation_delta;
