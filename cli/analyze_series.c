@@ -14,6 +14,7 @@
 #include "../common/percent_encode.h"
 #include "../common/progress.h"
 #include "../reports/report.h"
+#include "../reports/out_folder.h"
 #include "../reports/report_collect.h"
 #include "../reports/series.h"
 
@@ -131,6 +132,23 @@ static void free_deferred(analyze_scored *sc) {
     sc->circuits = NULL;
 }
 
+/* Between scoring and the first report written (rank 0, collective): the reports' folders are
+ * checked again (a link made there during the scoring, out_folder.h), and the series page is
+ * replaced by the page saying the series is being written: an earlier run's page, kept while
+ * the reports it links to are rewritten, looked complete when this run was stopped midway. */
+static int begin_rendering(int n, const char *dir, const analyze_scored *sc, const char *page, ae_error *err) {
+    int rc = 0;
+    if (andrea_mpi_rank() == 0) {
+        const char **names = malloc(sizeof *names * (size_t)n);
+        if (!names) rc = andrea_fail(err, "%s: out of memory", dir);
+        for (int i = 0; i < n && names; i++) names[i] = sc[i].name;
+        if (!rc) rc = andrea_out_folder_check_series(dir, names, n, err);
+        if (!rc) rc = andrea_series_page_write_pending(page, err);
+        free(names);
+    }
+    return andrea_mpi_agree(rc, err);
+}
+
 int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_score_fn score, void *ctx,
                    const andrea_render_options *ropt_in, ae_error *err) {
     const int quiet = ropt_in->quiet;
@@ -155,6 +173,9 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
         if (andrea_mpi_agree(root ? same_as_earlier(i, ckpts, sc, err) : 0, err)) goto out; /* rank 0 holds the hashes */
     }
     if (!spread && write_deferred(n, ckpts, sc, err)) goto out;
+    char page[4700];
+    snprintf(page, sizeof page, "%s/index.html", dir);
+    if (begin_rendering(n, dir, sc, page, err)) goto out;
     andrea_render_options ropt = *ropt_in;
     for (int i = 0; i < n; i++) {
         char rdir[4700];
@@ -180,8 +201,6 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
         in[i].report_href = href[i];
     }
     series_data d;
-    char page[4700];
-    snprintf(page, sizeof page, "%s/index.html", dir);
     int rc = 0;
     if (root) {
         rc = andrea_series_load(sc[0].db, in, n, &d, err);

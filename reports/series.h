@@ -51,6 +51,13 @@ void andrea_series_free(series_data *d);
 /* Writes the series page to path (e.g. DIR/index.html). */
 int andrea_series_page_write(const series_data *d, const char *path, ae_error *err);
 
+/* Writes, to path, the page that stands in for the series page while the checkpoint reports are
+ * rewritten: "This series is being written" (or was stopped: run it again), no links, no scores.
+ * Its title keeps the folder a series folder (reports/out_folder.h). A series run writes it
+ * before its first report, so a run stopped midway never leaves an earlier complete-looking page
+ * linking to reports half replaced. */
+int andrea_series_page_write_pending(const char *path, ae_error *err);
+
 /* Prints the labelled heads per step (rows) and class (columns) as an aligned text table. */
 void andrea_series_table_write(FILE *out, const series_data *d);
 

@@ -317,6 +317,18 @@ int andrea_series_page_write(const series_data *d, const char *path, ae_error *e
     return rc;
 }
 
+int andrea_series_page_write_pending(const char *path, ae_error *err) {
+    static const char page[] =
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>andrea: series being written</title>\n"
+        "<style>body{font-family:sans-serif;margin:1.5em}</style></head><body>\n"
+        "<h1>This series is being written</h1>\n"
+        "<p><code>andrea analyze</code> is writing the checkpoint reports of this series, or was stopped while it did: "
+        "the reports in this folder may be missing, incomplete, or some from this run and some from an earlier one. "
+        "When the run ends, the series page replaces this one. If it was stopped, run the same <code>andrea analyze</code> "
+        "again.</p>\n</body></html>\n";
+    return andrea_write_file_atomic(path, page, sizeof page - 1, err);
+}
+
 void andrea_series_table_write(FILE *out, const series_data *d) {
     /* cells: the labelled heads ("1.0 1.3") or "-" */
     size_t wstep = 4, *w = calloc((size_t)(d->n_classes > 0 ? d->n_classes : 1), sizeof *w);
