@@ -49,7 +49,8 @@ static void help(FILE *f) {
             "all are scored first, then each report is rendered into DIR/NAME/ with the whole series'\n"
             "step plots, then DIR/index.html shows the series (head x step matrix, formation plots) and\n"
             "a table of labelled heads per step is printed; progress lines name the checkpoint and k/N.\n"
-            "Without CKPT it analyses the model bundled with andrea.\n"
+            "Without CKPT it analyses the model bundled with andrea. --quiet (-q): no progress, only the\n"
+            "summary; -o is --out, -h --help.\n"
             "DIR defaults to ./andrea-out. --n, --len, --seed, --tokenizer: as for `andrea dump` (the\n"
             "probe suites); --contrib: the per-head W_O values computed (norm, default: head_dla and\n"
             "head_out_norm means in the catalog; none: without them; full: also head_out in a dump).\n"
@@ -529,7 +530,7 @@ int cmd_analyze(int argc, char **argv) {
     ae_error err = {{0}};
     optind = 1;
     opterr = 0;
-    while ((c = cli_getopt(argc, argv, ":", opts)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":o:qh", opts)) != -1) {
         switch (c) {
         case 'o': aa.dir = optarg; break;
         case 'p':

@@ -30,7 +30,7 @@ static void help(FILE *f) {
             "                   dump's sha256 (also --ckpt). Default: the path recorded in the dump, else a\n"
             "                   checkpoint beside the dump with that sha256; none found is an error\n"
             "  --no-causal      when no checkpoint is found, warn and classify without the causal check\n"
-            "  --quiet          no progress bar and no table: only the catalog line\n"
+            "  -q, --quiet      no progress bar and no table: only the catalog line\n"
             "  --precision P    the causal check's matmuls on a GPU: tf32 (default, fast), tf32x3 or fp32\n"
             "  --timing         print where the time went (scoring, causal check, catalog)\n",
             ANDREA_ABLATE_ITEMS_DEFAULT);
@@ -56,7 +56,7 @@ int cmd_classify(int argc, char **argv) {
     o.timing = &ct;
     optind = 1;
     opterr = 0;
-    while ((c = cli_getopt(argc, argv, ":", opts)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":qh", opts)) != -1) {
         double v;
         switch (c) {
         case 'd': db = optarg; break;

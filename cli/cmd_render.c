@@ -23,7 +23,7 @@ static void help(FILE *f) {
             "                 examples (default 1, for every head while heads x suites <= 1024, else\n"
             "                 for the labelled heads only; 0: none; all: every shown example;\n"
             "                 labelled: example 0 of the labelled heads; N > --examples shows N)\n"
-            "  --quiet        no progress bar\n");
+            "  -q, --quiet    no progress bar (-o is --out, -h --help)\n");
 }
 
 int cmd_render(int argc, char **argv) {
@@ -38,7 +38,7 @@ int cmd_render(int argc, char **argv) {
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = cli_getopt(argc, argv, ":", opts)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":o:qh", opts)) != -1) {
         switch (c) {
         case 'd': db = optarg; break;
         case 'o': out = optarg; break;

@@ -51,4 +51,18 @@ if [[ $rc == 0 ]] && grep -q "note: no causal check for entity: none of its item
 else
   bad "unchecked suite" "exit $rc: $(cat err.txt) / $note"
 fi
+# -q is --quiet (and -o --out) for every command that has them: it worked for dump and show only
+M=$ANDREA_SRC/models/andrea-tiny.bin
+same_as_long() { # NAME CMD...: the run with -q prints what the run with --quiet prints, exit 0
+  local name=$1; shift
+  "$A" "${@/#-q/--quiet}" >long.out 2>long.err; local rl=$?
+  "$A" "$@" >short.out 2>short.err; local rs=$?
+  if [[ $rl -eq 0 && $rs -eq 0 ]] && cmp -s long.out short.out && cmp -s long.err short.err; then ok "$name -q is --quiet"
+  else bad "$name -q" "exit $rs: $(head -2 short.err)"; fi
+}
+same_as_long dump dump "$M" --n 2 --len 16 --probes bos -o q.h5 -q
+same_as_long classify classify q.h5 --db q.db --device cpu --ablate-items 0 -q
+same_as_long render render q.h5 --db q.db -o qr -q
+same_as_long analyze analyze "$M" -o qa --probes bos --n 2 --len 16 --ablate-items 0 -q
+same_as_long show show "$M" "abc" -o qs -q
 finish
