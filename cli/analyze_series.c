@@ -149,6 +149,44 @@ static int begin_rendering(int n, const char *dir, const analyze_scored *sc, con
     return andrea_mpi_agree(rc, err);
 }
 
+/* The series page and the table on stdout (rank 0), of the n checkpoints of this run (given: their
+ * sha256 and report links) and of every complete checkpoint report already in dir under another
+ * name (a run over more checkpoints before this one) whose checkpoint the catalog holds in this
+ * series (series_data.c keeps only those): a run over a subset of the series' checkpoints left
+ * the others' reports in the folder, unlinked. */
+static int write_page(int n, const char *dir, const char *page, const analyze_scored *sc, const series_input *given,
+                      ae_error *err) {
+    out_folder_report *found = NULL;
+    int n_found = 0, m = n;
+    if (andrea_out_folder_reports(dir, &found, &n_found, err)) return -1;
+    series_input *in = calloc((size_t)(n + n_found), sizeof *in);
+    char (*href)[1024] = calloc((size_t)(n_found > 0 ? n_found : 1), sizeof *href);
+    int rc = !in || !href ? andrea_fail(err, "%s: out of memory", dir) : 0;
+    for (int i = 0; i < n && !rc; i++) in[i] = given[i];
+    for (int k = 0; k < n_found && !rc; k++) {
+        int mine = 0; /* rendered by this run: given already */
+        for (int i = 0; i < n && !mine; i++) mine = !strcmp(found[k].name, sc[i].name);
+        if (mine) continue;
+        andrea_percent_encode(found[k].name, "", href[k], sizeof href[k] - 16);
+        strcat(href[k], "/index.html");
+        in[m++] = (series_input){.sha256 = found[k].sha256, .report_href = href[k], .found = 1};
+    }
+    series_data d;
+    if (!rc && !(rc = andrea_series_load(sc[0].db, in, m, &d, err))) {
+        if (!(rc = andrea_series_page_write(&d, page, err))) {
+            char s_name[512], s_db[4200], s_page[4800];
+            printf("series %s: labelled heads per step\n", cli_shown(d.name, s_name, sizeof s_name));
+            andrea_series_table_write(stdout, &d);
+            printf("\ncatalog: %s\nseries:  %s\n", cli_shown(sc[0].db, s_db, sizeof s_db), cli_shown(page, s_page, sizeof s_page));
+        }
+        andrea_series_free(&d);
+    }
+    free(found);
+    free(in);
+    free(href);
+    return rc;
+}
+
 int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_score_fn score, void *ctx,
                    const andrea_render_options *ropt_in, ae_error *err) {
     const int quiet = ropt_in->quiet;
@@ -200,19 +238,7 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
         in[i].sha256 = sc[i].sha256;
         in[i].report_href = href[i];
     }
-    series_data d;
-    int rc = 0;
-    if (root) {
-        rc = andrea_series_load(sc[0].db, in, n, &d, err);
-        if (!rc && (rc = andrea_series_page_write(&d, page, err)) == 0) {
-            char s_name[512], s_db[4200], s_page[4800];
-            printf("series %s: labelled heads per step\n", cli_shown(d.name, s_name, sizeof s_name));
-            andrea_series_table_write(stdout, &d);
-            printf("\ncatalog: %s\nseries:  %s\n", cli_shown(sc[0].db, s_db, sizeof s_db), cli_shown(page, s_page, sizeof s_page));
-        }
-        if (!rc) andrea_series_free(&d);
-    }
-    if (andrea_mpi_agree(rc, err)) goto out;
+    if (andrea_mpi_agree(root ? write_page(n, dir, page, sc, in, err) : 0, err)) goto out;
     ret = 0;
 out:
     for (int i = 0; sc && i < n; i++) {

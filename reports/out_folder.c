@@ -272,6 +272,79 @@ int andrea_out_folder_check_series(const char *dir, const char *const *names, in
     return rc;
 }
 
+/* ---- the checkpoint reports in a series folder ---- */
+
+/* The sha256 of the checkpoint of the complete andrea report in dir, from the row its index.html
+ * holds near its start (reports/report_write.c, index_meta: "<tr><th>sha256</th><td><code>" then
+ * the 64 hex digits): 0, or -1 when dir holds none (no andrea mark, no index.html: a report
+ * stopped midway, a link). */
+static int report_sha256(const char *dir, char hex[65]) {
+    static const char row[] = "<tr><th>sha256</th><td><code>";
+    char p[4200];
+    struct stat st;
+    const int w = snprintf(p, sizeof p, "%s/index.html", dir);
+    if (w < 0 || (size_t)w >= sizeof p) return -1;
+    if (meta_kind(dir) != OUT_FOLDER_REPORT || lstat(p, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    FILE *f = fopen(p, "rb");
+    char *head = malloc(65536);
+    size_t n = f && head ? fread(head, 1, 65535, f) : 0;
+    if (f) fclose(f);
+    int rc = -1;
+    if (head) {
+        head[n] = 0;
+        const char *at = strstr(head, row);
+        size_t k = 0;
+        if (at) at += sizeof row - 1;
+        while (at && k < 64 && isxdigit((unsigned char)at[k]) && !isupper((unsigned char)at[k])) k++;
+        if (k == 64 && at[k] == '<') {
+            memcpy(hex, at, 64);
+            hex[64] = 0;
+            rc = 0;
+        }
+    }
+    free(head);
+    return rc;
+}
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(((const out_folder_report *)a)->name, ((const out_folder_report *)b)->name);
+}
+
+int andrea_out_folder_reports(const char *dir, out_folder_report **list, int *n, ae_error *err) {
+    *list = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0; /* nothing there */
+    int rc = 0, cap = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        char p[4200], hex[65];
+        struct stat st;
+        if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof (*list)->name) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode) || report_sha256(p, hex)) continue; /* no link followed */
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            out_folder_report *grown = realloc(*list, sizeof **list * (size_t)cap);
+            if (!grown) {
+                rc = andrea_fail(err, "%s: out of memory", dir);
+                break;
+            }
+            *list = grown;
+        }
+        snprintf((*list)[*n].name, sizeof (*list)[*n].name, "%s", e->d_name);
+        memcpy((*list)[(*n)++].sha256, hex, 65);
+    }
+    closedir(d);
+    if (rc) {
+        free(*list);
+        *list = NULL;
+        *n = 0;
+        return -1;
+    }
+    if (*n > 1) qsort(*list, (size_t)*n, sizeof **list, by_name);
+    return 0;
+}
+
 /* ---- inputs inside the folder ---- */
 
 static const char *const report_pages[] = {"index.html", "explore.html", "compare.html"};

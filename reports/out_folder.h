@@ -29,6 +29,19 @@ int andrea_out_folder_check(const char *dir, int writing, ae_error *err);
  * tree, and two writers never wait on each other. */
 int andrea_out_folder_check_series(const char *dir, const char *const *names, int n, ae_error *err);
 
+/* A complete andrea report in a subfolder of a series folder: its name and its checkpoint's
+ * sha256 (the row its index.html shows). */
+typedef struct {
+    char name[256];
+    char sha256[65];
+} out_folder_report;
+
+/* The complete andrea reports in dir's own subfolders (dir/NAME: a folder, no link followed,
+ * data/meta.js with andrea's mark and an index.html naming its checkpoint's sha256; a report
+ * stopped midway has no index.html and is left out), by name; *list (malloc'd, *n entries, NULL
+ * when none) is the caller's to free. 0, or -1 (err) when out of memory; an unreadable dir has none. */
+int andrea_out_folder_reports(const char *dir, out_folder_report **list, int *n, ae_error *err);
+
 /* Where real_path lies in the report folder real_dir (both resolved by the caller, so any
  * spelling of the folder counts): OUT_PLACE_CATALOG (catalog.db and its -wal, -shm, -journal),
  * OUT_PLACE_PAGE (index.html, explore.html, compare.html), OUT_PLACE_FOLDER (one of the report's

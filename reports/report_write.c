@@ -519,7 +519,9 @@ static void grid_attrs(andrea_buf *b, const plot_grid *g, int L, int H) {
                 g->cell_h, L, H);
 }
 
-/* The index page's heading and table of what was analysed (checkpoint, shape, dump, catalog, suites). */
+/* The index page's heading and table of what was analysed (checkpoint, shape, dump, catalog, suites).
+ * Its sha256 row, "<tr><th>sha256</th><td><code>" and the hex, is read back by reports/out_folder.c
+ * (andrea_out_folder_reports: a series page links the reports its folder holds): keep it so. */
 static void index_meta(andrea_buf *b, const report_data *d, const andrea_render_options *opt) {
     andrea_buf_puts(b, "<h1>andrea report: ");
     andrea_html_add(b, d->model);

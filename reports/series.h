@@ -22,6 +22,9 @@
 typedef struct {
     const char *sha256;      /* checkpoint sha256 (the catalog's model) */
     const char *report_href; /* link to its report, relative to the series page ("" = none) */
+    /* 1: a report found in the series folder, not given: shown only when the catalog holds its
+     * checkpoint in a series of the given ones (the entries with 0), and not given too */
+    int found;
 } series_input;
 
 typedef struct {
@@ -44,7 +47,8 @@ typedef struct {
     unsigned char *label;    /* same shape */
 } series_data;
 
-/* Reads the current scores of the n checkpoints from the catalog at db_path (read-only). */
+/* Reads the current scores of the n checkpoints from the catalog at db_path (read-only); a found
+ * one (series_input.found) that does not join the series is left out. */
 int andrea_series_load(const char *db_path, const series_input *in, int n, series_data *out, ae_error *err);
 void andrea_series_free(series_data *d);
 

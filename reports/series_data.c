@@ -148,19 +148,69 @@ fail:
     return -1;
 }
 
+/* Into *out (256 bytes) the series of the checkpoint sha256 as load_meta reads it: 1, 0 when the
+ * catalog has no such checkpoint, -1 (err). */
+static int series_of(sqlite3 *db, const char *path, sqlite3_stmt *st, const char *sha256, char *out, ae_error *err) {
+    SQL_CHECK(path, db, sqlite3_reset(st), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 1, sha256, -1, SQLITE_STATIC), SQLITE_OK);
+    const int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) return 0;
+    SQL_CHECK(path, db, rc, SQLITE_ROW);
+    const char *s = (const char *)sqlite3_column_text(st, 0);
+    snprintf(out, 256, "%s", s ? s : "");
+    return 1;
+fail:
+    return -1;
+}
+
+/* Whether found checkpoint k joins the series: not given too (nor found before), and the catalog
+ * holds it in the series of one of the given checkpoints. 1, 0, or -1 (err). */
+static int joins(sqlite3 *db, const char *path, sqlite3_stmt *st, const series_input *in, int n, int k, ae_error *err) {
+    char mine[256], theirs[256];
+    for (int j = 0; j < n; j++)
+        if ((!in[j].found || j < k) && !strcmp(in[j].sha256, in[k].sha256)) return 0;
+    int rc = series_of(db, path, st, in[k].sha256, mine, err);
+    for (int j = 0; j < n && rc == 1; j++) {
+        if (in[j].found) continue;
+        const int r = series_of(db, path, st, in[j].sha256, theirs, err);
+        if (r < 0 || (r == 1 && !strcmp(mine, theirs))) return r;
+    }
+    return rc < 0 ? -1 : 0;
+}
+
+/* d->ck: the given checkpoints, and the found ones that join them (joins). */
+static int pick_checkpoints(sqlite3 *db, const char *path, const series_input *in, int n, series_data *d, ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT coalesce(series, name) FROM models WHERE sha256 = ?1", -1, &st, NULL),
+              SQLITE_OK);
+    for (int i = 0; i < n; i++) {
+        const int keep = in[i].found ? joins(db, path, st, in, n, i, err) : 1;
+        if (keep < 0) goto fail;
+        if (!keep) continue;
+        series_checkpoint *c = &d->ck[d->n_ck++];
+        snprintf(c->sha256, sizeof c->sha256, "%s", in[i].sha256);
+        snprintf(c->href, sizeof c->href, "%s", in[i].report_href ? in[i].report_href : "");
+    }
+    sqlite3_finalize(st);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
 int andrea_series_load(const char *path, const series_input *in, int n, series_data *d, ae_error *err) {
     sqlite3 *db = NULL;
     memset(d, 0, sizeof *d);
     if (n <= 0) return andrea_fail(err, "%s: a series needs at least one checkpoint", path);
     d->ck = calloc((size_t)n, sizeof *d->ck);
     if (!d->ck) return andrea_fail(err, "%s: out of memory", path);
-    d->n_ck = n;
-    for (int i = 0; i < n; i++) {
-        snprintf(d->ck[i].sha256, sizeof d->ck[i].sha256, "%s", in[i].sha256);
-        snprintf(d->ck[i].href, sizeof d->ck[i].href, "%s", in[i].report_href ? in[i].report_href : "");
-    }
     if (andrea_catalog_open_ro(path, &db, err)) goto fail;
     SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL), SQLITE_OK);
+    if (pick_checkpoints(db, path, in, n, d, err)) goto fail;
+    if (d->n_ck <= 0) {
+        andrea_fail(err, "%s: a series needs at least one checkpoint", path);
+        goto fail;
+    }
     if (load_meta(db, path, d, err)) goto fail;
     sort_by_step(d->ck, d->n_ck);
     size_t cells;
