@@ -24,7 +24,7 @@
  *     SEALED     the user block holds the seal
  *       |  andrea_tmp_commit (rank 0)            | part files (MPI without --single-file):
  *       |                                    |  every rank its part; then rank 0 writes and
- *       |                                    |  seals the master "<out>.tmp-<pid>" (agreed)
+ *       |                                    |  seals the master "<out>.tmp-<pid>-<random>" (agreed)
  *       |                                    v  andrea_tmp_commit of each part (every rank)
  *       |                          PARTS_RENAMED "<out>.part-R-of-N" complete; abort unlinks it
  *       |                                       |  andrea_tmp_commit of the master (rank 0), last
