@@ -22,6 +22,7 @@
 #include "../common/atomic_file.h"
 #include "../common/printable.h"
 #include "../common/progress.h"
+#include "../common/sqlite_time_limit.h"
 
 /* The schema. Tables are created inside the writer's transaction, so two first writers racing on
  * a new file cannot see a half-made schema. */
@@ -441,6 +442,8 @@ int andrea_catalog_open_rw(const char *path, sqlite3 **out, ae_error *err) {
         return -1;
     }
     SQL_CHECK(path, db, sqlite3_busy_timeout(db, 30000), SQLITE_OK);
+    /* the writer's own reads end too (a view that never ends): sqlite_time_limit.h */
+    SQL_CHECK(path, db, andrea_sqlite_time_limit(db, andrea_sqlite_time_limit_default()), SQLITE_OK);
     if (andrea_catalog_check_ours(db, path, err)) goto fail;
     /* journal_mode needs a moment of exclusive access; retry while another process has it. */
     for (int attempt = 0;; attempt++) {

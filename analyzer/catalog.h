@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "../common/sqlite_time_limit.h"
 
 #define ANDREA_CATALOG_SCHEMA_VERSION 2
 /* PRAGMA application_id of an andrea catalog ("ANDR"): tells it from other SQLite databases. */
@@ -68,7 +69,7 @@ int andrea_catalog_format_parse(const char *s);
  * print REALs with %.17g (exact round trip). */
 int andrea_catalog_rows_write(FILE *out, const catalog_rows *r, catalog_format fmt, ae_error *err);
 
-/* What one query may cost: a query still running after timeout_s seconds is stopped (0 = no
+/* What one query may cost: a query that has spent timeout_s seconds inside SQLite is stopped (0 = no
  * limit), and a result set that would take more than max_bytes of memory is refused (0 = the default,
  * CATALOG_RESULT_MAX_BYTES). A recursive CTE without an end would otherwise run until killed, and
  * all rows are held in memory (the table format aligns its columns over the whole result). */
@@ -76,7 +77,7 @@ typedef struct {
     double timeout_s;
     size_t max_bytes;
 } catalog_limits;
-#define CATALOG_TIMEOUT_DEFAULT_S 60.0
+#define CATALOG_TIMEOUT_DEFAULT_S ANDREA_SQLITE_TIME_LIMIT_DEFAULT_S /* every catalog connection's (sqlite_time_limit.h) */
 #define CATALOG_RESULT_MAX_BYTES ((size_t)1 << 30)
 
 typedef struct {

@@ -23,6 +23,7 @@
 
 #include "../common/percent_encode.h"
 #include "../common/sqlite_check.h"
+#include "../common/sqlite_time_limit.h"
 #include "catalog.h"
 
 /* "file:PATH?immutable=1" with PATH percent-encoded (all but '/'), so '?', '#', '%' and spaces in a
@@ -60,8 +61,13 @@ static int open_with(const char *name, int flags, const char *path, sqlite3 **ou
         sqlite3_close(db);
         return -1;
     }
+    /* every reader's statements end: the process's time limit (sqlite_time_limit.h) */
+    SQL_CHECK(path, db, andrea_sqlite_time_limit(db, andrea_sqlite_time_limit_default()), SQLITE_OK);
     *out = db;
     return 0;
+fail:
+    sqlite3_close(db);
+    return -1;
 }
 
 /* The first read, which is where a WAL database needs its -shm. Returns SQLite's result code. */

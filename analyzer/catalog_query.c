@@ -16,6 +16,7 @@
 #include "catalog_open.h"
 #include "catalog_sql.h"
 #include "../common/printable.h"
+#include "../common/sqlite_time_limit.h"
 
 void andrea_catalog_rows_free(catalog_rows *r) {
     if (r->col_names)
@@ -36,27 +37,18 @@ int andrea_catalog_format_parse(const char *s) {
     return -1;
 }
 
-/* The shared read-only open (catalog_open.h) plus foreign keys, as on every andrea connection. */
-static int open_ro(const char *path, sqlite3 **out, ae_error *err) {
+/* The shared read-only open (catalog_open.h) plus foreign keys, as on every andrea connection, and
+ * the query's time limit when lim gives one (else the process's, set at the open). */
+static int open_ro(const char *path, const catalog_limits *lim, sqlite3 **out, ae_error *err) {
     sqlite3 *db = NULL;
     if (andrea_catalog_open_ro(path, &db, err)) return -1;
     SQL_CHECK(path, db, sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL), SQLITE_OK);
+    if (lim) SQL_CHECK(path, db, andrea_sqlite_time_limit(db, lim->timeout_s), SQLITE_OK);
     *out = db;
     return 0;
 fail:
     sqlite3_close(db);
     return -1;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* SQLite calls this every few thousand virtual-machine steps; non-zero interrupts the query. */
-static int past_deadline(void *deadline) {
-    return now_s() > *(const double *)deadline;
 }
 
 /* What a cell of `text_bytes` bytes of text costs in memory: its pointer and numeric flag, and its
@@ -112,7 +104,7 @@ static int cell_text(sqlite3_stmt *st, int i, size_t max_bytes, size_t *bytes, c
 }
 
 /* Steps a prepared statement to the end, collecting every row as text, at most max_bytes of it. */
-static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double timeout, size_t max_bytes,
+static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, size_t max_bytes,
                         catalog_rows *out, ae_error *err) {
     memset(out, 0, sizeof *out);
     size_t bytes = 0;
@@ -128,9 +120,9 @@ static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double 
     for (;;) {
         int rc = sqlite3_step(st);
         if (rc == SQLITE_DONE) break;
-        if (rc == SQLITE_INTERRUPT && timeout > 0)
+        if (rc == SQLITE_INTERRUPT && andrea_sqlite_time_limit_stopped() > 0) /* the open's time limit */
             return andrea_fail(err, "%s: query stopped after %g s (the time limit; narrow the query, add LIMIT, or raise "
-                                "--timeout)", path, timeout);
+                                "--timeout)", path, andrea_sqlite_time_limit_stopped());
         if (rc == SQLITE_TOOBIG) /* a value over the length limit set by collect */
             return andrea_fail(err, "%s: result too large (a value over %zu MiB; narrow the query or add LIMIT)", path,
                                max_bytes >> 21);
@@ -159,22 +151,18 @@ static int collect_rows(sqlite3 *db, const char *path, sqlite3_stmt *st, double 
     return 0;
 }
 
-/* collect_rows under the limits: the deadline lives only for this call. */
+/* collect_rows under the size limit (the time limit was set at the open). */
 static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, const catalog_limits *lim, catalog_rows *out,
                    ae_error *err) {
-    const double timeout = lim && lim->timeout_s > 0 ? lim->timeout_s : 0;
     const size_t max_bytes = lim && lim->max_bytes ? lim->max_bytes : CATALOG_RESULT_MAX_BYTES;
-    double deadline = now_s() + timeout;
-    if (timeout > 0) sqlite3_progress_handler(db, 10000, past_deadline, &deadline);
     /* SQLite builds a row's values before andrea sees them (it expands a zeroblob(N) into N bytes),
      * so cell_text's size check alone would come after the memory is taken. No value over half the
      * result limit could be shown (a blob's text is twice its size), so SQLite refuses to build one
      * (SQLITE_TOOBIG, for the query's intermediate values too). */
     const int old_length = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
     sqlite3_limit(db, SQLITE_LIMIT_LENGTH, max_bytes / 2 < (size_t)old_length ? (int)(max_bytes / 2) : old_length);
-    int rc = collect_rows(db, path, st, timeout, max_bytes, out, err);
+    int rc = collect_rows(db, path, st, max_bytes, out, err);
     sqlite3_limit(db, SQLITE_LIMIT_LENGTH, old_length);
-    sqlite3_progress_handler(db, 0, NULL, NULL);
     return rc;
 }
 
@@ -525,7 +513,7 @@ int andrea_catalog_heads(const char *path, const catalog_heads_filter *f, const 
     sqlite3_stmt *st = NULL;
     int ret = -1;
     memset(out, 0, sizeof *out);
-    if (open_ro(path, &db, err)) return -1;
+    if (open_ro(path, lim, &db, err)) return -1;
     if (check_schema(db, path, err)) goto fail;
     if ((ret = check_filter(db, path, f, err)) != 0 || (ret = check_selectors(db, path, f, err)) != 0 ||
         (ret = check_step(db, path, f, err)) != 0)
@@ -599,7 +587,7 @@ int andrea_catalog_sql(const char *path, const char *sql, const catalog_limits *
     sqlite3_stmt *st = NULL, *st2 = NULL;
     int ret = -1;
     memset(out, 0, sizeof *out);
-    if (open_ro(path, &db, err)) return -1;
+    if (open_ro(path, lim, &db, err)) return -1;
     SQL_CHECK(path, db, sqlite3_set_authorizer(db, sql_authorizer, NULL), SQLITE_OK);
     const char *tail = NULL;
     int rc = sqlite3_prepare_v2(db, sql, -1, &st, &tail);

@@ -5,13 +5,15 @@
 #include <string.h>
 
 #include "../common/progress.h"
+#include "../common/sqlite_time_limit.h"
 #include "../dump/dump.h"
 #include "../reports/report.h"
 #include "cli.h"
 
 static void help(FILE *f) {
     fprintf(f,
-            "usage: andrea render DUMP.h5 --db CATALOG --out DIR [--examples N] [--report-maps N|all|labelled] [--quiet]\n\n"
+            "usage: andrea render DUMP.h5 --db CATALOG --out DIR [--examples N] [--report-maps N|all|labelled]\n"
+            "                     [--timeout S] [--quiet]\n\n"
             "Writes a static, offline report of the dump's model into DIR (created if missing):\n"
             "index.html (a sortable head table filterable by class, overview images), one page per\n"
             "head (heads/L{l}_H{h}.html) with its heatmaps for every suite, and the PNGs (maps/,\n"
@@ -23,13 +25,15 @@ static void help(FILE *f) {
             "                 examples (default 1, for every head while heads x suites <= 1024, else\n"
             "                 for the labelled heads only; 0: none; all: every shown example;\n"
             "                 labelled: example 0 of the labelled heads; N > --examples shows N)\n"
-            "  -q, --quiet    no progress bar (-o is --out, -h --help)\n");
+            "  --timeout S    stop a catalog query after S seconds in it (default %g; 0: no limit)\n"
+            "  -q, --quiet    no progress bar (-o is --out, -h --help)\n",
+            CATALOG_TIMEOUT_DEFAULT_S);
 }
 
 int cmd_render(int argc, char **argv) {
     static const struct option opts[] = {
         {"db", required_argument, 0, 'd'},  {"out", required_argument, 0, 'o'}, {"examples", required_argument, 0, 'n'},
-        {"report-maps", required_argument, 0, 'R'},
+        {"report-maps", required_argument, 0, 'R'}, {"timeout", required_argument, 0, 't'},
         {"quiet", no_argument, 0, 'q'},     {"help", no_argument, 0, 'h'},       {0, 0, 0, 0},
     };
     const char *db = NULL, *out = NULL;
@@ -52,6 +56,13 @@ int cmd_render(int argc, char **argv) {
         case 'R': {
             int bad = cli_opt_report_maps("render", optarg, &o.maps_per_suite);
             if (bad) return bad;
+            break;
+        }
+        case 't': { /* every catalog connection of this run gets it (common/sqlite_time_limit.h) */
+            catalog_limits lim;
+            int bad = cli_opt_timeout("render", optarg, &lim);
+            if (bad) return bad;
+            andrea_sqlite_time_limit_set_default(lim.timeout_s);
             break;
         }
         case 'q':

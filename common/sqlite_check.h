@@ -6,7 +6,8 @@
  * failed open; a damaged file says so: "the file is damaged") and jumps to the enclosing
  * function's `fail:` label. An I/O failure adds the OS's reason, which SQLite's "disk I/O error"
  * leaves out: "disk I/O error (No space left on device)" (andrea_sqlite_why, also for the calls
- * that report in their own words).
+ * that report in their own words). A statement stopped by its time limit (sqlite_time_limit.h)
+ * says so: "query stopped after 60 s, the time limit of a catalog query (...)".
  * Contract for callers: an `ae_error *err` in scope and a `fail:` cleanup path. */
 #ifndef ANDREA_SQLITE_CHECK_H
 #define ANDREA_SQLITE_CHECK_H
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "sqlite_time_limit.h"
 
 /* SQLite's message for a failed call with result code rc (sqlite3_errmsg, or sqlite3_errstr(rc)
  * when db is NULL), followed by the OS error behind it when the failure is an I/O one (SQLite
@@ -23,7 +25,10 @@
 static inline const char *andrea_sqlite_why(sqlite3 *db, int rc, char *buf, size_t cap) {
     const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     const int primary = rc & 0xff, sys = db ? sqlite3_system_errno(db) : 0; /* errno of this failure when I/O */
-    if (sys > 0 && (primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN))
+    if (primary == SQLITE_INTERRUPT && andrea_sqlite_time_limit_stopped() > 0)
+        snprintf(buf, cap, "query stopped after %g s, the time limit of a catalog query (a view or query that never "
+                           "ends?)", andrea_sqlite_time_limit_stopped());
+    else if (sys > 0 && (primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN))
         snprintf(buf, cap, "%s (%s)", msg, strerror(sys));
     else
         snprintf(buf, cap, "%s", msg);
