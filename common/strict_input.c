@@ -158,7 +158,7 @@ static json_scan scan_json(const char *s, size_t len) {
  * 3629: shortest form, no surrogate, nothing past U+10FFFF, nothing cut short), or SIZE_MAX, with
  * *what naming the fault. Python's json decodes the text first and serde_json reads a &str, so
  * both refuse such text; cJSON copies the bytes into its strings as they are. */
-static size_t utf8_bad_at(const unsigned char *s, size_t len, const char **what) {
+size_t andrea_utf8_bad_at(const unsigned char *s, size_t len, const char **what) {
     size_t i = 0;
     while (i < len) {
         const unsigned c = s[i];
@@ -207,7 +207,7 @@ static int refuse_before_parse(const char *text, size_t len, const json_scan *sc
         return -1;
     }
     const char *what = NULL;
-    const size_t bad = utf8_bad_at((const unsigned char *)text, len, &what);
+    const size_t bad = andrea_utf8_bad_at((const unsigned char *)text, len, &what);
     if (bad != SIZE_MAX) {
         snprintf(why, cap, "not valid UTF-8 at byte %zu (0x%02X: %s)", bad, (unsigned char)text[bad], what);
         return -1;

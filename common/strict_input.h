@@ -52,6 +52,11 @@ FILE *andrea_fopen_regular(const char *path, ae_error *err);
 cJSON *andrea_json_parse_strict(const char *text, size_t len, int check_dups, size_t *syntax_at, char *why,
                                 size_t cap);
 
+/* Offset of the first byte of s[0..len) that does not begin a well-formed UTF-8 sequence (RFC
+ * 3629: shortest form, no surrogate, nothing past U+10FFFF, nothing cut short), or SIZE_MAX;
+ * *what names the fault (a phrase such as "a sequence cut short"). */
+size_t andrea_utf8_bad_at(const unsigned char *s, size_t len, const char **what);
+
 /* Set in the type of a number node andrea_json_parse_strict read from digits only (no sign,
  * '.' or exponent). cJSON reads a node's type through (type & 0xFF) and uses 256 and 512 for its
  * own flags, so the bit changes nothing it does. */

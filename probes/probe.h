@@ -37,6 +37,9 @@ typedef struct {
     probe_item *items;
     int n_items;
     int max_len;        /* longest item */
+    int map_only;       /* 1: a suite of texts without targets and without a class (a probe file's
+                           suite whose items give no targets, or --texts): its maps are dumped
+                           and shown, nothing is scored (classify skips it) */
 } probe_suite;
 
 /* The built-in suite names are the class names of classes.h (andrea_probe_classes). */

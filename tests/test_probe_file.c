@@ -195,16 +195,16 @@ static void test_item_longer_than_the_model_is_refused(void) {
 }
 static void test_target_key_after_its_query_is_refused(void) {
     expect_refused("{\"suite\": \"bos\", \"tokens\": [1,2,3], \"targets\": [[1, [2]]]}\n", 1,
-                   "\"targets\"[0]: key[0] must be a position in 0..1");
+                   "\"targets\"[0]: key[0] must be a token position in 0..1");
 }
 static void test_target_query_beyond_the_item_is_refused(void) {
     expect_refused("{\"suite\": \"bos\", \"tokens\": [1,2,3], \"targets\": [[3, [0]]]}\n", 1,
-                   "\"targets\"[0]: query must be a position in 1..2");
+                   "\"targets\"[0]: query must be a token position in 1..2");
 }
 /* position 0 attends only to itself: as a query it would score 1 on every head */
 static void test_target_query_at_position_0_is_refused(void) {
     expect_refused("{\"suite\": \"y\", \"tokens\": [1,2,3], \"targets\": [[0, [0]]]}\n", 1,
-                   "\"targets\"[0]: query must be a position in 1..2 (position 0 attends only to itself)");
+                   "\"targets\"[0]: query must be a token position in 1..2 (position 0 attends only to itself)");
 }
 /* ids written as floats are floats to every other JSON reader */
 static void test_token_id_written_as_a_float_is_refused(void) {
@@ -353,9 +353,29 @@ static void test_a_lone_repeated_token_is_no_induction_query(void) {
     andrea_probe_suites_free(s, n);
 }
 
-static void test_user_suite_without_targets_is_refused_naming_it(void) {
-    expect_refused("{\"suite\": \"my_heads\", \"tokens\": [1, 2, 3]}\n", 1,
-                   "suite \"my_heads\" is not a built-in class, so its items need \"targets\"");
+/* texts without targets in a suite that is no class: a map-only suite (maps, no scores) */
+static void test_user_suite_without_targets_is_map_only(void) {
+    probe_suite *s;
+    int n;
+    const char *msg = load("{\"suite\": \"my_texts\", \"text\": \"hello\"}\n"
+                           "{\"suite\": \"my_texts\", \"tokens\": [1, 2, 3]}\n"
+                           "{\"suite\": \"bos\", \"text\": \"hi there\"}\n",
+                           &s, &n);
+    CHECK_MSG(msg == NULL, "%s", msg);
+    if (msg) return;
+    CHECK(n == 2 && !strcmp(s[0].name, "my_texts") && s[0].map_only == 1 && s[0].n_items == 2);
+    CHECK(s[0].items[0].n_targets == 0 && s[0].items[1].n_targets == 0 && s[0].items[0].n_tokens == 6);
+    CHECK(!strcmp(s[1].name, "bos") && s[1].map_only == 0 && s[1].items[0].n_targets > 0);
+    andrea_probe_suites_free(s, n);
+}
+/* a forgotten "targets" on one line must not make that item silently unscored */
+static void test_suite_mixing_items_with_and_without_targets_is_refused(void) {
+    expect_refused("{\"suite\": \"my_heads\", \"tokens\": [1, 2, 3], \"targets\": [[2, [1]]]}\n"
+                   "{\"suite\": \"my_heads\", \"tokens\": [1, 2, 3]}\n",
+                   2, "suite \"my_heads\" has targets on an earlier line, this item none");
+    expect_refused("{\"suite\": \"my_heads\", \"tokens\": [1, 2, 3]}\n"
+                   "{\"suite\": \"my_heads\", \"tokens\": [1, 2, 3], \"targets\": [[2, [1]]]}\n",
+                   2, "suite \"my_heads\" is map-only on an earlier line (no targets), this item has them");
 }
 static void test_bos_that_is_not_a_boolean_is_refused(void) {
     expect_refused("{\"suite\": \"bos\", \"text\": \"ab\", \"bos\": 0}\n", 1, "\"bos\" must be true or false");
@@ -401,7 +421,8 @@ int main(void) {
     RUN(test_text_item_positions_count_from_the_first_text_token);
     RUN(test_default_induction_on_repeated_text_scores_only_the_second_copy);
     RUN(test_a_lone_repeated_token_is_no_induction_query);
-    RUN(test_user_suite_without_targets_is_refused_naming_it);
+    RUN(test_user_suite_without_targets_is_map_only);
+    RUN(test_suite_mixing_items_with_and_without_targets_is_refused);
     RUN(test_bos_that_is_not_a_boolean_is_refused);
     RUN(test_bos_on_a_tokens_item_is_refused);
     RUN(test_missing_file_is_refused_with_its_path);

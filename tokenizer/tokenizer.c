@@ -4,12 +4,14 @@
  * Failure contract: "PATH: problem", naming the folder that lacks the files or the file at fault. */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "../common/checked_size.h"
+#include "../common/strict_input.h"
 #include "tokenizer_impl.h"
 
 int andrea_tok_alloc_output(size_t len, int **ids, int **offsets, ae_error *err) {
@@ -138,4 +140,24 @@ int andrea_tokenizer_bos(const andrea_tokenizer *t) { return t->bos; }
 
 const char *andrea_tokenizer_kind(const andrea_tokenizer *t) {
     return t->kind == TOK_BYTE ? "byte" : "gpt2-bpe";
+}
+
+int andrea_text_char_index(const char *text, size_t len, size_t **chars, ae_error *err) {
+    size_t bytes;
+    *chars = NULL;
+    if (ae_mul(len + 1, sizeof(size_t), &bytes) || !(*chars = malloc(bytes)))
+        return andrea_fail(err, "out of memory indexing the characters of a %zu-byte text", len);
+    const unsigned char *s = (const unsigned char *)text;
+    size_t c = 0;
+    for (size_t i = 0; i < len; c++) {
+        /* the length the lead byte announces; one byte when the sequence is not well-formed */
+        const unsigned b = s[i];
+        size_t n = b < 0xC2 || b > 0xF4 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        const char *what;
+        if (n > 1 && (i + n > len || andrea_utf8_bad_at(s + i, n, &what) != SIZE_MAX)) n = 1;
+        for (size_t k = 0; k < n; k++) (*chars)[i + k] = c;
+        i += n;
+    }
+    (*chars)[len] = c;
+    return 0;
 }

@@ -45,6 +45,13 @@ int andrea_tokenizer_token_bytes(const andrea_tokenizer *t, int id, char *buf, s
 
 /* BOS id, or -1 when the vocabulary has none (plain 256-byte vocab). */
 int andrea_tokenizer_bos(const andrea_tokenizer *t);
+/* The characters of text (len bytes), as probe files' "char_targets" and `andrea tokenize
+ * --offsets` count them: a well-formed UTF-8 sequence is one character (a code point, as Python
+ * indexes a str), and so is each byte that does not begin one (any bytes have characters).
+ * *chars (malloc'd, len + 1 entries): chars[b] = the index of the character holding byte b,
+ * chars[len] = the number of characters. 0, or -1 with err (out of memory). */
+int andrea_text_char_index(const char *text, size_t len, size_t **chars, ae_error *err);
+
 /* "byte" or "gpt2-bpe" */
 const char *andrea_tokenizer_kind(const andrea_tokenizer *t);
 
