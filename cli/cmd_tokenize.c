@@ -2,7 +2,8 @@
  * Reads only the checkpoint's config (andrea_checkpoint_peek_config: the vocabulary size picks
  * the tokenizer) and prints one line per token, "ID<TAB>PIECE", PIECE double-quoted with C-style
  * escapes so that spaces, control bytes and partial UTF-8 sequences stay visible; with --ids the
- * ids alone on one line, space-separated. */
+ * ids alone on one line, space-separated; with --offsets each token's character span too
+ * ("ID<TAB>START<TAB>END<TAB>PIECE", characters as probe files' "char_targets" count them). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +15,15 @@
 #include "cli.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: andrea tokenize CKPT TEXT [--ids] [--tokenizer DIR]\n\n"
+    fprintf(f, "usage: andrea tokenize CKPT TEXT [--ids|--offsets] [--tokenizer DIR]\n\n"
                "Prints the tokens of TEXT, one line each: the id, a tab, and the token's text in double\n"
                "quotes with C-style escapes (\\n, \\r, \\t, \\\", \\\\, \\xNN for control bytes and for bytes of a\n"
                "UTF-8 character split across tokens).\n\n"
                "  --ids            print only the ids, space-separated, on one line\n"
+               "  --offsets        also each token's character span START END (END exclusive) between\n"
+               "                   the id and the text: the numbers a probe file's \"char_targets\" use.\n"
+               "                   Characters are code points (a byte that is not UTF-8 counts as one); a\n"
+               "                   character split across tokens is in the span of each of them\n"
                "  --tokenizer DIR  folder with vocab.json + merges.txt (default: beside CKPT)\n\n"
                "The model's vocab_size picks the tokenizer: 256 or 257 is byte-level (id = byte), anything\n"
                "else GPT-2 byte-level BPE from vocab.json + merges.txt. Only the checkpoint's header (or\n"
@@ -69,22 +74,25 @@ static void print_piece(const char *piece, size_t n) {
 
 int cmd_tokenize(int argc, char **argv) {
     static const struct option opts[] = {{"ids", no_argument, NULL, 'i'},
+                                         {"offsets", no_argument, NULL, 'O'},
                                          {"tokenizer", required_argument, NULL, 'k'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    int ids_only = 0, c;
+    int ids_only = 0, offsets = 0, c;
     const char *tok_dir = NULL;
     optind = 1;
     opterr = 0;
     while ((c = cli_getopt(argc, argv, ":h", opts)) != -1) {
         switch (c) {
         case 'i': ids_only = 1; break;
+        case 'O': offsets = 1; break;
         case 'k': tok_dir = optarg; break;
         case 'h': usage(stdout); return cli_stdout_done();
         default: return cli_option_error("tokenize", c, argv, opts);
         }
     }
     if (argc - optind != 2) return cli_usage_error("tokenize", "expects a checkpoint and a text");
+    if (ids_only && offsets) return cli_usage_error("tokenize", "--ids prints the ids alone and --offsets the spans beside them: give one");
     const char *ckpt = argv[optind], *text = argv[optind + 1];
 
     ae_error err = {{0}};
@@ -93,8 +101,12 @@ int cmd_tokenize(int argc, char **argv) {
     if (andrea_checkpoint_peek_config(ckpt, &cfg, dir, sizeof dir, &err)) return cli_fail(&err);
     andrea_tokenizer *tok = andrea_tokenizer_open(cfg.vocab_size, dir, tok_dir, &err);
     if (!tok) return cli_fail(&err);
-    int *ids = NULL, n = 0;
-    if (andrea_tokenizer_encode(tok, text, strlen(text), &ids, NULL, &n, &err)) {
+    int *ids = NULL, *offs = NULL, n = 0;
+    size_t *chars = NULL, len = strlen(text);
+    if (andrea_tokenizer_encode(tok, text, len, &ids, &offs, &n, &err) ||
+        (offsets && andrea_text_char_index(text, len, &chars, &err))) {
+        free(ids);
+        free(offs);
         andrea_tokenizer_free(tok);
         return cli_fail(&err);
     }
@@ -106,11 +118,17 @@ int cmd_tokenize(int argc, char **argv) {
         }
         int k = andrea_tokenizer_token_bytes(tok, ids[i], piece, sizeof piece);
         printf("%d\t", ids[i]);
+        if (offsets) { /* the characters holding its first and last byte */
+            const size_t b0 = (size_t)offs[i], b1 = i + 1 < n ? (size_t)offs[i + 1] : len;
+            printf("%zu\t%zu\t", chars[b0], b1 > b0 ? chars[b1 - 1] + 1 : chars[b0]);
+        }
         print_piece(piece, k > 0 ? (size_t)k : 0);
         putchar('\n');
     }
     if (ids_only) putchar('\n');
     free(ids);
+    free(offs);
+    free(chars);
     andrea_tokenizer_free(tok);
     return cli_stdout_done();
 }

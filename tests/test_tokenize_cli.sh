@@ -115,4 +115,14 @@ expect_fail usage 2 "andrea tokenize: expects a checkpoint and a text*" "$ANDREA
 # test_help_describes_the_output
 "$ANDREA_BIN" tokenize --help | grep -q -- "--ids" && ok help || bad help "no --ids in --help"
 
+# test_offsets_print_each_tokens_character_span (code points: é is one character of two bytes;
+# " Zo" + "ë" split "Zoë" after its second character)
+out=$("$ANDREA_BIN" tokenize "$tmp/gpt2model/model.bin" $'Zo\xc3\xab met Zo\xc3\xab' --offsets)
+want=$'57\t0\t1\t"Z"\n78\t1\t2\t"o"\n26689\t2\t3\t"ë"\n1138\t3\t7\t" met"\n31645\t7\t10\t" Zo"\n26689\t10\t11\t"ë"'
+[[ "$out" == "$want" ]] && ok offsets || bad offsets "got '$out'"
+# a character split across byte tokens is in the span of each
+out=$("$ANDREA_BIN" tokenize "$tmp/bytemodel/model.bin" $'h\xc3\xa9' --offsets)
+[[ "$out" == $'104\t0\t1\t"h"\n195\t1\t2\t"\\xc3"\n169\t1\t2\t"\\xa9"' ]] && ok offsets_split_char || bad offsets_split_char "got '$out'"
+expect_one_line 2 "^andrea tokenize: --ids prints the ids alone" tokenize "$tmp/gpt2model/model.bin" x --ids --offsets
+
 finish
