@@ -55,6 +55,14 @@ static void to_hex(const unsigned char md[32], char hex[65]) {
     for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
 }
 
+int andrea_sha256_bytes(const void *data, size_t n, char hex[65]) {
+    unsigned char md[32];
+    unsigned int mdlen = 0;
+    if (EVP_Digest(data, n, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) return -1;
+    to_hex(md, hex);
+    return 0;
+}
+
 /* Bytes of fd from `from` to EOF (0 when the file is shorter). */
 static int tail_size(int fd, long from, size_t *tail, const char *path, ae_error *err) {
     struct stat st;

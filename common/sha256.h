@@ -9,6 +9,10 @@
 /* Writes the lowercase hex digest of the file's bytes into hex (65 bytes with NUL). */
 int andrea_sha256_file(const char *path, char hex[65], ae_error *err);
 
+/* The lowercase hex digest of n bytes in memory (a sharded checkpoint's identity hashes the list
+ * of its files' digests, engine/checkpoint_hash.h). -1 only when OpenSSL fails. */
+int andrea_sha256_bytes(const void *data, size_t n, char hex[65]);
+
 /* Same for the bytes of the open file f from offset `from` to EOF (the dump seal skips its
  * userblock); `path` only names the file in errors. Leaves f open; reads through its
  * descriptor, not its stdio buffer. */
