@@ -1,7 +1,8 @@
 /* checkpoint_peek.c — andrea_checkpoint_peek_config (model.h): a checkpoint's config and folder
  * without its weights.
- * Picks the format as andrea_model_load does (folder -> config.json inside; *.safetensors ->
- * config.json beside; anything else -> ANDREA .bin header). The checks are the loader's own:
+ * Picks the format as andrea_model_load does (folder, one file or sharded -> config.json inside;
+ * *.safetensors or a shards' *.safetensors.index.json -> config.json beside; anything else ->
+ * ANDREA .bin header). The checks are the loader's own:
  * andrea_bin_read_config (checkpoint_bin.c: magic, version, sizes, exact file length) and
  * andrea_config_json_read + andrea_param_sizes, so peek and load cannot drift apart and refuse a
  * file with the same message. Weights (NaN/Inf, safetensors offsets) are not looked at.
@@ -42,7 +43,7 @@ int andrea_checkpoint_peek_config(const char *path, andrea_config *cfg, char *di
         return -1;
     }
     andrea_config c;
-    if (is_dir || ends_with(path, ".safetensors")) {
+    if (is_dir || ends_with(path, ".safetensors") || ends_with(path, ".safetensors.index.json")) {
         if (put(cfg_path, sizeof cfg_path, path, err, "%.*s/%s", folder, (int)strlen(folder), "config.json") ||
             andrea_config_json_read(cfg_path, &c, err))
             return -1;

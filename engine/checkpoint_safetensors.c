@@ -23,6 +23,11 @@
  *      scratch buffer (12 MB a thread), Conv1D weights [in, out] transposed to Linear [out, in],
  *      every value checked finite as its piece is converted; the pieces go in file order
  *      (dynamic schedule), so the file is read about sequentially, once.
+ * Sharded (andrea_load_safetensors_sharded, Hugging Face's model.safetensors.index.json): steps
+ * 1-2 and 3b hold for each shard as for one file; 2b checks the shards against the index (every
+ * tensor in the shard the weight_map names, nothing else, total_size); 3 and 4 run over all shards'
+ * tensors together, so one model buffer takes every shard's values (no second copy). A shard's
+ * problem names the shard, a problem of the whole (a missing tensor) the index.
  * Failure contract: one line "FILE: tensor NAME: problem" (or "FILE: problem"), model zeroed.
  */
 #include <cJSON.h>
@@ -53,6 +58,7 @@ static const size_t dtype_bytes[] = {4, 2, 2};
 typedef struct {
     const char *name; /* as in the file (points into the cJSON tree) */
     char shown[112];  /* name made safe for messages (andrea_printable) */
+    int shard;        /* the file that holds it (st_file.shards) */
     int dtype;
     int ndim;
     long long shape[MAX_DIMS];
@@ -283,16 +289,27 @@ typedef struct {
     size_t r0, nr;
 } st_piece;
 
-/* One safetensors file being read: what each step below fills in for the next. */
+/* One safetensors file: the checkpoint's only one, or one shard of it. */
 typedef struct {
-    const char *path, *config_path;
-    andrea_config cfg;
-    size_t sizes[ANDREA_N_PARAM_TENSORS];
+    const char *path;
     int fd;
     char *hjson;
     cJSON *root;
     size_t data_start, data_bytes;
-    st_entry *entries, **sorted; /* n entries; sorted by data offset */
+    st_entry **sorted; /* its n entries by data offset: a slice of st_file.sorted */
+    int n;
+} st_shard;
+
+/* One checkpoint being read: what each step below fills in for the next. */
+typedef struct {
+    const char *path; /* the file, or a sharded checkpoint's index: names what no one shard is at fault for */
+    const char *config_path;
+    const andrea_shard_index *ix; /* NULL: one file */
+    andrea_config cfg;
+    size_t sizes[ANDREA_N_PARAM_TENSORS];
+    st_shard *shards;
+    int n_shards;
+    st_entry *entries, **sorted; /* n entries of all shards; sorted: shard by shard, by data offset in each */
     int n;
     int *slot_of; /* [n_slots]: entry index of each GPT-2 parameter slot, or -1 */
     size_t n_slots;
@@ -304,7 +321,7 @@ typedef struct {
 } st_file;
 
 /* 1. The header: its length fits the file and the limit, and it is one strict JSON object. */
-static int st_read_header(st_file *f, ae_error *err) {
+static int st_read_header(st_shard *f, ae_error *err) {
     const char *path = f->path;
     struct stat st;
     if (fstat(f->fd, &st) != 0) return andrea_fail(err, "%s: cannot stat: %s", path, strerror(errno));
@@ -336,35 +353,76 @@ static int st_read_header(st_file *f, ae_error *err) {
     return 0;
 }
 
-/* 2. Every entry on its own, then against each other: no two tensors share bytes. */
-static int st_parse_entries(st_file *f, ae_error *err) {
-    int n_items = cJSON_GetArraySize(f->root);
-    f->entries = calloc((size_t)n_items + 1, sizeof *f->entries);
-    f->sorted = calloc((size_t)n_items + 1, sizeof *f->sorted);
-    if (!f->entries || !f->sorted) return andrea_fail(err, "%s: out of memory", f->path);
-    for (const cJSON *it = f->root->child; it; it = it->next) {
+/* 2. Every entry of shard `k` on its own, then against each other: no two tensors share bytes.
+ * Its entries go on at f->entries[f->n]; f->entries holds room for every shard's. */
+static int st_parse_entries(st_file *f, int k, ae_error *err) {
+    st_shard *sh = &f->shards[k];
+    sh->sorted = f->sorted + f->n;
+    for (const cJSON *it = sh->root->child; it; it = it->next) {
         if (!strcmp(it->string, "__metadata__")) {
             /* the format's metadata: a map of strings to strings, read by nothing here */
             int ok = cJSON_IsObject(it);
             for (const cJSON *m = ok ? it->child : NULL; m && ok; m = m->next) ok = cJSON_IsString(m);
-            if (!ok) return andrea_fail(err, "%s: __metadata__ is not a map of strings to strings", f->path);
+            if (!ok) return andrea_fail(err, "%s: __metadata__ is not a map of strings to strings", sh->path);
             continue;
         }
-        if (parse_entry(it, &f->entries[f->n], f->data_bytes, f->path, err)) return -1;
-        f->sorted[f->n] = &f->entries[f->n];
+        st_entry *e = &f->entries[f->n];
+        if (parse_entry(it, e, sh->data_bytes, sh->path, err)) return -1;
+        e->shard = k;
+        sh->sorted[sh->n++] = e;
         f->n++;
     }
-    qsort(f->sorted, (size_t)f->n, sizeof *f->sorted, by_begin);
+    qsort(sh->sorted, (size_t)sh->n, sizeof *sh->sorted, by_begin);
     const st_entry *reach = NULL; /* the non-empty entry reaching furthest so far */
-    for (int i = 0; i < f->n; i++) {
-        const st_entry *e = f->sorted[i];
+    for (int i = 0; i < sh->n; i++) {
+        const st_entry *e = sh->sorted[i];
         if (e->begin == e->end) continue; /* empty tensors occupy no bytes */
         if (reach && e->begin < reach->end)
-            return andrea_fail(err, "%s: tensor %s: data_offsets [%zu, %zu] overlap tensor %s [%zu, %zu]", f->path,
+            return andrea_fail(err, "%s: tensor %s: data_offsets [%zu, %zu] overlap tensor %s [%zu, %zu]", sh->path,
                            e->shown, e->begin, e->end, reach->shown, reach->begin, reach->end);
         if (!reach || e->end > reach->end) reach = e;
     }
     return 0;
+}
+
+/* 2b. (sharded) The shards against the index: every tensor of a shard is one the weight_map
+ * maps to that shard (so no tensor is in two shards, and no shard holds what the index does not
+ * list), every tensor of the weight_map is in its shard, and total_size, when given, is the sum
+ * of the tensors' bytes. */
+static int st_check_index(const st_file *f, ae_error *err) {
+    const andrea_shard_index *ix = f->ix;
+    char *seen = calloc(ix->n_tensors + 1, 1);
+    if (!seen) return andrea_fail(err, "%s: out of memory", f->path);
+    size_t bytes = 0;
+    int rc = 0;
+    for (int i = 0; i < f->n && !rc; i++) {
+        const st_entry *e = &f->entries[i];
+        const char *shard = f->shards[e->shard].path;
+        const long t = andrea_shard_index_find(ix, e->name);
+        char other[112];
+        if (t < 0)
+            rc = andrea_fail(err, "%s: tensor %s: not in the index's weight_map (a shard holds only what the index lists)",
+                             shard, e->shown);
+        else if (ix->shard_of[t] != e->shard)
+            rc = andrea_fail(err, "%s: tensor %s: the index maps it to shard %s (a tensor in two shards, or in the wrong one)",
+                             shard, e->shown, andrea_printable(ix->shards[ix->shard_of[t]], other, sizeof other));
+        else if (ae_add(bytes, e->end - e->begin, &bytes))
+            rc = andrea_fail(err, "%s: the shards' sizes overflow", f->path);
+        else
+            seen[t] = 1;
+    }
+    for (size_t t = 0; t < ix->n_tensors && !rc; t++)
+        if (!seen[t]) {
+            char name[112], shard[112];
+            rc = andrea_fail(err, "%s: tensor %s: missing from shard %s, which the weight_map names for it", f->path,
+                             andrea_printable(ix->names[t], name, sizeof name),
+                             andrea_printable(ix->shards[ix->shard_of[t]], shard, sizeof shard));
+        }
+    if (!rc && ix->has_total_size && ix->total_size != bytes)
+        rc = andrea_fail(err, "%s: metadata.total_size is %zu bytes, but the shards' tensors hold %zu", f->path,
+                         ix->total_size, bytes);
+    free(seen);
+    return rc;
 }
 
 /* 3. Map entries to GPT-2 parameters. Slots: 0 wte, 1 wpe, 14 ln_f.w, 15 ln_f.b (global) and
@@ -380,15 +438,16 @@ static int st_map_slots(st_file *f, ae_error *err) {
         if (!strncmp(name, "transformer.", 12)) name += 12;
         st_target t;
         int kind = classify(name, &f->cfg, &t);
+        const char *path = f->shards[e->shard].path;
         if (kind < 0)
             return andrea_fail(err, "%s: tensor %s: not a GPT-2 parameter for a %d-layer model (unexpected tensor)",
-                           f->path, e->shown, f->cfg.n_layer);
+                           path, e->shown, f->cfg.n_layer);
         if (kind == 0) continue;
         char want[64], have[128];
         shape_str(want, sizeof want, t.shape, t.ndim);
         shape_str(have, sizeof have, e->shape, e->ndim);
         if (e->ndim != t.ndim || e->shape[0] != t.shape[0] || (t.ndim == 2 && e->shape[1] != t.shape[1]))
-            return andrea_fail(err, "%s: tensor %s: shape %s, but %s implies %s", f->path, e->shown, have,
+            return andrea_fail(err, "%s: tensor %s: shape %s, but %s implies %s", path, e->shown, have,
                            f->config_path, want);
         if (kind == 2) {
             f->lm_head = i;
@@ -396,30 +455,17 @@ static int st_map_slots(st_file *f, ae_error *err) {
         }
         size_t slot = t.layer < 0 ? (size_t)t.tensor : 16 + (size_t)t.layer * 16 + (size_t)t.tensor;
         if (f->slot_of[slot] >= 0)
-            return andrea_fail(err, "%s: tensor %s: appears twice (also as %s)", f->path, e->shown,
-                           f->entries[f->slot_of[slot]].shown);
+            return andrea_fail(err, "%s: tensor %s: appears twice (also as %s%s%s)", path, e->shown,
+                           f->entries[f->slot_of[slot]].shown, f->ix ? " in shard " : "",
+                           f->ix ? f->ix->shards[f->entries[f->slot_of[slot]].shard] : "");
         f->slot_of[slot] = i;
     }
     return 0;
 }
 
-/* 4. Nothing missing, and the tensors fill the data section exactly, as the safetensors library
- * requires: bytes that belong to no tensor mean a header that lost an entry or a corrupt offset. */
-static int st_check_complete(const st_file *f, ae_error *err) {
-    static const char *const global_names[16] = {[0] = "wte.weight", [1] = "wpe.weight",
-                                                  [14] = "ln_f.weight", [15] = "ln_f.bias"};
-    static const char *const layer_names[16] = {
-        [2] = "ln_1.weight",  [3] = "ln_1.bias",   [4] = "attn.c_attn.weight", [5] = "attn.c_attn.bias",
-        [6] = "attn.c_proj.weight", [7] = "attn.c_proj.bias", [8] = "ln_2.weight", [9] = "ln_2.bias",
-        [10] = "mlp.c_fc.weight", [11] = "mlp.c_fc.bias", [12] = "mlp.c_proj.weight",
-        [13] = "mlp.c_proj.bias"};
-    for (size_t s = 0; s < f->n_slots; s++) {
-        int layer = s < 16 ? -1 : (int)((s - 16) / 16), tensor = (int)(s % 16);
-        const char *nm = layer < 0 ? global_names[tensor] : layer_names[tensor];
-        if (!nm || f->slot_of[s] >= 0) continue;
-        if (layer < 0) return andrea_fail(err, "%s: tensor %s: missing", f->path, nm);
-        return andrea_fail(err, "%s: tensor h.%d.%s: missing", f->path, layer, nm);
-    }
+/* 4b. The tensors fill shard k's data section exactly, as the safetensors library requires:
+ * bytes that belong to no tensor mean a header that lost an entry or a corrupt offset. */
+static int st_check_tiled(const st_shard *f, ae_error *err) {
     /* each tensor begins where the one before it (sorted) ends, empty ones included: the
      * safetensors library refuses an empty tensor off that chain, so andrea does too */
     size_t expect_at = 0;
@@ -437,6 +483,27 @@ static int st_check_complete(const st_file *f, ae_error *err) {
     if (expect_at != f->data_bytes)
         return andrea_fail(err, "%s: trailing bytes: the tensors end at byte %zu of the data section, the file holds %zu",
                        f->path, expect_at, f->data_bytes);
+    return 0;
+}
+
+/* 4. Nothing missing (the index names a sharded checkpoint's missing tensor), then every file tiled (4b). */
+static int st_check_complete(const st_file *f, ae_error *err) {
+    static const char *const global_names[16] = {[0] = "wte.weight", [1] = "wpe.weight",
+                                                  [14] = "ln_f.weight", [15] = "ln_f.bias"};
+    static const char *const layer_names[16] = {
+        [2] = "ln_1.weight",  [3] = "ln_1.bias",   [4] = "attn.c_attn.weight", [5] = "attn.c_attn.bias",
+        [6] = "attn.c_proj.weight", [7] = "attn.c_proj.bias", [8] = "ln_2.weight", [9] = "ln_2.bias",
+        [10] = "mlp.c_fc.weight", [11] = "mlp.c_fc.bias", [12] = "mlp.c_proj.weight",
+        [13] = "mlp.c_proj.bias"};
+    for (size_t s = 0; s < f->n_slots; s++) {
+        int layer = s < 16 ? -1 : (int)((s - 16) / 16), tensor = (int)(s % 16);
+        const char *nm = layer < 0 ? global_names[tensor] : layer_names[tensor];
+        if (!nm || f->slot_of[s] >= 0) continue;
+        if (layer < 0) return andrea_fail(err, "%s: tensor %s: missing", f->path, nm);
+        return andrea_fail(err, "%s: tensor h.%d.%s: missing", f->path, layer, nm);
+    }
+    for (int k = 0; k < f->n_shards; k++)
+        if (st_check_tiled(&f->shards[k], err)) return -1;
     return 0;
 }
 
@@ -495,18 +562,19 @@ static int st_read_pieces(st_file *f, size_t from, size_t to, float *wte, ae_err
             if ((size_t)k > seen) continue; /* an earlier piece failed: its error is the answer */
             const st_piece *p = &f->pieces[k];
             const st_entry *e = &f->entries[p->entry];
+            const st_shard *sh = &f->shards[e->shard];
             const int compare = f->dst[p->entry] == NULL;
             size_t bad_at = 0;
             int bad_nan = 0;
             int rc = !scratch || !fscratch ? andrea_fail(&perr, "%s: out of memory", f->path)
-                                           : load_piece(f->fd, f->data_start, e, &f->tgt[p->entry],
+                                           : load_piece(sh->fd, sh->data_start, e, &f->tgt[p->entry],
                                                         compare ? wte : f->dst[p->entry], p->r0, p->nr, compare,
-                                                        scratch, fscratch, &bad_at, &bad_nan, f->path, &perr);
+                                                        scratch, fscratch, &bad_at, &bad_nan, sh->path, &perr);
             if (rc == 2) { /* checked here, not only by andrea_model_load, so the message names the file's tensor */
                 const size_t cols = e->ndim == 2 ? (size_t)e->shape[1] : 1;
                 char at[64] = "";
                 if (e->ndim == 2) snprintf(at, sizeof at, ", [%zu, %zu] as stored", bad_at / cols, bad_at % cols);
-                andrea_fail(&perr, "%s: tensor %s holds a non-finite value (%s at element %zu%s)", f->path, e->shown,
+                andrea_fail(&perr, "%s: tensor %s holds a non-finite value (%s at element %zu%s)", sh->path, e->shown,
                             bad_nan ? "NaN" : "Inf", bad_at, at);
             }
             if (rc) {
@@ -542,7 +610,8 @@ static int st_load_values(st_file *f, andrea_model *m, ae_error *err) {
     if (r == 0) r = st_read_pieces(f, n_params, f->n_pieces, m->p.wte, err);
     if (r == 1)
         return andrea_fail(err, "%s: tensor %s: differs from wte.weight (andrea needs the unembedding tied "
-                            "to the token embedding)", path, f->entries[f->lm_head].shown);
+                            "to the token embedding)", f->shards[f->entries[f->lm_head].shard].path,
+                            f->entries[f->lm_head].shown);
     if (r) return -1;
     int dt = f->entries[f->slot_of[0]].dtype;
     for (size_t s = 0; s < f->n_slots; s++)
@@ -553,25 +622,86 @@ static int st_load_values(st_file *f, andrea_model *m, ae_error *err) {
     return 0;
 }
 
-int andrea_load_safetensors(andrea_model *m, const char *path, const char *config_path, ae_error *err) {
-    st_file f = {.path = path, .config_path = config_path, .fd = -1};
+/* 0. Every file opened (a FIFO or folder is refused, never waited on), no shard the same file as
+ * another (two names, one inode: its tensors would be read twice), every header read, and room
+ * for all their entries. */
+static int st_open(st_file *f, ae_error *err) {
+    size_t n_items = 0;
+    struct stat *ids = calloc((size_t)f->n_shards, sizeof *ids);
+    if (!ids) return andrea_fail(err, "%s: out of memory", f->path);
+    int rc = 0;
+    for (int k = 0; k < f->n_shards && !rc; k++) {
+        st_shard *sh = &f->shards[k];
+        if ((sh->fd = andrea_open_regular(sh->path, err)) < 0 || st_read_header(sh, err)) {
+            rc = -1;
+            break;
+        }
+        if (fstat(sh->fd, &ids[k]) != 0) rc = andrea_fail(err, "%s: cannot stat: %s", sh->path, strerror(errno));
+        for (int j = 0; j < k && !rc; j++)
+            if (ids[j].st_dev == ids[k].st_dev && ids[j].st_ino == ids[k].st_ino)
+                rc = andrea_fail(err, "%s: the same file as shard %s (two names in the index, one file)", sh->path,
+                                 f->ix ? f->ix->shards[j] : f->shards[j].path);
+        n_items += (size_t)cJSON_GetArraySize(sh->root);
+    }
+    free(ids);
+    if (rc) return -1;
+    f->entries = calloc(n_items + 1, sizeof *f->entries);
+    f->sorted = calloc(n_items + 1, sizeof *f->sorted);
+    if (!f->entries || !f->sorted) return andrea_fail(err, "%s: out of memory", f->path);
+    return 0;
+}
+
+/* Steps 0-5 over f's files, then everything freed but the model. */
+static int st_load(st_file *f, andrea_model *m, ae_error *err) {
     size_t total;
-    if (andrea_config_json_read(config_path, &f.cfg, err)) return -1;
-    if (andrea_param_sizes(&f.cfg, f.sizes, &total, err)) return andrea_prefix(err, "%s", config_path);
-    f.fd = andrea_open_regular(path, err); /* a FIFO or folder is refused, never waited on */
-    if (f.fd < 0) return -1;
-    int rc = st_read_header(&f, err) || st_parse_entries(&f, err) || st_map_slots(&f, err) ||
-                     st_check_complete(&f, err) || st_load_values(&f, m, err)
-                 ? -1
-                 : 0;
-    free(f.pieces);
-    free(f.tgt);
-    free(f.dst);
-    free(f.slot_of);
-    free(f.sorted);
-    free(f.entries);
-    cJSON_Delete(f.root);
-    free(f.hjson);
-    close(f.fd);
+    int rc = -1;
+    if (andrea_config_json_read(f->config_path, &f->cfg, err)) goto out;
+    if (andrea_param_sizes(&f->cfg, f->sizes, &total, err)) {
+        andrea_prefix(err, "%s", f->config_path);
+        goto out;
+    }
+    if (st_open(f, err)) goto out;
+    for (int k = 0; k < f->n_shards; k++)
+        if (st_parse_entries(f, k, err)) goto out;
+    if ((f->ix && st_check_index(f, err)) || st_map_slots(f, err) || st_check_complete(f, err) ||
+        st_load_values(f, m, err))
+        goto out;
+    rc = 0;
+out:
+    free(f->pieces);
+    free(f->tgt);
+    free(f->dst);
+    free(f->slot_of);
+    free(f->sorted);
+    free(f->entries);
+    for (int k = 0; k < f->n_shards; k++) {
+        cJSON_Delete(f->shards[k].root);
+        free(f->shards[k].hjson);
+        if (f->shards[k].fd >= 0) close(f->shards[k].fd);
+    }
+    return rc;
+}
+
+int andrea_load_safetensors(andrea_model *m, const char *path, const char *config_path, ae_error *err) {
+    st_shard one = {.path = path, .fd = -1};
+    st_file f = {.path = path, .config_path = config_path, .shards = &one, .n_shards = 1};
+    return st_load(&f, m, err);
+}
+
+int andrea_load_safetensors_sharded(andrea_model *m, const char *index_path, const andrea_shard_index *ix,
+                                    const char *config_path, ae_error *err) {
+    char **paths = NULL;
+    int n_paths = 0;
+    if (andrea_shard_paths(index_path, ix, &paths, &n_paths, err)) return -1;
+    st_shard *shards = calloc((size_t)ix->n_shards, sizeof *shards);
+    if (!shards) {
+        andrea_shard_paths_free(paths, n_paths);
+        return andrea_fail(err, "%s: out of memory", index_path);
+    }
+    for (int k = 0; k < ix->n_shards; k++) shards[k] = (st_shard){.path = paths[1 + k], .fd = -1};
+    st_file f = {.path = index_path, .config_path = config_path, .ix = ix, .shards = shards, .n_shards = ix->n_shards};
+    int rc = st_load(&f, m, err);
+    free(shards);
+    andrea_shard_paths_free(paths, n_paths);
     return rc;
 }
