@@ -16,6 +16,7 @@
 #include "../common/progress.h"
 #include "../common/sha256.h"
 #include "../dump/dump.h"
+#include "../engine/checkpoint.h"
 #include "ablation.h"
 #include "../common/mpi_shard.h"
 #include "catalog.h"
@@ -66,18 +67,15 @@ done:
     return out;
 }
 
-/* The sha256 of checkpoint path ck (a folder: its model.safetensors) into hex; -1 when unreadable. */
+/* The identity of checkpoint path ck into hex, as the dump recorded it (andrea_checkpoint_sha256:
+ * a folder's model.safetensors, or a sharded checkpoint's index and shards); -1 when unreadable. */
 static int ckpt_sha256(const char *ck, char hex[65], ae_error *err) {
-    struct stat sb;
-    if (stat(ck, &sb) != 0) return andrea_fail(err, "%s: %s", ck, strerror(errno));
-    char file[4200];
-    if (S_ISDIR(sb.st_mode)) snprintf(file, sizeof file, "%s/model.safetensors", ck);
-    else snprintf(file, sizeof file, "%s", ck);
-    return andrea_sha256_file(file, hex, err);
+    return andrea_checkpoint_sha256_path(ck, hex, err);
 }
 
-/* Looks in folder dir (not below it) for a checkpoint whose sha256 is want: files named *.bin or
- * *.safetensors (the latter loads with the config.json beside it). 1 and found filled, or 0. */
+/* Looks in folder dir (not below it) for a checkpoint whose sha256 is want: files named *.bin,
+ * *.safetensors (loads with the config.json beside it) or *.safetensors.index.json (a sharded
+ * checkpoint: its shards and config.json beside it). 1 and found filled, or 0. */
 static int find_by_sha256(const char *dir, const char *want, char *found, size_t cap) {
     DIR *dh = opendir(dir);
     if (!dh) return 0;
@@ -86,7 +84,8 @@ static int find_by_sha256(const char *dir, const char *want, char *found, size_t
     while (!hit && (e = readdir(dh)) != NULL) {
         size_t n = strlen(e->d_name);
         const int bin = n > 4 && !strcmp(e->d_name + n - 4, ".bin");
-        const int st = n > 12 && !strcmp(e->d_name + n - 12, ".safetensors");
+        const int st = (n > 12 && !strcmp(e->d_name + n - 12, ".safetensors")) ||
+                       (n > 23 && !strcmp(e->d_name + n - 23, ".safetensors.index.json"));
         if (!bin && !st) continue;
         char path[4400], hex[65];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -115,9 +114,10 @@ static int open_checkpoint(const char *dump_path, const andrea_dump *d, const an
     if (!want || strlen(want) != 64) return andrea_fail(err, "%s: the dump records no checkpoint sha256", dump_path);
     if (opt->ckpt) {
         if (stat(opt->ckpt, &sb) != 0) return andrea_fail(err, "%s: %s", opt->ckpt, strerror(errno));
-        char inner[4200];
+        char inner[4200], index[4200];
         snprintf(inner, sizeof inner, "%s/model.safetensors", opt->ckpt);
-        if (S_ISDIR(sb.st_mode) && stat(inner, &sb) != 0) {
+        snprintf(index, sizeof index, "%s/%s", opt->ckpt, ANDREA_SHARD_INDEX_NAME);
+        if (S_ISDIR(sb.st_mode) && stat(inner, &sb) != 0 && stat(index, &sb) != 0) { /* not a checkpoint folder */
             if (!find_by_sha256(opt->ckpt, want, found, sizeof found))
                 return andrea_fail(err, "%s: no checkpoint in this folder has the dump's sha256 (%.12s...)", opt->ckpt, want);
         } else {
