@@ -10,6 +10,7 @@ and the output is deterministic (fixed numpy seed), so a rerun leaves git clean.
 Targets and their input format (see tests/fuzz/*.c):
   fuzz_checkpoint_bin  an ANDREA .bin (v3 fp32, v5 bf16), 1 layer, C=8
   fuzz_safetensors     "config.json\\n--\\nmodel.safetensors" (both halves mutate)
+  fuzz_safetensors_sharded  "config.json\\n--\\nindex.json\\n--\\nshard 1\\n--\\nshard 2"
   fuzz_bpe_files       "vocab.json\\n--\\nmerges.txt"
   fuzz_bpe_encode      raw text for the GPT-2 tokenizer of tests/data/gpt2
   fuzz_probe_jsonl     probe JSON Lines for a byte-level (vocab 257) model
@@ -89,6 +90,18 @@ def hf_tensors(ps, dtype, prefix=""):
     out += [("ln_f.weight", d["lnfw"]), ("ln_f.bias", d["lnfb"])]
     conv_dt = {"F32": lambda a: a.astype("<f4"), "F16": lambda a: a.astype("<f2"), "BF16": bf16}[dtype]
     return [(prefix + n, dtype, conv_dt(a)) for n, a in out]
+
+
+def sharded(config, tensors):
+    """The fuzz_safetensors_sharded input: tensors cut into two shards (file order) + their index."""
+    names = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+    half = len(tensors) // 2
+    parts = [tensors[:half], tensors[half:]]
+    index = {"metadata": {"total_size": sum(len(a.tobytes()) for _, _, a in tensors)},
+             "weight_map": {n: names[k] for k in range(2) for n, _, _ in parts[k]}}
+    files = [config, json.dumps(index, indent=2).encode()] + [safetensors(p) for p in parts]
+    assert all(SEP not in f for f in files), "a seed part holds the separator: pick another numpy seed"
+    return SEP.join(files)
 
 
 def config_json(extra=None):
@@ -172,7 +185,7 @@ def main():
     ps = params(rng)
 
     keep_dump = os.path.join(CORPUS, "fuzz_dump_reader")
-    for t in ("fuzz_checkpoint_bin", "fuzz_safetensors", "fuzz_bpe_files", "fuzz_bpe_encode",
+    for t in ("fuzz_checkpoint_bin", "fuzz_safetensors", "fuzz_safetensors_sharded", "fuzz_bpe_files", "fuzz_bpe_encode",
               "fuzz_probe_jsonl", "fuzz_rules_json"):
         shutil.rmtree(os.path.join(CORPUS, t), ignore_errors=True)
 
@@ -190,6 +203,11 @@ def main():
     write("fuzz_safetensors", "bf16_with_buffers.st",
           config_json({"scale_attn_weights": True, "tie_word_embeddings": True}) + SEP +
           safetensors(hf_tensors(ps, "BF16") + [("h.0.attn.bias", "F32", mask)]))
+
+    # sharded: model.safetensors.index.json + two shards, F32 and mixed F16 / BF16
+    write("fuzz_safetensors_sharded", "f32.shards", sharded(config_json(), hf_tensors(ps, "F32", "transformer.")))
+    f16, b16 = hf_tensors(ps, "F16"), hf_tensors(ps, "BF16")
+    write("fuzz_safetensors_sharded", "f16_bf16.shards", sharded(config_json(), f16[:7] + b16[7:]))
 
     # BPE tokenizer files
     vocab, merges = bpe_pair([(b"h", b"e"), (b"l", b"l"), (b"he", b"ll"), (b"o", b" "), (b" ", b"w"),
