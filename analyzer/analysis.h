@@ -46,6 +46,8 @@ typedef struct {
     int step_given;             /* the step came from --step: it replaces a step the catalog knows */
     long long step;
     char ablation_note[768];    /* empty when the causal check ran; else why it did not */
+    char skipped_note[768];     /* empty, or the map-only suites (no query with a target) that
+                                   classify left out: their statistics would all be NULL */
     char *settings_json;        /* canonical settings of the run (rules, suites, ablation) */
     andrea_suite_scores *suites;
     int n_suites;

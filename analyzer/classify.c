@@ -164,6 +164,34 @@ static void set_step(andrea_analysis *a, const andrea_classify_options *opt, con
     }
 }
 
+/* Map-only suites (texts without targets, docs/probes.md; or a suite none of whose queries kept a
+ * target): no query was scored, so every statistic would be NULL. They are left out of the
+ * analysis (a->suites compacted, a->skipped_note naming them) and keep[s] is 0 for them. Returns
+ * how many suites stay; 0 is an error (err): nothing to classify. */
+static int drop_map_only(andrea_analysis *a, unsigned char *keep, const char *what, ae_error *err) {
+    int n = 0;
+    size_t used = 0;
+    for (int s = 0; s < a->n_suites; s++) {
+        andrea_suite_scores *su = &a->suites[s];
+        keep[s] = su->n_queries > 0;
+        if (keep[s]) {
+            a->suites[n++] = *su;
+            continue;
+        }
+        int w = snprintf(a->skipped_note + used, sizeof a->skipped_note - used, "%s%s", used ? ", " : "", su->name);
+        if (w > 0 && used + (size_t)w < sizeof a->skipped_note) used += (size_t)w;
+        free(su->heads);
+    }
+    if (used && used + 80 < sizeof a->skipped_note)
+        snprintf(a->skipped_note + used, sizeof a->skipped_note - used, ": map-only (no targets), not scored");
+    const int total = a->n_suites;
+    a->n_suites = n;
+    if (n == 0)
+        return andrea_fail(err, "%s: %s map-only (no query has a target): nothing to classify (the maps are in the dump)",
+                           what, total == 1 ? "its one suite is" : "every suite is");
+    return n;
+}
+
 /* Scoring and head-value means from a dump: every map and per-head value row of this rank's
  * items handed to the head scorer, one (sequence, head) map at a time (the sink interface of the
  * forward loop, so the numbers are those `andrea analyze` computes in the forward). */
@@ -315,6 +343,24 @@ static int causal_model(const char *dump_path, andrea_dump *d, const andrea_clas
     return 0;
 }
 
+/* The infos of the suites keep[] holds, moved to the front; their count. */
+static int compact_infos(andrea_dump_suite_info *infos, int n, const unsigned char *keep) {
+    int k = 0;
+    for (int s = 0; s < n; s++)
+        if (keep[s]) infos[k++] = infos[s];
+    return k;
+}
+
+/* The suites keep[] holds, moved to the front (the others freed when owned); their count. */
+static int compact_suites(probe_suite *v, int n, const unsigned char *keep, int owned) {
+    int k = 0;
+    for (int s = 0; s < n; s++) {
+        if (keep[s]) v[k++] = v[s];
+        else if (owned) andrea_probe_suite_free(&v[s]);
+    }
+    return k;
+}
+
 /* Every suite's items, for the causal check (they are small; the maps were never kept). */
 static int read_all_items(andrea_dump *d, probe_suite **out, int *n, ae_error *err) {
     int ns = andrea_dump_n_suites(d);
@@ -339,6 +385,7 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
     int ret = -1, model_loaded = 0, n_items = 0;
     head_scorer *hs = NULL;
     probe_suite *items = NULL;
+    unsigned char *keep_mask = NULL;
     andrea_model model;
     memset(&model, 0, sizeof model);
     const andrea_model *mp = NULL;
@@ -370,15 +417,20 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
     andrea_head_scorer_take(hs, a);
     double t1 = andrea_now_seconds();
     if (opt->timing) opt->timing->t_scoring += t1 - t0;
+    if (!(keep_mask = malloc((size_t)ns)) || drop_map_only(a, keep_mask, dump_path, err) <= 0) {
+        if (!keep_mask) andrea_fail(err, "%s: out of memory", dump_path);
+        goto out;
+    }
+    const int n_kept = compact_infos(infos, ns, keep_mask);
     if (causal_model(dump_path, d, opt, &model, &model_loaded, &mp, a, err)) goto out;
     const andrea_engine_options eo = engine_options(opt);
-    if (mp && (read_all_items(d, &items, &n_items, err) ||
+    if (mp && (read_all_items(d, &items, &n_items, err) || (n_items = compact_suites(items, n_items, keep_mask, 1)) < 0 ||
                andrea_causal_check(mp, NULL, &eo, items, n_items, opt->ablate_items, a, err))) {
         andrea_prefix(err, "%s", dump_path);
         goto out;
     }
     if (opt->timing) opt->timing->t_causal += andrea_now_seconds() - t1;
-    if (!(a->settings_json = settings_json(a, infos, ns, opt->ablate_items))) {
+    if (!(a->settings_json = settings_json(a, infos, n_kept, opt->ablate_items))) {
         andrea_fail(err, "%s: out of memory", dump_path);
         goto out;
     }
@@ -387,6 +439,7 @@ out:
     for (int i = 0; i < n_items; i++) andrea_probe_suite_free(&items[i]);
     free(items);
     free(infos);
+    free(keep_mask);
     andrea_head_scorer_free(hs);
     if (model_loaded) andrea_model_free(&model);
     andrea_dump_close(d);
@@ -408,14 +461,25 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
     snprintf(a->maps_dtype, sizeof a->maps_dtype, "%s", maps_dtype);
     set_step(a, opt, dump_path ? dump_path : "");
     andrea_head_scorer_take(hs, a);
-    andrea_dump_suite_info *infos = calloc((size_t)(n_suites > 0 ? n_suites : 1), sizeof *infos);
-    if (!infos) goto oom;
+    const size_t n_alloc = (size_t)(n_suites > 0 ? n_suites : 1);
+    andrea_dump_suite_info *infos = calloc(n_alloc, sizeof *infos);
+    probe_suite *kept = calloc(n_alloc, sizeof *kept); /* shallow copies: the caller owns the items */
+    unsigned char *keep = malloc(n_alloc);
+    int rc = -1;
+    if (!infos || !kept || !keep) {
+        andrea_fail(err, "%s: out of memory", m->path);
+        goto out;
+    }
     for (int s = 0; s < n_suites; s++) {
         snprintf(infos[s].name, sizeof infos[s].name, "%s", suites[s].name);
         infos[s].n_seq = suites[s].n_items;
         infos[s].T = suites[s].max_len;
         infos[s].seed = suites[s].seed;
+        kept[s] = suites[s];
     }
+    if (drop_map_only(a, keep, m->path, err) <= 0) goto out;
+    compact_infos(infos, n_suites, keep);
+    const int n_kept = compact_suites(kept, n_suites, keep, 0);
     double t0 = andrea_now_seconds();
     if (opt->ablate_items <= 0) {
         snprintf(a->ablation_note, sizeof a->ablation_note, "causal check disabled (--ablate-items 0)");
@@ -423,18 +487,18 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
         snprintf(a->ablation_note, sizeof a->ablation_note, "causal check on rank 0");
     } else {
         const andrea_engine_options eo = engine_options(opt);
-        if (andrea_causal_check(m, eng, &eo, suites, n_suites, opt->ablate_items, a, err)) {
-            free(infos);
-            andrea_analysis_free(a);
-            return -1;
-        }
+        if (andrea_causal_check(m, eng, &eo, kept, n_kept, opt->ablate_items, a, err)) goto out;
     }
     if (opt->timing) opt->timing->t_causal += andrea_now_seconds() - t0;
-    if (!(a->settings_json = settings_json(a, infos, n_suites, opt->ablate_items))) goto oom;
+    if (!(a->settings_json = settings_json(a, infos, n_kept, opt->ablate_items))) {
+        andrea_fail(err, "%s: out of memory", m->path);
+        goto out;
+    }
+    rc = 0;
+out:
     free(infos);
-    return 0;
-oom:
-    free(infos);
-    andrea_analysis_free(a);
-    return andrea_fail(err, "%s: out of memory", m->path);
+    free(kept);
+    free(keep);
+    if (rc) andrea_analysis_free(a);
+    return rc;
 }

@@ -31,9 +31,9 @@ int cmd_show(int argc, char **argv);
 
 /* Refuses (-1, err) an output path that names a file the command reads: the checkpoint m (its
  * file, or config.json / model.safetensors beside it), its tokenizer's vocab.json / merges.txt
- * (in tok_dir, else beside it) or the probe file named by probes. The output is renamed over its
- * final name at the end, which would replace the input the run recorded (sha256 and all). */
-int cli_check_output_not_input(const char *out, const andrea_model *m, const char *probes, const char *tok_dir,
+ * (in tok_dir, else beside it) or a probe or --texts file of ps (may be NULL). The output is
+ * renamed over its final name at the end, which would replace the input the run recorded. */
+int cli_check_output_not_input(const char *out, const andrea_model *m, const probe_sources *ps, const char *tok_dir,
                                ae_error *err);
 /* Whether a and b name one existing regular file (the same device and inode: links and other
  * spellings of one path included). */
@@ -79,7 +79,13 @@ int cli_opt_long(const char *cmd, const char *opt, const char *arg, long lo, lon
 /* A finite decimal number, all of s; 0 or -1 (out untouched). */
 int cli_parse_double(const char *s, double *out);
 int cli_opt_device(const char *cmd, const char *arg, andrea_device *out);  /* auto|cpu|cuda */
-int cli_opt_probes(const char *cmd, const char *arg, const char **out);    /* suites or a file, not '' */
+int cli_opt_probes(const char *cmd, const char *arg, probe_sources *ps);  /* suites and files, not '' */
+int cli_opt_texts(const char *cmd, const char *arg, probe_sources *ps);   /* --texts FILE|- */
+/* The tokenizer of model m for the sources ps: NULL with err when it cannot be opened, unless ps
+ * are probe files only and the model has no tokenizer at all (token-id files do without):
+ * then NULL with *ok 1. */
+andrea_tokenizer *cli_probe_tokenizer(const andrea_model *m, const probe_sources *ps, const char *tok_dir, int *ok,
+                                      ae_error *err);
 int cli_opt_maps(const char *cmd, const char *arg, int *maps_fp32);        /* fp16|fp32 */
 int cli_opt_contrib(const char *cmd, const char *arg, andrea_contrib *out); /* none|norm|full */
 /* --n (which 'n': 1..PROBE_MAX_ITEMS), --len ('l': >= 5), --seed ('s': a positive integer) */

@@ -271,7 +271,7 @@ int cli_same_file(const char *a, const char *b) {
            sa.st_ino == sb.st_ino;
 }
 
-int cli_check_output_not_input(const char *out, const andrea_model *m, const char *probes, const char *tok_dir,
+int cli_check_output_not_input(const char *out, const andrea_model *m, const probe_sources *ps, const char *tok_dir,
                                ae_error *err) {
     static const char *beside[] = {"model.safetensors", "config.json", "vocab.json", "merges.txt"};
     char p[8400];
@@ -282,16 +282,33 @@ int cli_check_output_not_input(const char *out, const andrea_model *m, const cha
         if (cli_same_file(out, p))
             return andrea_fail(err, "%s: is %s, which this command reads; give another output path", out, p);
     }
-    if (probes && andrea_probe_spec_is_file(probes) && cli_same_file(out, probes))
-        return andrea_fail(err, "%s: is the probe file this command reads; give another output path", out);
+    const int read = ps ? andrea_probe_sources_reads(ps, out) : 0;
+    if (read)
+        return andrea_fail(err, "%s: is the %s file this command reads; give another output path", out,
+                           read == PROBE_SRC_TEXTS ? "--texts" : "probe");
     return 0;
 }
 
-int cli_opt_probes(const char *cmd, const char *arg, const char **out) {
+int cli_opt_probes(const char *cmd, const char *arg, probe_sources *ps) {
     /* '' is most likely an unset shell variable, not "every suite" (that is the default) */
     if (!*arg) return cli_usage_error(cmd, "--probes wants suite names or a probe file, not ''");
-    *out = arg;
-    return 0;
+    ae_error err;
+    return andrea_probe_sources_add(ps, arg, &err) ? cli_fail(&err) : 0;
+}
+
+int cli_opt_texts(const char *cmd, const char *arg, probe_sources *ps) {
+    if (!*arg) return cli_usage_error(cmd, "--texts wants a file of texts, one a line ('-': standard input), not ''");
+    ae_error err;
+    return andrea_probe_sources_add_texts(ps, arg, &err) ? cli_fail(&err) : 0;
+}
+
+andrea_tokenizer *cli_probe_tokenizer(const andrea_model *m, const probe_sources *ps, const char *tok_dir, int *ok,
+                                      ae_error *err) {
+    andrea_tokenizer *tok = andrea_tokenizer_open(m->cfg.vocab_size, m->dir, tok_dir, err);
+    /* token-id probe files work without a tokenizer, when the model has none at all (a broken
+     * one, or a wrong --tokenizer, is an error); everything else needs one */
+    *ok = tok || (andrea_probe_sources_files_only(ps) && andrea_tokenizer_absent(m->cfg.vocab_size, m->dir, tok_dir));
+    return tok;
 }
 
 void cli_note_catalog_entries(const char *cmd, const andrea_catalog_entry *e, int n) {

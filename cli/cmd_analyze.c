@@ -33,11 +33,12 @@
 
 static void help(FILE *f) {
     fprintf(f,
-            "usage: andrea analyze [CKPT..] [--out DIR] [--probes SUITE[,SUITE..]|FILE.jsonl]\n"
+            "usage: andrea analyze [CKPT..] [--out DIR] [--probes SUITE|FILE.jsonl[,..]].. [--texts FILE|-]\n"
             "                      [--n N] [--len T] [--seed S] [--tokenizer DIR] [--contrib none|norm|full]\n"
             "                      [--device auto|cpu|cuda] [--maps fp16|fp32] [--step N] [--dump FILE]\n"
             "                      [--keep-dumps] [--ablate-items N] [--rules FILE]\n"
-            "                      [--precision tf32|tf32x3|fp32] [--report-maps N|all|labelled] [--timing] [--quiet]\n\n"
+            "                      [--precision tf32|tf32x3|fp32] [--report-maps N|all|labelled] [--timing] [--quiet]\n"
+            "                      [--maps-only]\n\n"
             "For each checkpoint: run the built-in probe suites (or --probes) through the model and score\n"
             "every head while its attention maps are in memory, classify the heads into DIR/catalog.db\n"
             "(scores, labels, causal check on --ablate-items items per suite, default %d), render the\n"
@@ -51,8 +52,11 @@ static void help(FILE *f) {
             "a table of labelled heads per step is printed; progress lines name the checkpoint and k/N.\n"
             "Without CKPT it analyses the model bundled with andrea. --quiet (-q): no progress, only the\n"
             "summary; -o is --out, -h --help.\n"
-            "DIR defaults to ./andrea-out. --n, --len, --seed, --tokenizer: as for `andrea dump` (the\n"
-            "probe suites); --contrib: the per-head W_O values computed (norm, default: head_dla and\n"
+            "DIR defaults to ./andrea-out. --probes, --texts, --n, --len, --seed, --tokenizer: as for\n"
+            "`andrea dump` (the probe suites; map-only suites, texts without targets, are not scored);\n"
+            "--maps-only: no scoring, catalog or report: each checkpoint's maps go to DIR/NAME.h5 (or\n"
+            "--dump FILE), as `andrea dump` writes them (for texts without targets).\n"
+            "--contrib: the per-head W_O values computed (norm, default: head_dla and\n"
             "head_out_norm means in the catalog; none: without them; full: also head_out in a dump).\n"
             "--timing prints where the time went (forward, scoring, causal check, catalog, report).\n"
             "--report-maps N: heatmap PNGs per head and suite (default 1: the first example, for every\n"
@@ -70,15 +74,14 @@ static void help(FILE *f) {
 
 /* What analyze_one needs besides the checkpoint. */
 typedef struct {
-    const char *dir, *probes, *tok_dir, *dump_file;
+    const char *dir, *tok_dir, *dump_file;
+    probe_sources *ps; /* --probes and --texts, their streams read once (andrea_probe_sources_keep) */
     const char *rules_file; /* --rules, an input a dump must not be renamed over */
     probe_options po;
     andrea_device dev;
     andrea_contrib contrib;
-    int maps_fp32, keep_dumps, timing;
+    int maps_fp32, keep_dumps, timing, maps_only;
     int report_maps; /* --report-maps: andrea_render_options.maps_per_suite */
-    char *probe_bytes; /* a probe stream (FIFO) of a series, read once; NULL: read --probes each time */
-    size_t probe_len;
 } analyze_args;
 
 /* File-name stem of a checkpoint: "models/andrea-bundled.bin" -> "andrea-bundled". */
@@ -226,49 +229,65 @@ static void forward_options(andrea_dump_options *dopt, const analyze_args *aa, c
     dopt->tok = tok; /* token_text + tokenizer_vocab_sha256 in a dump */
     dopt->progress_label = "forward";
     dopt->sinks = sinks;
-    dopt->n_sinks = 2;
+    dopt->n_sinks = aa->maps_only ? 0 : 2; /* --maps-only: the dump alone */
     dopt->stats = stats;
 }
 
 /* scored != NULL (a series): score, classify and write the catalog only, and hand the report's
  * collected maps over in *scored; the series loop (analyze_series.c) renders once every
  * checkpoint is scored. */
-/* The --probes suites for model m, whose tokenizer tok is (NULL: it failed to open, err says why):
- * from the probe stream's bytes a series kept, else as the option says. */
+/* The --probes / --texts suites for model m, whose tokenizer tok is (NULL: it failed to open, err
+ * says why). */
 static int load_probes(const analyze_args *aa, const andrea_tokenizer *tok, const andrea_model *m,
                        probe_suite **suites, int *n_suites, ae_error *err) {
     const andrea_config *cfg = &m->cfg;
     /* token-id probe files work without a tokenizer, when the model has none at all */
-    if (!tok && !(andrea_probe_spec_is_file(aa->probes) && andrea_tokenizer_absent(cfg->vocab_size, m->dir, aa->tok_dir)))
+    if (!tok && !(andrea_probe_sources_files_only(aa->ps) && andrea_tokenizer_absent(cfg->vocab_size, m->dir, aa->tok_dir)))
         return -1;
-    if (aa->probe_bytes)
-        return andrea_probe_file_load_bytes(aa->probes, aa->probe_bytes, aa->probe_len, tok, cfg->vocab_size,
-                                            cfg->max_seq_len, suites, n_suites, err);
-    return andrea_probe_suites_load(aa->probes, tok, cfg->vocab_size, cfg->max_seq_len, &aa->po, suites, n_suites, err);
+    if (andrea_probe_sources_load(aa->ps, tok, cfg->vocab_size, cfg->max_seq_len, &aa->po, suites, n_suites, err)) return -1;
+    int scored = aa->maps_only; /* refused before the forwards: nothing would be scored */
+    for (int s = 0; s < *n_suites; s++) scored += !(*suites)[s].map_only;
+    return scored ? 0 : andrea_fail(err, "every suite is map-only (texts without targets): nothing to score; "
+                                         "--maps-only writes their maps (or andrea dump)");
 }
 
 /* The dump a run writes must not be one of the files it reads (checkpoint, probes, tokenizer,
  * rules file). */
 static int check_dump_target(const char *dump_path, const andrea_model *m, const analyze_args *aa, ae_error *err) {
-    if (cli_check_output_not_input(dump_path, m, aa->probes, aa->tok_dir, err)) return -1;
+    if (cli_check_output_not_input(dump_path, m, aa->ps, aa->tok_dir, err)) return -1;
     if (aa->rules_file && cli_same_file(dump_path, aa->rules_file))
         return andrea_fail(err, "%s: is the rules file this command reads; give another output path", dump_path);
+    return 0;
+}
+
+/* The notes of a scored run: why the causal check did not run, the map-only suites left out,
+ * --rules naming no suite of the run. */
+static void print_notes(const andrea_analysis *a, const andrea_rules *rules) {
+    char shown[sizeof a->ablation_note];
+    if (a->ablation_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", cli_shown(a->ablation_note, shown, sizeof shown));
+    if (a->skipped_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", cli_shown(a->skipped_note, shown, sizeof shown));
+    cli_note_unused_rules("analyze", rules, a);
+}
+
+/* --maps-only: the line a checkpoint's dump gets instead of the summary; 0. */
+static int print_maps_only(const char *ckpt, int n_suites, const char *dump_path) {
+    char s_ck[4200], s_dump[4400];
+    printf("%s: maps of %d suite%s in %s\n", cli_shown(shown_path(ckpt), s_ck, sizeof s_ck), n_suites,
+           n_suites == 1 ? "" : "s", cli_shown(dump_path, s_dump, sizeof s_dump));
     return 0;
 }
 
 static int analyze_one(const char *ckpt, const char *report_dir, const analyze_args *aa,
                        const andrea_classify_options *copt, int index, analyze_scored *scored, ae_error *err) {
     const double t_start = andrea_now_seconds();
-    andrea_model m;
-    memset(&m, 0, sizeof m);
+    andrea_model m = {0};
     andrea_tokenizer *tok = NULL;
     probe_suite *suites = NULL;
     head_scorer *hs = NULL;
     report_collector *rcol = NULL;
     andrea_engine *eng = NULL;
     int n_suites = 0, ret = -1;
-    andrea_analysis a;
-    memset(&a, 0, sizeof a);
+    andrea_analysis a = {0};
     char name[256], dump_path[4400], db_path[4400], hex[65], tok_desc[4200];
     if (andrea_model_load(&m, ckpt, err)) return -1;
     tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, aa->tok_dir, err);
@@ -276,7 +295,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
     const double t_load = andrea_now_seconds() - t_start;
     run_name_and_dump(ckpt, index, aa, name, sizeof name, dump_path, sizeof dump_path);
-    const int dumping = aa->dump_file || aa->keep_dumps;
+    const int dumping = aa->dump_file || aa->keep_dumps || aa->maps_only;
     if (dumping && check_dump_target(dump_path, &m, aa, err)) goto out;
     if (dumping && andrea_checkpoint_sha256(&m, hex, err)) goto out; /* the dump file records it */
     snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
@@ -295,6 +314,10 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     forward_options(&dopt, aa, copt, dumping ? dump_path : NULL, hex, tok, tok_desc, sinks, &stats);
     dopt.keep_engine = &eng;
     if (andrea_dump_write(&m, suites, n_suites, &dopt, err)) goto out;
+    if (aa->maps_only) {
+        ret = print_maps_only(ckpt, n_suites, dump_path);
+        goto out;
+    }
     /* without a dump nothing needed the sha256 so far: its thread (started with the load,
      * engine/checkpoint_hash.h) ran beside the engine open and the forwards; its rest is waited for here */
     const double t_hash0 = andrea_now_seconds();
@@ -322,9 +345,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
         ret = andrea_mpi_agree(0, err);
         goto out;
     }
-    char note_shown[sizeof a.ablation_note];
-    if (a.ablation_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", cli_shown(a.ablation_note, note_shown, sizeof note_shown));
-    cli_note_unused_rules("analyze", &copt->rules, &a);
+    print_notes(&a, &copt->rules);
     if (scored) {
         snprintf(scored->name, sizeof scored->name, "%s", name);
         snprintf(scored->dump, sizeof scored->dump, "%s", dumping ? dump_path : "");
@@ -464,10 +485,13 @@ static int analyze_into(analyze_args *aa, const andrea_classify_options *o, cons
     /* one writer of DIR at a time (MPI: rank 0 writes it); then, before any work: a `show` page
      * there would be replaced (the report checks again itself) */
     if (andrea_mpi_rank() == 0) andrea_out_folder_lock(aa->dir, "analyze", andrea_progress_quiet);
-    if (andrea_out_folder_check(aa->dir, n > 1 ? OUT_FOLDER_SERIES : OUT_FOLDER_REPORT, &err)) return cli_fail(&err);
+    if (!aa->maps_only && andrea_out_folder_check(aa->dir, n > 1 ? OUT_FOLDER_SERIES : OUT_FOLDER_REPORT, &err))
+        return cli_fail(&err);
     char db_path[4200];
     snprintf(db_path, sizeof db_path, "%s/catalog.db", aa->dir);
-    if (andrea_catalog_check_writable(db_path, &err)) return cli_fail(&err); /* before the work; it only reads */
+    if (!aa->maps_only && andrea_catalog_check_writable(db_path, &err)) return cli_fail(&err); /* before the work */
+    /* streams (--texts -, --probes <(cmd)) can be read once: every checkpoint reads their bytes */
+    if (andrea_probe_sources_keep(aa->ps, n > 1, &err)) return cli_fail(&err);
     char bundled_path[4096];
     const char *bundled[1] = {bundled_path};
     if (n <= 0 && cli_bundled_model_path(bundled_path, sizeof bundled_path, &err)) return cli_fail(&err);
@@ -488,19 +512,21 @@ static int analyze_into(analyze_args *aa, const andrea_classify_options *o, cons
         free(index);
         return cli_fail(&err);
     }
-    /* a probe stream (--probes <(cmd)) can be read once: every checkpoint reads its bytes */
-    if (andrea_probe_spec_is_file(aa->probes) && andrea_probe_file_keep(aa->probes, &aa->probe_bytes, &aa->probe_len, &err)) {
-        free(index);
-        return cli_fail(&err);
-    }
     series_job job = {ckpts, aa, o, index};
+    for (int i = 0; aa->maps_only && i < n; i++) /* no scores: no series page either */
+        if (analyze_one(ckpts[i], NULL, aa, o, index[i], NULL, &err)) {
+            free(index);
+            return cli_fail(&err);
+        }
+    if (aa->maps_only) {
+        free(index);
+        return cli_stdout_done();
+    }
     andrea_render_options sro = {0};
     sro.quiet = andrea_progress_quiet;
     sro.maps_per_suite = aa->report_maps;
     const int rc = analyze_series(n, ckpts, aa->dir, score_one, &job, &sro, &err);
     free(index);
-    free(aa->probe_bytes);
-    aa->probe_bytes = NULL;
     return rc ? cli_fail(&err) : cli_stdout_done();
 }
 
@@ -515,11 +541,14 @@ int cmd_analyze(int argc, char **argv) {
         {"seed", required_argument, 0, 's'},      {"contrib", required_argument, 0, 'c'},
         {"tokenizer", required_argument, 0, 'k'}, {"dump", required_argument, 0, 'U'},
         {"keep-dumps", no_argument, 0, 'K'},      {"timing", no_argument, 0, 't'},
-        {"report-maps", required_argument, 0, 'R'},
-        {0, 0, 0, 0},
+        {"report-maps", required_argument, 0, 'R'}, {"texts", required_argument, 0, 'T'},
+        {"maps-only", no_argument, 0, 'M'},       {0, 0, 0, 0},
     };
     analyze_args aa;
     memset(&aa, 0, sizeof aa);
+    static probe_sources ps; /* static: reachable until exit, whichever return ends the command */
+    andrea_probe_sources_init(&ps);
+    aa.ps = &ps;
     aa.dir = "andrea-out";
     aa.dev = ANDREA_DEVICE_AUTO;
     aa.contrib = ANDREA_CONTRIB_NORM;
@@ -534,8 +563,12 @@ int cmd_analyze(int argc, char **argv) {
         switch (c) {
         case 'o': aa.dir = optarg; break;
         case 'p':
-            if ((bad = cli_opt_probes("analyze", optarg, &aa.probes))) return bad;
+            if ((bad = cli_opt_probes("analyze", optarg, aa.ps))) return bad;
             break;
+        case 'T':
+            if ((bad = cli_opt_texts("analyze", optarg, aa.ps))) return bad;
+            break;
+        case 'M': aa.maps_only = 1; break;
         case 'D':
             if ((bad = cli_opt_device("analyze", optarg, &aa.dev))) return bad;
             break;
@@ -596,6 +629,7 @@ int cmd_analyze(int argc, char **argv) {
         return cli_fail(&err);
     }
     const int rc = analyze_into(&aa, &o, (const char *const *)argv + optind, argc - optind);
+    andrea_probe_sources_free(aa.ps);
     /* a run that failed before writing anything leaves no empty folder of its own making */
     if (rc != 0 && made) rmdir(aa.dir);
     return rc;

@@ -20,7 +20,7 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: andrea dump CKPT [--probes SUITE[,SUITE..]|FILE.jsonl] [--out dump.h5]\n"
+            "usage: andrea dump CKPT [--probes SUITE|FILE.jsonl[,..]].. [--texts FILE|-] [--out dump.h5]\n"
             "                   [--device auto|cpu|cuda] [--maps fp16|fp32] [--contrib none|norm|full]\n"
             "                   [--heads L.H,..] [--batch N] [--seed S] [--n N] [--len T] [--gzip L]\n"
             "                   [--tokenizer DIR] [--precision tf32|tf32x3|fp32] [--single-file]\n"
@@ -28,7 +28,10 @@ static void usage(FILE *f) {
             "Runs CKPT over probe sequences and writes per-head attention maps and W_O contributions\n"
             "to an HDF5 file (layout: docs/dump-format.md; probes: docs/probes.md).\n\n"
             "  --probes P      built-in suites (prev_token, induction, duplicate, bracket, bracket_close,\n"
-            "                  entity, bos; default: all of them) or a JSON Lines probe file\n"
+            "                  entity, bos, all; default: all) and JSON Lines probe files, in any mix,\n"
+            "                  comma-separated or repeated\n"
+            "  --texts FILE    plain texts, one a line ('-': standard input): one map-only suite\n"
+            "                  'texts' (maps and contributions, no targets); with or without --probes\n"
             "  --out FILE      output file (default dump.h5); written under a temporary name and\n"
             "                  renamed when complete\n"
             "  --device D      auto (CUDA when available), cpu or cuda (default auto)\n"
@@ -139,8 +142,11 @@ int cmd_dump(int argc, char **argv) {
         {"gzip", required_argument, NULL, 'z'},    {"tokenizer", required_argument, NULL, 'k'},
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
         {"timing", no_argument, NULL, 't'},        {"precision", required_argument, NULL, 'P'},
-        {"single-file", no_argument, NULL, 'F'},   {NULL, 0, NULL, 0}};
-    const char *probes = NULL, *heads = NULL, *tok_dir = NULL;
+        {"single-file", no_argument, NULL, 'F'},   {"texts", required_argument, NULL, 'T'},
+        {NULL, 0, NULL, 0}};
+    const char *heads = NULL, *tok_dir = NULL;
+    probe_sources ps;
+    andrea_probe_sources_init(&ps);
     andrea_dump_options o;
     andrea_dump_options_init(&o);
     o.out_path = "dump.h5";
@@ -152,30 +158,33 @@ int cmd_dump(int argc, char **argv) {
     while ((c = cli_getopt(argc, argv, ":o:qh", opts)) != -1) {
         switch (c) {
         case 'p':
-            if ((bad = cli_opt_probes("dump", optarg, &probes))) return bad;
+            if ((bad = cli_opt_probes("dump", optarg, &ps))) goto bad_option;
+            break;
+        case 'T':
+            if ((bad = cli_opt_texts("dump", optarg, &ps))) goto bad_option;
             break;
         case 'o': o.out_path = optarg; break;
         case 'd':
-            if ((bad = cli_opt_device("dump", optarg, &o.device))) return bad;
+            if ((bad = cli_opt_device("dump", optarg, &o.device))) goto bad_option;
             break;
         case 'm':
-            if ((bad = cli_opt_maps("dump", optarg, &o.maps_fp32))) return bad;
+            if ((bad = cli_opt_maps("dump", optarg, &o.maps_fp32))) goto bad_option;
             break;
         case 'c':
-            if ((bad = cli_opt_contrib("dump", optarg, &o.contrib))) return bad;
+            if ((bad = cli_opt_contrib("dump", optarg, &o.contrib))) goto bad_option;
             break;
         case 'H': heads = optarg; break;
         case 'b':
-            if ((bad = cli_opt_long("dump", "--batch", optarg, 1, 4096, "1..4096", &v))) return bad;
+            if ((bad = cli_opt_long("dump", "--batch", optarg, 1, 4096, "1..4096", &v))) goto bad_option;
             o.batch = (int)v;
             break;
         case 's':
         case 'n':
         case 'l':
-            if ((bad = cli_opt_probe("dump", c, optarg, &po))) return bad;
+            if ((bad = cli_opt_probe("dump", c, optarg, &po))) goto bad_option;
             break;
         case 'z':
-            if ((bad = cli_opt_long("dump", "--gzip", optarg, 0, 9, "a level 0..9", &v))) return bad;
+            if ((bad = cli_opt_long("dump", "--gzip", optarg, 0, 9, "a level 0..9", &v))) goto bad_option;
             o.gzip = (int)v;
             break;
         case 'k': tok_dir = optarg; break;
@@ -183,17 +192,17 @@ int cmd_dump(int argc, char **argv) {
         case 'F': o.single_file = 1; break;
         case 't': timing = 1; break;
         case 'P':
-            if ((bad = cli_opt_precision("dump", optarg, &o.precision))) return bad;
+            if ((bad = cli_opt_precision("dump", optarg, &o.precision))) goto bad_option;
             break;
-        case 'h': usage(stdout); return cli_stdout_done();
-        default: return cli_option_error("dump", c, argv, opts);
+        case 'h': usage(stdout); andrea_probe_sources_free(&ps); return cli_stdout_done();
+        default: andrea_probe_sources_free(&ps); return cli_option_error("dump", c, argv, opts);
         }
     }
-    if (argc - optind != 1) return cli_usage_error("dump", "expects exactly one checkpoint");
+    if (argc - optind != 1 && (bad = cli_usage_error("dump", "expects exactly one checkpoint"))) goto bad_option;
     if (quiet) andrea_progress_quiet = 1;
     /* Under MPI the writer's own check runs on rank 0 and is agreed by all ranks (one line for the
      * job); here every rank would print its own. */
-    if (!andrea_mpi_parallel() && (bad = check_out_path(o.out_path))) return bad;
+    if (!andrea_mpi_parallel() && (bad = check_out_path(o.out_path))) goto bad_option;
 
     ae_error err = {{0}};
     andrea_model m;
@@ -203,20 +212,20 @@ int cmd_dump(int argc, char **argv) {
     unsigned char *mask = NULL;
     andrea_dump_stats stats;
     const double t_start = andrea_now_seconds();
-    if (andrea_model_load(&m, argv[optind], &err)) return cli_fail(&err);
+    memset(&m, 0, sizeof m);
+    /* the streams (--texts -, a FIFO) are read once, before the model */
+    if (andrea_probe_sources_keep(&ps, 0, &err) || andrea_model_load(&m, argv[optind], &err)) goto out;
     const double t_load = andrea_now_seconds() - t_start;
-    if (cli_check_output_not_input(o.out_path, &m, probes, tok_dir, &err)) goto out;
-    tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, tok_dir, &err);
-    /* Token-id probe files work without a tokenizer, when the model has none at all (a broken
-     * one, or a wrong --tokenizer, is an error); everything else needs one. */
-    if (!tok && !(andrea_probe_spec_is_file(probes) && andrea_tokenizer_absent(m.cfg.vocab_size, m.dir, tok_dir)))
-        goto out;
+    if (cli_check_output_not_input(o.out_path, &m, &ps, tok_dir, &err)) goto out;
+    int tok_ok;
+    tok = cli_probe_tokenizer(&m, &ps, tok_dir, &tok_ok, &err);
+    if (!tok_ok) goto out;
     char tok_desc[4200];
     snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
-    if (po.seq_len > m.cfg.max_seq_len && !andrea_probe_spec_is_file(probes))
+    if (po.seq_len > m.cfg.max_seq_len && andrea_probe_sources_has_builtin(&ps))
         fprintf(stderr, "andrea dump: note: --len %d is clipped to the model's max_seq_len %d\n", po.seq_len,
                 m.cfg.max_seq_len);
-    if (andrea_probe_suites_load(probes, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &po, &suites, &n_suites, &err)) goto out;
+    if (andrea_probe_sources_load(&ps, tok, m.cfg.vocab_size, m.cfg.max_seq_len, &po, &suites, &n_suites, &err)) goto out;
     if (heads && (rc = heads_mask(heads, &m.cfg, &mask, &err)) != 0) goto out;
     rc = 1;
     o.heads = mask;
@@ -232,7 +241,11 @@ out:
     if (rc == 1 && err.msg[0]) cli_fail(&err);
     free(mask);
     andrea_probe_suites_free(suites, n_suites);
+    andrea_probe_sources_free(&ps);
     andrea_tokenizer_free(tok);
     andrea_model_free(&m);
     return rc;
+bad_option:
+    andrea_probe_sources_free(&ps);
+    return bad;
 }

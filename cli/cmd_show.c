@@ -167,7 +167,7 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
         {"device", required_argument, NULL, 'd'},    {"text-file", required_argument, NULL, 'f'},
         {"tokenizer", required_argument, NULL, 'k'}, {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},            {"also", required_argument, NULL, 'a'},
-        {NULL, 0, NULL, 0}};
+        {"texts", required_argument, NULL, 'X'},     {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
     a->out = "andrea-show";
     a->dev = ANDREA_DEVICE_AUTO;
@@ -188,6 +188,9 @@ static int parse_show_args(int argc, char **argv, show_args *a) {
             if (a->n_also == SHOW_MAX_ALSO) return cli_usage_error("show", "--also takes at most %d checkpoints", SHOW_MAX_ALSO);
             a->also[a->n_also++] = optarg;
             break;
+        case 'X': /* one page per text would be a page per line: dump and analyze take many */
+            return cli_usage_error("show", "shows one text (TEXT or --text-file FILE, one page); --texts FILE, many texts "
+                                           "in one map-only suite, is for dump and analyze");
         case 'h': usage(stdout); return cli_stdout_done();
         default: return cli_option_error("show", c, argv, opts);
         }

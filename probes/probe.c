@@ -452,6 +452,11 @@ int andrea_probe_spec_is_file(const char *spec) {
 
 int andrea_probe_suites_load(const char *spec, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
                       const probe_options *opt, probe_suite **suites, int *n_suites, ae_error *err) {
-    if (andrea_probe_spec_is_file(spec)) return andrea_probe_file_load(spec, tok, vocab_size, max_seq_len, suites, n_suites, err);
-    return andrea_probe_suites_builtin_list(spec, tok, vocab_size, max_seq_len, opt, suites, n_suites, err);
+    if (!spec || !*spec) return andrea_probe_suites_builtin_list(NULL, tok, vocab_size, max_seq_len, opt, suites, n_suites, err);
+    probe_sources ps; /* a mix of suites and files, as one --probes argument */
+    andrea_probe_sources_init(&ps);
+    int rc = andrea_probe_sources_add(&ps, spec, err);
+    if (!rc) rc = andrea_probe_sources_load(&ps, tok, vocab_size, max_seq_len, opt, suites, n_suites, err);
+    andrea_probe_sources_free(&ps);
+    return rc;
 }

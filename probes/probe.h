@@ -91,14 +91,68 @@ int andrea_probe_suites_builtin_list(const char *names, const andrea_tokenizer *
                               int max_seq_len, const probe_options *opt, probe_suite **suites,
                               int *n_suites, ae_error *err);
 
-/* The --probes argument of `andrea dump` / `andrea analyze`: a path to a JSON Lines probe file
- * (an existing file, or a name ending in .jsonl) or a comma list of built-in suite names
- * (NULL, "" or "all" = every built-in suite). tok may be NULL for token-id probe files. */
+/* One --probes argument of `andrea dump` / `andrea analyze` (andrea_probe_sources_add): a comma
+ * list of built-in suite names, "all" and JSON Lines probe files (NULL or "" = every built-in
+ * suite). tok may be NULL for token-id probe files. */
 int andrea_probe_suites_load(const char *spec, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
                       const probe_options *opt, probe_suite **suites, int *n_suites, ae_error *err);
-/* 1 when andrea_probe_suites_load would read spec as a probe file (so the caller knows whether a
- * missing tokenizer is fatal). */
+/* 1 when spec, one piece of a --probes list, names a probe file: a path with a '/', a name ending
+ * in .jsonl or .json, or an existing file whose name is no built-in suite. */
 int andrea_probe_spec_is_file(const char *spec);
+
+/* ---- the probe sources of one command (probe_sources.c): --probes, repeatable, each a comma
+ * list of built-in suite names, "all" and probe files in any mix; --texts, a plain text file ----
+ * Job: tell the pieces apart once (at option parsing), read every stream that can be read only
+ * once (a FIFO probe file, --texts, stdin) into memory once, and build the suites for each
+ * model (a series builds them per checkpoint) in the order given.
+ * Invariants: no source twice, no suite name from two sources (refused at load, naming both); no
+ * source at all = every built-in suite.
+ * Failure contract: -1 with one line naming the argument, file or FILE:LINE at fault. */
+#define PROBE_MAX_SOURCES 64
+/* The suite a --texts file makes (one item a non-blank line, map-only). */
+#define PROBE_TEXTS_SUITE "texts"
+enum { PROBE_SRC_BUILTIN = 1, PROBE_SRC_FILE, PROBE_SRC_TEXTS };
+typedef struct {
+    int kind;    /* PROBE_SRC_* */
+    char *name;  /* the built-in suite's name, or the file's path ("-": stdin), malloc'd */
+    char *bytes; /* contents read once (a stream, every --texts), malloc'd, or NULL: read name */
+    size_t len;
+} probe_source;
+typedef struct {
+    probe_source src[PROBE_MAX_SOURCES];
+    int n;
+} probe_sources;
+
+void andrea_probe_sources_init(probe_sources *ps);
+/* One --probes argument: an existing file's path as a whole (a path with a comma too), else a
+ * comma list whose pieces are "all", built-in suite names, or probe files (andrea_probe_spec_is_file
+ * of the piece). An empty piece ("bos,"), an unknown name or a source given twice is refused. */
+int andrea_probe_sources_add(probe_sources *ps, const char *arg, ae_error *err);
+/* --texts FILE ("-": standard input): one text a line, one map-only suite PROBE_TEXTS_SUITE. */
+int andrea_probe_sources_add_texts(probe_sources *ps, const char *path, ae_error *err);
+/* Reads every --texts source (a file, a FIFO or stdin) into memory, and with `several` (the
+ * suites are loaded for several models) every probe file that is a stream (FIFO), once (at most
+ * PROBE_STREAM_MAX_BYTES each), so each load reads the same bytes. Without `several` a probe
+ * stream is read by its one load, line by line, with the file's limits. */
+int andrea_probe_sources_keep(probe_sources *ps, int several, ae_error *err);
+/* 1 when the sources are probe files only (token-id files may do without a tokenizer). */
+int andrea_probe_sources_files_only(const probe_sources *ps);
+/* 1 when built-in suites are among the sources (--n, --len, --seed apply to them). */
+int andrea_probe_sources_has_builtin(const probe_sources *ps);
+/* PROBE_SRC_FILE or PROBE_SRC_TEXTS when path is one of the files the sources read (an output
+ * must not replace it), else 0. */
+int andrea_probe_sources_reads(const probe_sources *ps, const char *path);
+/* Builds the suites for a model (as andrea_probe_suites_load for each source, in order). */
+int andrea_probe_sources_load(const probe_sources *ps, const andrea_tokenizer *tok, int vocab_size, int max_seq_len,
+                              const probe_options *opt, probe_suite **suites, int *n_suites, ae_error *err);
+void andrea_probe_sources_free(probe_sources *ps);
+
+/* The map-only suite PROBE_TEXTS_SUITE of a plain text (len bytes; path names it in messages):
+ * each non-blank line one item, BOS first when the vocabulary has one. A line that is not UTF-8,
+ * holds a NUL or is longer than max_seq_len tokens is refused with its number; so is a text
+ * without any non-blank line. */
+int andrea_probe_texts_load_bytes(const char *path, const char *bytes, size_t len, const andrea_tokenizer *tok,
+                                  int max_seq_len, probe_suite *out, ae_error *err);
 
 /* Frees an array of n suites (each with andrea_probe_suite_free) and the array itself. */
 void andrea_probe_suites_free(probe_suite *suites, int n);
