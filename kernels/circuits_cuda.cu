@@ -329,6 +329,7 @@ int state_open(cc_state *s, const andrea_model *m, ae_error *err) {
     const int L = m->cfg.n_layer, H = m->cfg.n_head, C = m->cfg.d_model, hd = m->cfg.head_dim;
     const size_t CC = (size_t)C * C;
     s->L = L, s->H = H, s->C = C, s->hd = hd, s->NH = L * H, s->NP = (size_t)C * (C + 1) / 2;
+    if (andrea_cublas_load(err)) goto fail; /* loaded now, not at start-up (cublas_lazy.h) */
     CUBLAS_CHECK(cublasCreate(&s->h));
     CUBLAS_CHECK(cublasSetMathMode(s->h, CUBLAS_DEFAULT_MATH)); /* fp64 as written: no TF32, no emulation */
     CU_CHECK(cudaMalloc(&s->w_qkv, (size_t)L * 3 * CC * sizeof(float)));

@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include "../common/error.h"
+#include "cublas_lazy.h"
 
 #define CU_CHECK(call)                                                                   \
     do {                                                                                 \

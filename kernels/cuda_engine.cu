@@ -1120,6 +1120,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     if ((major = cuda_device_major(err)) < 0) goto fail;
     if (major < 8) e->attn_version = 1; /* no TF32 tensor cores before sm_80: the fp32 fallback */
     CU_CHECK(cudaStreamCreateWithFlags(&e->st, cudaStreamNonBlocking));
+    if (andrea_cublas_load(err)) goto fail; /* loaded now, not at start-up (cublas_lazy.h) */
     CUBLAS_CHECK(cublasCreate(&e->blas));
     CUBLAS_CHECK(cublasSetStream(e->blas, e->st));
     CUBLAS_CHECK(cublasSetMathMode(e->blas, e->fp32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_TF32_TENSOR_OP_MATH));

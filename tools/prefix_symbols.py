@@ -4,7 +4,7 @@ kernels are static or in a namespace.
 
 The truth is `nm` (binutils): the global symbols defined by the build's libraries
 (libandrea_core.a, which holds the CUDA objects in a CUDA build, and libandrea_test_support.a), or
-by the objects/archives named on the command line. main and LLVMFuzzerTestOneInput are exempt, and
+by the objects/archives named on the command line. main, LLVMFuzzerTestOneInput and the cuBLAS entry points of kernels/cublas_lazy.c are exempt, and
 so are compiler-made symbols (`__*`, `DW.ref.*`) and C++ names in a namespace. Three modes:
 
   python3 tools/prefix_symbols.py --check [--build DIR | FILE.a/.o ...]
@@ -49,6 +49,9 @@ SOURCE_DIRS = ["common", "tokenizer", "engine", "kernels", "probes", "dump", "an
 LIBRARIES = ["libandrea_core.a", "libandrea_test_support.a"]
 C_EXT = (".c", ".h", ".cu", ".cuh", ".cpp", ".hpp")
 EXEMPT = {"main", "LLVMFuzzerTestOneInput"}
+# kernels/cublas_lazy.c defines cuBLAS's own entry points (forwarding to the library it opens with
+# dlopen): they must keep cuBLAS's names, which the engine's calls and cuBLAS's headers use
+EXEMPT_PREFIXES = ("cublas",)
 PREFIX = "andrea_"
 MAP_FILE = os.path.join(ROOT, "tools", "prefix_symbols.map")
 # spellings of the house prefix that a name may already carry: stripped before andrea_ is added
@@ -101,7 +104,7 @@ def offenders(paths):
                 stubs.add(inner)
     found = {}
     for _, s in syms:
-        if s in EXEMPT or s.startswith(("__", "DW.ref.", "_GLOBAL_", ".")) or "." in s:
+        if s in EXEMPT or s.startswith(("__", "DW.ref.", "_GLOBAL_", ".") + EXEMPT_PREFIXES) or "." in s:
             continue  # compiler-made: personality refs, CUDA registration, local labels
         if s.startswith("_Z"):
             name = global_cxx_name(s)
