@@ -175,6 +175,13 @@ static int sha256_prefetched(int fd, size_t len, unsigned char md[32], const int
             pthread_cond_broadcast(&p.cv);
             pthread_mutex_unlock(&p.mu);
         }
+        /* every way out of the loop tells the reader, a failed EVP_DigestInit_ex too (no memory
+         * under a tight ulimit -v): else it filled every slot and waited for ever, and so did
+         * this join (issue 43, 7) */
+        pthread_mutex_lock(&p.mu);
+        p.quit = 1;
+        pthread_cond_broadcast(&p.cv);
+        pthread_mutex_unlock(&p.mu);
         pthread_join(reader, NULL);
         unsigned int mdlen = 0;
         rc = ok && EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32 ? 0 : -1;
