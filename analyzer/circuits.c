@@ -19,6 +19,7 @@
 #include "circuits.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -541,6 +542,8 @@ static int compute_gpu(const andrea_model *m, andrea_circuits *out, ae_error *er
 
 static int circuits_init(const andrea_model *m, andrea_circuits *out, size_t *ncomp, ae_error *err) {
     memset(out, 0, sizeof *out);
+    /* BLAS and LAPACK on every OpenMP thread: their OpenBLAS buffers first (blas_core.h) */
+    if (andrea_blas_reserve(omp_get_max_threads(), err)) return -1;
     const andrea_config *cfg = &m->cfg;
     const int NH = cfg->n_layer * cfg->n_head;
     out->n_layer = cfg->n_layer;

@@ -3,8 +3,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "andrea_git.h"
+#include "../common/address_space.h"
 #include "../common/atomic_file.h"
 #include "../common/data_path.h"
 #include "../common/progress.h"
@@ -50,7 +52,7 @@ int cli_bundled_model_path(char *out, size_t n, ae_error *err) {
     return 0;
 }
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
     if (argc < 2) { /* a usage error is one line (the list is `andrea --help`) */
         char names[256] = "";
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
@@ -107,4 +109,19 @@ int main(int argc, char **argv) {
     char name[96];
     fprintf(stderr, "andrea: unknown command '%s' (see andrea --help)\n", andrea_printable(argv[1], name, sizeof name));
     return 2;
+}
+
+/* Under an address-space limit (ulimit -v) an OpenBLAS worker thread that could not map its
+ * buffer retries for ever, and OpenBLAS's exit handler waits for it: the error line was printed
+ * and the process never ended (issue 43, 7). So under a limit andrea leaves with _exit once its
+ * output is flushed (its own cleanup, HDF5's and MPI's, is done by then; no temporaries are
+ * left: each is removed or renamed by its writer). Without a limit it returns as usual, so the
+ * sanitizers' leak check, which runs at exit, still runs. */
+int main(int argc, char **argv) {
+    const int rc = dispatch(argc, argv);
+    if (andrea_address_space_limited()) {
+        fflush(NULL);
+        _exit(rc);
+    }
+    return rc;
 }

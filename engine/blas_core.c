@@ -31,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../common/address_space.h"
+
 extern char **environ; /* POSIX: the process's environment, which getenv reads */
 
 static const char *chosen; /* what the constructor chose, NULL when it chose nothing */
@@ -91,3 +93,33 @@ void andrea_blas_set_threads(int n) { openblas_set_num_threads(n); }
 int andrea_blas_threads(void) { return 1; }
 void andrea_blas_set_threads(int n) { (void)n; }
 #endif
+
+/* OpenBLAS's buffers (see blas_core.h andrea_blas_reserve). OPENBLAS_BUFFER_BYTES: BUFFER_SIZE
+ * plus a page, the length of the mmap seen in blas_memory_alloc of Debian 12's x86-64 build
+ * (0.3.21). Held at most RESERVE_MAX at once: OpenBLAS stops the program when asked for more
+ * buffers than its table holds (NUM_BUFFERS, twice its thread count); room is still asked for all. */
+#define OPENBLAS_BUFFER_BYTES ((size_t)128 << 20)
+#define RESERVE_MAX 16
+#ifdef OPENBLAS_VERSION
+extern void *blas_memory_alloc(int procpos) __attribute__((weak));
+extern void blas_memory_free(void *buffer) __attribute__((weak));
+#endif
+static int reserved; /* buffers mapped by an earlier call */
+
+int andrea_blas_reserve(int n_threads, ae_error *err) {
+    if (n_threads <= reserved) return 0;
+    char what[96];
+    snprintf(what, sizeof what, "OpenBLAS (a 128 MiB buffer for each of the %d threads of the CPU forward)", n_threads);
+    if (andrea_address_space_room((size_t)(n_threads - reserved) * OPENBLAS_BUFFER_BYTES + ((size_t)32 << 20), what, err))
+        return -1;
+#ifdef OPENBLAS_VERSION
+    const int n = n_threads < RESERVE_MAX ? n_threads : RESERVE_MAX;
+    void *held[RESERVE_MAX];
+    if (blas_memory_alloc && blas_memory_free) {
+        for (int i = 0; i < n; i++) held[i] = blas_memory_alloc(0); /* maps what the pool lacks; room was there */
+        for (int i = 0; i < n; i++) blas_memory_free(held[i]);
+    }
+#endif
+    reserved = n_threads;
+    return 0;
+}

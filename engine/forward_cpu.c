@@ -663,7 +663,10 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
     e->max_T = max_T;
     e->n_threads = omp_get_max_threads();
     const size_t C = (size_t)c->d_model;
-    if (alloc_batch_scratch(e, max_B, err) || !(e->wte_mean = alloc_floats(C, 1, m->path, "wte mean", err)) ||
+    /* OpenBLAS's buffers before the batch's: where an address-space limit leaves no room for them,
+     * a clean refusal, not OpenBLAS retrying forever (blas_core.h) */
+    if (andrea_blas_reserve(e->n_threads, err) || alloc_batch_scratch(e, max_B, err) ||
+        !(e->wte_mean = alloc_floats(C, 1, m->path, "wte mean", err)) ||
         !(e->contrib = alloc_floats((size_t)e->n_threads * max_T, C, m->path, "head contributions", err)) ||
         !(e->scores = alloc_floats((size_t)e->n_threads * ATT_BLOCK, (size_t)max_T, m->path, "attention", err))) {
         cpu_close(&e->base);
