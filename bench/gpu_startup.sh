@@ -4,7 +4,7 @@
 #   SRC=.gpu-src bash bench/gpu_startup.sh      (carry .carry/debs and the source folder SRC)
 # 1. the default build (no CMAKE_CUDA_ARCHITECTURES: native where a GPU is present) and its CUDA
 #    tests against the CPU; 2. `andrea --version` of that build beside a CPU-only build, alternating,
-#    20 runs each; 3. a PTX-only build (80-virtual, the default where the build machine has no GPU):
+#    20 runs each; 3. a PTX-only build (-DCMAKE_CUDA_ARCHITECTURES=80-virtual, the fastest to build):
 #    `andrea analyze` of the bundled model twice with an empty driver cache (the first run compiles
 #    the PTX), beside the native build's. Results under $OUT.
 set -u
