@@ -108,8 +108,15 @@ int andrea_out_folder_lock(const char *dir, const char *cmd, int quiet) {
             close(fd);
             return -1;
         }
-        if (!quiet) fprintf(stderr, "andrea%s%s: another andrea is writing into %s; waiting for it\n", cmd ? " " : "",
-                            cmd ? cmd : "", dir);
+        if (!quiet) {
+            /* one line whatever the folder's name: control bytes (a newline, an escape) as '?' */
+            char line[4400];
+            snprintf(line, sizeof line, "andrea%s%s: another andrea is writing into %s; waiting for it", cmd ? " " : "",
+                     cmd ? cmd : "", dir);
+            for (char *c = line; *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+            fprintf(stderr, "%s\n", line);
+        }
         while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
         }
     }

@@ -75,4 +75,13 @@ rm -f held
 # no lock file is left in the folder
 [[ -z $(ls -A out | grep -v -E '^(assets|catalog\.db.*|compare\.html|data|explore\.html|heads|index\.html|maps|overview)$') ]] &&
   ok "nothing but the report in the folder" || bad "leftovers" "$(ls -A out)"
+# the waiting line names a folder with an escape sequence in its name as one line, no ESC byte
+evil=$'w\e[2Jx'
+mkdir -p "$evil"
+flock "$evil" -c 'sleep 2' &
+sleep 0.3
+"$A" show "$M" "abc" --out "$evil" >/dev/null 2>wait.err
+wait
+[[ $(grep -c "another andrea is writing into w?.2Jx; waiting" wait.err) -eq 1 ]] && ! grep -q $'\e' wait.err &&
+  ok "the waiting line shows control bytes of the folder's name as '?'" || bad "waiting line" "$(od -c wait.err | head -3)"
 finish
