@@ -51,4 +51,14 @@ rm moved/model-00002-of-00003.safetensors
 "$A" info moved >out 2>e8; rc=$?
 [[ $rc -eq 1 && $(wc -l <e8) -eq 1 ]] && grep -q "^andrea: moved/model-00002-of-00003.safetensors: cannot open" e8 \
   && ok "a missing shard: one line naming it" || bad "missing shard" "rc $rc: $(cat e8)"
+# an output never replaces the index or a shard the command reads
+/usr/bin/python3 "$ANDREA_SRC/tools/shard_safetensors.py" "$ANDREA_SRC/tests/data/tiny_hf" sh2 --shards 2 || bad "shard (2)" "exit $?"
+shard=$(ls sh2/model-*-of-*.safetensors | head -1)
+before=$(cat sh2/* | sha256sum)
+for target in sh2/model.safetensors.index.json "$shard"; do
+  "$A" dump sh2 --probes bos --out "$target" --device cpu --quiet >/dev/null 2>e9; rc=$?
+  [[ $rc -eq 1 && $(wc -l <e9) -eq 1 ]] && grep -q "which this command reads" e9 \
+    && ok "dump --out $(basename "$target") (read by the command) is refused" || bad "dump over $target" "rc $rc: $(cat e9)"
+done
+[[ $(cat sh2/* | sha256sum) == "$before" ]] && ok "the sharded checkpoint is left as it was" || bad "shards" "changed"
 finish
