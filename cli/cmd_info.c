@@ -16,7 +16,9 @@ static void usage(FILE *f) {
                "the parameter breakdown (attention projections per layer and in total, MLP, LayerNorms,\n"
                "embeddings, attention share) and the sha256 of the weights file.\n\n"
                "CKPT: an ANDREA .bin (llm.c layout, v3 fp32 / v5 bf16), a folder holding\n"
-               "model.safetensors + config.json, or a .safetensors file with config.json beside it.\n");
+               "model.safetensors + config.json (or Hugging Face's shards + model.safetensors.index.json),\n"
+               "or a .safetensors file with config.json beside it. A sharded checkpoint's sha256 is that of\n"
+               "sha256sum's lines of the index and the sorted shards (docs/checkpoints.md).\n");
 }
 
 /* 28311552 -> "28,311,552" */
