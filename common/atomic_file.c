@@ -49,15 +49,20 @@ int andrea_tmp_begin(const char *final_path, char *tmp, size_t cap, ae_error *er
         int n = snprintf(tmp, cap, "%s.tmp-%ld-%016llx", final_path, (long)getpid(), (unsigned long long)tmp_nonce());
         if (n < 0 || (size_t)n >= cap || (size_t)n >= AE_PATH_MAX)
             return andrea_fail(err, "%s: path too long", final_path);
+        /* registered before it exists: a signal between the create and the registration left
+         * the file behind (tools/hunt_interrupts.sh: a PNG's temporary after SIGTERM). The name
+         * is complete before the slot is marked used, for the handler that reads it. */
+        memcpy(tmp_names[slot], tmp, (size_t)n + 1);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        tmp_used[slot] = 1;
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-        if (fd < 0 && errno == EEXIST) continue;
         if (fd < 0) {
             const int e = errno; /* before anything else can change it */
+            tmp_used[slot] = 0;   /* not ours: never unlinked (EEXIST: someone's file) */
+            if (e == EEXIST) continue;
             tmp[0] = 0;
             return andrea_fail(err, "%s: cannot create: %s", final_path, strerror(e));
         }
-        memcpy(tmp_names[slot], tmp, (size_t)n + 1);
-        tmp_used[slot] = 1;
         if (close(fd) != 0) {
             const int e = errno;
             andrea_tmp_abort(tmp);
