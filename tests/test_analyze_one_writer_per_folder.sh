@@ -78,8 +78,8 @@ rm -f held
 # the waiting line names a folder with an escape sequence in its name as one line, no ESC byte
 evil=$'w\e[2Jx'
 mkdir -p "$evil"
-flock "$evil" -c 'sleep 2' &
-sleep 0.3
+flock "$evil" -c 'touch evil.held; sleep 2' &
+for ((i = 0; i < 300; i++)); do [[ -e evil.held ]] && break; sleep 0.1; done
 "$A" show "$M" "abc" --out "$evil" >/dev/null 2>wait.err
 wait
 [[ $(grep -c "another andrea is writing into w?.2Jx; waiting" wait.err) -eq 1 ]] && ! grep -q $'\e' wait.err &&

@@ -25,9 +25,11 @@ copy_in_while_waiting() {
   local dir=$1 from=$2 what=$3 re=$4
   shift 4
   mkdir -p "$dir"
-  flock "$dir" -c "sleep 3; cp -a '$from'/. '$dir'/" &
+  rm -f "$dir.held"
+  flock "$dir" -c "touch '$dir.held'; sleep 3; cp -a '$from'/. '$dir'/" &
   local holder=$!
-  sleep 0.5
+  local i # until the holder has the lock (a fixed sleep can lose that race on a loaded machine)
+  for ((i = 0; i < 300; i++)); do [[ -e $dir.held ]] && break; sleep 0.1; done
   local rc=0
   "$A" "$@" >"$dir.out" 2>"$dir.err" || rc=$?
   wait $holder
@@ -54,9 +56,9 @@ copy_in_while_waiting d5 own "show into a folder where someone's own index.html 
   "^andrea: d5: holds an index.html that andrea did not write" show "$M" "x" --out d5
 # a folder that stays as it was while they wait is still written
 mkdir -p d6
-flock d6 sleep 1.5 &
+flock d6 -c 'touch d6.held; sleep 1.5' &
 holder=$!
-sleep 0.5
+for ((i = 0; i < 300; i++)); do [[ -e d6.held ]] && break; sleep 0.1; done
 "$A" show "$M" "x" --out d6 >/dev/null 2>d6.err && [[ -f d6/index.html ]] && ok "show writes after waiting when nothing came meanwhile" ||
   bad "show after wait" "$(cat d6.err)"
 wait $holder
