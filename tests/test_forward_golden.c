@@ -5,9 +5,9 @@
  *   tokens int32 [N, T], attn float32 [N, L, H, T, T], logits float32 [N, T, V]
  * and a root string attribute `checkpoint`: the .bin it used, relative to the repository root.
  * tests/data/tiny_hf/ holds the same weights as model.safetensors + config.json.
- * Both checkpoints must reproduce the fixture: attention max abs error <= 1e-5 (of probabilities
- * <= 1) and logits within the rounding of the forward relative to the largest |logit|
- * (CHECK_FP32_TOL, check.h; fp32 on both sides).
+ * Both checkpoints must reproduce the fixture within the rounding of two fp32 forwards
+ * (CHECK_FP32_TOL, check.h): each attention probability within the rounding of its scores relative
+ * to the magnitudes of their q and k terms (attn_bound), logits relative to the largest |logit|.
  * Without the fixture the test skips (77), never passes.
  */
 #include <hdf5.h>
@@ -117,6 +117,83 @@ static int load_golden(const char *path, golden *g) {
     return 0;
 }
 
+/* The bound on each attention probability of the engine against the fixture (issue 39: derived from
+ * the rounding, relative to the magnitudes, not 1e-5 absolute). The fixture has no scores, so q and
+ * k are recomputed in double from the engine's layer inputs x (layer_inputs, fp32):
+ *   mag[t,j] = |q_t| |k_j| / sqrt(hd) bounds |s[t,j]| and the sum of |terms| of its dot product,
+ *   and how far relative errors e of q and k move it (|dq.k + q.dk| <= 2 e mag, Cauchy-Schwarz).
+ * A score of layer l carries the roundings of the chain before it (per earlier layer QKV C, a score
+ * hd, P.V T, W_O C, the MLP C + 4C; then this layer's LayerNorm C, QKV C and score hd), relative to
+ * that magnitude, CHECK_FP32_TOL(n_l, mag[t,j]); the softmax's shift by the row's largest score
+ * rounds x = s_j - s_max once (exp(x(1+u)) = exp(x)(1 + ux)): FLT_EPSILON (mag[t,j] + max_k mag[t,k])
+ * for both sides. Together ds_j. p = softmax(s) moves by
+ *   dp_j = p_j (ds_j - sum_k p_k ds_k) = p_j ((1 - p_j) ds_j - sum_{k != j} p_k ds_k),
+ * bounded with the larger of the two probabilities compared for p_j and p_k, the smaller in 1 - p_j
+ * (first order), plus the softmax's own rounding: an exp and a division of a few ulps and a sum of up
+ * to T exponentials, relative to p_j: CHECK_FP32_TOL(T, p_j); plus FLT_MIN, below which fp32 has no
+ * relative precision (subnormals). Masked entries (j > t) are 0 in both: bound FLT_MIN.
+ * The bound is relative to each probability: a small one is held to its own few ulps, which the old
+ * 1e-5 absolute never did. Returns the worst |dp| / bound and writes the worst |dp| to worst_err. */
+static double attn_worst_ratio(const andrea_model *m, const golden *g, const float *attn, const float *x_in,
+                               double *worst_err) {
+    const int L = g->L, H = g->H, T = g->T, N = g->N, C = m->cfg.d_model, hd = m->cfg.head_dim;
+    const andrea_params *p = &m->p;
+    double *ln = malloc(sizeof(double) * T * C), *nq = malloc(sizeof(double) * T),
+           *nk = malloc(sizeof(double) * T), *ds = malloc(sizeof(double) * T);
+    double worst = 0;
+    *worst_err = 0;
+    for (int l = 0; l < L; l++) {
+        const float *qkvw = p->qkvw + (size_t)l * 3 * C * C, *qkvb = p->qkvb + (size_t)l * 3 * C;
+        const float *w = p->ln1w + (size_t)l * C, *bb = p->ln1b + (size_t)l * C;
+        const double n_l = (double)l * (7.0 * C + hd + T) + 2.0 * C + hd;
+        for (int b = 0; b < N; b++) {
+            const float *x = x_in + ((size_t)l * N + b) * T * C; /* layer_inputs [L, B, T, C] */
+            for (int t = 0; t < T; t++) {
+                double mean = 0, var = 0;
+                for (int i = 0; i < C; i++) mean += x[t * C + i];
+                mean /= C;
+                for (int i = 0; i < C; i++) var += (x[t * C + i] - mean) * (x[t * C + i] - mean);
+                const double sd = sqrt(var / C + 1e-5);
+                for (int i = 0; i < C; i++) ln[t * C + i] = (x[t * C + i] - mean) / sd * w[i] + bb[i];
+            }
+            for (int h = 0; h < H; h++) {
+                for (int t = 0; t < T; t++) { /* |q_t|, |k_t|; qkvw [3C, C]: Q row h*hd+d, K row C+h*hd+d */
+                    nq[t] = nk[t] = 0;
+                    for (int d = 0; d < hd; d++) {
+                        const float *wq = qkvw + (size_t)(h * hd + d) * C, *wk = qkvw + (size_t)(C + h * hd + d) * C;
+                        double sq = qkvb[h * hd + d], sk = qkvb[C + h * hd + d];
+                        for (int i = 0; i < C; i++) sq += ln[t * C + i] * wq[i], sk += ln[t * C + i] * wk[i];
+                        nq[t] += sq * sq, nk[t] += sk * sk;
+                    }
+                    nq[t] = sqrt(nq[t]), nk[t] = sqrt(nk[t]);
+                }
+                const float *pe = attn + (((size_t)b * L + l) * H + h) * T * T;
+                const float *pg = g->attn + (((size_t)b * L + l) * H + h) * T * T;
+                for (int t = 0; t < T; t++) {
+                    double M = 0, pds = 0; /* max_k mag[t,k]; sum_k p_k ds_k */
+                    for (int j = 0; j <= t; j++) M = fmax(M, nq[t] * nk[j] / sqrt((double)hd));
+                    for (int j = 0; j <= t; j++) {
+                        const double mag = nq[t] * nk[j] / sqrt((double)hd);
+                        ds[j] = CHECK_FP32_TOL(n_l, mag) + FLT_EPSILON * (mag + M);
+                        pds += fmax(pe[t * T + j], pg[t * T + j]) * ds[j];
+                    }
+                    for (int j = 0; j < T; j++) {
+                        const double hi = fmax(pe[t * T + j], pg[t * T + j]), lo = fmin(pe[t * T + j], pg[t * T + j]);
+                        const double bound = j > t ? FLT_MIN
+                                                   : hi * ((1 - lo) * ds[j] + (pds - hi * ds[j])) +
+                                                         CHECK_FP32_TOL(T, hi) + FLT_MIN;
+                        const double e = fabs((double)pe[t * T + j] - pg[t * T + j]);
+                        *worst_err = fmax(*worst_err, e);
+                        worst = fmax(worst, e / bound);
+                    }
+                }
+            }
+        }
+    }
+    free(ln), free(nq), free(nk), free(ds);
+    return worst;
+}
+
 /* Runs the CPU engine on the fixture's tokens and compares; prints the errors. */
 static void compare_checkpoint(const golden *g, const char *ckpt) {
     andrea_model m;
@@ -133,32 +210,34 @@ static void compare_checkpoint(const golden *g, const char *ckpt) {
     }
     size_t n_attn = (size_t)g->N * g->L * g->H * g->T * g->T, n_log = (size_t)g->N * g->T * g->V;
     float *attn = malloc(n_attn * sizeof(float)), *logits = malloc(n_log * sizeof(float));
+    float *x_in = malloc((size_t)g->L * g->N * g->T * m.cfg.d_model * sizeof(float));
     andrea_engine *e = andrea_cpu_engine_open(&m, g->N, g->T, &err);
     CHECK_MSG(e != NULL, "%s", err.msg);
-    andrea_forward_io io = {.B = g->N, .T = g->T, .tokens = g->tokens, .attn = attn, .logits = logits};
+    andrea_forward_io io = {
+        .B = g->N, .T = g->T, .tokens = g->tokens, .attn = attn, .logits = logits, .layer_inputs = x_in};
     int ran = e && andrea_engine_forward(e, &io, &err) == 0;
     CHECK_MSG(ran, "%s", err.msg);
     if (ran) {
         double ea = 0, el = 0, zmax = 0;
-        for (size_t i = 0; i < n_attn; i++) ea = fmax(ea, fabs((double)attn[i] - g->attn[i]));
+        const double ra = attn_worst_ratio(&m, g, attn, x_in, &ea);
         for (size_t i = 0; i < n_log; i++) {
             el = fmax(el, fabs((double)logits[i] - g->logits[i]));
             zmax = fmax(zmax, fabs(g->logits[i]));
         }
         /* logits: two fp32 forwards (PyTorch's kernels, OpenBLAS's for this CPU) differ by the rounding
          * of the forward's chain (per layer QKV C, a score hd, P·V T, W_O C, the MLP C + 4C; the
-         * unembedding C), relative to the largest |logit|. Attention: probabilities are at most 1,
-         * so 1e-5 is relative to their largest possible value (84 ulps of 1.0); the fixture lacks the
-         * scores that a bound relative to their magnitude would need. */
+         * unembedding C), relative to the largest |logit|. Attention: attn_worst_ratio. */
         const int C = m.cfg.d_model;
         const double tl = CHECK_FP32_TOL((double)m.cfg.n_layer * (7.0 * C + m.cfg.head_dim + g->T) + C, zmax);
-        fprintf(stderr, "  %s: attn max abs err %.3g, logits max abs err %.3g (%.3g of its bound)\n", ckpt, ea, el, el / tl);
-        CHECK_MSG(ea <= 1e-5, "%s: attn max abs err %g", ckpt, ea);
+        fprintf(stderr, "  %s: attn max abs err %.3g (worst %.3g of its bound), logits max abs err %.3g (%.3g of its bound)\n",
+                ckpt, ea, ra, el, el / tl);
+        CHECK_MSG(ra <= 1, "%s: attn max abs err %g, worst %g x its bound", ckpt, ea, ra);
         CHECK_MSG(el <= tl, "%s: logits max abs err %g > %g", ckpt, el, tl);
     }
     andrea_engine_close(e);
     free(attn);
     free(logits);
+    free(x_in);
     andrea_model_free(&m);
 }
 
