@@ -23,7 +23,7 @@ except ImportError as e:  # the Debian packages python3-h5py / python3-numpy
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from testlib import BIN, FAILED, check  # noqa: E402  (after the skip checks above)
+from testlib import BIN, FAILED, FLT_EPSILON, check, forward_roundings, fp32_tol  # noqa: E402  (after the skip checks above)
 
 
 # ---- a tiny model in the llm.c .bin layout ----
@@ -71,12 +71,14 @@ def gelu(x):
 
 
 def forward(tokens):
-    """tokens: [T] -> attn [L,H,T,T], head_out [L,H,T,C], head_out_norm [L,H,T], dla [L,H,T]."""
+    """tokens: [T] -> attn [L,H,T,T], head_out [L,H,T,C], head_out_norm [L,H,T], dla [L,H,T], and for
+    the bounds: |q_t| |k_j| / sqrt(hd) [L,H,T,T], dla's sum of |terms| [L,H,T]."""
     p = {k: v.astype(np.float64) for k, v in P.items()}
     T = len(tokens)
     x = p["wte"][tokens] + p["wpe"][:T]
     attn = np.zeros((L, H, T, T))
     hout = np.zeros((L, H, T, C))
+    qk = np.zeros((L, H, T, T))
     mask = np.triu(np.ones((T, T), dtype=bool), 1)
     for l in range(L):
         h = layernorm(x, p["ln1w"][l], p["ln1b"][l])
@@ -86,6 +88,7 @@ def forward(tokens):
         for hh in range(H):
             sl = slice(hh * HD, (hh + 1) * HD)
             s = q[:, sl] @ k[:, sl].T / np.sqrt(HD)
+            qk[l, hh] = np.outer(np.linalg.norm(q[:, sl], axis=1), np.linalg.norm(k[:, sl], axis=1)) / np.sqrt(HD)
             s[mask] = -np.inf
             s = np.exp(s - s.max(-1, keepdims=True))
             a = s / s.sum(-1, keepdims=True)
@@ -99,11 +102,35 @@ def forward(tokens):
     sigma = np.sqrt(x.var(-1) + 1e-5)  # [T]
     wte_c = p["wte"][:V] - p["wte"][:V].mean(0)
     dla = np.full((L, H, T), np.nan)
+    dla_terms = np.zeros((L, H, T))
     for t in range(T - 1):
         u = p["lnfw"] * wte_c[tokens[t + 1]] / sigma[t]
         c = hout[:, :, t, :]
         dla[:, :, t] = ((c - c.mean(-1, keepdims=True)) * u).sum(-1)
-    return attn, hout, np.linalg.norm(hout, axis=-1), dla
+        dla_terms[:, :, t] = (np.abs(c - c.mean(-1, keepdims=True)) * np.abs(u)).sum(-1)
+    return attn, hout, np.linalg.norm(hout, axis=-1), dla, qk, dla_terms
+
+
+def attn_bound(ra, qk, T):
+    """The bound on each attention probability of the fp32 engine against the float64 forward
+    (issue 39: relative to the magnitudes, as tests/test_forward_golden.c's attn_worst_ratio): a score
+    of layer l carries the rounding of the chain before it (per earlier layer QKV C, a score hd, P.V T,
+    W_O C, the MLP C + 4C; this layer's LayerNorm C, QKV C, score hd) relative to |q||k|/sqrt(hd)
+    (which bounds the score's |terms| and how far relative errors of q and k move it), plus the
+    softmax's shift by the row's largest score (one rounding of s_j - s_max): ds. p = softmax(s) moves
+    by p_j ((1 - p_j) ds_j - sum_{k != j} p_k ds_k); plus the softmax's own rounding relative to p_j
+    (an exp, a division, a sum of up to T exponentials) and FLT_MIN (subnormals). ra [L,H,T,T]."""
+    b = np.zeros_like(ra)
+    causal = np.tril(np.ones((T, T), dtype=bool))
+    for l in range(L):
+        n_l = l * (7.0 * C + HD + T) + 2.0 * C + HD
+        m = np.where(causal, qk[l], 0.0)  # [H, T, T]
+        ds = fp32_tol(n_l, m) + FLT_EPSILON * (m + m.max(-1, keepdims=True))
+        ds = np.where(causal, ds, 0.0)
+        p = ra[l]
+        pds = (p * ds).sum(-1, keepdims=True)
+        b[l] = p * ((1 - p) * ds + pds - p * ds) + fp32_tol(T, p) + np.finfo(np.float32).tiny
+    return b
 
 
 def run_dump(ckpt, out, *extra):
@@ -164,6 +191,7 @@ def main():
               "seal: sha256 of the 64 MiB blocks' sha256 digests")
         check("head_out" not in b["prev_token"], "no head_out without --contrib full")
         worst = {"attn": 0.0, "norm": 0.0, "dla": 0.0, "hout": 0.0, "fp16": 0.0}
+        ratio = {"sums": 0.0, "attn": 0.0, "norm": 0.0, "dla": 0.0, "hout": 0.0}  # worst error / its bound
         for suite in at["suites"].split(","):
             g, g16 = a[suite], b[suite]
             n, T = g["tokens"].shape
@@ -185,28 +213,49 @@ def main():
                 check(np.all(g["tokens"][i, ln:] == 0), f"{suite} padding tokens are 0")
                 att = g["attention"][i].astype(np.float64)  # [L,H,T,T]
                 sums = att[:, :, :ln, :].sum(-1)
-                check(np.allclose(sums, 1.0, atol=1e-5), f"{suite} seq {i} rows sum to 1")
+                # a row's probabilities each carry the softmax's rounding relative to themselves (an
+                # exp, a division) and share its normaliser, a sum of up to T exponentials: the sum of
+                # the row is 1 within the rounding of a T-term sum relative to 1 (was atol 1e-5)
+                ratio["sums"] = max(ratio["sums"], np.abs(sums - 1.0).max() / fp32_tol(ln, 1.0))
+                check(np.all(np.abs(sums - 1.0) <= fp32_tol(ln, 1.0)), f"{suite} seq {i} rows sum to 1")
                 upper = np.triu(np.ones((T, T), dtype=bool), 1)
                 check(np.all(att[:, :, upper] == 0), f"{suite} seq {i} zero beyond the causal prefix")
                 check(np.all(att[:, :, ln:, :] == 0), f"{suite} seq {i} padded rows are 0")
-                ra, rh, rn, rd = forward(toks)
-                worst["attn"] = max(worst["attn"], np.abs(att[:, :, :ln, :ln] - ra).max())
-                worst["hout"] = max(worst["hout"], np.abs(g["head_out"][i][:, :, :ln] - rh).max())
-                worst["norm"] = max(worst["norm"], np.abs(g["head_out_norm"][i][:, :, :ln] - rn).max())
+                ra, rh, rn, rd, qk, dterms = forward(toks)
+                # bounds (issue 39): the fp32 engine against float64, each relative to the magnitudes
+                # of what it is computed from, along the forward's chain (forward_roundings, testlib)
+                n_fw = forward_roundings(L, C, HD, ln)
+                ea = np.abs(att[:, :, :ln, :ln] - ra)
+                worst["attn"] = max(worst["attn"], ea.max())
+                ratio["attn"] = max(ratio["attn"], (ea / attn_bound(ra, qk, ln)).max())
+                # head_out = o W_O: the chain up to it, relative to the largest |head_out| of its layer
+                # and sequence (the terms of its last sum are of that size, or the errors carried in)
+                eh = np.abs(g["head_out"][i][:, :, :ln] - rh)
+                worst["hout"] = max(worst["hout"], eh.max())
+                ratio["hout"] = max(ratio["hout"], (eh / fp32_tol(n_fw, np.abs(rh).max(axis=(1, 2, 3), keepdims=True))).max())
+                # its norm: one more C-term sum, relative to the largest norm of the layer
+                en = np.abs(g["head_out_norm"][i][:, :, :ln] - rn)
+                worst["norm"] = max(worst["norm"], en.max())
+                ratio["norm"] = max(ratio["norm"], (en / fp32_tol(n_fw + C, rn.max(axis=(1, 2), keepdims=True))).max())
                 dla = g["head_dla"][i]
                 check(np.all(np.isnan(dla[:, :, ln - 1:])), f"{suite} seq {i} DLA NaN without a next token")
-                worst["dla"] = max(worst["dla"], np.abs(dla[:, :, :ln - 1] - rd[:, :, :ln - 1]).max())
+                # DLA: a C-term sum of (c_i - mean c) u_i after the whole chain (sigma is the final
+                # LayerNorm's), relative to its sum of |terms| (errors of c, sigma relative to theirs)
+                ed = np.abs(dla[:, :, :ln - 1] - rd[:, :, :ln - 1])
+                worst["dla"] = max(worst["dla"], ed.max())
+                ratio["dla"] = max(ratio["dla"], (ed / fp32_tol(n_fw + 2 * C, dterms[:, :, :ln - 1])).max())
                 a16 = g16["attention"][i].astype(np.float64)
                 # fp16 keeps 11 significant bits: |err| <= 2^-11 * |x| (+ subnormal step)
                 check(np.all(np.abs(a16 - att) <= np.abs(att) / 2048 + 6e-8), f"{suite} seq {i} fp16 within half precision")
                 worst["fp16"] = max(worst["fp16"], np.abs(a16 - att).max())
                 check(np.array_equal(g16["head_dla"][i], dla, equal_nan=True), f"{suite} fp16 dump DLA equals fp32 dump")
         print("max |dump - numpy float64|:", {k: f"{v:.2e}" for k, v in worst.items()})
-        # float32 engine vs float64 reference: a few ulps of values of order 1
-        check(worst["attn"] < 2e-5, f"attention equals the numpy forward ({worst['attn']:.2e})")
-        check(worst["hout"] < 1e-4, f"head_out equals the numpy forward ({worst['hout']:.2e})")
-        check(worst["norm"] < 1e-4, f"head_out_norm equals the numpy forward ({worst['norm']:.2e})")
-        check(worst["dla"] < 1e-4, f"head_dla equals the numpy forward ({worst['dla']:.2e})")
+        print("worst error / its rounding bound:", {k: f"{v:.3g}" for k, v in ratio.items()})
+        # float32 engine vs float64 reference: within the rounding bounds above
+        check(ratio["attn"] <= 1, f"attention equals the numpy forward ({worst['attn']:.2e}, {ratio['attn']:.3g} x its bound)")
+        check(ratio["hout"] <= 1, f"head_out equals the numpy forward ({worst['hout']:.2e}, {ratio['hout']:.3g} x its bound)")
+        check(ratio["norm"] <= 1, f"head_out_norm equals the numpy forward ({worst['norm']:.2e}, {ratio['norm']:.3g} x its bound)")
+        check(ratio["dla"] <= 1, f"head_dla equals the numpy forward ({worst['dla']:.2e}, {ratio['dla']:.3g} x its bound)")
     for plain, packed, level in ((f16, gz16, 1), (f32, gz32, 6), (f16, gzg, 1)):
         with h5py.File(plain, "r") as a, h5py.File(packed, "r") as z:
             for suite in ("prev_token", "induction", "bracket", "entity"):
