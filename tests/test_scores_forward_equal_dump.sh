@@ -9,8 +9,8 @@
 # same CPU, so every rounding is the same; the causal check runs the same batches of the same
 # items on either engine (analyzer/ablation.c reserves K x B on both), so its sgemm shapes, and
 # with them OpenBLAS's order of summation, are the same. Any difference is a real divergence.
-# Also: analyze writes no dump unless asked (--dump / --keep-dumps), and the causal check gives the same deltas on the engine the forward ran (analyze) as on a
-# fresh one (classify).
+# Also: analyze writes no dump unless asked (--dump / --keep-dumps), and the causal check gives
+# the same deltas on the engine the forward ran (analyze) as on a fresh one (classify).
 set -euo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
 need_files models/andrea-bundled.bin tests/data/series/dyck-step08000.bin
