@@ -262,6 +262,49 @@ static void test_step_written_in_another_notation_is_no_step(void) {
     CHECK(andrea_catalog_step_from_name("run_step3e3_step200.bin", &s) == 1 && s == 200);
 }
 
+/* Hugging Face Trainer's checkpoint-N folders and step_N / stepN / iter_N names: the step from the
+ * name (a folder's trailing '/' too); "iter" and "checkpoint" only where a word begins. */
+static void test_trainer_and_step_only_names_give_their_step(void) {
+    long long s = -1;
+    CHECK(andrea_catalog_step_from_name("/r/run1/checkpoint-500", &s) == 1 && s == 500);
+    CHECK(andrea_catalog_step_from_name("/r/run1/checkpoint-500/", &s) == 1 && s == 500);
+    CHECK(andrea_catalog_step_from_name("run1/iter_300.bin", &s) == 1 && s == 300);
+    CHECK(andrea_catalog_step_from_name("run1/iter70", &s) == 1 && s == 70);
+    CHECK(andrea_catalog_step_from_name("gpt2.iter-1200.bin", &s) == 1 && s == 1200);
+    s = -1;
+    CHECK(andrea_catalog_step_from_name("/m/twitter5.bin", &s) == 0 && s == -1);
+    CHECK(andrea_catalog_step_from_name("/m/checkpoint-5e3", &s) == 0 && s == -1);
+    CHECK(andrea_catalog_is_step_name("checkpoint-500") && andrea_catalog_is_step_name("step_100") &&
+          andrea_catalog_is_step_name("Step100") && andrea_catalog_is_step_name("step-100") &&
+          andrea_catalog_is_step_name("iter_100") && andrea_catalog_is_step_name("iter100"));
+    CHECK(!andrea_catalog_is_step_name("run-step100") && !andrea_catalog_is_step_name("checkpoint-500.final") &&
+          !andrea_catalog_is_step_name("checkpoint") && !andrea_catalog_is_step_name("step100k") &&
+          !andrea_catalog_is_step_name("ckpt-3"));
+}
+
+/* A checkpoint whose name is only a step is catalogued as RUN/NAME, its series the run folder. */
+static void test_step_only_name_is_catalogued_with_its_run_folder(void) {
+    char series[64];
+    andrea_catalog_series_from_name("run1/checkpoint-500", series, sizeof series);
+    CHECK_MSG(!strcmp(series, "run1"), "%s", series);
+    andrea_catalog_series_from_name("gpt-2_small/step_100", series, sizeof series);
+    CHECK_MSG(!strcmp(series, "gpt-2_small"), "%s", series);
+    const char *db = tmp_path("trainer.db");
+    const char *shas[4] = {"a", "b", "c", "d"};
+    const char *paths[4] = {"/r/run1/checkpoint-1000/", "/r/run1/step_200.bin", "/r/run1/model_step300.bin", "checkpoint-400"};
+    for (int i = 0; i < 4; i++) {
+        andrea_analysis a;
+        ae_error err = {{0}};
+        make_analysis(&a, shas[i], paths[i], "{}");
+        CHECK_MSG(andrea_catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
+        andrea_analysis_free(&a);
+    }
+    CHECK(q1(db, "SELECT count(*) FROM models WHERE name = 'run1/checkpoint-1000' AND series = 'run1' AND step = 1000") == 1);
+    CHECK(q1(db, "SELECT count(*) FROM models WHERE name = 'run1/step_200' AND series = 'run1' AND step = 200") == 1);
+    CHECK(q1(db, "SELECT count(*) FROM models WHERE name = 'model_step300' AND series = 'model'") == 1);
+    CHECK(q1(db, "SELECT count(*) FROM models WHERE name = 'checkpoint-400' AND series = 'checkpoint'") == 1);
+}
+
 static void test_catalog_killed_mid_run_keeps_all_or_none_of_it(void) {
 #ifndef ANDREA_TESTING
     printf("SKIP (this case): the crash hook is compiled into test builds only (-DANDREA_TESTING=ON)\n");
@@ -656,6 +699,8 @@ int main(void) {
     RUN(test_write_all_stores_every_entry_or_none);
     RUN(test_step_is_parsed_from_common_file_names);
     RUN(test_step_written_in_another_notation_is_no_step);
+    RUN(test_trainer_and_step_only_names_give_their_step);
+    RUN(test_step_only_name_is_catalogued_with_its_run_folder);
     RUN(test_catalog_killed_mid_run_keeps_all_or_none_of_it);
     RUN(test_two_processes_writing_one_catalog_both_land);
     if (!getenv("ANDREA_BIN")) {
