@@ -20,6 +20,7 @@
 #include "ablation.h"
 #include "../common/mpi_shard.h"
 #include "catalog.h"
+#include "checkpoint_step.h"
 #include "reduce_mpi.h"
 #include "head_scorer.h"
 #include "score.h"
@@ -155,13 +156,18 @@ static int open_checkpoint(const char *dump_path, const andrea_dump *d, const an
     return 1;
 }
 
-static void set_step(andrea_analysis *a, const andrea_classify_options *opt, const char *other_name) {
+/* --step N, else the checkpoint's (trainer_state.json's global_step, its name: checkpoint_step.h),
+ * else the dump's name. 0, or -1 with err (a trainer_state.json refused). */
+static int set_step(andrea_analysis *a, const andrea_classify_options *opt, const char *other_name, ae_error *err) {
     if (opt->has_step) {
         a->has_step = a->step_given = 1;
         a->step = opt->step;
-    } else {
-        a->has_step = andrea_catalog_step_from_name(a->ckpt_path, &a->step) || andrea_catalog_step_from_name(other_name, &a->step);
+        return 0;
     }
+    const int got = a->ckpt_path[0] ? andrea_checkpoint_step(a->ckpt_path, &a->step, NULL, 0, err) : 0;
+    if (got < 0) return -1;
+    a->has_step = got || andrea_catalog_step_from_name(other_name, &a->step);
+    return 0;
 }
 
 /* Map-only suites (texts without targets, docs/probes.md; or a suite none of whose queries kept a
@@ -406,7 +412,7 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
         andrea_fail(err, "%s: the dump records no checkpoint sha256", dump_path);
         goto out;
     }
-    set_step(a, opt, dump_path);
+    if (set_step(a, opt, dump_path, err)) goto out;
     if (ns <= 0) {
         andrea_fail(err, "%s: the dump holds no suite", dump_path);
         goto out;
@@ -459,7 +465,7 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
     snprintf(a->ckpt_path, sizeof a->ckpt_path, "%s", m->path[0] && realpath(m->path, abs_ck) ? abs_ck : m->path);
     snprintf(a->sha256, sizeof a->sha256, "%s", sha256);
     snprintf(a->maps_dtype, sizeof a->maps_dtype, "%s", maps_dtype);
-    set_step(a, opt, dump_path ? dump_path : "");
+    if (set_step(a, opt, dump_path ? dump_path : "", err)) return -1; /* nothing taken or allocated yet */
     andrea_head_scorer_take(hs, a);
     const size_t n_alloc = (size_t)(n_suites > 0 ? n_suites : 1);
     andrea_dump_suite_info *infos = calloc(n_alloc, sizeof *infos);

@@ -14,6 +14,7 @@
 
 #include "../analyzer/catalog.h"
 #include "../analyzer/catalog_circuits.h"
+#include "../analyzer/checkpoint_step.h"
 #include "../analyzer/classify.h"
 #include "../analyzer/head_scorer.h"
 #include "../analyzer/summary.h"
@@ -50,6 +51,8 @@ static void help(FILE *f) {
             "all are scored first, then each report is rendered into DIR/NAME/ with the whole series'\n"
             "step plots, then DIR/index.html shows the series (head x step matrix, formation plots) and\n"
             "a table of labelled heads per step is printed; progress lines name the checkpoint and k/N.\n"
+            "A Trainer run's RUN/checkpoint-N folders (or step_N, iter_N files) are the series RUN, each\n"
+            "at its step (trainer_state.json's global_step, else the name; docs/checkpoints.md).\n"
             "Without CKPT it analyses the model bundled with andrea. --quiet (-q): no progress, only the\n"
             "summary; -o is --out, -h --help.\n"
             "DIR defaults to ./andrea-out. --probes, --texts, --n, --len, --seed, --tokenizer: as for\n"
@@ -474,6 +477,20 @@ static int check_series_folders(const analyze_args *aa, const char *const *ckpts
     return rc;
 }
 
+/* The step of each checkpoint (analyzer/checkpoint_step.h), before any work: a trainer_state.json
+ * the catalog write would refuse after the forwards is refused now, and a global_step that differs
+ * from the step of the checkpoint's name is said once, in a note line. Not read under --step N.
+ * 0, or -1 with err. */
+static int check_steps(const char *const *ckpts, int n, const andrea_classify_options *o, ae_error *err) {
+    for (int i = 0; i < n && !o->has_step; i++) {
+        long long step;
+        char note[4400], shown[4400];
+        if (andrea_checkpoint_step(ckpts[i], &step, note, sizeof note, err) < 0) return -1;
+        if (note[0] && andrea_mpi_rank() == 0) fprintf(stderr, "andrea analyze: note: %s\n", cli_shown(note, shown, sizeof shown));
+    }
+    return 0;
+}
+
 /* analyze's work once DIR exists, for the n checkpoints given (0: the bundled model): the exit
  * status. */
 static int analyze_into(analyze_args *aa, const andrea_classify_options *o, const char *const *given, int n) {
@@ -497,6 +514,7 @@ static int analyze_into(analyze_args *aa, const andrea_classify_options *o, cons
     if (n <= 0 && cli_bundled_model_path(bundled_path, sizeof bundled_path, &err)) return cli_fail(&err);
     const char *const *ckpts = n > 0 ? given : bundled;
     if (n <= 0) n = 1;
+    if (check_steps(ckpts, n, o, &err)) return cli_fail(&err);
     if (n == 1) { /* one checkpoint: its report is DIR itself */
         if (analyze_one(ckpts[0], aa->dir, aa, o, 0, NULL, &err)) return cli_fail(&err);
         return cli_stdout_done();
