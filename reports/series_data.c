@@ -35,12 +35,15 @@ static int class_of(series_data *d, const char *name, int add) {
     return d->n_classes++;
 }
 
-/* Stable: by step, checkpoints without a step last in the caller's order. */
+/* By step (numeric), one step's checkpoints by name (byte order); checkpoints without a step last,
+ * in the caller's order. */
 static void sort_by_step(series_checkpoint *ck, int n) {
     for (int i = 1; i < n; i++) {
         series_checkpoint t = ck[i];
         int j = i;
-        while (j > 0 && t.has_step && (!ck[j - 1].has_step || ck[j - 1].step > t.step)) {
+        while (j > 0 && t.has_step &&
+               (!ck[j - 1].has_step || ck[j - 1].step > t.step ||
+                (ck[j - 1].step == t.step && strcmp(ck[j - 1].name, t.name) > 0))) {
             ck[j] = ck[j - 1];
             j--;
         }
