@@ -17,7 +17,8 @@ series=("$S/dyck-step00030.bin" "$S/dyck-step00100.bin" "$S/dyck-step00300.bin")
 "$A" analyze "${series[@]}" --out s --probes induction,prev_token --ablate-items 0 --quiet >first.out 2>&1 ||
   bad "setup" "$(cat first.out)"
 grep -q 'href="dyck-step00100/index.html"' s/index.html || bad "setup" "no link in the first series page"
-flock s/dyck-step00100 -c 'touch held; while [[ ! -e release ]]; do sleep 0.1; done' &
+# bash, not flock -c: that runs /bin/sh, Debian's dash, which has no [[ (the loop ended at once)
+flock s/dyck-step00100 bash -c 'touch held; while [[ ! -e release ]]; do sleep 0.1; done' &
 holder=$!
 # the lock is held once the holder says so (a fixed sleep lost the race on a loaded machine)
 for ((i = 0; i < 300; i++)); do [[ -e held ]] && break; sleep 0.1; done
