@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../common/buf.h"
+#include "../common/sqlite_time_limit.h"
 #include "catalog.h"
 #include "catalog_open.h"
 #include "catalog_sql.h"
@@ -220,80 +221,171 @@ static int collect(sqlite3 *db, const char *path, sqlite3_stmt *st, catalog_rows
     return 0;
 }
 
-/* Each side is its checkpoint's current run of every class (docs/catalog.md: the newest run that
+/* One side: its checkpoint's current run of every class (docs/catalog.md: the newest run that
  * scored the class on it), as `heads` and the report read it: a later run of other suites does
- * not hide a class. --changed (?4) lists labels both sides measured and that differ. */
-static const char *const DIFF_SQL =
-    "WITH cur AS (SELECT r.model_id AS model, su.class AS cls, max(su.run_id) AS run FROM suites su\n"
-    "             JOIN runs r ON r.id = su.run_id WHERE r.model_id IN (?1, ?2) GROUP BY r.model_id, su.class),\n"
+ * not hide a class. Run on that side's own catalog, so both sides are read the same way whether
+ * they come from one catalog or two. */
+static const char *const SIDE_SQL =
+    "WITH cur AS (SELECT su.class AS cls, max(su.run_id) AS run FROM suites su\n"
+    "             JOIN runs r ON r.id = su.run_id WHERE r.model_id = ?1 GROUP BY su.class)\n"
     /* a score that is not a number (a hand-edited row) is no score: SQLite's '-' would read 'abc' as 0 */
-    "     side AS (SELECT cur.model, s.layer, s.head, s.class,\n"
-    "                     CASE WHEN typeof(s.score) IN ('integer', 'real') THEN s.score END AS score,\n"
-    "                     (l.run_id IS NOT NULL) AS label\n"
-    "              FROM cur JOIN head_scores s ON s.run_id = cur.run AND s.class = cur.cls\n"
-    "              LEFT JOIN labels l ON l.run_id = s.run_id AND l.layer = s.layer AND l.head = s.head\n"
-    "                                AND l.class = s.class),\n"
-    "     f AS (SELECT layer, head, class, score, label FROM side WHERE model = ?1),\n"
-    "     t AS (SELECT layer, head, class, score, label FROM side WHERE model = ?2),\n"
-    "     k AS (SELECT layer, head, class FROM f UNION SELECT layer, head, class FROM t)\n"
+    "SELECT s.layer, s.head, s.class, CASE WHEN typeof(s.score) IN ('integer', 'real') THEN s.score END,\n"
+    "       (l.run_id IS NOT NULL)\n"
+    "FROM cur JOIN head_scores s ON s.run_id = cur.run AND s.class = cur.cls\n"
+    "LEFT JOIN labels l ON l.run_id = s.run_id AND l.layer = s.layer AND l.head = s.head AND l.class = s.class";
+
+/* The two sides, copied into tables f and t of a scratch database in memory, joined. --changed
+ * (?2) lists labels both sides measured and that differ. */
+static const char *const JOIN_SQL =
+    "WITH k AS (SELECT layer, head, class FROM f UNION SELECT layer, head, class FROM t)\n"
     "SELECT k.layer AS layer, k.head AS head, k.class AS class, f.score AS from_score, t.score AS to_score,\n"
     "       t.score - f.score AS delta, f.label AS from_label, t.label AS to_label,\n"
     "       CASE WHEN f.label = 0 AND t.label = 1 THEN 'gained' WHEN f.label = 1 AND t.label = 0 THEN 'lost'\n"
     "            ELSE '' END AS change\n"
     "FROM k LEFT JOIN f USING(layer, head, class) LEFT JOIN t USING(layer, head, class)\n"
-    "WHERE (?3 IS NULL OR k.class = ?3) AND (NOT ?4 OR f.label <> t.label)\n"
+    "WHERE (?1 IS NULL OR k.class = ?1) AND (NOT ?2 OR f.label <> t.label)\n"
     "ORDER BY abs(t.score - f.score) IS NULL, abs(t.score - f.score) DESC, k.layer, k.head, k.class";
 
-int andrea_catalog_diff(const char *path, const catalog_diff_options *o, catalog_rows *out, ae_error *err) {
-    sqlite3 *db = NULL;
+/* A catalog diff reads: its path, its read-only connection and its analysed checkpoints. */
+typedef struct {
+    const char *path;
+    sqlite3 *db;
+    checkpoint_row *cps;
+    int n;
+} diff_catalog;
+
+static int open_catalog(const char *path, diff_catalog *c, ae_error *err) {
+    c->path = path;
+    if (andrea_catalog_open_ro(path, &c->db, err)) return -1;
+    if (andrea_catalog_refuse_newer(c->db, path, NULL, err)) return -1;
+    return list_checkpoints(c->db, path, &c->cps, &c->n, err);
+}
+
+static void close_catalog(diff_catalog *c) {
+    free(c->cps);
+    sqlite3_close(c->db);
+    memset(c, 0, sizeof *c);
+}
+
+/* Copies checkpoint `model`'s side (SIDE_SQL on catalog c) into table `table` of mem, each value
+ * with its own type (an integer stays an integer, a NULL a NULL), so the join reads what one query
+ * over the catalog would. Errors name c's path. */
+static int copy_side(const diff_catalog *c, long long model, sqlite3 *mem, const char *table, ae_error *err) {
+    sqlite3_stmt *st = NULL, *ins = NULL;
+    char sql[64];
+    int rc;
+    snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (?1, ?2, ?3, ?4, ?5)", table);
+    SQL_CHECK(c->path, c->db, sqlite3_prepare_v2(c->db, SIDE_SQL, -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(c->path, c->db, sqlite3_bind_int64(st, 1, model), SQLITE_OK);
+    SQL_CHECK(c->path, mem, sqlite3_prepare_v2(mem, sql, -1, &ins, NULL), SQLITE_OK);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int i = 0; i < 5; i++)
+            SQL_CHECK(c->path, mem, sqlite3_bind_value(ins, i + 1, sqlite3_column_value(st, i)), SQLITE_OK);
+        SQL_CHECK(c->path, mem, sqlite3_step(ins), SQLITE_DONE);
+        SQL_CHECK(c->path, mem, sqlite3_reset(ins), SQLITE_OK);
+    }
+    SQL_CHECK(c->path, c->db, rc, SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_finalize(ins);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    sqlite3_finalize(ins);
+    return -1;
+}
+
+/* How many suites of class cls checkpoint `model` of catalog c has, into *have. */
+static int count_class(const diff_catalog *c, long long model, const char *cls, int *have, ae_error *err) {
     sqlite3_stmt *st = NULL;
-    checkpoint_row *cps = NULL;
-    int n = 0, from, to, ret = -1, rc;
+    SQL_CHECK(c->path, c->db,
+              sqlite3_prepare_v2(c->db, "SELECT count(*) FROM suites su JOIN runs r ON r.id = su.run_id"
+                                        " WHERE r.model_id = ?1 AND su.class = ?2", -1, &st, NULL),
+              SQLITE_OK);
+    SQL_CHECK(c->path, c->db, sqlite3_bind_int64(st, 1, model), SQLITE_OK);
+    SQL_CHECK(c->path, c->db, sqlite3_bind_text(st, 2, cls, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(c->path, c->db, sqlite3_step(st), SQLITE_ROW);
+    *have += sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
+/* The join of the two sides, in a scratch database in memory that has the catalogs' time limit. */
+static int join_sides(const diff_catalog *fc, long long from, const diff_catalog *tc, long long to,
+                      const catalog_diff_options *o, catalog_rows *out, ae_error *err) {
+    sqlite3 *mem = NULL;
+    sqlite3_stmt *st = NULL;
+    const char *path = fc->path;
+    int ret = -1;
+    SQL_CHECK(path, NULL, sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL),
+              SQLITE_OK);
+    SQL_CHECK(path, mem, andrea_sqlite_time_limit(mem, andrea_sqlite_time_limit_default()), SQLITE_OK);
+    /* no column types: a value keeps the type it had in its catalog */
+    SQL_CHECK(path, mem,
+              sqlite3_exec(mem, "CREATE TABLE f(layer, head, class, score, label);"
+                                "CREATE TABLE t(layer, head, class, score, label)", NULL, NULL, NULL),
+              SQLITE_OK);
+    if (copy_side(fc, from, mem, "f", err) || copy_side(tc, to, mem, "t", err)) goto fail;
+    SQL_CHECK(path, mem, sqlite3_prepare_v2(mem, JOIN_SQL, -1, &st, NULL), SQLITE_OK);
+    if (o->class_name) SQL_CHECK(path, mem, sqlite3_bind_text(st, 1, o->class_name, -1, SQLITE_STATIC), SQLITE_OK);
+    SQL_CHECK(path, mem, sqlite3_bind_int(st, 2, o->changed_only ? 1 : 0), SQLITE_OK);
+    if (collect(mem, path, st, out, err)) goto fail;
+    ret = 0;
+fail:
+    sqlite3_finalize(st);
+    sqlite3_close(mem);
+    return ret;
+}
+
+/* " of PATH" after a checkpoint's name when the two sides come from two catalogs, else "". */
+static void of_catalog(char *buf, size_t cap, const diff_catalog *c, int two) {
+    buf[0] = 0;
+    if (two) snprintf(buf, cap, " of %s", c->path);
+}
+
+int andrea_catalog_diff(const char *from_db, const char *to_db, const catalog_diff_options *o, catalog_rows *out,
+                        ae_error *err) {
+    diff_catalog cat[2] = {{0}};
+    const int two = to_db && strcmp(to_db, from_db);
+    const diff_catalog *fc = &cat[0], *tc = &cat[two];
+    int from, to, ret = -1, rc;
     memset(out, 0, sizeof *out);
-    if (andrea_catalog_open_ro(path, &db, err)) return -1;
-    if (andrea_catalog_refuse_newer(db, path, NULL, err) || list_checkpoints(db, path, &cps, &n, err)) goto fail;
-    if ((rc = resolve(path, "--from", o->from, cps, n, &from, err)) || (rc = resolve(path, "--to", o->to, cps, n, &to, err))) {
+    if (open_catalog(from_db, &cat[0], err) || (two && open_catalog(to_db, &cat[1], err))) goto fail;
+    if ((rc = resolve(fc->path, "--from", o->from, fc->cps, fc->n, &from, err)) ||
+        (rc = resolve(tc->path, "--to", o->to, tc->cps, tc->n, &to, err))) {
         ret = rc;
         goto fail;
     }
-    const checkpoint_row *a = &cps[from], *b = &cps[to];
+    const checkpoint_row *a = &fc->cps[from], *b = &tc->cps[to];
+    char fa[600], tb[600];
+    of_catalog(fa, sizeof fa, fc, two);
+    of_catalog(tb, sizeof tb, tc, two);
     if (a->n_layer != b->n_layer || a->n_head != b->n_head || a->d_model != b->d_model) {
-        andrea_fail(err, "%s: %s (%d layers x %d heads, d_model %d) and %s (%d x %d, d_model %d) have different shapes; "
-                     "a diff compares the heads of one architecture",
-                path, a->name, a->n_layer, a->n_head, a->d_model, b->name, b->n_layer, b->n_head, b->d_model);
+        andrea_fail(err, "%s: %s%s (%d layers x %d heads, d_model %d) and %s%s (%d x %d, d_model %d) have different "
+                         "shapes; a diff compares the heads of one architecture",
+                    tc->path, a->name, fa, a->n_layer, a->n_head, a->d_model, b->name, tb, b->n_layer, b->n_head,
+                    b->d_model);
         goto fail;
     }
     if (o->class_name) { /* a class neither checkpoint scored is a mistake, not an empty answer */
-        SQL_CHECK(path, db,
-                  sqlite3_prepare_v2(db, "SELECT count(*) FROM suites su JOIN runs r ON r.id = su.run_id"
-                                     " WHERE r.model_id IN (?1, ?2) AND su.class = ?3", -1,
-                                     &st, NULL),
-                  SQLITE_OK);
-        SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, a->model), SQLITE_OK);
-        SQL_CHECK(path, db, sqlite3_bind_int64(st, 2, b->model), SQLITE_OK);
-        SQL_CHECK(path, db, sqlite3_bind_text(st, 3, o->class_name, -1, SQLITE_STATIC), SQLITE_OK);
-        SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
-        const int have = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-        st = NULL;
+        int have = 0;
+        if (count_class(fc, a->model, o->class_name, &have, err) ||
+            count_class(tc, b->model, o->class_name, &have, err))
+            goto fail;
         if (!have) {
-            andrea_fail(err, "%s: --class '%s': neither %s nor %s has scores of that class", path, o->class_name, a->name,
-                    b->name);
+            andrea_fail(err, "%s: --class '%s': neither %s%s nor %s%s has scores of that class", tc->path,
+                        o->class_name, a->name, fa, b->name, tb);
             ret = CATALOG_DIFF_USAGE;
             goto fail;
         }
     }
-    SQL_CHECK(path, db, sqlite3_prepare_v2(db, DIFF_SQL, -1, &st, NULL), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, a->model), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_int64(st, 2, b->model), SQLITE_OK);
-    if (o->class_name) SQL_CHECK(path, db, sqlite3_bind_text(st, 3, o->class_name, -1, SQLITE_STATIC), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_int(st, 4, o->changed_only ? 1 : 0), SQLITE_OK);
-    if (collect(db, path, st, out, err)) goto fail;
+    if (join_sides(fc, a->model, tc, b->model, o, out, err)) goto fail;
     ret = 0;
 fail:
     if (ret) andrea_catalog_rows_free(out);
-    free(cps);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    close_catalog(&cat[0]);
+    close_catalog(&cat[1]);
     return ret;
 }

@@ -1,5 +1,5 @@
 /* cmd_diff.c — `andrea diff`: per (layer, head, class), what changed between two checkpoints of a
- * catalog (analyzer/catalog_diff.h). */
+ * catalog, or of two catalogs (analyzer/catalog_diff.h). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,10 +9,12 @@
 
 static void help(FILE *f) {
     fprintf(f,
-            "usage: andrea diff --db CATALOG --from NAME[@STEP] --to NAME[@STEP] [--class C] [--changed]\n"
-            "                   [--format table|csv|json]\n\n"
+            "usage: andrea diff --db CATALOG [--db CATALOG2] --from NAME[@STEP] --to NAME[@STEP] [--class C]\n"
+            "                   [--changed] [--format table|csv|json]\n\n"
             "One row per (layer, head, class): the score and label in each checkpoint, delta = to - from,\n"
             "and change (gained / lost: the label), sorted by |delta| descending.\n"
+            "With two --db, --from is looked up in the first catalog and --to in the second (two runs\n"
+            "analysed into two folders); with one, both in it.\n"
             "NAME is a model name (the checkpoint file name without .bin) or a series (that name without\n"
             "its trailing step part: run-step00400 -> run), else the checkpoint's path or a prefix of its\n"
             "sha256 (4+ hex digits); of several matches the highest step is used, @STEP picks one, and\n"
@@ -31,14 +33,17 @@ int cmd_diff(int argc, char **argv) {
         {"changed", no_argument, 0, 'x'},     {"format", required_argument, 0, 'f'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
     };
-    const char *db = NULL;
+    const char *db[2] = {NULL, NULL};
     catalog_diff_options o = {0};
-    int fmt = CATALOG_TABLE, c, bad;
+    int fmt = CATALOG_TABLE, c, bad, n_db = 0;
     optind = 1;
     opterr = 0;
     while ((c = cli_getopt(argc, argv, ":", opts)) != -1) {
         switch (c) {
-        case 'd': db = optarg; break;
+        case 'd':
+            if (n_db == 2) return cli_usage_error("diff", "--db is given more than twice (--from's catalog, --to's)");
+            db[n_db++] = optarg;
+            break;
         case 'F': o.from = optarg; break;
         case 'T': o.to = optarg; break;
         case 'c': o.class_name = optarg; break;
@@ -50,13 +55,13 @@ int cmd_diff(int argc, char **argv) {
         default: return cli_option_error("diff", c, argv, opts);
         }
     }
-    if (!db) return cli_usage_error("diff", "--db CATALOG is required");
+    if (!n_db) return cli_usage_error("diff", "--db CATALOG is required");
     if (!o.from || !o.to) return cli_usage_error("diff", "--from and --to are both required");
     if (!*o.from || !*o.to) return cli_usage_error("diff", "--from and --to want NAME[@STEP], not an empty string");
     if (optind < argc) return cli_usage_error("diff", "unexpected argument '%s'", argv[optind]);
     ae_error err = {{0}};
     catalog_rows rows;
-    int rc = andrea_catalog_diff(db, &o, &rows, &err);
+    int rc = andrea_catalog_diff(db[0], db[1], &o, &rows, &err);
     if (rc == CATALOG_DIFF_USAGE) {
         cli_fail(&err);
         return 2;
