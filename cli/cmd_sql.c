@@ -1,4 +1,5 @@
-/* cmd_sql.c — `andrea sql CATALOG "SELECT ..."`: one read-only statement over the catalog. */
+/* cmd_sql.c — `andrea sql --db CATALOG "SELECT ..."` (or `andrea sql CATALOG "SELECT ..."`): one
+ * read-only statement over the catalog. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,7 +11,8 @@
 
 static void help(FILE *f) {
     fprintf(f,
-            "usage: andrea sql CATALOG \"SELECT ...\" [--format table|csv|json] [--timeout S]\n\n"
+            "usage: andrea sql --db CATALOG \"SELECT ...\" [--format table|csv|json] [--timeout S]\n"
+            "       andrea sql CATALOG \"SELECT ...\" [--format table|csv|json] [--timeout S]\n\n"
             "Runs one SQL statement over the head catalog, opened read-only: writes, schema changes,\n"
             "ATTACH and pragma writes are refused. The view head_catalog and the tables are described\n"
             "in docs/catalog.md.\n"
@@ -36,19 +38,33 @@ static int later_option(const char *a, const struct option *opts) {
     return matches == 1 ? found : 0;
 }
 
+/* --db's value into *db: given twice it is refused; so is an empty one after the positionals, in
+ * cli_getopt's words (before them cli_getopt refuses it). */
+static int opt_db(const char **db, const char *v) {
+    if (*db) return cli_usage_error("sql", "--db is given twice");
+    if (!*v) return cli_usage_error("sql", "--db wants a catalog file, not ''");
+    *db = v;
+    return 0;
+}
+
 int cmd_sql(int argc, char **argv) {
     static const struct option opts[] = {
+        {"db", required_argument, 0, 'd'},
         {"format", required_argument, 0, 'f'},
         {"timeout", required_argument, 0, 't'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     int fmt = CATALOG_TABLE, c, bad; /* bad: a parser's usage-error exit code */
+    const char *db = NULL;           /* --db, else the first positional */
     catalog_limits lim = {CATALOG_TIMEOUT_DEFAULT_S, 0};
     optind = 1;
     opterr = 0;
     while ((c = cli_getopt(argc, argv, "+:", opts)) != -1) {
         switch (c) {
+        case 'd':
+            if ((bad = opt_db(&db, optarg))) return bad;
+            break;
         case 'f':
             if ((bad = cli_opt_format("sql", optarg, &fmt))) return bad;
             break;
@@ -59,7 +75,7 @@ int cmd_sql(int argc, char **argv) {
         default: return cli_option_error("sql", c, argv, opts);
         }
     }
-    /* Options may also follow the two positionals, as getopt_long takes them (abbreviated, -h);
+    /* Options may also follow the positionals, as getopt_long takes them (abbreviated, -h);
      * getopt itself stops at the first positional ("+"), so an SQL text starting with "--" (a
      * comment) is never read as an option. */
     const char *pos[2];
@@ -72,13 +88,15 @@ int cmd_sql(int argc, char **argv) {
             help(stdout);
             return cli_stdout_done();
         }
-        const int is_fmt = o == 'f', is_tmo = o == 't';
-        if (is_fmt || is_tmo) {
+        if (o == 'f' || o == 't' || o == 'd') {
             const char *eq = strchr(a, '=');
             if (eq) val = eq + 1;
             else if (i + 1 < argc) val = argv[++i];
             else return cli_usage_error("sql", "%s needs a value", a);
-            if ((bad = is_fmt ? cli_opt_format("sql", val, &fmt) : cli_opt_timeout("sql", val, &lim))) return bad;
+            bad = o == 'f'   ? cli_opt_format("sql", val, &fmt)
+                  : o == 't' ? cli_opt_timeout("sql", val, &lim)
+                             : opt_db(&db, val);
+            if (bad) return bad;
             continue;
         }
         if (np == 2) {
@@ -88,9 +106,18 @@ int cmd_sql(int argc, char **argv) {
         }
         pos[np++] = a;
     }
-    if (np != 2) return cli_usage_error("sql", "wants CATALOG and one SQL statement");
+    /* the catalog is --db or the first of two positionals, never both */
+    if (db && np == 2) {
+        char shown[64];
+        andrea_printable(pos[0], shown, sizeof shown);
+        return cli_usage_error("sql", "the catalog is given twice: --db and '%s' (give one, then the SQL statement)",
+                               shown);
+    }
+    if (db ? np != 1 : np != 2)
+        return cli_usage_error("sql", db ? "wants one SQL statement"
+                                         : "wants --db CATALOG (or CATALOG) and one SQL statement");
     ae_error err = {{0}};
     catalog_rows rows;
-    if (andrea_catalog_sql(pos[0], pos[1], &lim, &rows, &err)) return cli_fail(&err);
+    if (andrea_catalog_sql(db ? db : pos[0], pos[np - 1], &lim, &rows, &err)) return cli_fail(&err);
     return cli_print_rows(&rows, fmt, &err);
 }
