@@ -1,28 +1,19 @@
-/* ablation.c — rise of a suite's next-token loss when one head's W_O contribution is dropped. */
+/* ablation.c — the causal check's items, classes and statistics: rise of a suite's next-token loss
+ * when heads' W_O contributions are replaced (one head, a class's set, random sets, leave-one-in);
+ * the forwards are ablation_run.c's. */
 #include "ablation.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/checked_size.h"
-#include "../common/finite.h"
+#include "../common/rng.h"
 #include "../probes/classes.h"
+#include "ablation_internal.h"
+#include "ablation_stats.h"
 #include "classify.h"
-
-/* Mean of the engine's token losses at the loss positions, in position order; NaN when there is
- * none. *bad = 1 when a used loss is not finite (the forward overflowed). */
-static double mean_token_loss(const float *loss, const unsigned char *use, int B, int T, int *bad) {
-    double sum = 0;
-    long n = 0;
-    for (long r = 0; r < (long)B * T; r++) {
-        if (r % T + 1 >= T || !use[r]) continue;
-        if (!isfinite(loss[r])) *bad = 1;
-        sum += loss[r];
-        n++;
-    }
-    return n ? sum / (double)n : NAN;
-}
 
 /* The class's loss positions (probes/classes.c; a user suite: its target queries) of one item:
  * use[p] = 1 where predicting token p + 1 counts, p + 1 < len. Returns the last such p + 2
@@ -70,257 +61,204 @@ static int pick_items(const probe_suite *items, int max_items, int *pick, int *B
     return 0;
 }
 
-/* Where the engine can resume, the clean forward saves each layer's input ([L, B, T, C]) and, with
- * heads (engines that resume after a layer's attention: the CPU's), its head outputs, and the
- * ablation of a head of layer l runs layers l.. only (from layer l's W_O with the heads: the layers
- * before it and layer l's attention are those of the clean forward). Left NULL (too large, out of
- * memory): the whole forward each time. */
-static void resume_buffers(size_t bt, const andrea_config *cfg, float **inputs, float **heads) {
-    size_t btc;
-    *inputs = NULL;
-    if (heads) *heads = NULL;
-    if (ae_mul(bt, (size_t)cfg->d_model, &btc) || ae_mul(btc, (size_t)cfg->n_layer, &btc) ||
-        btc > ((size_t)1 << 30) / sizeof(float))
-        return;
-    *inputs = malloc(btc * sizeof(float));
-    if (!heads) return;
-    *heads = *inputs ? malloc(btc * sizeof(float)) : NULL;
-    if (!*heads) {
-        free(*inputs);
-        *inputs = NULL;
+const char *andrea_ablation_method_name(andrea_ablation_method m) {
+    return m == ANDREA_ABLATION_RESAMPLE ? "resample" : m == ANDREA_ABLATION_ZERO ? "zero" : "mean";
+}
+
+int andrea_ablation_method_parse(const char *name, andrea_ablation_method *m) {
+    static const andrea_ablation_method all[] = {ANDREA_ABLATION_MEAN, ANDREA_ABLATION_RESAMPLE, ANDREA_ABLATION_ZERO};
+    for (size_t i = 0; name && i < sizeof all / sizeof all[0]; i++)
+        if (!strcmp(name, andrea_ablation_method_name(all[i]))) {
+            *m = all[i];
+            return 0;
+        }
+    return -1;
+}
+
+/* A seed of its own for each suite (by name), so its random sets and draws do not depend on
+ * which other suites ran or in which order. */
+static uint64_t suite_seed(uint64_t seed, const char *name) {
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 0x100000001b3ull;
+    return seed ^ h;
+}
+
+/* Appends "; "-separated text to note (cap bytes), cutting what does not fit. */
+static void note_add(char *note, size_t cap, const char *text) {
+    if (!note || !cap) return;
+    const size_t used = strlen(note);
+    if (used + 1 < cap) snprintf(note + used, cap - used, "%s%s", used ? "; " : "", text);
+}
+
+/* The units of a group (ablation_internal.h): each wanted head, then per member with labelled
+ * heads its set, its random sets and its leave-one-in sets; sorted by lowest layer (stable).
+ * -1: out of memory. */
+static int cmp_unit(const void *a, const void *b) {
+    const ablation_unit *x = a, *y = b;
+    return x->min_layer != y->min_layer ? (x->min_layer > y->min_layer) - (x->min_layer < y->min_layer)
+                                        : (x->order > y->order) - (x->order < y->order);
+}
+
+static void add_unit(ablation_group *g, int kind, int member, int index, const int *heads, int n, int H) {
+    ablation_unit *u = &g->units[g->n_units];
+    int first = g->n_units ? g->units[g->n_units - 1].first + g->units[g->n_units - 1].n : 0, low = 1 << 30;
+    for (int i = 0; i < n; i++) {
+        g->unit_heads[first + i] = heads[i];
+        if (heads[i] / H < low) low = heads[i] / H;
+    }
+    *u = (ablation_unit){.kind = kind, .member = member, .index = index, .first = first, .n = n, .min_layer = low,
+                         .order = g->n_units};
+    g->n_units++;
+}
+
+/* k distinct heads drawn uniformly from those not in the member's set into out. */
+static void draw_control(const ablation_member *m, int NH, uint64_t *state, unsigned char *taken, int *out) {
+    memset(taken, 0, (size_t)NH);
+    for (int j = 0; j < m->k; j++) taken[m->labelled[j]] = 1;
+    for (int j = 0; j < m->k; j++) {
+        int h;
+        do h = (int)ae_rng_below(state, (uint64_t)NH);
+        while (taken[h]);
+        taken[h] = 1;
+        out[j] = h;
     }
 }
 
-/* Heads ablated in one forward of the batched check. On a GPU: every wanted head (at most
- * ABLATE_HEADS_PER_FORWARD) while K copies of the B items fit in a quarter of the GPU's free memory
- * (activations and logits, ~T (12 C + V) floats a sequence). On the CPU, whose forwards run layer
- * by layer from the clean forward's head outputs: the heads of one layer at most, and at most
- * ABLATE_CPU_ROWS rows: its matmuls run in blocks of 128 rows, and a few blocks per thread keep
- * both cores busy to the end of each matmul; more rows only cost memory. (The gain is small: the
- * CPU's matmuls already run near the core's peak; the bundled model's check took 4.01-4.14 s
- * with one head a forward and 3.90-4.10 s with a layer's 8 heads, side by side on a loaded
- * 2-core VM: bench/RESULTS.md.) The engine is grown to that batch where it can be, else K is
- * what its batch holds. */
-#define ABLATE_HEADS_PER_FORWARD 64
-#define ABLATE_CPU_ROWS 4096
-static int heads_per_forward(andrea_engine *e, const andrea_config *cfg, const unsigned char *want, int B, int T) {
-    const int NH = cfg->n_layer * cfg->n_head;
-    int K = 0;
-    for (int i = 0; i < NH; i++) K += want[i] != 0;
-    if (K > ABLATE_HEADS_PER_FORWARD) K = ABLATE_HEADS_PER_FORWARD;
-    size_t free_bytes;
-    const double per_seq = (double)T * (12.0 * cfg->d_model + cfg->vocab_size) * sizeof(float);
-    if (andrea_engine_can_resume_heads(e)) { /* chunks of one layer's heads (ablate_in_batches) */
-        if (K > cfg->n_head) K = cfg->n_head;
-        if ((double)K * B * T > ABLATE_CPU_ROWS) K = (int)(ABLATE_CPU_ROWS / ((double)B * T));
-    } else if (andrea_cuda_free_memory(&free_bytes) == 0 && (double)K * B * per_seq > (double)free_bytes / 4) {
-        K = (int)((double)free_bytes / 4 / per_seq / B);
+static int build_units(ablation_group *g, int NH, int H, uint64_t seed) {
+    int n_units = 0;
+    size_t n_heads = 0;
+    for (int i = 0; i < NH; i++) n_units += g->want[i] != 0;
+    n_heads = (size_t)n_units;
+    for (int k = 0; k < g->n_members; k++) {
+        const ablation_member *m = &g->m[k];
+        if (m->k == 0) continue;
+        n_units += 1 + m->n_controls + (m->k > 1 ? m->k : 0);
+        n_heads += (size_t)m->k * (size_t)(1 + m->n_controls) + (m->k > 1 ? (size_t)m->k * (size_t)(m->k - 1) : 0);
     }
-    if (K < 1) K = 1;
-    ae_error ignored;
-    if (K * B > andrea_engine_max_batch(e) && andrea_engine_reserve_batch(e, K * B, &ignored) != 0)
-        K = andrea_engine_max_batch(e) / B; /* out of memory: the batch it has */
-    return K > 1 ? K : 1;
-}
-
-/* The batched check's forwards take the wanted heads in layer order, K at a time; a forward
- * whose first head sits in layer l > 0 resumes there where the engine saved the clean forward's
- * layer inputs. Splitting a suite's heads into more forwards by layer to resume more of them was
- * measured on an H200 and did not pay: chunks of 16 copies (4096 rows), then 32 (16384 rows),
- * made the causal check slower than one forward of 64 copies from layer 0 (bench/RESULTS.md,
- * 23:05 and 23:50), since a smaller batch runs each layer less efficiently. So resuming only
- * shortens the forwards there are anyway; with the 64 spread heads of a suite in one forward
- * (heads in layer 0 among them) it changes nothing. 1 when some forward starts above layer 0. */
-static int some_chunk_resumes(const unsigned char *want, int NH, int H, int K) {
-    for (int i = 0, n = 0; i < NH; i++)
-        if (want[i] && n++ % K == 0 && i / H > 0) return 1;
+    g->units = malloc(sizeof *g->units * (size_t)(n_units > 0 ? n_units : 1));
+    g->unit_heads = malloc(sizeof(int) * (n_heads > 0 ? n_heads : 1));
+    int *set = malloc(sizeof(int) * (size_t)NH);
+    unsigned char *taken = malloc((size_t)NH);
+    if (!g->units || !g->unit_heads || !set || !taken) {
+        free(set);
+        free(taken);
+        return -1;
+    }
+    for (int i = 0; i < NH; i++)
+        if (g->want[i]) add_unit(g, UNIT_HEAD, -1, i, &i, 1, H);
+    for (int k = 0; k < g->n_members; k++) {
+        const ablation_member *m = &g->m[k];
+        if (m->k == 0) continue;
+        uint64_t state = suite_seed(seed, m->s->name) ^ 0x636f6e74726f6c73ull; /* "controls" */
+        add_unit(g, UNIT_GROUP, k, 0, m->labelled, m->k, H);
+        for (int r = 0; r < m->n_controls; r++) {
+            draw_control(m, NH, &state, taken, set);
+            add_unit(g, UNIT_CONTROL, k, r, set, m->k, H);
+        }
+        for (int j = 0; m->k > 1 && j < m->k; j++) {
+            int n = 0;
+            for (int x = 0; x < m->k; x++)
+                if (x != j) set[n++] = m->labelled[x];
+            add_unit(g, UNIT_LOO, k, j, set, n, H);
+        }
+    }
+    qsort(g->units, (size_t)g->n_units, sizeof *g->units, cmp_unit);
+    free(set);
+    free(taken);
     return 0;
 }
 
-/* Suites whose picked items are the same token sequences (classes that share a stream:
- * induction and duplicate, bracket and bracket_close) share one set of forwards: a forward
- * gives the loss of every position any of them measures, and each suite averages its own
- * positions. A member is one suite of such a group, with what is its own. */
-typedef struct {
-    const probe_suite *items;
-    const int *pick;        /* [B] its items (token for token the group's) */
-    andrea_suite_scores *s;
-    unsigned char *use;     /* [B*T] its loss positions */
-    unsigned char *want;    /* [NH] the heads whose delta it stores: the mean's and its labelled ones */
-    double clean;
-} ablation_member;
-
-typedef struct {
-    int B, T, n_members;
-    ablation_member *m;
-    unsigned char *want;    /* [NH] any member's wanted heads */
-    unsigned char *in_mean; /* [NH] the heads of the mean (the same for every suite) */
-} ablation_group;
-
-/* Head i's delta for every member that wants it, from the token losses [B*T] of the forward with
- * i ablated. */
-static void store_deltas(const ablation_group *g, int i, const float *token_loss) {
-    int bad = 0;
-    for (int k = 0; k < g->n_members; k++) {
-        const ablation_member *m = &g->m[k];
-        if (m->want[i]) m->s->heads[i].ablation_delta = mean_token_loss(token_loss, m->use, g->B, g->T, &bad) - m->clean;
-    }
-}
-
-/* Each wanted head's delta, K heads a forward (engines with can_ablate_per_seq): the batch holds K
- * copies of the B items, copy j with its own head ablated, resumed at the chunk's first layer from
- * the clean forward's layer inputs (layer_inputs [L, B, T, C], or NULL: from the embeddings).
- * With layer_heads ([L, B, T, C]: engines that resume after a layer's attention) a chunk holds
- * heads of one layer only and resumes after that layer's attention. Each copy's losses are those
- * of a forward of the B items alone, and are averaged in the same order. An engine left unable to
- * run any batch (reserve_batch's worst case) fails the forward with its message. */
-static int ablate_in_batches(andrea_engine *e, const andrea_forward_io *clean_io, const andrea_config *cfg, int K,
-                             const ablation_group *g, const float *layer_inputs, const float *layer_heads,
-                             ae_error *err) {
-    const int B = clean_io->B, T = clean_io->T;
-    const int NH = cfg->n_layer * cfg->n_head, H = cfg->n_head, C = cfg->d_model;
-    const size_t bt = (size_t)B * (size_t)T, btc = bt * (size_t)C;
-    int *tokens = malloc(sizeof(int) * bt * (size_t)K), *lengths = malloc(sizeof(int) * (size_t)B * (size_t)K);
-    int *targets = malloc(sizeof(int) * bt * (size_t)K), *heads = malloc(sizeof(int) * (size_t)NH);
-    float *loss = malloc(sizeof(float) * bt * (size_t)K);
-    /* the resume layer's input (and head outputs), once per copy; without the memory, every
-     * forward from layer 0 */
-    float *x = layer_inputs ? malloc(sizeof(float) * btc * (size_t)K) : NULL;
-    float *o = layer_heads && x ? malloc(sizeof(float) * btc * (size_t)K) : NULL;
-    unsigned char *mask = calloc((size_t)K * (size_t)B, (size_t)NH);
-    int ret = -1, n = 0;
-    if (!tokens || !lengths || !targets || !heads || !loss || !mask || (layer_heads && !o)) {
-        andrea_fail(err, "%s: out of memory for the causal check", g->m[0].s->name);
-        goto out;
-    }
-    for (int j = 0; j < K; j++) {
-        memcpy(tokens + (size_t)j * bt, clean_io->tokens, sizeof(int) * bt);
-        memcpy(lengths + (size_t)j * B, clean_io->lengths, sizeof(int) * (size_t)B);
-        memcpy(targets + (size_t)j * bt, clean_io->loss_targets, sizeof(int) * bt);
-    }
+/* A member's labelled heads and per-item buffers. -1: out of memory. */
+static int member_alloc(ablation_member *m, int NH, int B) {
+    m->labelled = malloc(sizeof(int) * (size_t)NH);
+    if (!m->labelled) return -1;
+    m->k = 0;
     for (int i = 0; i < NH; i++)
-        if (g->want[i]) heads[n++] = i;
-    andrea_forward_io io = *clean_io; /* the clean forward's, on K copies of its items */
-    io.tokens = tokens;
-    io.lengths = lengths;
-    io.loss_targets = targets;
-    io.token_loss = loss;
-    io.ablate = mask;
-    io.ablate_per_seq = 1;
-    for (int c = 0, k; c < n; c += k) {
-        const int *hc = heads + c, from = x ? hc[0] / H : 0;
-        for (k = 1; k < K && c + k < n && (!o || hc[k] / H == from);) k++;
-        memset(mask, 0, (size_t)K * (size_t)B * (size_t)NH);
-        for (int j = 0; j < k; j++)
-            for (int b = 0; b < B; b++) mask[((size_t)j * B + b) * (size_t)NH + (size_t)hc[j]] = 1;
-        for (int j = 0; j < k && from > 0; j++)
-            memcpy(x + (size_t)j * btc, layer_inputs + (size_t)from * btc, sizeof(float) * btc);
-        for (int j = 0; j < k && o; j++)
-            memcpy(o + (size_t)j * btc, layer_heads + (size_t)from * btc, sizeof(float) * btc);
-        io.B = k * B;
-        io.resume_layer = from;
-        io.resume_x = from > 0 ? x : NULL;
-        io.resume_heads = o;
-        if (andrea_engine_forward(e, &io, err)) goto out;
-        for (int j = 0; j < k; j++) store_deltas(g, hc[j], loss + (size_t)j * bt);
-    }
-    ret = 0;
-out:
-    free(tokens);
-    free(lengths);
-    free(targets);
-    free(heads);
-    free(loss);
-    free(x);
-    free(o);
-    free(mask);
-    return ret;
+        if (m->s->heads[i].label) m->labelled[m->k++] = i;
+    m->n_controls = m->k > 0 && NH - m->k >= m->k ? ANDREA_CONTROL_SETS : 0;
+    const size_t per = (size_t)B, n = per * (2 + (size_t)NH + 1 + (size_t)m->n_controls + (size_t)m->k);
+    double *all = calloc(n, sizeof(double));
+    if (!all) return -1;
+    m->clean = all;
+    m->npos = m->clean + per;
+    m->head_sum = m->npos + per;
+    m->group_sum = m->head_sum + per * (size_t)NH;
+    m->control_sum = m->group_sum + per;
+    m->loo_sum = m->control_sum + per * (size_t)m->n_controls;
+    return 0;
 }
 
-/* The clean forward, then every wanted head's ablated forwards, of one group whose items are in
- * tokens/lengths and loss positions in use (any member's). The engines compute the losses where
- * the logits are (token_loss) and ablate a head per copy of the items (ablate_per_seq). */
-static int run_group(andrea_engine *e, const andrea_config *cfg, ablation_group *g, int *tokens, int *lengths,
-                     const unsigned char *use, ae_error *err) {
-    const int NH = cfg->n_layer * cfg->n_head, H = cfg->n_head, B = g->B, T = g->T;
-    const size_t bt = (size_t)B * (size_t)T;
-    const char *name = g->m[0].s->name;
-    if (!andrea_engine_can_token_loss(e) || !andrea_engine_can_ablate_per_seq(e))
-        return andrea_fail(err, "%s: the %s engine cannot run the causal check (token losses, a head ablated per "
-                                "sequence)", name, andrea_engine_name(e));
-    float *layer_inputs = NULL, *layer_heads = NULL, *tloss = malloc(bt * sizeof(float));
-    int *targets = malloc(bt * sizeof(int));
-    int ret = -1;
-    if (!tloss || !targets) {
-        andrea_fail(err, "%s: out of memory for the causal check", name);
-        goto out;
-    }
-    const int K = heads_per_forward(e, cfg, g->want, B, T);
-    const int heads = andrea_engine_can_resume_heads(e);
-    if (andrea_engine_can_resume(e) && (heads || some_chunk_resumes(g->want, NH, H, K)))
-        resume_buffers(bt, cfg, &layer_inputs, heads ? &layer_heads : NULL);
-    andrea_forward_io io = {0};
-    io.B = B;
-    io.T = T;
-    io.tokens = tokens;
-    io.lengths = lengths;
-    io.layer_inputs = layer_inputs;
-    io.layer_heads = layer_heads;
-    for (size_t r = 0; r < bt; r++) targets[r] = (r % (size_t)T) + 1 < (size_t)T && use[r] ? tokens[r + 1] : -1;
-    io.loss_targets = targets;
-    io.token_loss = tloss;
-    if (andrea_engine_forward(e, &io, err)) goto out;
-    io.layer_inputs = NULL;
-    io.layer_heads = NULL;
-    /* A forward that overflowed float32 (the CPU engine refuses it itself; a GPU's shows here)
-     * would make every loss and delta NaN, stored as if nothing had been measured. */
-    int bad = 0;
-    for (int k = 0; k < g->n_members; k++) g->m[k].clean = mean_token_loss(tloss, g->m[k].use, B, T, &bad);
-    if (bad) {
-        andrea_fail(err, "%s: causal check: the forward overflows float32 (non-finite logits): the checkpoint's weights are "
-                     "far outside a trained model's range", name);
-        goto out;
-    }
-    if (ablate_in_batches(e, &io, cfg, K, g, layer_inputs, layer_heads, err)) goto out;
-    ret = 0;
-out:
-    free(tloss);
-    free(targets);
-    free(layer_inputs);
-    free(layer_heads);
-    return ret;
+static void member_free(ablation_member *m) {
+    free(m->labelled);
+    free(m->clean);
+    m->labelled = NULL;
+    m->clean = NULL;
 }
 
-/* Each member's statistics once its group ran: the clean loss, the mean over the mean's heads. */
-static void finish_members(const ablation_group *g, int NH) {
-    for (int k = 0; k < g->n_members; k++) {
-        andrea_suite_scores *s = g->m[k].s;
-        double sum = 0;
-        int n = 0;
-        for (int i = 0; i < NH; i++)
-            if (g->in_mean[i]) {
-                sum += s->heads[i].ablation_delta;
-                n++;
-            }
-        s->clean_loss = g->m[k].clean;
-        s->ablation_mean = n ? sum / n : NAN;
-        s->n_ablation_items = g->B;
+/* Effect and interval of a - b per item (b NULL: a alone) over the member's positions. */
+static void paired_effect(const ablation_member *m, int B, const double *a, const double *b, const int *draws,
+                          double *d, double *scratch, double *effect, double *lo, double *hi) {
+    for (int i = 0; i < B; i++) d[i] = a[i] - (b ? b[i] : 0);
+    andrea_boot_effect(d, m->npos, B, draws, scratch, effect, lo, hi);
+}
+
+/* A member's statistics once its group ran (ablation_stats.h): each wanted head's delta, interval
+ * and percentile; the yardstick; the set, its random sets, each labelled head's leave-one-in and
+ * verdict. scratch: [DRAWS + NH + B] doubles, draws [DRAWS * B]. */
+static void member_stats(const ablation_group *g, ablation_member *m, int NH, const int *draws, double *scratch) {
+    andrea_suite_scores *s = m->s;
+    const int B = g->B;
+    double *boot = scratch, *v = boot + ANDREA_BOOT_DRAWS, *d = v + NH, lo, hi, sum = 0;
+    int n = 0;
+    for (int i = 0; i < NH; i++) {
+        andrea_head_score *h = &s->heads[i];
+        if (!m->want[i]) continue;
+        paired_effect(m, B, m->head_sum + (size_t)i * B, m->clean, draws, d, boot, &h->ablation_delta,
+                      &h->ablation_ci_low, &h->ablation_ci_high);
+    }
+    for (int i = 0; i < NH; i++) {
+        v[i] = g->in_mean[i] ? s->heads[i].ablation_delta : NAN;
+        if (g->in_mean[i]) sum += s->heads[i].ablation_delta, n++;
+    }
+    s->ablation_mean = n ? sum / n : NAN;
+    for (int i = 0; i < NH; i++)
+        if (m->want[i]) s->heads[i].ablation_pct = andrea_percentile_of(s->heads[i].ablation_delta, v, NH);
+    andrea_median_mad(v, NH, boot, &s->ablation_median, &s->ablation_mad);
+    s->group_size = m->k;
+    s->n_controls = m->n_controls;
+    if (m->k == 0) return;
+    paired_effect(m, B, m->group_sum, m->clean, draws, d, boot, &s->group_delta, &s->group_ci_low, &s->group_ci_high);
+    for (int r = 0; r < m->n_controls; r++)
+        paired_effect(m, B, m->control_sum + (size_t)r * B, m->clean, draws, d, boot, &v[r], &lo, &hi);
+    andrea_median_mad(v, m->n_controls, boot, &s->control_median, &s->control_mad);
+    s->control_q80 = andrea_quantile(v, m->n_controls, 0.8, boot);
+    s->control_max = andrea_quantile(v, m->n_controls, 1.0, boot);
+    for (int j = 0; j < m->k; j++) {
+        andrea_head_score *h = &s->heads[m->labelled[j]];
+        /* what it restores alone: the set's loss minus the loss with it kept (k == 1: nothing removed) */
+        const double *kept = m->k > 1 ? m->loo_sum + (size_t)j * B : m->clean;
+        paired_effect(m, B, m->group_sum, kept, draws, d, boot, &h->restore_delta, &h->restore_ci_low, &h->restore_ci_high);
+        const andrea_verdict_input in = {
+            .ci_low = h->ablation_ci_low, .median = s->ablation_median, .mad = s->ablation_mad, .group_size = m->k,
+            .group_ci_low = s->group_ci_low, .control_median = s->control_median, .control_mad = s->control_mad,
+            .control_q80 = s->control_q80, .n_controls = m->n_controls, .group = s->group_delta,
+            .restore = h->restore_delta, .restore_ci_low = h->restore_ci_low};
+        h->evidence = andrea_evidence_verdict(&in);
     }
 }
 
-/* The group's items (token for token those of every member), each member's loss positions and
- * wanted heads, and the union of both; then its forwards. */
-static int ablate_group(andrea_engine *e, const andrea_config *cfg, ablation_group *g, ae_error *err) {
+/* The group's items (token for token those of every member), each member's loss positions,
+ * wanted heads and labelled set; its units; then its forwards and each member's statistics. */
+static int ablate_group(andrea_engine *e, const andrea_config *cfg, ablation_group *g, uint64_t seed, ae_error *err) {
     const int NH = cfg->n_layer * cfg->n_head, B = g->B, T = g->T;
     const size_t bt = (size_t)B * (size_t)T;
     int *tokens = calloc(bt, sizeof(int)), *lengths = calloc((size_t)B, sizeof(int));
     unsigned char *use = calloc(bt, 1), *uses = calloc(bt, (size_t)g->n_members);
     unsigned char *wants = calloc((size_t)NH, (size_t)g->n_members);
+    int *draws = malloc(sizeof(int) * (size_t)ANDREA_BOOT_DRAWS * (size_t)B);
+    double *scratch = malloc(sizeof(double) * ((size_t)ANDREA_BOOT_DRAWS + (size_t)NH + (size_t)B));
     int ret = -1;
-    if (!tokens || !lengths || !use || !uses || !wants) {
-        ret = andrea_fail(err, "%s: out of memory for the causal check", g->m[0].s->name);
-        goto out;
-    }
+    if (!tokens || !lengths || !use || !uses || !wants || !draws || !scratch) goto oom;
     for (int b = 0; b < B; b++) {
         const probe_item *it = &g->m[0].items->items[g->m[0].pick[b]];
         int len = it->n_tokens < T ? it->n_tokens : T;
@@ -332,21 +270,39 @@ static int ablate_group(andrea_engine *e, const andrea_config *cfg, ablation_gro
         m->use = uses + (size_t)k * bt;
         m->want = wants + (size_t)k * NH;
         for (int b = 0; b < B; b++)
-            if (loss_positions(m->items, &m->items->items[m->pick[b]], lengths[b], m->use + (size_t)b * T) < 0) {
-                ret = andrea_fail(err, "%s: out of memory for the causal check", m->s->name);
-                goto out;
-            }
+            if (loss_positions(m->items, &m->items->items[m->pick[b]], lengths[b], m->use + (size_t)b * T) < 0) goto oom;
         for (size_t r = 0; r < bt; r++) use[r] |= m->use[r];
         for (int i = 0; i < NH; i++) g->want[i] |= m->want[i] = g->in_mean[i] || m->s->heads[i].label;
+        if (member_alloc(m, NH, B)) goto oom;
     }
-    ret = run_group(e, cfg, g, tokens, lengths, use, err);
-    if (ret == 0) finish_members(g, NH);
+    if (build_units(g, NH, cfg->n_head, seed)) goto oom;
+    if (andrea_ablation_run_group(e, cfg, g, tokens, lengths, use, seed, err)) goto out;
+    for (int k = 0; k < g->n_members; k++) {
+        andrea_boot_draws(B, suite_seed(seed, g->m[k].s->name), draws);
+        g->m[k].s->n_ablation_items = B;
+        double clean = 0, npos = 0;
+        for (int b = 0; b < B; b++) clean += g->m[k].clean[b], npos += g->m[k].npos[b];
+        g->m[k].s->clean_loss = npos > 0 ? clean / npos : NAN;
+        member_stats(g, &g->m[k], NH, draws, scratch);
+    }
+    ret = 0;
+    goto out;
+oom:
+    ret = andrea_fail(err, "%s: out of memory for the causal check", g->m[0].s->name);
 out:
+    for (int k = 0; k < g->n_members; k++) member_free(&g->m[k]);
+    free(g->units);
+    free(g->unit_heads);
+    g->units = NULL;
+    g->unit_heads = NULL;
+    g->n_units = 0;
     free(tokens);
     free(lengths);
     free(use);
     free(uses);
     free(wants);
+    free(draws);
+    free(scratch);
     return ret;
 }
 
@@ -373,36 +329,24 @@ void andrea_ablation_mean_heads(int NH, unsigned char *in_mean) {
         for (long k = 0; k < M; k++) in_mean[k * NH / M] = 1;
 }
 
-int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const probe_suite *suites, int n_suites,
-                           int max_items, andrea_suite_scores *scores, ae_progress *prog, ae_error *err) {
-    const int NH = cfg->n_layer * cfg->n_head, per = max_items > 0 ? max_items : 1, n = n_suites > 0 ? n_suites : 1;
-    int *pick = malloc(sizeof(int) * (size_t)per * (size_t)n), *Bs = calloc((size_t)n, sizeof(int));
-    int *Ts = calloc((size_t)n, sizeof(int)), *leader = calloc((size_t)n, sizeof(int));
-    ablation_member *members = calloc((size_t)n, sizeof *members);
-    unsigned char *in_mean = calloc((size_t)NH, 1), *want = calloc((size_t)NH, 1);
-    int ret = -1;
-    if (!pick || !Bs || !Ts || !leader || !members || !in_mean || !want) {
-        ret = andrea_fail(err, "causal check: out of memory");
-        goto out;
-    }
-    andrea_ablation_mean_heads(NH, in_mean);
+/* Refuses a check too large to hold (logits, or the clean forward's head outputs that mean and
+ * resample replace from). */
+static int check_size(const andrea_config *cfg, const andrea_ablation_options *o, const char *name, int B, int T,
+                      ae_error *err) {
+    size_t bt, btv, btcl;
+    if (ae_mul((size_t)B, (size_t)T, &bt) || ae_mul(bt, (size_t)cfg->vocab_size, &btv) ||
+        btv > ((size_t)1 << 34) / sizeof(float))
+        return andrea_fail(err, "%s: causal check too large (%d items x %d tokens x vocab %d)", name, B, T, cfg->vocab_size);
+    if (o->method != ANDREA_ABLATION_ZERO &&
+        (ae_mul(bt, (size_t)cfg->d_model, &btcl) || ae_mul(btcl, (size_t)cfg->n_layer, &btcl) || btcl > ((size_t)1 << 30)))
+        return andrea_fail(err, "%s: the %s ablation of %d items x %d tokens needs more than 4 GiB of head outputs; give "
+                                "fewer --ablate-items or --ablation zero", name, andrea_ablation_method_name(o->method), B, T);
+    return 0;
+}
+
+/* The suites' groups: leader[s] = the first suite whose picked items are s's, token for token. */
+static void find_leaders(const probe_suite *suites, int n_suites, const int *pick, int per, const int *Bs, int *leader) {
     for (int s = 0; s < n_suites; s++) {
-        andrea_suite_scores *sc = &scores[s];
-        sc->clean_loss = sc->ablation_mean = NAN;
-        sc->n_ablation_items = 0;
-        for (int i = 0; i < NH; i++) sc->heads[i].ablation_delta = NAN;
-        /* The first max_items items with at least one loss position. */
-        if (pick_items(&suites[s], max_items, pick + (size_t)s * per, &Bs[s], &Ts[s])) {
-            ret = andrea_fail(err, "%s: out of memory", sc->name);
-            goto out;
-        }
-        size_t bt, btv;
-        if (ae_mul((size_t)Bs[s], (size_t)Ts[s], &bt) || ae_mul(bt, (size_t)cfg->vocab_size, &btv) ||
-            btv > ((size_t)1 << 34) / sizeof(float)) {
-            ret = andrea_fail(err, "%s: causal check too large (%d items x %d tokens x vocab %d)", sc->name, Bs[s], Ts[s],
-                              cfg->vocab_size);
-            goto out;
-        }
         leader[s] = s;
         for (int t = 0; t < s && Bs[s] > 0; t++)
             if (leader[t] == t && same_items(&suites[t], pick + (size_t)t * per, Bs[t], &suites[s], pick + (size_t)s * per, Bs[s])) {
@@ -410,16 +354,55 @@ int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const pro
                 break;
             }
     }
+}
+
+int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const probe_suite *suites, int n_suites,
+                           const andrea_ablation_options *o, andrea_suite_scores *scores, char *note, size_t cap,
+                           ae_progress *prog, ae_error *err) {
+    const int NH = cfg->n_layer * cfg->n_head, max_items = o->max_items, per = max_items > 0 ? max_items : 1;
+    const int n = n_suites > 0 ? n_suites : 1;
+    int *pick = malloc(sizeof(int) * (size_t)per * (size_t)n), *Bs = calloc((size_t)n, sizeof(int));
+    int *Ts = calloc((size_t)n, sizeof(int)), *leader = calloc((size_t)n, sizeof(int));
+    ablation_member *members = calloc((size_t)n, sizeof *members);
+    unsigned char *in_mean = calloc((size_t)NH, 1), *want = calloc((size_t)NH, 1);
+    char line[256];
+    int ret = -1, few = 0;
+    if (!pick || !Bs || !Ts || !leader || !members || !in_mean || !want) {
+        ret = andrea_fail(err, "causal check: out of memory");
+        goto out;
+    }
+    andrea_ablation_mean_heads(NH, in_mean);
     for (int s = 0; s < n_suites; s++) {
-        if (leader[s] != s) continue;
-        ablation_group g = {.B = Bs[s], .m = members, .want = want, .in_mean = in_mean};
+        andrea_suite_causal_clear(&scores[s], NH);
+        /* The first max_items items with at least one loss position. */
+        if (pick_items(&suites[s], max_items, pick + (size_t)s * per, &Bs[s], &Ts[s])) {
+            ret = andrea_fail(err, "%s: out of memory", scores[s].name);
+            goto out;
+        }
+        if (check_size(cfg, o, scores[s].name, Bs[s], Ts[s], err)) goto out;
+        if (o->method == ANDREA_ABLATION_RESAMPLE && Bs[s] == 1) { /* no other item to take outputs from */
+            snprintf(line, sizeof line, "no causal check for %.63s: resample ablation needs 2 items, it has 1", scores[s].name);
+            note_add(note, cap, line);
+            Bs[s] = 0;
+        }
+        if (Bs[s] > 0 && Bs[s] < ANDREA_CI_MIN_ITEMS) few = Bs[s] > few ? Bs[s] : few;
+    }
+    if (few) {
+        snprintf(line, sizeof line, "no intervals or verdicts: they need %d items a suite, the check ran on %d or fewer "
+                                    "(--ablate-items)", ANDREA_CI_MIN_ITEMS, few);
+        note_add(note, cap, line);
+    }
+    find_leaders(suites, n_suites, pick, per, Bs, leader);
+    for (int s = 0; s < n_suites; s++) {
+        if (leader[s] != s || Bs[s] == 0) continue;
+        ablation_group g = {.B = Bs[s], .m = members, .want = want, .in_mean = in_mean, .method = o->method};
         memset(want, 0, (size_t)NH);
         for (int t = s; t < n_suites; t++)
             if (leader[t] == s) {
                 g.m[g.n_members++] = (ablation_member){.items = &suites[t], .pick = pick + (size_t)t * per, .s = &scores[t]};
                 if (Ts[t] > g.T) g.T = Ts[t]; /* the longest prefix a member needs */
             }
-        if (g.B > 0 && ablate_group(e, cfg, &g, err)) goto out;
+        if (ablate_group(e, cfg, &g, o->seed, err)) goto out;
         if (prog) andrea_progress_add(prog, (uint64_t)g.n_members);
     }
     ret = 0;
@@ -436,5 +419,6 @@ out:
 
 int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
                           andrea_suite_scores *s, ae_error *err) {
-    return andrea_ablation_suites(e, cfg, items, 1, max_items, s, NULL, err);
+    const andrea_ablation_options o = {.method = ANDREA_ABLATION_MEAN, .seed = 0, .max_items = max_items};
+    return andrea_ablation_suites(e, cfg, items, 1, &o, s, NULL, 0, NULL, err);
 }

@@ -1,4 +1,4 @@
-/* ablation.h — the causal check of one suite (internal to classify; see classify.h).
+/* ablation.h — the causal check of the suites (internal to classify; see classify.h).
  * Invariant: the loss positions are the class's (probes/classes.h `loss_positions`; a user suite:
  * its target queries) p with p + 1 < length, the predicted token is tokens[p + 1]; the same items
  * and positions serve the clean run and every ablated run, so deltas of different heads are
@@ -6,21 +6,45 @@
 #ifndef ANDREA_ABLATION_H
 #define ANDREA_ABLATION_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "../common/progress.h"
 #include "../engine/forward.h"
 #include "../probes/probe.h"
 #include "analysis.h"
 
-/* Fills s->clean_loss, s->n_ablation_items, s->ablation_mean and heads[].ablation_delta (NaN for
- * heads not ablated). max_items: items to use (the first ones with a loss position). */
+/* How an ablated head's output is replaced (docs/scores.md, "Ablation methods"): by its mean over
+ * the check's items at the same position (default), by its output on another item of the suite
+ * (a fixed seeded derangement), or by zeros. */
+typedef enum { ANDREA_ABLATION_MEAN = 0, ANDREA_ABLATION_RESAMPLE = 1, ANDREA_ABLATION_ZERO = 2 } andrea_ablation_method;
+
+/* "mean", "resample", "zero". */
+const char *andrea_ablation_method_name(andrea_ablation_method m);
+/* 0 and *m for a method's name; -1 for anything else. */
+int andrea_ablation_method_parse(const char *name, andrea_ablation_method *m);
+#define ANDREA_ABLATION_METHODS "mean, resample, zero"
+
+typedef struct {
+    andrea_ablation_method method;
+    uint64_t seed;          /* resample's derangement, the random sets, the bootstrap draws */
+    int max_items;          /* items per suite (the first ones with a loss position) */
+} andrea_ablation_options;
+
+/* The causal check of n_suites suites into scores[] (prog, if not NULL, advances a suite at a
+ * time): per head its delta, interval and percentile; per suite the yardstick, its labelled set's
+ * group effect against random sets and each labelled head's leave-one-in and verdict. Suites whose
+ * picked items are the same token sequences (classes sharing a stream) share their forwards, each
+ * reading its own loss positions. note (cap bytes) gets what the run should say (a suite refused
+ * by resample, intervals left out for too few items), appended "; "-separated. */
+int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const probe_suite *suites, int n_suites,
+                           const andrea_ablation_options *o, andrea_suite_scores *scores, char *note, size_t cap,
+                           ae_progress *prog, ae_error *err);
+
+/* andrea_ablation_suites of one suite with the default method (mean), seed 0, max_items items and
+ * no note. */
 int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
                           andrea_suite_scores *s, ae_error *err);
-
-/* The same for n_suites suites into scores[] (prog, if not NULL, advances a suite at a time).
- * Suites whose picked items are the same token sequences (classes sharing a stream) share their
- * forwards, each averaging its own loss positions: the values are those of one suite at a time. */
-int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const probe_suite *suites, int n_suites,
-                           int max_items, andrea_suite_scores *scores, ae_progress *prog, ae_error *err);
 
 /* The heads whose deltas make a suite's ablation_mean: in_mean[i] = 1 for every head when NH <=
  * ANDREA_ABLATE_MEAN_HEADS (64), else for the 64 heads floor(k NH / 64), k = 0..63. in_mean: [NH]. */

@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "catalog_causal.h"
 #include "catalog_circuits.h"
 #include "catalog_open.h"
 #include "catalog_sql.h"
@@ -23,6 +24,29 @@
 #include "../common/printable.h"
 #include "../common/progress.h"
 #include "../common/sqlite_time_limit.h"
+
+/* The causal check's columns (schema 3; catalog_causal.c writes them): per suite the yardstick
+ * and its labelled set against random sets, per head its interval, percentile, leave-one-in and
+ * verdict. Listed once: SCHEMA creates them, MIGRATE_2_ADD adds them to a schema-2 catalog. */
+#define CAUSAL_SUITE_COLUMNS                                                                          \
+    "  ablation_median REAL, ablation_mad REAL, group_size INTEGER, n_controls INTEGER,\n"            \
+    "  group_delta REAL, group_ci_low REAL, group_ci_high REAL,\n"                                   \
+    "  control_median REAL, control_mad REAL, control_q80 REAL, control_max REAL,\n"
+#define CAUSAL_HEAD_COLUMNS                                                                           \
+    "  ablation_ci_low REAL, ablation_ci_high REAL, ablation_pct REAL,\n"                            \
+    "  restore_delta REAL, restore_ci_low REAL, restore_ci_high REAL, evidence TEXT,\n"
+static const char *const MIGRATE_2_ADD =
+    "ALTER TABLE runs ADD COLUMN ablation TEXT;\n"
+    "ALTER TABLE suites ADD COLUMN ablation_median REAL; ALTER TABLE suites ADD COLUMN ablation_mad REAL;\n"
+    "ALTER TABLE suites ADD COLUMN group_size INTEGER; ALTER TABLE suites ADD COLUMN n_controls INTEGER;\n"
+    "ALTER TABLE suites ADD COLUMN group_delta REAL; ALTER TABLE suites ADD COLUMN group_ci_low REAL;\n"
+    "ALTER TABLE suites ADD COLUMN group_ci_high REAL; ALTER TABLE suites ADD COLUMN control_median REAL;\n"
+    "ALTER TABLE suites ADD COLUMN control_mad REAL; ALTER TABLE suites ADD COLUMN control_q80 REAL;\n"
+    "ALTER TABLE suites ADD COLUMN control_max REAL;\n"
+    "ALTER TABLE head_scores ADD COLUMN ablation_ci_low REAL; ALTER TABLE head_scores ADD COLUMN ablation_ci_high REAL;\n"
+    "ALTER TABLE head_scores ADD COLUMN ablation_pct REAL; ALTER TABLE head_scores ADD COLUMN restore_delta REAL;\n"
+    "ALTER TABLE head_scores ADD COLUMN restore_ci_low REAL; ALTER TABLE head_scores ADD COLUMN restore_ci_high REAL;\n"
+    "ALTER TABLE head_scores ADD COLUMN evidence TEXT;\n";
 
 /* The schema. Tables are created inside the writer's transaction, so two first writers racing on
  * a new file cannot see a half-made schema. */
@@ -47,7 +71,8 @@ static const char *const SCHEMA =
     "  dump_path TEXT NOT NULL,\n"
     "  maps_dtype TEXT,\n"
     "  ablation_note TEXT,\n"
-    "  dump_seal TEXT);\n"
+    "  dump_seal TEXT,\n"
+    "  ablation TEXT);\n"
     "CREATE INDEX IF NOT EXISTS runs_model ON runs(model_id, settings);\n"
     "CREATE TABLE IF NOT EXISTS suites(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
@@ -55,6 +80,7 @@ static const char *const SCHEMA =
     "  n_items INTEGER NOT NULL, n_queries INTEGER NOT NULL,\n"
     "  min_score REAL NOT NULL, min_ratio REAL NOT NULL, min_margin REAL NOT NULL,\n"
     "  ablation_items INTEGER NOT NULL, clean_loss REAL, ablation_mean REAL,\n"
+    CAUSAL_SUITE_COLUMNS
     "  PRIMARY KEY(run_id, class));\n"
 
     "CREATE TABLE IF NOT EXISTS head_scores(\n"
@@ -64,6 +90,7 @@ static const char *const SCHEMA =
     "  ablation_delta REAL, ablation_mean REAL,\n"
     "  dla_mean REAL, norm_mean REAL, n_queries INTEGER NOT NULL,\n"
     "  extra_name TEXT, extra_value REAL,\n"
+    CAUSAL_HEAD_COLUMNS
     "  PRIMARY KEY(run_id, layer, head, class));\n"
     "CREATE TABLE IF NOT EXISTS labels(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
@@ -90,8 +117,14 @@ static const char *const SCHEMA =
     "         s.layer AS layer, s.head AS head, s.class AS class,\n"
     "         s.score AS score, s.baseline AS baseline, s.control AS control,\n"
     "         s.ablation_delta AS ablation_delta, s.ablation_mean AS ablation_mean,\n"
-    /* causal: 1 when the head's ablation effect stands above the mean head's (docs/catalog.md) */
-    "         CASE WHEN s.ablation_delta IS NULL OR s.ablation_mean IS NULL THEN NULL\n"
+    "         r.ablation AS ablation, s.ablation_ci_low AS ablation_ci_low, s.ablation_ci_high AS ablation_ci_high,\n"
+    "         s.ablation_pct AS ablation_pct, s.evidence AS evidence, s.restore_delta AS restore_delta,\n"
+    "         s.restore_ci_low AS restore_ci_low, s.restore_ci_high AS restore_ci_high,\n"
+    /* causal: 1 for a labelled head whose verdict is necessary or redundant, 0 for pattern_only;
+     * without a verdict (an unlabelled head, a run before verdicts) the earlier rule: its ablation
+     * effect above the mean head's (docs/catalog.md) */
+    "         CASE WHEN s.evidence IS NOT NULL THEN s.evidence IN ('necessary', 'redundant')\n"
+    "              WHEN s.ablation_delta IS NULL OR s.ablation_mean IS NULL THEN NULL\n"
     "              ELSE s.ablation_delta > s.ablation_mean END AS causal,\n"
     "         s.dla_mean AS dla_mean, s.norm_mean AS norm_mean, s.n_queries AS n_queries,\n"
     "         s.extra_name AS extra_name, s.extra_value AS extra_value,\n"
@@ -120,8 +153,14 @@ static const char *const MIGRATE_1_COPY =
     "INSERT INTO runs(id, model_id, time, andrea_version, suites, settings, dump_path, maps_dtype, ablation_note)\n"
     "  SELECT id, model_id, time, andrea_version, suites, settings, dump_path, maps_dtype, ablation_note\n"
     "  FROM runs_v1 WHERE model_id IN (SELECT id FROM models);\n"
-    "INSERT INTO suites SELECT * FROM suites_v1 WHERE run_id IN (SELECT id FROM runs);\n"
-    "INSERT INTO head_scores SELECT * FROM head_scores_v1 WHERE run_id IN (SELECT id FROM runs);\n"
+    "INSERT INTO suites(run_id, class, n_items, n_queries, min_score, min_ratio, min_margin, ablation_items,\n"
+    "                   clean_loss, ablation_mean)\n"
+    "  SELECT run_id, class, n_items, n_queries, min_score, min_ratio, min_margin, ablation_items, clean_loss,\n"
+    "         ablation_mean FROM suites_v1 WHERE run_id IN (SELECT id FROM runs);\n"
+    "INSERT INTO head_scores(run_id, layer, head, class, score, baseline, control, ablation_delta, ablation_mean,\n"
+    "                        dla_mean, norm_mean, n_queries, extra_name, extra_value)\n"
+    "  SELECT run_id, layer, head, class, score, baseline, control, ablation_delta, ablation_mean, dla_mean,\n"
+    "         norm_mean, n_queries, extra_name, extra_value FROM head_scores_v1 WHERE run_id IN (SELECT id FROM runs);\n"
     "INSERT INTO labels SELECT * FROM labels_v1 WHERE run_id IN (SELECT id FROM runs);\n"
     "DROP TABLE labels_v1; DROP TABLE head_scores_v1; DROP TABLE suites_v1;\n"
     "DROP TABLE runs_v1; DROP TABLE models_v1;\n";
@@ -635,6 +674,8 @@ static int prepare_schema(sqlite3 *db, const char *path, ae_error *err) {
     }
     /* version 1: rebuilt into this schema in this same transaction (see MIGRATE_1_*) */
     if (v == 1) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_1_RENAME, NULL, NULL, NULL), SQLITE_OK);
+    /* version 2: the causal check's columns added (NULL in its runs: measured before them) */
+    if (v == 2) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_2_ADD, NULL, NULL, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_exec(db, SCHEMA, NULL, NULL, NULL), SQLITE_OK);
     if (v == 1) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_1_COPY, NULL, NULL, NULL), SQLITE_OK);
     if (andrea_catalog_circuits_schema(db, path, err)) goto fail; /* circuit tables (catalog_circuits.c) */
@@ -789,7 +830,7 @@ int andrea_catalog_insert_run(sqlite3 *db, const char *path, const andrea_analys
     sqlite3_finalize(st);
     st = NULL;
     int64_t run = sqlite3_last_insert_rowid(db);
-    if (insert_rows(db, path, a, run, err)) goto fail;
+    if (insert_rows(db, path, a, run, err) || andrea_catalog_insert_causal(db, path, a, run, err)) goto fail;
     if (run_id) *run_id = run;
     ret = 0;
 fail:

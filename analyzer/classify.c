@@ -28,11 +28,25 @@
 void andrea_classify_options_init(andrea_classify_options *o) {
     memset(o, 0, sizeof *o);
     andrea_rules_init(&o->rules);
-    o->ablate_items = ANDREA_ABLATE_ITEMS_DEFAULT;
+    o->ablate_items = ANDREA_ABLATE_ITEMS_AUTO;
+    o->ablation = ANDREA_ABLATION_MEAN;
     o->device = ANDREA_DEVICE_AUTO;
 }
 
-static char *settings_json(const andrea_analysis *a, const andrea_dump_suite_info *infos, int n_infos, int ablate_items) {
+int andrea_ablate_items(const andrea_classify_options *o, int gpu) {
+    return o->ablate_items != ANDREA_ABLATE_ITEMS_AUTO ? o->ablate_items
+                                                      : gpu ? ANDREA_ABLATE_ITEMS_GPU : ANDREA_ABLATE_ITEMS_CPU;
+}
+
+/* Whether the causal check runs on a GPU: eng's kind, else what an engine opened with the
+ * options would be. */
+static int check_on_gpu(const andrea_classify_options *o, const andrea_engine *eng) {
+    if (eng) return andrea_engine_has_gpu(eng);
+    return o->device == ANDREA_DEVICE_CUDA || (o->device == ANDREA_DEVICE_AUTO && andrea_cuda_available());
+}
+
+static char *settings_json(const andrea_analysis *a, const andrea_dump_suite_info *infos, int n_infos, int ablate_items,
+                           const char *ablation) {
     cJSON *o = cJSON_CreateObject(), *rules = NULL, *suites = NULL;
     char *out = NULL;
     if (!o) return NULL;
@@ -40,6 +54,7 @@ static char *settings_json(const andrea_analysis *a, const andrea_dump_suite_inf
      * nor mistaken for, runs made under another definition. */
     if (!cJSON_AddNumberToObject(o, "scoring", 1)) goto done;
     if (!cJSON_AddNumberToObject(o, "ablation_items", ablate_items)) goto done;
+    if (ablate_items > 0 && !cJSON_AddStringToObject(o, "ablation", ablation)) goto done;
     if (!(rules = cJSON_AddObjectToObject(o, "rules"))) goto done;
     for (int s = 0; s < a->n_suites; s++) {
         cJSON *r = cJSON_AddObjectToObject(rules, a->suites[s].name);
@@ -280,7 +295,9 @@ static void note_unchecked_suites(andrea_analysis *a) {
     size_t used = strlen(a->ablation_note);
     for (int s = 0; s < a->n_suites; s++) {
         const andrea_suite_scores *su = &a->suites[s];
-        if (su->n_ablation_items > 0 || used + 1 >= sizeof a->ablation_note) continue;
+        char said[96]; /* a suite the check already explained (resample with one item) */
+        snprintf(said, sizeof said, "no causal check for %.63s:", su->name);
+        if (su->n_ablation_items > 0 || used + 1 >= sizeof a->ablation_note || strstr(a->ablation_note, said)) continue;
         int labelled = 0;
         for (int i = 0; i < a->cfg.n_layer * a->cfg.n_head; i++) labelled += su->heads[i].label != 0;
         int w = snprintf(a->ablation_note + used, sizeof a->ablation_note - used,
@@ -292,14 +309,16 @@ static void note_unchecked_suites(andrea_analysis *a) {
 }
 
 int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, const andrea_engine_options *eo, const probe_suite *suites,
-                        int n_suites, int ablate_items, andrea_analysis *a, ae_error *err) {
+                        int n_suites, const andrea_ablation_options *ao, andrea_analysis *a, ae_error *err) {
     int maxT = 0;
     for (int s = 0; s < n_suites; s++) maxT = suites[s].max_len > maxT ? suites[s].max_len : maxT;
     andrea_engine *own = NULL;
-    if (!eng && !(eng = own = andrea_engine_open(mp, eo, ablate_items, maxT, err))) return -1;
+    if (!eng && !(eng = own = andrea_engine_open(mp, eo, ao->max_items, maxT, err))) return -1;
+    snprintf(a->ablation, sizeof a->ablation, "%s", andrea_ablation_method_name(ao->method));
     ae_progress prog;
     andrea_progress_begin(&prog, "causal check", (uint64_t)n_suites);
-    int rc = andrea_ablation_suites(eng, &mp->cfg, suites, n_suites, ablate_items, a->suites, &prog, err);
+    int rc = andrea_ablation_suites(eng, &mp->cfg, suites, n_suites, ao, a->suites, a->ablation_note,
+                                    sizeof a->ablation_note, &prog, err);
     andrea_progress_end(&prog);
     andrea_engine_close(own);
     if (rc == 0) note_unchecked_suites(a);
@@ -331,7 +350,7 @@ static int same_config(const andrea_config *m, const andrea_config *dc, const ch
 static int causal_model(const char *dump_path, andrea_dump *d, const andrea_classify_options *opt, andrea_model *model,
                         int *loaded, const andrea_model **mp, andrea_analysis *a, ae_error *err) {
     *mp = NULL;
-    if (opt->ablate_items <= 0) {
+    if (opt->ablate_items == 0) {
         snprintf(a->ablation_note, sizeof a->ablation_note, "causal check disabled (--ablate-items 0)");
     } else if (andrea_mpi_rank() != 0) {
         /* MPI: rank 0 alone runs the causal check and writes the catalog; this rank's result
@@ -430,13 +449,14 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
     const int n_kept = compact_infos(infos, ns, keep_mask);
     if (causal_model(dump_path, d, opt, &model, &model_loaded, &mp, a, err)) goto out;
     const andrea_engine_options eo = engine_options(opt);
+    const andrea_ablation_options ao = {.method = opt->ablation, .max_items = andrea_ablate_items(opt, opt->ablate_items == ANDREA_ABLATE_ITEMS_AUTO && check_on_gpu(opt, NULL))};
     if (mp && (read_all_items(d, &items, &n_items, err) || (n_items = compact_suites(items, n_items, keep_mask, 1)) < 0 ||
-               andrea_causal_check(mp, NULL, &eo, items, n_items, opt->ablate_items, a, err))) {
+               andrea_causal_check(mp, NULL, &eo, items, n_items, &ao, a, err))) {
         andrea_prefix(err, "%s", dump_path);
         goto out;
     }
     if (opt->timing) opt->timing->t_causal += andrea_now_seconds() - t1;
-    if (!(a->settings_json = settings_json(a, infos, n_kept, opt->ablate_items))) {
+    if (!(a->settings_json = settings_json(a, infos, n_kept, ao.max_items, andrea_ablation_method_name(ao.method)))) {
         andrea_fail(err, "%s: out of memory", dump_path);
         goto out;
     }
@@ -487,16 +507,17 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
     compact_infos(infos, n_suites, keep);
     const int n_kept = compact_suites(kept, n_suites, keep, 0);
     double t0 = andrea_now_seconds();
-    if (opt->ablate_items <= 0) {
+    const andrea_ablation_options ao = {.method = opt->ablation, .max_items = andrea_ablate_items(opt, check_on_gpu(opt, eng))};
+    if (opt->ablate_items == 0) {
         snprintf(a->ablation_note, sizeof a->ablation_note, "causal check disabled (--ablate-items 0)");
     } else if (andrea_mpi_rank() != 0) {
         snprintf(a->ablation_note, sizeof a->ablation_note, "causal check on rank 0");
     } else {
         const andrea_engine_options eo = engine_options(opt);
-        if (andrea_causal_check(m, eng, &eo, kept, n_kept, opt->ablate_items, a, err)) goto out;
+        if (andrea_causal_check(m, eng, &eo, kept, n_kept, &ao, a, err)) goto out;
     }
     if (opt->timing) opt->timing->t_causal += andrea_now_seconds() - t0;
-    if (!(a->settings_json = settings_json(a, infos, n_kept, opt->ablate_items))) {
+    if (!(a->settings_json = settings_json(a, infos, n_kept, ao.max_items, andrea_ablation_method_name(ao.method)))) {
         andrea_fail(err, "%s: out of memory", m->path);
         goto out;
     }

@@ -21,10 +21,15 @@
 
 #include "../engine/forward.h"
 #include "../probes/probe.h"
+#include "ablation.h"
 #include "analysis.h"
 #include "rules.h"
 
-#define ANDREA_ABLATE_ITEMS_DEFAULT 4
+/* --ablate-items by default: enough items for a useful interval (docs/scores.md), more where
+ * forwards are cheap */
+#define ANDREA_ABLATE_ITEMS_AUTO (-1)
+#define ANDREA_ABLATE_ITEMS_GPU 16
+#define ANDREA_ABLATE_ITEMS_CPU 8
 #define ANDREA_ABLATE_MEAN_HEADS 64
 
 /* Where a classification's time went (seconds, added to): scoring and head-value means, the
@@ -36,7 +41,9 @@ typedef struct {
 typedef struct {
     andrea_rules rules;
     const char *ckpt;       /* override of the dump's checkpoint path, or NULL */
-    int ablate_items;       /* items per suite for the causal check; 0 = off */
+    int ablate_items;       /* items per suite for the causal check; 0 = off; ANDREA_ABLATE_ITEMS_AUTO:
+                               16 on a GPU, 8 on the CPU (andrea_ablate_items) */
+    andrea_ablation_method ablation; /* how ablated heads are replaced (default mean) */
     int no_causal;          /* 1: a checkpoint that cannot be found skips the causal check (note)
                                instead of failing */
     int has_step;
@@ -49,6 +56,10 @@ typedef struct {
 } andrea_classify_options;
 
 void andrea_classify_options_init(andrea_classify_options *o);
+
+/* The items the causal check runs on: o->ablate_items, or for AUTO the default of the engine
+ * kind (gpu: 1 when it runs on a GPU). */
+int andrea_ablate_items(const andrea_classify_options *o, int gpu);
 
 int andrea_classify_dump(const char *dump_path, const andrea_classify_options *opt, andrea_analysis *out,
                          ae_error *err);
@@ -66,6 +77,6 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
  * when given (max_B >= ablate_items, max_T >= every suite's max_len), else on an engine opened
  * with eo. */
 int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, const andrea_engine_options *eo, const probe_suite *suites,
-                        int n_suites, int ablate_items, andrea_analysis *a, ae_error *err);
+                        int n_suites, const andrea_ablation_options *ao, andrea_analysis *a, ae_error *err);
 
 #endif

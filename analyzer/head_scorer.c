@@ -43,10 +43,10 @@ static int suite_begin(void *self, int si, const probe_suite *s, ae_error *err) 
     snprintf(su->name, sizeof su->name, "%s", s->name);
     su->pass = andrea_pass_for(s->name);
     su->rule = andrea_rules_for(&hs->rules, s->name, su->pass);
-    su->clean_loss = su->ablation_mean = NAN;
     su->n_items = s->n_items;
     if (!su->heads && !(su->heads = calloc((size_t)hs->NH, sizeof *su->heads)))
         return andrea_fail(err, "scorer: out of memory");
+    andrea_suite_causal_clear(su, hs->NH);
     free_plans(hs);
     hs->plans = calloc((size_t)(s->n_items ? s->n_items : 1), sizeof *hs->plans);
     if (!hs->plans) return andrea_fail(err, "scorer: out of memory");
@@ -168,7 +168,9 @@ static int suite_end(void *self, int si, ae_error *err) {
         x->extra = su->pass->extra ? su->pass->extra(a) : NAN;
         x->dla_mean = hs->dla_n[h] ? hs->dla_sum[h] / (double)hs->dla_n[h] : NAN;
         x->norm_mean = hs->norm_n[h] ? hs->norm_sum[h] / (double)hs->norm_n[h] : NAN;
-        x->ablation_delta = NAN;
+        x->ablation_delta = x->ablation_ci_low = x->ablation_ci_high = x->ablation_pct = NAN;
+        x->restore_delta = x->restore_ci_low = x->restore_ci_high = NAN;
+        x->evidence = 0;
         x->label = andrea_rule_labels(&su->rule, x->score, x->baseline, x->control);
     }
     su->n_queries = hs->acc[0].n;

@@ -203,6 +203,13 @@ int cli_opt_step(const char *cmd, const char *arg, andrea_classify_options *o) {
     return 0;
 }
 
+int cli_opt_ablation(const char *cmd, const char *arg, andrea_classify_options *o) {
+    if (andrea_ablation_method_parse(arg, &o->ablation) == 0) return 0;
+    char shown[96];
+    return cli_usage_error(cmd, "--ablation wants one of %s, not '%s'", ANDREA_ABLATION_METHODS,
+                           andrea_printable(arg, shown, sizeof shown));
+}
+
 int cli_opt_ablate_items(const char *cmd, const char *arg, andrea_classify_options *o) {
     long n;
     const int rc = cli_opt_long(cmd, "--ablate-items", arg, 0, 4096, "0..4096", &n);

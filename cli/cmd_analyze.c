@@ -37,12 +37,13 @@ static void help(FILE *f) {
             "usage: andrea analyze [CKPT..] [--out DIR] [--probes SUITE|FILE.jsonl[,..]].. [--texts FILE|-]\n"
             "                      [--n N] [--len T] [--seed S] [--tokenizer DIR] [--contrib none|norm|full]\n"
             "                      [--device auto|cpu|cuda] [--maps fp16|fp32] [--step N] [--dump FILE]\n"
-            "                      [--keep-dumps] [--ablate-items N] [--rules FILE]\n"
+            "                      [--keep-dumps] [--ablate-items N] [--ablation mean|resample|zero] [--rules FILE]\n"
             "                      [--precision tf32|tf32x3|fp32] [--report-maps N|all|labelled] [--timing] [--quiet]\n"
             "                      [--maps-only]\n\n"
             "For each checkpoint: run the built-in probe suites (or --probes) through the model and score\n"
             "every head while its attention maps are in memory, classify the heads into DIR/catalog.db\n"
-            "(scores, labels, causal check on --ablate-items items per suite, default %d), render the\n"
+            "(scores, labels, causal check on --ablate-items items per suite, default %d on a GPU, %d on\n"
+            "the CPU, with --ablation, default mean: docs/scores.md), render the\n"
             "report (DIR/index.html; with several checkpoints DIR/NAME/index.html each) from the few\n"
             "example maps it shows, and print the labelled heads per class. No map file is written\n"
             "unless asked: --dump FILE writes every map of the (one) checkpoint to FILE, --keep-dumps\n"
@@ -72,7 +73,7 @@ static void help(FILE *f) {
             "products of high and low parts: maps within ~3e-5 of fp32, ~2.2x the forward time; the\n"
             "LM head and per-head W_O terms stay TF32) or fp32 (exact to ~1e-6, the slowest); the CPU\n"
             "is always fp32.\n",
-            ANDREA_ABLATE_ITEMS_DEFAULT);
+            ANDREA_ABLATE_ITEMS_GPU, ANDREA_ABLATE_ITEMS_CPU);
 }
 
 /* What analyze_one needs besides the checkpoint. */
@@ -329,7 +330,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
     andrea_mpi_serial_phase(1); /* MPI: rank 0's causal check, catalog, report; the others wait */
     /* too small for the causal check's batch, or (MPI, CPU) sized for a rank's share of the cores
      * while rank 0 now has the node's: a fresh one */
-    if (stats.batch < copt->ablate_items || (andrea_mpi_parallel() && eng && !andrea_engine_has_gpu(eng))) {
+    if (stats.batch < andrea_ablate_items(copt, eng && andrea_engine_has_gpu(eng)) || (andrea_mpi_parallel() && eng && !andrea_engine_has_gpu(eng))) {
         andrea_engine_close(eng);
         eng = NULL;
     }
@@ -553,6 +554,7 @@ int cmd_analyze(int argc, char **argv) {
         {"out", required_argument, 0, 'o'},       {"probes", required_argument, 0, 'p'},
         {"device", required_argument, 0, 'D'},    {"maps", required_argument, 0, 'm'},
         {"step", required_argument, 0, 'S'},      {"ablate-items", required_argument, 0, 'a'},
+        {"ablation", required_argument, 0, 'A'},
         {"rules", required_argument, 0, 'r'},     {"quiet", no_argument, 0, 'q'},
         {"precision", required_argument, 0, 'P'}, {"help", no_argument, 0, 'h'},
         {"n", required_argument, 0, 'n'},         {"len", required_argument, 0, 'l'},
@@ -598,6 +600,9 @@ int cmd_analyze(int argc, char **argv) {
             break;
         case 'a':
             if ((bad = cli_opt_ablate_items("analyze", optarg, &o))) return bad;
+            break;
+        case 'A':
+            if ((bad = cli_opt_ablation("analyze", optarg, &o))) return bad;
             break;
         case 'r': rules = optarg; break;
         case 'P':

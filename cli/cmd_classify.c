@@ -17,10 +17,12 @@ static void help(FILE *f) {
     fprintf(f,
             "usage: andrea classify DUMP.h5 --db CATALOG [--rules FILE] [--min-score X] [--min-ratio X]\n"
             "                       [--min-margin X] [--step N] [--checkpoint PATH] [--no-causal] [--ablate-items N]\n"
+            "                       [--ablation mean|resample|zero]\n"
             "                       [--device auto|cpu|cuda] [--precision tf32|tf32x3|fp32] [--timing] [--quiet]\n\n"
             "Scores every head on every suite of the dump (attention mass on the targets, against a\n"
             "uniform-causal baseline and a shuffled-target control), labels heads by the rules, runs\n"
-            "the causal check (ablating heads on the first N items of each suite, default %d; 0 = off)\n"
+            "the causal check (ablating heads on the first N items of each suite, default %d on a GPU,\n"
+            "%d on the CPU; 0 = off; --ablation: how an ablated head's output is replaced, default mean)\n"
             "and stores one run in the SQLite catalog (created if missing). Definitions and default\n"
             "rules: docs/scores.md; schema: docs/catalog.md.\n"
             "  --rules FILE     JSON {\"class\": {\"min_score\": x, \"min_ratio\": x, \"min_margin\": x}, \"default\": {...}}\n"
@@ -33,7 +35,7 @@ static void help(FILE *f) {
             "  -q, --quiet      no progress bar and no table: only the catalog line\n"
             "  --precision P    the causal check's matmuls on a GPU: tf32 (default, fast), tf32x3 or fp32\n"
             "  --timing         print where the time went (scoring, causal check, catalog)\n",
-            ANDREA_ABLATE_ITEMS_DEFAULT);
+            ANDREA_ABLATE_ITEMS_GPU, ANDREA_ABLATE_ITEMS_CPU);
 }
 
 int cmd_classify(int argc, char **argv) {
@@ -42,6 +44,7 @@ int cmd_classify(int argc, char **argv) {
         {"min-score", required_argument, 0, 's'},  {"min-ratio", required_argument, 0, 'R'},
         {"min-margin", required_argument, 0, 'M'}, {"step", required_argument, 0, 'S'},
         {"ckpt", required_argument, 0, 'c'},       {"ablate-items", required_argument, 0, 'a'},
+        {"ablation", required_argument, 0, 'A'},
         {"device", required_argument, 0, 'D'},     {"quiet", no_argument, 0, 'q'},
         {"precision", required_argument, 0, 'P'},  {"help", no_argument, 0, 'h'},
         {"checkpoint", required_argument, 0, 'c'}, {"no-causal", no_argument, 0, 'N'},
@@ -79,6 +82,9 @@ int cmd_classify(int argc, char **argv) {
         case 'c': o.ckpt = optarg; break;
         case 'a':
             if ((bad = cli_opt_ablate_items("classify", optarg, &o))) return bad;
+            break;
+        case 'A':
+            if ((bad = cli_opt_ablation("classify", optarg, &o))) return bad;
             break;
         case 'D':
             if ((bad = cli_opt_device("classify", optarg, &o.device))) return bad;

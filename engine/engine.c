@@ -48,8 +48,11 @@ int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_erro
     if ((io->layer_inputs || io->resume_layer || io->resume_x || io->layer_heads || io->resume_heads) &&
         !andrea_engine_can_resume(e))
         return andrea_fail(err, "the %s engine cannot resume a forward at a layer", e->name);
-    if ((io->layer_heads || io->resume_heads) && !e->can_resume_heads)
+    if (io->resume_heads && !e->can_resume_heads)
         return andrea_fail(err, "the %s engine cannot resume a forward after a layer's attention", e->name);
+    if (io->ablate_values && (!io->ablate || !e->can_ablate_per_seq || io->ablate_values_B < 1 || io->ablate_values_B > io->B))
+        return andrea_fail(err, "the %s engine: replacement values for ablated heads need a mask and 1..%d rows (got %d)",
+                           e->name, io->B, io->ablate_values_B);
     if ((io->loss_targets || io->token_loss) && (!e->can_token_loss || !io->loss_targets || !io->token_loss))
         return andrea_fail(err, "the %s engine cannot compute token losses (or only one of loss_targets, token_loss given)",
                        e->name);

@@ -41,6 +41,14 @@ typedef struct {
     /* 1: ablate holds a mask for each sequence (engines with can_ablate_per_seq: the CUDA and the
      * CPU one), so one forward of K copies of the causal check's items ablates K different heads */
     int ablate_per_seq;
+    /* Replacement ablation (the causal check's mean and resample methods; engines with
+     * can_ablate_per_seq): an ablated head's o_h slice takes these values instead of zeros, so its
+     * W_O contribution (head_out too) is the one they give. [L, ablate_values_B, T, C], head h at
+     * columns h*hd.. (layer_heads' layout); sequence b reads row b % ablate_values_B: one row
+     * gives every sequence the same values (mean ablation), B0 rows give the K copies of B0 items
+     * each its item's own (resample). NULL: zeros (zero ablation). */
+    const float *ablate_values;
+    int ablate_values_B;   /* 1..B rows */
     float *attn;           /* [B, L, H, T, T] or NULL */
     float *head_out;       /* [B, L, H, T, C] or NULL */
     float *head_out_norm;  /* [B, L, H, T] or NULL */
@@ -65,7 +73,9 @@ typedef struct {
      * one): ablation zeroes a head's output after the attention of its layer, so that layer's
      * head outputs are those of the clean forward. */
     float *layer_heads;        /* [L, B, T, C] or NULL: each layer's concatenated head outputs o
-                                  (head h at columns h*hd.., before W_O and before ablation), saved */
+                                  (head h at columns h*hd.., before W_O and before ablation), saved
+                                  (engines with can_resume; the CUDA one in forwards that ablate
+                                  nothing) */
     const float *resume_heads; /* [B, T, C] or NULL: layer resume_layer's o (a layer_heads slice of a
                                   forward of the same tokens, from the same input of that layer):
                                   its LayerNorm, QKV and attention are skipped; only logits or

@@ -33,7 +33,8 @@
  *   - an ablated head's o_h slice is zeroed before the W_O matmul, so it adds nothing to the
  *     residual; its head_out / norm / DLA are reported as 0 (its contribution to this run), which
  *     keeps sum_h head_out + attprojb == attention output true for ablated runs too; its attention
- *     map is still reported (the head still computes it);
+ *     map is still reported (the head still computes it); with ablate_values its slice takes the
+ *     caller's values instead, before the per-head products, so head_out is what they contribute;
  *   - DLA uses the final LayerNorm scale sigma of this run's own final residual (forward.h).
  *   - padded positions (t >= lengths[b]) are embedded as token 0 (their ids are not read) and never
  *     influence earlier positions (causal mask); their attention rows, head_out rows and norms are
@@ -325,6 +326,29 @@ static const unsigned char *ablation_mask(const andrea_forward_io *io, int b, in
     return io->ablate ? io->ablate + (io->ablate_per_seq ? (size_t)b * L * H : 0) : NULL;
 }
 
+/* The ablated heads' o_h slices of layer l: zeros, or the caller's values (ablate_values: row
+ * b % ablate_values_B of [L, Bv, T, C] for sequence b). */
+static void ablate_heads(cpu_engine *e, const andrea_forward_io *io, int l) {
+    const andrea_config *c = &e->m->cfg;
+    const int B = io->B, T = io->T, H = c->n_head, hd = c->head_dim, C = c->d_model;
+    for (int b = 0; io->ablate && b < B; b++) {
+        const unsigned char *mask = ablation_mask(io, b, c->n_layer, H);
+        const float *vals = io->ablate_values
+                                ? io->ablate_values + ((size_t)l * io->ablate_values_B + (size_t)(b % io->ablate_values_B)) * T * C
+                                : NULL;
+        for (int h = 0; h < H; h++) {
+            if (!mask[(size_t)l * H + h]) continue;
+            for (int t = 0; t < T; t++) {
+                float *dst = e->o + ((size_t)b * T + t) * C + (size_t)h * hd;
+                if (vals)
+                    memcpy(dst, vals + (size_t)t * C + (size_t)h * hd, (size_t)hd * sizeof(float));
+                else
+                    memset(dst, 0, (size_t)hd * sizeof(float));
+            }
+        }
+    }
+}
+
 /* Per-head W_O contributions of layer l (before ablation zeroes o), OpenMP over (b, h): per item one
  * single-threaded sgemm contrib[T, C] = o[b, :, h*hd:(h+1)*hd] · attprojw[:, h*hd:(h+1)*hd]ᵀ (no bias),
  * then norms and the un-normalised DLA (c · gdir; divided by the final sigma at the end). */
@@ -341,7 +365,8 @@ SIMD_CLONES static void head_contributions(cpu_engine *e, const andrea_forward_i
         float *dst = io->head_out ? io->head_out + map * T * C
                                   : e->contrib + (size_t)omp_get_thread_num() * e->max_T * C;
         const unsigned char *mask = ablation_mask(io, b, L, H);
-        const int ablated = mask && mask[(size_t)l * H + h];
+        /* replaced heads (ablate_values) were replaced in o already: their contribution is computed */
+        const int ablated = !io->ablate_values && mask && mask[(size_t)l * H + h];
         if (ablated) {
             if (io->head_out) memset(dst, 0, (size_t)T * C * sizeof(float));
         } else {
@@ -455,8 +480,7 @@ static void compact_rows(float *buf, const int *rows, int n, int C) {
  * but that row, so the losses are the same as with every row computed. */
 static void block(cpu_engine *e, const andrea_forward_io *io, int l, int n_rows) {
     const andrea_params *p = &e->m->p;
-    const int B = io->B, T = io->T, C = e->m->cfg.d_model, H = e->m->cfg.n_head, hd = e->m->cfg.head_dim,
-              nt = e->n_threads;
+    const int B = io->B, T = io->T, C = e->m->cfg.d_model, nt = e->n_threads;
     const size_t BT = (size_t)B * T, C3 = 3 * (size_t)C, C4 = 4 * (size_t)C;
     if (io->layer_inputs) memcpy(io->layer_inputs + (size_t)l * BT * C, e->x, BT * C * sizeof(float));
     if (io->resume_heads && l == io->resume_layer) {
@@ -469,15 +493,9 @@ static void block(cpu_engine *e, const andrea_forward_io *io, int l, int n_rows)
         attention(e, io, l);
     }
     if (io->layer_heads) memcpy(io->layer_heads + (size_t)l * BT * C, e->o, BT * C * sizeof(float));
+    if (io->ablate_values) ablate_heads(e, io, l); /* before the contributions, which are the replaced ones */
     if (io->head_out || io->head_out_norm || io->head_dla) head_contributions(e, io, l);
-    for (int b = 0; io->ablate && b < B; b++) {
-        const unsigned char *mask = ablation_mask(io, b, e->m->cfg.n_layer, H);
-        for (int h = 0; h < H; h++) {
-            if (!mask[(size_t)l * H + h]) continue;
-            for (size_t bt = (size_t)b * T; bt < (size_t)(b + 1) * T; bt++)
-                memset(e->o + bt * C + (size_t)h * hd, 0, (size_t)hd * sizeof(float));
-        }
-    }
+    if (!io->ablate_values) ablate_heads(e, io, l); /* after them: an ablated head's head_out is zeros */
     const int M = n_rows;
     if ((size_t)M < BT) {
         compact_rows(e->o, e->loss_rows, M, C);

@@ -56,6 +56,8 @@ typedef struct {
     float *in3;          /* tf32x3: [N, 3 * 4C] rows [hi | lo | hi] of a matmul's input */
     int *tok, *len;      /* [N], [max_B] */
     unsigned char *abl;  /* [max_B, L*H]: one mask for all sequences, or one each (ablate_per_seq) */
+    float *abl_vals;     /* [L, Bv, T, C] replacement outputs of ablated heads (ablate_values), grown on use */
+    size_t abl_vals_bytes;
     int *h_tok;          /* [N] host scratch: tokens with padding ids made safe */
     float *contrib;      /* [H, N, C], on first use */
     float *stage;        /* [max_B, H, T, T] per-layer probabilities, on first use */
@@ -151,16 +153,20 @@ static __global__ void split_heads_kernel(float *q, float *k, float *v, const fl
 }
 
 /* y [B, H, T, hd] -> ycat [B, T, C]; heads with ablate[b * abl_bstride + h] != 0 become zeros
- * (abl_bstride 0: one mask for every sequence). */
+ * (abl_bstride 0: one mask for every sequence), or, with vals ([Bv, T, C]: this layer's
+ * replacement outputs), row b % Bv's values. */
 static __global__ void concat_heads_kernel(float *ycat, const float *y, const unsigned char *ablate,
-                                           size_t abl_bstride, int B, int T, int H, int hd) {
+                                           size_t abl_bstride, const float *vals, int Bv, int B, int T, int H, int hd) {
     const int C = H * hd;
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= (size_t)B * T * C) return;
     int c = (int)(idx % C);
     size_t n = idx / C;
     int b = (int)(n / T), t = (int)(n % T), h = c / hd, d = c % hd;
-    ycat[idx] = (ablate && ablate[(size_t)b * abl_bstride + h]) ? 0.f : y[(((size_t)b * H + h) * T + t) * hd + d];
+    if (ablate && ablate[(size_t)b * abl_bstride + h])
+        ycat[idx] = vals ? vals[((size_t)(b % Bv) * T + t) * C + c] : 0.f;
+    else
+        ycat[idx] = y[(((size_t)b * H + h) * T + t) * hd + d];
 }
 
 /* x += a + bias[c] (bias then residual, in one pass) */
@@ -541,7 +547,8 @@ static void free_batch(cuda_engine *e) {
                      (void **)&e->v,    (void **)&e->y,   (void **)&e->ycat, (void **)&e->att,      (void **)&e->fc,
                      (void **)&e->rstd, (void **)&e->tok, (void **)&e->len,  (void **)&e->abl,      (void **)&e->in3,
                      (void **)&e->contrib, (void **)&e->stage, (void **)&e->norm, (void **)&e->dla,
-                     (void **)&e->logits, (void **)&e->loss_tgt, (void **)&e->loss, (void **)&e->loss_rows};
+                     (void **)&e->logits, (void **)&e->loss_tgt, (void **)&e->loss, (void **)&e->loss_rows,
+                     (void **)&e->abl_vals};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
         if (*bufs[i]) cudaFree(*bufs[i]);
         *bufs[i] = NULL;
@@ -550,6 +557,7 @@ static void free_batch(cuda_engine *e) {
     free(e->h_rows);
     e->h_tok = NULL;
     e->h_rows = NULL;
+    e->abl_vals_bytes = 0;
 }
 
 static void free_engine(cuda_engine *e) {
@@ -646,9 +654,29 @@ typedef struct {
     size_t N;                   /* B * T rows */
     int any_abl;                /* some head is ablated (io->ablate) */
     size_t abl_bstride;         /* L*H with ablate_per_seq, else 0 */
+    int abl_vals_B;             /* rows of e->abl_vals (ablate_values), 0: ablated heads are zeros */
     int want_contrib;           /* per-head W_O contributions are computed (statistics or head_out) */
     float *norm, *dla, *logits; /* device: the caller's, the engine's (lazily allocated), or NULL: not wanted */
 } fwd_step;
+
+/* ablate_values [L, Bv, T, C] onto the device (engine.c checked 1 <= Bv <= B <= max_B, so the size
+ * cannot overflow: it is at most L x the activations' max_B x max_T x C). */
+static int upload_ablate_values(cuda_engine *e, const andrea_forward_io *io, fwd_step *f, ae_error *err) {
+    const andrea_config *cf = &e->m->cfg;
+    const size_t bytes = (size_t)cf->n_layer * io->ablate_values_B * io->T * cf->d_model * sizeof(float);
+    if (bytes > e->abl_vals_bytes) {
+        if (e->abl_vals) CU_CHECK(cudaFree(e->abl_vals));
+        e->abl_vals = NULL;
+        e->abl_vals_bytes = 0;
+        CU_CHECK(cudaMalloc((void **)&e->abl_vals, bytes));
+        e->abl_vals_bytes = bytes;
+    }
+    CU_CHECK(cudaMemcpyAsync(e->abl_vals, io->ablate_values, bytes, cudaMemcpyHostToDevice, e->st));
+    f->abl_vals_B = io->ablate_values_B;
+    return 0;
+fail:
+    return -1;
+}
 
 /* The inputs checked (shape, lengths, token ids) and copied to the device; padded positions embed
  * token 0, as the CPU engine does. */
@@ -697,6 +725,9 @@ static int upload_inputs(cuda_engine *e, const andrea_forward_io *io, fwd_step *
     }
     if (f->any_abl)
         CU_CHECK(cudaMemcpyAsync(e->abl, io->ablate, n_abl, cudaMemcpyHostToDevice, e->st));
+    if (io->layer_heads && f->any_abl) /* ycat holds the ablated outputs; the CPU's layer_heads do not */
+        return andrea_fail(err, "%s: layer_heads of a forward that ablates heads", m->path);
+    if (f->any_abl && io->ablate_values && upload_ablate_values(e, io, f, err)) return -1;
     return 0;
 fail:
     return -1;
@@ -802,6 +833,12 @@ fail:
     return -1;
 }
 
+/* Layer l's replacement outputs of ablated heads ([Bv, T, C] of e->abl_vals), or NULL: zeros. */
+static const float *layer_values(const cuda_engine *e, const fwd_step *f, int l) {
+    const size_t per_layer = (size_t)f->abl_vals_B * f->T * e->m->cfg.d_model;
+    return f->abl_vals_B ? e->abl_vals + (size_t)l * per_layer : NULL;
+}
+
 /* Transformer block l on the residual stream e->x [N, C]. */
 static int layer_forward(cuda_engine *e, const andrea_forward_io *io, const outputs *o, const fwd_step *f, int l,
                          ae_error *err) {
@@ -821,8 +858,11 @@ static int layer_forward(cuda_engine *e, const andrea_forward_io *io, const outp
     CU_CHECK(cudaGetLastError());
     if (layer_attention(e, o, f, l, err)) return -1;
     concat_heads_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->ycat, e->y, f->any_abl ? e->abl + (size_t)l * H : NULL,
-                                                                 f->abl_bstride, B, T, H, hd);
+                                                                 f->abl_bstride, layer_values(e, f, l), f->abl_vals_B, B, T, H, hd);
     CU_CHECK(cudaGetLastError());
+    if (io->layer_heads) /* [L, B, T, C]: this layer's head outputs (nothing is ablated: upload_inputs) */
+        CU_CHECK(cudaMemcpyAsync(io->layer_heads + (size_t)l * N * C, e->ycat, N * C * sizeof(float),
+                                 cudaMemcpyDeviceToHost, e->st));
     if (f->want_contrib && layer_contrib(e, io, o, f, l, Wo, err)) return -1;
     /* x += ycat · W_Oᵀ + attprojb: one matmul, bias and residual in its epilogue */
     if (layer_linear(e, W3_ATTPROJ, l, e->x, e->ycat, Wo, dev_param(e, p->attprojb + (size_t)l * C), (int)N, C, C,

@@ -1,0 +1,59 @@
+/* ablation_internal.h — what ablation.c (items, classes, statistics) and ablation_run.c (the
+ * forwards) share: a group of suites whose items are the same token sequences, the members
+ * (suites) in it, and the units (sets of heads) whose removal is measured.
+ *
+ * A unit's forward gives, per member that reads it, the sum of the member's token losses over each
+ * item's loss positions (per-item sums: the intervals resample items). Units:
+ *   HEAD    one head (every member that wants it reads it: the yardstick's heads and labelled ones)
+ *   GROUP   a member's labelled heads together
+ *   CONTROL a random set of as many other heads (ANDREA_CONTROL_SETS per member)
+ *   LOO     the labelled set without one of its heads (leave-one-in: what that head restores)
+ * Invariant: every unit of a group runs on the same items and replacement values as the clean
+ * forward, so per-item differences of two units are paired. */
+#ifndef ANDREA_ABLATION_INTERNAL_H
+#define ANDREA_ABLATION_INTERNAL_H
+
+#include "../engine/forward.h"
+#include "../probes/probe.h"
+#include "ablation.h"
+#include "analysis.h"
+
+enum { UNIT_HEAD, UNIT_GROUP, UNIT_CONTROL, UNIT_LOO };
+
+typedef struct {
+    const probe_suite *items;
+    const int *pick;        /* [B] its items (token for token the group's) */
+    andrea_suite_scores *s;
+    unsigned char *use;     /* [B*T] its loss positions */
+    unsigned char *want;    /* [NH] single heads whose delta it stores */
+    int *labelled, k;       /* its labelled heads [k] */
+    int n_controls;         /* random sets drawn (0 when fewer than k other heads) */
+    /* per-item loss sums over its positions ([B] each): clean, positions, each wanted head
+     * ablated [NH*B], the set [B], each control [n_controls*B], each leave-one-in [k*B] */
+    double *clean, *npos, *head_sum, *group_sum, *control_sum, *loo_sum;
+} ablation_member;
+
+typedef struct {
+    int kind, member, index; /* member -1: a HEAD unit (every member that wants it) */
+    int first, n;            /* its heads: unit_heads[first .. first + n) */
+    int min_layer, order;    /* forwards resume at the unit's lowest layer; order: stable sort */
+} ablation_unit;
+
+typedef struct {
+    int B, T, n_members;
+    ablation_member *m;
+    unsigned char *want;     /* [NH] any member's wanted heads */
+    unsigned char *in_mean;  /* [NH] the yardstick's heads (the same for every suite) */
+    andrea_ablation_method method;
+    ablation_unit *units;
+    int n_units;
+    int *unit_heads;
+} ablation_group;
+
+/* The clean forward (per-item sums into each member's clean/npos), the replacement values the
+ * method needs, and every unit's forwards (per-item sums). tokens/lengths: the items; use: any
+ * member's loss positions. */
+int andrea_ablation_run_group(andrea_engine *e, const andrea_config *cfg, ablation_group *g, const int *tokens,
+                              const int *lengths, const unsigned char *use, uint64_t seed, ae_error *err);
+
+#endif

@@ -1,0 +1,274 @@
+/* ablation_run.c — the causal check's forwards: the clean one, the replacement values of the
+ * method, and every unit's (see ablation_internal.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/checked_size.h"
+#include "../common/rng.h"
+#include "ablation_internal.h"
+
+/* Per-item sums of the token losses [B*T] at a member's positions: sum[b] (and npos[b] when not
+ * NULL). *bad = 1 when a used loss is not finite (the forward overflowed). */
+static void item_sums(const float *loss, const unsigned char *use, int B, int T, double *sum, double *npos, int *bad) {
+    for (int b = 0; b < B; b++) {
+        double s = 0, n = 0;
+        for (int t = 0; t + 1 < T; t++) {
+            const size_t r = (size_t)b * T + t;
+            if (!use[r]) continue;
+            if (!isfinite(loss[r])) *bad = 1;
+            s += loss[r];
+            n++;
+        }
+        sum[b] = s;
+        if (npos) npos[b] = n;
+    }
+}
+
+/* Where a unit's per-item sums go for member k; NULL when k does not read it. */
+static double *unit_sums(const ablation_group *g, const ablation_unit *u, int k) {
+    const ablation_member *m = &g->m[k];
+    switch (u->kind) {
+    case UNIT_HEAD: return m->want[u->index] ? m->head_sum + (size_t)u->index * g->B : NULL;
+    case UNIT_GROUP: return u->member == k ? m->group_sum : NULL;
+    case UNIT_CONTROL: return u->member == k ? m->control_sum + (size_t)u->index * g->B : NULL;
+    default: return u->member == k ? m->loo_sum + (size_t)u->index * g->B : NULL;
+    }
+}
+
+/* Where the engine can resume, the clean forward saves each layer's input ([L, B, T, C]), and
+ * the ablated forwards of a chunk whose lowest layer is l run layers l.. only. Left NULL (too
+ * large, out of memory): the whole forward each time. */
+static float *resume_inputs(size_t btc_all) {
+    return btc_all > ((size_t)1 << 30) / sizeof(float) ? NULL : malloc(btc_all * sizeof(float));
+}
+
+/* Units a forward holds. On a GPU: up to UNITS_PER_FORWARD while K copies of the B items fit in a
+ * quarter of the GPU's free memory (activations and logits, ~T (12 C + V) floats a sequence). On
+ * the CPU, whose forwards resume after the attention of a chunk's lowest layer: at most
+ * ABLATE_CPU_ROWS rows (its matmuls run in blocks of 128 rows; a few blocks per thread keep both
+ * cores busy; more rows only cost memory: bench/RESULTS.md). The engine is grown to that batch
+ * where it can be, else K is what its batch holds. */
+#define UNITS_PER_FORWARD 64
+#define ABLATE_CPU_ROWS 4096
+static int units_per_forward(andrea_engine *e, const andrea_config *cfg, int n_units, int B, int T) {
+    int K = n_units < UNITS_PER_FORWARD ? n_units : UNITS_PER_FORWARD;
+    size_t free_bytes;
+    const double per_seq = (double)T * (12.0 * cfg->d_model + cfg->vocab_size) * sizeof(float);
+    if (andrea_engine_can_resume_heads(e)) {
+        if (K > cfg->n_head) K = cfg->n_head;
+        if ((double)K * B * T > ABLATE_CPU_ROWS) K = (int)(ABLATE_CPU_ROWS / ((double)B * T));
+    } else if (andrea_cuda_free_memory(&free_bytes) == 0 && (double)K * B * per_seq > (double)free_bytes / 4) {
+        K = (int)((double)free_bytes / 4 / per_seq / B);
+    }
+    if (K < 1) K = 1;
+    ae_error ignored;
+    if (K * B > andrea_engine_max_batch(e) && andrea_engine_reserve_batch(e, K * B, &ignored) != 0)
+        K = andrea_engine_max_batch(e) / B; /* out of memory: the batch it has */
+    return K > 1 ? K : 1;
+}
+
+/* The method's replacement outputs from the clean forward's head outputs heads [L, B, T, C]:
+ * mean: [L, 1, T, C], each position's mean over the items that reach it (a position no item
+ * reaches is never read for a loss: zeros); resample: [L, B, T, C], item b taking item perm[b]'s
+ * outputs, and the mean where perm[b] is shorter than b. NULL for zero, or out of memory (*oom). */
+static float *replacement_values(const ablation_group *g, const andrea_config *cfg, const float *heads,
+                                 const int *lengths, uint64_t seed, int *rows, int *oom) {
+    const int B = g->B, T = g->T, L = cfg->n_layer, C = cfg->d_model;
+    const size_t tc = (size_t)T * C;
+    *oom = 0;
+    *rows = g->method == ANDREA_ABLATION_RESAMPLE ? B : 1;
+    if (g->method == ANDREA_ABLATION_ZERO) return NULL;
+    float *mean = calloc((size_t)L * tc, sizeof(float)), *out = NULL;
+    int *perm = malloc(sizeof(int) * (size_t)B);
+    if (!mean || !perm) goto oom;
+    for (int l = 0; l < L; l++)
+        for (int t = 0; t < T; t++) {
+            float *dst = mean + (size_t)l * tc + (size_t)t * C;
+            int n = 0;
+            for (int b = 0; b < B; b++) n += lengths[b] > t;
+            for (int b = 0; b < B && n > 0; b++) {
+                if (lengths[b] <= t) continue;
+                const float *src = heads + (((size_t)l * B + b) * T + t) * C;
+                for (int c = 0; c < C; c++) dst[c] += src[c] / (float)n;
+            }
+        }
+    if (g->method == ANDREA_ABLATION_MEAN) {
+        free(perm);
+        return mean;
+    }
+    /* Sattolo's shuffle: a uniformly drawn cyclic permutation, so no item keeps its own outputs */
+    uint64_t state = seed ^ 0x726573616d706c65ull; /* "resample" */
+    for (int b = 0; b < B; b++) perm[b] = b;
+    for (int i = B - 1; i > 0; i--) {
+        const int j = (int)ae_rng_below(&state, (uint64_t)i), x = perm[i];
+        perm[i] = perm[j];
+        perm[j] = x;
+    }
+    if (!(out = malloc(sizeof(float) * (size_t)L * B * tc))) goto oom;
+    for (int l = 0; l < L; l++)
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T; t++) {
+                const int src_b = perm[b];
+                const float *src = lengths[src_b] > t ? heads + (((size_t)l * B + src_b) * T + t) * C
+                                                      : mean + (size_t)l * tc + (size_t)t * C;
+                memcpy(out + (((size_t)l * B + b) * T + t) * C, src, sizeof(float) * C);
+            }
+    free(mean);
+    free(perm);
+    return out;
+oom:
+    free(mean);
+    free(perm);
+    *oom = 1;
+    return NULL;
+}
+
+/* The buffers of the batched forwards: K copies of the items, their losses and masks. */
+typedef struct {
+    int *tokens, *lengths, *targets;
+    float *loss, *x;
+    unsigned char *mask;
+} copies;
+
+static void copies_free(copies *c) {
+    free(c->tokens);
+    free(c->lengths);
+    free(c->targets);
+    free(c->loss);
+    free(c->x);
+    free(c->mask);
+}
+
+/* Each unit's per-item sums, K units a forward: the batch holds K copies of the B items, copy j
+ * with unit j's heads ablated, resumed at the chunk's lowest layer from the clean forward's layer
+ * inputs (layer_inputs [L, B, T, C], or NULL: from the embeddings). Units are sorted by their
+ * lowest layer; on the CPU (resume after attention) a chunk holds units of one lowest layer and
+ * resumes after that layer's attention with the clean forward's head outputs (layer_heads). */
+static int ablate_units(andrea_engine *e, const andrea_forward_io *clean_io, const andrea_config *cfg, int K,
+                        const ablation_group *g, const float *layer_inputs, const float *layer_heads, ae_error *err) {
+    const int B = clean_io->B, T = clean_io->T, NH = cfg->n_layer * cfg->n_head;
+    const size_t bt = (size_t)B * (size_t)T, btc = bt * (size_t)cfg->d_model;
+    copies c = {.tokens = malloc(sizeof(int) * bt * (size_t)K), .lengths = malloc(sizeof(int) * (size_t)B * (size_t)K),
+                .targets = malloc(sizeof(int) * bt * (size_t)K), .loss = malloc(sizeof(float) * bt * (size_t)K),
+                .x = layer_inputs ? malloc(sizeof(float) * btc * (size_t)K) : NULL,
+                .mask = calloc((size_t)K * (size_t)B, (size_t)NH)};
+    float *o = layer_heads && c.x ? malloc(sizeof(float) * btc * (size_t)K) : NULL;
+    int ret = -1, bad = 0;
+    if (!c.tokens || !c.lengths || !c.targets || !c.loss || !c.mask || (layer_heads && c.x && !o)) {
+        andrea_fail(err, "%s: out of memory for the causal check", g->m[0].s->name);
+        goto out;
+    }
+    for (int j = 0; j < K; j++) {
+        memcpy(c.tokens + (size_t)j * bt, clean_io->tokens, sizeof(int) * bt);
+        memcpy(c.lengths + (size_t)j * B, clean_io->lengths, sizeof(int) * (size_t)B);
+        memcpy(c.targets + (size_t)j * bt, clean_io->loss_targets, sizeof(int) * bt);
+    }
+    andrea_forward_io io = *clean_io; /* the clean forward's, on K copies of its items */
+    io.tokens = c.tokens;
+    io.lengths = c.lengths;
+    io.loss_targets = c.targets;
+    io.token_loss = c.loss;
+    io.ablate = c.mask;
+    io.ablate_per_seq = 1;
+    io.layer_inputs = io.layer_heads = NULL;
+    for (int u0 = 0, k; u0 < g->n_units; u0 += k) {
+        const ablation_unit *uc = g->units + u0;
+        const int from = c.x ? uc[0].min_layer : 0;
+        for (k = 1; k < K && u0 + k < g->n_units && (!o || uc[k].min_layer == from);) k++;
+        memset(c.mask, 0, (size_t)K * (size_t)B * (size_t)NH);
+        for (int j = 0; j < k; j++)
+            for (int h = 0; h < uc[j].n; h++)
+                for (int b = 0; b < B; b++) c.mask[((size_t)j * B + b) * (size_t)NH + (size_t)g->unit_heads[uc[j].first + h]] = 1;
+        for (int j = 0; j < k && from > 0; j++) memcpy(c.x + (size_t)j * btc, layer_inputs + (size_t)from * btc, sizeof(float) * btc);
+        for (int j = 0; j < k && o; j++) memcpy(o + (size_t)j * btc, layer_heads + (size_t)from * btc, sizeof(float) * btc);
+        io.B = k * B;
+        io.resume_layer = from;
+        io.resume_x = from > 0 ? c.x : NULL;
+        io.resume_heads = o;
+        if (andrea_engine_forward(e, &io, err)) goto out;
+        for (int j = 0; j < k; j++)
+            for (int m = 0; m < g->n_members; m++) {
+                double *sums = unit_sums(g, &uc[j], m);
+                if (sums) item_sums(c.loss + (size_t)j * bt, g->m[m].use, B, T, sums, NULL, &bad);
+            }
+    }
+    ret = 0;
+out:
+    copies_free(&c);
+    free(o);
+    return ret;
+}
+
+/* Saved layer inputs and head outputs of the clean forward: inputs where the engine resumes (and
+ * some chunk starts above layer 0, or heads are resumed), head outputs where the engine resumes
+ * after attention or the method replaces outputs (then required: *need_heads). */
+typedef struct {
+    float *inputs, *heads;
+} saved_layers;
+
+static int save_layers(andrea_engine *e, const andrea_config *cfg, const ablation_group *g, saved_layers *s) {
+    size_t btc_all;
+    memset(s, 0, sizeof *s);
+    if (ae_mul((size_t)g->B * (size_t)g->T, (size_t)cfg->d_model, &btc_all) || ae_mul(btc_all, (size_t)cfg->n_layer, &btc_all))
+        return -1;
+    const int resume_heads = andrea_engine_can_resume_heads(e), replace = g->method != ANDREA_ABLATION_ZERO;
+    int some_above_0 = 0;
+    for (int u = 0; u < g->n_units; u++) some_above_0 |= g->units[u].min_layer > 0;
+    if (andrea_engine_can_resume(e) && (resume_heads || some_above_0)) s->inputs = resume_inputs(btc_all);
+    if ((resume_heads && s->inputs) || replace) {
+        /* replacement values need them whatever their size (4 GiB at most: the caller's check) */
+        s->heads = btc_all <= ((size_t)1 << 30) ? malloc(btc_all * sizeof(float)) : NULL;
+        if (!s->heads && replace) return -1;
+    }
+    return 0;
+}
+
+int andrea_ablation_run_group(andrea_engine *e, const andrea_config *cfg, ablation_group *g, const int *tokens,
+                              const int *lengths, const unsigned char *use, uint64_t seed, ae_error *err) {
+    const int B = g->B, T = g->T;
+    const size_t bt = (size_t)B * (size_t)T;
+    const char *name = g->m[0].s->name;
+    if (!andrea_engine_can_token_loss(e) || !andrea_engine_can_ablate_per_seq(e))
+        return andrea_fail(err, "%s: the %s engine cannot run the causal check (token losses, a head ablated per "
+                                "sequence)", name, andrea_engine_name(e));
+    saved_layers saved = {NULL, NULL};
+    float *tloss = malloc(bt * sizeof(float)), *values = NULL;
+    int *targets = malloc(bt * sizeof(int)), ret = -1, bad = 0, rows = 1, oom = 0;
+    if (!tloss || !targets || save_layers(e, cfg, g, &saved)) {
+        andrea_fail(err, "%s: out of memory for the causal check (%d items x %d tokens)", name, B, T);
+        goto out;
+    }
+    const int K = units_per_forward(e, cfg, g->n_units, B, T);
+    andrea_forward_io io = {.B = B, .T = T, .tokens = tokens, .lengths = lengths, .layer_inputs = saved.inputs,
+                            .layer_heads = saved.heads, .loss_targets = targets, .token_loss = tloss};
+    for (size_t r = 0; r < bt; r++) targets[r] = (r % (size_t)T) + 1 < (size_t)T && use[r] ? tokens[r + 1] : -1;
+    if (andrea_engine_forward(e, &io, err)) goto out;
+    for (int k = 0; k < g->n_members; k++) item_sums(tloss, g->m[k].use, B, T, g->m[k].clean, g->m[k].npos, &bad);
+    /* A forward that overflowed float32 (the CPU engine refuses it itself; a GPU's shows here)
+     * would make every loss and delta NaN, stored as if nothing had been measured. */
+    if (bad) {
+        andrea_fail(err, "%s: causal check: the forward overflows float32 (non-finite logits): the checkpoint's weights are "
+                         "far outside a trained model's range", name);
+        goto out;
+    }
+    values = replacement_values(g, cfg, saved.heads, lengths, seed, &rows, &oom);
+    if (oom) {
+        andrea_fail(err, "%s: out of memory for the causal check's replacement outputs", name);
+        goto out;
+    }
+    io.ablate_values = values;
+    io.ablate_values_B = rows;
+    /* the CPU resumes after attention only from the clean head outputs with the inputs beside them */
+    if (ablate_units(e, &io, cfg, K, g, saved.inputs, andrea_engine_can_resume_heads(e) && saved.inputs ? saved.heads : NULL,
+                     err))
+        goto out;
+    ret = 0;
+out:
+    free(tloss);
+    free(targets);
+    free(values);
+    free(saved.inputs);
+    free(saved.heads);
+    return ret;
+}
