@@ -147,7 +147,8 @@ static void test_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time(void
     CHECK(dup >= 0 && ind >= 0);
     if (dup < 0 || ind < 0) return;
     together[dup][8].label = together[dup][17].label = alone[dup][8].label = alone[dup][17].label = 1;
-    CHECK_MSG(andrea_ablation_suites(e, &m.cfg, suites, n, ITEMS, st, NULL, &err) == 0, "%s", err.msg);
+    const andrea_ablation_options ao = {.method = ANDREA_ABLATION_MEAN, .max_items = ITEMS};
+    CHECK_MSG(andrea_ablation_suites(e, &m.cfg, suites, n, &ao, st, NULL, 0, NULL, &err) == 0, "%s", err.msg);
     for (int s = 0; s < n; s++) CHECK_MSG(andrea_ablation_suite(e, &m.cfg, &suites[s], ITEMS, &sa[s], &err) == 0, "%s", err.msg);
     /* Bound: a shared forward is longer, so its sgemms have other shapes and round otherwise. Each
      * token loss moves by at most twice its largest logit error (-dz_y + sum_v p_v dz_v), and a logit
