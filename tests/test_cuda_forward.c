@@ -702,7 +702,8 @@ static void test_cuda_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time
     andrea_suite_scores st[2] = {{.name = "a", .heads = together[0]}, {.name = "b", .heads = together[1]}};
     andrea_suite_scores sa[2] = {{.name = "a", .heads = alone[0]}, {.name = "b", .heads = alone[1]}};
     together[0][8].label = alone[0][8].label = together[0][35].label = alone[0][35].label = 1; /* outside the mean's 64 */
-    CHECK_MSG(andrea_ablation_suites(g, &m.cfg, suites, 2, ITEMS, st, NULL, &err) == 0, "%s", err.msg);
+    const andrea_ablation_options ao = {.method = ANDREA_ABLATION_MEAN, .max_items = ITEMS};
+    CHECK_MSG(andrea_ablation_suites(g, &m.cfg, suites, 2, &ao, st, NULL, 0, NULL, &err) == 0, "%s", err.msg);
     for (int s = 0; s < 2; s++) CHECK_MSG(andrea_ablation_suite(g, &m.cfg, &suites[s], ITEMS, &sa[s], &err) == 0, "%s", err.msg);
     double worst = 0;
     int measured = 0, same_nan = 1;
