@@ -9,7 +9,10 @@
  * timed without the forwards, report and catalog around it, and side by side with another build:
  * run both binaries alternately (RESULTS.md). A checksum of every delta tells whether two builds
  * measured the same numbers.
- * Usage: bench_causal_cpu [--reps N] [--items N] CKPT   (CKPT: e.g. models/andrea-bundled.bin)
+ * The check is that of andrea analyze: the method (--ablation, default mean), each class's labelled
+ * set (the heads labelled in the checkpoint's card are unknown here: none, so the check is the
+ * single heads' and the numbers compare with builds before the sets).
+ * Usage: bench_causal_cpu [--reps N] [--items N] [--ablation mean|resample|zero] CKPT
  */
 #include <getopt.h>
 #include <math.h>
@@ -50,15 +53,16 @@ static double check_flops(const andrea_config *c, int rows, int T) {
 
 int main(int argc, char **argv) {
     int reps = 6, items = 4, c;
+    andrea_ablation_method method = ANDREA_ABLATION_MEAN;
     static const struct option opts[] = {{"reps", required_argument, NULL, 'r'}, {"items", required_argument, NULL, 'i'},
-                                         {NULL, 0, NULL, 0}};
+                                         {"ablation", required_argument, NULL, 'a'}, {NULL, 0, NULL, 0}};
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 'r') reps = atoi(optarg);
         else if (c == 'i') items = atoi(optarg);
-        else return 2;
+        else if (c != 'a' || andrea_ablation_method_parse(optarg, &method)) return 2;
     }
     if (optind != argc - 1 || reps < 2 || items < 1) {
-        fprintf(stderr, "usage: bench_causal_cpu [--reps N>=2] [--items N>=1] CKPT\n");
+        fprintf(stderr, "usage: bench_causal_cpu [--reps N>=2] [--items N>=1] [--ablation mean|resample|zero] CKPT\n");
         return 2;
     }
     ae_error err = {{0}};
@@ -110,7 +114,8 @@ int main(int argc, char **argv) {
             sc[s].heads = heads + (size_t)s * NH;
         }
         const double t0 = now();
-        if (andrea_ablation_suites(e, &m.cfg, suites, n, items, sc, NULL, &err)) {
+        const andrea_ablation_options ao = {.method = method, .max_items = items};
+        if (andrea_ablation_suites(e, &m.cfg, suites, n, &ao, sc, NULL, 0, NULL, &err)) {
             fprintf(stderr, "%s\n", err.msg);
             return 1;
         }
