@@ -204,11 +204,12 @@ static void paired_effect(const ablation_member *m, int B, const double *a, cons
 
 /* A member's statistics once its group ran (ablation_stats.h): each wanted head's delta, interval
  * and percentile; the yardstick; the set, its random sets, each labelled head's leave-one-in and
- * verdict. scratch: [DRAWS + NH + B] doubles, draws [DRAWS * B]. */
+ * verdict. scratch: [DRAWS + NH + CONTROL_SETS + B] doubles, draws [DRAWS * B]. */
 static void member_stats(const ablation_group *g, ablation_member *m, int NH, const int *draws, double *scratch) {
     andrea_suite_scores *s = m->s;
     const int B = g->B;
-    double *boot = scratch, *v = boot + ANDREA_BOOT_DRAWS, *d = v + NH, lo, hi, sum = 0;
+    /* v: the yardstick's deltas [NH], then the random sets' effects [n_controls] */
+    double *boot = scratch, *v = boot + ANDREA_BOOT_DRAWS, *d = v + NH + ANDREA_CONTROL_SETS, lo, hi, sum = 0;
     int n = 0;
     for (int i = 0; i < NH; i++) {
         andrea_head_score *h = &s->heads[i];
@@ -256,7 +257,7 @@ static int ablate_group(andrea_engine *e, const andrea_config *cfg, ablation_gro
     unsigned char *use = calloc(bt, 1), *uses = calloc(bt, (size_t)g->n_members);
     unsigned char *wants = calloc((size_t)NH, (size_t)g->n_members);
     int *draws = malloc(sizeof(int) * (size_t)ANDREA_BOOT_DRAWS * (size_t)B);
-    double *scratch = malloc(sizeof(double) * ((size_t)ANDREA_BOOT_DRAWS + (size_t)NH + (size_t)B));
+    double *scratch = malloc(sizeof(double) * ((size_t)ANDREA_BOOT_DRAWS + (size_t)NH + ANDREA_CONTROL_SETS + (size_t)B));
     int ret = -1;
     if (!tokens || !lengths || !use || !uses || !wants || !draws || !scratch) goto oom;
     for (int b = 0; b < B; b++) {
