@@ -339,8 +339,9 @@ static int check_size(const andrea_config *cfg, const andrea_ablation_options *o
         btv > ((size_t)1 << 34) / sizeof(float))
         return andrea_fail(err, "%s: causal check too large (%d items x %d tokens x vocab %d)", name, B, T, cfg->vocab_size);
     if (o->method != ANDREA_ABLATION_ZERO &&
-        (ae_mul(bt, (size_t)cfg->d_model, &btcl) || ae_mul(btcl, (size_t)cfg->n_layer, &btcl) || btcl > ((size_t)1 << 30)))
-        return andrea_fail(err, "%s: the %s ablation of %d items x %d tokens needs more than 4 GiB of head outputs; give "
+        (ae_mul(bt, (size_t)cfg->d_model, &btcl) || ae_mul(btcl, (size_t)cfg->n_layer, &btcl) || btcl > ((size_t)1 << 29)))
+        return andrea_fail(err, "%s: the %s ablation of %d items x %d tokens needs more than 4 GiB of head outputs and "
+                                "their replacements; give "
                                 "fewer --ablate-items or --ablation zero", name, andrea_ablation_method_name(o->method), B, T);
     return 0;
 }
@@ -381,8 +382,9 @@ int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const pro
             goto out;
         }
         if (check_size(cfg, o, scores[s].name, Bs[s], Ts[s], err)) goto out;
-        if (o->method == ANDREA_ABLATION_RESAMPLE && Bs[s] == 1) { /* no other item to take outputs from */
-            snprintf(line, sizeof line, "no causal check for %.63s: resample ablation needs 2 items, it has 1", scores[s].name);
+        if (o->method != ANDREA_ABLATION_ZERO && Bs[s] == 1) { /* no other item to take outputs from */
+            snprintf(line, sizeof line, "no causal check for %.63s: %s ablation needs 2 items, it has 1", scores[s].name,
+                     andrea_ablation_method_name(o->method));
             note_add(note, cap, line);
             Bs[s] = 0;
         }
@@ -390,7 +392,7 @@ int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const pro
     }
     if (few) {
         snprintf(line, sizeof line, "no intervals or verdicts: they need %d items a suite, the check ran on %d or fewer "
-                                    "(--ablate-items)", ANDREA_CI_MIN_ITEMS, few);
+                                    "(the suite's items, or --ablate-items)", ANDREA_CI_MIN_ITEMS, few);
         note_add(note, cap, line);
     }
     find_leaders(suites, n_suites, pick, per, Bs, leader);

@@ -15,8 +15,8 @@
 #include "analysis.h"
 
 /* How an ablated head's output is replaced (docs/scores.md, "Ablation methods"): by its mean over
- * the check's items at the same position (default), by its output on another item of the suite
- * (a fixed seeded derangement), or by zeros. */
+ * the check's other items at the same position (default), by its output on another item of the
+ * suite (a fixed seeded derangement), or by zeros. Mean and resample need 2 items a suite. */
 typedef enum { ANDREA_ABLATION_MEAN = 0, ANDREA_ABLATION_RESAMPLE = 1, ANDREA_ABLATION_ZERO = 2 } andrea_ablation_method;
 
 /* "mean", "resample", "zero". */

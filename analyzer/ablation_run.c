@@ -68,35 +68,46 @@ static int units_per_forward(andrea_engine *e, const andrea_config *cfg, int n_u
     return K > 1 ? K : 1;
 }
 
-/* The method's replacement outputs from the clean forward's head outputs heads [L, B, T, C]:
- * mean: [L, 1, T, C], each position's mean over the items that reach it (a position no item
- * reaches is never read for a loss: zeros); resample: [L, B, T, C], item b taking item perm[b]'s
- * outputs, and the mean where perm[b] is shorter than b. NULL for zero, or out of memory (*oom). */
+/* The method's replacement outputs from the clean forward's head outputs heads [L, B, T, C], one
+ * row per item ([L, B, T, C]). mean: each position's mean over the OTHER items that reach it (with
+ * the item itself in the mean, a check of B items would leave 1/B of the head's own output in
+ * place: nothing at all with one item); a position no other item reaches: zeros. resample: item b
+ * takes item perm[b]'s outputs (perm a seeded cyclic permutation: no item keeps its own), and the
+ * mean where perm[b] is shorter than b. NULL for zero, or out of memory (*oom). */
 static float *replacement_values(const ablation_group *g, const andrea_config *cfg, const float *heads,
-                                 const int *lengths, uint64_t seed, int *rows, int *oom) {
+                                 const int *lengths, uint64_t seed, int *oom) {
     const int B = g->B, T = g->T, L = cfg->n_layer, C = cfg->d_model;
     const size_t tc = (size_t)T * C;
     *oom = 0;
-    *rows = g->method == ANDREA_ABLATION_RESAMPLE ? B : 1;
     if (g->method == ANDREA_ABLATION_ZERO) return NULL;
-    float *mean = calloc((size_t)L * tc, sizeof(float)), *out = NULL;
+    float *out = calloc((size_t)L * B * tc, sizeof(float));
+    double *sum = malloc(sizeof(double) * (size_t)C);
     int *perm = malloc(sizeof(int) * (size_t)B);
-    if (!mean || !perm) goto oom;
+    if (!out || !sum || !perm) {
+        free(out);
+        out = NULL;
+        *oom = 1;
+        goto done;
+    }
     for (int l = 0; l < L; l++)
         for (int t = 0; t < T; t++) {
-            float *dst = mean + (size_t)l * tc + (size_t)t * C;
             int n = 0;
-            for (int b = 0; b < B; b++) n += lengths[b] > t;
-            for (int b = 0; b < B && n > 0; b++) {
+            memset(sum, 0, sizeof(double) * (size_t)C);
+            for (int b = 0; b < B; b++) {
                 if (lengths[b] <= t) continue;
                 const float *src = heads + (((size_t)l * B + b) * T + t) * C;
-                for (int c = 0; c < C; c++) dst[c] += src[c] / (float)n;
+                for (int c = 0; c < C; c++) sum[c] += src[c];
+                n++;
+            }
+            for (int b = 0; b < B; b++) {
+                const int own = lengths[b] > t, others = n - own;
+                if (others == 0) continue;
+                const float *src = heads + (((size_t)l * B + b) * T + t) * C;
+                float *dst = out + (((size_t)l * B + b) * T + t) * C;
+                for (int c = 0; c < C; c++) dst[c] = (float)((sum[c] - (own ? src[c] : 0.0)) / others);
             }
         }
-    if (g->method == ANDREA_ABLATION_MEAN) {
-        free(perm);
-        return mean;
-    }
+    if (g->method == ANDREA_ABLATION_MEAN) goto done;
     /* Sattolo's shuffle: a uniformly drawn cyclic permutation, so no item keeps its own outputs */
     uint64_t state = seed ^ 0x726573616d706c65ull; /* "resample" */
     for (int b = 0; b < B; b++) perm[b] = b;
@@ -105,23 +116,16 @@ static float *replacement_values(const ablation_group *g, const andrea_config *c
         perm[i] = perm[j];
         perm[j] = x;
     }
-    if (!(out = malloc(sizeof(float) * (size_t)L * B * tc))) goto oom;
+    /* in place: row b's mean stays where perm[b] does not reach */
     for (int l = 0; l < L; l++)
         for (int b = 0; b < B; b++)
-            for (int t = 0; t < T; t++) {
-                const int src_b = perm[b];
-                const float *src = lengths[src_b] > t ? heads + (((size_t)l * B + src_b) * T + t) * C
-                                                      : mean + (size_t)l * tc + (size_t)t * C;
-                memcpy(out + (((size_t)l * B + b) * T + t) * C, src, sizeof(float) * C);
-            }
-    free(mean);
+            for (int t = 0; t < T && t < lengths[perm[b]]; t++)
+                memcpy(out + (((size_t)l * B + b) * T + t) * C, heads + (((size_t)l * B + perm[b]) * T + t) * C,
+                       sizeof(float) * C);
+done:
+    free(sum);
     free(perm);
     return out;
-oom:
-    free(mean);
-    free(perm);
-    *oom = 1;
-    return NULL;
 }
 
 /* The buffers of the batched forwards: K copies of the items, their losses and masks. */
@@ -217,8 +221,8 @@ static int save_layers(andrea_engine *e, const andrea_config *cfg, const ablatio
     for (int u = 0; u < g->n_units; u++) some_above_0 |= g->units[u].min_layer > 0;
     if (andrea_engine_can_resume(e) && (resume_heads || some_above_0)) s->inputs = resume_inputs(btc_all);
     if ((resume_heads && s->inputs) || replace) {
-        /* replacement values need them whatever their size (4 GiB at most: the caller's check) */
-        s->heads = btc_all <= ((size_t)1 << 30) ? malloc(btc_all * sizeof(float)) : NULL;
+        /* replacement values need them whatever their size (2 GiB at most: the caller's check) */
+        s->heads = btc_all <= ((size_t)1 << 29) || replace ? malloc(btc_all * sizeof(float)) : NULL;
         if (!s->heads && replace) return -1;
     }
     return 0;
@@ -234,7 +238,7 @@ int andrea_ablation_run_group(andrea_engine *e, const andrea_config *cfg, ablati
                                 "sequence)", name, andrea_engine_name(e));
     saved_layers saved = {NULL, NULL};
     float *tloss = malloc(bt * sizeof(float)), *values = NULL;
-    int *targets = malloc(bt * sizeof(int)), ret = -1, bad = 0, rows = 1, oom = 0;
+    int *targets = malloc(bt * sizeof(int)), ret = -1, bad = 0, oom = 0;
     if (!tloss || !targets || save_layers(e, cfg, g, &saved)) {
         andrea_fail(err, "%s: out of memory for the causal check (%d items x %d tokens)", name, B, T);
         goto out;
@@ -252,13 +256,13 @@ int andrea_ablation_run_group(andrea_engine *e, const andrea_config *cfg, ablati
                          "far outside a trained model's range", name);
         goto out;
     }
-    values = replacement_values(g, cfg, saved.heads, lengths, seed, &rows, &oom);
+    values = replacement_values(g, cfg, saved.heads, lengths, seed, &oom);
     if (oom) {
         andrea_fail(err, "%s: out of memory for the causal check's replacement outputs", name);
         goto out;
     }
     io.ablate_values = values;
-    io.ablate_values_B = rows;
+    io.ablate_values_B = B;
     /* the CPU resumes after attention only from the clean head outputs with the inputs beside them */
     if (ablate_units(e, &io, cfg, K, g, saved.inputs, andrea_engine_can_resume_heads(e) && saved.inputs ? saved.heads : NULL,
                      err))

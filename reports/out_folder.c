@@ -169,7 +169,8 @@ static int report_file(const char *sub, const char *folder, const char *name) {
     if (!strcmp(sub, "data")) return folder ? head_name(name, ".js") : head_name(name, ".js") || !strcmp(name, "meta.js");
     if (!strcmp(sub, "overview"))
         return !folder && (!strncmp(name, "scores_c", 8) || !strncmp(name, "thumbs_s", 8)) && ends_with(name, ".png");
-    return folder && head_name(folder, "") && name[0] == 's' && ends_with(name, ".png"); /* maps/L1_H2/s0-bos_e0.png */
+    /* maps/L1_H2/s-bos_e0.png (s0-bos_e0.png before suites' images were named after the suite) */
+    return folder && head_name(folder, "") && name[0] == 's' && ends_with(name, ".png");
 }
 
 /* Removes andrea's files from dir/sub (regular files only, one level of page folders: maps/LN_HN,

@@ -3,13 +3,16 @@
  * Folder layout (docs/report.md):
  *   index.html                    head table (sortable, filterable by class) + overview images
  *   heads/L{l}_H{h}.html          one page per head: its scores and every heatmap
- *   maps/L{l}_H{h}/s{i}-{suite}_e{e}.png   heatmap of head (l, h), suite i, example e
+ *   maps/L{l}_H{h}/s-{suite}_e{e}.png     heatmap of head (l, h), suite, example e
  *   overview/scores_c{i}-{class}.png      n_layer × n_head score grid of class i
- *   overview/thumbs_s{i}-{suite}.png      all heads' maps of suite i, example 0
+ *   overview/thumbs_s-{suite}.png         all heads' maps of suite, example 0
  *   overview/steps_c{i}-{class}.png       labelled heads' score against training step
  *   assets/, data/, explore.html, compare.html   interactive views (report_interactive.c)
- * File names use a slug of the suite/class name plus its index (names come from user probe
- * files and may hold any character); every text in HTML goes through andrea_html_add.
+ * A suite's images are named after it, one to one (andrea_file_tag), not after its position in
+ * the run: a report written again is to keep an earlier run's images beside its own, whose
+ * suites take the positions 0.. again (and a.b, a_b slug alike); a class's images use a slug of
+ * its name plus its index (names come from user probe files and may hold any character); every
+ * text in HTML goes through andrea_html_add.
  * Images are drawn and PNG-encoded on OpenMP threads (tasks, below), and head pages built on them;
  * maps are read and files written by one thread at a time (HDF5 and the temporary-file registry
  * of atomic_file.h are not thread-safe).
@@ -85,9 +88,15 @@ static int class_of_suite(const report_data *d, int s) {
 }
 
 static void map_name(const report_data *d, int l, int h, int s, int e, char *out, size_t cap) {
-    char slug[64];
-    andrea_file_slug(d->suites[s].name, slug, sizeof slug);
-    snprintf(out, cap, "maps/L%d_H%d/s%d-%s_e%d.png", l, h, s, slug, e);
+    char tag[ANDREA_FILE_TAG_MAX];
+    andrea_file_tag(d->suites[s].name, tag, sizeof tag);
+    snprintf(out, cap, "maps/L%d_H%d/s-%s_e%d.png", l, h, tag, e);
+}
+
+static void thumbs_name(const char *suite, char *out, size_t cap) {
+    char tag[ANDREA_FILE_TAG_MAX];
+    andrea_file_tag(suite, tag, sizeof tag);
+    snprintf(out, cap, "overview/thumbs_s-%s.png", tag);
 }
 
 static void overview_name(const char *kind, char prefix, int i, const char *name, char *out, size_t cap) {
@@ -260,7 +269,7 @@ static void thumbs_task(map_run *r, int s, float *thumbs, plot_grid *grid) {
     int rc;
     encode(andrea_draw_thumbs(&ts, &te.err), &te);
     free(thumbs);
-    overview_name("thumbs", 's', s, su->name, rel, sizeof rel);
+    thumbs_name(su->name, rel, sizeof rel);
 #pragma omp critical(report_files)
     rc = write_encoded(r->out_dir, rel, &te, &me);
     if (rc) run_fail(r, &me);
@@ -659,7 +668,7 @@ static int index_galleries(andrea_buf *b, const report_data *d, const char *out_
     andrea_buf_puts(b, "<h2>All heads, first example of each suite</h2>\n<div class=\"gallery\">\n");
     for (int s = 0; s < d->n_suites; s++) {
         if (d->suites[s].n_examples < 1) continue;
-        overview_name("thumbs", 's', s, d->suites[s].name, rel, sizeof rel);
+        thumbs_name(d->suites[s].name, rel, sizeof rel);
         andrea_buf_puts(b, "<img src=\"");
         andrea_html_add(b, rel);
         grid_attrs(b, &thumb_grids[s], L, H);

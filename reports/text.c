@@ -137,3 +137,22 @@ void andrea_file_slug(const char *name, char *out, size_t cap) {
     }
     out[i] = 0;
 }
+
+void andrea_file_tag(const char *name, char *out, size_t cap) {
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    if (cap == 0) return;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        const unsigned char c = *p;
+        const int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        if (o + (ok ? 1 : 3) >= cap) break;
+        if (ok) {
+            out[o++] = (char)c;
+        } else {
+            out[o++] = '.';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+        }
+    }
+    out[o] = 0;
+}

@@ -39,13 +39,13 @@ n_heads=$(ls rep/heads/*.html | wc -l)
 # PNG per head and suite (--report-maps 1): 8 heads x 2 suites
 n_maps=$(find rep/maps -name '*.png' | wc -l)
 [[ $n_maps -eq 16 ]] && ok "one heatmap PNG per head and suite by default (16)" || bad "heatmaps" "$n_maps"
-[[ ! -e rep/maps/L0_H0/s0-prev_token_e1.png ]] && ok "no PNG of example 1 by default" || bad "default PNGs" "e1 written"
+[[ ! -e rep/maps/L0_H0/s-prev_token_e1.png ]] && ok "no PNG of example 1 by default" || bad "default PNGs" "e1 written"
 grep -q 'data-s="0" data-e="1"' rep/heads/L0_H0.html && ok "example 1 is still shown interactively" \
   || bad "interactive example 1" "no slot on the head page"
-grep -q 's0-prev_token_e1.png' rep/heads/L0_H0.html && bad "head page" "links a PNG that was not rendered" \
+grep -q 's-prev_token_e1.png' rep/heads/L0_H0.html && bad "head page" "links a PNG that was not rendered" \
   || ok "the head page links only the PNGs rendered"
-for f in overview/scores_c0-prev_token.png overview/scores_c1-my-suite.png overview/thumbs_s0-prev_token.png \
-         overview/thumbs_s1-my-suite.png maps/L1_H3/s1-my-suite_e0.png; do
+for f in overview/scores_c0-prev_token.png overview/scores_c1-my-suite.png overview/thumbs_s-prev_token.png \
+         overview/thumbs_s-my-suite.png maps/L1_H3/s-my-suite_e0.png; do
   [[ -s rep/$f ]] && ok "has $f" || bad "missing" "$f"
 done
 
@@ -99,12 +99,12 @@ OMP_NUM_THREADS=1 "$A" render d200.h5 --db c.db --out rep_t1 --report-maps all -
 OMP_NUM_THREADS=2 "$A" render d200.h5 --db c.db --out rep_t2 --report-maps all --quiet > /dev/null
 n=$(find rep_t1/maps -name '*.png' | wc -l)
 [[ $n -eq 24 ]] && ok "--report-maps all: one PNG per head, suite and shown example (24)" || bad "--report-maps all" "$n PNGs"
-grep -q 's0-prev_token_e1.png' rep_t1/heads/L0_H0.html && ok "--report-maps all: the head page links example 1's PNG" \
+grep -q 's-prev_token_e1.png' rep_t1/heads/L0_H0.html && ok "--report-maps all: the head page links example 1's PNG" \
   || bad "--report-maps all" "no link to e1"
 if diff -r rep_t1 rep_t2 > /dev/null; then ok "1 and 2 threads write identical files (OMP_NUM_THREADS)"
 else bad "threads" "$(diff -rq rep_t1 rep_t2 | head -3)"; fi
 "$A" render d200.h5 --db c.db --out rep_none --report-maps 0 --quiet > /dev/null
-[[ ! -e rep_none/maps && -s rep_none/overview/thumbs_s0-prev_token.png && -s rep_none/index.html ]] \
+[[ ! -e rep_none/maps && -s rep_none/overview/thumbs_s-prev_token.png && -s rep_none/index.html ]] \
   && ok "--report-maps 0: no heatmap PNG, the overviews stay" || bad "--report-maps 0" "$(ls rep_none)"
 grep -q 'static image (PNG)' rep_none/heads/L0_H0.html && bad "--report-maps 0" "a head page offers a PNG" \
   || ok "--report-maps 0: head pages offer no PNG"
@@ -115,13 +115,13 @@ pngdirs=$( (ls rep_lab/maps 2>/dev/null || true) | sort)
   && ok "--report-maps labelled: PNGs for exactly the labelled heads ($(echo $labelled | wc -w)), the index says so" \
   || bad "--report-maps labelled" "labelled: [$labelled] PNG folders: [$pngdirs]"
 "$A" render d200.h5 --db c.db --out rep_3 --report-maps 3 --quiet > /dev/null
-[[ -s rep_3/maps/L0_H0/s0-prev_token_e2.png && ! -e rep_3/maps/L0_H0/s1-my-suite_e1.png ]] \
+[[ -s rep_3/maps/L0_H0/s-prev_token_e2.png && ! -e rep_3/maps/L0_H0/s-my-suite_e1.png ]] \
   && ok "--report-maps 3 shows 3 examples where the suite has them" || bad "--report-maps 3" "$(ls rep_3/maps/L0_H0)"
 
 # --- --examples ---
 "$A" render d200.h5 --db c.db --out rep3 --examples 1 --quiet > /dev/null
 n=$(find rep3/maps -name '*_e1.png' | wc -l)
-[[ $n -eq 0 && -s rep3/maps/L0_H0/s0-prev_token_e0.png ]] && ok "--examples 1 renders only example 0" || bad "--examples 1" "$n e1 files"
+[[ $n -eq 0 && -s rep3/maps/L0_H0/s-prev_token_e0.png ]] && ok "--examples 1 renders only example 0" || bad "--examples 1" "$n e1 files"
 
 # --- bad inputs: one line naming the file, exit 1 (usage: 2) ---
 expect_fail() { # NAME CODE PATTERN CMD...
@@ -157,8 +157,8 @@ expect_fail "--report-maps -1 is a usage error" 2 "--report-maps wants 0..1000, 
 expect_fail "--report-maps some is a usage error" 2 "--report-maps wants 0..1000, 'all' or 'labelled'" "$A" render d200.h5 --db c.db --out x6 --report-maps some
 expect_fail "analyze --report-maps 1001 is a usage error" 2 "--report-maps wants 0..1000, 'all' or 'labelled'" "$A" analyze --out x7 --report-maps 1001
 # a heatmap that cannot be written (a folder holds its name) while other threads draw: one line, no index
-mkdir -p x8/maps/L1_H2/s0-prev_token_e0.png
-expect_fail "an unwritable heatmap stops the render with its name" 1 "s0-prev_token_e0.png" \
+mkdir -p x8/maps/L1_H2/s-prev_token_e0.png
+expect_fail "an unwritable heatmap stops the render with its name" 1 "s-prev_token_e0.png" \
   env OMP_NUM_THREADS=2 "$A" render d200.h5 --db c.db --out x8 --quiet
 [[ ! -e x8/index.html && -z $(find x8 -name '*.tmp-*') ]] && ok "... and leaves no index and no temporary file" \
   || bad "unwritable heatmap" "$(find x8 -name 'index.html' -o -name '*.tmp-*')"

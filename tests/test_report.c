@@ -206,6 +206,23 @@ static void test_file_slug_keeps_only_safe_characters(void) {
     CHECK_MSG(!strcmp(out, "____x__y__"), "got %s", out);
 }
 
+/* A suite's images are named after it (report_kept.h): names that slug alike keep apart, and no
+ * form holds '/', "..", or a leading '.'; 63 bytes of any value fit ANDREA_FILE_TAG_MAX. */
+static void test_file_tag_is_one_to_one_and_safe(void) {
+    char a[ANDREA_FILE_TAG_MAX], b[ANDREA_FILE_TAG_MAX], c[ANDREA_FILE_TAG_MAX], d[ANDREA_FILE_TAG_MAX];
+    andrea_file_tag("a.b", a, sizeof a);
+    andrea_file_tag("a_b", b, sizeof b);
+    andrea_file_tag("a.2eb", c, sizeof c);
+    andrea_file_tag("../x/", d, sizeof d);
+    CHECK_MSG(!strcmp(a, "a.2eb") && !strcmp(b, "a_b") && !strcmp(c, "a.2e2eb"), "got %s %s %s", a, b, c);
+    CHECK_MSG(!strcmp(d, ".2e.2e.2fx.2f") && !strchr(d, '/') && !strstr(d, ".."), "got %s", d);
+    char worst[64];
+    memset(worst, 0xff, 63);
+    worst[63] = 0;
+    andrea_file_tag(worst, a, sizeof a);
+    CHECK_MSG(strlen(a) == 3 * 63, "a 63-byte name cut to %zu bytes", strlen(a));
+}
+
 /* ---------- PNG ---------- */
 
 static void test_png_bytes_are_the_same_for_the_same_drawing(void) {
@@ -728,10 +745,10 @@ static void test_report_write_makes_every_image_it_links(void) {
     ae_error err = {{0}};
     andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_ALL, NULL};
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
-    CHECK(file_exists(dir, "maps/L1_H2/s1-_script_alert_1___script__e1.png"));
-    CHECK(file_exists(dir, "maps/L0_H0/s0-prev_token_e0.png"));
+    CHECK(file_exists(dir, "maps/L1_H2/s-.3cscript.3ealert.281.29.3c.2fscript.3e_e1.png"));
+    CHECK(file_exists(dir, "maps/L0_H0/s-prev_token_e0.png"));
     CHECK(file_exists(dir, "overview/scores_c0-prev_token.png"));
-    CHECK(file_exists(dir, "overview/thumbs_s1-_script_alert_1___script_.png"));
+    CHECK(file_exists(dir, "overview/thumbs_s-.3cscript.3ealert.281.29.3c.2fscript.3e.png"));
     CHECK(file_exists(dir, "overview/steps_c0-prev_token.png"));
     /* every src="..." of the index and of one head page exists */
     const char *pages[2] = {"index.html", "heads/L0_H1.html"};
@@ -766,9 +783,9 @@ static void test_report_write_is_deterministic(void) {
     andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_ALL, NULL};
     CHECK(andrea_report_write(&d, a, &o, &err) == 0);
     CHECK(andrea_report_write(&d, b, &o, &err) == 0);
-    const char *files[] = {"index.html", "heads/L1_H1.html", "maps/L1_H1/s0-prev_token_e1.png",
+    const char *files[] = {"index.html", "heads/L1_H1.html", "maps/L1_H1/s-prev_token_e1.png",
                            "overview/scores_c1-_script_alert_1___script_.png", "overview/steps_c0-prev_token.png",
-                           "overview/thumbs_s0-prev_token.png"};
+                           "overview/thumbs_s-prev_token.png"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char pa[1024], pb[1024];
         size_t na, nb;
@@ -791,16 +808,16 @@ static void test_report_default_draws_one_png_per_head_and_suite_and_shows_every
     ae_error err = {{0}};
     andrea_render_options o = {0, 1, 0, NULL};
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
-    CHECK(file_exists(dir, "maps/L1_H2/s1-_script_alert_1___script__e0.png"));
-    CHECK(!file_exists(dir, "maps/L1_H2/s1-_script_alert_1___script__e1.png"));
-    CHECK(!file_exists(dir, "maps/L0_H0/s0-prev_token_e1.png"));
+    CHECK(file_exists(dir, "maps/L1_H2/s-.3cscript.3ealert.281.29.3c.2fscript.3e_e0.png"));
+    CHECK(!file_exists(dir, "maps/L1_H2/s-.3cscript.3ealert.281.29.3c.2fscript.3e_e1.png"));
+    CHECK(!file_exists(dir, "maps/L0_H0/s-prev_token_e1.png"));
     size_t n;
     snprintf(p, sizeof p, "%s/heads/L0_H0.html", dir);
     char *b = (char *)slurp(p, &n);
     CHECK(b != NULL);
     if (b) {
-        CHECK(strstr(b, "s0-prev_token_e0.png") != NULL);
-        CHECK(strstr(b, "s0-prev_token_e1.png") == NULL);
+        CHECK(strstr(b, "s-prev_token_e0.png") != NULL);
+        CHECK(strstr(b, "s-prev_token_e1.png") == NULL);
         CHECK(strstr(b, "data-s=\"0\" data-e=\"1\"") != NULL); /* example 1's interactive map */
     }
     free(b);
@@ -820,10 +837,10 @@ static void test_report_maps_labelled_draws_the_labelled_heads_only(void) {
     ae_error err = {{0}};
     andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_LABELLED, NULL};
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
-    CHECK(file_exists(dir, "maps/L0_H0/s0-prev_token_e0.png"));
-    CHECK(file_exists(dir, "maps/L1_H2/s0-prev_token_e0.png"));
-    CHECK(file_exists(dir, "maps/L1_H1/s0-prev_token_e0.png"));
-    CHECK(!file_exists(dir, "maps/L0_H0/s0-prev_token_e1.png"));
+    CHECK(file_exists(dir, "maps/L0_H0/s-prev_token_e0.png"));
+    CHECK(file_exists(dir, "maps/L1_H2/s-prev_token_e0.png"));
+    CHECK(file_exists(dir, "maps/L1_H1/s-prev_token_e0.png"));
+    CHECK(!file_exists(dir, "maps/L0_H0/s-prev_token_e1.png"));
     CHECK(!file_exists(dir, "maps/L0_H1"));
     CHECK(!file_exists(dir, "maps/L1_H0"));
     CHECK(file_exists(dir, "data/L0_H1.js"));
@@ -840,7 +857,7 @@ static void test_report_maps_labelled_draws_the_labelled_heads_only(void) {
     snprintf(dir, sizeof dir, "%s/maps_budget", check_tmpdir());
     o.maps_per_suite = 0;
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
-    CHECK(file_exists(dir, "maps/L0_H1/s0-prev_token_e0.png"));
+    CHECK(file_exists(dir, "maps/L0_H1/s-prev_token_e0.png"));
     snprintf(p, sizeof p, "%s/index.html", dir);
     b = (char *)slurp(p, &n);
     CHECK(b && strstr(b, "labelled heads only") == NULL);
@@ -857,7 +874,7 @@ static void test_report_maps_none_writes_no_heatmap_but_keeps_the_overviews(void
     andrea_render_options o = {0, 1, ANDREA_REPORT_MAPS_NONE, NULL};
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     CHECK(!file_exists(dir, "maps"));
-    CHECK(file_exists(dir, "overview/thumbs_s0-prev_token.png"));
+    CHECK(file_exists(dir, "overview/thumbs_s-prev_token.png"));
     CHECK(file_exists(dir, "data/L0_H0.js"));
     CHECK(file_exists(dir, "index.html"));
     size_t n;
@@ -895,7 +912,7 @@ static void test_report_without_scores_still_renders_maps(void) {
     andrea_render_options o = {0, 1, 0, NULL};
     CHECK_MSG(andrea_report_write(&d, dir, &o, &err) == 0, "%s", err.msg);
     CHECK(file_exists(dir, "index.html"));
-    CHECK(file_exists(dir, "maps/L0_H0/s0-prev_token_e0.png"));
+    CHECK(file_exists(dir, "maps/L0_H0/s-prev_token_e0.png"));
     CHECK(!file_exists(dir, "overview/scores_c0-prev_token.png"));
     andrea_report_data_free(&d);
 }
@@ -912,6 +929,7 @@ int main(void) {
     RUN(test_html_shows_bytes_that_are_not_printable_utf8_as_hex);
     RUN(test_bidi_controls_are_shown_as_hex_in_labels_and_pages);
     RUN(test_file_slug_keeps_only_safe_characters);
+    RUN(test_file_tag_is_one_to_one_and_safe);
     RUN(test_png_bytes_are_the_same_for_the_same_drawing);
     RUN(test_heatmap_cells_have_the_colormap_colour_of_their_value);
     RUN(test_png_of_a_heatmap_decodes_to_the_canvas_pixels);
