@@ -49,9 +49,9 @@ void andrea_file_slug(const char *name, char *out, size_t cap);
 
 /* The file-name form of a suite name, one to one: [A-Za-z0-9_-] kept, every other byte written
  * as '.' and two lowercase hex digits ("a.b" -> "a.2eb"), so two names never share a form and a
- * form never holds '/', a leading '.' or ".." (the report's heatmaps and thumbnails are named
- * after their suite: reports/report_kept.h). A name of up to 63 bytes fits ANDREA_FILE_TAG_MAX;
- * a longer one is cut at a whole byte's form. */
+ * form never holds '/', a leading '.' or ".." (a report names its suites' heatmaps and thumbnail
+ * grids after them, docs/report.md). A name of up to 63 bytes fits ANDREA_FILE_TAG_MAX; a longer
+ * one is cut at a whole byte's form. */
 #define ANDREA_FILE_TAG_MAX 192
 void andrea_file_tag(const char *name, char *out, size_t cap);
 
