@@ -31,7 +31,7 @@ static const command commands[] = {
     {"heads", cmd_heads, "query the head catalog"},
     {"sql", cmd_sql, "read-only SQL over the head catalog"},
     {"circuits", cmd_circuits, "composition, copying and positional scores from the weights"},
-    {"diff", cmd_diff, "what changed between two checkpoints of a catalog"},
+    {"diff", cmd_diff, "what changed between two checkpoints (of one catalog or two)"},
     {"show", cmd_show, "one prompt -> offline interactive page of every head's attention"},
 };
 

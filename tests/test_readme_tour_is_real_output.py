@@ -1,6 +1,8 @@
 """test_readme_tour_is_real_output.py — every `$ build/andrea ...` example in README.md's fenced
 blocks is run, in a scratch folder laid out like the source tree (models/, tests/data/series/,
-build/andrea), and its output must be what the README shows: the same lines and words, numbers
+tools/bin_to_trainer_run.py, build/andrea), and its output must be what the README shows (so are the
+other `$ ...` lines of those blocks, such as `printf ... > my.txt`, which make the files the examples
+after them read): the same lines and words, numbers
 within the rounding that another CPU's SIMD and BLAS kernels give (README: "can move the sixth
 significant digit"; the bound is derived below, same_word). A README line `...` stands for any lines. So the tour cannot drift from what
 the tool prints: a renamed column, a changed message or a stale label list fails here."""
@@ -40,7 +42,7 @@ def half_unit(word):
 
 
 def examples(readme):
-    """(command, expected output lines) of every `$ build/andrea` line in a fenced block; a
+    """(command, expected output lines) of every `$ ...` line in a fenced block, in order; a
     command goes on over the indented lines after it."""
     out, block, cur = [], False, None
     for line in readme.splitlines():
@@ -57,7 +59,7 @@ def examples(readme):
             cur[0] += "\n" + line
         elif cur is not None:
             cur[1].append(line)
-    return [(c, [l for l in o]) for c, o in out if c.startswith("build/andrea")]
+    return [(c, [l for l in o]) for c, o in out]
 
 
 def same_word(want, got):
@@ -104,12 +106,15 @@ def matches(want, out, err):
 
 
 def scratch_tree(tmp):
-    """The names the tour uses: models/, tests/data/series/, build/andrea; the bundled model found
+    """The names the tour uses: models/, tests/data/series/, tools/bin_to_trainer_run.py (the
+    Trainer series' folders), build/andrea; the bundled model found
     through ANDREA_MODEL_DIR there, so it prints as models/andrea-bundled.bin."""
     shutil.copytree(os.path.join(SRC, "models"), os.path.join(tmp, "models"),
                     ignore=shutil.ignore_patterns("*.md", "README*"))
     os.makedirs(os.path.join(tmp, "tests", "data"))
     shutil.copytree(os.path.join(SRC, "tests", "data", "series"), os.path.join(tmp, "tests", "data", "series"))
+    os.makedirs(os.path.join(tmp, "tools"))
+    shutil.copy(os.path.join(SRC, "tools", "bin_to_trainer_run.py"), os.path.join(tmp, "tools"))
     os.makedirs(os.path.join(tmp, "build"))
     os.symlink(os.path.abspath(BIN), os.path.join(tmp, "build", "andrea"))
 
@@ -117,7 +122,8 @@ def scratch_tree(tmp):
 def main():
     with open(os.path.join(SRC, "README.md"), encoding="utf-8") as f:
         tour = examples(f.read())
-    check(len(tour) >= 10, f"the README's tour has its examples (found {len(tour)})")
+    n_andrea = sum(c.startswith("build/andrea") for c, _ in tour)
+    check(n_andrea >= 10, f"the README's tour has its examples (found {n_andrea})")
     tmp = tempfile.mkdtemp(prefix="andrea-readme-")
     try:
         scratch_tree(tmp)
