@@ -61,6 +61,7 @@ void andrea_report_data_free(report_data *d) {
     free(d->suites);
     free(d->classes);
     free(d->scores);
+    free(d->class_runs);
     free(d->steps);
     free(d->step_scores);
 }
@@ -122,21 +123,24 @@ static void run_key(const char *name, char *out, size_t cap) {
 }
 
 typedef struct {
-    int model, sha, step, layer, head, cls, score, baseline, ablation, label, latest, control, causal, series, run;
+    int model, sha, step, layer, head, cls, score, baseline, ablation, label, latest, control, causal, series, run,
+        run_time;
     long long dump_run; /* the run that scored the dump (runs.dump_seal), or -1 */
     char cur_name[16];  /* "current" or "latest" (schema 1), "" when the view has neither */
 } view_cols;
 
 static int find_cols(sqlite3_stmt *st, view_cols *c, const char *db_path, ae_error *err) {
     int *slots[] = {&c->model, &c->sha, &c->step, &c->layer, &c->head, &c->cls, &c->score, &c->baseline,
-                    &c->ablation, &c->label, &c->latest, &c->control, &c->causal, &c->series, &c->run, &c->latest};
+                    &c->ablation, &c->label, &c->latest, &c->control, &c->causal, &c->series, &c->run, &c->latest,
+                    &c->run_time};
     static const char *const names[] = {"model", "checkpoint_sha256", "step", "layer", "head", "class", "score",
                                         "baseline", "ablation_delta", "label", "latest", "control", "causal",
-                                        "series", "run", "current"};
+                                        "series", "run", "current", "run_time"};
+    enum { N_COLS = sizeof names / sizeof *names };
     c->dump_run = -1;
-    for (int i = 0; i < 16; i++) *slots[i] = -1;
+    for (int i = 0; i < N_COLS; i++) *slots[i] = -1;
     for (int j = 0; j < sqlite3_column_count(st); j++)
-        for (int i = 0; i < 16; i++)
+        for (int i = 0; i < N_COLS; i++)
             if (!strcmp(sqlite3_column_name(st, j), names[i])) *slots[i] = j;
     snprintf(c->cur_name, sizeof c->cur_name, "%s", c->latest >= 0 ? sqlite3_column_name(st, c->latest) : "");
     for (int i = 0; i < 10; i++) /* the first ten are required (docs/catalog.md) */
@@ -190,9 +194,11 @@ static report_score *alloc_scores(const report_data *d, size_t n_sets) {
     return s;
 }
 
-/* Fills scores (one set) from the view's rows of checkpoint sha. */
+/* Fills scores (one set) from the view's rows of checkpoint sha, and runs (NULL: not wanted, else
+ * [n_classes]) with the run each class's rows came from (a rewritten report keeps the images of a
+ * class while this run stays current: report_kept.h). */
 static int fill_scores(report_data *d, sqlite3 *db, const char *db_path, const char *sha, const view_cols *vc,
-                       report_score *set, char *model_name, size_t name_cap, ae_error *err) {
+                       report_score *set, report_run *runs, char *model_name, size_t name_cap, ae_error *err) {
     sqlite3_stmt *st = NULL;
     char sql[512];
     /* vc->latest is the column `current` (or `latest` in a schema-1 catalog); the dump's own run,
@@ -229,6 +235,12 @@ static int fill_scores(report_data *d, sqlite3 *db, const char *db_path, const c
          * current run's cell, and a causal kept from that other run would mix two runs in one cell */
         s->causal = vc->causal >= 0 && sqlite3_column_type(st, vc->causal) != SQLITE_NULL
                         ? sqlite3_column_int64(st, vc->causal) != 0 : -1;
+        /* the last row wins, as above; without `current` (schema 1) the rows are every run's */
+        if (runs && vc->latest >= 0 && vc->run >= 0 && sqlite3_column_type(st, vc->run) == SQLITE_INTEGER) {
+            const char *t = vc->run_time >= 0 ? (const char *)sqlite3_column_text(st, vc->run_time) : NULL;
+            runs[c].id = sqlite3_column_int64(st, vc->run);
+            snprintf(runs[c].time, sizeof runs[c].time, "%s", t ? t : "");
+        }
         const char *m = (const char *)sqlite3_column_text(st, vc->model);
         if (model_name && m) snprintf(model_name, name_cap, "%s", m);
     }
@@ -283,8 +295,11 @@ int andrea_report_load_catalog(report_data *d, const char *db_path, const char *
     sqlite3_finalize(st);
     st = NULL;
     if (n_rows > 0) {
-        if (!(d->scores = alloc_scores(d, 1))) goto oom;
-        if (fill_scores(d, db, db_path, d->sha256, &vc, d->scores, d->model, sizeof d->model, err)) goto fail;
+        if (!(d->scores = alloc_scores(d, 1)) || !(d->class_runs = calloc((size_t)d->n_classes, sizeof *d->class_runs)))
+            goto oom;
+        for (int c = 0; c < d->n_classes; c++) d->class_runs[c].id = -1;
+        if (fill_scores(d, db, db_path, d->sha256, &vc, d->scores, d->class_runs, d->model, sizeof d->model, err))
+            goto fail;
     }
 
     /* the training run this checkpoint belongs to, if any */
@@ -331,7 +346,8 @@ int andrea_report_load_catalog(report_data *d, const char *db_path, const char *
             size_t set = (size_t)d->n_classes * (size_t)d->n_layer * (size_t)d->n_head;
             for (int i = 0; i < m; i++) {
                 d->steps[i] = ck[i].step;
-                if (fill_scores(d, db, db_path, ck[i].sha, &vc, d->step_scores + (size_t)i * set, NULL, 0, err)) goto fail;
+                if (fill_scores(d, db, db_path, ck[i].sha, &vc, d->step_scores + (size_t)i * set, NULL, NULL, 0, err))
+                    goto fail;
             }
         }
     }

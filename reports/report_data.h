@@ -33,6 +33,12 @@ typedef struct {
     int causal;           /* the view's causal: 1, 0, or -1 when NULL (not measured) */
 } report_score;
 
+/* A run of the catalog (runs.id, runs.time): the head_catalog view's `run` and `run_time`. */
+typedef struct {
+    long long id;         /* -1: unknown (no rows, or a view without `run`) */
+    char time[40];
+} report_run;
+
 typedef struct report_data report_data;
 
 struct report_data {
@@ -50,6 +56,7 @@ struct report_data {
     int n_classes;
     char (*classes)[64];      /* [n_classes] */
     report_score *scores;     /* [n_classes, L, H]; NULL when the catalog had no rows */
+    report_run *class_runs;   /* [n_classes]: the run whose rows gave each class's scores, or NULL */
 
     /* token text: bytes of token id into buf (<= cap), -1 when unknown; bos id or -1 */
     int (*token_bytes)(const report_data *d, int id, char *buf, size_t cap);
@@ -75,7 +82,7 @@ int andrea_report_write(const report_data *d, const char *out_dir, const andrea_
 /* Examples per suite when the options say 0. */
 int andrea_report_default_examples(void);
 
-/* Frees what a report_data owns (suites and their arrays, classes, scores, steps, step scores);
+/* Frees what a report_data owns (suites and their arrays, classes, scores, class runs, steps, step scores);
  * ctx is the caller's. */
 void andrea_report_data_free(report_data *d);
 
