@@ -174,8 +174,9 @@ static int report_file(const char *sub, const char *folder, const char *name) {
 }
 
 /* Removes andrea's files from dir/sub (regular files only, one level of page folders: maps/LN_HN,
- * data/mK), and the page folders it empties. 0, or -1 with the path that could not go in err. */
-static int clear_sub(const char *dir, const char *sub, ae_error *err) {
+ * data/mK) but those keep keeps, and the page folders it empties. 0, or -1 with the path that
+ * could not go in err. */
+static int clear_sub(const char *dir, const char *sub, out_folder_keep_fn keep, const void *ctx, ae_error *err) {
     char p[4200], q[4500];
     snprintf(p, sizeof p, "%s/%s", dir, sub);
     DIR *d = opendir(p);
@@ -185,7 +186,7 @@ static int clear_sub(const char *dir, const char *sub, ae_error *err) {
         struct stat st;
         snprintf(q, sizeof q, "%s/%s", p, e->d_name);
         if (e->d_name[0] == '.' || lstat(q, &st) != 0) continue;
-        if (S_ISREG(st.st_mode) && report_file(sub, NULL, e->d_name)) {
+        if (S_ISREG(st.st_mode) && report_file(sub, NULL, e->d_name) && !(keep && keep(sub, NULL, e->d_name, ctx))) {
             if (unlink(q) != 0 && errno != ENOENT) rc = andrea_fail(err, "%s: cannot remove the earlier report's file: %s", q, strerror(errno));
         } else if (S_ISDIR(st.st_mode) && page_folder(sub, e->d_name)) {
             DIR *h = opendir(q);
@@ -193,7 +194,7 @@ static int clear_sub(const char *dir, const char *sub, ae_error *err) {
                 char r[4800];
                 snprintf(r, sizeof r, "%s/%s", q, f->d_name);
                 if (f->d_name[0] != '.' && lstat(r, &st) == 0 && S_ISREG(st.st_mode) && report_file(sub, e->d_name, f->d_name) &&
-                    unlink(r) != 0 && errno != ENOENT)
+                    !(keep && keep(sub, e->d_name, f->d_name, ctx)) && unlink(r) != 0 && errno != ENOENT)
                     rc = andrea_fail(err, "%s: cannot remove the earlier report's file: %s", r, strerror(errno));
             }
             if (h) closedir(h);
@@ -204,7 +205,7 @@ static int clear_sub(const char *dir, const char *sub, ae_error *err) {
     return rc;
 }
 
-int andrea_out_folder_clear(const char *dir, ae_error *err) {
+int andrea_out_folder_clear(const char *dir, out_folder_keep_fn keep, const void *keep_ctx, ae_error *err) {
     /* a report or page andrea wrote (a folder that merely has a heads/ of its own is not one) */
     if (meta_kind(dir) == OUT_FOLDER_NONE) return 0;
     char p[4200];
@@ -213,7 +214,7 @@ int andrea_out_folder_clear(const char *dir, ae_error *err) {
     if (unlink(p) != 0 && errno != ENOENT) return andrea_fail(err, "%s: cannot remove the earlier report: %s", p, strerror(errno));
     static const char *const subs[] = {"heads", "maps", "overview", "data"};
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
-        if (clear_sub(dir, subs[i], err)) return -1;
+        if (clear_sub(dir, subs[i], keep, keep_ctx, err)) return -1;
     return 0;
 }
 

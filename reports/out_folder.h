@@ -56,15 +56,21 @@ int andrea_out_folder_place(const char *real_dir, const char *real_path, const c
  * by real paths; else 0. A render reading its catalog from DIR/heads/L0_H0.html deleted it. */
 int andrea_out_folder_check_input(const char *dir, const char *input, const char *what, ae_error *err);
 
+/* Whether the earlier report's image sub/[folder/]name stays (a report written again keeps the
+ * images of the suites still current in the catalog: reports/report_kept.h): sub is "maps" (folder
+ * the head's LN_HN) or "overview" (folder NULL). */
+typedef int (*out_folder_keep_fn)(const char *sub, const char *folder, const char *name, const void *ctx);
+
 /* Before a report or `show` page is written into dir: when dir holds an earlier andrea report or
  * page (data/meta.js with andrea's mark), its index.html and the files of andrea's own names are
- * removed (head pages heads/LN_HN.html, heatmaps sN-... .png in maps/LN_HN, with the head folders
- * this empties, the overview's scores_cN and thumbs_sN images, data/LN_HN.js, data/mK/LN_HN.js of
- * a page's further checkpoints and data/meta.js); regular files only, no link followed; any other
- * file stays. So a report or page of fewer suites, heads, examples or checkpoints leaves none of
- * the earlier one's files, and a writer stopped midway leaves no index. Call it holding the
- * folder (andrea_out_folder_lock), after andrea_out_folder_check. -1 with "PATH: cannot remove ...". */
-int andrea_out_folder_clear(const char *dir, ae_error *err);
+ * removed (head pages heads/LN_HN.html, heatmaps s... .png in maps/LN_HN, with the head folders
+ * this empties, the overview's scores_c and thumbs_s images, data/LN_HN.js, data/mK/LN_HN.js of
+ * a page's further checkpoints and data/meta.js) but the images keep (NULL: none) says stay;
+ * regular files only, no link followed; any other file stays. So a report or page of fewer
+ * suites, heads, examples or checkpoints leaves none of the earlier one's files it does not keep,
+ * and a writer stopped midway leaves no index. Call it holding the folder (andrea_out_folder_lock),
+ * after andrea_out_folder_check. -1 with "PATH: cannot remove ...". */
+int andrea_out_folder_clear(const char *dir, out_folder_keep_fn keep, const void *keep_ctx, ae_error *err);
 
 /* Makes this process the folder's one writer until it exits: a second andrea writing a report
  * into dir (analyze from its start, every report writer before its first file) waits here,

@@ -142,7 +142,7 @@ int andrea_report_write_show(const report_show_input *in, const char *out_dir, c
     /* again, holding it: a report, series page or someone's index.html written there while this
      * waited would be replaced (the check above only spares the forward's work) */
     if (andrea_out_folder_check(out_dir, OUT_FOLDER_SHOW, err)) goto out;
-    if (andrea_out_folder_clear(out_dir, err)) goto out; /* an earlier page's heads and checkpoints */
+    if (andrea_out_folder_clear(out_dir, NULL, NULL, err)) goto out; /* an earlier page's heads and checkpoints */
     const char *names[1 + SHOW_MAX_ALSO];
     if (in->n_also > SHOW_MAX_ALSO) {
         andrea_fail(err, "%s: at most %d more checkpoints", out_dir, SHOW_MAX_ALSO);

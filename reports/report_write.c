@@ -7,12 +7,12 @@
  *   overview/scores_c{i}-{class}.png      n_layer × n_head score grid of class i
  *   overview/thumbs_s-{suite}.png         all heads' maps of suite, example 0
  *   overview/steps_c{i}-{class}.png       labelled heads' score against training step
+ *   overview/images.tsv                   the run each suite's images were drawn with (report_kept.h)
  *   assets/, data/, explore.html, compare.html   interactive views (report_interactive.c)
- * A suite's images are named after it, one to one (andrea_file_tag), not after its position in
- * the run: a report written again is to keep an earlier run's images beside its own, whose
- * suites take the positions 0.. again (and a.b, a_b slug alike); a class's images use a slug of
- * its name plus its index (names come from user probe files and may hold any character); every
- * text in HTML goes through andrea_html_add.
+ * A suite's images are named after it, one to one (andrea_file_tag), so a report written again
+ * keeps an earlier run's beside its own (report_kept.h); a class's images use a slug of its name
+ * plus its index (names come from user probe files and may hold any character); every text in
+ * HTML goes through andrea_html_add.
  * Images are drawn and PNG-encoded on OpenMP threads (tasks, below), and head pages built on them;
  * maps are read and files written by one thread at a time (HDF5 and the temporary-file registry
  * of atomic_file.h are not thread-safe).
@@ -33,6 +33,7 @@
 #include "out_folder.h"
 #include "report_data.h"
 #include "report_interactive.h"
+#include "report_kept.h"
 #include "text.h"
 
 #define DEFAULT_EXAMPLES 2
@@ -88,15 +89,7 @@ static int class_of_suite(const report_data *d, int s) {
 }
 
 static void map_name(const report_data *d, int l, int h, int s, int e, char *out, size_t cap) {
-    char tag[ANDREA_FILE_TAG_MAX];
-    andrea_file_tag(d->suites[s].name, tag, sizeof tag);
-    snprintf(out, cap, "maps/L%d_H%d/s-%s_e%d.png", l, h, tag, e);
-}
-
-static void thumbs_name(const char *suite, char *out, size_t cap) {
-    char tag[ANDREA_FILE_TAG_MAX];
-    andrea_file_tag(suite, tag, sizeof tag);
-    snprintf(out, cap, "overview/thumbs_s-%s.png", tag);
+    andrea_report_map_name(l, h, d->suites[s].name, e, out, cap);
 }
 
 static void overview_name(const char *kind, char prefix, int i, const char *name, char *out, size_t cap) {
@@ -269,7 +262,7 @@ static void thumbs_task(map_run *r, int s, float *thumbs, plot_grid *grid) {
     int rc;
     encode(andrea_draw_thumbs(&ts, &te.err), &te);
     free(thumbs);
-    thumbs_name(su->name, rel, sizeof rel);
+    andrea_report_thumbs_name(su->name, rel, sizeof rel);
 #pragma omp critical(report_files)
     rc = write_encoded(r->out_dir, rel, &te, &me);
     if (rc) run_fail(r, &me);
@@ -625,8 +618,8 @@ static void index_heads(andrea_buf *b, const report_data *d) {
 }
 
 /* The overview images: score grids per class, scores against step (a series), thumbnails per suite. */
-static int index_galleries(andrea_buf *b, const report_data *d, const char *out_dir, const plot_grid *thumb_grids,
-                           const plot_grid *score_grids, ae_error *err) {
+static int index_galleries(andrea_buf *b, const report_data *d, const report_earlier *e, const char *out_dir,
+                           const plot_grid *thumb_grids, const plot_grid *score_grids, ae_error *err) {
     const int L = d->n_layer, H = d->n_head;
     char rel[512];
     if (d->scores && d->n_classes) {
@@ -668,7 +661,7 @@ static int index_galleries(andrea_buf *b, const report_data *d, const char *out_
     andrea_buf_puts(b, "<h2>All heads, first example of each suite</h2>\n<div class=\"gallery\">\n");
     for (int s = 0; s < d->n_suites; s++) {
         if (d->suites[s].n_examples < 1) continue;
-        thumbs_name(d->suites[s].name, rel, sizeof rel);
+        andrea_report_thumbs_name(d->suites[s].name, rel, sizeof rel);
         andrea_buf_puts(b, "<img src=\"");
         andrea_html_add(b, rel);
         grid_attrs(b, &thumb_grids[s], L, H);
@@ -676,24 +669,37 @@ static int index_galleries(andrea_buf *b, const report_data *d, const char *out_
         andrea_html_add(b, d->suites[s].name);
         andrea_buf_puts(b, "\">\n");
     }
+    for (int i = 0; i < e->n; i++) { /* the kept grids of earlier runs' suites (report_kept.h) */
+        const char *name = d->classes[e->cls[i]];
+        if (!e->kept[i]) continue;
+        andrea_report_thumbs_name(name, rel, sizeof rel);
+        andrea_buf_puts(b, "<img src=\"");
+        andrea_html_add(b, rel);
+        if (e->drawn[i].grid.cell_w > 0) grid_attrs(b, &e->drawn[i].grid, L, H);
+        andrea_buf_puts(b, "\" alt=\"all heads, suite ");
+        andrea_html_add(b, name);
+        andrea_buf_puts(b, " (an earlier run)\">\n");
+    }
     return 0;
 }
 
-static int write_index(const report_data *d, const char *out_dir, const andrea_render_options *opt,
-                       const plot_grid *thumb_grids, const plot_grid *score_grids, ae_error *err) {
+static int write_index(const report_data *d, const report_earlier *e, const char *out_dir,
+                       const andrea_render_options *opt, const plot_grid *thumb_grids, const plot_grid *score_grids,
+                       ae_error *err) {
     andrea_buf b;
     andrea_buf_init(&b);
     char title[512];
     snprintf(title, sizeof title, "andrea \xC2\xB7 %s", d->model);
     andrea_report_html_head(&b, title, "");
     index_meta(&b, d, opt);
+    andrea_report_earlier_index_html(&b, d, e);
     if (!d->scores) andrea_buf_puts(&b, "<p class=\"note\">The catalog holds no scores for this checkpoint.</p>\n");
 
     andrea_buf_puts(&b, "<p>Interactive: <a href=\"explore.html\">token view</a> (click a token, colour the text by a "
                   "head's attention) \xC2\xB7 <a href=\"compare.html\">compare two heads</a>. Click a head in the "
                   "score grids and thumbnails below to open its page.</p>\n");
     index_heads(&b, d);
-    if (index_galleries(&b, d, out_dir, thumb_grids, score_grids, err)) {
+    if (index_galleries(&b, d, e, out_dir, thumb_grids, score_grids, err)) {
         andrea_buf_free(&b);
         return -1;
     }
@@ -741,9 +747,9 @@ static andrea_buf *token_lists(const report_data *d, size_t *n_out) {
 
 /* Head (l, h)'s page into b: its scores, the circuits fragment (NULL: none), then per suite and
  * shown example the interactive map, the PNG where one was drawn and the token list (toks:
- * token_lists). */
-static void head_page(andrea_buf *b, const report_data *d, const andrea_render_options *opt, const char *circuits,
-                      const andrea_buf *toks, int l, int h) {
+ * token_lists), then the earlier runs' suites (e: their kept heatmaps in out_dir, or why none). */
+static void head_page(andrea_buf *b, const report_data *d, const report_earlier *e, const char *out_dir,
+                      const andrea_render_options *opt, const char *circuits, const andrea_buf *toks, int l, int h) {
     int L = d->n_layer, H = d->n_head;
     char title[512];
     snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %s", l, h, d->model);
@@ -809,6 +815,7 @@ static void head_page(andrea_buf *b, const report_data *d, const andrea_render_o
             andrea_buf_puts(b, "</details></figcaption></figure>\n");
         }
     }
+    andrea_report_earlier_head_html(b, d, e, out_dir, l, h);
     andrea_report_html_scripts(b, "../", l, h);
     andrea_buf_puts(b, "</body>\n</html>\n");
 }
@@ -816,7 +823,8 @@ static void head_page(andrea_buf *b, const report_data *d, const andrea_render_o
 /* Every head's page, built on OpenMP threads (a page's bytes do not depend on the thread); the
  * circuits' links of all of them from one read of the catalog (a catalog that cannot be read:
  * pages without the section, as andrea_circuits_head_html says); files written one at a time. */
-static int write_head_pages(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
+static int write_head_pages(const report_data *d, const report_earlier *e, const char *out_dir,
+                            const andrea_render_options *opt, ae_error *err) {
     size_t n_toks = 0;
     andrea_buf *toks = token_lists(d, &n_toks); /* on this thread: the token text may come from the dump (HDF5) */
     if (!toks) return andrea_fail(err, "%s: out of memory for the token lists", out_dir);
@@ -842,7 +850,7 @@ static int write_head_pages(const report_data *d, const char *out_dir, const and
             char *circuits = andrea_circuits_head_html(cr, l, h), rel[64]; /* the reader is read-only: any thread */
             andrea_buf b;
             andrea_buf_init(&b);
-            head_page(&b, d, opt, circuits, toks, l, h);
+            head_page(&b, d, e, out_dir, opt, circuits, toks, l, h);
             free(circuits);
             snprintf(rel, sizeof rel, "heads/L%d_H%d.html", l, h);
 #pragma omp critical(report_files)
@@ -883,13 +891,13 @@ int andrea_report_write(const report_data *d, const char *out_dir, const andrea_
 /* The report into out_dir, whose lock this process holds. */
 static int write_report_held(const report_data *d, const char *out_dir, const andrea_render_options *opt, ae_error *err) {
     char dir[AE_PATH_MAX];
+    report_earlier e;
     /* checked again now that the folder is this writer's: a `show` page, series page or someone's
      * index.html written there while it waited would be replaced (render's check before its work
      * only spares that work) */
     if (andrea_out_folder_check(out_dir, OUT_FOLDER_REPORT, err)) return -1;
-    if (andrea_out_folder_clear(out_dir, err)) return -1;
-    if (join_path(dir, sizeof dir, out_dir, "heads", err) || andrea_report_mkdirs(dir, err)) return -1;
-    if (join_path(dir, sizeof dir, out_dir, "overview", err) || andrea_report_mkdirs(dir, err)) return -1;
+    /* the earlier suites still current in the catalog keep their images (report_kept.h) */
+    if (andrea_report_earlier_find(d, out_dir, &e, err)) return -1;
     /* where each grid image put its heads, for the index's clickable grids */
     plot_grid *thumb_grids = calloc((size_t)d->n_suites + 1, sizeof *thumb_grids);
     plot_grid *score_grids = calloc((size_t)d->n_classes + 1, sizeof *score_grids);
@@ -898,6 +906,9 @@ static int write_report_held(const report_data *d, const char *out_dir, const an
         andrea_fail(err, "%s: out of memory", out_dir);
         goto out;
     }
+    if (andrea_out_folder_clear(out_dir, andrea_report_kept_file, &e, err)) goto out;
+    if (join_path(dir, sizeof dir, out_dir, "heads", err) || andrea_report_mkdirs(dir, err)) goto out;
+    if (join_path(dir, sizeof dir, out_dir, "overview", err) || andrea_report_mkdirs(dir, err)) goto out;
     double *st = opt ? opt->stage_seconds : NULL, t = andrea_now_seconds();
     if (write_maps(d, out_dir, opt, thumb_grids, err)) goto out;
     stage_done(st, 0, &t);
@@ -906,12 +917,14 @@ static int write_report_held(const report_data *d, const char *out_dir, const an
     report_interactive_options io = {NULL, 1, 0, NULL};
     if (andrea_report_write_interactive(d, out_dir, &io, err)) goto out;
     stage_done(st, 2, &t);
-    if (write_head_pages(d, out_dir, opt, err)) goto out;
+    if (write_head_pages(d, &e, out_dir, opt, err)) goto out;
     stage_done(st, 3, &t);
-    /* index last: its presence means the report is complete */
-    rc = write_index(d, out_dir, opt, thumb_grids, score_grids, err);
+    /* the list of what drew the images, then the index last: its presence means the report is complete */
+    if (andrea_report_images_write(d, &e, thumb_grids, out_dir, err)) goto out;
+    rc = write_index(d, &e, out_dir, opt, thumb_grids, score_grids, err);
     stage_done(st, 4, &t);
 out:
+    andrea_report_earlier_free(&e);
     free(thumb_grids);
     free(score_grids);
     return rc;

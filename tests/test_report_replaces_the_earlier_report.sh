@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # test_report_replaces_the_earlier_report — a report written over an earlier one leaves none of
-# the earlier one's files: analyze with two suites, then with one, into one folder: no example map
-# of the dropped suite remains (its scores stay in the catalog, current for that class, so the
-# report's score overview still shows them), the catalog holds both runs, and a file of the
-# user's in the report's folders stays. A `show` page written over an earlier one, with fewer heads
-# and no second checkpoint, leaves none of the earlier page's head data (nor its data/m1/).
+# the earlier one's files it does not keep: analyze with a scored suite and a map-only one (texts
+# without targets, never current in the catalog), then with another scored suite, into one folder:
+# no file of the dropped suite remains, the catalog holds both runs, and a file of the user's in
+# the report's folders stays (the images of a dropped suite that stays current are kept:
+# test_report_rewritten_keeps_current_suites_heatmaps). A `show` page written over an earlier one,
+# with fewer heads and no second checkpoint, leaves none of the earlier page's head data (nor its
+# data/m1/).
 set -uo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
 need_files models/andrea-tiny.bin
 cd "$tmp"
 M="$ANDREA_SRC/models/andrea-tiny.bin"
-"$A" analyze "$M" --out out --probes bos,induction --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>&1 ||
+printf 'abcabc abcabc\nThe cat sat.\n' >texts.txt
+"$A" analyze "$M" --out out --probes induction --texts texts.txt --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>&1 ||
   bad "first analyze" "failed"
-[[ -n $(find out/maps -name '*induction*') ]] && ok "the first report has induction maps" || bad "first report" "$(ls out/maps | head)"
+[[ -n $(find out/maps -name '*texts*') ]] && ok "the first report has the map-only suite's maps" || bad "first report" "$(ls out/maps | head)"
 echo mine >out/maps/notes.txt
 "$A" analyze "$M" --out out --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>&1 || bad "second analyze" "failed"
-left=$(find out/maps -name '*induction*' | head -3)
+left=$(find out/maps out/overview -name '*texts*' | head -3)
 if [[ -z $left && -f out/index.html && $(cat out/maps/notes.txt) == mine ]]; then
-  ok "the second report left none of the first one's induction files, and the user's file"
+  ok "the second report left none of the first one's map-only suite's files, and the user's file"
 else
   bad "stale files" "left: $left; index $([[ -f out/index.html ]] && echo present || echo missing)"
 fi
