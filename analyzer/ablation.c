@@ -368,7 +368,7 @@ int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const pro
     ablation_member *members = calloc((size_t)n, sizeof *members);
     unsigned char *in_mean = calloc((size_t)NH, 1), *want = calloc((size_t)NH, 1);
     char line[256];
-    int ret = -1, few = 0;
+    int ret = -1;
     if (!pick || !Bs || !Ts || !leader || !members || !in_mean || !want) {
         ret = andrea_fail(err, "causal check: out of memory");
         goto out;
@@ -388,12 +388,6 @@ int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const pro
             note_add(note, cap, line);
             Bs[s] = 0;
         }
-        if (Bs[s] > 0 && Bs[s] < ANDREA_CI_MIN_ITEMS) few = Bs[s] > few ? Bs[s] : few;
-    }
-    if (few) {
-        snprintf(line, sizeof line, "no intervals or verdicts: they need %d items a suite, the check ran on %d or fewer "
-                                    "(the suite's items, or --ablate-items)", ANDREA_CI_MIN_ITEMS, few);
-        note_add(note, cap, line);
     }
     find_leaders(suites, n_suites, pick, per, Bs, leader);
     for (int s = 0; s < n_suites; s++) {

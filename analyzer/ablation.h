@@ -35,8 +35,10 @@ typedef struct {
  * time): per head its delta, interval and percentile; per suite the yardstick, its labelled set's
  * group effect against random sets and each labelled head's leave-one-in and verdict. Suites whose
  * picked items are the same token sequences (classes sharing a stream) share their forwards, each
- * reading its own loss positions. note (cap bytes) gets what the run should say (a suite refused
- * by resample, intervals left out for too few items), appended "; "-separated. */
+ * reading its own loss positions. note (cap bytes) gets what the run should say (a suite of one
+ * item refused by mean and resample), appended "; "-separated. A suite checked on fewer than
+ * ANDREA_CI_MIN_ITEMS items gets deltas without intervals or verdicts (its n_ablation_items
+ * says so; classify.c words the note). */
 int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const probe_suite *suites, int n_suites,
                            const andrea_ablation_options *o, andrea_suite_scores *scores, char *note, size_t cap,
                            ae_progress *prog, ae_error *err);

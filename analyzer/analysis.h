@@ -58,6 +58,8 @@ typedef struct {
     long long step;
     char ablation_note[768];    /* empty when the causal check ran; else why it did not */
     char ablation[16];          /* the causal check's method: "mean", "resample" or "zero" */
+    char interval_note[192];    /* empty, or why intervals and verdicts are missing (too few items):
+                                   stored with ablation_note, shown unless --quiet */
     char skipped_note[768];     /* empty, or the map-only suites (no query with a target) that
                                    classify left out: their statistics would all be NULL */
     char *settings_json;        /* canonical settings of the run (rules, suites, ablation) */

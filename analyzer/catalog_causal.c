@@ -56,9 +56,19 @@ int andrea_catalog_insert_causal(sqlite3 *db, const char *path, const andrea_ana
     sqlite3_stmt *run_st = NULL, *suite_st = NULL, *head_st = NULL;
     int ret = -1;
     if (!a->ablation[0]) return 0; /* no causal check ran */
-    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "UPDATE runs SET ablation = ? WHERE id = ?", -1, &run_st, NULL), SQLITE_OK);
+    /* the note on missing intervals joins the run's note (the CLI showed it only without --quiet) */
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db,
+                                 "UPDATE runs SET ablation = ?1, ablation_note = CASE WHEN ?2 IS NULL THEN ablation_note"
+                                 " WHEN ablation_note IS NULL THEN ?2 ELSE ablation_note || '; ' || ?2 END WHERE id = ?3",
+                                 -1, &run_st, NULL),
+              SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_text(run_st, 1, a->ablation, -1, SQLITE_STATIC), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_int64(run_st, 2, run), SQLITE_OK);
+    if (a->interval_note[0])
+        SQL_CHECK(path, db, sqlite3_bind_text(run_st, 2, a->interval_note, -1, SQLITE_STATIC), SQLITE_OK);
+    else
+        SQL_CHECK(path, db, sqlite3_bind_null(run_st, 2), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int64(run_st, 3, run), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_step(run_st), SQLITE_DONE);
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,

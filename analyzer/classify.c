@@ -18,6 +18,7 @@
 #include "../dump/dump.h"
 #include "../engine/checkpoint.h"
 #include "ablation.h"
+#include "ablation_stats.h"
 #include "../common/mpi_shard.h"
 #include "catalog.h"
 #include "checkpoint_step.h"
@@ -308,6 +309,20 @@ static void note_unchecked_suites(andrea_analysis *a) {
     }
 }
 
+/* Suites checked on too few items for an interval (ablation_stats.h) get deltas only; the run's
+ * note says so. Not a skipped check, so CLIs show it unless --quiet. */
+static void note_short_intervals(andrea_analysis *a) {
+    int few = 0;
+    for (int s = 0; s < a->n_suites; s++) {
+        const int n = a->suites[s].n_ablation_items;
+        if (n > 0 && n < ANDREA_CI_MIN_ITEMS && n > few) few = n;
+    }
+    if (few)
+        snprintf(a->interval_note, sizeof a->interval_note,
+                 "no intervals or verdicts: they need %d items a suite, the causal check ran on %d or fewer (the "
+                 "suite's items, or --ablate-items)", ANDREA_CI_MIN_ITEMS, few);
+}
+
 int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, const andrea_engine_options *eo, const probe_suite *suites,
                         int n_suites, const andrea_ablation_options *ao, andrea_analysis *a, ae_error *err) {
     int maxT = 0;
@@ -322,6 +337,7 @@ int andrea_causal_check(const andrea_model *mp, andrea_engine *eng, const andrea
     andrea_progress_end(&prog);
     andrea_engine_close(own);
     if (rc == 0) note_unchecked_suites(a);
+    if (rc == 0) note_short_intervals(a);
     return rc;
 }
 

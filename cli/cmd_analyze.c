@@ -265,10 +265,11 @@ static int check_dump_target(const char *dump_path, const andrea_model *m, const
 }
 
 /* The notes of a scored run: why the causal check did not run, the map-only suites left out,
- * --rules naming no suite of the run. */
-static void print_notes(const andrea_analysis *a, const andrea_rules *rules) {
+ * --rules naming no suite of the run; unless quiet, intervals left out for too few items. */
+static void print_notes(const andrea_analysis *a, const andrea_rules *rules, int quiet) {
     char shown[sizeof a->ablation_note];
     if (a->ablation_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", cli_shown(a->ablation_note, shown, sizeof shown));
+    if (a->interval_note[0] && !quiet) fprintf(stderr, "andrea analyze: note: %s\n", a->interval_note);
     if (a->skipped_note[0]) fprintf(stderr, "andrea analyze: note: %s\n", cli_shown(a->skipped_note, shown, sizeof shown));
     cli_note_unused_rules("analyze", rules, a);
 }
@@ -349,7 +350,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
         ret = andrea_mpi_agree(0, err);
         goto out;
     }
-    print_notes(&a, &copt->rules);
+    print_notes(&a, &copt->rules, andrea_progress_quiet);
     if (scored) {
         snprintf(scored->name, sizeof scored->name, "%s", name);
         snprintf(scored->dump, sizeof scored->dump, "%s", dumping ? dump_path : "");

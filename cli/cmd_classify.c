@@ -115,6 +115,7 @@ int cmd_classify(int argc, char **argv) {
     if (a.ablation_note[0])
         fprintf(stderr, "andrea classify: %s: %s\n", o.no_causal && strstr(a.ablation_note, "--no-causal") ? "warning" : "note",
                 cli_shown(a.ablation_note, note_shown, sizeof note_shown));
+    if (a.interval_note[0] && !andrea_progress_quiet) fprintf(stderr, "andrea classify: note: %s\n", a.interval_note);
     if (a.skipped_note[0] && andrea_mpi_rank() == 0) /* map-only suites: no NULL rows, one line */
         fprintf(stderr, "andrea classify: note: %s\n", cli_shown(a.skipped_note, note_shown, sizeof note_shown));
     int64_t run = 0;
