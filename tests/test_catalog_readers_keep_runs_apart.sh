@@ -13,7 +13,7 @@ big=9007199254740993 # 2^53 + 1
 "$A" dump "$M" --probes induction --n 4 --out d1.h5 --device cpu --quiet >/dev/null 2>d.err &&
   "$A" dump "$M" --probes induction --n 6 --out d2.h5 --device cpu --quiet >/dev/null 2>>d.err &&
   "$A" classify d1.h5 --db c.db --ablate-items 0 --step $big --quiet >/dev/null 2>>d.err &&
-  "$A" classify d2.h5 --db c.db --ablate-items 1 --device cpu --quiet >/dev/null 2>>d.err || bad "setup" "$(cat d.err)"
+  "$A" classify d2.h5 --db c.db --ablate-items 1 --ablation zero --device cpu --quiet >/dev/null 2>>d.err || bad "setup" "$(cat d.err)"
 
 unmeasured=$(sql_rows c.db "SELECT count(*) FROM head_catalog WHERE run = 1 AND label AND causal IS NULL")
 flagged=$(sql_rows c.db "SELECT count(*) FROM head_catalog WHERE run = 2 AND current AND label AND causal = 0")

@@ -10,10 +10,10 @@ need_files models/andrea-tiny.bin
 M=$ANDREA_SRC/models/andrea-tiny.bin
 cd "$tmp"
 "$A" dump "$M" --probes bos --n 2 --len 16 --device cpu -o small.h5 --quiet >/dev/null 2>&1 || bad "fixture" "dump of small.h5 failed"
-"$A" classify small.h5 --db base.db --ablate-items 1 --quiet >/dev/null 2>&1 || bad "fixture" "classify into base.db failed"
+"$A" classify small.h5 --db base.db --ablate-items 1 --ablation zero --quiet >/dev/null 2>&1 || bad "fixture" "classify into base.db failed"
 
 # a new catalog past the file size limit: SQLite's "disk I/O error" with the reason behind it
-(ulimit -f 8; expect_one_line 1 'lim\.db: .*(disk I/O error \(File too large\)|database or disk is full)$' classify small.h5 --db lim.db --ablate-items 1 --quiet
+(ulimit -f 8; expect_one_line 1 'lim\.db: .*(disk I/O error \(File too large\)|database or disk is full)$' classify small.h5 --db lim.db --ablate-items 1 --ablation zero --quiet
  exit $fails) || fails=$((fails + 1))
 # and leaves no catalog behind (it left a 4 KiB lim.db without tables, and its -shm and -wal)
 [[ -z $(ls lim.db* 2>/dev/null) ]] && ok "no new catalog left past the file size limit" || bad "new catalog past the limit" "$(ls -l lim.db*)"
@@ -34,7 +34,7 @@ fill() { # fill: leaves the tmpfs with no free block
 # a new catalog on a full disk: one line, and no catalog.db left (it left an empty file, which
 # `heads` then called "not an andrea catalog")
 fill
-expect_one_line 1 'full/new\.db: .*(No space left on device|database or disk is full)' classify small.h5 --db full/new.db --ablate-items 1 --quiet
+expect_one_line 1 'full/new\.db: .*(No space left on device|database or disk is full)' classify small.h5 --db full/new.db --ablate-items 1 --ablation zero --quiet
 [[ -z $(ls full/new.db* 2>/dev/null) ]] && ok "no new catalog left on the full disk" || bad "new catalog on a full disk" "$(ls -l full)"
 rm -f full/fill
 
@@ -43,7 +43,7 @@ rm -f full/fill
 cp base.db full/c.db
 sum=$(sha256sum <full/c.db)
 fill
-expect_one_line 1 'full/c\.db: .*(No space left on device|database or disk is full)' classify small.h5 --db full/c.db --ablate-items 1 --quiet
+expect_one_line 1 'full/c\.db: .*(No space left on device|database or disk is full)' classify small.h5 --db full/c.db --ablate-items 1 --ablation zero --quiet
 [[ $(sha256sum <full/c.db) == "$sum" ]] && ok "the earlier catalog is unchanged" || bad "full disk catalog" "c.db changed"
 # a reader on the full disk cannot make the catalog's -shm, so it reads the file as immutable
 # (its -wal holds nothing), as in a read-only folder; it failed with "disk I/O error"
