@@ -363,8 +363,9 @@ fail:
 }
 
 static const char HEADS_SQL[] =
-    "SELECT model, series, step, layer, head, class, score, baseline, control,"
-    " ablation_delta, ablation_mean, causal, dla_mean, label, checkpoint_sha256"
+    "SELECT model, series, step, layer, head, class, score, baseline, control, ablation,"
+    " ablation_delta, ablation_ci_low, ablation_ci_high, ablation_pct, evidence, causal, dla_mean, label,"
+    " checkpoint_sha256"
     " FROM head_catalog WHERE current"
     " AND (?1 IS NULL OR class = ?1)"
     " AND (?2 IS NULL OR layer = ?2)"
