@@ -113,16 +113,19 @@ int andrea_evidence_verdict(const andrea_verdict_input *in) {
     /* necessary: even the low end of its own interval stands above what removing a typical head does */
     if (clearly_above(in->ci_low, in->median, in->mad)) return ANDREA_EVIDENCE_NECESSARY;
     if (!isfinite(in->group_ci_low) || !isfinite(in->restore_ci_low)) return ANDREA_EVIDENCE_PATTERN_ONLY;
-    /* the set: above the random sets of its size, and above their 80th percentile, so that the one
-     * or two random sets that happen to hold an outstanding unrelated head do not decide */
-    int group_clear = in->n_controls > 0
-                          ? clearly_above(in->group_ci_low, in->control_median, in->control_mad) &&
-                                in->group_ci_low > in->control_q80
-                          : in->group_ci_low > MEASURABLE_NATS;
+    /* the set: above most random sets of its size (their 80th percentile, so that the one or two
+     * random sets that happen to hold an outstanding unrelated head do not decide) and measurably
+     * above the typical one. Not by their spread: in a small model any set of k heads holds heads
+     * that matter, the random sets' effects spread wide, and no set could stand out by 3 MADs. */
+    double bar = in->control_median + MEASURABLE_NATS;
+    if (in->n_controls > 0 && in->control_q80 > bar) bar = in->control_q80;
+    if (!(in->group_ci_low > (in->n_controls > 0 ? bar : MEASURABLE_NATS))) return ANDREA_EVIDENCE_PATTERN_ONLY;
+    /* a set of one is the head alone: above random heads, with nothing backing it up */
+    if (in->group_size == 1) return ANDREA_EVIDENCE_NECESSARY;
     /* restores a substantial part alone: a quarter, or half its even share in a bigger set (an
      * additive set of k heads restores ~1/k each; an OR-gate's heads each restore nearly all) */
     const double share = in->group_size > 2 ? 0.5 / in->group_size : 0.25;
-    if (group_clear && in->restore_ci_low > 0 && in->restore >= share * in->group && in->restore > MEASURABLE_NATS)
+    if (in->restore_ci_low > 0 && in->restore >= share * in->group && in->restore > MEASURABLE_NATS)
         return ANDREA_EVIDENCE_REDUNDANT;
     return ANDREA_EVIDENCE_PATTERN_ONLY;
 }
