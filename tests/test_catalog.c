@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../analyzer/ablation_stats.h"
 #include "../analyzer/catalog.h"
 #include "../analyzer/catalog_circuits.h"
 #include "check.h"
@@ -450,8 +451,85 @@ static void test_causal_flag_is_set_above_the_mean_rise_and_null_when_not_measur
     const char *args[] = {"heads", "--db", db, "--format", "csv", NULL};
     CHECK(run_andrea(args, out) == 0);
     char *txt = slurp(out);
-    CHECK_MSG(strstr(txt, ",ablation_delta,ablation_mean,causal,") != NULL, "%s", txt);
-    CHECK_MSG(strstr(txt, ",0.5,0.01,1,") != NULL, "%s", txt);
+    CHECK_MSG(strstr(txt, ",ablation,ablation_delta,ablation_ci_low,ablation_ci_high,ablation_pct,evidence,causal,") != NULL,
+              "%s", txt);
+    CHECK_MSG(strstr(txt, ",,0.5,,,,,1,") != NULL, "%s", txt); /* no method, no interval or verdict: the mean rule */
+}
+
+/* The causal check's evidence lands in its columns (schema 3): the method in runs, the set and the
+ * random sets in suites, interval, percentile, leave-one-in and verdict in head_scores; causal
+ * follows the verdict (pattern_only: 0 though its delta is above the mean); the note on missing
+ * intervals joins the run's note. */
+static void test_causal_evidence_is_stored_and_causal_follows_the_verdict(void) {
+    const char *db = tmp_path("evidence.db");
+    andrea_analysis a;
+    make_analysis(&a, "e", "/m/evidence.bin", "{}");
+    snprintf(a.ablation, sizeof a.ablation, "resample");
+    snprintf(a.ablation_note, sizeof a.ablation_note, "no causal check for bos: resample ablation needs 2 items, it has 1");
+    snprintf(a.interval_note, sizeof a.interval_note, "no intervals or verdicts: test");
+    andrea_suite_scores *su = &a.suites[0];
+    su->n_ablation_items = 8;
+    su->ablation_median = 0.002, su->ablation_mad = 0.001, su->group_size = 1, su->n_controls = 24;
+    su->group_delta = 0.5, su->group_ci_low = 0.25, su->group_ci_high = 0.75;
+    su->control_median = 0.003, su->control_mad = NAN, su->control_q80 = 0.02, su->control_max = 0.3;
+    andrea_head_score *h = &su->heads[5];
+    h->ablation_ci_low = 0.25, h->ablation_ci_high = 0.75, h->ablation_pct = 97.5;
+    h->restore_delta = 0.5, h->restore_ci_low = 0.25, h->restore_ci_high = NAN;
+    h->evidence = ANDREA_EVIDENCE_PATTERN_ONLY;
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
+    andrea_analysis_free(&a);
+    CHECK(q1(db, "SELECT count(*) FROM runs WHERE ablation = 'resample' AND ablation_note = 'no causal check for bos: "
+                 "resample ablation needs 2 items, it has 1; no intervals or verdicts: test'") == 1);
+    CHECK(q1(db, "SELECT count(*) FROM suites WHERE class = 'induction' AND group_size = 1 AND n_controls = 24 AND "
+                 "group_delta = 0.5 AND group_ci_low = 0.25 AND control_q80 = 0.02 AND control_mad IS NULL AND "
+                 "ablation_median = 0.002") == 1);
+    CHECK(q1(db, "SELECT count(*) FROM suites WHERE class = 'bos' AND group_size IS NULL") == 1); /* not checked */
+    CHECK(q1(db, "SELECT count(*) FROM head_catalog WHERE class = 'induction' AND layer * 3 + head = 5 AND "
+                 "evidence = 'pattern_only' AND causal = 0 AND ablation = 'resample' AND ablation_ci_low = 0.25 AND "
+                 "ablation_pct = 97.5 AND restore_delta = 0.5 AND restore_ci_high IS NULL") == 1);
+    CHECK(q1(db, "SELECT count(*) FROM head_catalog WHERE evidence IS NOT NULL") == 1);
+}
+
+/* A schema-2 catalog (before the evidence columns) gets them on its next write; its earlier run
+ * keeps its rows, with NULL in the new columns, and readers take it afterwards. */
+static void test_a_schema_2_catalog_gets_the_evidence_columns(void) {
+    const char *db = tmp_path("schema2.db");
+    andrea_analysis a;
+    make_analysis(&a, "f", "/m/schema2.bin", "{}");
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_catalog_write(db, &a, NULL, &err) == 0, "%s", err.msg);
+    sqlite3 *h;
+    CHECK(sqlite3_open(db, &h) == SQLITE_OK);
+    const char *to_v2 =
+        "DROP VIEW head_catalog; ALTER TABLE runs DROP COLUMN ablation;"
+        "ALTER TABLE suites DROP COLUMN ablation_median; ALTER TABLE suites DROP COLUMN ablation_mad;"
+        "ALTER TABLE suites DROP COLUMN group_size; ALTER TABLE suites DROP COLUMN n_controls;"
+        "ALTER TABLE suites DROP COLUMN group_delta; ALTER TABLE suites DROP COLUMN group_ci_low;"
+        "ALTER TABLE suites DROP COLUMN group_ci_high; ALTER TABLE suites DROP COLUMN control_median;"
+        "ALTER TABLE suites DROP COLUMN control_mad; ALTER TABLE suites DROP COLUMN control_q80;"
+        "ALTER TABLE suites DROP COLUMN control_max; ALTER TABLE head_scores DROP COLUMN ablation_ci_low;"
+        "ALTER TABLE head_scores DROP COLUMN ablation_ci_high; ALTER TABLE head_scores DROP COLUMN ablation_pct;"
+        "ALTER TABLE head_scores DROP COLUMN restore_delta; ALTER TABLE head_scores DROP COLUMN restore_ci_low;"
+        "ALTER TABLE head_scores DROP COLUMN restore_ci_high; ALTER TABLE head_scores DROP COLUMN evidence;"
+        "PRAGMA user_version = 2;";
+    CHECK_MSG(sqlite3_exec(h, to_v2, NULL, NULL, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(h));
+    sqlite3_close(h);
+    const char *out = tmp_path("schema2.out");
+    const char *args[] = {"heads", "--db", db, NULL};
+    CHECK(run_andrea(args, out) != 0); /* refused until written: older than this andrea's */
+    andrea_analysis b;
+    make_analysis(&b, "g", "/m/schema2b.bin", "{}");
+    snprintf(b.ablation, sizeof b.ablation, "mean");
+    CHECK_MSG(andrea_catalog_write(db, &b, NULL, &err) == 0, "%s", err.msg);
+    andrea_analysis_free(&a);
+    andrea_analysis_free(&b);
+    CHECK(q1(db, "PRAGMA user_version") == 3);
+    CHECK(q1(db, "SELECT count(*) FROM runs") == 2);
+    CHECK(q1(db, "SELECT count(*) FROM runs WHERE ablation IS NULL") == 1);
+    CHECK(q1(db, "SELECT count(*) FROM head_catalog WHERE evidence IS NULL AND restore_delta IS NULL") == 2 * 2 * L * H);
+    const char *args2[] = {"heads", "--db", db, NULL};
+    CHECK(run_andrea(args2, out) == 0);
 }
 
 /* A catalog whose view predates `causal` gets it on its next write (the view holds no data). */
@@ -691,6 +769,8 @@ static void test_heads_on_a_file_that_is_not_a_catalog_fails(void) {
 int main(void) {
     RUN(test_run_lands_in_the_head_catalog_view_with_its_label);
     RUN(test_causal_flag_is_set_above_the_mean_rise_and_null_when_not_measured);
+    RUN(test_causal_evidence_is_stored_and_causal_follows_the_verdict);
+    RUN(test_a_schema_2_catalog_gets_the_evidence_columns);
     RUN(test_a_catalog_with_an_older_view_gets_the_causal_column_on_its_next_write);
     RUN(test_another_applications_database_is_refused_and_left_unchanged);
     RUN(test_a_catalog_made_before_the_application_id_is_still_written);
