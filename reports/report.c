@@ -124,7 +124,7 @@ static void run_key(const char *name, char *out, size_t cap) {
 
 typedef struct {
     int model, sha, step, layer, head, cls, score, baseline, ablation, label, latest, control, causal, series, run,
-        run_time;
+        run_time, evidence, method;
     long long dump_run; /* the run that scored the dump (runs.dump_seal), or -1 */
     char cur_name[16];  /* "current" or "latest" (schema 1), "" when the view has neither */
 } view_cols;
@@ -132,10 +132,10 @@ typedef struct {
 static int find_cols(sqlite3_stmt *st, view_cols *c, const char *db_path, ae_error *err) {
     int *slots[] = {&c->model, &c->sha, &c->step, &c->layer, &c->head, &c->cls, &c->score, &c->baseline,
                     &c->ablation, &c->label, &c->latest, &c->control, &c->causal, &c->series, &c->run, &c->latest,
-                    &c->run_time};
+                    &c->run_time, &c->evidence, &c->method};
     static const char *const names[] = {"model", "checkpoint_sha256", "step", "layer", "head", "class", "score",
                                         "baseline", "ablation_delta", "label", "latest", "control", "causal",
-                                        "series", "run", "current", "run_time"};
+                                        "series", "run", "current", "run_time", "evidence", "ablation"};
     enum { N_COLS = sizeof names / sizeof *names };
     c->dump_run = -1;
     for (int i = 0; i < N_COLS; i++) *slots[i] = -1;
@@ -154,6 +154,17 @@ static double col_num(sqlite3_stmt *st, int c) {
     if (c < 0) return NAN;
     int t = sqlite3_column_type(st, c);
     return t == SQLITE_INTEGER || t == SQLITE_FLOAT ? sqlite3_column_double(st, c) : NAN;
+}
+
+/* A word of the view (a verdict, a method) into out, or "" where the cell is NULL, too long or
+ * holds anything but a-z and '_' (a hand-edited catalog's text is shown as nothing, not as markup). */
+static void col_word(sqlite3_stmt *st, int c, char *out, size_t cap) {
+    const unsigned char *w = c >= 0 && sqlite3_column_type(st, c) == SQLITE_TEXT ? sqlite3_column_text(st, c) : NULL;
+    size_t n = 0;
+    out[0] = 0;
+    for (; w && w[n]; n++)
+        if (n + 1 >= cap || !((w[n] >= 'a' && w[n] <= 'z') || w[n] == '_')) return;
+    if (w) memcpy(out, w, n + 1);
 }
 
 static int class_index(report_data *d, const char *name, int add) {
@@ -235,6 +246,8 @@ static int fill_scores(report_data *d, sqlite3 *db, const char *db_path, const c
          * current run's cell, and a causal kept from that other run would mix two runs in one cell */
         s->causal = vc->causal >= 0 && sqlite3_column_type(st, vc->causal) != SQLITE_NULL
                         ? sqlite3_column_int64(st, vc->causal) != 0 : -1;
+        col_word(st, vc->evidence, s->evidence, sizeof s->evidence);
+        col_word(st, vc->method, s->ablation_method, sizeof s->ablation_method);
         /* the last row wins, as above; without `current` (schema 1) the rows are every run's */
         if (runs && vc->latest >= 0 && vc->run >= 0 && sqlite3_column_type(st, vc->run) == SQLITE_INTEGER) {
             const char *t = vc->run_time >= 0 ? (const char *)sqlite3_column_text(st, vc->run_time) : NULL;

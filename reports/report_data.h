@@ -31,6 +31,8 @@ typedef struct {
     double score, baseline, control, ablation;
     int label;
     int causal;           /* the view's causal: 1, 0, or -1 when NULL (not measured) */
+    char evidence[16];    /* the verdict: "necessary", "redundant", "pattern_only", or "" (none) */
+    char ablation_method[12]; /* the run's --ablation ("mean", "resample", "zero"), or "" */
 } report_score;
 
 /* A run of the catalog (runs.id, runs.time): the head_catalog view's `run` and `run_time`. */

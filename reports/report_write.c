@@ -162,9 +162,18 @@ static void score_text(const report_data *d, int cls, int l, int h, char *out, s
     fmt_num(sc->score, "%.3f", a, sizeof a);
     fmt_num(sc->baseline, "%.3f", b, sizeof b);
     fmt_num(sc->ablation, "%+.3f", c, sizeof c);
-    /* causal (docs/scores.md): does ablating it raise the loss more than the mean head's? */
-    snprintf(out, cap, "score %s (baseline %s, \xCE\x94loss %s%s) \xC2\xB7 %s", a, b, c,
-             sc->causal < 0 ? "" : sc->causal ? ", causal 1" : ", causal 0",
+    char how[40] = "";
+    if (sc->ablation_method[0]) snprintf(how, sizeof how, " (%s ablation)", sc->ablation_method);
+    /* the verdict where there is one, else causal (docs/scores.md): does ablating it raise the
+     * loss more than the mean head's? */
+    char causal[96];
+    if (sc->evidence[0] && !strcmp(sc->evidence, "pattern_only"))
+        snprintf(causal, sizeof causal, ", pattern only: no measurable use");
+    else if (sc->evidence[0])
+        snprintf(causal, sizeof causal, ", %s", sc->evidence);
+    else
+        snprintf(causal, sizeof causal, "%s", sc->causal < 0 ? "" : sc->causal ? ", causal 1" : ", causal 0");
+    snprintf(out, cap, "score %s (baseline %s, \xCE\x94loss %s%s%s) \xC2\xB7 %s", a, b, c, how, causal,
              sc->label ? "LABELLED" : "not labelled");
 }
 
@@ -564,7 +573,11 @@ static void index_heads(andrea_buf *b, const report_data *d) {
     const int L = d->n_layer, H = d->n_head;
     andrea_buf_puts(b, "<h2>Heads</h2>\n<p>Click a column header to sort; score = mean attention on the probe targets, "
                   "base = the same under uniform causal attention, \xCE\x94loss = rise of the suite's next-token "
-                  "loss when the head is ablated. Highlighted: labelled.</p>\n"
+                  "loss when the head is ablated. Highlighted: labelled. Beside a label, the causal check's "
+                  "verdict: necessary (removing it alone hurts the class's predictions more than removing a "
+                  "typical head), redundant (its class's heads back each other up: removed together they hurt, "
+                  "and it restores much of that alone), pattern only (it attends like the class, but removing "
+                  "it, alone or with the class's other heads, changes nothing measurable).</p>\n"
                   "<p><label>Show: <select id=\"filter\"><option value=\"\">all heads</option>"
                   "<option value=\"any\">heads with any label</option>");
     for (int c = 0; c < d->n_classes; c++) {
@@ -601,7 +614,9 @@ static void index_heads(andrea_buf *b, const report_data *d) {
                 if (!sc || !sc->label) continue;
                 if (!first) andrea_buf_puts(b, ", ");
                 andrea_html_add(b, d->classes[c]);
-                if (sc->causal == 0) andrea_buf_puts(b, " (attention-only)"); /* causal 0: docs/scores.md */
+                /* causal 0 (docs/scores.md): a pattern_only verdict, or the mean rule without one */
+                if (sc->causal == 0) andrea_buf_puts(b, sc->evidence[0] ? " (pattern only)" : " (attention-only)");
+                else if (sc->evidence[0]) andrea_buf_printf(b, " (%s)", sc->evidence);
                 first = 0;
             }
             andrea_buf_puts(b, "</td>");
@@ -776,7 +791,16 @@ static void head_page(andrea_buf *b, const report_data *d, const report_earlier 
         num_cell(b, sc ? sc->baseline : NAN, "%.3f", 0);
         num_cell(b, sc ? sc->control : NAN, "%.3f", 0);
         num_cell(b, sc ? sc->ablation : NAN, "%+.3f", 0);
-        andrea_buf_printf(b, "<td>%s</td></tr>\n", sc && sc->label ? "yes" : "");
+        /* the verdict in words (docs/scores.md, Causal evidence), with the method that measured it */
+        const char *why = !sc || !sc->label || !sc->evidence[0]        ? ""
+                          : !strcmp(sc->evidence, "necessary")          ? " \xC2\xB7 necessary: removing it alone hurts"
+                          : !strcmp(sc->evidence, "redundant")          ? " \xC2\xB7 redundant: backed up by its class's other heads"
+                                                                         : " \xC2\xB7 pattern only: it attends like the class, but "
+                                                                           "removing it, alone or with the class's other heads, "
+                                                                           "changes nothing measurable";
+        andrea_buf_printf(b, "<td class=\"l\">%s%s%s%s%s</td></tr>\n", sc && sc->label ? "yes" : "", why,
+                          why[0] && sc->ablation_method[0] ? " (" : "", why[0] ? sc->ablation_method : "",
+                          why[0] && sc->ablation_method[0] ? " ablation)" : "");
     }
     andrea_buf_puts(b, "</table>\n");
     /* Extra sections about this head go here, between the scores and the maps, in this order. */
