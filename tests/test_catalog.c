@@ -469,7 +469,7 @@ static void test_causal_evidence_is_stored_and_causal_follows_the_verdict(void) 
     snprintf(a.interval_note, sizeof a.interval_note, "no intervals or verdicts: test");
     andrea_suite_scores *su = &a.suites[0];
     su->n_ablation_items = 8;
-    su->ablation_median = 0.002, su->ablation_mad = 0.001, su->group_size = 1, su->n_controls = 24;
+    su->ablation_median = 0.002, su->ablation_mad = 0.001, su->group_size = 1, su->n_controls = 20;
     su->group_delta = 0.5, su->group_ci_low = 0.25, su->group_ci_high = 0.75;
     su->control_median = 0.003, su->control_mad = NAN, su->control_q80 = 0.02, su->control_max = 0.3;
     andrea_head_score *h = &su->heads[5];
@@ -481,7 +481,7 @@ static void test_causal_evidence_is_stored_and_causal_follows_the_verdict(void) 
     andrea_analysis_free(&a);
     CHECK(q1(db, "SELECT count(*) FROM runs WHERE ablation = 'resample' AND ablation_note = 'no causal check for bos: "
                  "resample ablation needs 2 items, it has 1; no intervals or verdicts: test'") == 1);
-    CHECK(q1(db, "SELECT count(*) FROM suites WHERE class = 'induction' AND group_size = 1 AND n_controls = 24 AND "
+    CHECK(q1(db, "SELECT count(*) FROM suites WHERE class = 'induction' AND group_size = 1 AND n_controls = 20 AND "
                  "group_delta = 0.5 AND group_ci_low = 0.25 AND control_q80 = 0.02 AND control_mad IS NULL AND "
                  "ablation_median = 0.002") == 1);
     CHECK(q1(db, "SELECT count(*) FROM suites WHERE class = 'bos' AND group_size IS NULL") == 1); /* not checked */

@@ -113,7 +113,7 @@ static double compare_method(andrea_engine *e, const andrea_model *m, reference 
         snprintf(key, sizeof key, "%d", r->labelled[j]);
         worst = fmax(worst, fabs(heads[r->labelled[j]].restore_delta - num(restore, key)));
     }
-    CHECK_MSG(s.n_ablation_items == r->n_items && s.group_size == r->n_labelled && s.n_controls == 24,
+    CHECK_MSG(s.n_ablation_items == r->n_items && s.group_size == r->n_labelled && s.n_controls == 20,
               "%s: %d items, set of %d, %d random sets", method, s.n_ablation_items, s.group_size, s.n_controls);
     /* NaN anywhere (a value not measured) fails here: fmax ignores NaN, so check each */
     CHECK_MSG(isfinite(s.clean_loss) && isfinite(s.group_delta) && isfinite(s.control_max), "%s: not measured", method);

@@ -9,7 +9,7 @@ of 8 items with a labelled set of two heads, for each ablation method (mean, res
     p + 1 < length: predicting token p + 1);
   - each head's delta: the loss with that head's output o_h (the input of attn.c_proj, columns
     h*hd..) replaced, minus the clean loss, pooled over all positions;
-  - the labelled set removed together, 24 random sets of as many other heads, and each labelled
+  - the labelled set removed together, 20 random sets of as many other heads, and each labelled
     head's leave-one-in (the set's loss minus the loss with only the others removed).
 Replacement (the method): zero: zeros; mean: at each position the mean of o_h over the OTHER items
 that reach that position (zeros where none does); resample: the outputs of item perm[b] (a cyclic
@@ -31,7 +31,7 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 M64 = (1 << 64) - 1
-N_ITEMS, CONTROL_SETS, SEED, SUITE = 8, 24, 0, "mine"
+N_ITEMS, CONTROL_SETS, SEED, SUITE = 8, 20, 0, "mine"
 LABELLED = [1, 6]  # heads 0.1 and 1.2 (layer * n_head + head)
 
 
