@@ -67,8 +67,8 @@ static void test_random_model_gets_no_label_on_builtin_suites(void) {
     CHECK(a.n_suites == n);
     CHECK(a.has_step && a.step == 0);
     /* 2 items: deltas without intervals, and the note says so */
-    CHECK_MSG(!strstr(a.ablation_note, "no causal check") && strstr(a.ablation_note, "no intervals or verdicts"), "%s",
-              a.ablation_note);
+    CHECK_MSG(!strstr(a.ablation_note, "no causal check") && strstr(a.interval_note, "no intervals or verdicts"), "%s / %s",
+              a.ablation_note, a.interval_note);
     int labels = 0;
     for (int s = 0; s < a.n_suites; s++) {
         double best_s = 0, best_r = 0, best_m = -1;
