@@ -9,14 +9,7 @@
 # (bench/bench_gpu_hf_analyze.py; BENCH_HF=0 skips it). Results under $OUT.
 # Usage (device machine, repo root, carry=[".carry/debs"]): bash bench/gpu_analyze.sh
 set -u
-OUT=${OUT:-/tmp/andrea-gpu-out}
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/log.txt") 2>&1
-PFX=/tmp/andrea-prefix
-mkdir -p $PFX
-for f in .carry/debs/*.deb; do dpkg -x "$f" $PFX; done
-export LD_LIBRARY_PATH=$PFX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-echo "== device"; nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv
+source bench/gpu_common.sh
 echo "== build ($SECONDS s)"
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DANDREA_EXTRA_PREFIX=$PFX >$OUT/build.txt 2>&1 ||
   { tail -30 $OUT/build.txt; exit 1; }

@@ -9,44 +9,15 @@
 #      `git archive 3167cf5 | tar -x -C .gpu-old`), alternately.
 # Usage (device machine, repo root, carry=[".carry/debs"]): BASE=.gpu-old bash bench/gpu_causal.sh
 set -u
-OUT=${OUT:-/tmp/andrea-gpu-out}
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/log.txt") 2>&1
-PFX=/tmp/andrea-prefix
-mkdir -p $PFX
-for f in .carry/debs/*.deb; do dpkg -x "$f" $PFX; done
-export LD_LIBRARY_PATH=$PFX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-echo "== device"; nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv
-build() { # DIR LOGNAME TARGETS...
-  local d=$1 log=$OUT/build-$2.txt; shift 2
-  cmake -S $d -B $d/build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DANDREA_EXTRA_PREFIX=$PFX \
-    -DANDREA_TESTING=ON >$log 2>&1 && cmake --build $d/build-gpu -j16 --target "$@" >>$log 2>&1 ||
-    { grep -E "error|Error" $log | head -20; return 1; }
-}
+source bench/gpu_common.sh
 M=/tmp/andrea-large; mkdir -p $M
-make_ckpt() { # NAME L H C
-  python3 - $M "$@" <<'EOF2'
-import sys, time
-t0 = time.time()
-import torch
-from transformers import GPT2Config, GPT2LMHeadModel
-out, name, L, H, C = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
-torch.manual_seed(0)
-cfg = GPT2Config(n_layer=L, n_head=H, n_embd=C, n_positions=1024, vocab_size=50257)
-with torch.device("cuda"):
-    m = GPT2LMHeadModel(cfg)
-m.save_pretrained(f"{out}/{name}", safe_serialization=True, max_shard_size="100GB")
-print(f"{name}: {sum(p.numel() for p in m.parameters()) / 1e6:.0f}M parameters, written in {time.time() - t0:.1f} s", flush=True)
-EOF2
-  cp tests/data/gpt2/vocab.json tests/data/gpt2/merges.txt $M/$1/
-}
-(make_ckpt a120 12 12 768 && make_ckpt xl 48 25 1600) >$OUT/ckpt.txt 2>&1 & ckpt_pid=$!
+(make_ckpt $M a120 12 12 768 && make_ckpt $M xl 48 25 1600) >$OUT/ckpt.txt 2>&1 & ckpt_pid=$!
 echo "== reference ($SECONDS s)"
 timeout 300 python3 tools/make_causal_reference.py 2>&1 | grep -v Warning | tail -5
 cp tests/data/causal_reference.json $OUT/ 2>/dev/null
 echo "== build ($SECONDS s)"
-if [ -n "${BASE:-}" ]; then build "$BASE" base andrea & base_pid=$!; fi
-build . this andrea test_causal_matches_pytorch test_cuda_forward test_analyzer_random || exit 1
+if [ -n "${BASE:-}" ]; then gpu_build "$BASE" base andrea & base_pid=$!; fi
+gpu_build . this andrea test_causal_matches_pytorch test_cuda_forward test_analyzer_random || exit 1
 [ -n "${BASE:-}" ] && { wait $base_pid || BASE=; }
 A=./build-gpu/andrea
 B=${BASE:+$BASE/build-gpu/andrea}

@@ -18,43 +18,14 @@
 #   [BASE=dir] [DUMP_REPS=2] [COLD=0] [SKIP_DUMP=1] [SKIP_CIRCUITS=1] [SKIP_ANALYZE=1] [ANALYZE_ALSO="dir.."] bash bench/gpu_large.sh
 # Results: $OUT/log.txt (everything printed), $OUT/build*.txt.
 set -u
-OUT=${OUT:-/tmp/andrea-gpu-out}
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/log.txt") 2>&1
-PFX=/tmp/andrea-prefix
-mkdir -p $PFX
-for f in .carry/debs/*.deb; do dpkg -x "$f" $PFX; done
-export LD_LIBRARY_PATH=$PFX/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-echo "== device"; nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv
+source bench/gpu_common.sh
 lscpu | grep -E "Model name|^CPU\(s\)|Flags" | sed 's/\(Flags:\).*\( sha_ni\).*/\1\2 (present)/'
-build() { # DIR LOGNAME TARGETS...
-  local d=$1 log=$OUT/build-$2.txt; shift 2
-  cmake -S $d -B $d/build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DANDREA_EXTRA_PREFIX=$PFX \
-    >$log 2>&1 && cmake --build $d/build-gpu -j16 --target "$@" >>$log 2>&1 ||
-    { grep -E "error|Error" $log | head -20; return 1; }
-}
 M=/tmp/andrea-large; mkdir -p $M
-make_ckpt() { # NAME L H C
-  python3 - $M "$@" <<'EOF2'
-import sys, time
-t0 = time.time()
-import torch
-from transformers import GPT2Config, GPT2LMHeadModel
-out, name, L, H, C = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
-torch.manual_seed(0)
-cfg = GPT2Config(n_layer=L, n_head=H, n_embd=C, n_positions=1024, vocab_size=50257)
-with torch.device("cuda"):
-    m = GPT2LMHeadModel(cfg)
-m.save_pretrained(f"{out}/{name}", safe_serialization=True, max_shard_size="100GB")
-print(f"{name}: {sum(p.numel() for p in m.parameters()) / 1e6:.0f}M parameters, written in {time.time() - t0:.1f} s", flush=True)
-EOF2
-  cp tests/data/gpt2/vocab.json tests/data/gpt2/merges.txt $M/$1/; ls -la $M/$1/model.safetensors
-}
 # the XL checkpoint is written (GPU + one core) while the build takes the cores
-make_ckpt xl 48 25 1600 >$OUT/ckpt-xl.txt 2>&1 & ckpt_pid=$!
+make_ckpt $M xl 48 25 1600 >$OUT/ckpt-xl.txt 2>&1 & ckpt_pid=$!
 echo "== build ($SECONDS s)"
-if [ -n "${BASE:-}" ]; then build "$BASE" base andrea & base_pid=$!; fi
-build . this andrea test_circuits_cuda bench_catalog_circuits || exit 1
+if [ -n "${BASE:-}" ]; then gpu_build "$BASE" base andrea & base_pid=$!; fi
+gpu_build . this andrea test_circuits_cuda bench_catalog_circuits || exit 1
 # (wait for that one job only: a bare `wait` would also wait for the tee above, forever)
 [ -n "${BASE:-}" ] && { wait $base_pid || BASE=; }
 A=./build-gpu/andrea
@@ -85,7 +56,7 @@ echo "== circuits of XL on the GPU ($SECONDS s)"
 [ "${SKIP_CIRCUITS:-0}" = 1 ] || $T $A circuits $M/xl --device cuda --top 3 2>&1 | tail -5
 [ "${SKIP_ANALYZE:-0}" = 1 ] && { echo "== done, analyze skipped ($SECONDS s)"; exit 0; }
 echo "== medium checkpoint ($SECONDS s)"
-make_ckpt medium 24 16 1024
+make_ckpt $M medium 24 16 1024
 echo "== analyze ($SECONDS s)"
 # ANALYZE_ALSO: more checkpoint folders to analyze (e.g. bench/gpu_analyze.sh's ANDREA-120M);
 # with BASE, the "before" binary analyzes each one right after
