@@ -176,7 +176,7 @@ static int member_alloc(ablation_member *m, int NH, int B) {
     for (int i = 0; i < NH; i++)
         if (m->s->heads[i].label) m->labelled[m->k++] = i;
     m->n_controls = m->k > 0 && NH - m->k >= m->k ? ANDREA_CONTROL_SETS : 0;
-    const size_t per = (size_t)B, n = per * (2 + (size_t)NH + 1 + (size_t)m->n_controls + (size_t)m->k);
+    const size_t per = (size_t)B, n = per * (3 + (size_t)NH + 1 + (size_t)m->n_controls + 2 * (size_t)m->k);
     double *all = calloc(n, sizeof(double));
     if (!all) return -1;
     m->clean = all;
@@ -185,6 +185,8 @@ static int member_alloc(ablation_member *m, int NH, int B) {
     m->group_sum = m->head_sum + per * (size_t)NH;
     m->control_sum = m->group_sum + per;
     m->loo_sum = m->control_sum + per * (size_t)m->n_controls;
+    m->direct_clean = m->loo_sum + per * (size_t)m->k;
+    m->direct_sum = m->direct_clean + per;
     return 0;
 }
 
@@ -239,6 +241,8 @@ static void member_stats(const ablation_group *g, ablation_member *m, int NH, co
         /* what it restores alone: the set's loss minus the loss with it kept (k == 1: nothing removed) */
         const double *kept = m->k > 1 ? m->loo_sum + (size_t)j * B : m->clean;
         paired_effect(m, B, m->group_sum, kept, draws, d, boot, &h->restore_delta, &h->restore_ci_low, &h->restore_ci_high);
+        if (g->model)
+            paired_effect(m, B, m->direct_sum + (size_t)j * B, m->direct_clean, draws, d, boot, &h->direct_delta, &lo, &hi);
         const andrea_verdict_input in = {
             .ci_low = h->ablation_ci_low, .median = s->ablation_median, .mad = s->ablation_mad, .group_size = m->k,
             .group_ci_low = s->group_ci_low, .control_median = s->control_median, .control_mad = s->control_mad,
@@ -392,7 +396,8 @@ int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const pro
     find_leaders(suites, n_suites, pick, per, Bs, leader);
     for (int s = 0; s < n_suites; s++) {
         if (leader[s] != s || Bs[s] == 0) continue;
-        ablation_group g = {.B = Bs[s], .m = members, .want = want, .in_mean = in_mean, .method = o->method};
+        ablation_group g = {.B = Bs[s], .m = members, .want = want, .in_mean = in_mean, .method = o->method,
+                            .model = o->model};
         memset(want, 0, (size_t)NH);
         for (int t = s; t < n_suites; t++)
             if (leader[t] == s) {

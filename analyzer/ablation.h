@@ -29,6 +29,8 @@ typedef struct {
     andrea_ablation_method method;
     uint64_t seed;          /* resample's derangement, the random sets, the bootstrap draws */
     int max_items;          /* items per suite (the first ones with a loss position) */
+    const andrea_model *model; /* the checked model, for the labelled heads' direct effects
+                                  (its weights); NULL: none measured */
 } andrea_ablation_options;
 
 /* The causal check of n_suites suites into scores[] (prog, if not NULL, advances a suite at a

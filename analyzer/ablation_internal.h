@@ -31,6 +31,9 @@ typedef struct {
     /* per-item loss sums over its positions ([B] each): clean, positions, each wanted head
      * ablated [NH*B], the set [B], each control [n_controls*B], each leave-one-in [k*B] */
     double *clean, *npos, *head_sum, *group_sum, *control_sum, *loo_sum;
+    /* direct effects (ablation_direct.c): the clean loss by the frozen path [B], and with each
+     * labelled head's change carried straight to the logits [k*B] */
+    double *direct_clean, *direct_sum;
 } ablation_member;
 
 typedef struct {
@@ -45,6 +48,7 @@ typedef struct {
     unsigned char *want;     /* [NH] any member's wanted heads */
     unsigned char *in_mean;  /* [NH] the yardstick's heads (the same for every suite) */
     andrea_ablation_method method;
+    const andrea_model *model; /* for direct effects (its weights), or NULL: none measured */
     ablation_unit *units;
     int n_units;
     int *unit_heads;
@@ -55,5 +59,11 @@ typedef struct {
  * member's loss positions. */
 int andrea_ablation_run_group(andrea_engine *e, const andrea_config *cfg, ablation_group *g, const int *tokens,
                               const int *lengths, const unsigned char *use, uint64_t seed, ae_error *err);
+
+/* The direct effects of every member's labelled heads into direct_clean / direct_sum, from the
+ * clean forward's final residual [B, T, C] (valid at the loss rows), head outputs heads
+ * [L, B, T, C] and the method's replacements values [L, B, T, C] (NULL: zeros). */
+int andrea_ablation_direct(const andrea_model *m, ablation_group *g, const int *tokens, const float *final_resid,
+                           const float *heads, const float *values, ae_error *err);
 
 #endif

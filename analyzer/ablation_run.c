@@ -206,17 +206,26 @@ out:
 
 /* Saved layer inputs and head outputs of the clean forward: inputs where the engine resumes (and
  * some chunk starts above layer 0, or heads are resumed), head outputs where the engine resumes
- * after attention or the method replaces outputs (then required: *need_heads). */
+ * after attention, the method replaces outputs or direct effects are measured (then required);
+ * the final residual for direct effects. */
 typedef struct {
-    float *inputs, *heads;
+    float *inputs, *heads, *final;
 } saved_layers;
+
+/* Whether the group measures direct effects: a model given and some member with labelled heads. */
+static int wants_direct(const ablation_group *g) {
+    for (int k = 0; g->model && k < g->n_members; k++)
+        if (g->m[k].k > 0) return 1;
+    return 0;
+}
 
 static int save_layers(andrea_engine *e, const andrea_config *cfg, const ablation_group *g, saved_layers *s) {
     size_t btc_all;
     memset(s, 0, sizeof *s);
     if (ae_mul((size_t)g->B * (size_t)g->T, (size_t)cfg->d_model, &btc_all) || ae_mul(btc_all, (size_t)cfg->n_layer, &btc_all))
         return -1;
-    const int resume_heads = andrea_engine_can_resume_heads(e), replace = g->method != ANDREA_ABLATION_ZERO;
+    const int resume_heads = andrea_engine_can_resume_heads(e);
+    const int replace = g->method != ANDREA_ABLATION_ZERO || wants_direct(g);
     int some_above_0 = 0;
     for (int u = 0; u < g->n_units; u++) some_above_0 |= g->units[u].min_layer > 0;
     if (andrea_engine_can_resume(e) && (resume_heads || some_above_0)) s->inputs = resume_inputs(btc_all);
@@ -225,6 +234,7 @@ static int save_layers(andrea_engine *e, const andrea_config *cfg, const ablatio
         s->heads = btc_all <= ((size_t)1 << 29) || replace ? malloc(btc_all * sizeof(float)) : NULL;
         if (!s->heads && replace) return -1;
     }
+    if (wants_direct(g) && !(s->final = malloc(btc_all / (size_t)cfg->n_layer * sizeof(float)))) return -1;
     return 0;
 }
 
@@ -236,7 +246,7 @@ int andrea_ablation_run_group(andrea_engine *e, const andrea_config *cfg, ablati
     if (!andrea_engine_can_token_loss(e) || !andrea_engine_can_ablate_per_seq(e))
         return andrea_fail(err, "%s: the %s engine cannot run the causal check (token losses, a head ablated per "
                                 "sequence)", name, andrea_engine_name(e));
-    saved_layers saved = {NULL, NULL};
+    saved_layers saved = {NULL, NULL, NULL};
     float *tloss = malloc(bt * sizeof(float)), *values = NULL;
     int *targets = malloc(bt * sizeof(int)), ret = -1, bad = 0, oom = 0;
     if (!tloss || !targets || save_layers(e, cfg, g, &saved)) {
@@ -245,7 +255,8 @@ int andrea_ablation_run_group(andrea_engine *e, const andrea_config *cfg, ablati
     }
     const int K = units_per_forward(e, cfg, g->n_units, B, T);
     andrea_forward_io io = {.B = B, .T = T, .tokens = tokens, .lengths = lengths, .layer_inputs = saved.inputs,
-                            .layer_heads = saved.heads, .loss_targets = targets, .token_loss = tloss};
+                            .layer_heads = saved.heads, .loss_targets = targets, .token_loss = tloss,
+                            .final_resid = saved.final};
     for (size_t r = 0; r < bt; r++) targets[r] = (r % (size_t)T) + 1 < (size_t)T && use[r] ? tokens[r + 1] : -1;
     if (andrea_engine_forward(e, &io, err)) goto out;
     for (int k = 0; k < g->n_members; k++) item_sums(tloss, g->m[k].use, B, T, g->m[k].clean, g->m[k].npos, &bad);
@@ -261,6 +272,8 @@ int andrea_ablation_run_group(andrea_engine *e, const andrea_config *cfg, ablati
         andrea_fail(err, "%s: out of memory for the causal check's replacement outputs", name);
         goto out;
     }
+    if (saved.final && andrea_ablation_direct(g->model, g, tokens, saved.final, saved.heads, values, err)) goto out;
+    io.final_resid = NULL;
     io.ablate_values = values;
     io.ablate_values_B = B;
     /* the CPU resumes after attention only from the clean head outputs with the inputs beside them */
@@ -274,5 +287,6 @@ out:
     free(values);
     free(saved.inputs);
     free(saved.heads);
+    free(saved.final);
     return ret;
 }

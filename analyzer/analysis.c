@@ -20,7 +20,7 @@ void andrea_suite_causal_clear(andrea_suite_scores *s, int NH) {
     for (int i = 0; s->heads && i < NH; i++) {
         andrea_head_score *h = &s->heads[i];
         h->ablation_delta = h->ablation_ci_low = h->ablation_ci_high = h->ablation_pct = NAN;
-        h->restore_delta = h->restore_ci_low = h->restore_ci_high = NAN;
+        h->restore_delta = h->restore_ci_low = h->restore_ci_high = h->direct_delta = NAN;
         h->evidence = 0;
     }
 }

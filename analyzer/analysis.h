@@ -24,6 +24,8 @@ typedef struct {
                                 without this head (what it restores alone), and its interval */
     double restore_ci_low, restore_ci_high;
     int evidence;            /* ANDREA_EVIDENCE_* (ablation_stats.h) of a labelled head; 0 = none */
+    double direct_delta;     /* labelled heads: the loss rise through the head's direct path to
+                                the logits alone (later layers and ln_f's scale frozen) */
     double dla_mean;         /* mean head_dla at eligible queries (q+1 < length) */
     double norm_mean;        /* mean head_out_norm at eligible queries */
     int label;

@@ -34,7 +34,7 @@
     "  control_median REAL, control_mad REAL, control_q80 REAL, control_max REAL,\n"
 #define CAUSAL_HEAD_COLUMNS                                                                           \
     "  ablation_ci_low REAL, ablation_ci_high REAL, ablation_pct REAL,\n"                            \
-    "  restore_delta REAL, restore_ci_low REAL, restore_ci_high REAL, evidence TEXT,\n"
+    "  restore_delta REAL, restore_ci_low REAL, restore_ci_high REAL, evidence TEXT, direct_delta REAL,\n"
 static const char *const MIGRATE_2_ADD =
     "ALTER TABLE runs ADD COLUMN ablation TEXT;\n"
     "ALTER TABLE suites ADD COLUMN ablation_median REAL; ALTER TABLE suites ADD COLUMN ablation_mad REAL;\n"
@@ -46,7 +46,7 @@ static const char *const MIGRATE_2_ADD =
     "ALTER TABLE head_scores ADD COLUMN ablation_ci_low REAL; ALTER TABLE head_scores ADD COLUMN ablation_ci_high REAL;\n"
     "ALTER TABLE head_scores ADD COLUMN ablation_pct REAL; ALTER TABLE head_scores ADD COLUMN restore_delta REAL;\n"
     "ALTER TABLE head_scores ADD COLUMN restore_ci_low REAL; ALTER TABLE head_scores ADD COLUMN restore_ci_high REAL;\n"
-    "ALTER TABLE head_scores ADD COLUMN evidence TEXT;\n";
+    "ALTER TABLE head_scores ADD COLUMN evidence TEXT; ALTER TABLE head_scores ADD COLUMN direct_delta REAL;\n";
 
 /* The schema. Tables are created inside the writer's transaction, so two first writers racing on
  * a new file cannot see a half-made schema. */
@@ -119,7 +119,7 @@ static const char *const SCHEMA =
     "         s.ablation_delta AS ablation_delta, s.ablation_mean AS ablation_mean,\n"
     "         r.ablation AS ablation, s.ablation_ci_low AS ablation_ci_low, s.ablation_ci_high AS ablation_ci_high,\n"
     "         s.ablation_pct AS ablation_pct, s.evidence AS evidence, s.restore_delta AS restore_delta,\n"
-    "         s.restore_ci_low AS restore_ci_low, s.restore_ci_high AS restore_ci_high,\n"
+    "         s.restore_ci_low AS restore_ci_low, s.restore_ci_high AS restore_ci_high, s.direct_delta AS direct_delta,\n"
     /* causal: 1 for a labelled head whose verdict is necessary or redundant, 0 for pattern_only;
      * without a verdict (an unlabelled head, a run before verdicts) the earlier rule: its ablation
      * effect above the mean head's (docs/catalog.md) */

@@ -34,18 +34,18 @@ fail:
 static int update_head(sqlite3 *db, sqlite3_stmt *st, const char *path, const andrea_suite_scores *su,
                        const andrea_head_score *h, int64_t run, ae_error *err) {
     const double v[] = {h->ablation_ci_low, h->ablation_ci_high, h->ablation_pct, h->restore_delta, h->restore_ci_low,
-                        h->restore_ci_high};
+                        h->restore_ci_high, h->direct_delta};
     const char *evidence = andrea_evidence_name(h->evidence);
     SQL_CHECK(path, db, sqlite3_reset(st), SQLITE_OK);
-    SQL_CHECK(path, db, bind_reals(st, 1, v, 6), SQLITE_OK);
+    SQL_CHECK(path, db, bind_reals(st, 1, v, 7), SQLITE_OK);
     if (evidence)
-        SQL_CHECK(path, db, sqlite3_bind_text(st, 7, evidence, -1, SQLITE_STATIC), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_text(st, 8, evidence, -1, SQLITE_STATIC), SQLITE_OK);
     else
-        SQL_CHECK(path, db, sqlite3_bind_null(st, 7), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_int64(st, 8, run), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_int(st, 9, h->layer), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_int(st, 10, h->head), SQLITE_OK);
-    SQL_CHECK(path, db, sqlite3_bind_text(st, 11, su->name, -1, SQLITE_TRANSIENT), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_null(st, 8), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int64(st, 9, run), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int(st, 10, h->layer), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_int(st, 11, h->head), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_bind_text(st, 12, su->name, -1, SQLITE_TRANSIENT), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_step(st), SQLITE_DONE);
     return 0;
 fail:
@@ -81,8 +81,8 @@ int andrea_catalog_insert_causal(sqlite3 *db, const char *path, const andrea_ana
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,
                                  "UPDATE head_scores SET ablation_ci_low = ?1, ablation_ci_high = ?2, ablation_pct = ?3,"
-                                 " restore_delta = ?4, restore_ci_low = ?5, restore_ci_high = ?6, evidence = ?7"
-                                 " WHERE run_id = ?8 AND layer = ?9 AND head = ?10 AND class = ?11",
+                                 " restore_delta = ?4, restore_ci_low = ?5, restore_ci_high = ?6, direct_delta = ?7,"
+                                 " evidence = ?8 WHERE run_id = ?9 AND layer = ?10 AND head = ?11 AND class = ?12",
                                  -1, &head_st, NULL),
               SQLITE_OK);
     const int nh = a->cfg.n_layer * a->cfg.n_head;

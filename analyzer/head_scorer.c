@@ -169,7 +169,7 @@ static int suite_end(void *self, int si, ae_error *err) {
         x->dla_mean = hs->dla_n[h] ? hs->dla_sum[h] / (double)hs->dla_n[h] : NAN;
         x->norm_mean = hs->norm_n[h] ? hs->norm_sum[h] / (double)hs->norm_n[h] : NAN;
         x->ablation_delta = x->ablation_ci_low = x->ablation_ci_high = x->ablation_pct = NAN;
-        x->restore_delta = x->restore_ci_low = x->restore_ci_high = NAN;
+        x->restore_delta = x->restore_ci_low = x->restore_ci_high = x->direct_delta = NAN;
         x->evidence = 0;
         x->label = andrea_rule_labels(&su->rule, x->score, x->baseline, x->control);
     }

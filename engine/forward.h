@@ -61,6 +61,10 @@ typedef struct {
      * -log softmax(logits[b, t])[target] (NaN where none). */
     const int *loss_targets; /* [B, T] or NULL */
     float *token_loss;       /* [B, T] or NULL (both or neither) */
+    /* The residual stream after the last layer, before the final LayerNorm (the causal check's
+     * direct effects read it): [B, T, C] or NULL; with token losses only asked for, valid at the
+     * rows with a loss target only (the CPU runs the last layer on those rows alone). */
+    float *final_resid;
     /* Resuming (engines with can_resume: the CPU and the CUDA one): ablating a head of layer l
      * leaves layers 0..l-1 as they were, so the causal check saves each layer's input once and
      * runs only layers l.. for each head of layer l. */

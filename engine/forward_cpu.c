@@ -592,6 +592,12 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
         }
     }
 
+    if (io->final_resid && loss_only && (size_t)n_loss < BT) { /* x holds the loss rows, compacted */
+        for (int i = 0; i < n_loss; i++)
+            memcpy(io->final_resid + (size_t)e->loss_rows[i] * C, e->x + (size_t)i * C, (size_t)C * sizeof(float));
+    } else if (io->final_resid) {
+        memcpy(io->final_resid, e->x, BT * C * sizeof(float));
+    }
     if (io->logits || io->head_dla) {
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (size_t r = 0; r < BT; r++) e->sigma[r] = layernorm_row(e->ln + r * C, e->x + r * C, p->lnfw, p->lnfb, C);

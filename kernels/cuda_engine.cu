@@ -940,6 +940,8 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
                                      cudaMemcpyDeviceToHost, e->st));
         if (layer_forward(e, io, o, &f, l, err)) return -1;
     }
+    if (io->final_resid) /* [N, C]: the residual before the final LayerNorm (every row runs every layer) */
+        CU_CHECK(cudaMemcpyAsync(io->final_resid, e->x, N * C * sizeof(float), cudaMemcpyDeviceToHost, e->st));
 
     if (logits || dla) {
         layernorm_kernel<<<blocks_for(N, 8), TH, 0, e->st>>>(e->ln, e->rstd, e->x, dev_param(e, p->lnfw),
@@ -997,7 +999,7 @@ extern "C" int andrea_cuda_forward_device(andrea_engine *base, const andrea_forw
     if (!base || !base->has_gpu) return andrea_fail(err, "andrea_cuda_forward_device: not a CUDA engine");
     if (io->attn || io->head_out || io->head_out_norm || io->head_dla || io->logits || io->token_loss)
         return andrea_fail(err, "andrea_cuda_forward_device: host outputs given; use andrea_engine_forward for those");
-    if (io->layer_inputs || io->resume_layer || io->resume_x || io->layer_heads || io->resume_heads)
+    if (io->layer_inputs || io->resume_layer || io->resume_x || io->layer_heads || io->resume_heads || io->final_resid)
         return andrea_fail(err, "andrea_cuda_forward_device: a resumed forward has host outputs only");
     outputs o;
     memset(&o, 0, sizeof o);

@@ -512,6 +512,7 @@ static void test_a_schema_2_catalog_gets_the_evidence_columns(void) {
         "ALTER TABLE head_scores DROP COLUMN ablation_ci_high; ALTER TABLE head_scores DROP COLUMN ablation_pct;"
         "ALTER TABLE head_scores DROP COLUMN restore_delta; ALTER TABLE head_scores DROP COLUMN restore_ci_low;"
         "ALTER TABLE head_scores DROP COLUMN restore_ci_high; ALTER TABLE head_scores DROP COLUMN evidence;"
+        "ALTER TABLE head_scores DROP COLUMN direct_delta;"
         "PRAGMA user_version = 2;";
     CHECK_MSG(sqlite3_exec(h, to_v2, NULL, NULL, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(h));
     sqlite3_close(h);

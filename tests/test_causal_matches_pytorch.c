@@ -3,7 +3,7 @@
  * tests/data/causal_reference.json): on models/andrea-tiny.bin, one user suite of 8 items with the
  * labelled set {0.1, 1.2}, for each method (mean, resample, zero): the clean loss, every head's
  * delta, the set's group effect, the random sets' median and maximum, and each labelled head's
- * leave-one-in. Also the same random sets and permutation are what andrea draws (the reference
+ * leave-one-in and direct effect. Also the same random sets and permutation are what andrea draws (the reference
  * re-implements the draws from their definitions). With a GPU, the CUDA engine's check too.
  *
  * Bound: each loss is a mean of token losses that carry the fp32 rounding of the forward's chain
@@ -95,7 +95,7 @@ static double compare_method(andrea_engine *e, const andrea_model *m, reference 
     for (int j = 0; j < r->n_labelled; j++) heads[r->labelled[j]].label = 1;
     probe_suite suite = {.name = "mine", .items = r->items, .n_items = r->n_items, .max_len = r->max_len};
     andrea_suite_scores s = {.name = "mine", .heads = heads};
-    andrea_ablation_options o = {.seed = 0, .max_items = r->n_items};
+    andrea_ablation_options o = {.seed = 0, .max_items = r->n_items, .model = m};
     ae_error err = {{0}};
     CHECK(andrea_ablation_method_parse(method, &o.method) == 0);
     CHECK_MSG(andrea_ablation_suites(e, &m->cfg, &suite, 1, &o, &s, NULL, 0, NULL, &err) == 0, "%s", err.msg);
@@ -112,6 +112,8 @@ static double compare_method(andrea_engine *e, const andrea_model *m, reference 
         char key[16];
         snprintf(key, sizeof key, "%d", r->labelled[j]);
         worst = fmax(worst, fabs(heads[r->labelled[j]].restore_delta - num(restore, key)));
+        worst = fmax(worst, fabs(heads[r->labelled[j]].direct_delta - num(cJSON_GetObjectItem(ref, "direct"), key)));
+        CHECK_MSG(isfinite(heads[r->labelled[j]].direct_delta), "%s: head %d's direct effect not measured", method, r->labelled[j]);
     }
     CHECK_MSG(s.n_ablation_items == r->n_items && s.group_size == r->n_labelled && s.n_controls == 20,
               "%s: %d items, set of %d, %d random sets", method, s.n_ablation_items, s.group_size, s.n_controls);

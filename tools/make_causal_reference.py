@@ -10,7 +10,10 @@ of 8 items with a labelled set of two heads, for each ablation method (mean, res
   - each head's delta: the loss with that head's output o_h (the input of attn.c_proj, columns
     h*hd..) replaced, minus the clean loss, pooled over all positions;
   - the labelled set removed together, 20 random sets of as many other heads, and each labelled
-    head's leave-one-in (the set's loss minus the loss with only the others removed).
+    head's leave-one-in (the set's loss minus the loss with only the others removed);
+  - each labelled head's direct effect: its output's change (replacement minus clean, through its
+    slice of c_proj's weight) added to the clean residual before ln_f, ln_f's scale frozen at the
+    clean forward's, the loss of the logits that gives minus the clean loss by the same path.
 Replacement (the method): zero: zeros; mean: at each position the mean of o_h over the OTHER items
 that reach that position (zeros where none does); resample: the outputs of item perm[b] (a cyclic
 permutation drawn by Sattolo's shuffle), the mean where that item is shorter.
@@ -98,7 +101,7 @@ def make_items():
 
 def run(model, toks, replace=None):
     """Token losses [T-1] of one item; replace: {layer: [(head, values [T, hd] float64)]} or None.
-    Also returns each layer's c_proj input o [T, C]."""
+    Also returns each layer's c_proj input o [T, C] ("final": the residual before ln_f)."""
     hd = model.config.n_embd // model.config.n_head
     saved, hooks = {}, []
     for l, blk in enumerate(model.transformer.h):
@@ -109,6 +112,10 @@ def run(model, toks, replace=None):
                 x[0, :, h * hd:(h + 1) * hd] = vals
             return (x,)
         hooks.append(blk.attn.c_proj.register_forward_pre_hook(pre))
+
+    def final(mod, args):
+        saved["final"] = args[0][0].detach().clone()
+    hooks.append(model.transformer.ln_f.register_forward_pre_hook(final))
     try:
         x = torch.tensor([toks], dtype=torch.long)
         logits = model(input_ids=x).logits[0]
@@ -178,6 +185,28 @@ def main():
     npos = np.array([len(u) for u in use], dtype=float)
     clean = np.array([float(sum(clean_loss[b][p] for p in use[b])) for b in range(B)])
     controls = control_sets(NH, LABELLED, CONTROL_SETS)
+    lnf, wu = model.transformer.ln_f, model.transformer.wte.weight.numpy()
+    gamma, beta, eps = lnf.weight.numpy(), lnf.bias.numpy(), lnf.eps
+
+    def direct(method, h):
+        """Direct effect of head h: pooled (loss with its change carried straight to the logits,
+        ln_f's sigma frozen) - (clean loss by the same path)."""
+        l, hh = divmod(h, H)
+        w_o = model.transformer.h[l].attn.c_proj.weight.numpy()[hh * hd:(hh + 1) * hd, :]  # Conv1D [in, out]
+        rise = 0.0
+        for b, it in enumerate(items):
+            v = values(method, l, b)
+            for p in use[b]:
+                x = clean_o[b]["final"][p]
+                sigma = np.sqrt(x.var() + eps)
+                y = gamma * (x - x.mean()) / sigma + beta
+                d = (v[p, hh * hd:(hh + 1) * hd] - clean_o[b][l][p, hh * hd:(hh + 1) * hd]) @ w_o
+                y2 = y + gamma * (d - d.mean()) / sigma
+                t = it["tokens"][p + 1]
+                loss = lambda yy: float(np.log(np.exp((yy @ wu.T) - (yy @ wu.T).max()).sum()) + (yy @ wu.T).max() - (yy @ wu.T)[t])
+                rise += loss(y2) - loss(y)
+        return rise / npos.sum()
+
     result = {}
     for method in ("mean", "resample", "zero"):
         eff = lambda s: float((s - clean).sum() / npos.sum())
@@ -190,7 +219,8 @@ def main():
             restore["%d" % h] = float((group - sums(method, rest)).sum() / npos.sum())
         result[method] = {"clean_loss": float(clean.sum() / npos.sum()), "delta": deltas, "group": eff(group),
                           "controls": ctrl, "control_median": float(np.median(ctrl)),
-                          "control_max": float(np.max(ctrl)), "restore": restore}
+                          "control_max": float(np.max(ctrl)), "restore": restore,
+                          "direct": {"%d" % h: direct(method, h) for h in LABELLED}}
         print("%-8s clean %.6f group %.6f controls median %.6f max %.6f restore %s" %
               (method, result[method]["clean_loss"], result[method]["group"], result[method]["control_median"],
                result[method]["control_max"], restore))
