@@ -20,9 +20,13 @@ permutation drawn by Sattolo's shuffle), the mean where that item is shorter.
 The random draws (splitmix64, rejection sampling, the suite's FNV-1a seed) are re-implemented
 here from their definitions, so the reference uses the sets andrea draws without calling andrea.
 Each item runs alone (batch 1, no padding): nothing of andrea's batching is shared.
+The forward: transformers' GPT2LMHeadModel on tests/data/tiny_hf where transformers is installed
+(the GPU machine); else (--own, or no transformers) this repository's own PyTorch GPT-2
+(tools/train_fixtures.py, checked against transformers to 1e-4 by tools/make_golden.py) on
+models/andrea-tiny.bin, both in float64; the file records which.
 Writes tests/data/causal_reference.json (items, targets, labelled heads, seed, and per method the
 values above); tests/test_causal_matches_pytorch.c compares andrea's CPU (and CUDA) check with it.
-Needs: torch, transformers, numpy (the GPU machine has them; no network).
+Needs: torch and numpy (Debian: python3-torch), transformers for the first forward.
 """
 import argparse
 import json
@@ -99,26 +103,65 @@ def make_items():
     return items
 
 
+class Transformers:
+    """GPT2LMHeadModel: c_proj is a Conv1D ([in, out])."""
+    def __init__(self, path):
+        from transformers import GPT2LMHeadModel
+        import transformers
+        self.model = GPT2LMHeadModel.from_pretrained(path, attn_implementation="eager").double().eval()
+        c = self.model.config
+        self.L, self.H, self.C = c.n_layer, c.n_head, c.n_embd
+        self.projs = [blk.attn.c_proj for blk in self.model.transformer.h]
+        self.lnf, self.wte = self.model.transformer.ln_f, self.model.transformer.wte.weight
+        self.about = "float64 transformers %s, torch %s, tests/data/tiny_hf" % (transformers.__version__, torch.__version__)
+
+    def logits(self, x):
+        return self.model(input_ids=x).logits[0]
+
+    def w_o(self, l, hh, hd):  # [hd, C]: the head's slice of W_O
+        return self.projs[l].weight.detach().numpy()[hh * hd:(hh + 1) * hd, :]
+
+
+class Own:
+    """tools/train_fixtures.py's GPT: proj is an nn.Linear ([out, in])."""
+    def __init__(self, path):
+        sys.path.insert(0, os.path.join(ROOT, "tools"))
+        import train_fixtures as tf
+        self.model, shape = tf.model_from_bin(path)
+        self.model = self.model.double()
+        self.L, self.H, self.C = shape["n_layer"], shape["n_head"], shape["n_embd"]
+        self.projs = [blk.proj for blk in self.model.blocks]
+        self.lnf, self.wte = self.model.lnf, self.model.wte
+        self.about = ("float64 tools/train_fixtures.py GPT (torch %s; its attention softmax runs in float32), "
+                      "models/andrea-tiny.bin" % torch.__version__)
+
+    def logits(self, x):
+        return self.model(x)[0][0]
+
+    def w_o(self, l, hh, hd):
+        return self.projs[l].weight.detach().numpy()[:, hh * hd:(hh + 1) * hd].T
+
+
 def run(model, toks, replace=None):
     """Token losses [T-1] of one item; replace: {layer: [(head, values [T, hd] float64)]} or None.
-    Also returns each layer's c_proj input o [T, C] ("final": the residual before ln_f)."""
-    hd = model.config.n_embd // model.config.n_head
+    Also returns each layer's W_O input o [T, C] ("final": the residual before ln_f)."""
+    hd = model.C // model.H
     saved, hooks = {}, []
-    for l, blk in enumerate(model.transformer.h):
+    for l, proj in enumerate(model.projs):
         def pre(mod, args, l=l):
             x = args[0].clone()
             saved[l] = x[0].detach().clone()
             for h, vals in (replace or {}).get(l, []):
                 x[0, :, h * hd:(h + 1) * hd] = vals
             return (x,)
-        hooks.append(blk.attn.c_proj.register_forward_pre_hook(pre))
+        hooks.append(proj.register_forward_pre_hook(pre))
 
     def final(mod, args):
         saved["final"] = args[0][0].detach().clone()
-    hooks.append(model.transformer.ln_f.register_forward_pre_hook(final))
+    hooks.append(model.lnf.register_forward_pre_hook(final))
     try:
         x = torch.tensor([toks], dtype=torch.long)
-        logits = model(input_ids=x).logits[0]
+        logits = model.logits(x)
     finally:
         for hk in hooks:
             hk.remove()
@@ -130,14 +173,20 @@ def run(model, toks, replace=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hf", default=os.path.join(ROOT, "tests", "data", "tiny_hf"))
+    ap.add_argument("--bin", default=os.path.join(ROOT, "models", "andrea-tiny.bin"))
+    ap.add_argument("--own", action="store_true", help="the repository's own PyTorch GPT-2, not transformers")
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "data", "causal_reference.json"))
     args = ap.parse_args()
-    import transformers
-    from transformers import GPT2LMHeadModel
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.set_grad_enabled(False)
-    model = GPT2LMHeadModel.from_pretrained(args.hf, attn_implementation="eager").double().eval()
-    L, H, C = model.config.n_layer, model.config.n_head, model.config.n_embd
+    try:
+        if args.own:
+            raise ImportError("--own")
+        model = Transformers(args.hf)
+    except ImportError as e:
+        print("make_causal_reference: %s: the repository's own GPT-2 instead" % e, file=sys.stderr)
+        model = Own(args.bin)
+    L, H, C = model.L, model.H, model.C
     hd, NH = C // H, L * H
     items = make_items()
     use = []
@@ -185,14 +234,14 @@ def main():
     npos = np.array([len(u) for u in use], dtype=float)
     clean = np.array([float(sum(clean_loss[b][p] for p in use[b])) for b in range(B)])
     controls = control_sets(NH, LABELLED, CONTROL_SETS)
-    lnf, wu = model.transformer.ln_f, model.transformer.wte.weight.numpy()
-    gamma, beta, eps = lnf.weight.numpy(), lnf.bias.numpy(), lnf.eps
+    wu = model.wte.detach().numpy()
+    gamma, beta, eps = model.lnf.weight.detach().numpy(), model.lnf.bias.detach().numpy(), model.lnf.eps
 
     def direct(method, h):
         """Direct effect of head h: pooled (loss with its change carried straight to the logits,
         ln_f's sigma frozen) - (clean loss by the same path)."""
         l, hh = divmod(h, H)
-        w_o = model.transformer.h[l].attn.c_proj.weight.numpy()[hh * hd:(hh + 1) * hd, :]  # Conv1D [in, out]
+        w_o = model.w_o(l, hh, hd)
         rise = 0.0
         for b, it in enumerate(items):
             v = values(method, l, b)
@@ -224,9 +273,8 @@ def main():
         print("%-8s clean %.6f group %.6f controls median %.6f max %.6f restore %s" %
               (method, result[method]["clean_loss"], result[method]["group"], result[method]["control_median"],
                result[method]["control_max"], restore))
-    doc = {"about": "tools/make_causal_reference.py: float64 transformers %s, torch %s" %
-                    (transformers.__version__, torch.__version__),
-           "model": "tests/data/tiny_hf (models/andrea-tiny.bin)", "suite": SUITE, "seed": SEED,
+    doc = {"about": "tools/make_causal_reference.py: " + model.about,
+           "model": "models/andrea-tiny.bin (tests/data/tiny_hf: the same weights)", "suite": SUITE, "seed": SEED,
            "labelled": LABELLED, "items": items, "perm": perm, "control_sets": controls, "methods": result}
     with open(args.out + ".tmp", "w") as f:
         json.dump(doc, f, indent=1)
