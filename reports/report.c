@@ -201,6 +201,7 @@ static report_score *alloc_scores(const report_data *d, size_t n_sets) {
         s[i].score = s[i].baseline = s[i].control = s[i].ablation = NAN;
         s[i].label = 0;
         s[i].causal = -1;
+        s[i].evidence[0] = s[i].ablation_method[0] = 0;
     }
     return s;
 }
