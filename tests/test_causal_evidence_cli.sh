@@ -65,4 +65,21 @@ fi
 [[ $(sql_rows b/catalog.db "SELECT group_size FROM suites WHERE class = 'induction'") == 3 &&
    $(sql_rows b/catalog.db "SELECT n_controls FROM suites WHERE class = 'induction'") == 20 ]] &&
   ok "the induction set of 3 beside 20 random sets" || bad "set" "$(sql_rows b/catalog.db "SELECT * FROM suites WHERE class = 'induction'")"
+
+# a hand-edited catalog's verdict or method text never reaches a page as markup
+"$A" analyze "$T" --out h --probes induction --n 8 --len 48 --ablation zero --dump h.h5 --quiet >/dev/null 2>h.err ||
+  bad "hostile setup" "$(cat h.err)"
+/usr/bin/python3 - h/catalog.db <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE head_scores SET evidence = '<b id=evil>necessary</b>'")
+db.execute("UPDATE runs SET ablation = '<script>x</script>'")
+db.commit()
+PY
+"$A" render h.h5 --db h/catalog.db --out hr --quiet >/dev/null 2>hr.err || bad "render" "$(cat hr.err)"
+if [[ -s hr/index.html ]] && ! grep -rq "id=evil\|<script>x" hr/; then
+  ok "hand-edited verdict and method text is shown as nothing, not as markup"
+else
+  bad "hostile verdict" "$(grep -rl "id=evil\|<script>x" hr/ | head -3)"
+fi
 finish
