@@ -69,6 +69,9 @@ fi
 # a hand-edited catalog's verdict or method text never reaches a page as markup
 "$A" analyze "$T" --out h --probes induction --n 8 --len 48 --ablation zero --dump h.h5 --quiet >/dev/null 2>h.err ||
   bad "hostile setup" "$(cat h.err)"
+"$A" render h.h5 --db h/catalog.db --out hr0 --quiet >/dev/null 2>hr.err || bad "render" "$(cat hr.err)"
+grep -q "induction (necessary)" hr0/index.html && ok "before the edit the index shows the tiny model's induction head 1.2 as necessary" ||
+  bad "baseline render" "no 'induction (necessary)' in the index"
 /usr/bin/python3 - h/catalog.db <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
