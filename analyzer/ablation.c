@@ -83,13 +83,6 @@ static uint64_t suite_seed(uint64_t seed, const char *name) {
     return seed ^ h;
 }
 
-/* Appends "; "-separated text to note (cap bytes), cutting what does not fit. */
-static void note_add(char *note, size_t cap, const char *text) {
-    if (!note || !cap) return;
-    const size_t used = strlen(note);
-    if (used + 1 < cap) snprintf(note + used, cap - used, "%s%s", used ? "; " : "", text);
-}
-
 /* The units of a group (ablation_internal.h): each wanted head, then per member with labelled
  * heads its set, its random sets and its leave-one-in sets; sorted by lowest layer (stable).
  * -1: out of memory. */
@@ -197,6 +190,17 @@ static void member_free(ablation_member *m) {
     m->clean = NULL;
 }
 
+/* The pooled effect of a - b per item over the member's positions, without an interval (the random
+ * sets and direct effects store none): the same sum(d) / sum(n) as andrea_boot_effect's. */
+static double pooled_effect(const ablation_member *m, int B, const double *a, const double *b) {
+    double sd = 0, sn = 0;
+    for (int i = 0; i < B; i++) {
+        sd += a[i] - b[i];
+        sn += m->npos[i];
+    }
+    return sn > 0 ? sd / sn : NAN;
+}
+
 /* Effect and interval of a - b per item (b NULL: a alone) over the member's positions. */
 static void paired_effect(const ablation_member *m, int B, const double *a, const double *b, const int *draws,
                           double *d, double *scratch, double *effect, double *lo, double *hi) {
@@ -211,7 +215,7 @@ static void member_stats(const ablation_group *g, ablation_member *m, int NH, co
     andrea_suite_scores *s = m->s;
     const int B = g->B;
     /* v: the yardstick's deltas [NH], then the random sets' effects [n_controls] */
-    double *boot = scratch, *v = boot + ANDREA_BOOT_DRAWS, *d = v + NH + ANDREA_CONTROL_SETS, lo, hi, sum = 0;
+    double *boot = scratch, *v = boot + ANDREA_BOOT_DRAWS, *d = v + NH + ANDREA_CONTROL_SETS, sum = 0;
     int n = 0;
     for (int i = 0; i < NH; i++) {
         andrea_head_score *h = &s->heads[i];
@@ -231,8 +235,7 @@ static void member_stats(const ablation_group *g, ablation_member *m, int NH, co
     s->n_controls = m->n_controls;
     if (m->k == 0) return;
     paired_effect(m, B, m->group_sum, m->clean, draws, d, boot, &s->group_delta, &s->group_ci_low, &s->group_ci_high);
-    for (int r = 0; r < m->n_controls; r++)
-        paired_effect(m, B, m->control_sum + (size_t)r * B, m->clean, draws, d, boot, &v[r], &lo, &hi);
+    for (int r = 0; r < m->n_controls; r++) v[r] = pooled_effect(m, B, m->control_sum + (size_t)r * B, m->clean);
     andrea_median_mad(v, m->n_controls, boot, &s->control_median, &s->control_mad);
     s->control_q80 = andrea_quantile(v, m->n_controls, 0.8, boot);
     s->control_max = andrea_quantile(v, m->n_controls, 1.0, boot);
@@ -241,8 +244,7 @@ static void member_stats(const ablation_group *g, ablation_member *m, int NH, co
         /* what it restores alone: the set's loss minus the loss with it kept (k == 1: nothing removed) */
         const double *kept = m->k > 1 ? m->loo_sum + (size_t)j * B : m->clean;
         paired_effect(m, B, m->group_sum, kept, draws, d, boot, &h->restore_delta, &h->restore_ci_low, &h->restore_ci_high);
-        if (g->model)
-            paired_effect(m, B, m->direct_sum + (size_t)j * B, m->direct_clean, draws, d, boot, &h->direct_delta, &lo, &hi);
+        if (g->model) h->direct_delta = pooled_effect(m, B, m->direct_sum + (size_t)j * B, m->direct_clean);
         const andrea_verdict_input in = {
             .ci_low = h->ablation_ci_low, .median = s->ablation_median, .mad = s->ablation_mad, .group_size = m->k,
             .group_ci_low = s->group_ci_low, .control_median = s->control_median, .control_mad = s->control_mad,
@@ -389,7 +391,7 @@ int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const pro
         if (o->method != ANDREA_ABLATION_ZERO && Bs[s] == 1) { /* no other item to take outputs from */
             snprintf(line, sizeof line, "no causal check for %.63s: %s ablation needs 2 items, it has 1", scores[s].name,
                      andrea_ablation_method_name(o->method));
-            note_add(note, cap, line);
+            andrea_note_append(note, cap, line);
             Bs[s] = 0;
         }
     }

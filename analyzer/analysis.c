@@ -2,6 +2,7 @@
 #include "analysis.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,12 @@ void andrea_analysis_free(andrea_analysis *a) {
     free(a->suites);
     free(a->settings_json);
     memset(a, 0, sizeof *a);
+}
+
+void andrea_note_append(char *note, size_t cap, const char *text) {
+    if (!note || !cap) return;
+    const size_t used = strlen(note);
+    if (used + 1 < cap) snprintf(note + used, cap - used, "%s%s", used ? "; " : "", text);
 }
 
 void andrea_suite_causal_clear(andrea_suite_scores *s, int NH) {

@@ -71,6 +71,10 @@ typedef struct {
 
 void andrea_analysis_free(andrea_analysis *a);
 
+/* Appends text to a run's note (cap bytes), "; "-separated, cutting what does not fit; NULL or
+ * cap 0: nothing. */
+void andrea_note_append(char *note, size_t cap, const char *text);
+
 /* Every causal-check statistic of suite s (and of its NH heads, when allocated) to "not
  * measured": NaN, no evidence. */
 void andrea_suite_causal_clear(andrea_suite_scores *s, int NH);

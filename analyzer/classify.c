@@ -293,19 +293,16 @@ static andrea_engine_options engine_options(const andrea_classify_options *opt) 
  * too short for a re-mention, a user suite whose targets all sit on the last token) gets no
  * causal check; the run's note says so rather than leaving its labels' NULL deltas unexplained. */
 static void note_unchecked_suites(andrea_analysis *a) {
-    size_t used = strlen(a->ablation_note);
     for (int s = 0; s < a->n_suites; s++) {
         const andrea_suite_scores *su = &a->suites[s];
-        char said[96]; /* a suite the check already explained (resample with one item) */
+        char said[96], line[320]; /* said: a suite the check already explained (one item) */
         snprintf(said, sizeof said, "no causal check for %.63s:", su->name);
-        if (su->n_ablation_items > 0 || used + 1 >= sizeof a->ablation_note || strstr(a->ablation_note, said)) continue;
+        if (su->n_ablation_items > 0 || strstr(a->ablation_note, said)) continue;
         int labelled = 0;
         for (int i = 0; i < a->cfg.n_layer * a->cfg.n_head; i++) labelled += su->heads[i].label != 0;
-        int w = snprintf(a->ablation_note + used, sizeof a->ablation_note - used,
-                         "%sno causal check for %s: none of its items has a position where %s's loss is measured%s",
-                         used ? "; " : "", su->name, su->name,
-                         labelled ? " (its labelled heads have no ablation_delta)" : "");
-        used = w < 0 ? used : strlen(a->ablation_note);
+        snprintf(line, sizeof line, "no causal check for %s: none of its items has a position where %s's loss is measured%s",
+                 su->name, su->name, labelled ? " (its labelled heads have no ablation_delta)" : "");
+        andrea_note_append(a->ablation_note, sizeof a->ablation_note, line);
     }
 }
 
