@@ -26,7 +26,7 @@
 #include "analysis.h"
 #include "../common/sqlite_time_limit.h"
 
-#define ANDREA_CATALOG_SCHEMA_VERSION 3
+#define ANDREA_CATALOG_SCHEMA_VERSION 4
 /* PRAGMA application_id of an andrea catalog ("ANDR"): tells it from other SQLite databases. */
 #define ANDREA_CATALOG_APPLICATION_ID 0x414E4452
 

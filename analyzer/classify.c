@@ -53,7 +53,7 @@ static char *settings_json(const andrea_analysis *a, const andrea_dump_suite_inf
     if (!o) return NULL;
     /* Bump "scoring" whenever the score definition changes: old runs must not be replaced by,
      * nor mistaken for, runs made under another definition. */
-    if (!cJSON_AddNumberToObject(o, "scoring", 1)) goto done;
+    if (!cJSON_AddNumberToObject(o, "scoring", 2)) goto done;
     if (!cJSON_AddNumberToObject(o, "ablation_items", ablate_items)) goto done;
     if (ablate_items > 0 && !cJSON_AddStringToObject(o, "ablation", ablation)) goto done;
     if (!(rules = cJSON_AddObjectToObject(o, "rules"))) goto done;
@@ -61,7 +61,8 @@ static char *settings_json(const andrea_analysis *a, const andrea_dump_suite_inf
         cJSON *r = cJSON_AddObjectToObject(rules, a->suites[s].name);
         if (!r || !cJSON_AddNumberToObject(r, "min_score", a->suites[s].rule.min_score) ||
             !cJSON_AddNumberToObject(r, "min_ratio", a->suites[s].rule.min_ratio) ||
-            !cJSON_AddNumberToObject(r, "min_margin", a->suites[s].rule.min_margin))
+            !cJSON_AddNumberToObject(r, "min_margin", a->suites[s].rule.min_margin) ||
+            !cJSON_AddNumberToObject(r, "min_extra", a->suites[s].rule.min_extra))
             goto done;
     }
     if (!(suites = cJSON_AddArrayToObject(o, "suites"))) goto done;

@@ -171,7 +171,7 @@ static int suite_end(void *self, int si, ae_error *err) {
         x->ablation_delta = x->ablation_ci_low = x->ablation_ci_high = x->ablation_pct = NAN;
         x->restore_delta = x->restore_ci_low = x->restore_ci_high = x->direct_delta = NAN;
         x->evidence = 0;
-        x->label = andrea_rule_labels(&su->rule, x->score, x->baseline, x->control);
+        x->label = andrea_rule_labels(&su->rule, x->score, x->baseline, x->control, su->pass->extra != NULL, x->extra);
     }
     su->n_queries = hs->acc[0].n;
     free_plans(hs);

@@ -8,7 +8,7 @@
 /* Unknown suite names: the user's targets define the class, so only the mass statistics apply,
  * under the same rule as the built-in classes. */
 const andrea_pass andrea_pass_generic = {
-    "generic", "the probe file's explicit targets", {0.30, 3.0, 0.15}, "top1", andrea_score_acc_top1, NULL,
+    "generic", "the probe file's explicit targets", {0.30, 3.0, 0.15, 0}, "top1", andrea_score_acc_top1, NULL,
 };
 
 #define MAX_PASSES 64
@@ -37,8 +37,11 @@ const andrea_pass *andrea_pass_for(const char *suite) {
     return &andrea_pass_generic;
 }
 
-int andrea_rule_labels(const andrea_label_rule *r, double score, double baseline, double control) {
+int andrea_rule_labels(const andrea_label_rule *r, double score, double baseline, double control, int has_extra,
+                       double extra) {
     if (!isfinite(score) || !isfinite(baseline) || !isfinite(control) || baseline <= 0) return 0;
+    /* a NULL extra (no hard query) cannot show what min_extra asks for */
+    if (has_extra && r->min_extra > 0 && !(isfinite(extra) && extra >= r->min_extra)) return 0;
     return score >= r->min_score && score / baseline >= r->min_ratio &&
            score - control >= r->min_margin;
 }

@@ -33,6 +33,9 @@ extern const andrea_pass andrea_pass_generic;
 const andrea_pass *andrea_pass_for(const char *suite);
 
 /* 1 when the rule labels a head with these statistics (NaN statistics never label). */
-int andrea_rule_labels(const andrea_label_rule *r, double score, double baseline, double control);
+/* has_extra: the class has an extra statistic (extra: its value, NaN when it has none); min_extra
+ * binds only then. */
+int andrea_rule_labels(const andrea_label_rule *r, double score, double baseline, double control, int has_extra,
+                       double extra);
 
 #endif

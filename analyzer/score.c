@@ -22,6 +22,35 @@ static void draw_distinct(uint64_t *s, int n, int k, int *out) {
     }
 }
 
+/* Query i's keys, grouped as the plan holds them (ascending): the nearest is the last. */
+static int nearest_key(const score_seq_plan *p, int i) {
+    return p->keys[p->queries[i].key_off + p->queries[i].n_keys - 1];
+}
+
+/* Control keys that keep the targets' distance (PROBE_CONTROL_SAME_DISTANCE): query i's target
+ * keys shifted together so that the nearest sits at the distance e' that a query j of the same
+ * item, drawn uniformly among those where the shifted keys stay in [0, q], has to its own nearest
+ * target. e' follows the item's distribution of target distances, so a head that attends by
+ * distance alone puts as much mass on the control as on the targets (the margin is ~0 whatever
+ * its distance profile), while a head that finds the targets by content does not. j = i is
+ * always allowed (shift 0: the control equals the targets, which only lowers the margin). */
+static void control_same_distance(score_seq_plan *p, int i, uint64_t *s) {
+    const score_query *sq = &p->queries[i];
+    const int e = sq->query - nearest_key(p, i), lowest = p->keys[sq->key_off];
+    int fits = 0;
+    for (int j = 0; j < p->n_queries; j++)
+        if (p->queries[j].query - nearest_key(p, j) <= e + lowest) fits++;
+    int pick = (int)ae_rng_below(s, (uint64_t)fits), shift = 0;
+    for (int j = 0; j < p->n_queries; j++) {
+        int ej = p->queries[j].query - nearest_key(p, j);
+        if (ej <= e + lowest && pick-- == 0) {
+            shift = ej - e;
+            break;
+        }
+    }
+    for (int k = 0; k < sq->n_keys; k++) p->control_keys[sq->key_off + k] = p->keys[sq->key_off + k] - shift;
+}
+
 /* The class's hard queries (probes/classes.c), for its extra statistic. */
 static int mark_hard(const probe_item *it, int seq, const char *suite, score_seq_plan *p, ae_error *err) {
     const probe_class *c = andrea_probe_class_find(suite);
@@ -82,12 +111,17 @@ int andrea_score_plan_build(const probe_item *it, int seq, const char *suite, sc
         p->queries[p->n_queries - 1].n_keys++;
         p->keys[p->n_keys++] = k;
     }
+    const probe_class *c = andrea_probe_class_find(suite);
+    int same_distance = c && c->control == PROBE_CONTROL_SAME_DISTANCE;
     for (int i = 0; i < p->n_queries; i++) {
         score_query *sq = &p->queries[i];
         p->baseline_sum += (double)sq->n_keys / (double)(sq->query + 1);
         uint64_t s = ANDREA_CONTROL_SEED ^ ((uint64_t)(uint32_t)seq << 32) ^ (uint64_t)(uint32_t)sq->query;
         ae_splitmix64(&s);
-        draw_distinct(&s, sq->query + 1, sq->n_keys, p->control_keys + sq->key_off);
+        if (same_distance)
+            control_same_distance(p, i, &s);
+        else
+            draw_distinct(&s, sq->query + 1, sq->n_keys, p->control_keys + sq->key_off);
     }
     return mark_hard(it, seq, suite, p, err);
 }

@@ -7,7 +7,9 @@
  *   control  = the same statistic of the same head on shuffled targets: for each eligible query,
  *              as many DISTINCT keys as it has targets, drawn uniformly from [0..q] (nothing
  *              excluded, the true targets may be drawn) by a generator seeded from
- *              (ANDREA_CONTROL_SEED, item index, query) — the same keys for every head and run.
+ *              (ANDREA_CONTROL_SEED, item index, query) — the same keys for every head and run;
+ *              for a class marked PROBE_CONTROL_SAME_DISTANCE (entity) the targets shifted to the
+ *              distance another eligible query of the item (drawn by that generator) has to its own.
  * A "plan" (score_seq_plan) holds the head-independent part of one sequence: its eligible queries,
  * their target keys and control keys. Accumulators (score_acc) are per head and add plans and maps.
  * Invariants: keys of a plan are within [0..q]; sums are in double; an accumulator with n = 0

@@ -25,7 +25,7 @@ static void help(FILE *f) {
             "%d on the CPU; 0 = off; --ablation: how an ablated head's output is replaced, default mean)\n"
             "and stores one run in the SQLite catalog (created if missing). Definitions and default\n"
             "rules: docs/scores.md; schema: docs/catalog.md.\n"
-            "  --rules FILE     JSON {\"class\": {\"min_score\": x, \"min_ratio\": x, \"min_margin\": x}, \"default\": {...}}\n"
+            "  --rules FILE     JSON {\"class\": {\"min_score\": x, \"min_ratio\": x, \"min_margin\": x, \"min_extra\": x}, \"default\": {...}}\n"
             "  --min-score X    (and --min-ratio, --min-margin) override the rule of every class\n"
             "  --step N         training step of the checkpoint (else parsed from names like *_step1200.bin)\n"
             "  --checkpoint PATH  checkpoint for the causal check, or a folder to search for the file with the\n"

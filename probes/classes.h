@@ -18,10 +18,11 @@
 
 #include "probe.h"
 
-/* A head is labelled with a class when ALL three hold (docs/scores.md):
- *   score >= min_score, score / baseline >= min_ratio, score - control >= min_margin. */
+/* A head is labelled with a class when ALL hold (docs/scores.md):
+ *   score >= min_score, score / baseline >= min_ratio, score - control >= min_margin, and, for a
+ *   class with an extra statistic (top1, hard_top1) and min_extra > 0, extra >= min_extra. */
 typedef struct {
-    double min_score, min_ratio, min_margin;
+    double min_score, min_ratio, min_margin, min_extra;
 } probe_label_rule;
 
 typedef enum {
@@ -29,6 +30,14 @@ typedef enum {
     PROBE_EXTRA_TOP1,      /* fraction of queries whose most-attended key is a target */
     PROBE_EXTRA_HARD_TOP1, /* the same over the queries the class's `hard` rule marks */
 } probe_extra_kind;
+
+/* Where the control keys of a query come from (analyzer/score.h, docs/scores.md "Control keys"). */
+typedef enum {
+    PROBE_CONTROL_RANDOM,        /* as many keys as targets, drawn from the whole window */
+    PROBE_CONTROL_SAME_DISTANCE, /* the targets moved to the distance another query of the item
+                                    has to its own targets: a head that attends by distance alone
+                                    scores as much there as on the targets */
+} probe_control_kind;
 
 typedef struct probe_class probe_class;
 
@@ -57,6 +66,7 @@ struct probe_class {
     void (*loss_positions)(const probe_item *it, unsigned char *use);
     const char *loss_words;   /* the loss positions, in words */
     probe_label_rule rule;    /* default label rule */
+    probe_control_kind control; /* left out of an entry: PROBE_CONTROL_RANDOM */
 };
 
 /* The table, in suite order; terminated by an entry with name NULL. */

@@ -159,12 +159,17 @@ static void test_suite_without_eligible_query_reports_nan_not_zero(void) {
 }
 
 static void test_rule_needs_score_ratio_and_margin_together(void) {
-    andrea_label_rule r = {0.4, 3.0, 0.25};
-    CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1) == 1);
-    CHECK(andrea_rule_labels(&r, 0.39, 0.1, 0.1) == 0);  /* score too low */
-    CHECK(andrea_rule_labels(&r, 0.9, 0.5, 0.1) == 0);   /* ratio 1.8 */
-    CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.7) == 0);   /* margin 0.2 */
-    CHECK(andrea_rule_labels(&r, NAN, 0.1, 0.1) == 0);
+    andrea_label_rule r = {0.4, 3.0, 0.25, 0};
+    CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 0, NAN) == 1);
+    CHECK(andrea_rule_labels(&r, 0.39, 0.1, 0.1, 0, NAN) == 0);  /* score too low */
+    CHECK(andrea_rule_labels(&r, 0.9, 0.5, 0.1, 0, NAN) == 0);   /* ratio 1.8 */
+    CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.7, 0, NAN) == 0);   /* margin 0.2 */
+    CHECK(andrea_rule_labels(&r, NAN, 0.1, 0.1, 0, NAN) == 0);
+    r.min_extra = 0.75; /* binds only a class with an extra statistic; a NaN extra fails it */
+    CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 0, NAN) == 1);
+    CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 1, 0.80) == 1);
+    CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 1, 0.70) == 0);
+    CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 1, NAN) == 0);
 }
 
 static void test_unknown_suite_gets_the_generic_pass(void) {
