@@ -373,6 +373,7 @@ int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const pro
     int *Ts = calloc((size_t)n, sizeof(int)), *leader = calloc((size_t)n, sizeof(int));
     ablation_member *members = calloc((size_t)n, sizeof *members);
     unsigned char *in_mean = calloc((size_t)NH, 1), *want = calloc((size_t)NH, 1);
+    ablation_host_buf heads_buf = {NULL, 0, 0}, values_buf = {NULL, 0, 0};
     char line[256];
     int ret = -1;
     if (!pick || !Bs || !Ts || !leader || !members || !in_mean || !want) {
@@ -399,7 +400,8 @@ int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const pro
     for (int s = 0; s < n_suites; s++) {
         if (leader[s] != s || Bs[s] == 0) continue;
         ablation_group g = {.B = Bs[s], .m = members, .want = want, .in_mean = in_mean, .method = o->method,
-                            .model = o->model};
+                            .model = o->model, .timing = o->timing,
+                            .heads_buf = &heads_buf, .values_buf = &values_buf};
         memset(want, 0, (size_t)NH);
         for (int t = s; t < n_suites; t++)
             if (leader[t] == s) {
@@ -418,6 +420,8 @@ out:
     free(members);
     free(in_mean);
     free(want);
+    andrea_ablation_host_buf_free(e, &heads_buf);
+    andrea_ablation_host_buf_free(e, &values_buf);
     return ret;
 }
 

@@ -25,12 +25,21 @@ const char *andrea_ablation_method_name(andrea_ablation_method m);
 int andrea_ablation_method_parse(const char *name, andrea_ablation_method *m);
 #define ANDREA_ABLATION_METHODS "mean, resample, zero"
 
+/* Where a causal check's time went (seconds and counts, added to): the clean forwards, the
+ * method's replacement outputs, the direct effects, the ablated forwards and how many units
+ * (sets of heads) they measured in how many engine forwards. */
+typedef struct {
+    double t_clean, t_values, t_direct, t_ablated;
+    long units, forwards;
+} andrea_ablation_timing;
+
 typedef struct {
     andrea_ablation_method method;
     uint64_t seed;          /* resample's derangement, the random sets, the bootstrap draws */
     int max_items;          /* items per suite (the first ones with a loss position) */
     const andrea_model *model; /* the checked model, for the labelled heads' direct effects
                                   (its weights); NULL: none measured */
+    andrea_ablation_timing *timing; /* or NULL */
 } andrea_ablation_options;
 
 /* The causal check of n_suites suites into scores[] (prog, if not NULL, advances a suite at a

@@ -20,6 +20,18 @@
 
 enum { UNIT_HEAD, UNIT_GROUP, UNIT_CONTROL, UNIT_LOO };
 
+/* A large host buffer kept from group to group of one check (its pages touched, or locked, once):
+ * the engine's fast host memory where it has some, else malloc's. */
+typedef struct {
+    float *p;
+    size_t cap; /* floats */
+    int from_engine;
+} ablation_host_buf;
+
+/* b grown to n floats (contents not kept); NULL when out of memory. */
+float *andrea_ablation_host_buf(andrea_engine *e, ablation_host_buf *b, size_t n);
+void andrea_ablation_host_buf_free(andrea_engine *e, ablation_host_buf *b);
+
 typedef struct {
     const probe_suite *items;
     const int *pick;        /* [B] its items (token for token the group's) */
@@ -52,6 +64,8 @@ typedef struct {
     ablation_unit *units;
     int n_units;
     int *unit_heads;
+    andrea_ablation_timing *timing; /* or NULL */
+    ablation_host_buf *heads_buf, *values_buf; /* the check's, for the clean head outputs and their replacements */
 } ablation_group;
 
 /* The clean forward (per-item sums into each member's clean/npos), the replacement values the

@@ -1,10 +1,12 @@
 /* ablation_run.c — the causal check's forwards: the clean one, the replacement values of the
  * method, and every unit's (see ablation_internal.h). */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/checked_size.h"
+#include "../common/progress.h"
 #include "../common/rng.h"
 #include "ablation_internal.h"
 
@@ -74,39 +76,45 @@ static int units_per_forward(andrea_engine *e, const andrea_config *cfg, int n_u
  * place: nothing at all with one item); a position no other item reaches: zeros. resample: item b
  * takes item perm[b]'s outputs (perm a seeded cyclic permutation: no item keeps its own), and the
  * mean where perm[b] is shorter than b. NULL for zero, or out of memory (*oom). */
-static float *replacement_values(const ablation_group *g, const andrea_config *cfg, const float *heads,
+static float *replacement_values(andrea_engine *e, const ablation_group *g, const andrea_config *cfg, const float *heads,
                                  const int *lengths, uint64_t seed, int *oom) {
     const int B = g->B, T = g->T, L = cfg->n_layer, C = cfg->d_model;
     const size_t tc = (size_t)T * C;
     *oom = 0;
     if (g->method == ANDREA_ABLATION_ZERO) return NULL;
-    float *out = calloc((size_t)L * B * tc, sizeof(float));
-    double *sum = malloc(sizeof(double) * (size_t)C);
+    float *out = andrea_ablation_host_buf(e, g->values_buf, (size_t)L * B * tc);
+    const int n_threads = omp_get_max_threads();
+    double *sums = malloc(sizeof(double) * (size_t)C * (size_t)n_threads);
     int *perm = malloc(sizeof(int) * (size_t)B);
-    if (!out || !sum || !perm) {
-        free(out);
+    if (!out || !sums || !perm) {
         out = NULL;
         *oom = 1;
         goto done;
     }
-    for (int l = 0; l < L; l++)
-        for (int t = 0; t < T; t++) {
-            int n = 0;
-            memset(sum, 0, sizeof(double) * (size_t)C);
-            for (int b = 0; b < B; b++) {
-                if (lengths[b] <= t) continue;
-                const float *src = heads + (((size_t)l * B + b) * T + t) * C;
-                for (int c = 0; c < C; c++) sum[c] += src[c];
-                n++;
-            }
-            for (int b = 0; b < B; b++) {
-                const int own = lengths[b] > t, others = n - own;
-                if (others == 0) continue;
-                const float *src = heads + (((size_t)l * B + b) * T + t) * C;
-                float *dst = out + (((size_t)l * B + b) * T + t) * C;
-                for (int c = 0; c < C; c++) dst[c] = (float)((sum[c] - (own ? src[c] : 0.0)) / others);
-            }
+    /* each (layer, position) on its own: the values never depend on the number of threads */
+#pragma omp parallel for schedule(dynamic, 4) num_threads(n_threads)
+    for (long long lt = 0; lt < (long long)L * T; lt++) {
+        const int l = (int)(lt / T), t = (int)(lt % T);
+        double *sum = sums + (size_t)omp_get_thread_num() * C;
+        int n = 0;
+        memset(sum, 0, sizeof(double) * (size_t)C);
+        for (int b = 0; b < B; b++) {
+            if (lengths[b] <= t) continue;
+            const float *src = heads + (((size_t)l * B + b) * T + t) * C;
+            for (int c = 0; c < C; c++) sum[c] += src[c];
+            n++;
         }
+        for (int b = 0; b < B; b++) {
+            const int own = lengths[b] > t, others = n - own;
+            const float *src = heads + (((size_t)l * B + b) * T + t) * C;
+            float *dst = out + (((size_t)l * B + b) * T + t) * C;
+            if (others == 0) {
+                memset(dst, 0, sizeof(float) * (size_t)C);
+                continue;
+            }
+            for (int c = 0; c < C; c++) dst[c] = (float)((sum[c] - (own ? src[c] : 0.0)) / others);
+        }
+    }
     if (g->method == ANDREA_ABLATION_MEAN) goto done;
     /* Sattolo's shuffle: a uniformly drawn cyclic permutation, so no item keeps its own outputs */
     uint64_t state = seed ^ 0x726573616d706c65ull; /* "resample" */
@@ -117,20 +125,21 @@ static float *replacement_values(const ablation_group *g, const andrea_config *c
         perm[j] = x;
     }
     /* in place: row b's mean stays where perm[b] does not reach */
+#pragma omp parallel for schedule(static) num_threads(n_threads)
     for (int l = 0; l < L; l++)
         for (int b = 0; b < B; b++)
             for (int t = 0; t < T && t < lengths[perm[b]]; t++)
                 memcpy(out + (((size_t)l * B + b) * T + t) * C, heads + (((size_t)l * B + perm[b]) * T + t) * C,
                        sizeof(float) * C);
 done:
-    free(sum);
+    free(sums);
     free(perm);
     return out;
 }
 
 /* The buffers of the batched forwards: K copies of the items, their losses and masks. */
 typedef struct {
-    int *tokens, *lengths, *targets;
+    int *tokens, *lengths, *targets, *resume;
     float *loss, *x;
     unsigned char *mask;
 } copies;
@@ -139,27 +148,32 @@ static void copies_free(copies *c) {
     free(c->tokens);
     free(c->lengths);
     free(c->targets);
+    free(c->resume);
     free(c->loss);
     free(c->x);
     free(c->mask);
 }
 
 /* Each unit's per-item sums, K units a forward: the batch holds K copies of the B items, copy j
- * with unit j's heads ablated, resumed at the chunk's lowest layer from the clean forward's layer
- * inputs (layer_inputs [L, B, T, C], or NULL: from the embeddings). Units are sorted by their
- * lowest layer; on the CPU (resume after attention) a chunk holds units of one lowest layer and
- * resumes after that layer's attention with the clean forward's head outputs (layer_heads). */
+ * with unit j's heads ablated. Units are sorted by their lowest layer. Where the engine kept the
+ * clean forward's layers (kept), copy j starts at its own unit's lowest layer; else the chunk
+ * resumes at its lowest layer from the clean forward's layer inputs (layer_inputs [L, B, T, C],
+ * or NULL: from the embeddings), and on the CPU (resume after attention) a chunk holds units of
+ * one lowest layer and resumes after that layer's attention with the clean forward's head
+ * outputs (layer_heads). */
 static int ablate_units(andrea_engine *e, const andrea_forward_io *clean_io, const andrea_config *cfg, int K,
-                        const ablation_group *g, const float *layer_inputs, const float *layer_heads, ae_error *err) {
+                        const ablation_group *g, int kept, const float *layer_inputs, const float *layer_heads,
+                        ae_error *err) {
     const int B = clean_io->B, T = clean_io->T, NH = cfg->n_layer * cfg->n_head;
     const size_t bt = (size_t)B * (size_t)T, btc = bt * (size_t)cfg->d_model;
     copies c = {.tokens = malloc(sizeof(int) * bt * (size_t)K), .lengths = malloc(sizeof(int) * (size_t)B * (size_t)K),
                 .targets = malloc(sizeof(int) * bt * (size_t)K), .loss = malloc(sizeof(float) * bt * (size_t)K),
-                .x = layer_inputs ? malloc(sizeof(float) * btc * (size_t)K) : NULL,
+                .x = layer_inputs && !kept ? malloc(sizeof(float) * btc * (size_t)K) : NULL,
+                .resume = kept ? malloc(sizeof(int) * (size_t)B * (size_t)K) : NULL,
                 .mask = calloc((size_t)K * (size_t)B, (size_t)NH)};
     float *o = layer_heads && c.x ? malloc(sizeof(float) * btc * (size_t)K) : NULL;
     int ret = -1, bad = 0;
-    if (!c.tokens || !c.lengths || !c.targets || !c.loss || !c.mask || (layer_heads && c.x && !o)) {
+    if (!c.tokens || !c.lengths || !c.targets || !c.loss || !c.mask || (layer_heads && c.x && !o) || (kept && !c.resume)) {
         andrea_fail(err, "%s: out of memory for the causal check", g->m[0].s->name);
         goto out;
     }
@@ -186,11 +200,16 @@ static int ablate_units(andrea_engine *e, const andrea_forward_io *clean_io, con
                 for (int b = 0; b < B; b++) c.mask[((size_t)j * B + b) * (size_t)NH + (size_t)g->unit_heads[uc[j].first + h]] = 1;
         for (int j = 0; j < k && from > 0; j++) memcpy(c.x + (size_t)j * btc, layer_inputs + (size_t)from * btc, sizeof(float) * btc);
         for (int j = 0; j < k && o; j++) memcpy(o + (size_t)j * btc, layer_heads + (size_t)from * btc, sizeof(float) * btc);
+        for (int j = 0; j < k && kept; j++)
+            for (int b = 0; b < B; b++) c.resume[(size_t)j * B + (size_t)b] = uc[j].min_layer;
         io.B = k * B;
         io.resume_layer = from;
         io.resume_x = from > 0 ? c.x : NULL;
         io.resume_heads = o;
+        io.resume_kept = c.resume;
         if (andrea_engine_forward(e, &io, err)) goto out;
+        io.ablate_values_unchanged = 1;
+        if (g->timing) g->timing->forwards++;
         for (int j = 0; j < k; j++)
             for (int m = 0; m < g->n_members; m++) {
                 double *sums = unit_sums(g, &uc[j], m);
@@ -228,14 +247,40 @@ static int save_layers(andrea_engine *e, const andrea_config *cfg, const ablatio
     const int replace = g->method != ANDREA_ABLATION_ZERO || wants_direct(g);
     int some_above_0 = 0;
     for (int u = 0; u < g->n_units; u++) some_above_0 |= g->units[u].min_layer > 0;
-    if (andrea_engine_can_resume(e) && (resume_heads || some_above_0)) s->inputs = resume_inputs(btc_all);
+    if (andrea_engine_can_resume(e) && !andrea_engine_can_keep_layers(e) && (resume_heads || some_above_0))
+        s->inputs = resume_inputs(btc_all);
     if ((resume_heads && s->inputs) || replace) {
         /* replacement values need them whatever their size (2 GiB at most: the caller's check) */
-        s->heads = btc_all <= ((size_t)1 << 29) || replace ? malloc(btc_all * sizeof(float)) : NULL;
+        s->heads = btc_all <= ((size_t)1 << 29) || replace ? andrea_ablation_host_buf(e, g->heads_buf, btc_all) : NULL;
         if (!s->heads && replace) return -1;
     }
     if (wants_direct(g) && !(s->final = malloc(btc_all / (size_t)cfg->n_layer * sizeof(float)))) return -1;
     return 0;
+}
+
+float *andrea_ablation_host_buf(andrea_engine *e, ablation_host_buf *b, size_t n) {
+    if (n <= b->cap) return b->p;
+    andrea_ablation_host_buf_free(e, b);
+    size_t bytes;
+    if (ae_mul(n, sizeof(float), &bytes)) return NULL;
+    b->p = andrea_engine_host_alloc(e, bytes);
+    b->from_engine = b->p != NULL;
+    if (!b->p) b->p = malloc(bytes);
+    b->cap = b->p ? n : 0;
+    return b->p;
+}
+
+void andrea_ablation_host_buf_free(andrea_engine *e, ablation_host_buf *b) {
+    if (b->from_engine) andrea_engine_host_free(e, b->p);
+    else free(b->p);
+    *b = (ablation_host_buf){NULL, 0, 0};
+}
+
+/* Adds the seconds since t0 to *to and returns now. */
+static double lap(double *to, double t0) {
+    const double now = andrea_now_seconds();
+    *to += now - t0;
+    return now;
 }
 
 int andrea_ablation_run_group(andrea_engine *e, const andrea_config *cfg, ablation_group *g, const int *tokens,
@@ -256,9 +301,12 @@ int andrea_ablation_run_group(andrea_engine *e, const andrea_config *cfg, ablati
     const int K = units_per_forward(e, cfg, g->n_units, B, T);
     andrea_forward_io io = {.B = B, .T = T, .tokens = tokens, .lengths = lengths, .layer_inputs = saved.inputs,
                             .layer_heads = saved.heads, .loss_targets = targets, .token_loss = tloss,
-                            .final_resid = saved.final};
+                            .final_resid = saved.final, .keep_layers = andrea_engine_can_keep_layers(e)};
     for (size_t r = 0; r < bt; r++) targets[r] = (r % (size_t)T) + 1 < (size_t)T && use[r] ? tokens[r + 1] : -1;
+    andrea_ablation_timing untimed = {0}, *tm = g->timing ? g->timing : &untimed;
+    double t = andrea_now_seconds();
     if (andrea_engine_forward(e, &io, err)) goto out;
+    t = lap(&tm->t_clean, t);
     for (int k = 0; k < g->n_members; k++) item_sums(tloss, g->m[k].use, B, T, g->m[k].clean, g->m[k].npos, &bad);
     /* A forward that overflowed float32 (the CPU engine refuses it itself; a GPU's shows here)
      * would make every loss and delta NaN, stored as if nothing had been measured. */
@@ -267,26 +315,29 @@ int andrea_ablation_run_group(andrea_engine *e, const andrea_config *cfg, ablati
                          "far outside a trained model's range", name);
         goto out;
     }
-    values = replacement_values(g, cfg, saved.heads, lengths, seed, &oom);
+    values = replacement_values(e, g, cfg, saved.heads, lengths, seed, &oom);
+    t = lap(&tm->t_values, t);
     if (oom) {
         andrea_fail(err, "%s: out of memory for the causal check's replacement outputs", name);
         goto out;
     }
     if (saved.final && andrea_ablation_direct(g->model, g, tokens, saved.final, saved.heads, values, err)) goto out;
+    t = lap(&tm->t_direct, t);
     io.final_resid = NULL;
+    io.keep_layers = 0;
     io.ablate_values = values;
     io.ablate_values_B = B;
     /* the CPU resumes after attention only from the clean head outputs with the inputs beside them */
-    if (ablate_units(e, &io, cfg, K, g, saved.inputs, andrea_engine_can_resume_heads(e) && saved.inputs ? saved.heads : NULL,
+    if (ablate_units(e, &io, cfg, K, g, andrea_engine_can_keep_layers(e), saved.inputs, andrea_engine_can_resume_heads(e) && saved.inputs ? saved.heads : NULL,
                      err))
         goto out;
+    lap(&tm->t_ablated, t);
+    tm->units += g->n_units;
     ret = 0;
 out:
     free(tloss);
     free(targets);
-    free(values);
     free(saved.inputs);
-    free(saved.heads);
     free(saved.final);
     return ret;
 }

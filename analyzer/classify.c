@@ -465,6 +465,7 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
     const andrea_engine_options eo = engine_options(opt);
     andrea_ablation_options ao = {.method = opt->ablation, .max_items = andrea_ablate_items(opt, opt->ablate_items == ANDREA_ABLATE_ITEMS_AUTO && check_on_gpu(opt, NULL))};
     ao.model = mp;
+    ao.timing = opt->timing ? &opt->timing->causal : NULL;
     if (mp && (read_all_items(d, &items, &n_items, err) || (n_items = compact_suites(items, n_items, keep_mask, 1)) < 0 ||
                andrea_causal_check(mp, NULL, &eo, items, n_items, &ao, a, err))) {
         andrea_prefix(err, "%s", dump_path);
@@ -523,7 +524,7 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
     const int n_kept = compact_suites(kept, n_suites, keep, 0);
     double t0 = andrea_now_seconds();
     const andrea_ablation_options ao = {.method = opt->ablation, .max_items = andrea_ablate_items(opt, check_on_gpu(opt, eng)),
-                                        .model = m};
+                                        .model = m, .timing = opt->timing ? &opt->timing->causal : NULL};
     if (opt->ablate_items == 0) {
         snprintf(a->ablation_note, sizeof a->ablation_note, "causal check disabled (--ablate-items 0)");
     } else if (andrea_mpi_rank() != 0) {

@@ -33,9 +33,10 @@
 #define ANDREA_ABLATE_MEAN_HEADS 64
 
 /* Where a classification's time went (seconds, added to): scoring and head-value means, the
- * causal check. */
+ * causal check and its parts. */
 typedef struct {
     double t_scoring, t_causal;
+    andrea_ablation_timing causal;
 } andrea_classify_timing;
 
 typedef struct {

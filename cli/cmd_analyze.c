@@ -171,11 +171,13 @@ static void print_timing(const char *ckpt, const andrea_dump_stats *st, double t
                          const double *t_rep, double t_all) {
     fprintf(stderr,
             "andrea analyze: time (%s): model load + probes %.2f s, checkpoint sha256 wait %.2f s (it runs beside the load and the forwards), engine open %.2f s, "
-            "forwards %.2f s, scoring + report maps %.2f s, map writes %.2f s, causal check %.2f s, catalog %.2f s "
+            "forwards %.2f s, scoring + report maps %.2f s, map writes %.2f s, causal check %.2f s (clean forwards %.2f s, "
+            "replacement outputs %.2f s, direct effects %.2f s, %ld ablated sets in %ld forwards %.2f s), catalog %.2f s "
             "(circuit scores %.2f s), report %.2f s (heatmaps + thumbnails %.2f s, overviews %.2f s, interactive data "
             "%.2f s, head pages %.2f s, index %.2f s), total %.2f s\n",
             ckpt, t_load, t_hash, st->t_open, st->t_forward, st->t_sinks, st->t_maps + st->t_other + st->t_close + st->t_seal,
-            ct->t_causal, t_catalog + t_circuits, t_circuits, t_report, t_rep[0], t_rep[1], t_rep[2], t_rep[3], t_rep[4],
+            ct->t_causal, ct->causal.t_clean, ct->causal.t_values, ct->causal.t_direct, ct->causal.units, ct->causal.forwards,
+            ct->causal.t_ablated, t_catalog + t_circuits, t_circuits, t_report, t_rep[0], t_rep[1], t_rep[2], t_rep[3], t_rep[4],
             t_all);
 }
 
@@ -335,7 +337,7 @@ static int analyze_one(const char *ckpt, const char *report_dir, const analyze_a
         andrea_engine_close(eng);
         eng = NULL;
     }
-    andrea_classify_timing ct = {0, 0};
+    andrea_classify_timing ct = {0};
     andrea_classify_options o = *copt;
     o.device = aa->dev;
     o.timing = &ct;

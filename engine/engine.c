@@ -56,6 +56,8 @@ int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_erro
     if ((io->loss_targets || io->token_loss) && (!e->can_token_loss || !io->loss_targets || !io->token_loss))
         return andrea_fail(err, "the %s engine cannot compute token losses (or only one of loss_targets, token_loss given)",
                        e->name);
+    if ((io->keep_layers || io->resume_kept) && !e->can_keep_layers)
+        return andrea_fail(err, "the %s engine cannot keep a forward's layers or resume from them", e->name);
     if (io->ablate_per_seq && !e->can_ablate_per_seq)
         return andrea_fail(err, "the %s engine cannot ablate heads per sequence", e->name);
     return e->forward(e, io, err);
@@ -68,6 +70,14 @@ int andrea_engine_can_resume_heads(const andrea_engine *e) { return e->can_resum
 int andrea_engine_has_gpu(const andrea_engine *e) { return e->has_gpu; }
 
 int andrea_engine_can_token_loss(const andrea_engine *e) { return e->can_token_loss; }
+
+int andrea_engine_can_keep_layers(const andrea_engine *e) { return e->can_keep_layers; }
+
+void *andrea_engine_host_alloc(andrea_engine *e, size_t bytes) { return e->host_alloc ? e->host_alloc(bytes) : NULL; }
+
+void andrea_engine_host_free(andrea_engine *e, void *p) {
+    if (p && e->host_free) e->host_free(p);
+}
 
 int andrea_engine_can_ablate_per_seq(const andrea_engine *e) { return e->can_ablate_per_seq; }
 

@@ -84,6 +84,18 @@ typedef struct {
                                   forward of the same tokens, from the same input of that layer):
                                   its LayerNorm, QKV and attention are skipped; only logits or
                                   token losses may be asked for */
+    /* Replaying the causal check without moving layers through the host (engines with
+     * can_keep_layers: the CUDA one). keep_layers = 1 in a forward from the embeddings that
+     * ablates nothing keeps each layer's input inside the engine ([L, B, T, C], replacing what it
+     * kept before). A later forward of the same T with resume_kept [B] (ascending, each in
+     * 0..L-1) runs sequence b from layer resume_kept[b], with the kept input of that layer for
+     * item b % (the kept forward's B): each ablated set starts at its own lowest layer, in one
+     * batch. With resume_kept only logits or token losses may be asked for. */
+    int keep_layers;
+    const int *resume_kept;    /* [B] or NULL */
+    /* 1: ablate_values are the previous forward's, unchanged (same pointer, same rows): the
+     * engine may skip copying them again */
+    int ablate_values_unchanged;
 } andrea_forward_io;
 
 /* A backend with scratch memory sized for at most max_B sequences of max_T tokens. */
@@ -128,6 +140,13 @@ int andrea_engine_can_resume_heads(const andrea_engine *e);
 int andrea_engine_has_gpu(const andrea_engine *e);
 /* 1 when the backend honours loss_targets / token_loss (andrea_forward_io); others refuse them. */
 int andrea_engine_can_token_loss(const andrea_engine *e);
+/* 1 when the backend honours keep_layers / resume_kept (andrea_forward_io); others refuse them. */
+int andrea_engine_can_keep_layers(const andrea_engine *e);
+/* Host memory the backend copies to and from fastest (a GPU's: page-locked), for large buffers
+ * used by many forwards; NULL when it has none to give (the CPU) or none is left: use malloc.
+ * Freed with andrea_engine_host_free on the same engine, before it closes. */
+void *andrea_engine_host_alloc(andrea_engine *e, size_t bytes);
+void andrea_engine_host_free(andrea_engine *e, void *p);
 /* 1 when the backend honours ablate_per_seq (andrea_forward_io); others refuse it. */
 int andrea_engine_can_ablate_per_seq(const andrea_engine *e);
 /* The largest batch the engine takes now (its max_B: the one it was opened for, or reserved). */
@@ -168,9 +187,12 @@ struct andrea_engine {
     int has_gpu;
     int can_token_loss;
     int can_ablate_per_seq;
+    int can_keep_layers;
     int max_B;       /* the batch it was opened for */
     int (*forward)(andrea_engine *e, const andrea_forward_io *io, ae_error *err);
     int (*reserve_batch)(andrea_engine *e, int max_B, ae_error *err); /* NULL: the batch is fixed */
+    void *(*host_alloc)(size_t bytes); /* NULL: no host memory of its own (host_free too) */
+    void (*host_free)(void *p);
     void (*close)(andrea_engine *e);
 };
 

@@ -58,6 +58,11 @@ typedef struct {
     unsigned char *abl;  /* [max_B, L*H]: one mask for all sequences, or one each (ablate_per_seq) */
     float *abl_vals;     /* [L, Bv, T, C] replacement outputs of ablated heads (ablate_values), grown on use */
     size_t abl_vals_bytes;
+    const float *abl_vals_src; /* the host values abl_vals holds (ablate_values_unchanged skips them) */
+    int abl_vals_src_B, abl_vals_src_T;
+    float *kept_x;       /* [L, kept_B, kept_T, C] layer inputs of a keep_layers forward, grown on use */
+    size_t kept_bytes;
+    int kept_B, kept_T;  /* 0: nothing kept */
     int *h_tok;          /* [N] host scratch: tokens with padding ids made safe */
     float *contrib;      /* [H, N, C], on first use */
     float *stage;        /* [max_B, H, T, T] per-layer probabilities, on first use */
@@ -563,7 +568,7 @@ static void free_batch(cuda_engine *e) {
 static void free_engine(cuda_engine *e) {
     if (!e) return;
     free_batch(e);
-    void *bufs[] = {e->w, e->wte_mean, e->w3[0], e->w3[1], e->w3[2], e->w3[3]};
+    void *bufs[] = {e->w, e->wte_mean, e->w3[0], e->w3[1], e->w3[2], e->w3[3], e->kept_x};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) cudaFree(bufs[i]);
     for (int i = 0; i < e->n_plans; i++) destroy_plan(&e->plans[i]);
@@ -576,6 +581,16 @@ static void free_engine(cuda_engine *e) {
 }
 
 static void cuda_close(andrea_engine *base) { free_engine((cuda_engine *)base); }
+
+/* Page-locked host memory: copies to and from the device at full bus speed, without staging. */
+static void *cuda_host_alloc(size_t bytes) {
+    void *p = NULL;
+    if (cudaHostAlloc(&p, bytes, cudaHostAllocDefault) == cudaSuccess) return p;
+    (void)cudaGetLastError(); /* clears it: a later kernel's check must not report this one */
+    return NULL;
+}
+
+static void cuda_host_free(void *p) { (void)cudaFreeHost(p); }
 
 static int lazy_alloc(void **p, size_t bytes, ae_error *err) {
     if (*p) return 0;
@@ -664,6 +679,11 @@ typedef struct {
 static int upload_ablate_values(cuda_engine *e, const andrea_forward_io *io, fwd_step *f, ae_error *err) {
     const andrea_config *cf = &e->m->cfg;
     const size_t bytes = (size_t)cf->n_layer * io->ablate_values_B * io->T * cf->d_model * sizeof(float);
+    f->abl_vals_B = io->ablate_values_B;
+    if (io->ablate_values_unchanged && e->abl_vals && e->abl_vals_src == io->ablate_values &&
+        e->abl_vals_src_B == io->ablate_values_B && e->abl_vals_src_T == io->T)
+        return 0; /* the caller's word: the same values as the last upload */
+    e->abl_vals_src = NULL;
     if (bytes > e->abl_vals_bytes) {
         if (e->abl_vals) CU_CHECK(cudaFree(e->abl_vals));
         e->abl_vals = NULL;
@@ -672,7 +692,9 @@ static int upload_ablate_values(cuda_engine *e, const andrea_forward_io *io, fwd
         e->abl_vals_bytes = bytes;
     }
     CU_CHECK(cudaMemcpyAsync(e->abl_vals, io->ablate_values, bytes, cudaMemcpyHostToDevice, e->st));
-    f->abl_vals_B = io->ablate_values_B;
+    e->abl_vals_src = io->ablate_values;
+    e->abl_vals_src_B = io->ablate_values_B;
+    e->abl_vals_src_T = io->T;
     return 0;
 fail:
     return -1;
@@ -708,6 +730,21 @@ static int upload_inputs(cuda_engine *e, const andrea_forward_io *io, fwd_step *
                        L - 1);
     if (io->resume_layer > 0 && (io->attn || io->head_out || io->head_out_norm || io->head_dla))
         return andrea_fail(err, "%s: a resumed forward computes logits only", m->path);
+    if (io->resume_kept) {
+        if (io->resume_layer > 0 || io->layer_inputs || io->keep_layers || io->attn || io->head_out ||
+            io->head_out_norm || io->head_dla || io->final_resid)
+            return andrea_fail(err, "%s: a forward resumed from kept layers computes logits or token losses only",
+                               m->path);
+        if (e->kept_B < 1 || e->kept_T != T)
+            return andrea_fail(err, "%s: resume from kept layers of T=%d, but %s", m->path, T,
+                               e->kept_B ? "they are of another T" : "none are kept");
+        for (int b = 0; b < B; b++)
+            if (io->resume_kept[b] < 0 || io->resume_kept[b] >= L || (b > 0 && io->resume_kept[b] < io->resume_kept[b - 1]))
+                return andrea_fail(err, "%s: resume layer %d of sequence %d outside 0..%d or not ascending", m->path,
+                                   io->resume_kept[b], b, L - 1);
+    }
+    if (io->keep_layers && io->resume_layer > 0)
+        return andrea_fail(err, "%s: keep_layers in a forward resumed at a layer", m->path);
     for (size_t r = 0; io->loss_targets && r < N; r++)
         if (io->loss_targets[r] < -1 || io->loss_targets[r] >= V)
             return andrea_fail(err, "%s: loss target %d at row %zu outside -1..%d", m->path, io->loss_targets[r], r, V - 1);
@@ -725,8 +762,8 @@ static int upload_inputs(cuda_engine *e, const andrea_forward_io *io, fwd_step *
     }
     if (f->any_abl)
         CU_CHECK(cudaMemcpyAsync(e->abl, io->ablate, n_abl, cudaMemcpyHostToDevice, e->st));
-    if (io->layer_heads && f->any_abl) /* ycat holds the ablated outputs; the CPU's layer_heads do not */
-        return andrea_fail(err, "%s: layer_heads of a forward that ablates heads", m->path);
+    if ((io->layer_heads || io->keep_layers) && f->any_abl) /* ycat holds the ablated outputs; the CPU's layer_heads do not */
+        return andrea_fail(err, "%s: layer_heads or keep_layers in a forward that ablates heads", m->path);
     if (f->any_abl && io->ablate_values && upload_ablate_values(e, io, f, err)) return -1;
     return 0;
 fail:
@@ -882,6 +919,54 @@ fail:
     return -1;
 }
 
+/* x rows of sequences lo..hi-1 (TC floats each) = the kept input of item s % kept_B. */
+static __global__ void copy_kept_kernel(float *x, const float *kept, int lo, int hi, int kept_B, size_t TC) {
+    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x, n = (size_t)(hi - lo) * TC;
+    if (idx >= n) return;
+    size_t s = (size_t)lo + idx / TC;
+    x[s * TC + idx % TC] = kept[(s % (size_t)kept_B) * TC + idx % TC];
+}
+
+/* keep_layers: room for [L, B, T, C] layer inputs. */
+static int reserve_kept(cuda_engine *e, int B, int T, ae_error *err) {
+    const andrea_config *cf = &e->m->cfg;
+    const size_t bytes = (size_t)cf->n_layer * B * T * cf->d_model * sizeof(float); /* <= L x the activations */
+    e->kept_B = e->kept_T = 0;
+    if (bytes > e->kept_bytes) {
+        if (e->kept_x) CU_CHECK(cudaFree(e->kept_x));
+        e->kept_x = NULL;
+        e->kept_bytes = 0;
+        CU_CHECK(cudaMalloc((void **)&e->kept_x, bytes));
+        e->kept_bytes = bytes;
+    }
+    e->kept_B = B;
+    e->kept_T = T;
+    return 0;
+fail:
+    return -1;
+}
+
+/* Before layer l of a forward resumed from kept layers: the sequences that start at l (resume_kept
+ * ascending: they follow those already running) take their kept input; the layer then runs on the
+ * first *active sequences. Layer 0's starters were embedded. */
+static int join_kept(cuda_engine *e, const andrea_forward_io *io, fwd_step *f, int l, int *active, ae_error *err) {
+    const int C = e->m->cfg.d_model;
+    int n = *active;
+    while (n < io->B && io->resume_kept[n] <= l) n++;
+    if (l > 0 && n > *active) {
+        const size_t TC = (size_t)io->T * C, per_layer = (size_t)e->kept_B * TC;
+        copy_kept_kernel<<<blocks_for((size_t)(n - *active) * TC, 256), 256, 0, e->st>>>(
+            e->x, e->kept_x + (size_t)l * per_layer, *active, n, e->kept_B, TC);
+        CU_CHECK(cudaGetLastError());
+    }
+    *active = n;
+    f->B = n;
+    f->N = (size_t)n * io->T;
+    return 0;
+fail:
+    return -1;
+}
+
 /* Token losses alone (the causal check): the LM head runs on the rows with a target only (the
  * final LayerNorm's rows gathered into qkv, free after the last layer), as the CPU engine does;
  * the other rows' losses are NaN (all-ones bits). */
@@ -914,6 +999,7 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
     const size_t N = (size_t)B * T;
     const andrea_params *p = &m->p;
     fwd_step f;
+    int active = 0; /* resume_kept: the sequences running so far */
     memset(&f, 0, sizeof f);
     f.B = B;
     f.T = T;
@@ -923,6 +1009,7 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
     f.logits = o->logits_dev;
     f.want_contrib = o->norm_dev || o->dla_dev || o->norm_host || o->dla_host || o->head_out_host;
     if (upload_inputs(e, io, &f, err) || alloc_outputs(e, o, &f, err)) return -1;
+    if (io->keep_layers && reserve_kept(e, B, T, err)) return -1;
     float *const norm = f.norm, *const dla = f.dla, *const logits = f.logits;
 
     /* x [N, C]: the embeddings, or the saved input of the resume layer (the caller's forward of
@@ -930,16 +1017,31 @@ static int forward_impl(cuda_engine *e, const andrea_forward_io *io, const outpu
     if (io->resume_layer > 0) {
         CU_CHECK(cudaMemcpyAsync(e->x, io->resume_x, N * C * sizeof(float), cudaMemcpyHostToDevice, e->st));
     } else {
-        embed_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->x, e->tok, dev_param(e, p->wte), dev_param(e, p->wpe),
-                                                              (int)N, T, C);
-        CU_CHECK(cudaGetLastError());
+        /* resumed from kept layers: only the sequences that start at layer 0 */
+        size_t n_embed = N;
+        if (io->resume_kept) {
+            int b0 = 0;
+            while (b0 < B && io->resume_kept[b0] == 0) b0++;
+            n_embed = (size_t)b0 * T;
+        }
+        if (n_embed > 0) {
+            embed_kernel<<<blocks_for(n_embed * C, TH), TH, 0, e->st>>>(e->x, e->tok, dev_param(e, p->wte),
+                                                                        dev_param(e, p->wpe), (int)n_embed, T, C);
+            CU_CHECK(cudaGetLastError());
+        }
     }
-    for (int l = io->resume_layer; l < L; l++) {
+    for (int l = io->resume_kept ? io->resume_kept[0] : io->resume_layer; l < L; l++) {
+        if (io->resume_kept && join_kept(e, io, &f, l, &active, err)) return -1;
         if (io->layer_inputs) /* [L, B, T, C]: layer l's input, for forwards resumed there */
             CU_CHECK(cudaMemcpyAsync(io->layer_inputs + (size_t)l * N * C, e->x, N * C * sizeof(float),
                                      cudaMemcpyDeviceToHost, e->st));
+        if (io->keep_layers)
+            CU_CHECK(cudaMemcpyAsync(e->kept_x + (size_t)l * N * C, e->x, N * C * sizeof(float),
+                                     cudaMemcpyDeviceToDevice, e->st));
         if (layer_forward(e, io, o, &f, l, err)) return -1;
     }
+    f.B = B; /* every sequence ran the last layer */
+    f.N = N;
     if (io->final_resid) /* [N, C]: the residual before the final LayerNorm (every row runs every layer) */
         CU_CHECK(cudaMemcpyAsync(io->final_resid, e->x, N * C * sizeof(float), cudaMemcpyDeviceToHost, e->st));
 
@@ -999,7 +1101,8 @@ extern "C" int andrea_cuda_forward_device(andrea_engine *base, const andrea_forw
     if (!base || !base->has_gpu) return andrea_fail(err, "andrea_cuda_forward_device: not a CUDA engine");
     if (io->attn || io->head_out || io->head_out_norm || io->head_dla || io->logits || io->token_loss)
         return andrea_fail(err, "andrea_cuda_forward_device: host outputs given; use andrea_engine_forward for those");
-    if (io->layer_inputs || io->resume_layer || io->resume_x || io->layer_heads || io->resume_heads || io->final_resid)
+    if (io->layer_inputs || io->resume_layer || io->resume_x || io->layer_heads || io->resume_heads || io->final_resid ||
+        io->keep_layers || io->resume_kept)
         return andrea_fail(err, "andrea_cuda_forward_device: a resumed forward has host outputs only");
     outputs o;
     memset(&o, 0, sizeof o);
@@ -1132,6 +1235,9 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     e->base.can_token_loss = 1;
     e->base.can_ablate_per_seq = 1;
     e->base.can_resume = 1; /* layer_inputs / resume_x; not resume_heads (engine.c refuses those) */
+    e->base.can_keep_layers = 1;
+    e->base.host_alloc = cuda_host_alloc;
+    e->base.host_free = cuda_host_free;
     e->base.max_B = max_B;
     e->base.reserve_batch = cuda_reserve_batch;
     e->base.forward = cuda_forward;

@@ -622,6 +622,79 @@ static void test_cuda_resumed_forward_equals_the_whole_forward(void) {
     andrea_model_free(&m);
 }
 
+/* A batch resumed from kept layers (keep_layers, resume_kept: the causal check's forwards on a
+ * GPU) gives the token losses of whole forwards with the same ablations, in fp32 (1e-6: the same
+ * kernels on the same inputs): copy j of the B0 kept items ablates a head of layer j and starts
+ * there, all copies in one forward; with replacement values too, and again with the values
+ * marked unchanged (not copied again). Refused: resume layers not ascending, keep_layers in an
+ * ablated forward, maps from a resumed one, another T, the CPU engine. */
+static void test_cuda_forward_from_kept_layers_equals_the_whole_forward(void) {
+    andrea_model m = {0};
+    enum { L = 4, H = 4, C = 64, B0 = 3, K = L, B = K * B0, T = 20, V = 400 };
+    CHECK(random_model(&m, L, H, C, V, 64, 37) == 0);
+    ae_error err = {{0}};
+    andrea_engine_options eo;
+    andrea_engine_options_init(&eo);
+    snprintf(eo.precision, sizeof eo.precision, "fp32");
+    andrea_engine *g = andrea_cuda_engine_open(&m, &eo, B, T, &err), *c = andrea_cpu_engine_open(&m, B, T, &err);
+    CHECK_MSG(g && c && andrea_engine_can_keep_layers(g) && !andrea_engine_can_keep_layers(c), "%s", err.msg);
+    static int tok[B * T], tgt[B * T], resume[B];
+    static unsigned char abl[B * L * H];
+    static float values[L * B0 * T * C], clean[B0 * T], whole[B * T], kept[B * T];
+    for (int i = 0; i < B0 * T; i++) tok[i] = (int)(next_u32() % (uint32_t)V);
+    for (int j = 1; j < K; j++) memcpy(tok + (size_t)j * B0 * T, tok, sizeof(int) * B0 * T);
+    for (int i = 0; i < B * T; i++) tgt[i] = i % T + 1 < T ? tok[i + 1] : -1;
+    for (int i = 0; i < L * B0 * T * C; i++) values[i] = (float)((int)(next_u32() % 2001) - 1000) / 1000.0f;
+    for (int j = 0; j < K; j++)
+        for (int b = 0; b < B0; b++) {
+            resume[j * B0 + b] = j;
+            abl[(size_t)(j * B0 + b) * L * H + (size_t)j * H + (size_t)(j % H)] = 1;
+        }
+    andrea_forward_io keep = {.B = B0, .T = T, .tokens = tok, .loss_targets = tgt, .token_loss = clean, .keep_layers = 1};
+    CHECK_MSG(g && andrea_engine_forward(g, &keep, &err) == 0, "%s", err.msg);
+    for (int with_values = 0; with_values < 3; with_values++) {
+        andrea_forward_io w = {.B = B, .T = T, .tokens = tok, .ablate = abl, .ablate_per_seq = 1, .loss_targets = tgt,
+                               .token_loss = whole, .ablate_values = with_values ? values : NULL,
+                               .ablate_values_B = with_values ? B0 : 0};
+        andrea_forward_io r = w;
+        r.token_loss = kept;
+        r.resume_kept = resume;
+        r.ablate_values_unchanged = with_values == 2;
+        CHECK_MSG(g && andrea_engine_forward(g, &w, &err) == 0, "%s", err.msg);
+        /* the whole forward uploaded the same values: "unchanged" holds for the resumed one */
+        CHECK_MSG(g && andrea_engine_forward(g, &r, &err) == 0, "%s", err.msg);
+        double worst = 0, moved = 0;
+        for (int i = 0; i < B * T; i++) {
+            if (tgt[i] < 0) continue;
+            const double d = fabs((double)whole[i] - kept[i]);
+            if (!(d <= worst)) worst = d;
+            moved += fabs((double)whole[i] - clean[i % (B0 * T)]);
+        }
+        CHECK_MSG(worst < 1e-6, "values %d: losses from kept layers differ from the whole forwards by %.3g", with_values,
+                  worst);
+        CHECK_MSG(moved > 1e-5, "values %d: the ablations changed no loss", with_values);
+    }
+    static float maps[B * L * H * T * T];
+    int down[B];
+    memcpy(down, resume, sizeof down);
+    down[B - 1] = 0;
+    andrea_forward_io bad = {.B = B, .T = T, .tokens = tok, .ablate = abl, .ablate_per_seq = 1, .resume_kept = down};
+    CHECK(g && andrea_engine_forward(g, &bad, &err) == -1 && strstr(err.msg, "ascending"));
+    bad.resume_kept = resume;
+    bad.attn = maps;
+    CHECK(g && andrea_engine_forward(g, &bad, &err) == -1 && strstr(err.msg, "kept layers"));
+    bad.attn = NULL;
+    bad.T = T - 1;
+    CHECK(g && andrea_engine_forward(g, &bad, &err) == -1 && strstr(err.msg, "another T"));
+    andrea_forward_io abl_keep = {.B = B, .T = T, .tokens = tok, .ablate = abl, .ablate_per_seq = 1, .keep_layers = 1};
+    CHECK(g && andrea_engine_forward(g, &abl_keep, &err) == -1 && strstr(err.msg, "keep_layers"));
+    andrea_forward_io cpu_keep = {.B = B0, .T = T, .tokens = tok, .keep_layers = 1};
+    CHECK(c && andrea_engine_forward(c, &cpu_keep, &err) == -1 && strstr(err.msg, "cannot keep"));
+    andrea_engine_close(g);
+    andrea_engine_close(c);
+    andrea_model_free(&m);
+}
+
 /* The causal check on the GPU (heads ablated per copy, 64 a forward, a forward resumed at the
  * layer of its first head) gives the CPU's deltas (one forward per head, resumed at its layer):
  * of 80 heads 64 spread for the mean (more than ANDREA_ABLATE_MEAN_HEADS: heads floor(k 80 / 64))
@@ -734,6 +807,7 @@ int main(void) {
     RUN(test_cuda_token_loss_equals_cpu_cross_entropy);
     RUN(test_cuda_ablate_per_seq_equals_one_head_per_forward);
     RUN(test_cuda_resumed_forward_equals_the_whole_forward);
+    RUN(test_cuda_forward_from_kept_layers_equals_the_whole_forward);
     RUN(test_cuda_causal_check_equals_the_cpu_one);
     RUN(test_cuda_suites_sharing_items_get_the_deltas_of_one_suite_at_a_time);
     RUN(test_cuda_matches_cpu_at_andrea_12m_shape);
