@@ -33,7 +33,7 @@ for d in cpu cuda; do
   $A analyze models/andrea-bundled.bin --device $d --out /tmp/ev-$d --ablate-items 8 --quiet >/tmp/ev-$d.txt 2>&1 || tail -3 /tmp/ev-$d.txt
   $A sql --db /tmp/ev-$d/catalog.db "$Q" >$OUT/verdicts-$d.txt
 done
-paste $OUT/verdicts-cpu.txt $OUT/verdicts-cuda.txt | column -t -s $'\t'
+paste $OUT/verdicts-cpu.txt $OUT/verdicts-cuda.txt
 diff <(awk '{print $1, $2, $4}' $OUT/verdicts-cpu.txt) <(awk '{print $1, $2, $4}' $OUT/verdicts-cuda.txt) >/dev/null &&
   echo "verdicts: cuda == cpu" || echo "verdicts: cuda differs from cpu"
 echo "== analyze, whole process ($SECONDS s)"
