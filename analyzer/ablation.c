@@ -92,6 +92,9 @@ static int cmp_unit(const void *a, const void *b) {
                                         : (x->order > y->order) - (x->order < y->order);
 }
 
+/* A set unit, or, for a set of one head that has a HEAD unit, that head in *alias (else -1). */
+static void add_set_unit(ablation_group *g, int kind, int member, int index, const int *heads, int n, int H, int *alias);
+
 static void add_unit(ablation_group *g, int kind, int member, int index, const int *heads, int n, int H) {
     ablation_unit *u = &g->units[g->n_units];
     int first = g->n_units ? g->units[g->n_units - 1].first + g->units[g->n_units - 1].n : 0, low = 1 << 30;
@@ -102,6 +105,11 @@ static void add_unit(ablation_group *g, int kind, int member, int index, const i
     *u = (ablation_unit){.kind = kind, .member = member, .index = index, .first = first, .n = n, .min_layer = low,
                          .order = g->n_units};
     g->n_units++;
+}
+
+static void add_set_unit(ablation_group *g, int kind, int member, int index, const int *heads, int n, int H, int *alias) {
+    *alias = n == 1 && g->want[heads[0]] ? heads[0] : -1;
+    if (*alias < 0) add_unit(g, kind, member, index, heads, n, H);
 }
 
 /* k distinct heads drawn uniformly from those not in the member's set into out. */
@@ -143,16 +151,17 @@ static int build_units(ablation_group *g, int NH, int H, uint64_t seed) {
         const ablation_member *m = &g->m[k];
         if (m->k == 0) continue;
         uint64_t state = suite_seed(seed, m->s->name) ^ 0x636f6e74726f6c73ull; /* "controls" */
-        add_unit(g, UNIT_GROUP, k, 0, m->labelled, m->k, H);
+        ablation_member *mw = &g->m[k];
+        add_set_unit(g, UNIT_GROUP, k, 0, m->labelled, m->k, H, &mw->group_alias);
         for (int r = 0; r < m->n_controls; r++) {
             draw_control(m, NH, &state, taken, set);
-            add_unit(g, UNIT_CONTROL, k, r, set, m->k, H);
+            add_set_unit(g, UNIT_CONTROL, k, r, set, m->k, H, &mw->control_alias[r]);
         }
         for (int j = 0; m->k > 1 && j < m->k; j++) {
             int n = 0;
             for (int x = 0; x < m->k; x++)
                 if (x != j) set[n++] = m->labelled[x];
-            add_unit(g, UNIT_LOO, k, j, set, n, H);
+            add_set_unit(g, UNIT_LOO, k, j, set, n, H, &mw->loo_alias[j]);
         }
     }
     qsort(g->units, (size_t)g->n_units, sizeof *g->units, cmp_unit);
@@ -163,8 +172,12 @@ static int build_units(ablation_group *g, int NH, int H, uint64_t seed) {
 
 /* A member's labelled heads and per-item buffers. -1: out of memory. */
 static int member_alloc(ablation_member *m, int NH, int B) {
-    m->labelled = malloc(sizeof(int) * (size_t)NH);
+    /* labelled [NH], then the aliases: control [CONTROL_SETS], leave-one-in [NH] */
+    m->labelled = malloc(sizeof(int) * ((size_t)2 * NH + ANDREA_CONTROL_SETS));
     if (!m->labelled) return -1;
+    m->control_alias = m->labelled + NH;
+    m->loo_alias = m->control_alias + ANDREA_CONTROL_SETS;
+    m->group_alias = -1;
     m->k = 0;
     for (int i = 0; i < NH; i++)
         if (m->s->heads[i].label) m->labelled[m->k++] = i;
@@ -254,6 +267,17 @@ static void member_stats(const ablation_group *g, ablation_member *m, int NH, co
     }
 }
 
+/* The sums of a member's sets of one head that ran no forward of their own: their head's. */
+static void copy_aliases(ablation_member *m, int B) {
+    const size_t row = sizeof(double) * (size_t)B;
+    if (m->k == 0) return;
+    if (m->group_alias >= 0) memcpy(m->group_sum, m->head_sum + (size_t)m->group_alias * B, row);
+    for (int r = 0; r < m->n_controls; r++)
+        if (m->control_alias[r] >= 0) memcpy(m->control_sum + (size_t)r * B, m->head_sum + (size_t)m->control_alias[r] * B, row);
+    for (int j = 0; m->k > 1 && j < m->k; j++)
+        if (m->loo_alias[j] >= 0) memcpy(m->loo_sum + (size_t)j * B, m->head_sum + (size_t)m->loo_alias[j] * B, row);
+}
+
 /* The group's items (token for token those of every member), each member's loss positions,
  * wanted heads and labelled set; its units; then its forwards and each member's statistics. */
 static int ablate_group(andrea_engine *e, const andrea_config *cfg, ablation_group *g, uint64_t seed, ae_error *err) {
@@ -284,6 +308,7 @@ static int ablate_group(andrea_engine *e, const andrea_config *cfg, ablation_gro
     }
     if (build_units(g, NH, cfg->n_head, seed)) goto oom;
     if (andrea_ablation_run_group(e, cfg, g, tokens, lengths, use, seed, err)) goto out;
+    for (int k = 0; k < g->n_members; k++) copy_aliases(&g->m[k], B);
     for (int k = 0; k < g->n_members; k++) {
         andrea_boot_draws(B, suite_seed(seed, g->m[k].s->name), draws);
         g->m[k].s->n_ablation_items = B;

@@ -4,10 +4,13 @@
  *
  * A unit's forward gives, per member that reads it, the sum of the member's token losses over each
  * item's loss positions (per-item sums: the intervals resample items). Units:
- *   HEAD    one head (every member that wants it reads it: the yardstick's heads and labelled ones)
+ *   HEAD    one head (every member reads it; each keeps the deltas of the heads it wants: the
+ *           yardstick's heads and its labelled ones)
  *   GROUP   a member's labelled heads together
  *   CONTROL a random set of as many other heads (ANDREA_CONTROL_SETS per member)
  *   LOO     the labelled set without one of its heads (leave-one-in: what that head restores)
+ * A GROUP, CONTROL or LOO set of one head that has a HEAD unit runs no forward of its own: it is
+ * that forward (its sums are copied from the head's: the member's *_alias).
  * Invariant: every unit of a group runs on the same items and replacement values as the clean
  * forward, so per-item differences of two units are paired. */
 #ifndef ANDREA_ABLATION_INTERNAL_H
@@ -40,6 +43,9 @@ typedef struct {
     unsigned char *want;    /* [NH] single heads whose delta it stores */
     int *labelled, k;       /* its labelled heads [k] */
     int n_controls;         /* random sets drawn (0 when fewer than k other heads) */
+    /* the head whose HEAD unit stands for its set of one, or -1 (a unit of its own): the set,
+     * each random set [n_controls], each leave-one-in [k] */
+    int group_alias, *control_alias, *loo_alias;
     /* per-item loss sums over its positions ([B] each): clean, positions, each wanted head
      * ablated [NH*B], the set [B], each control [n_controls*B], each leave-one-in [k*B] */
     double *clean, *npos, *head_sum, *group_sum, *control_sum, *loo_sum;
