@@ -30,8 +30,9 @@ void andrea_summary_write(FILE *out, const andrea_analysis *a) {
                                                                                       ANDREA_EVIDENCE_PATTERN_ONLY;
     }
     if (!pattern_only) return;
-    /* apart: labelled by their attention, but the causal check found no use of their output */
-    fprintf(out, "attend like their class, but removing them, alone or with the class's other heads, changes nothing "
-                 "measurable (pattern_only):\n");
+    /* apart: labelled by their attention, but the causal check found no use of their output
+     * beyond what removing any other head does */
+    fprintf(out, "attend like their class, but removing them, alone or with the class's other heads, hurts no more than "
+                 "removing other heads (pattern_only):\n");
     for (int s = 0; s < a->n_suites; s++) class_row(out, &a->suites[s], nh, 1);
 }

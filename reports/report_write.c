@@ -577,7 +577,7 @@ static void index_heads(andrea_buf *b, const report_data *d) {
                   "verdict: necessary (removing it alone hurts the class's predictions more than removing a "
                   "typical head), redundant (its class's heads back each other up: removed together they hurt, "
                   "and it restores much of that alone), pattern only (it attends like the class, but removing "
-                  "it, alone or with the class's other heads, changes nothing measurable).</p>\n"
+                  "it, alone or with the class's other heads, hurts no more than removing other heads).</p>\n"
                   "<p><label>Show: <select id=\"filter\"><option value=\"\">all heads</option>"
                   "<option value=\"any\">heads with any label</option>");
     for (int c = 0; c < d->n_classes; c++) {
@@ -797,7 +797,7 @@ static void head_page(andrea_buf *b, const report_data *d, const report_earlier 
                           : !strcmp(sc->evidence, "redundant")          ? " \xC2\xB7 redundant: backed up by its class's other heads"
                                                                          : " \xC2\xB7 pattern only: it attends like the class, but "
                                                                            "removing it, alone or with the class's other heads, "
-                                                                           "changes nothing measurable";
+                                                                           "hurts no more than removing other heads";
         andrea_buf_printf(b, "<td class=\"l\">%s%s%s%s%s</td></tr>\n", sc && sc->label ? "yes" : "", why,
                           why[0] && sc->ablation_method[0] ? " (" : "", why[0] ? sc->ablation_method : "",
                           why[0] && sc->ablation_method[0] ? " ablation)" : "");

@@ -20,12 +20,12 @@ else bad "--n/--len/--seed" "settings $settings"; fi
 dla=$(sql_rows "$tmp/o/catalog.db" "SELECT count(*) FROM head_catalog WHERE current AND dla_mean IS NOT NULL")
 [[ $dla == 0 ]] && ok "--contrib none: no DLA means" || bad "--contrib none" "$dla heads with a dla_mean"
 [[ -f $tmp/one.h5 ]] && ok "--dump FILE writes the dump" || bad "--dump" "no $tmp/one.h5"
-for part in "forwards" "scoring [+] report maps" "causal check" "catalog" "circuit scores" "report" "heatmaps [+] thumbnails" \
-  "interactive data" "head pages"; do
+for part in "forwards" "scoring [+] report maps" "causal check" "clean forwards" "replacement outputs" "direct effects" \
+  "catalog" "circuit scores" "report" "heatmaps [+] thumbnails" "interactive data" "head pages"; do
   grep -q "andrea analyze: time .*$part [0-9.]* s" "$tmp/err.txt" && ok "analyze --timing: $part" || bad "analyze --timing" "no '$part' in: $(cat "$tmp/err.txt")"
 done
 "$A" classify "$tmp/one.h5" --db "$tmp/c.db" --ablate-items 0 --timing --quiet >/dev/null 2>"$tmp/cerr.txt"
-grep -q "andrea classify: time: scoring .* s, causal check .* s, catalog .* s" "$tmp/cerr.txt" && ok "classify --timing" ||
+grep -q "andrea classify: time: scoring .* s, causal check .* s (clean forwards .* s, .* ablated sets in [0-9]* forwards .* s), catalog .* s" "$tmp/cerr.txt" && ok "classify --timing" ||
   bad "classify --timing" "$(cat "$tmp/cerr.txt")"
 # --tokenizer is handed to the tokenizer as by `andrea dump` (a byte-level model keeps its bytes)
 if "$A" analyze "$m" --out "$tmp/t" --probes induction --n 2 --tokenizer "$ANDREA_SRC/tests/data/gpt2" --ablate-items 0 \
