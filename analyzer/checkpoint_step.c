@@ -2,14 +2,15 @@
 #include "checkpoint_step.h"
 
 #include <cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
-#include "catalog.h"
 #include "../common/strict_input.h"
 
 /* The bytes of file (a regular file of at most ANDREA_TRAINER_STATE_MAX bytes), NUL-terminated;
@@ -74,7 +75,7 @@ static int global_step(const char *file, long long *step, ae_error *err) {
 int andrea_checkpoint_step(const char *path, long long *step, char *note, size_t cap, ae_error *err) {
     if (note && cap) note[0] = 0;
     long long named = 0, from_state = 0;
-    const int has_name = andrea_catalog_step_from_name(path, &named);
+    const int has_name = andrea_step_from_name(path, &named);
     struct stat st;
     char file[4200];
     int has_state = 0;
@@ -93,4 +94,58 @@ int andrea_checkpoint_step(const char *path, long long *step, char *note, size_t
     if (has_state) *step = from_state;
     else if (has_name) *step = named;
     return has_state || has_name;
+}
+
+/* The digits of a step at d (after its word and an optional '-' or '_'): 1 and *v when they are a
+ * whole number of at most 15 digits; digits that go on as a number in another notation
+ * ("step3e3", "step100k", "step1.5") are not its step: 3, 100 or 1 would be a wrong step, where
+ * none asks for --step N. */
+static int step_digits(const char *d, long long *v) {
+    if (*d == '-' || *d == '_') d++;
+    if (!isdigit((unsigned char)*d)) return 0;
+    char *end;
+    *v = strtoll(d, &end, 10);
+    if (end - d > 15) return 0; /* not a step count; refuse absurd values */
+    return !(isalnum((unsigned char)*end) || (*end == '.' && isdigit((unsigned char)end[1])));
+}
+
+void andrea_checkpoint_base_name(const char *path, char *out, size_t cap) {
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--;
+    size_t b = n;
+    while (b > 0 && path[b - 1] != '/') b--;
+    snprintf(out, cap, "%.*s", (int)(n - b), path + b);
+}
+
+int andrea_step_from_name(const char *path, long long *step) {
+    char base[1024];
+    andrea_checkpoint_base_name(path, base, sizeof base);
+    int found = 0;
+    for (const char *p = base; *p; p++) {
+        long long v;
+        const int word_start = p == base || !isalnum((unsigned char)p[-1]);
+        /* "step" anywhere ("Step300", "run_step5"); "iter" and "checkpoint" (Hugging Face Trainer's
+         * checkpoint-N) where a word begins, so "twitter5" has no step */
+        const int len = !strncasecmp(p, "step", 4)                          ? 4
+                        : word_start && !strncasecmp(p, "iter", 4)          ? 4
+                        : word_start && !strncasecmp(p, "checkpoint", 10) ? 10
+                                                                            : 0;
+        if (len && step_digits(p + len, &v)) {
+            *step = v;
+            found = 1;
+        }
+    }
+    return found;
+}
+
+int andrea_is_step_name(const char *stem) {
+    long long v;
+    static const char *const words[] = {"checkpoint", "step", "iter"};
+    for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+        const size_t l = strlen(words[w]);
+        if (strncasecmp(stem, words[w], l)) continue;
+        const char *d = stem + l + (stem[l] == '-' || stem[l] == '_');
+        return step_digits(stem + l, &v) && d[strspn(d, "0123456789")] == 0;
+    }
+    return 0;
 }

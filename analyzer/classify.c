@@ -20,7 +20,6 @@
 #include "ablation.h"
 #include "ablation_stats.h"
 #include "../common/mpi_shard.h"
-#include "catalog.h"
 #include "checkpoint_step.h"
 #include "reduce_mpi.h"
 #include "head_scorer.h"
@@ -183,7 +182,7 @@ static int set_step(andrea_analysis *a, const andrea_classify_options *opt, cons
     }
     const int got = a->ckpt_path[0] ? andrea_checkpoint_step(a->ckpt_path, &a->step, NULL, 0, err) : 0;
     if (got < 0) return -1;
-    a->has_step = got || andrea_catalog_step_from_name(other_name, &a->step);
+    a->has_step = got || andrea_step_from_name(other_name, &a->step);
     return 0;
 }
 

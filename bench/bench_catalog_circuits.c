@@ -11,7 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyzer/catalog_circuits.h"
+#include "catalog/catalog_circuits.h"
+#include "reports/report_circuits.h"
 #include "common/rng.h"
 
 static double now_s(void) {

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analyzer/catalog.h"
-#include "../analyzer/catalog_circuits.h"
+#include "../catalog/catalog.h"
+#include "../catalog/catalog_circuits.h"
 #include "../analyzer/gather_mpi.h"
 #include "../common/mpi_shard.h"
 #include "../common/percent_encode.h"

@@ -7,8 +7,8 @@
 
 #include <getopt.h>
 
-#include "../analyzer/catalog.h"
-#include "../analyzer/catalog_circuits.h"
+#include "../catalog/catalog.h"
+#include "../catalog/catalog_circuits.h"
 #include "../analyzer/classify.h"
 #include "../common/error.h"
 #include "../dump/dump_write.h"

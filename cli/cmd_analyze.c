@@ -1,7 +1,7 @@
 /* cmd_analyze.c — `andrea analyze [CKPT..]`: for each checkpoint dump (HDF5) + classify (catalog)
  * + render (heatmaps, index.html). Default: the bundled model into ./andrea-out/.
  * Wiring only: every step is a library call (dump/dump_write.h, analyzer/classify.h,
- * analyzer/catalog.h, reports/report.h). */
+ * catalog/catalog.h, reports/report.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../analyzer/catalog.h"
-#include "../analyzer/catalog_circuits.h"
+#include "../catalog/catalog.h"
+#include "../catalog/catalog_circuits.h"
 #include "../analyzer/checkpoint_step.h"
 #include "../analyzer/classify.h"
 #include "../analyzer/head_scorer.h"

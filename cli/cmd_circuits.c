@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../analyzer/catalog_circuits.h"
+#include "../catalog/catalog_circuits.h"
 #include "../analyzer/circuits.h"
 #include "../engine/checkpoint.h"
 #include "../engine/model.h"

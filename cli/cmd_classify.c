@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analyzer/catalog.h"
+#include "../catalog/catalog.h"
 #include "../analyzer/classify.h"
 #include "../analyzer/summary.h"
 #include "../common/progress.h"

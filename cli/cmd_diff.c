@@ -1,10 +1,10 @@
 /* cmd_diff.c — `andrea diff`: per (layer, head, class), what changed between two checkpoints of a
- * catalog, or of two catalogs (analyzer/catalog_diff.h). */
+ * catalog, or of two catalogs (catalog/catalog_diff.h). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../analyzer/catalog_diff.h"
+#include "../catalog/catalog_diff.h"
 #include "cli.h"
 
 static void help(FILE *f) {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analyzer/catalog.h"
+#include "../catalog/catalog.h"
 #include "cli.h"
 
 static void help(FILE *f) {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../analyzer/catalog.h"
+#include "../catalog/catalog.h"
 #include "cli.h"
 #include "../engine/checkpoint.h"
 #include "../common/printable.h"

@@ -25,7 +25,7 @@
 
 #include "../common/checked_size.h"
 #include "../common/sqlite_check.h"
-#include "../analyzer/catalog_open.h"
+#include "../catalog/catalog_open.h"
 #include "out_folder.h"
 #include "../dump/dump.h"
 #include "../tokenizer/tokenizer.h"

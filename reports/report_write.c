@@ -26,13 +26,13 @@
 
 #include "../common/atomic_file.h"
 #include "../common/checked_size.h"
-#include "../analyzer/catalog_circuits.h"
 #include "../common/progress.h"
 #include "canvas.h"
 #include "plots.h"
 #include "out_folder.h"
 #include "report_data.h"
 #include "report_interactive.h"
+#include "report_circuits.h"
 #include "report_kept.h"
 #include "text.h"
 

@@ -10,7 +10,7 @@
 
 #include "../common/checked_size.h"
 #include "../common/sqlite_check.h"
-#include "../analyzer/catalog_open.h"
+#include "../catalog/catalog_open.h"
 
 void andrea_series_free(series_data *d) {
     free(d->ck);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../analyzer/ablation.h"
-#include "../analyzer/catalog.h"
+#include "../catalog/catalog.h"
 #include "../analyzer/classify.h"
 #include "../dump/dump_write.h"
 #include "support/model_random.h"

@@ -11,8 +11,9 @@
 #include <unistd.h>
 
 #include "../analyzer/ablation_stats.h"
-#include "../analyzer/catalog.h"
-#include "../analyzer/catalog_circuits.h"
+#include "../catalog/catalog.h"
+#include "../analyzer/checkpoint_step.h"
+#include "../catalog/catalog_circuits.h"
 #include "check.h"
 
 #define L 2
@@ -32,7 +33,7 @@ static void make_analysis(andrea_analysis *a, const char *sha_char, const char *
     a->cfg.vocab_size = 257;
     a->cfg.padded_vocab_size = 320;
     a->cfg.max_seq_len = 64;
-    a->has_step = andrea_catalog_step_from_name(ckpt, &a->step);
+    a->has_step = andrea_step_from_name(ckpt, &a->step);
     a->settings_json = strdup(settings);
     a->n_suites = 2;
     a->suites = calloc(2, sizeof *a->suites);
@@ -245,42 +246,42 @@ static void test_write_all_stores_every_entry_or_none(void) {
 
 static void test_step_is_parsed_from_common_file_names(void) {
     long long s = 0;
-    CHECK(andrea_catalog_step_from_name("/x/model_step12000.bin", &s) == 1 && s == 12000);
-    CHECK(andrea_catalog_step_from_name("ckpt/step-1200", &s) == 1 && s == 1200);
-    CHECK(andrea_catalog_step_from_name("/x/final.bin", &s) == 0);
-    CHECK(andrea_catalog_step_from_name("/steps/final.bin", &s) == 0);
-    CHECK(andrea_catalog_step_from_name("/x/run_step100.final.safetensors", &s) == 1 && s == 100);
+    CHECK(andrea_step_from_name("/x/model_step12000.bin", &s) == 1 && s == 12000);
+    CHECK(andrea_step_from_name("ckpt/step-1200", &s) == 1 && s == 1200);
+    CHECK(andrea_step_from_name("/x/final.bin", &s) == 0);
+    CHECK(andrea_step_from_name("/steps/final.bin", &s) == 0);
+    CHECK(andrea_step_from_name("/x/run_step100.final.safetensors", &s) == 1 && s == 100);
 }
 
 /* A number the name writes in another notation is no step: its leading digits would be a wrong
  * one (model.step3e3 was stored at step 3, run_step100k at 100). */
 static void test_step_written_in_another_notation_is_no_step(void) {
     long long s = -1;
-    CHECK(andrea_catalog_step_from_name("/x/model.step3e3.bin", &s) == 0 && s == -1);
-    CHECK(andrea_catalog_step_from_name("run_step100k.bin", &s) == 0 && s == -1);
-    CHECK(andrea_catalog_step_from_name("run-step1.5e4.bin", &s) == 0 && s == -1);
-    CHECK(andrea_catalog_step_from_name("run_step2x", &s) == 0 && s == -1);
-    CHECK(andrea_catalog_step_from_name("run_step3e3_step200.bin", &s) == 1 && s == 200);
+    CHECK(andrea_step_from_name("/x/model.step3e3.bin", &s) == 0 && s == -1);
+    CHECK(andrea_step_from_name("run_step100k.bin", &s) == 0 && s == -1);
+    CHECK(andrea_step_from_name("run-step1.5e4.bin", &s) == 0 && s == -1);
+    CHECK(andrea_step_from_name("run_step2x", &s) == 0 && s == -1);
+    CHECK(andrea_step_from_name("run_step3e3_step200.bin", &s) == 1 && s == 200);
 }
 
 /* Hugging Face Trainer's checkpoint-N folders and step_N / stepN / iter_N names: the step from the
  * name (a folder's trailing '/' too); "iter" and "checkpoint" only where a word begins. */
 static void test_trainer_and_step_only_names_give_their_step(void) {
     long long s = -1;
-    CHECK(andrea_catalog_step_from_name("/r/run1/checkpoint-500", &s) == 1 && s == 500);
-    CHECK(andrea_catalog_step_from_name("/r/run1/checkpoint-500/", &s) == 1 && s == 500);
-    CHECK(andrea_catalog_step_from_name("run1/iter_300.bin", &s) == 1 && s == 300);
-    CHECK(andrea_catalog_step_from_name("run1/iter70", &s) == 1 && s == 70);
-    CHECK(andrea_catalog_step_from_name("gpt2.iter-1200.bin", &s) == 1 && s == 1200);
+    CHECK(andrea_step_from_name("/r/run1/checkpoint-500", &s) == 1 && s == 500);
+    CHECK(andrea_step_from_name("/r/run1/checkpoint-500/", &s) == 1 && s == 500);
+    CHECK(andrea_step_from_name("run1/iter_300.bin", &s) == 1 && s == 300);
+    CHECK(andrea_step_from_name("run1/iter70", &s) == 1 && s == 70);
+    CHECK(andrea_step_from_name("gpt2.iter-1200.bin", &s) == 1 && s == 1200);
     s = -1;
-    CHECK(andrea_catalog_step_from_name("/m/twitter5.bin", &s) == 0 && s == -1);
-    CHECK(andrea_catalog_step_from_name("/m/checkpoint-5e3", &s) == 0 && s == -1);
-    CHECK(andrea_catalog_is_step_name("checkpoint-500") && andrea_catalog_is_step_name("step_100") &&
-          andrea_catalog_is_step_name("Step100") && andrea_catalog_is_step_name("step-100") &&
-          andrea_catalog_is_step_name("iter_100") && andrea_catalog_is_step_name("iter100"));
-    CHECK(!andrea_catalog_is_step_name("run-step100") && !andrea_catalog_is_step_name("checkpoint-500.final") &&
-          !andrea_catalog_is_step_name("checkpoint") && !andrea_catalog_is_step_name("step100k") &&
-          !andrea_catalog_is_step_name("ckpt-3"));
+    CHECK(andrea_step_from_name("/m/twitter5.bin", &s) == 0 && s == -1);
+    CHECK(andrea_step_from_name("/m/checkpoint-5e3", &s) == 0 && s == -1);
+    CHECK(andrea_is_step_name("checkpoint-500") && andrea_is_step_name("step_100") &&
+          andrea_is_step_name("Step100") && andrea_is_step_name("step-100") &&
+          andrea_is_step_name("iter_100") && andrea_is_step_name("iter100"));
+    CHECK(!andrea_is_step_name("run-step100") && !andrea_is_step_name("checkpoint-500.final") &&
+          !andrea_is_step_name("checkpoint") && !andrea_is_step_name("step100k") &&
+          !andrea_is_step_name("ckpt-3"));
 }
 
 /* A checkpoint whose name is only a step is catalogued as RUN/NAME, its series the run folder. */

@@ -1,4 +1,4 @@
-/* test_catalog_circuits — the circuit scores in the catalog (analyzer/catalog_circuits.c):
+/* test_catalog_circuits — the circuit scores in the catalog (catalog/catalog_circuits.c):
  *   - every head's top links from the reader equal a brute-force sort of all its stored links
  *     (score descending, ties by the other head's layer, head, kind; NULL scores left out), on a
  *     model whose scores have ties and NaN;
@@ -12,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyzer/catalog_circuits.h"
+#include "catalog/catalog_circuits.h"
+#include "reports/report_circuits.h"
 #include "check.h"
 
 static const char *const SHA_A = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";

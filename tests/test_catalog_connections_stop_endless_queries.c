@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../analyzer/catalog_open.h"
-#include "../analyzer/catalog_sql.h"
+#include "../catalog/catalog_open.h"
+#include "../catalog/catalog_sql.h"
 #include "../common/sqlite_check.h"
 #include "../common/sqlite_time_limit.h"
 #include "check.h"

@@ -8,7 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../analyzer/catalog.h"
+#include "../catalog/catalog.h"
+#include "../analyzer/checkpoint_step.h"
 #include "check.h"
 
 #define L 2
@@ -30,7 +31,7 @@ static void make_analysis(andrea_analysis *a, char sha_char, const char *ckpt, c
     a->cfg.vocab_size = 257;
     a->cfg.padded_vocab_size = 320;
     a->cfg.max_seq_len = 64;
-    a->has_step = andrea_catalog_step_from_name(ckpt, &a->step);
+    a->has_step = andrea_step_from_name(ckpt, &a->step);
     a->settings_json = strdup(settings);
     a->n_suites = n;
     a->suites = calloc((size_t)n, sizeof *a->suites);

@@ -7,8 +7,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "analyzer/catalog.h"
-#include "analyzer/catalog_diff.h"
+#include "catalog/catalog.h"
+#include "catalog/catalog_diff.h"
 #include "analyzer/circuits.h"
 #include "check.h"
 #include "tests/support/model_random.h"

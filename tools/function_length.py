@@ -12,7 +12,10 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FOLDERS = ["common", "tokenizer", "engine", "kernels", "probes", "dump", "analyzer", "reports", "cli"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from floors import folders  # noqa: E402  (tools/floors.txt)
+
+FOLDERS = folders()
 SKIP = {"reports/font_data.c"}
 HEAD = re.compile(r"^[A-Za-z_][\w\s\*]*?\b(\w+)\(")
 ATTRIBUTE = "__launch_bounds__"

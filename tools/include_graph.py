@@ -5,25 +5,19 @@ Each folder sits on a floor; a file may include headers of its own folder and of
 floors only. Prints every include that runs back up (or sideways into another folder of the same
 floor) and every circle between folders, and exits 1 when there is one. Run by tools/test.sh (CI)
 and by hand: python3 tools/include_graph.py [--dot] (--dot prints the folder graph for Graphviz).
-The floors are docs/ARCHITECTURE.md's picture; a change here is a change of the architecture.
+The floors (tools/floors.txt) are docs/ARCHITECTURE.md's picture; a change there is a change of the
+architecture.
 """
 import os
 import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from floors import floors  # noqa: E402  (tools/floors.txt: the one list of the floors)
+
 # lowest first; folders on one floor may not include each other
-FLOORS = [
-    ["common"],
-    ["tokenizer"],
-    ["engine"],
-    ["kernels"],
-    ["probes"],
-    ["dump"],
-    ["analyzer"],
-    ["reports"],
-    ["cli"],
-]
+FLOORS = floors()
 FLOOR = {d: i for i, fl in enumerate(FLOORS) for d in fl}
 SRC_EXT = (".c", ".h", ".cu", ".cuh")
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

@@ -44,8 +44,10 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOURCE_DIRS = ["common", "tokenizer", "engine", "kernels", "probes", "dump", "analyzer", "reports",
-               "cli", "tests", "bench", "tools"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from floors import folders  # noqa: E402  (tools/floors.txt)
+
+SOURCE_DIRS = folders() + ["tests", "bench", "tools"]
 LIBRARIES = ["libandrea_core.a", "libandrea_test_support.a"]
 C_EXT = (".c", ".h", ".cu", ".cuh", ".cpp", ".hpp")
 EXEMPT = {"main", "LLVMFuzzerTestOneInput"}

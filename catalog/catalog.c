@@ -20,6 +20,7 @@
 #include "catalog_open.h"
 #include "catalog_sql.h"
 #include "../engine/checkpoint.h"
+#include "../analyzer/checkpoint_step.h"
 #include "../common/atomic_file.h"
 #include "../common/printable.h"
 #include "../common/progress.h"
@@ -168,60 +169,6 @@ static const char *const MIGRATE_1_COPY =
     "DROP TABLE labels_v1; DROP TABLE head_scores_v1; DROP TABLE suites_v1;\n"
     "DROP TABLE runs_v1; DROP TABLE models_v1;\n";
 
-/* The digits of a step at d (after its word and an optional '-' or '_'): 1 and *v when they are a
- * whole number of at most 15 digits; digits that go on as a number in another notation
- * ("step3e3", "step100k", "step1.5") are not its step: 3, 100 or 1 would be a wrong step, where
- * none asks for --step N. */
-static int step_digits(const char *d, long long *v) {
-    if (*d == '-' || *d == '_') d++;
-    if (!isdigit((unsigned char)*d)) return 0;
-    char *end;
-    *v = strtoll(d, &end, 10);
-    if (end - d > 15) return 0; /* not a step count; refuse absurd values */
-    return !(isalnum((unsigned char)*end) || (*end == '.' && isdigit((unsigned char)end[1])));
-}
-
-/* The base name of path into out (a folder's trailing '/' dropped: "run/checkpoint-500/"). */
-static void base_name(const char *path, char *out, size_t cap) {
-    size_t n = strlen(path);
-    while (n > 1 && path[n - 1] == '/') n--;
-    size_t b = n;
-    while (b > 0 && path[b - 1] != '/') b--;
-    snprintf(out, cap, "%.*s", (int)(n - b), path + b);
-}
-
-int andrea_catalog_step_from_name(const char *path, long long *step) {
-    char base[1024];
-    base_name(path, base, sizeof base);
-    int found = 0;
-    for (const char *p = base; *p; p++) {
-        long long v;
-        const int word_start = p == base || !isalnum((unsigned char)p[-1]);
-        /* "step" anywhere ("Step300", "run_step5"); "iter" and "checkpoint" (Hugging Face Trainer's
-         * checkpoint-N) where a word begins, so "twitter5" has no step */
-        const int len = !strncasecmp(p, "step", 4)                          ? 4
-                        : word_start && !strncasecmp(p, "iter", 4)          ? 4
-                        : word_start && !strncasecmp(p, "checkpoint", 10) ? 10
-                                                                            : 0;
-        if (len && step_digits(p + len, &v)) {
-            *step = v;
-            found = 1;
-        }
-    }
-    return found;
-}
-
-int andrea_catalog_is_step_name(const char *stem) {
-    long long v;
-    static const char *const words[] = {"checkpoint", "step", "iter"};
-    for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
-        const size_t l = strlen(words[w]);
-        if (strncasecmp(stem, words[w], l)) continue;
-        const char *d = stem + l + (stem[l] == '-' || stem[l] == '_');
-        return step_digits(stem + l, &v) && d[strspn(d, "0123456789")] == 0;
-    }
-    return 0;
-}
 
 /* The rule (docs/catalog.md): a trailing "[-_.]?(step|iter|ckpt)[-_]?DIGITS" or "[-_.]DIGITS"
  * (letters in any case) is removed; a name without such an ending, or that would become empty,
@@ -268,10 +215,10 @@ static void sql_series(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 void andrea_catalog_model_name(const char *path, char *out, size_t cap) {
-    base_name(path, out, cap);
+    andrea_checkpoint_base_name(path, out, cap);
     char *dot = strrchr(out, '.');
     if (dot && dot != out && (!strcmp(dot, ".bin") || !strcmp(dot, ".safetensors"))) *dot = 0;
-    if (!andrea_catalog_is_step_name(out)) return;
+    if (!andrea_is_step_name(out)) return;
     /* a name that is only a step (run/checkpoint-500, run/step_100.bin) is named with its run, the
      * folder that holds it: RUN/checkpoint-500, whose series is RUN */
     size_t n = strlen(path);

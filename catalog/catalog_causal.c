@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "ablation_stats.h"
+#include "../analyzer/ablation_stats.h"
 #include "catalog_sql.h"
 
 /* Binds values[0..n) as parameters first.. (NaN as NULL). */

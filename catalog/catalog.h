@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis.h"
+#include "../analyzer/analysis.h"
 #include "../common/sqlite_time_limit.h"
 
 #define ANDREA_CATALOG_SCHEMA_VERSION 4
@@ -37,18 +37,6 @@
 int andrea_catalog_check_writable(const char *db_path, ae_error *err);
 /* Writes one analysis as one run. run_id (may be NULL) receives the new run's id. */
 int andrea_catalog_write(const char *db_path, const andrea_analysis *a, int64_t *run_id, ae_error *err);
-
-/* Step of a checkpoint parsed from its file or folder name: "..._step12000.bin", "step-1200",
- * "step_5", "Step300", and where a word begins "iter_300", "iter300", "checkpoint-500" (Hugging
- * Face Trainer's folders); the last match in the base name, the digits ending the number
- * ("step3e3", "step100k" and "step1.5" have none). Returns 1 and sets *step when found, else 0.
- * (andrea_checkpoint_step, checkpoint_step.h, adds a Trainer folder's trainer_state.json.) */
-int andrea_catalog_step_from_name(const char *path, long long *step);
-
-/* 1 when a checkpoint's stem (its name without .bin/.safetensors) is only a step: "checkpoint-500",
- * "step_100", "step100", "step-100", "iter_100", "iter100" (letters in any case). Such a checkpoint
- * is named with the folder that holds it, its run (andrea_catalog_model_name: "run/checkpoint-500"). */
-int andrea_catalog_is_step_name(const char *stem);
 
 /* The series of a checkpoint name into out: for "RUN/STEPNAME" (a name that is only a step, with
  * its run) RUN; else the name with its step part removed ("run-step00400" -> "run"; the exact rule

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "../common/error.h"
-#include "analysis.h"
+#include "../analyzer/analysis.h"
 #include "../common/sqlite_check.h"
 
 /* Opens (creating) the catalog for writing: WAL mode, 30 s busy timeout. */
@@ -30,7 +30,7 @@ void andrea_catalog_rollback_close(sqlite3 *db);
 /* Binds v, or NULL when v is not finite (NaN: not measured). */
 int andrea_catalog_bind_real_or_null(sqlite3_stmt *st, int i, double v);
 /* The models table's name of a checkpoint: its file name without .bin / .safetensors; a name that
- * is only a step (andrea_catalog_is_step_name) with its folder's name before it and a '/':
+ * is only a step (andrea_is_step_name) with its folder's name before it and a '/':
  * "/r/run1/checkpoint-500" -> "run1/checkpoint-500" (none when the path names no folder). */
 void andrea_catalog_model_name(const char *path, char *out, size_t cap);
 

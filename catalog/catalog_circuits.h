@@ -19,7 +19,7 @@
 #include <sqlite3.h>
 
 #include "catalog.h"
-#include "circuits.h"
+#include "../analyzer/circuits.h"
 
 /* The tables and views andrea_catalog_circuits_schema creates (for the writer's is-this-ours check). */
 #define CATALOG_CIRCUITS_NAMES \
@@ -75,10 +75,5 @@ andrea_circuit_reader *andrea_circuit_reader_open(const char *db_path, const cha
 int andrea_circuit_reader_links(const andrea_circuit_reader *r, int layer, int head, int as_dst,
                                 const circuit_link **out);
 void andrea_circuit_reader_close(andrea_circuit_reader *r); /* NULL is fine */
-
-/* The head page's fragment: "<h2>Circuits</h2>" with the top sources and destinations as two
- * tables, each other head linked as "L%d_H%d.html" (pages in one folder). NULL when r is NULL or
- * the catalog holds no circuit scores for the head (the page goes without). */
-char *andrea_circuits_head_html(const andrea_circuit_reader *r, int layer, int head);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../analyzer/checkpoint_step.h"
 #include "../common/buf.h"
 #include "../common/sqlite_time_limit.h"
 #include "catalog.h"
@@ -57,7 +58,7 @@ static int list_checkpoints(sqlite3 *db, const char *path, checkpoint_row **out,
         snprintf(c->name, sizeof c->name, "%s", name ? name : "");
         c->step = -1;
         if (sqlite3_column_type(st, 1) != SQLITE_NULL) c->step = sqlite3_column_int64(st, 1);
-        else if (!andrea_catalog_step_from_name(c->name, &c->step)) c->step = -1;
+        else if (!andrea_step_from_name(c->name, &c->step)) c->step = -1;
         c->model = sqlite3_column_int64(st, 2);
         c->n_layer = sqlite3_column_int(st, 3);
         c->n_head = sqlite3_column_int(st, 4);

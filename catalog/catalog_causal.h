@@ -10,7 +10,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
-#include "analysis.h"
+#include "../analyzer/analysis.h"
 
 int andrea_catalog_insert_causal(sqlite3 *db, const char *path, const andrea_analysis *a, int64_t run, ae_error *err);
 
