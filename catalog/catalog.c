@@ -24,7 +24,7 @@
 #include "../common/atomic_file.h"
 #include "../common/printable.h"
 #include "../common/progress.h"
-#include "../common/sqlite_time_limit.h"
+#include "sqlite_time_limit.h"
 
 /* The causal check's columns (schema 3; catalog_causal.c writes them): per suite the yardstick
  * and its labelled set against random sets, per head its interval, percentile, leave-one-in and

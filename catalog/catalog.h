@@ -24,7 +24,7 @@
 #include <stdio.h>
 
 #include "../analyzer/analysis.h"
-#include "../common/sqlite_time_limit.h"
+#include "sqlite_time_limit.h"
 
 #define ANDREA_CATALOG_SCHEMA_VERSION 4
 /* PRAGMA application_id of an andrea catalog ("ANDR"): tells it from other SQLite databases. */

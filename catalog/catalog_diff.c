@@ -10,7 +10,7 @@
 
 #include "../analyzer/checkpoint_step.h"
 #include "../common/buf.h"
-#include "../common/sqlite_time_limit.h"
+#include "sqlite_time_limit.h"
 #include "catalog.h"
 #include "catalog_open.h"
 #include "catalog_sql.h"

@@ -22,8 +22,8 @@
 #include <sys/stat.h>
 
 #include "../common/percent_encode.h"
-#include "../common/sqlite_check.h"
-#include "../common/sqlite_time_limit.h"
+#include "sqlite_check.h"
+#include "sqlite_time_limit.h"
 #include "catalog.h"
 
 /* "file:PATH?immutable=1" with PATH percent-encoded (all but '/'), so '?', '#', '%' and spaces in a

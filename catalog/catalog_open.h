@@ -5,7 +5,7 @@
  * Invariants:
  *   - the file must exist and be a regular file; it is never created;
  *   - the connection is SQLITE_OPEN_READONLY with query_only on and a 30 s busy timeout;
- *   - its statements stop at the process's time limit (common/sqlite_time_limit.h: 60 s unless the
+ *   - its statements stop at the process's time limit (catalog/sqlite_time_limit.h: 60 s unless the
  *     command's --timeout said otherwise), so no reader waits on a view that never ends;
  *   - a catalog in a folder the reader cannot write (a copy of catalog.db on read-only media, a
  *     colleague's folder) is read too: see andrea_catalog_open_ro for when and why it is opened

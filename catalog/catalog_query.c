@@ -16,7 +16,7 @@
 #include "catalog_open.h"
 #include "catalog_sql.h"
 #include "../common/printable.h"
-#include "../common/sqlite_time_limit.h"
+#include "sqlite_time_limit.h"
 
 void andrea_catalog_rows_free(catalog_rows *r) {
     if (r->col_names)

@@ -1,5 +1,5 @@
 /* catalog_sql.h — internal to the catalog: the shared opener; the SQLite check macro SQL_CHECK
- * comes from common/sqlite_check.h (every caller owns an `ae_error *err` and a `fail:` path). */
+ * comes from catalog/sqlite_check.h (every caller owns an `ae_error *err` and a `fail:` path). */
 #ifndef ANDREA_CATALOG_SQL_H
 #define ANDREA_CATALOG_SQL_H
 
@@ -9,7 +9,7 @@
 
 #include "../common/error.h"
 #include "../analyzer/analysis.h"
-#include "../common/sqlite_check.h"
+#include "sqlite_check.h"
 
 /* Opens (creating) the catalog for writing: WAL mode, 30 s busy timeout. */
 int andrea_catalog_open_rw(const char *path, sqlite3 **out, ae_error *err);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../common/progress.h"
-#include "../common/sqlite_time_limit.h"
+#include "../catalog/sqlite_time_limit.h"
 #include "../dump/dump.h"
 #include "../reports/report.h"
 #include "cli.h"
@@ -58,7 +58,7 @@ int cmd_render(int argc, char **argv) {
             if (bad) return bad;
             break;
         }
-        case 't': { /* every catalog connection of this run gets it (common/sqlite_time_limit.h) */
+        case 't': { /* every catalog connection of this run gets it (catalog/sqlite_time_limit.h) */
             catalog_limits lim;
             int bad = cli_opt_timeout("render", optarg, &lim);
             if (bad) return bad;

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include "../catalog/catalog_report.h"
 #include "../common/error.h"
 #include "report.h"
 
@@ -27,19 +28,9 @@ typedef struct {
     unsigned char *target; /* [n_examples, T, T]: 1 where (query, key) is a probe target */
 } report_suite;
 
-typedef struct {
-    double score, baseline, control, ablation;
-    int label;
-    int causal;           /* the view's causal: 1, 0, or -1 when NULL (not measured) */
-    char evidence[16];    /* the verdict: "necessary", "redundant", "pattern_only", or "" (none) */
-    char ablation_method[12]; /* the run's --ablation ("mean", "resample", "zero"), or "" */
-} report_score;
-
-/* A run of the catalog (runs.id, runs.time): the head_catalog view's `run` and `run_time`. */
-typedef struct {
-    long long id;         /* -1: unknown (no rows, or a view without `run`) */
-    char time[40];
-} report_run;
+/* A head's cell of one class, and a catalog run, as the catalog gives them. */
+typedef catalog_head_cell report_score;
+typedef catalog_run_ref report_run;
 
 typedef struct report_data report_data;
 

@@ -1,8 +1,8 @@
 /* series.h — the pages of a checkpoint series: what `andrea analyze CKPT CKPT..` writes at the top of
  * its output folder once every checkpoint is scored (docs/report.md, "A checkpoint series").
  *
- * Job: read the scores of several checkpoints of one training run from the catalog (series_data.c)
- * and lay them out (series_page.c): index.html with, per class, a head x step matrix of scores
+ * Job: lay out the scores of several checkpoints of one training run, as the catalog gives them
+ * (catalog/catalog_series.h), in series_page.c: index.html with, per class, a head x step matrix of scores
  * (labelled cells marked) and a formation plot per head (score against step, the class's label
  * threshold drawn, a log step axis when the steps span a decade or more), links to each
  * checkpoint's report; and a terminal table of the labelled heads per step and class.
@@ -17,40 +17,8 @@
 
 #include <stdio.h>
 
+#include "../catalog/catalog_series.h"
 #include "../common/error.h"
-
-typedef struct {
-    const char *sha256;      /* checkpoint sha256 (the catalog's model) */
-    const char *report_href; /* link to its report, relative to the series page ("" = none) */
-    /* 1: a report found in the series folder, not given: shown only when the catalog holds its
-     * checkpoint in a series of the given ones (the entries with 0), and not given too */
-    int found;
-} series_input;
-
-typedef struct {
-    char name[256];          /* the model name in the catalog */
-    char sha256[65];
-    char href[1024];
-    int has_step;
-    long long step;
-} series_checkpoint;
-
-typedef struct {
-    char name[256];          /* the series name (of the first checkpoint) */
-    int n_ck;
-    series_checkpoint *ck;   /* [n_ck], ordered by step */
-    int n_classes;
-    char (*classes)[64];     /* [n_classes] */
-    double *threshold;       /* [n_classes]: the rule's min_score (NaN when unknown) */
-    int n_layer, n_head;     /* the largest over the checkpoints */
-    double *score;           /* [n_ck, n_classes, n_layer, n_head]; NaN = not measured */
-    unsigned char *label;    /* same shape */
-} series_data;
-
-/* Reads the current scores of the n checkpoints from the catalog at db_path (read-only); a found
- * one (series_input.found) that does not join the series is left out. */
-int andrea_series_load(const char *db_path, const series_input *in, int n, series_data *out, ae_error *err);
-void andrea_series_free(series_data *d);
 
 /* Writes the series page to path (e.g. DIR/index.html). */
 int andrea_series_page_write(const series_data *d, const char *path, ae_error *err);

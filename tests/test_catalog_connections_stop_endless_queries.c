@@ -1,7 +1,7 @@
 /* test_catalog_connections_stop_endless_queries — every catalog connection, the readers' (report,
  * series page, heads, sql, diff, circuits: andrea_catalog_open_ro) and the writer's
  * (andrea_catalog_open_rw, analyze's and classify's own reads), stops a statement at the process's
- * time limit (common/sqlite_time_limit.h), and the message says so in one line; time the reader
+ * time limit (catalog/sqlite_time_limit.h), and the message says so in one line; time the reader
  * spends between rows does not count. Limits are short (0.3 s) and only time inside SQLite
  * counts, so a loaded machine makes the test slower, never wrong. */
 #include <sqlite3.h>
@@ -12,8 +12,8 @@
 
 #include "../catalog/catalog_open.h"
 #include "../catalog/catalog_sql.h"
-#include "../common/sqlite_check.h"
-#include "../common/sqlite_time_limit.h"
+#include "../catalog/sqlite_check.h"
+#include "../catalog/sqlite_time_limit.h"
 #include "check.h"
 
 #define ENDLESS "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"

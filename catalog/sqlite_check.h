@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
+#include "../common/error.h"
 #include "sqlite_time_limit.h"
 
 /* SQLite's message for a failed call with result code rc (sqlite3_errmsg, or sqlite3_errstr(rc)

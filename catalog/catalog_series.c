@@ -1,7 +1,7 @@
-/* series_data.c — a checkpoint series' scores from the catalog (see series.h).
+/* catalog_series.c — a checkpoint series' scores from the catalog (see catalog_series.h).
  * Reads the tables `models` and `suites` for names, steps, shapes, class order and rules, and the
  * view head_catalog (`current` rows) for scores and labels; opened read-only. */
-#include "series.h"
+#include "catalog_series.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "../common/checked_size.h"
-#include "../common/sqlite_check.h"
-#include "../catalog/catalog_open.h"
+#include "sqlite_check.h"
+#include "catalog_open.h"
 
 void andrea_series_free(series_data *d) {
     free(d->ck);
