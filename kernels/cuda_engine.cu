@@ -674,6 +674,20 @@ typedef struct {
     float *norm, *dla, *logits; /* device: the caller's, the engine's (lazily allocated), or NULL: not wanted */
 } fwd_step;
 
+/* *p holds at least bytes (a buffer kept from forward to forward, grown when too small; its
+ * contents are not kept). */
+static int grow_device(void **p, size_t *cap, size_t bytes, ae_error *err) {
+    if (bytes <= *cap) return 0;
+    if (*p) CU_CHECK(cudaFree(*p));
+    *p = NULL;
+    *cap = 0;
+    CU_CHECK(cudaMalloc(p, bytes));
+    *cap = bytes;
+    return 0;
+fail:
+    return -1;
+}
+
 /* ablate_values [L, Bv, T, C] onto the device (engine.c checked 1 <= Bv <= B <= max_B, so the size
  * cannot overflow: it is at most L x the activations' max_B x max_T x C). */
 static int upload_ablate_values(cuda_engine *e, const andrea_forward_io *io, fwd_step *f, ae_error *err) {
@@ -684,13 +698,7 @@ static int upload_ablate_values(cuda_engine *e, const andrea_forward_io *io, fwd
         e->abl_vals_src_B == io->ablate_values_B && e->abl_vals_src_T == io->T)
         return 0; /* the caller's word: the same values as the last upload */
     e->abl_vals_src = NULL;
-    if (bytes > e->abl_vals_bytes) {
-        if (e->abl_vals) CU_CHECK(cudaFree(e->abl_vals));
-        e->abl_vals = NULL;
-        e->abl_vals_bytes = 0;
-        CU_CHECK(cudaMalloc((void **)&e->abl_vals, bytes));
-        e->abl_vals_bytes = bytes;
-    }
+    if (grow_device((void **)&e->abl_vals, &e->abl_vals_bytes, bytes, err)) return -1;
     CU_CHECK(cudaMemcpyAsync(e->abl_vals, io->ablate_values, bytes, cudaMemcpyHostToDevice, e->st));
     e->abl_vals_src = io->ablate_values;
     e->abl_vals_src_B = io->ablate_values_B;
@@ -932,18 +940,10 @@ static int reserve_kept(cuda_engine *e, int B, int T, ae_error *err) {
     const andrea_config *cf = &e->m->cfg;
     const size_t bytes = (size_t)cf->n_layer * B * T * cf->d_model * sizeof(float); /* <= L x the activations */
     e->kept_B = e->kept_T = 0;
-    if (bytes > e->kept_bytes) {
-        if (e->kept_x) CU_CHECK(cudaFree(e->kept_x));
-        e->kept_x = NULL;
-        e->kept_bytes = 0;
-        CU_CHECK(cudaMalloc((void **)&e->kept_x, bytes));
-        e->kept_bytes = bytes;
-    }
+    if (grow_device((void **)&e->kept_x, &e->kept_bytes, bytes, err)) return -1;
     e->kept_B = B;
     e->kept_T = T;
     return 0;
-fail:
-    return -1;
 }
 
 /* Before layer l of a forward resumed from kept layers: the sequences that start at l (resume_kept
