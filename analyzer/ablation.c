@@ -13,7 +13,6 @@
 #include "../probes/classes.h"
 #include "ablation_internal.h"
 #include "ablation_stats.h"
-#include "classify.h"
 
 /* The class's loss positions (probes/classes.c; a user suite: its target queries) of one item:
  * use[p] = 1 where predicting token p + 1 counts, p + 1 < len. Returns the last such p + 2

@@ -59,6 +59,9 @@ int andrea_ablation_suites(andrea_engine *e, const andrea_config *cfg, const pro
 int andrea_ablation_suite(andrea_engine *e, const andrea_config *cfg, const probe_suite *items, int max_items,
                           andrea_suite_scores *s, ae_error *err);
 
+/* The yardstick's heads: every head up to this many, else an even spread of this many. */
+#define ANDREA_ABLATE_MEAN_HEADS 64
+
 /* The heads whose deltas make a suite's ablation_mean: in_mean[i] = 1 for every head when NH <=
  * ANDREA_ABLATE_MEAN_HEADS (64), else for the 64 heads floor(k NH / 64), k = 0..63. in_mean: [NH]. */
 void andrea_ablation_mean_heads(int NH, unsigned char *in_mean);

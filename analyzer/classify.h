@@ -30,7 +30,6 @@
 #define ANDREA_ABLATE_ITEMS_AUTO (-1)
 #define ANDREA_ABLATE_ITEMS_GPU 16
 #define ANDREA_ABLATE_ITEMS_CPU 8
-#define ANDREA_ABLATE_MEAN_HEADS 64
 
 /* Where a classification's time went (seconds, added to): scoring and head-value means, the
  * causal check and its parts. */

@@ -47,6 +47,54 @@ def edges():
     return out
 
 
+def folder_circles():
+    """Circles of files inside each folder (a file and its header are one unit, x.c with x.h):
+    [(folder, sorted units)] for every strongly connected set of two or more units. Reported, not
+    refused: a header pair that needs each other is sometimes the honest cut; more than two is a
+    sign that one of them does two jobs (issue 40)."""
+    out = []
+    for d in FLOOR:
+        base = os.path.join(ROOT, d)
+        graph = {}
+        for f in sorted(os.listdir(base)):
+            if not f.endswith(SRC_EXT):
+                continue
+            unit = os.path.splitext(f)[0]
+            with open(os.path.join(base, f), encoding="utf-8", errors="replace") as fh:
+                for inc in INC.findall(fh.read()):
+                    p = os.path.normpath(os.path.join(base, inc))
+                    other = os.path.splitext(os.path.basename(p))[0]
+                    if os.path.dirname(p) == base and os.path.exists(p) and other != unit:
+                        graph.setdefault(unit, set()).add(other)
+        index, low, stack, on = {}, {}, [], set()
+
+        def strong(v):  # Tarjan's strongly connected components
+            index[v] = low[v] = len(index)
+            stack.append(v)
+            on.add(v)
+            for w in sorted(graph.get(v, ())):
+                if w not in index:
+                    strong(w)
+                    low[v] = min(low[v], low[w])
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append((d, sorted(comp)))
+
+        for v in sorted(graph):
+            if v not in index:
+                strong(v)
+    return out
+
+
 def main():
     es = edges()
     if "--dot" in sys.argv:
@@ -84,6 +132,8 @@ def main():
     if bad or circles:
         return 1
     print("include_graph: %d includes across folders, all downward, no circles" % len(es))
+    for d, comp in folder_circles():
+        print("include_graph: inside %s/, files that include each other in a circle: %s (%d)" % (d, ", ".join(comp), len(comp)))
     return 0
 
 
