@@ -24,11 +24,8 @@
 #include <stdio.h>
 
 #include "../analyzer/analysis.h"
+#include "catalog_open.h"
 #include "sqlite_time_limit.h"
-
-#define ANDREA_CATALOG_SCHEMA_VERSION 4
-/* PRAGMA application_id of an andrea catalog ("ANDR"): tells it from other SQLite databases. */
-#define ANDREA_CATALOG_APPLICATION_ID 0x414E4452
 
 /* Whether db_path can take this run's rows, checked before the work so that a mistake costs no
  * analysis: a missing file (a new catalog), or a regular file that is an andrea catalog (the same

@@ -21,9 +21,6 @@
 #include "catalog.h"
 #include "../analyzer/circuits.h"
 
-/* The tables and views andrea_catalog_circuits_schema creates (for the writer's is-this-ours check). */
-#define CATALOG_CIRCUITS_NAMES \
-    "circuit_runs", "circuit_composition", "circuit_heads", "head_composition", "head_weights"
 
 /* Creates the circuit tables and views if missing (inside the caller's transaction). */
 int andrea_catalog_circuits_schema(sqlite3 *db, const char *path, ae_error *err);

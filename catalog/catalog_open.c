@@ -24,7 +24,7 @@
 #include "../common/percent_encode.h"
 #include "sqlite_check.h"
 #include "sqlite_time_limit.h"
-#include "catalog.h"
+#include "../common/printable.h"
 
 /* "file:PATH?immutable=1" with PATH percent-encoded (all but '/'), so '?', '#', '%' and spaces in a
  * path stay part of the name. An absolute path gets an empty authority ("file:///abs") so a path
@@ -139,4 +139,86 @@ int andrea_catalog_refuse_newer(sqlite3 *db, const char *path, int *version, ae_
 fail:
     sqlite3_finalize(st);
     return -1;
+}
+
+/* The columns an unmarked catalog's tables have had since schema 1 (what MIGRATE_1_COPY reads).
+ * A table of andrea's name without them is someone else's ("runs(x)"): refused before any change,
+ * where the writer used to switch the file to WAL and fail after the work on "no such column". */
+static const char *const CORE_COLUMNS[][12] = {
+    {"models", "id", "sha256", "name", "path", "config", "n_layer", "n_head", "d_model", "head_dim", "step", NULL},
+    {"runs", "id", "model_id", "time", "andrea_version", "suites", "settings", "dump_path", NULL},
+    {"suites", "run_id", "class", "n_items", "n_queries", "min_score", "min_ratio", "min_margin", NULL},
+    {"head_scores", "run_id", "layer", "head", "class", "score", "baseline", "control", "n_queries", NULL},
+    {"labels", "run_id", "layer", "head", "class", "rule", NULL},
+};
+
+/* -1 (err) when table `name` lacks one of its CORE_COLUMNS; 0 when it has them all or has none listed. */
+static int check_core_columns(sqlite3 *db, const char *path, const char *name, ae_error *err) {
+    for (size_t t = 0; t < sizeof CORE_COLUMNS / sizeof CORE_COLUMNS[0]; t++) {
+        if (strcmp(CORE_COLUMNS[t][0], name)) continue;
+        for (int c = 1; CORE_COLUMNS[t][c]; c++) {
+            sqlite3_stmt *st = NULL;
+            int found = 0;
+            SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2", -1, &st, NULL),
+                      SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_bind_text(st, 2, CORE_COLUMNS[t][c], -1, SQLITE_STATIC), SQLITE_OK);
+            SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+            found = sqlite3_column_int(st, 0) > 0;
+            sqlite3_finalize(st);
+            if (!found)
+                return andrea_fail(err, "%s: not an andrea catalog (a SQLite database whose table '%s' has no column '%s'); "
+                                        "andrea reads and writes only its own catalogs: name a new file or an andrea catalog",
+                                   path, name, CORE_COLUMNS[t][c]);
+            continue;
+        fail:
+            sqlite3_finalize(st);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Whether the database at db is one andrea may write into: empty (a new catalog), marked with
+ * andrea's application_id, or unmarked (catalogs before the mark) with only andrea's tables, each
+ * with its columns. Any other SQLite file given to --db by mistake is refused before anything in
+ * it changes: the schema, the WAL switch and the mark would otherwise land in someone else's
+ * database. */
+int andrea_catalog_check_ours(sqlite3 *db, const char *path, ae_error *err) {
+    static const char *const ours[] = {"models", "runs", "suites", "head_scores", "labels", "head_catalog",
+                                       CATALOG_CIRCUITS_NAMES, NULL};
+    sqlite3_stmt *st = NULL;
+    int ret = -1;
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
+    const sqlite3_int64 app = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (app == ANDREA_CATALOG_APPLICATION_ID) return 0;
+    SQL_CHECK(path, db,
+              sqlite3_prepare_v2(db,
+                                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+                                 " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+                                 -1, &st, NULL),
+              SQLITE_OK);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        int known = 0;
+        for (int i = 0; ours[i] && name; i++) known |= !strcmp(name, ours[i]);
+        if (app != 0 || !known) {
+            char shown[64];
+            andrea_printable(name ? name : "", shown, sizeof shown);
+            andrea_fail(err, "%s: not an andrea catalog (a SQLite database with %s '%s'); andrea reads and writes only "
+                         "its own catalogs: name a new file or an andrea catalog",
+                    path, app != 0 ? "another application's id and the table" : "the table", shown);
+            goto fail;
+        }
+        if (check_core_columns(db, path, name, err)) goto fail;
+    }
+    SQL_CHECK(path, db, rc, SQLITE_DONE);
+    ret = 0;
+fail:
+    sqlite3_finalize(st);
+    return ret;
 }

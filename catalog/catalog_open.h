@@ -20,6 +20,15 @@
 
 #include "../common/error.h"
 
+/* The catalog schema this andrea writes (docs/catalog.md; older ones are upgraded on write). */
+#define ANDREA_CATALOG_SCHEMA_VERSION 4
+/* PRAGMA application_id of an andrea catalog ("ANDR"): tells it from other SQLite databases. */
+#define ANDREA_CATALOG_APPLICATION_ID 0x414E4452
+
+/* The tables and views andrea_catalog_circuits_schema creates (for the writer's is-this-ours check). */
+#define CATALOG_CIRCUITS_NAMES \
+    "circuit_runs", "circuit_composition", "circuit_heads", "head_composition", "head_weights"
+
 /* Opens PATH read-only into *out (close with sqlite3_close). */
 int andrea_catalog_open_ro(const char *path, sqlite3 **out, ae_error *err);
 
@@ -29,8 +38,8 @@ int andrea_catalog_open_ro(const char *path, sqlite3 **out, ae_error *err);
 int andrea_catalog_refuse_newer(sqlite3 *db, const char *path, int *version, ae_error *err);
 /* 0 when the open database is empty, marked as andrea's (application_id), or unmarked with only
  * andrea's tables and their columns (a catalog from before the mark); else -1 with "PATH: a SQLite
- * database that is not an andrea catalog (...)". Reads only. Defined in catalog.c, beside the
- * writer that applies it before any change. */
+ * database that is not an andrea catalog (...)". Reads only; the writer applies it before any
+ * change. */
 int andrea_catalog_check_ours(sqlite3 *db, const char *path, ae_error *err);
 
 #endif
