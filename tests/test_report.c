@@ -494,7 +494,8 @@ static void syn_data(report_data *d) {
     for (int c = 0; c < 2; c++) snprintf(d->classes[c], 64, "%s", names[c]);
     d->scores = malloc(sizeof *d->scores * 2 * SL * SH);
     for (int i = 0; i < 2 * SL * SH; i++)
-        d->scores[i] = (report_score){(i * 7 % 10) / 10.0, 0.1, 0.1, 0.01 * i, i % 5 == 0, i == 5 ? 0 : i % 5 == 0 ? 1 : -1};
+        d->scores[i] = (report_score){.score = (i * 7 % 10) / 10.0, .baseline = 0.1, .control = 0.1, .ablation = 0.01 * i,
+                                      .label = i % 5 == 0, .causal = i == 5 ? 0 : i % 5 == 0 ? 1 : -1};
     d->token_bytes = syn_token_bytes;
     d->bos = 0;
     d->read_map = syn_read_map;
@@ -505,7 +506,8 @@ static void syn_data(report_data *d) {
     for (int t = 0; t < 3; t++) {
         d->steps[t] = 100.0 * (t + 1);
         for (int i = 0; i < 2 * SL * SH; i++)
-            d->step_scores[t * 2 * SL * SH + i] = (report_score){0.2 * t + 0.01 * i, 0.1, 0.1, 0, (i % 5 == 0) && t == 2, -1};
+            d->step_scores[t * 2 * SL * SH + i] = (report_score){.score = 0.2 * t + 0.01 * i, .baseline = 0.1, .control = 0.1,
+                                                                 .label = (i % 5 == 0) && t == 2, .causal = -1};
     }
 }
 
