@@ -210,6 +210,8 @@ int andrea_catalog_report_rows(catalog_report_rows *d, const char *db_path, ae_e
 
     /* classes: the caller's first (a dump's suites, in dump order), then any other class of this
      * model, by name */
+    for (int i = 0; i < d->n_first; i++)
+        if (class_index(d, d->first[i], 1) < -1) goto oom;
     SQL_CHECK(db_path, db,
                   sqlite3_prepare_v2(db, "SELECT DISTINCT class FROM head_catalog WHERE checkpoint_sha256 = ?1 ORDER BY class",
                                      -1, &st, NULL),

@@ -41,10 +41,11 @@ typedef struct {
     const char *sha256;       /* the checkpoint */
     const char *seal;         /* the seal of the dump being shown (its run wins), or NULL */
     int n_layer, n_head;      /* the model's shape */
-    /* in and out: the caller's classes first (malloc'd, may be NULL), the catalog's others after */
-    int n_classes;
-    char (*classes)[64];
+    const char *const *first; /* [n_first] classes listed first, in this order (a dump's suites) */
+    int n_first;
     /* out */
+    int n_classes;            /* the first ones (repeats once), then the catalog's others by name */
+    char (*classes)[64];
     char model[256];          /* the catalog's name of the checkpoint, "" when it has no rows */
     catalog_head_cell *scores; /* [n_classes, L, H]; NULL when the catalog had no rows */
     catalog_run_ref *class_runs; /* [n_classes]: the run whose rows gave each class's cells, or NULL */

@@ -100,16 +100,15 @@ static int load_suite(andrea_dump *dump, const char *dump_path, int s, int examp
 }
 
 int andrea_report_load_catalog(report_data *d, const char *db_path, const char *seal, ae_error *err) {
-    catalog_report_rows r = {.sha256 = d->sha256, .seal = seal, .n_layer = d->n_layer, .n_head = d->n_head};
     /* the dump's suites first, in dump order */
-    if (d->n_suites > 0 && !(r.classes = malloc(sizeof *r.classes * (size_t)d->n_suites)))
-        return andrea_fail(err, "%s: out of memory reading the catalog", db_path);
-    for (int s = 0; s < d->n_suites; s++) {
-        int seen = 0;
-        for (int c = 0; c < r.n_classes && !seen; c++) seen = !strcmp(r.classes[c], d->suites[s].name);
-        if (!seen) snprintf(r.classes[r.n_classes++], sizeof r.classes[0], "%s", d->suites[s].name);
-    }
-    if (andrea_catalog_report_rows(&r, db_path, err)) {
+    const char **first = malloc(sizeof *first * (size_t)(d->n_suites > 0 ? d->n_suites : 1));
+    if (!first) return andrea_fail(err, "%s: out of memory reading the catalog", db_path);
+    for (int s = 0; s < d->n_suites; s++) first[s] = d->suites[s].name;
+    catalog_report_rows r = {.sha256 = d->sha256, .seal = seal, .n_layer = d->n_layer, .n_head = d->n_head,
+                             .first = first, .n_first = d->n_suites};
+    const int rc = andrea_catalog_report_rows(&r, db_path, err);
+    free(first);
+    if (rc) {
         andrea_catalog_report_rows_free(&r);
         return -1;
     }
