@@ -623,8 +623,9 @@ static void test_cuda_resumed_forward_equals_the_whole_forward(void) {
 }
 
 /* A batch resumed from kept layers (keep_layers, resume_kept: the causal check's forwards on a
- * GPU) gives the token losses of whole forwards with the same ablations, in fp32 (1e-6: the same
- * kernels on the same inputs): copy j of the B0 kept items ablates a head of layer j and starts
+ * GPU) gives the token losses of whole forwards with the same ablations, in fp32, within the
+ * rounding of the forward's chain (check.h; the layers of a resumed forward run on fewer rows,
+ * which may pick other matmul kernels): copy j of the B0 kept items ablates a head of layer j and starts
  * there, all copies in one forward; with replacement values too, and again with the values
  * marked unchanged (not copied again). Refused: resume layers not ascending, keep_layers in an
  * ablated forward, maps from a resumed one, another T, the CPU engine. */
@@ -650,6 +651,13 @@ static void test_cuda_forward_from_kept_layers_equals_the_whole_forward(void) {
             resume[j * B0 + b] = j;
             abl[(size_t)(j * B0 + b) * L * H + (size_t)j * H + (size_t)(j % H)] = 1;
         }
+    static float logits[B0 * T * V];
+    andrea_forward_io lg = {.B = B0, .T = T, .tokens = tok, .logits = logits};
+    CHECK_MSG(g && andrea_engine_forward(g, &lg, &err) == 0, "%s", err.msg);
+    double zmax = 0;
+    for (int i = 0; i < B0 * T * V; i++) zmax = fmax(zmax, fabs(logits[i]));
+    /* a loss is a logsumexp of logits minus one: twice a logit's rounding, for the chain's length */
+    const double tol = 4 * CHECK_FP32_TOL((double)L * (7.0 * C + C / H + T) + C, zmax);
     andrea_forward_io keep = {.B = B0, .T = T, .tokens = tok, .loss_targets = tgt, .token_loss = clean, .keep_layers = 1};
     CHECK_MSG(g && andrea_engine_forward(g, &keep, &err) == 0, "%s", err.msg);
     for (int with_values = 0; with_values < 3; with_values++) {
@@ -670,8 +678,8 @@ static void test_cuda_forward_from_kept_layers_equals_the_whole_forward(void) {
             if (!(d <= worst)) worst = d;
             moved += fabs((double)whole[i] - clean[i % (B0 * T)]);
         }
-        CHECK_MSG(worst < 1e-6, "values %d: losses from kept layers differ from the whole forwards by %.3g", with_values,
-                  worst);
+        CHECK_MSG(worst <= tol, "values %d: losses from kept layers differ from the whole forwards by %.3g (bound %.3g)",
+                  with_values, worst, tol);
         CHECK_MSG(moved > 1e-5, "values %d: the ablations changed no loss", with_values);
     }
     static float maps[B * L * H * T * T];
