@@ -16,7 +16,9 @@
 #ifndef ANDREA_CLASSES_H
 #define ANDREA_CLASSES_H
 
-#include "probe.h"
+#include "../common/error.h"
+#include "../tokenizer/tokenizer.h"
+#include "probe_types.h"
 
 /* A head is labelled with a class when ALL hold (docs/scores.md):
  *   score >= min_score, score / baseline >= min_ratio, score - control >= min_margin, and, for a
@@ -42,7 +44,7 @@ typedef enum {
 typedef struct probe_class probe_class;
 
 /* What a generator gets: the model's tokenizer and sizes, the suite's seeded stream. */
-typedef struct {
+typedef struct probe_gen_s {
     const andrea_tokenizer *tok;
     int vocab_size;
     int seq_len;

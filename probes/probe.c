@@ -10,6 +10,7 @@
 #include "../common/checked_size.h"
 #include "../common/data_path.h"
 #include "classes.h"
+#include "probe.h"
 #include "probe_internal.h"
 #include "../common/rng.h"
 

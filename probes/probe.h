@@ -16,31 +16,7 @@
 
 #include "../common/error.h"
 #include "../tokenizer/tokenizer.h"
-
-typedef struct {
-    int query, key;
-} probe_target;
-
-typedef struct {
-    int *tokens;
-    int n_tokens;
-    probe_target *targets;
-    int n_targets;
-    int *entities;   /* [n_entities, 2] token spans [start, end), entity items only (else NULL) */
-    int n_entities;
-} probe_item;
-
-typedef struct {
-    char name[64];      /* suite = class name */
-    char source[4096];  /* "builtin" or the probe file path (whole: a path the system opened fits) */
-    uint64_t seed;      /* generator seed (0 for files) */
-    probe_item *items;
-    int n_items;
-    int max_len;        /* longest item */
-    int map_only;       /* 1: a suite of texts without targets and without a class (a probe file's
-                           suite whose items give no targets, or --texts): its maps are dumped
-                           and shown, nothing is scored (classify skips it) */
-} probe_suite;
+#include "probe_types.h"
 
 /* The built-in suite names are the class names of classes.h (andrea_probe_classes). */
 
@@ -48,21 +24,7 @@ typedef struct {
  * dump may hold: a name becomes an HDF5 group, a class, a file slug and a page anchor). */
 int andrea_probe_suite_name_valid(const char *name);
 
-typedef struct {
-    int n_items;        /* sequences to generate (0 = the suite's default) */
-    int seq_len;        /* target length in tokens (0 = default, clipped to the model's max) */
-    uint64_t seed;      /* 0 = default seed */
-} probe_options;
 
-/* Defaults (docs/probes.md): 32 items of 128 tokens per suite keep `andrea analyze` of a small
- * byte-level model well under a minute on 2 CPU cores. */
-#define PROBE_DEFAULT_N_ITEMS 32
-#define PROBE_DEFAULT_SEQ_LEN 128
-#define PROBE_DEFAULT_SEED 1729u
-/* ... except entity: 24 items of 192 tokens (see probe_builtin.c) */
-#define PROBE_ENTITY_N_ITEMS 24
-#define PROBE_ENTITY_SEQ_LEN 192
-#define PROBE_MAX_ITEMS 1000000
 /* Most suites one probe file may define. Each becomes an HDF5 group and a class; without a
  * bound, a few MB of one-item lines with distinct names made the loader's name lookup
  * quadratic and the dump write hundreds of thousands of groups (minutes, no end in sight). */

@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "../common/checked_size.h"
+#include "probe.h"
+#include "classes.h"
 #include "probe_internal.h"
 
 /* ---------------- data files ---------------- */

@@ -25,6 +25,7 @@
 
 #include "../common/checked_size.h"
 #include "../common/strict_input.h"
+#include "probe.h"
 #include "probe_internal.h"
 
 typedef struct {

@@ -14,8 +14,13 @@
 #include <stdint.h>
 
 #include "../common/buf.h"
-#include "classes.h"
-#include "probe.h"
+#include "../common/error.h"
+#include "../tokenizer/tokenizer.h"
+#include "probe_types.h"
+
+/* the class table's types (classes.h), named here only: classes.c includes this header */
+struct probe_class;
+struct probe_gen_s;
 
 /* ---- PRNG: splitmix64, seeded from (seed, stream name) so suites draw independent streams ---- */
 typedef struct probe_rng_s {
@@ -82,9 +87,9 @@ int andrea_probe_entity_targets(const int *spans, int n_spans, int n_tokens, pro
 int andrea_probe_targets_push(probe_target **t, int *n, int *cap, int query, int key, ae_error *err);
 
 /* ---- built-in generators (the classes' `generate`, classes.h) ---- */
-int andrea_probe_gen_prose(const struct probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err);
-int andrea_probe_gen_repeat(const struct probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err);
-int andrea_probe_gen_code(const struct probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err);
-int andrea_probe_gen_entity(const struct probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err);
+int andrea_probe_gen_prose(const struct probe_class *c, const struct probe_gen_s *g, probe_suite *s, ae_error *err);
+int andrea_probe_gen_repeat(const struct probe_class *c, const struct probe_gen_s *g, probe_suite *s, ae_error *err);
+int andrea_probe_gen_code(const struct probe_class *c, const struct probe_gen_s *g, probe_suite *s, ae_error *err);
+int andrea_probe_gen_entity(const struct probe_class *c, const struct probe_gen_s *g, probe_suite *s, ae_error *err);
 
 #endif

@@ -11,6 +11,8 @@
 
 #include "../common/checked_size.h"
 #include "../common/strict_input.h"
+#include "probe.h"
+#include "classes.h"
 #include "probe_internal.h"
 
 void andrea_probe_sources_init(probe_sources *ps) { memset(ps, 0, sizeof *ps); }
