@@ -30,7 +30,7 @@ void andrea_classify_options_init(andrea_classify_options *o) {
     andrea_rules_init(&o->rules);
     o->ablate_items = ANDREA_ABLATE_ITEMS_AUTO;
     o->ablation = ANDREA_ABLATION_MEAN;
-    o->device = ANDREA_DEVICE_AUTO;
+    andrea_engine_options_init(&o->engine);
 }
 
 int andrea_ablate_items(const andrea_classify_options *o, int gpu) {
@@ -42,7 +42,7 @@ int andrea_ablate_items(const andrea_classify_options *o, int gpu) {
  * options would be. */
 static int check_on_gpu(const andrea_classify_options *o, const andrea_engine *eng) {
     if (eng) return andrea_engine_has_gpu(eng);
-    return o->device == ANDREA_DEVICE_CUDA || (o->device == ANDREA_DEVICE_AUTO && andrea_cuda_available());
+    return o->engine.device == ANDREA_DEVICE_CUDA || (o->engine.device == ANDREA_DEVICE_AUTO && andrea_cuda_available());
 }
 
 static char *settings_json(const andrea_analysis *a, const andrea_dump_suite_info *infos, int n_infos, int ablate_items,
@@ -281,14 +281,6 @@ out:
     return rc;
 }
 
-static andrea_engine_options engine_options(const andrea_classify_options *opt) {
-    andrea_engine_options eo;
-    andrea_engine_options_init(&eo);
-    eo.device = opt->device;
-    if (opt->precision) snprintf(eo.precision, sizeof eo.precision, "%.7s", opt->precision);
-    return eo;
-}
-
 /* A suite none of whose items has a position where its class's loss is measured (entity items
  * too short for a re-mention, a user suite whose targets all sit on the last token) gets no
  * causal check; the run's note says so rather than leaving its labels' NULL deltas unexplained. */
@@ -461,12 +453,11 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
     }
     const int n_kept = compact_infos(infos, ns, keep_mask);
     if (causal_model(dump_path, d, opt, &model, &model_loaded, &mp, a, err)) goto out;
-    const andrea_engine_options eo = engine_options(opt);
     andrea_ablation_options ao = {.method = opt->ablation, .max_items = andrea_ablate_items(opt, opt->ablate_items == ANDREA_ABLATE_ITEMS_AUTO && check_on_gpu(opt, NULL))};
     ao.model = mp;
     ao.timing = opt->timing ? &opt->timing->causal : NULL;
     if (mp && (read_all_items(d, &items, &n_items, err) || (n_items = compact_suites(items, n_items, keep_mask, 1)) < 0 ||
-               andrea_causal_check(mp, NULL, &eo, items, n_items, &ao, a, err))) {
+               andrea_causal_check(mp, NULL, &opt->engine, items, n_items, &ao, a, err))) {
         andrea_prefix(err, "%s", dump_path);
         goto out;
     }
@@ -529,8 +520,7 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
     } else if (andrea_mpi_rank() != 0) {
         snprintf(a->ablation_note, sizeof a->ablation_note, "causal check on rank 0");
     } else {
-        const andrea_engine_options eo = engine_options(opt);
-        if (andrea_causal_check(m, eng, &eo, kept, n_kept, &ao, a, err)) goto out;
+        if (andrea_causal_check(m, eng, &opt->engine, kept, n_kept, &ao, a, err)) goto out;
     }
     if (opt->timing) opt->timing->t_causal += andrea_now_seconds() - t0;
     if (!(a->settings_json = settings_json(a, infos, n_kept, ao.max_items, andrea_ablation_method_name(ao.method)))) {

@@ -48,8 +48,8 @@ typedef struct {
                                instead of failing */
     int has_step;
     long long step;         /* training step (else parsed from the checkpoint's file name) */
-    andrea_device device;
-    const char *precision;  /* the causal check's CUDA matmuls (andrea_engine_options), NULL = default */
+    andrea_engine_options engine; /* how the causal check opens its engine (andrea_engine_options_init's
+                                     defaults; analyze passes the forwards' options) */
     const andrea_model *model; /* already loaded checkpoint whose sha256 the caller has matched
                                   with the dump's (andrea analyze): used instead of loading */
     andrea_classify_timing *timing; /* or NULL */

@@ -11,10 +11,13 @@
 #include "../catalog/catalog_circuits.h"
 #include "../analyzer/classify.h"
 #include "../common/error.h"
+#include "../common/printable.h"
 #include "../dump/dump_write.h"
 #include "../engine/forward.h"
 #include "../engine/model.h"
 #include "../probes/probe.h"
+#include "../pipeline/output_paths.h"
+#include "../pipeline/run_notes.h"
 
 int cmd_info(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
@@ -29,24 +32,6 @@ int cmd_circuits(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 
-/* Refuses (-1, err) an output path that names a file the command reads: the checkpoint m (its
- * file, or config.json / model.safetensors beside it), its tokenizer's vocab.json / merges.txt
- * (in tok_dir, else beside it) or a probe or --texts file of ps (may be NULL). The output is
- * renamed over its final name at the end, which would replace the input the run recorded. */
-int cli_check_output_not_input(const char *out, const andrea_model *m, const probe_sources *ps, const char *tok_dir,
-                               ae_error *err);
-/* Whether a and b name one existing regular file (the same device and inode: links and other
- * spellings of one path included). */
-int cli_same_file(const char *a, const char *b);
-/* One stderr note per --rules entry that names no suite of the run a (rules for built-in or user
- * suites that this run did not probe, or a typo). */
-void cli_note_unused_rules(const char *cmd, const andrea_rules *r, const andrea_analysis *a);
-/* s for a progress or summary line on stderr: control bytes (a newline or escape in a path) as
- * '?', UTF-8 kept, cut to cap - 1 bytes; returns buf. */
-const char *cli_shown(const char *s, char *buf, size_t cap);
-/* One stderr note "andrea CMD: note: ..." per written catalog entry that has one (a checkpoint the
- * catalog knew under another name or step). */
-void cli_note_catalog_entries(const char *cmd, const andrea_catalog_entry *e, int n);
 /* Prints "andrea: <msg>" and returns 1. */
 int cli_fail(const ae_error *err);
 /* Prints "andrea CMD: <message>" plus a hint to --help and returns 2. */
@@ -81,18 +66,13 @@ int cli_parse_double(const char *s, double *out);
 int cli_opt_device(const char *cmd, const char *arg, andrea_device *out);  /* auto|cpu|cuda */
 int cli_opt_probes(const char *cmd, const char *arg, probe_sources *ps);  /* suites and files, not '' */
 int cli_opt_texts(const char *cmd, const char *arg, probe_sources *ps);   /* --texts FILE|- */
-/* The tokenizer of model m for the sources ps: NULL with err when it cannot be opened, unless ps
- * are probe files only and the model has no tokenizer at all (token-id files do without):
- * then NULL with *ok 1. */
-andrea_tokenizer *cli_probe_tokenizer(const andrea_model *m, const probe_sources *ps, const char *tok_dir, int *ok,
-                                      ae_error *err);
 int cli_opt_maps(const char *cmd, const char *arg, int *maps_fp32);        /* fp16|fp32 */
 int cli_opt_contrib(const char *cmd, const char *arg, andrea_contrib *out); /* none|norm|full */
 /* --n (which 'n': 1..PROBE_MAX_ITEMS), --len ('l': >= 5), --seed ('s': a positive integer) */
 int cli_opt_probe(const char *cmd, int which, const char *arg, probe_options *po);
 /* tf32|fp32: the CUDA engine's matmul precision (sets ANDREA_CUDA_FP32 for the engines opened
  * later in this process; the CPU engine is always fp32) */
-int cli_opt_precision(const char *cmd, const char *arg, const char **out); /* tf32|tf32x3|fp32 */
+int cli_opt_precision(const char *cmd, const char *arg, andrea_engine_options *eo); /* tf32|tf32x3|fp32 */
 int cli_opt_step(const char *cmd, const char *arg, andrea_classify_options *o);        /* N >= 0 */
 int cli_opt_ablate_items(const char *cmd, const char *arg, andrea_classify_options *o); /* 0..4096 */
 int cli_opt_ablation(const char *cmd, const char *arg, andrea_classify_options *o);     /* mean|resample|zero */

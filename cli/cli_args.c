@@ -146,10 +146,10 @@ int cli_opt_device(const char *cmd, const char *arg, andrea_device *out) {
     return 0;
 }
 
-int cli_opt_precision(const char *cmd, const char *arg, const char **out) {
+int cli_opt_precision(const char *cmd, const char *arg, andrea_engine_options *eo) {
     if (strcmp(arg, "tf32") && strcmp(arg, "tf32x3") && strcmp(arg, "fp32"))
         return cli_usage_error(cmd, "--precision wants tf32, tf32x3 or fp32, not '%s'", arg);
-    *out = arg; /* travels in the options to andrea_engine_open (engine/forward.h) */
+    snprintf(eo->precision, sizeof eo->precision, "%s", arg); /* andrea_engine_open checks nothing more */
     return 0;
 }
 
@@ -275,53 +275,6 @@ static void print_one_line(const char *prefix, const char *msg, const char *suff
     fputc('\n', stderr);
 }
 
-int cli_same_file(const char *a, const char *b) {
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
-/* -1 (err) when out is the sharded index beside the checkpoint (dir) or one of the shards it
- * names; an index that cannot be read names no shard (the model was then read from another file). */
-static int output_is_a_shard(const char *out, const char *dir, ae_error *err) {
-    char ix_path[8400];
-    snprintf(ix_path, sizeof ix_path, "%s/%s", dir, ANDREA_SHARD_INDEX_NAME);
-    if (cli_same_file(out, ix_path))
-        return andrea_fail(err, "%s: is %s, which this command reads; give another output path", out, ix_path);
-    andrea_shard_index ix;
-    ae_error ignored;
-    char **paths = NULL;
-    int n = 0, hit = -1;
-    if (access(ix_path, F_OK) != 0 || andrea_shard_index_read(ix_path, &ix, &ignored)) return 0;
-    if (andrea_shard_paths(ix_path, &ix, &paths, &n, &ignored) == 0)
-        for (int i = 1; i < n && hit < 0; i++)
-            if (cli_same_file(out, paths[i])) hit = i;
-    int rc = 0;
-    if (hit >= 0) rc = andrea_fail(err, "%s: is the shard %s, which this command reads; give another output path", out, paths[hit]);
-    andrea_shard_paths_free(paths, n);
-    andrea_shard_index_free(&ix);
-    return rc;
-}
-
-int cli_check_output_not_input(const char *out, const andrea_model *m, const probe_sources *ps, const char *tok_dir,
-                               ae_error *err) {
-    static const char *beside[] = {"model.safetensors", "config.json", "vocab.json", "merges.txt"};
-    char p[8400];
-    if (cli_same_file(out, m->path)) return andrea_fail(err, "%s: is the checkpoint this command reads; give another output path", out);
-    for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
-        const char *dir = i >= 2 && tok_dir ? tok_dir : m->dir;
-        snprintf(p, sizeof p, "%s/%s", dir, beside[i]);
-        if (cli_same_file(out, p))
-            return andrea_fail(err, "%s: is %s, which this command reads; give another output path", out, p);
-    }
-    if (output_is_a_shard(out, m->dir, err)) return -1;
-    const int read = ps ? andrea_probe_sources_reads(ps, out) : 0;
-    if (read)
-        return andrea_fail(err, "%s: is the %s file this command reads; give another output path", out,
-                           read == PROBE_SRC_TEXTS ? "--texts" : "probe");
-    return 0;
-}
-
 int cli_opt_probes(const char *cmd, const char *arg, probe_sources *ps) {
     /* '' is most likely an unset shell variable, not "every suite" (that is the default) */
     if (!*arg) return cli_usage_error(cmd, "--probes wants suite names or a probe file, not ''");
@@ -333,42 +286,6 @@ int cli_opt_texts(const char *cmd, const char *arg, probe_sources *ps) {
     if (!*arg) return cli_usage_error(cmd, "--texts wants a file of texts, one a line ('-': standard input), not ''");
     ae_error err;
     return andrea_probe_sources_add_texts(ps, arg, &err) ? cli_fail(&err) : 0;
-}
-
-andrea_tokenizer *cli_probe_tokenizer(const andrea_model *m, const probe_sources *ps, const char *tok_dir, int *ok,
-                                      ae_error *err) {
-    andrea_tokenizer *tok = andrea_tokenizer_open(m->cfg.vocab_size, m->dir, tok_dir, err);
-    /* token-id probe files work without a tokenizer, when the model has none at all (a broken
-     * one, or a wrong --tokenizer, is an error); everything else needs one */
-    *ok = tok || (andrea_probe_sources_files_only(ps) && andrea_tokenizer_absent(m->cfg.vocab_size, m->dir, tok_dir));
-    return tok;
-}
-
-void cli_note_catalog_entries(const char *cmd, const andrea_catalog_entry *e, int n) {
-    for (int i = 0; i < n; i++)
-        if (e[i].note[0]) {
-            char shown[sizeof e[i].note];
-            fprintf(stderr, "andrea %s: note: %s\n", cmd, cli_shown(e[i].note, shown, sizeof shown));
-        }
-}
-
-void cli_note_unused_rules(const char *cmd, const andrea_rules *r, const andrea_analysis *a) {
-    for (int i = 0; i < r->n; i++) {
-        int used = 0;
-        for (int s = 0; s < a->n_suites && !used; s++) used = !strcmp(r->names[i], a->suites[s].name);
-        char shown[64];
-        if (!used) /* a typo in a class name would otherwise keep the default rule without a word */
-            fprintf(stderr, "andrea %s: note: --rules: no suite of this run is named '%s' (its rule is unused)\n", cmd,
-                    andrea_printable(r->names[i], shown, sizeof shown));
-    }
-}
-
-const char *cli_shown(const char *s, char *buf, size_t cap) {
-    size_t k = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p && k + 1 < cap; p++)
-        buf[k++] = shown_byte(*p);
-    buf[k] = 0;
-    return buf;
 }
 
 int cli_fail(const ae_error *err) {

@@ -10,7 +10,7 @@
 #include "../analyzer/summary.h"
 #include "../common/progress.h"
 #include "../dump/dump.h"
-#include "../common/mpi_shard.h"
+#include "../pipeline/classify_run.h"
 #include "cli.h"
 
 static void help(FILE *f) {
@@ -87,10 +87,10 @@ int cmd_classify(int argc, char **argv) {
             if ((bad = cli_opt_ablation("classify", optarg, &o))) return bad;
             break;
         case 'D':
-            if ((bad = cli_opt_device("classify", optarg, &o.device))) return bad;
+            if ((bad = cli_opt_device("classify", optarg, &o.engine.device))) return bad;
             break;
         case 'P':
-            if ((bad = cli_opt_precision("classify", optarg, &o.precision))) return bad;
+            if ((bad = cli_opt_precision("classify", optarg, &o.engine))) return bad;
             break;
         case 'q': andrea_progress_quiet = 1; break;
         case 'N': o.no_causal = 1; break;
@@ -102,47 +102,24 @@ int cmd_classify(int argc, char **argv) {
     if (optind + 1 != argc) return cli_usage_error("classify", "wants exactly one DUMP.h5");
     if (!db) return cli_usage_error("classify", "--db CATALOG is required");
     if (rules && andrea_rules_load(&o.rules, rules, &err)) return cli_fail(&err);
-    if (andrea_catalog_check_writable(db, &err)) return cli_fail(&err); /* before the work (every rank: it only reads) */
-    /* A dump the user gives may be crafted to crash HDF5 itself: read it once in a sacrificial
-     * child first (dump/dump.h). `andrea analyze` skips this: it classifies its own new file. */
-    if (andrea_dump_check_isolated(argv[optind], &err)) return cli_fail(&err);
-    andrea_analysis a;
     const double t0 = andrea_now_seconds();
-    if (andrea_classify_dump(argv[optind], &o, &a, &err)) return cli_fail(&err);
-    const double t_cat0 = andrea_now_seconds();
-    if (andrea_mpi_rank() == 0) cli_note_unused_rules("classify", &o.rules, &a);
-    char note_shown[sizeof a.ablation_note]; /* the note quotes the dump's checkpoint path: no escape reaches the terminal */
-    if (a.ablation_note[0])
-        fprintf(stderr, "andrea classify: %s: %s\n", o.no_causal && strstr(a.ablation_note, "--no-causal") ? "warning" : "note",
-                cli_shown(a.ablation_note, note_shown, sizeof note_shown));
-    if (a.interval_note[0] && !andrea_progress_quiet) fprintf(stderr, "andrea classify: note: %s\n", a.interval_note);
-    if (a.skipped_note[0] && andrea_mpi_rank() == 0) /* map-only suites: no NULL rows, one line */
-        fprintf(stderr, "andrea classify: note: %s\n", cli_shown(a.skipped_note, note_shown, sizeof note_shown));
-    int64_t run = 0;
-    /* MPI: the statistics were pooled on every rank; rank 0 alone writes and prints them. */
-    const int root = andrea_mpi_rank() == 0;
-    andrea_catalog_entry entry = {.analysis = &a};
-    const int wrc = root ? andrea_catalog_write_all(db, &entry, 1, &err) : 0;
-    if (root && !wrc) cli_note_catalog_entries("classify", &entry, 1);
-    if (andrea_mpi_agree(wrc, &err)) {
-        andrea_analysis_free(&a);
-        return cli_fail(&err);
-    }
-    run = entry.run_id;
-    if (!root) {
-        andrea_analysis_free(&a);
+    andrea_classify_result r;
+    if (andrea_classify_run(argv[optind], db, &o, &r, &err)) return cli_fail(&err);
+    andrea_analysis *a = &r.analysis;
+    if (!r.prints) { /* MPI: rank 0 prints the job's result */
+        andrea_analysis_free(a);
         return 0;
     }
-    if (!andrea_progress_quiet) andrea_summary_write(stdout, &a);
+    if (!andrea_progress_quiet) andrea_summary_write(stdout, a);
     char s_db[4200];
-    printf("catalog: %s (run %lld)\n", cli_shown(db, s_db, sizeof s_db), (long long)run);
+    printf("catalog: %s (run %lld)\n", andrea_shown(db, s_db, sizeof s_db), (long long)r.run_id);
     if (timing) {
         const double t_end = andrea_now_seconds();
         fprintf(stderr, "andrea classify: time: scoring (maps read from the dump) %.2f s, causal check %.2f s (clean forwards "
                         "%.2f s, replacement outputs %.2f s, direct effects %.2f s, %ld ablated sets in %ld forwards %.2f s), "
                         "catalog %.2f s, total %.2f s\n", ct.t_scoring, ct.t_causal, ct.causal.t_clean, ct.causal.t_values,
-                ct.causal.t_direct, ct.causal.units, ct.causal.forwards, ct.causal.t_ablated, t_end - t_cat0, t_end - t0);
+                ct.causal.t_direct, ct.causal.units, ct.causal.forwards, ct.causal.t_ablated, t_end - r.t_scored, t_end - t0);
     }
-    andrea_analysis_free(&a);
+    andrea_analysis_free(a);
     return cli_stdout_done();
 }

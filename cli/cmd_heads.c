@@ -109,7 +109,7 @@ int cmd_heads(int argc, char **argv) {
     if (rc) return cli_fail(&err);
     if (rows.note[0]) {
         char shown[600];
-        fprintf(stderr, "andrea heads: note: %s\n", cli_shown(rows.note, shown, sizeof shown));
+        fprintf(stderr, "andrea heads: note: %s\n", andrea_shown(rows.note, shown, sizeof shown));
     }
     return cli_print_rows(&rows, fmt, &err);
 }

@@ -80,6 +80,6 @@ int cmd_render(int argc, char **argv) {
     if (andrea_dump_check_isolated(argv[optind], &err)) return cli_fail(&err);
     if (andrea_render(argv[optind], db, out, &o, &err)) return cli_fail(&err);
     char s_out[4200];
-    printf("report: %s/index.html\n", cli_shown(out, s_out, sizeof s_out));
+    printf("report: %s/index.html\n", andrea_shown(out, s_out, sizeof s_out));
     return cli_stdout_done();
 }

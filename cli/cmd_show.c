@@ -257,7 +257,7 @@ int cmd_show(int argc, char **argv) {
     int n = 0;
     if (prompt_tokens(tok, text, text_len, m.cfg.max_seq_len, &toks, &n, note, sizeof note, &err)) goto fail;
     char note_shown[sizeof note];
-    if (note[0] && !quiet) fprintf(stderr, "andrea show: %s\n", cli_shown(note, note_shown, sizeof note_shown)); /* the page states it too */
+    if (note[0] && !quiet) fprintf(stderr, "andrea show: %s\n", andrea_shown(note, note_shown, sizeof note_shown)); /* the page states it too */
     size_t n_attn;
     if (ae_mul((size_t)L * (size_t)H, (size_t)n * (size_t)n, &n_attn) || !(attn = malloc(n_attn * sizeof *attn))) {
         andrea_fail(&err, "%s: out of memory for %d x %d maps of %d tokens", ckpt, L, H, n);
@@ -289,11 +289,11 @@ int cmd_show(int argc, char **argv) {
     char page[4200];
     if (andrea_report_write_show(&in, out, page, sizeof page, &err)) goto fail;
     char s_page[4200];
-    printf("%s\n", cli_shown(page, s_page, sizeof s_page));
+    printf("%s\n", andrea_shown(page, s_page, sizeof s_page));
     char shown[4400];
     if (!quiet)
         fprintf(stderr, "andrea show: %d tokens, %d layers x %d heads (%s): open %s\n", n, L, H, andrea_engine_name(eng),
-                cli_shown(page, shown, sizeof shown));
+                andrea_shown(page, shown, sizeof shown));
     rc = cli_stdout_done();
     goto out;
 fail:

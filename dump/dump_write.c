@@ -81,7 +81,7 @@
 
 void andrea_dump_options_init(andrea_dump_options *o) {
     memset(o, 0, sizeof *o);
-    o->device = ANDREA_DEVICE_AUTO;
+    andrea_engine_options_init(&o->engine);
     o->contrib = ANDREA_CONTRIB_NORM;
 }
 
@@ -300,15 +300,6 @@ static int per_seq_bytes(const andrea_config *c, int T, const andrea_dump_option
     return 0;
 }
 
-/* The engine's options: the run's device and precision over the defaults. */
-static andrea_engine_options engine_options(const andrea_dump_options *o) {
-    andrea_engine_options eo;
-    andrea_engine_options_init(&eo);
-    eo.device = o->device;
-    if (o->precision) snprintf(eo.precision, sizeof eo.precision, "%.7s", o->precision);
-    return eo;
-}
-
 static void *alloc_n(size_t n, size_t elem, int *bad) {
     size_t bytes;
     if (*bad || ae_mul(n ? n : 1, elem, &bytes)) {
@@ -369,10 +360,10 @@ static int open_size(dump_run *r, ae_error *err) {
      * the engine's fixed share is taken, the other half left to the weights' neighbours, cuBLAS
      * workspaces and other processes */
     size_t gpu_free, per_dev, fixed;
-    const andrea_engine_options eo = engine_options(o);
-    if (o->device != ANDREA_DEVICE_CPU) (void)andrea_cuda_use_device(eo.device_index); /* that GPU's memory */
-    if (o->batch <= 0 && o->device != ANDREA_DEVICE_CPU && andrea_cuda_free_memory(&gpu_free) == 0 &&
-        andrea_engine_bytes_per_seq(&m->cfg, &eo, r->max_T, o->maps_fp32, &per_dev, &fixed) == 0) {
+    const andrea_engine_options *eo = &o->engine;
+    if (eo->device != ANDREA_DEVICE_CPU) (void)andrea_cuda_use_device(eo->device_index); /* that GPU's memory */
+    if (o->batch <= 0 && eo->device != ANDREA_DEVICE_CPU && andrea_cuda_free_memory(&gpu_free) == 0 &&
+        andrea_engine_bytes_per_seq(&m->cfg, eo, r->max_T, o->maps_fp32, &per_dev, &fixed) == 0) {
         gpu_free = gpu_free > fixed ? gpu_free - fixed : 0;
         const size_t fit = gpu_free / 2 / per_dev;
         if (fit < (size_t)B) B = fit < 1 ? 1 : (int)fit;
@@ -453,8 +444,7 @@ static int alloc_bufs(dump_run *r) {
 
 /* The engine, and on a GPU the streaming pipeline. */
 static int open_engine_only(dump_run *r, ae_error *err) {
-    const andrea_engine_options eo = engine_options(r->o);
-    r->eng = andrea_engine_open(r->m, &eo, r->B, r->max_T, err);
+    r->eng = andrea_engine_open(r->m, &r->o->engine, r->B, r->max_T, err);
     if (!r->eng) return -1;
 #ifdef ANDREA_HAVE_CUDA
     /* CUDA: stream (compute / copy / write overlapped) unless head_out is wanted (the pipeline

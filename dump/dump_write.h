@@ -43,9 +43,9 @@ typedef struct {
 
 typedef struct {
     const char *out_path;          /* final file name (required) */
-    andrea_device device;          /* default AUTO */
-    const char *precision;         /* CUDA matmuls: "tf32" | "tf32x3" | "fp32"; NULL = the default
-                                    * (andrea_engine_options_init) */
+    andrea_engine_options engine;  /* how the engine opens (device, CUDA precision, CPU threads):
+                                    * andrea_engine_options_init's defaults, set by the caller's
+                                    * option parser and handed to andrea_engine_open as they are */
     int maps_fp32;                 /* 0: attention stored as IEEE fp16 (default); 1: fp32 */
     andrea_contrib contrib;        /* default NORM: head_out_norm + head_dla; FULL adds head_out */
     const unsigned char *heads;    /* [L*H] or NULL: heads whose head_out is stored even without FULL */

@@ -41,7 +41,7 @@ andrea_engine *andrea_engine_open(const andrea_model *m, const andrea_engine_opt
     }
     if (dev == ANDREA_DEVICE_AUTO && andrea_cuda_available())
         return andrea_cuda_engine_open(m, o, max_B, max_T, err);
-    return andrea_cpu_engine_open(m, max_B, max_T, err);
+    return andrea_cpu_engine_open_with(m, o, max_B, max_T, err);
 }
 
 int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_error *err) {

@@ -116,6 +116,8 @@ typedef struct {
                                one GPU per rank of a node), -1 in a serial run */
     int pipeline_piece_maps; /* CUDA map pipeline: at most this many maps a host copy (0 = as many
                                 as its 64 MiB pieces hold); tests make pieces span sequences */
+    int threads;            /* CPU engine: the forwards' threads, a fixed team (--threads N); 0 = the
+                               cores OpenMP sees, fewer while the machine is loaded (OMP_DYNAMIC) */
 } andrea_engine_options;
 
 /* Defaults, then the documented developer overrides of the environment (kernels/NOTES.md:
@@ -159,6 +161,9 @@ void andrea_engine_close(andrea_engine *e);
 /* Backend entry points (engine.c dispatches to them). The CUDA ones exist only when built with
  * CUDA; andrea_cuda_available() returns 0 otherwise. */
 andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err);
+/* The same with the settings of o that the CPU engine reads (threads); o NULL = the defaults. */
+andrea_engine *andrea_cpu_engine_open_with(const andrea_model *m, const andrea_engine_options *o, int max_B, int max_T,
+                                           ae_error *err);
 int andrea_cuda_available(void);
 /* Makes device_index % (visible devices) the calling thread's current CUDA device (-1: leaves it).
  * Call before andrea_cuda_available / andrea_cuda_free_memory when the options name a device, so

@@ -75,6 +75,7 @@ typedef struct {
     andrea_engine base;
     const andrea_model *m;
     int max_B, max_T, n_threads;
+    int fixed_threads; /* 1: n_threads was chosen (andrea_engine_options.threads): no OMP dynamic */
     float *wte_mean; /* [C] mean over the real vocabulary rows of wte (DLA centring) */
     float *x;        /* [BT, C] residual stream */
     float *ln;       /* [BT, C] LayerNorm output */
@@ -403,7 +404,7 @@ SIMD_CLONES static void head_contributions(cpu_engine *e, const andrea_forward_i
 SIMD_CLONES static void dla_directions(cpu_engine *e, const andrea_forward_io *io) {
     const andrea_model *m = e->m;
     const int B = io->B, T = io->T, C = m->cfg.d_model;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(e->n_threads)
     for (int bt = 0; bt < B * T; bt++) {
         const int b = bt / T, t = bt % T;
         const int len = io->lengths ? io->lengths[b] : T;
@@ -560,12 +561,12 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     /* libgomp then sizes each team as cores minus the 15-minute load average: on a busy 2-core
      * machine one thread beats two threads that keep waiting for each other at barriers.
      * An explicit OMP_DYNAMIC in the environment wins. */
-    if (!getenv("OMP_DYNAMIC")) omp_set_dynamic(1);
+    if (!getenv("OMP_DYNAMIC") && !e->fixed_threads) omp_set_dynamic(1);
 
     /* x[b, t, :] = wte[token] + wpe[t]; padding embeds token 0 (its id may be anything). A
      * resumed forward starts from the saved input of its layer instead. */
     if (io->resume_layer > 0) memcpy(e->x, io->resume_x, BT * C * sizeof(float));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(nt)
     for (size_t bt = 0; bt < (io->resume_layer > 0 ? 0 : BT); bt++) {
         const int b = (int)(bt / T), t = (int)(bt % T);
         const int len = io->lengths ? io->lengths[b] : T;
@@ -604,7 +605,7 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     }
     if (io->head_dla) {
         /* head_dla holds c · gdir per (b, l, h, t); divide by the final sigma, NaN without a next token */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(nt)
         for (size_t i = 0; i < (size_t)B * L * H; i++) {
             const int b = (int)(i / ((size_t)L * H));
             const int len = io->lengths ? io->lengths[b] : T;
@@ -658,6 +659,11 @@ static int cpu_reserve_batch(andrea_engine *base, int max_B, ae_error *err) {
 }
 
 andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err) {
+    return andrea_cpu_engine_open_with(m, NULL, max_B, max_T, err);
+}
+
+andrea_engine *andrea_cpu_engine_open_with(const andrea_model *m, const andrea_engine_options *o, int max_B, int max_T,
+                                           ae_error *err) {
     const andrea_config *c = &m->cfg;
     if (max_B <= 0 || max_T <= 0) {
         andrea_fail(err, "%s: CPU engine needs max_B and max_T >= 1 (got %d, %d)", m->path, max_B, max_T);
@@ -685,7 +691,9 @@ andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_
     e->base.close = cpu_close;
     e->m = m;
     e->max_T = max_T;
-    e->n_threads = omp_get_max_threads();
+    /* a fixed team when the caller chose one; else every core, shrunk under load (cpu_forward) */
+    e->fixed_threads = o && o->threads > 0;
+    e->n_threads = e->fixed_threads ? o->threads : omp_get_max_threads();
     const size_t C = (size_t)c->d_model;
     /* OpenBLAS's buffers before the batch's: where an address-space limit leaves no room for them,
      * a clean refusal, not OpenBLAS retrying forever (blas_core.h) */

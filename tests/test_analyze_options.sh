@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_analyze_options.sh — analyze's probe and output options (--n, --len, --seed, --contrib,
-# --tokenizer, --dump, --keep-dumps, --timing) and classify --timing: each reaches the run
+# --tokenizer, --dump, --keep-dumps, --timing, --threads) and classify --timing: each reaches the run
 # (recorded in the catalog's settings or visible in the output), and bad values are one usage line
 # and a non-zero exit.
 set -euo pipefail
@@ -27,6 +27,16 @@ done
 "$A" classify "$tmp/one.h5" --db "$tmp/c.db" --ablate-items 0 --timing --quiet >/dev/null 2>"$tmp/cerr.txt"
 grep -q "andrea classify: time: scoring .* s, causal check .* s (clean forwards .* s, .* ablated sets in [0-9]* forwards .* s), catalog .* s" "$tmp/cerr.txt" && ok "classify --timing" ||
   bad "classify --timing" "$(cat "$tmp/cerr.txt")"
+# --threads N (an engine setting): the CPU forwards on N threads give the same rows as every core
+for n in 1 3; do
+  "$A" analyze "$m" --out "$tmp/th$n" --probes induction,bracket --n 3 --len 24 --device cpu --threads $n --quiet \
+    >/dev/null 2>"$tmp/th.err" || bad "--threads $n" "exit $?: $(cat "$tmp/th.err")"
+done
+"$A" analyze "$m" --out "$tmp/th0" --probes induction,bracket --n 3 --len 24 --device cpu --quiet >/dev/null 2>&1
+rows() { sql_rows "$1/catalog.db" "SELECT layer, head, class, score, ablation_delta, evidence FROM head_catalog WHERE current ORDER BY 1, 2, 3"; }
+if [[ -n $(rows "$tmp/th0") && $(rows "$tmp/th1") == "$(rows "$tmp/th0")" && $(rows "$tmp/th3") == "$(rows "$tmp/th0")" ]]; then
+  ok "--threads 1 and 3: the same scores and causal deltas as the default team"
+else bad "--threads" "rows differ"; fi
 # --tokenizer is handed to the tokenizer as by `andrea dump` (a byte-level model keeps its bytes)
 if "$A" analyze "$m" --out "$tmp/t" --probes induction --n 2 --tokenizer "$ANDREA_SRC/tests/data/gpt2" --ablate-items 0 \
   --quiet >/dev/null 2>&1; then ok "--tokenizer DIR accepted"; else bad "--tokenizer" "refused"; fi
@@ -40,6 +50,8 @@ refuse "--n 0" --n 0
 refuse "--len 2" --len 2
 refuse "--seed -1" --seed -1
 refuse "--contrib bogus" --contrib bogus
+refuse "--threads 0" --threads 0
+refuse "--threads two" --threads two
 refuse "--dump ''" --dump ''
 refuse "--dump with two checkpoints" "$m" --dump "$tmp/x.h5"
 rm -rf "$tmp/bad"

@@ -55,11 +55,11 @@ static void test_random_model_gets_no_label_on_builtin_suites(void) {
     andrea_dump_options o;
     andrea_dump_options_init(&o);
     o.out_path = dump;
-    o.device = ANDREA_DEVICE_CPU;
+    o.engine.device = ANDREA_DEVICE_CPU;
     CHECK_MSG(andrea_dump_write(&m, suites, n, &o, &err) == 0, "%s", err.msg);
     andrea_classify_options co;
     andrea_classify_options_init(&co);
-    co.device = ANDREA_DEVICE_CPU;
+    co.engine.device = ANDREA_DEVICE_CPU;
     co.ablate_items = 2; /* exercise the causal check on the path recorded in the dump, cheaply (mean
                             ablation takes the other item's outputs) */
     andrea_analysis a;
@@ -229,7 +229,7 @@ static void test_checkpoint_with_another_config_than_the_dump_is_refused(void) {
     andrea_dump_options o;
     andrea_dump_options_init(&o);
     o.out_path = dump;
-    o.device = ANDREA_DEVICE_CPU;
+    o.engine.device = ANDREA_DEVICE_CPU;
     CHECK_MSG(andrea_dump_write(&m, &s, 1, &o, &err) == 0, "%s", err.msg);
     andrea_model_free(&m);
     const struct {
@@ -243,7 +243,7 @@ static void test_checkpoint_with_another_config_than_the_dump_is_refused(void) {
         CHECK_MSG(andrea_model_init_random(&m, &c2, 5, &err) == 0, "%s", err.msg);
         andrea_classify_options co;
         andrea_classify_options_init(&co);
-        co.device = ANDREA_DEVICE_CPU;
+        co.engine.device = ANDREA_DEVICE_CPU;
         co.ablate_items = 1;
         co.model = &m;
         andrea_analysis a;

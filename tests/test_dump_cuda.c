@@ -22,7 +22,7 @@ static int dump_gz(const char *name, andrea_device dev, int fp32, andrea_contrib
     andrea_dump_options o;
     andrea_dump_options_init(&o);
     o.out_path = path;
-    o.device = dev;
+    o.engine.device = dev;
     o.maps_fp32 = fp32;
     o.contrib = contrib;
     o.gzip = gzip; /* deflate: the maps go through H5Dwrite, not H5Dwrite_chunk */

@@ -73,7 +73,7 @@ static int write_dump(const char *path, probe_suite *s, int n, int fp32, andrea_
     andrea_dump_options o;
     andrea_dump_options_init(&o);
     o.out_path = path;
-    o.device = ANDREA_DEVICE_CPU;
+    o.engine.device = ANDREA_DEVICE_CPU;
     o.maps_fp32 = fp32;
     o.contrib = contrib;
     o.heads = heads;

@@ -89,7 +89,7 @@ static int score_both(const probe_suite *suites, int n, int fp32, andrea_contrib
     }
     andrea_dump_options o;
     andrea_dump_options_init(&o);
-    o.device = ANDREA_DEVICE_CUDA;
+    o.engine.device = ANDREA_DEVICE_CUDA;
     o.maps_fp32 = fp32;
     o.contrib = contrib;
     o.batch = batch;

@@ -1,7 +1,7 @@
-/* analyze_series.c — the series loop of `andrea analyze` (see analyze_series.h). Wiring only. */
-#include "analyze_series.h"
+/* series.c — the series loop of `andrea analyze` (see series.h). */
+#include "series.h"
 
-#include "cli.h"
+#include "run_notes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "../analyzer/gather_mpi.h"
 #include "../common/mpi_shard.h"
 #include "../common/percent_encode.h"
+#include "../common/printable.h"
 #include "../common/progress.h"
 #include "../reports/report.h"
 #include "../reports/out_folder.h"
@@ -62,7 +63,7 @@ static int score_spread(int n, const char *const *ckpts, analyze_scored *sc, ana
     for (long long i = lo; i < hi && !rc; i++) {
         char shown[4200];
         if (!quiet && root)
-            fprintf(stderr, "andrea analyze: [%lld/%d] scoring %s\n", i + 1, n, cli_shown(ckpts[i], shown, sizeof shown));
+            fprintf(stderr, "andrea analyze: [%lld/%d] scoring %s\n", i + 1, n, andrea_shown(ckpts[i], shown, sizeof shown));
         sc[i].defer_catalog = 1;
         rc = score((int)i, &sc[i], ctx, err);
     }
@@ -88,7 +89,7 @@ static int score_spread(int n, const char *const *ckpts, analyze_scored *sc, ana
     if (!bad) bad = andrea_mpi_agree(root ? same_checkpoint_twice(n, ckpts, sc, err) : 0, err);
     if (!bad) {
         const int wrc = root ? andrea_catalog_write_all(sc[0].db, e, n, err) : 0;
-        if (root) cli_note_catalog_entries("analyze", e, wrc ? 0 : n);
+        if (root) andrea_note_catalog_entries("analyze", e, wrc ? 0 : n);
         bad = andrea_mpi_agree(wrc, err);
     }
     for (int i = 0; i < got && a && c; i++)
@@ -116,7 +117,7 @@ static int write_deferred(int n, const char *const *ckpts, analyze_scored *sc, a
                                           .sha256 = sc[i].sha256};
         /* one transaction: a failure while writing leaves none of the series' runs */
         if (e) wrc = andrea_catalog_write_all(sc[0].db, e, n, err);
-        if (e) cli_note_catalog_entries("analyze", e, wrc ? 0 : n);
+        if (e) andrea_note_catalog_entries("analyze", e, wrc ? 0 : n);
         free(e);
     }
     return andrea_mpi_agree(wrc, err);
@@ -149,13 +150,13 @@ static int begin_rendering(int n, const char *dir, const analyze_scored *sc, con
     return andrea_mpi_agree(rc, err);
 }
 
-/* The series page and the table on stdout (rank 0), of the n checkpoints of this run (given: their
+/* The series page (rank 0), handed to on->page once written, of the n checkpoints of this run (given: their
  * sha256 and report links) and of every complete checkpoint report already in dir under another
  * name (a run over more checkpoints before this one) whose checkpoint the catalog holds in this
  * series (series_data.c keeps only those): a run over a subset of the series' checkpoints left
  * the others' reports in the folder, unlinked. */
 static int write_page(int n, const char *dir, const char *page, const analyze_scored *sc, const series_input *given,
-                      ae_error *err) {
+                      const series_written *on, ae_error *err) {
     out_folder_report *found = NULL;
     int n_found = 0, m = n;
     if (andrea_out_folder_reports(dir, &found, &n_found, err)) return -1;
@@ -173,12 +174,7 @@ static int write_page(int n, const char *dir, const char *page, const analyze_sc
     }
     series_data d;
     if (!rc && !(rc = andrea_series_load(sc[0].db, in, m, &d, err))) {
-        if (!(rc = andrea_series_page_write(&d, page, err))) {
-            char s_name[512], s_db[4200], s_page[4800];
-            printf("series %s: labelled heads per step\n", cli_shown(d.name, s_name, sizeof s_name));
-            andrea_series_table_write(stdout, &d);
-            printf("\ncatalog: %s\nseries:  %s\n", cli_shown(sc[0].db, s_db, sizeof s_db), cli_shown(page, s_page, sizeof s_page));
-        }
+        if (!(rc = andrea_series_page_write(&d, page, err)) && on->page) on->page(on->ctx, &d, sc[0].db, page);
         andrea_series_free(&d);
     }
     free(found);
@@ -187,8 +183,8 @@ static int write_page(int n, const char *dir, const char *page, const analyze_sc
     return rc;
 }
 
-int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_score_fn score, void *ctx,
-                   const andrea_render_options *ropt_in, ae_error *err) {
+int andrea_series_run(int n, const char *const *ckpts, const char *dir, analyze_score_fn score, void *ctx,
+                      const andrea_render_options *ropt_in, const series_written *on, ae_error *err) {
     const int quiet = ropt_in->quiet;
     analyze_scored *sc = calloc((size_t)n, sizeof *sc);
     series_input *in = calloc((size_t)n, sizeof *in);
@@ -205,7 +201,7 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
     for (int i = 0; i < n && !spread; i++) {
         char shown[4200];
         if (!quiet && root)
-            fprintf(stderr, "andrea analyze: [%d/%d] scoring %s\n", i + 1, n, cli_shown(ckpts[i], shown, sizeof shown));
+            fprintf(stderr, "andrea analyze: [%d/%d] scoring %s\n", i + 1, n, andrea_shown(ckpts[i], shown, sizeof shown));
         sc[i].defer_catalog = 1;
         if (score(i, &sc[i], ctx, err)) goto out;
         if (andrea_mpi_agree(root ? same_as_earlier(i, ckpts, sc, err) : 0, err)) goto out; /* rank 0 holds the hashes */
@@ -222,8 +218,8 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
         const int renders = spread ? owner_of(i, n) == andrea_mpi_rank() : root;
         char shown_ck[4200], shown_dir[4800];
         if (!quiet && root && renders)
-            fprintf(stderr, "andrea analyze: [%d/%d] rendering %s into %s\n", i + 1, n, cli_shown(ckpts[i], shown_ck, sizeof shown_ck),
-                    cli_shown(rdir, shown_dir, sizeof shown_dir));
+            fprintf(stderr, "andrea analyze: [%d/%d] rendering %s into %s\n", i + 1, n, andrea_shown(ckpts[i], shown_ck, sizeof shown_ck),
+                    andrea_shown(rdir, shown_dir, sizeof shown_dir));
         int rrc = 0;
         if (renders && sc[i].collected)
             rrc = andrea_render_collected(sc[i].collected, sc[i].sha256, sc[i].dump[0] ? sc[i].dump : NULL,
@@ -238,7 +234,7 @@ int analyze_series(int n, const char *const *ckpts, const char *dir, analyze_sco
         in[i].sha256 = sc[i].sha256;
         in[i].report_href = href[i];
     }
-    if (andrea_mpi_agree(root ? write_page(n, dir, page, sc, in, err) : 0, err)) goto out;
+    if (andrea_mpi_agree(root ? write_page(n, dir, page, sc, in, on, err) : 0, err)) goto out;
     ret = 0;
 out:
     for (int i = 0; sc && i < n; i++) {

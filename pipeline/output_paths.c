@@ -1,0 +1,55 @@
+/* output_paths.c — see output_paths.h. */
+#include "output_paths.h"
+
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../engine/checkpoint.h"
+
+int andrea_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* -1 (err) when out is the sharded index beside the checkpoint (dir) or one of the shards it
+ * names; an index that cannot be read names no shard (the model was then read from another file). */
+static int output_is_a_shard(const char *out, const char *dir, ae_error *err) {
+    char ix_path[8400];
+    snprintf(ix_path, sizeof ix_path, "%s/%s", dir, ANDREA_SHARD_INDEX_NAME);
+    if (andrea_same_file(out, ix_path))
+        return andrea_fail(err, "%s: is %s, which this command reads; give another output path", out, ix_path);
+    andrea_shard_index ix;
+    ae_error ignored;
+    char **paths = NULL;
+    int n = 0, hit = -1;
+    if (access(ix_path, F_OK) != 0 || andrea_shard_index_read(ix_path, &ix, &ignored)) return 0;
+    if (andrea_shard_paths(ix_path, &ix, &paths, &n, &ignored) == 0)
+        for (int i = 1; i < n && hit < 0; i++)
+            if (andrea_same_file(out, paths[i])) hit = i;
+    int rc = 0;
+    if (hit >= 0) rc = andrea_fail(err, "%s: is the shard %s, which this command reads; give another output path", out, paths[hit]);
+    andrea_shard_paths_free(paths, n);
+    andrea_shard_index_free(&ix);
+    return rc;
+}
+
+int andrea_check_output_not_input(const char *out, const andrea_model *m, const probe_sources *ps, const char *tok_dir,
+                               ae_error *err) {
+    static const char *beside[] = {"model.safetensors", "config.json", "vocab.json", "merges.txt"};
+    char p[8400];
+    if (andrea_same_file(out, m->path)) return andrea_fail(err, "%s: is the checkpoint this command reads; give another output path", out);
+    for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
+        const char *dir = i >= 2 && tok_dir ? tok_dir : m->dir;
+        snprintf(p, sizeof p, "%s/%s", dir, beside[i]);
+        if (andrea_same_file(out, p))
+            return andrea_fail(err, "%s: is %s, which this command reads; give another output path", out, p);
+    }
+    if (output_is_a_shard(out, m->dir, err)) return -1;
+    const int read = ps ? andrea_probe_sources_reads(ps, out) : 0;
+    if (read)
+        return andrea_fail(err, "%s: is the %s file this command reads; give another output path", out,
+                           read == PROBE_SRC_TEXTS ? "--texts" : "probe");
+    return 0;
+}

@@ -1,0 +1,76 @@
+/* run_names.c — see run_names.h. */
+#include "run_names.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../reports/out_folder.h"
+
+void andrea_run_stem(const char *path, char *out, size_t cap) {
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--;
+    size_t b = n;
+    while (b > 0 && path[b - 1] != '/') b--;
+    snprintf(out, cap, "%.*s", (int)(n - b), path + b);
+    char *dot = strrchr(out, '.');
+    if (dot && dot != out) *dot = 0;
+    /* The stem names the checkpoint's report folder DIR/STEM (and DIR/STEM.h5): "..", "." or a
+     * hidden name would put a report above DIR, into DIR itself or out of sight, and a name the
+     * series page writes beside them (index.html, catalog.db, ...) would collide with it. */
+    for (char *c = out; *c == '.'; c++) *c = '_';
+    static const char *const taken[] = {"index.html", "explore.html", "compare.html", "catalog.db", "catalog.db-journal",
+                                        "catalog.db-wal", "catalog.db-shm", "assets", "data", "heads", "maps",
+                                        "overview", ""};
+    for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
+        if (!strcmp(out, taken[i])) {
+            size_t l = strlen(out);
+            snprintf(out + l, cap - l, "%sckpt", l ? "-" : "");
+        }
+}
+
+void andrea_run_name_and_dump(const char *ckpt, int index, const char *dir, const char *dump_file, char *name,
+                              size_t name_cap, char *dump_path, size_t dump_cap) {
+    andrea_run_stem(ckpt, name, name_cap);
+    if (index > 0) {
+        size_t l = strlen(name);
+        snprintf(name + l, name_cap - l, "-%d", index + 1);
+    }
+    if (dump_file) snprintf(dump_path, dump_cap, "%s", dump_file);
+    else snprintf(dump_path, dump_cap, "%s/%s.h5", dir, name);
+}
+
+int andrea_run_unique_names(const char *const *ckpts, int n, int *index) {
+    char (*names)[300] = malloc(sizeof *names * (size_t)(n > 0 ? n : 1));
+    if (!names) return -1;
+    for (int i = 0; i < n; i++) {
+        char base[256];
+        andrea_run_stem(ckpts[i], base, sizeof base);
+        for (int k = 0;; k++) {
+            if (k == 0) snprintf(names[i], sizeof names[i], "%s", base);
+            else snprintf(names[i], sizeof names[i], "%s-%d", base, k + 1);
+            int taken = 0;
+            for (int j = 0; j < i && !taken; j++) taken = !strcmp(names[i], names[j]);
+            if (!taken) {
+                index[i] = k;
+                break;
+            }
+        }
+    }
+    free(names);
+    return 0;
+}
+
+int andrea_run_check_series_folders(const char *dir, const char *const *ckpts, int n, const int *index, ae_error *err) {
+    char (*names)[256] = malloc(sizeof *names * (size_t)n), dump[4400];
+    const char **p = malloc(sizeof *p * (size_t)n);
+    int rc = !names || !p ? andrea_fail(err, "analyze: out of memory") : 0;
+    for (int i = 0; i < n && !rc; i++) {
+        andrea_run_name_and_dump(ckpts[i], index[i], dir, NULL, names[i], sizeof names[i], dump, sizeof dump);
+        p[i] = names[i];
+    }
+    if (!rc) rc = andrea_out_folder_check_series(dir, p, n, err);
+    free(names);
+    free(p);
+    return rc;
+}
