@@ -1,4 +1,4 @@
-/* head_scorer.h — the head scorer: a sink of the forward loop (dump/batch_sink.h) that turns the
+/* head_scorer.h — the head scorer: a sink of the forward loop (run/batch_sink.h) that turns the
  * maps and per-head values of every batch into the statistics of docs/scores.md while they are in
  * memory: per suite (= class, or a user suite) and head, score / baseline / control, top1 and
  * hard_top1 (the pass's extra evidence), dla_mean, norm_mean, n_queries, and the label.
@@ -17,7 +17,7 @@
 #ifndef ANDREA_HEAD_SCORER_H
 #define ANDREA_HEAD_SCORER_H
 
-#include "../dump/batch_sink.h"
+#include "../run/batch_sink.h"
 #include "analysis.h"
 #include "rules.h"
 

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "../dump/batch_sink.h"
+#include "../run/batch_sink.h"
 #include "score.h"
 
 typedef struct hs_gpu hs_gpu;

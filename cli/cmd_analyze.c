@@ -90,21 +90,21 @@ static int parse_options(int argc, char **argv, andrea_analyze_plan *p, const ch
         case 'p': bad = cli_opt_probes("analyze", optarg, p->ps); break;
         case 'T': bad = cli_opt_texts("analyze", optarg, p->ps); break;
         case 'M': p->maps_only = 1; break;
-        case 'D': bad = cli_opt_device("analyze", optarg, &p->engine.device); break;
+        case 'D': bad = cli_opt_device("analyze", optarg, &p->run.engine.device); break;
         case 'j': /* an engine setting: parsed here, read by the engine (engine/forward.h), nothing between */
             if (!(bad = cli_opt_long("analyze", "--threads", optarg, 1, 1024, "a number of threads", &threads)))
-                p->engine.threads = (int)threads;
+                p->run.engine.threads = (int)threads;
             break;
-        case 'm': bad = cli_opt_maps("analyze", optarg, &p->maps_fp32); break;
+        case 'm': bad = cli_opt_maps("analyze", optarg, &p->run.maps_fp32); break;
         case 'S': bad = cli_opt_step("analyze", optarg, &p->classify); break;
         case 'a': bad = cli_opt_ablate_items("analyze", optarg, &p->classify); break;
         case 'A': bad = cli_opt_ablation("analyze", optarg, &p->classify); break;
         case 'r': *rules = optarg; break;
-        case 'P': bad = cli_opt_precision("analyze", optarg, &p->engine); break;
+        case 'P': bad = cli_opt_precision("analyze", optarg, &p->run.engine); break;
         case 'n':
         case 'l':
         case 's': bad = cli_opt_probe("analyze", c, optarg, &p->po); break;
-        case 'c': bad = cli_opt_contrib("analyze", optarg, &p->contrib); break;
+        case 'c': bad = cli_opt_contrib("analyze", optarg, &p->run.contrib); break;
         case 'k': p->tok_dir = optarg; break;
         case 'U': p->dump_file = optarg; break;
         case 'K': p->keep_dumps = 1; break;

@@ -107,18 +107,18 @@ int cmd_dump(int argc, char **argv) {
             break;
         case 'o': o->out_path = optarg; break;
         case 'd':
-            if ((bad = cli_opt_device("dump", optarg, &o->engine.device))) goto bad_option;
+            if ((bad = cli_opt_device("dump", optarg, &o->run.engine.device))) goto bad_option;
             break;
         case 'm':
-            if ((bad = cli_opt_maps("dump", optarg, &o->maps_fp32))) goto bad_option;
+            if ((bad = cli_opt_maps("dump", optarg, &o->run.maps_fp32))) goto bad_option;
             break;
         case 'c':
-            if ((bad = cli_opt_contrib("dump", optarg, &o->contrib))) goto bad_option;
+            if ((bad = cli_opt_contrib("dump", optarg, &o->run.contrib))) goto bad_option;
             break;
         case 'H': p.heads = optarg; break;
         case 'b':
             if ((bad = cli_opt_long("dump", "--batch", optarg, 1, 4096, "1..4096", &v))) goto bad_option;
-            o->batch = (int)v;
+            o->run.batch = (int)v;
             break;
         case 's':
         case 'n':
@@ -134,7 +134,7 @@ int cmd_dump(int argc, char **argv) {
         case 'F': o->single_file = 1; break;
         case 't': timing = 1; break;
         case 'P':
-            if ((bad = cli_opt_precision("dump", optarg, &o->engine))) goto bad_option;
+            if ((bad = cli_opt_precision("dump", optarg, &o->run.engine))) goto bad_option;
             break;
         case 'h': usage(stdout); andrea_probe_sources_free(&ps); return cli_stdout_done();
         default: andrea_probe_sources_free(&ps); return cli_option_error("dump", c, argv, opts);

@@ -1,14 +1,12 @@
-/* dump_write.c — streams instrumented forwards into the HDF5 dump (dump_write.h, dump.h): the
+/* dump_write.c — the HDF5 dump around one forward run (dump_write.h, dump.h, run/run.h): the
  * writer object (dump_run) and its four steps, open / write / commit / abort.
  *
- * open checks the suites, hashes the checkpoint (on a thread while the engine opens), picks the
- * batch (host budget, and on a GPU its free memory: andrea_engine_bytes_per_seq), reserves the
- * temporary name, allocates the batch buffers, opens the engine (and the CUDA streaming pipeline)
- * and creates the file with its root attributes. write runs every suite through the one forward
- * loop (forward_loop.c) into the HDF5 writer sink (dump_write_suite.c) and the caller's sinks.
- * commit closes, seals and renames; abort undoes whatever the state says exists.
- * Buffers are sized once for B sequences of the longest suite, so peak memory does not grow with
- * the number of sequences.
+ * open checks the options and the suites (andrea_run_new, which also picks the batch), hashes
+ * the checkpoint (on a thread while the engine opens), reserves the temporary name, opens the
+ * run's buffers and engine (andrea_run_open) and creates the file with its root attributes.
+ * write hands every batch of every suite (andrea_run_suites) to the HDF5 writer sink
+ * (dump_write_suite.c) and the caller's sinks. commit closes, seals and renames; abort undoes
+ * whatever the state says exists.
  *
  * States of a run that writes a file (r->state; each step moves it forward, never back):
  *
@@ -76,13 +74,9 @@
 #include "../common/mpi_shard.h"
 #include "../common/printable.h"
 
-#define DEFAULT_BUDGET ((size_t)512 << 20)
-#define MAX_AUTO_BATCH 64
-
 void andrea_dump_options_init(andrea_dump_options *o) {
     memset(o, 0, sizeof *o);
-    andrea_engine_options_init(&o->engine);
-    o->contrib = ANDREA_CONTRIB_NORM;
+    andrea_run_options_init(&o->run);
 }
 
 /* ---- validation ---- */
@@ -91,40 +85,12 @@ void andrea_dump_options_init(andrea_dump_options *o) {
  * header it must stay under 64 KiB. */
 #define SUITE_LIST_MAX_BYTES 60000
 
-static int check_suites(const andrea_model *m, const probe_suite *s, int n, ae_error *err) {
-    if (n < 1) return andrea_fail(err, "%s: no probe suites to dump", m->path);
+static int check_suite_names(const probe_suite *s, int n, ae_error *err) {
     size_t list = 0;
     for (int i = 0; i < n; i++) list += strlen(s[i].name) + 1;
-    if (list > SUITE_LIST_MAX_BYTES)
+    if (n > 0 && list > SUITE_LIST_MAX_BYTES)
         return andrea_fail(err, "%s: the %d suite names take %zu bytes together, a dump holds at most %d (shorter names "
                            "or fewer suites)", s[0].source, n, list - 1, SUITE_LIST_MAX_BYTES);
-    for (int i = 0; i < n; i++) {
-        const char *name = s[i].name;
-        if (!andrea_probe_suite_name_valid(name)) /* what the reader accepts (dump_read.c) */
-            return andrea_fail(err, "%s: suite name '%.80s' is not 1-63 letters, digits, '_' or '-'", s[i].source, name);
-        for (int j = 0; j < i; j++)
-            if (!strcmp(s[j].name, name)) return andrea_fail(err, "%s: suite '%s' given twice", s[i].source, name);
-        if (s[i].n_items < 1) return andrea_fail(err, "%s: suite '%s' has no items", s[i].source, name);
-        for (int k = 0; k < s[i].n_items; k++) {
-            const probe_item *it = &s[i].items[k];
-            if (it->n_tokens < 1 || it->n_tokens > m->cfg.max_seq_len || it->n_tokens > s[i].max_len)
-                return andrea_fail(err, "%s: suite '%s' item %d has %d tokens (model allows 1..%d)", s[i].source, name, k,
-                               it->n_tokens, m->cfg.max_seq_len);
-            for (int t = 0; t < it->n_tokens; t++)
-                if (it->tokens[t] < 0 || it->tokens[t] >= m->cfg.vocab_size)
-                    return andrea_fail(err, "%s: suite '%s' item %d: token %d is %d, outside the vocabulary 0..%d",
-                                   s[i].source, name, k, t, it->tokens[t], m->cfg.vocab_size - 1);
-            for (int t = 0; t < it->n_targets; t++)
-                if (it->targets[t].key < 0 || it->targets[t].key > it->targets[t].query ||
-                    it->targets[t].query >= it->n_tokens)
-                    return andrea_fail(err, "%s: suite '%s' item %d: target (%d, %d) out of range", s[i].source, name,
-                                   k, it->targets[t].query, it->targets[t].key);
-            for (int e = 0; e < it->n_entities; e++)
-                if (it->entities[2 * e] < 0 || it->entities[2 * e] >= it->entities[2 * e + 1] ||
-                    it->entities[2 * e + 1] > it->n_tokens)
-                    return andrea_fail(err, "%s: suite '%s' item %d: entity span %d out of range", s[i].source, name, k, e);
-        }
-    }
     return 0;
 }
 
@@ -163,10 +129,9 @@ typedef struct {
     int root;             /* MPI rank 0 (1 in a serial run) */
     int parts;            /* MPI without --single-file: a part file a rank + rank 0's master */
     dw_state state;
-    /* a batch: B sequences of max_T tokens, per_seq host bytes each */
-    int B, max_T;
-    long long total_seq;
-    size_t per_seq;
+    /* the forward run (run/run.h): batch, buffers, engine; ro: its options */
+    andrea_run *run;
+    andrea_run_options ro;
     /* the checkpoint's identity; hash_later: hashed on a thread (hashing) during the engine open
      * and, when a file is written, the forwards (hash_pending until joined: the attribute is
      * written just before the close) */
@@ -174,9 +139,7 @@ typedef struct {
     int hash_later, hashing, hash_pending;
     hash_job hj;
     pthread_t hash_thread;
-    /* the engine and its batch buffers; the names the file records (rank 0's) */
-    andrea_engine *eng;
-    batch_bufs bb;
+    /* the names the file records (rank 0's) */
     char engine_name[16], precision[8];
     /* the file: its temporary name, HDF5 ids (-1 or H5P_DEFAULT when not open), the writer sink */
     char tmp[AE_PATH_MAX];
@@ -189,7 +152,7 @@ typedef struct {
     dw_writer wr;
     int64_t all_bytes;    /* payload bytes of all ranks */
     /* seconds (andrea_dump_stats); t0: after the inputs were checked */
-    double t0, t_hash, t_hash_wait, t_open, t_create, t_suites, t_close, t_seal;
+    double t0, t_hash, t_hash_wait, t_open, t_create, t_close, t_seal;
 } dump_run;
 
 static void run_init(dump_run *r, const andrea_model *m, const probe_suite *suites, int n_suites,
@@ -199,6 +162,8 @@ static void run_init(dump_run *r, const andrea_model *m, const probe_suite *suit
     r->suites = suites;
     r->n_suites = n_suites;
     r->o = o;
+    r->ro = o->run;
+    if (!r->ro.progress_label) r->ro.progress_label = "dump";
     /* no output path: a run for the other sinks only (andrea analyze), no file */
     r->writing = o->out_path && o->out_path[0];
     r->h5_path = r->writing ? o->out_path : m->path;
@@ -252,8 +217,8 @@ static int write_root_attrs(const dump_run *r, hid_t f, ae_error *err) {
     H5_TRY(andrea_dw_attr_int(f, "vocab_size", c->vocab_size));
     H5_TRY(andrea_dw_attr_int(f, "padded_vocab_size", c->padded_vocab_size));
     H5_TRY(andrea_dw_attr_int(f, "max_seq_len", c->max_seq_len));
-    H5_TRY(andrea_dw_attr_str(f, "maps_dtype", o->maps_fp32 ? "fp32" : "fp16"));
-    H5_TRY(andrea_dw_attr_str(f, "contrib", contrib_names[o->contrib]));
+    H5_TRY(andrea_dw_attr_str(f, "maps_dtype", o->run.maps_fp32 ? "fp32" : "fp16"));
+    H5_TRY(andrea_dw_attr_str(f, "contrib", contrib_names[o->run.contrib]));
     H5_TRY(andrea_dw_attr_str(f, "suites", list));
     H5_TRY(andrea_dw_attr_str(f, "engine", r->engine_name));
     H5_TRY(andrea_dw_attr_str(f, "precision", r->precision));
@@ -268,58 +233,18 @@ fail:
     return -1;
 }
 
-/* Releases the batch buffers and the engine, on success and failure alike (the CUDA pipeline
- * first: it uses the engine). */
-static void engine_and_bufs_close(andrea_engine *eng, batch_bufs *bb) {
-#ifdef ANDREA_HAVE_CUDA
-    andrea_cuda_pipeline_close(bb->pipe);
-#endif
-    andrea_engine_close(eng);
-    free(bb->tokens);
-    free(bb->lengths);
-    free(bb->attn);
-    free(bb->attn16);
-    free(bb->norm);
-    free(bb->dla);
-    free(bb->head_out);
-}
-
 /* ---- open: sizes ---- */
 
-/* Bytes of per-batch buffers for one sequence of T tokens. */
-static int per_seq_bytes(const andrea_config *c, int T, const andrea_dump_options *o, size_t *out) {
-    size_t L = (size_t)c->n_layer, H = (size_t)c->n_head, C = (size_t)c->d_model, t = (size_t)T, maps, vals, outs;
-    if (ae_mul(L * H, t * t, &maps)) return -1;
-    vals = L * H * t;
-    outs = 0;
-    if ((o->contrib == ANDREA_CONTRIB_FULL || o->heads) && ae_mul(vals, C, &outs)) return -1;
-    size_t floats = maps + 2 * vals + outs, total;
-    if (ae_mul(floats, sizeof(float), &total) || ae_add(total, maps * sizeof(uint16_t) + (t + 1) * sizeof(int), &total))
-        return -1;
-    *out = total;
-    return 0;
-}
-
-static void *alloc_n(size_t n, size_t elem, int *bad) {
-    size_t bytes;
-    if (*bad || ae_mul(n ? n : 1, elem, &bytes)) {
-        *bad = 1;
-        return NULL;
-    }
-    void *p = malloc(bytes);
-    if (!p) *bad = 1;
-    return p;
-}
-
-/* The options and the suites, checked on every rank and agreed (a bad input on any rank stops all). */
+/* The options and the suites, checked on every rank and agreed (a bad input on any rank stops
+ * all); the run's batch chosen (run/run.h). */
 static int open_check(dump_run *r, ae_error *err) {
     const andrea_dump_options *o = r->o;
     int vrc = 0;
     if (!r->writing && o->n_sinks <= 0) vrc = andrea_fail(err, "dump: no output path");
-    else if (o->contrib < ANDREA_CONTRIB_NONE || o->contrib > ANDREA_CONTRIB_FULL)
-        vrc = andrea_fail(err, "%s: contrib must be none, norm or full", r->h5_path);
     else if (o->gzip < 0 || o->gzip > 9) vrc = andrea_fail(err, "%s: gzip level %d outside 0..9", r->h5_path, o->gzip);
-    else vrc = check_suites(r->m, r->suites, r->n_suites, err);
+    else if (!(vrc = check_suite_names(r->suites, r->n_suites, err)) &&
+             !(r->run = andrea_run_new(r->m, r->suites, r->n_suites, &r->ro, r->h5_path, err)))
+        vrc = -1;
     return andrea_mpi_agree(vrc, err) ? -1 : 0;
 }
 
@@ -337,43 +262,6 @@ static int open_hash(dump_run *r, ae_error *err) {
         r->t_hash = andrea_now_seconds() - r->t0;
     }
     return andrea_mpi_agree(src, err) || andrea_mpi_bcast(r->sha, sizeof r->sha, 0, err) ? -1 : 0;
-}
-
-/* The batch B: o->batch, or as many sequences of the longest suite as fit in the host budget
- * (at most MAX_AUTO_BATCH) and, on a GPU, in half its free memory; never more than a suite has. */
-static int open_size(dump_run *r, ae_error *err) {
-    const andrea_model *m = r->m;
-    const andrea_dump_options *o = r->o;
-    for (int i = 0; i < r->n_suites; i++) {
-        if (r->suites[i].max_len > r->max_T) r->max_T = r->suites[i].max_len;
-        r->total_seq += r->suites[i].n_items;
-    }
-    if (per_seq_bytes(&m->cfg, r->max_T, o, &r->per_seq))
-        return andrea_fail(err, "%s: buffers for one sequence of %d tokens overflow", r->h5_path, r->max_T);
-    int B = o->batch;
-    if (B <= 0) {
-        size_t budget = o->mem_budget ? o->mem_budget : DEFAULT_BUDGET;
-        size_t fit = budget / r->per_seq;
-        B = fit < 1 ? 1 : fit > MAX_AUTO_BATCH ? MAX_AUTO_BATCH : (int)fit;
-    }
-    /* CUDA (asked for, or auto with a usable GPU): also within half the GPU's free memory once
-     * the engine's fixed share is taken, the other half left to the weights' neighbours, cuBLAS
-     * workspaces and other processes */
-    size_t gpu_free, per_dev, fixed;
-    const andrea_engine_options *eo = &o->engine;
-    if (eo->device != ANDREA_DEVICE_CPU) (void)andrea_cuda_use_device(eo->device_index); /* that GPU's memory */
-    if (o->batch <= 0 && eo->device != ANDREA_DEVICE_CPU && andrea_cuda_free_memory(&gpu_free) == 0 &&
-        andrea_engine_bytes_per_seq(&m->cfg, eo, r->max_T, o->maps_fp32, &per_dev, &fixed) == 0) {
-        gpu_free = gpu_free > fixed ? gpu_free - fixed : 0;
-        const size_t fit = gpu_free / 2 / per_dev;
-        if (fit < (size_t)B) B = fit < 1 ? 1 : (int)fit;
-    }
-    long long most_items = 0;
-    for (int i = 0; i < r->n_suites; i++)
-        most_items = r->suites[i].n_items > most_items ? r->suites[i].n_items : most_items;
-    if (B > most_items) B = (int)most_items;
-    r->B = r->bb.max_B = B;
-    return 0;
 }
 
 /* ---- open: name, engine, file ---- */
@@ -423,43 +311,6 @@ static int open_reserve(dump_run *r, ae_error *err) {
     return andrea_mpi_bcast(r->tmp, sizeof r->tmp, 0, err) ? -1 : 0;
 }
 
-/* The batch buffers; 1 when one could not be had. */
-static int alloc_bufs(dump_run *r) {
-    const andrea_dump_options *o = r->o;
-    batch_bufs *bb = &r->bb;
-    int bad = 0;
-    const size_t B = (size_t)r->B, L = (size_t)r->m->cfg.n_layer, H = (size_t)r->m->cfg.n_head, T = (size_t)r->max_T;
-    bb->tokens = alloc_n(B * T, sizeof(int), &bad);
-    bb->lengths = alloc_n(B, sizeof(int), &bad);
-    bb->attn = alloc_n(B * L * H * T * T, sizeof(float), &bad);
-    if (!o->maps_fp32) bb->attn16 = alloc_n(B * L * H * T * T, sizeof(uint16_t), &bad);
-    if (o->contrib != ANDREA_CONTRIB_NONE) {
-        bb->norm = alloc_n(B * L * H * T, sizeof(float), &bad);
-        bb->dla = alloc_n(B * L * H * T, sizeof(float), &bad);
-    }
-    if (o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL)
-        bb->head_out = alloc_n(B * L * H * T * (size_t)r->m->cfg.d_model, sizeof(float), &bad);
-    return bad;
-}
-
-/* The engine, and on a GPU the streaming pipeline. */
-static int open_engine_only(dump_run *r, ae_error *err) {
-    r->eng = andrea_engine_open(r->m, &r->o->engine, r->B, r->max_T, err);
-    if (!r->eng) return -1;
-#ifdef ANDREA_HAVE_CUDA
-    /* CUDA: stream (compute / copy / write overlapped) unless head_out is wanted (the pipeline
-     * carries maps, norms and DLA only) or MPI shards the batches. */
-    const andrea_dump_options *o = r->o;
-    const int want_head_out = o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL;
-    if (andrea_engine_has_gpu(r->eng) && !want_head_out && !andrea_mpi_parallel()) {
-        r->bb.pipe = andrea_cuda_pipeline_open(r->eng, r->B, r->max_T, !o->maps_fp32, 1,
-                                               o->contrib != ANDREA_CONTRIB_NONE, o->contrib != ANDREA_CONTRIB_NONE, err);
-        if (!r->bb.pipe) return -1;
-    }
-#endif
-    return 0;
-}
-
 /* The hashing thread joined and its result taken (once; a no-op when nothing is pending). */
 static int hash_join(dump_run *r, ae_error *err) {
     if (!r->hash_pending) return 0;
@@ -476,16 +327,11 @@ static int hash_join(dump_run *r, ae_error *err) {
  * create of the reserved name for a clear "cannot create: <reason>" (HDF5's message is long). Not
  * agreed: the caller agrees on the result. */
 static int open_engine(dump_run *r, ae_error *err) {
-    const int bad = alloc_bufs(r);
-    int orc = 0;
     const double t_open0 = andrea_now_seconds();
     r->hashing = r->hash_later && pthread_create(&r->hash_thread, NULL, hash_job_run, &r->hj) == 0;
     if (r->hash_later && !r->hashing) hash_job_run(&r->hj); /* no thread to be had: hash here */
     r->hash_pending = r->hash_later;
-    if (bad)
-        orc = andrea_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; %s)",
-                      r->h5_path, r->B, r->max_T, r->per_seq, r->B > 1 ? "try --batch 1" : "try a smaller --len");
-    else orc = open_engine_only(r, err);
+    int orc = andrea_run_open(r->run, err);
     ae_error herr;
     if ((orc || !r->writing) && hash_join(r, &herr) && !orc) orc = andrea_fail(err, "%s", herr.msg);
     r->t_open = andrea_now_seconds() - t_open0 - (r->hashing ? 0 : r->hj.seconds);
@@ -494,9 +340,10 @@ static int open_engine(dump_run *r, ae_error *err) {
 
 /* MPI: the file's "engine" and "precision" attributes must be the same on every rank: rank 0's. */
 static int open_engine_names(dump_run *r, ae_error *err) {
-    snprintf(r->engine_name, sizeof r->engine_name, "%s", andrea_engine_name(r->eng));
+    andrea_engine *eng = andrea_run_engine(r->run);
+    snprintf(r->engine_name, sizeof r->engine_name, "%s", andrea_engine_name(eng));
 #ifdef ANDREA_HAVE_CUDA
-    if (andrea_engine_has_gpu(r->eng)) snprintf(r->precision, sizeof r->precision, "%s", andrea_cuda_precision(r->eng));
+    if (andrea_engine_has_gpu(eng)) snprintf(r->precision, sizeof r->precision, "%s", andrea_cuda_precision(eng));
 #endif
     return andrea_mpi_bcast(r->engine_name, sizeof r->engine_name, 0, err) ||
                    andrea_mpi_bcast(r->precision, sizeof r->precision, 0, err)
@@ -535,7 +382,7 @@ fail:
 static int dump_open(dump_run *r, ae_error *err) {
     if (open_check(r, err)) return -1;
     r->t0 = andrea_now_seconds();
-    if (open_hash(r, err) || open_size(r, err) || open_reserve(r, err)) return -1;
+    if (open_hash(r, err) || open_reserve(r, err)) return -1;
     if (dw_agree(open_engine(r, err), &r->par, err)) return -1;
     if (open_engine_names(r, err)) return -1;
     return r->writing ? open_create(r, err) : 0;
@@ -543,73 +390,23 @@ static int dump_open(dump_run *r, ae_error *err) {
 
 /* ---- write ---- */
 
-/* Every suite through the one loop (forward_loop.c), handed to the writer (when a file is
- * written) and the caller's sinks (o->sinks). lp0: the loop's fixed part. */
-static int run_sinks(dump_run *r, const dw_loop *lp0, ae_progress *prog, ae_error *err) {
-    const andrea_dump_options *o = r->o;
-    const probe_suite *suites = r->suites;
-    const int B = r->B;
-    andrea_batch_sink *v = calloc((size_t)o->n_sinks + 1, sizeof *v);
-    unsigned char *on_host = calloc((size_t)o->n_sinks + 1, 1);
-    if (!v || !on_host) {
-        free(v);
-        free(on_host);
-        return andrea_fail(err, "%s: out of memory", lp0->what);
-    }
-    dw_sinks sk = {v, 0, -1, on_host};
-    dw_writer *wr = r->writing ? &r->wr : NULL;
-    if (wr) {
-        wr->f = r->f, wr->f16 = r->f16, wr->m = r->m, wr->o = o, wr->par = &r->par, wr->bb = &r->bb;
-        wr->h5_path = lp0->what, wr->suites = suites;
-        wr->mode = r->parts ? DW_MODE_PART : DW_MODE_FILE, wr->n_suites = r->n_suites, wr->B = B;
-        sk.writer = sk.n;
-        v[sk.n++] = andrea_dw_writer_sink(wr);
-    }
-    for (int i = 0; i < o->n_sinks; i++) v[sk.n++] = o->sinks[i];
-    int rc = 0;
-    dw_loop lp = *lp0;
-    lp.sinks = &sk;
-    for (long long i = 0, off = 0; i < r->n_suites && !rc; off += (suites[i].n_items + B - 1) / B, i++) {
-        lp.suite = (int)i;
-        lp.batch_off = off;
-        int begun = 0;
-        for (; begun < sk.n && !rc; begun++)
-            if (v[begun].suite_begin) rc = v[begun].suite_begin(v[begun].self, (int)i, &suites[i], err);
-        if (!rc) rc = andrea_dw_run_suite(&lp, &suites[i], B, &r->bb, prog, &r->par, err);
-        if (rc) {
-            if (wr && begun > sk.writer) andrea_dw_writer_abort(wr, (int)i, err);
-            break;
-        }
-        for (int k = 0; k < sk.n && !rc; k++) {
-            const double t0 = andrea_now_seconds(); /* the scorer's wait for its GPU sums counts as sink time */
-            if (v[k].suite_end) rc = v[k].suite_end(v[k].self, (int)i, err);
-            if (k != sk.writer) r->bb.t_sinks += andrea_now_seconds() - t0;
-        }
-    }
-    free(v);
-    free(on_host);
-    return rc;
-}
-
-/* write: every batch of every suite (CREATED, or NONE without a file). MPI: batches of all suites
- * in file order, sharded in forward_loop.c; rank 0's bar counts its own sequences (the other
- * ranks are quiet: mpi_shard.c). */
+/* write: every batch of every suite through the forward run (run/run.h), handed to the writer
+ * (when a file is written) and the caller's sinks (o->sinks). CREATED, or NONE without a file. */
 static int dump_write(dump_run *r, ae_error *err) {
-    const int B = r->B;
-    long long n_batches_all = 0, my_seq = 0;
-    for (int i = 0; i < r->n_suites; i++) n_batches_all += (r->suites[i].n_items + B - 1) / B;
-    for (long long i = 0, off = 0; i < r->n_suites; off += (r->suites[i].n_items + B - 1) / B, i++) {
-        long long lo, hi, n = r->suites[i].n_items;
-        andrea_shard_part(n_batches_all, off, (n + B - 1) / B, andrea_mpi_rank(), andrea_mpi_size(), &lo, &hi);
-        for (long long b = lo; b < hi; b++) my_seq += n - b * B < B ? n - b * B : B;
+    const andrea_dump_options *o = r->o;
+    andrea_batch_sink *v = calloc((size_t)o->n_sinks + 1, sizeof *v);
+    if (!v) return andrea_fail(err, "%s: out of memory", r->h5_path);
+    int n = 0;
+    if (r->writing) {
+        dw_writer *wr = &r->wr;
+        wr->f = r->f, wr->f16 = r->f16, wr->m = r->m, wr->o = o, wr->par = &r->par;
+        wr->stage = andrea_run_scratch(r->run), wr->h5_path = r->h5_path, wr->suites = r->suites;
+        wr->mode = r->parts ? DW_MODE_PART : DW_MODE_FILE, wr->n_suites = r->n_suites, wr->B = andrea_run_batch(r->run);
+        v[n++] = andrea_dw_writer_sink(wr);
     }
-    const double t_suites0 = andrea_now_seconds();
-    ae_progress prog;
-    andrea_progress_begin(&prog, r->o->progress_label ? r->o->progress_label : "dump", (uint64_t)my_seq);
-    const dw_loop lp0 = {r->eng, r->m, r->o, NULL, 0, 0, n_batches_all, r->h5_path};
-    const int rc = run_sinks(r, &lp0, &prog, err);
-    andrea_progress_end(&prog);
-    r->t_suites = andrea_now_seconds() - t_suites0;
+    for (int i = 0; i < o->n_sinks; i++) v[n++] = o->sinks[i];
+    const int rc = andrea_run_suites(r->run, v, n, &r->par.agreed, err);
+    free(v);
     return rc;
 }
 
@@ -659,8 +456,8 @@ static int write_master(dump_run *r, const char *seals, ae_error *err) {
     dw_writer w;
     andrea_dw_writer_init(&w);
     par_state par = {H5P_DEFAULT, 0, 0};
-    w.f = f, w.f16 = f16, w.m = r->m, w.o = r->o, w.par = &par, w.bb = &r->bb, w.h5_path = h5_path;
-    w.suites = r->suites, w.mode = DW_MODE_MASTER, w.n_suites = r->n_suites, w.B = r->B;
+    w.f = f, w.f16 = f16, w.m = r->m, w.o = r->o, w.par = &par, w.stage = andrea_run_scratch(r->run), w.h5_path = h5_path;
+    w.suites = r->suites, w.mode = DW_MODE_MASTER, w.n_suites = r->n_suites, w.B = andrea_run_batch(r->run);
     w.vds.out_path = h5_path, w.vds.n_parts = np;
     const andrea_batch_sink k = andrea_dw_writer_sink(&w);
     for (int i = 0; i < r->n_suites; i++)
@@ -774,7 +571,7 @@ static void dump_abort(dump_run *r) {
     if ((r->root || r->parts) && r->state >= DW_RESERVED && r->state < DW_PARTS_RENAMED) andrea_tmp_abort(r->tmp);
     if (r->parts && r->state == DW_PARTS_RENAMED) unlink(r->part_path); /* no part without its master */
     if (r->mtmp[0]) andrea_tmp_abort(r->mtmp);
-    engine_and_bufs_close(r->eng, &r->bb);
+    andrea_run_free(r->run);
 }
 
 /* After a commit: the statistics, and the engine handed to the caller or closed. */
@@ -784,34 +581,32 @@ static void dump_finish(dump_run *r) {
     (void)andrea_mpi_max_f64(&secs, NULL); /* statistics only: the file is complete */
     if (o->stats) {
         andrea_dump_stats *st = o->stats;
-        const batch_bufs *bb = &r->bb;
+        andrea_run_stats rs;
+        andrea_run_get_stats(r->run, &rs);
         st->seconds = secs;
-        st->sequences = r->total_seq;
+        st->sequences = rs.sequences;
         st->bytes = r->all_bytes;
-        st->batch = r->B;
+        st->batch = rs.batch;
         snprintf(st->engine, sizeof st->engine, "%s", r->engine_name);
         snprintf(st->seal, sizeof st->seal, "%s", r->seal);
         st->t_hash = r->t_hash;
         st->t_hash_wait = r->t_hash_wait;
         st->t_open = r->t_open;
-        st->t_forward = bb->t_forward;
-        st->t_maps = bb->t_maps;
-        st->t_other = bb->t_other;
-        st->t_sinks = bb->t_sinks;
+        st->t_forward = rs.t_forward;
+        st->t_maps = rs.t_maps;
+        st->t_other = rs.t_other;
+        st->t_sinks = rs.t_sinks;
         st->t_close = r->t_close;
         st->t_seal = r->t_seal;
         st->t_create = r->t_create;
-        st->t_suites_rest = r->t_suites - bb->t_forward - bb->t_maps - bb->t_other - bb->t_sinks;
+        st->t_suites_rest = rs.t_suites - rs.t_forward - rs.t_maps - rs.t_other - rs.t_sinks;
         /* the hash overlaps the engine open and the forwards when it ran on a thread (the rest of
          * it is t_hash_wait); else it came first */
-        st->t_unaccounted = secs - (r->hashing ? r->t_hash_wait : r->t_hash) - r->t_open - r->t_create - r->t_suites -
+        st->t_unaccounted = secs - (r->hashing ? r->t_hash_wait : r->t_hash) - r->t_open - r->t_create - rs.t_suites -
                             r->t_close - r->t_seal;
     }
-    if (o->keep_engine) { /* the caller's now (the causal check runs on it) */
-        *o->keep_engine = r->eng;
-        r->eng = NULL;
-    }
-    engine_and_bufs_close(r->eng, &r->bb);
+    if (o->keep_engine) *o->keep_engine = andrea_run_take_engine(r->run); /* the caller's now (the causal check runs on it) */
+    andrea_run_free(r->run);
 }
 
 int andrea_dump_write(const andrea_model *m, const probe_suite *suites, int n_suites, const andrea_dump_options *o,

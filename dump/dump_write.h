@@ -1,11 +1,13 @@
 /* dump_write.h — writes the HDF5 dump (layout: dump/dump.h, docs/dump-format.md).
  *
- * Job: run the instrumented forward over probe suites in batches and stream each batch into the
- * HDF5 datasets with hyperslab writes. Used by `andrea dump` and `andrea analyze`.
- * Invariants: memory is bounded by one batch (buffers are sized for `batch` sequences of the
- * longest suite, never for the whole suite); the file appears under out_path complete or not at
- * all (written under "<out>.tmp-<pid>", renamed at the end; removed on any failure, on SIGINT /
- * SIGTERM through common/atomic_file.h, and when andrea_interrupted is seen between batches).
+ * Job: the HDF5 file around one forward run (run/run.h): the file is created once the run's
+ * engine is open, the writer sink (dump_write_suite.c) gets every batch beside the caller's
+ * sinks, then the file is closed, sealed and renamed. With no out_path the run feeds the caller's
+ * sinks alone (`andrea analyze` without --dump). Used by `andrea dump` and `andrea analyze`.
+ * Invariants: memory is bounded by one batch (run/run.h); the file appears under out_path
+ * complete or not at all (written under "<out>.tmp-<pid>", renamed at the end; removed on any
+ * failure, on SIGINT / SIGTERM through common/atomic_file.h, and when andrea_interrupted is seen
+ * between batches).
  * Failure contract: -1 with "FILE: problem" (the output path, the checkpoint or the probe suite
  * at fault); no file is left under out_path or its temporary name.
  */
@@ -15,12 +17,9 @@
 #include <stddef.h>
 
 #include "../common/error.h"
-#include "batch_sink.h"
-#include "../probes/probe.h"
-#include "../engine/forward.h"
 #include "../engine/model.h"
-
-typedef enum { ANDREA_CONTRIB_NONE = 0, ANDREA_CONTRIB_NORM = 1, ANDREA_CONTRIB_FULL = 2 } andrea_contrib;
+#include "../probes/probe.h"
+#include "../run/run.h"
 
 typedef struct {
     double seconds;       /* wall time of the whole write */
@@ -43,21 +42,15 @@ typedef struct {
 
 typedef struct {
     const char *out_path;          /* final file name (required) */
-    andrea_engine_options engine;  /* how the engine opens (device, CUDA precision, CPU threads):
-                                    * andrea_engine_options_init's defaults, set by the caller's
-                                    * option parser and handed to andrea_engine_open as they are */
-    int maps_fp32;                 /* 0: attention stored as IEEE fp16 (default); 1: fp32 */
-    andrea_contrib contrib;        /* default NORM: head_out_norm + head_dla; FULL adds head_out */
-    const unsigned char *heads;    /* [L*H] or NULL: heads whose head_out is stored even without FULL */
-    int batch;                     /* sequences per forward; 0 = as many as fit in mem_budget (<= 64)
-                                    * and, on a GPU, in half of its free memory */
-    size_t mem_budget;             /* bytes for per-batch buffers when batch == 0; 0 = 512 MiB */
+    andrea_run_options run;        /* the forward run: engine options (device, precision, threads),
+                                    * maps_fp32 (0: attention stored as IEEE fp16), contrib (NORM:
+                                    * head_out_norm + head_dla; FULL adds head_out), heads, batch,
+                                    * mem_budget, progress label (run/run.h) */
     int gzip;                      /* 0 = no compression, 1..9 = deflate level on the big datasets */
     const char *checkpoint_sha256; /* precomputed hex digest, or NULL to hash the checkpoint file */
     const char *tokenizer;         /* description stored as root attribute "tokenizer", or NULL */
     const andrea_tokenizer *tok;   /* the model's tokenizer: each suite's token_text and the root
                                     * attribute tokenizer_vocab_sha256 (NULL: neither is stored) */
-    const char *progress_label;    /* progress bar label, NULL = "dump" */
     andrea_dump_stats *stats;      /* filled on success when non-NULL */
     /* More consumers of every batch (batch_sink.h): the head scorer, the report-map collector.
      * With sinks, out_path may be NULL: the forwards run for the sinks alone and no file is

@@ -253,16 +253,6 @@ herr_t andrea_dw_write_maps(hid_t d, hid_t dxpl, hid_t mtype, int direct, int b0
     return 0;
 }
 
-/* fp32 -> IEEE fp16 of n values, on every OpenMP thread (a batch is millions of values). */
-void andrea_dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n) {
-    const long long blocks = (long long)((n + 65535) / 65536);
-#pragma omp parallel for schedule(static)
-    for (long long b = 0; b < blocks; b++) {
-        const size_t at = (size_t)b * 65536;
-        andrea_f32_to_f16_n(dst + at, src + at, n - at < 65536 ? n - at : 65536);
-    }
-}
-
 /* ---- dimension scales (H5DS, the hdf5_hl library) ---- */
 
 /* A dimension scale /<suite>/<name>: int32 [n] holding 0..n-1, so netCDF readers (xarray through

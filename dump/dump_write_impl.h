@@ -14,26 +14,10 @@
 #include <hdf5.h>
 #include <stdint.h>
 
-#include "../common/progress.h"
-#include "batch_sink.h"
-#include "dump_write.h"
-#include "../engine/forward.h"
 #include "../common/mpi_shard.h"
-#ifdef ANDREA_HAVE_CUDA
-#include "../kernels/cuda_engine.h"
-#endif
+#include "../run/run.h"
+#include "dump_write.h"
 
-typedef struct {
-    /* per-batch buffers, sized for max_B sequences of max_T */
-    int max_B;
-    int *tokens, *lengths;
-    float *attn, *head_out, *norm, *dla;
-    uint16_t *attn16;
-    double t_forward, t_maps, t_other, t_sinks; /* seconds spent, for andrea_dump_stats */
-#ifdef ANDREA_HAVE_CUDA
-    andrea_cuda_pipeline *pipe; /* CUDA engine: the streaming pipeline (NULL: synchronous path) */
-#endif
-} batch_bufs;
 
 /* MPI: the transfer list, and whether a failure was agreed by all ranks (then the collective
  * closes are safe; otherwise a parallel failure must not close anything). Serial: H5P_DEFAULT, 0. */
@@ -45,11 +29,7 @@ typedef struct {
 
 /* Every rank calls this at the same points: when any rank failed (rc != 0 on any), all return -1
  * and par->agreed is set (the collective closes are then safe); 0 when every rank succeeded. */
-static inline int dw_agree(int rc, par_state *par, ae_error *err) {
-    if (!andrea_mpi_agree(rc, err)) return 0;
-    par->agreed = 1;
-    return -1;
-}
+static inline int dw_agree(int rc, par_state *par, ae_error *err) { return andrea_run_agree(rc, &par->agreed, err); }
 
 /* dump_write_h5.c */
 hid_t andrea_dw_make_f16_type(void);
@@ -65,7 +45,6 @@ herr_t andrea_dw_dset_write_slab(hid_t d, hid_t dxpl, int active, hid_t mtype, i
 int andrea_dw_maps_direct_ok(const par_state *par);
 herr_t andrea_dw_write_maps(hid_t d, hid_t dxpl, hid_t mtype, int direct, int b0, size_t first, size_t n, int L, int H,
                      int T, size_t esz, const void *maps, const int *lengths, void *stage, int gzip);
-void andrea_dw_f32_to_f16_all(uint16_t *dst, const float *src, size_t n);
 /* dimension scales: an int32 0..n-1 scale dataset named name (MPI: rank root writes), and the
  * attachment of one scale per dimension of d, each dimension labelled with its scale's name */
 hid_t andrea_dw_scale_create(hid_t g, const char *name, hsize_t n, hid_t dxpl, int root);
@@ -89,31 +68,6 @@ int andrea_dw_part_name(const char *out_path, int rank, int size, char *buf, siz
 hid_t andrea_dw_vds_create(hid_t g, const char *suite, const char *name, hid_t type, int rank, const hsize_t *dims, int fill_nan,
                     const dw_vds_parts *p, const long long *lo, const long long *hi);
 
-/* The sinks of a run: v[writer] is the HDF5 writer (writer = -1: no file). on_host: [n] scratch,
- * per GPU batch 1 for the sinks fed host maps (no device_batch, or it declined). */
-typedef struct {
-    const andrea_batch_sink *v;
-    int n, writer;
-    unsigned char *on_host;
-} dw_sinks;
-
-/* What the loop over one suite's batches needs (forward_loop.c). */
-typedef struct {
-    andrea_engine *eng;
-    const andrea_model *m;
-    const andrea_dump_options *o;
-    const dw_sinks *sinks;
-    int suite;                  /* index of the suite in the run */
-    long long batch_off;        /* MPI: its first batch in the job's n_batches_all */
-    long long n_batches_all;
-    const char *what;           /* name for messages: the output path, or the checkpoint */
-} dw_loop;
-
-/* forward_loop.c: one suite's batches (MPI-sharded; the CUDA pipeline in bb streams when
- * present) through the engine and into every sink. */
-int andrea_dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog, par_state *par,
-                 ae_error *err);
-
 /* dump_write_suite.c: the HDF5 writer as a sink. One suite's group and datasets are open between
  * suite_begin and suite_end; andrea_dw_writer_abort closes what is open after a failure (MPI-IO: only
  * when all ranks agreed on it, par->agreed).
@@ -128,13 +82,14 @@ typedef struct {
     const andrea_model *m;
     const andrea_dump_options *o;
     par_state *par;
-    batch_bufs *bb;             /* bb->attn: staging for maps whose padded rows need zeroing */
+    float *stage;               /* [B, L, H, T, T] floats: staging for maps whose padded rows need
+                                 * zeroing (andrea_run_scratch) */
     long long bytes;            /* dataset payload written */
     const char *h5_path;
     const probe_suite *suites;
     hid_t g, dtok, dlen, dtar, dent, datt, dnorm, ddla, dout; /* the open suite's, or -1 */
     dw_mode mode;
-    int n_suites, B;            /* PART, MASTER: the run's suites and batch (andrea_dw_part_range) */
+    int n_suites, B;            /* the run's suites and batch (PART, MASTER: andrea_dw_part_range) */
     long long row0;             /* PART: the open suite's first row held in this part */
     dw_vds_parts vds;           /* MASTER: where the parts are */
 } dw_writer;

@@ -128,12 +128,13 @@ static int maps_dsets(const dw_writer *w, hid_t g, int suite, const probe_suite 
                       hid_t *dnorm, hid_t *ddla, hid_t *dout, ae_error *err) {
     const char *h5_path = w->h5_path;
     const andrea_dump_options *o = w->o;
+    const andrea_run_options *ro = &o->run;
     const int L = w->m->cfg.n_layer, H = w->m->cfg.n_head, C = w->m->cfg.d_model, T = s->max_len;
     const hsize_t n = (hsize_t)rows;
     hsize_t d_att[5] = {n, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)T}, c_att[5] = {1, 1, 1, (hsize_t)T, (hsize_t)T};
     hsize_t d_val[4] = {n, (hsize_t)L, (hsize_t)H, (hsize_t)T}, c_val[4] = {1, (hsize_t)L, (hsize_t)H, (hsize_t)T};
     hsize_t d_out[5] = {n, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)C}, c_out[5] = {1, 1, 1, (hsize_t)T, (hsize_t)C};
-    const hid_t att_type = o->maps_fp32 ? H5T_IEEE_F32LE : w->f16;
+    const hid_t att_type = ro->maps_fp32 ? H5T_IEEE_F32LE : w->f16;
     long long *lo = NULL, *hi = NULL;
     int rc = -1;
     if (w->mode == DW_MODE_MASTER) {
@@ -147,11 +148,11 @@ static int maps_dsets(const dw_writer *w, hid_t g, int suite, const probe_suite 
         for (int r = 0; r < np; r++) andrea_dw_part_range(w->suites, w->n_suites, suite, w->B, r, np, &lo[r], &hi[r]);
     }
     H5_ID(*datt, make_big(w, g, s->name, lo, hi, "attention", att_type, 5, d_att, c_att, o->gzip, 0));
-    if (o->contrib != ANDREA_CONTRIB_NONE) {
+    if (ro->contrib != ANDREA_CONTRIB_NONE) {
         H5_ID(*dnorm, make_big(w, g, s->name, lo, hi, "head_out_norm", H5T_IEEE_F32LE, 4, d_val, c_val, 0, 0));
         H5_ID(*ddla, make_big(w, g, s->name, lo, hi, "head_dla", H5T_IEEE_F32LE, 4, d_val, c_val, 0, 1));
     }
-    if (o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL)
+    if (ro->contrib == ANDREA_CONTRIB_FULL || ro->heads != NULL)
         H5_ID(*dout, make_big(w, g, s->name, lo, hi, "head_out", H5T_IEEE_F32LE, 5, d_out, c_out, o->gzip, 0));
     rc = 0;
 fail:
@@ -209,6 +210,7 @@ static int writer_suite_begin(void *self, int suite, const probe_suite *s, ae_er
     const hid_t f = w->f;
     const andrea_model *m = w->m;
     const andrea_dump_options *o = w->o;
+    const andrea_run_options *ro = &o->run;
     par_state *par = w->par;
     const char *h5_path = w->h5_path;
     long long *bytes = &w->bytes;
@@ -264,13 +266,13 @@ static int writer_suite_begin(void *self, int suite, const probe_suite *s, ae_er
     H5_ID(dlen, andrea_dw_dset_create(g, "lengths", H5T_STD_I32LE, 1, d_len, NULL, 0, 0));
     if (w->mode == DW_MODE_MASTER && write_items(w, s, dtok, dlen, err)) goto fail;
     if (maps_dsets(w, g, suite, s, N, &datt, &dnorm, &ddla, &dout, err)) goto fail;
-    if (dout >= 0 && o->heads && o->contrib != ANDREA_CONTRIB_FULL) {
+    if (dout >= 0 && ro->heads && ro->contrib != ANDREA_CONTRIB_FULL) {
         /* which heads were written; the others read back as the fill value 0 */
         char list[4096];
         size_t len = 0;
         list[0] = 0;
         for (int h = 0; h < L * H && len + 16 < sizeof list; h++)
-            if (o->heads[h]) len += (size_t)snprintf(list + len, sizeof list - len, "%s%d.%d", len ? "," : "", h / H, h % H);
+            if (ro->heads[h]) len += (size_t)snprintf(list + len, sizeof list - len, "%s%d.%d", len ? "," : "", h / H, h % H);
         H5_TRY(andrea_dw_attr_str(dout, "heads", list));
     }
     const hid_t ds[8] = {dtok, dlen, dtar, dent, datt, dnorm, ddla, dout};
@@ -320,9 +322,10 @@ static int writer_maps(void *self, const andrea_batch *b, size_t first, size_t n
     dw_writer *w = self;
     const char *h5_path = w->h5_path;
     const andrea_dump_options *o = w->o;
+    const andrea_run_options *ro = &o->run;
     const int L = b->L, H = b->H, T = b->T;
-    const size_t esz = o->maps_fp32 ? 4 : 2;
-    const hid_t mtype = o->maps_fp32 ? H5T_NATIVE_FLOAT : w->f16;
+    const size_t esz = ro->maps_fp32 ? 4 : 2;
+    const hid_t mtype = ro->maps_fp32 ? H5T_NATIVE_FLOAT : w->f16;
     const int direct = andrea_dw_maps_direct_ok(w->par), b0 = b->b0 - (int)w->row0; /* row in this file */
     if (w->mode == DW_MODE_PART && (b->nb == 0 || w->datt < 0)) return 0; /* PART: nothing collective */
     if (b->maps_padding_zeroed && !direct) {
@@ -330,7 +333,7 @@ static int writer_maps(void *self, const andrea_batch *b, size_t first, size_t n
         H5_TRY(andrea_dw_dset_write_slab(w->datt, w->par->dxpl, b->nb > 0, mtype, 5, s5, n5, piece));
     } else {
         H5_TRY(andrea_dw_write_maps(w->datt, w->par->dxpl, mtype, direct, b0, first, n, L, H, T, esz, piece,
-                             b->maps_padding_zeroed ? NULL : b->lengths, w->bb->attn, o->gzip));
+                             b->maps_padding_zeroed ? NULL : b->lengths, w->stage, o->gzip));
     }
     w->bytes += (long long)(n * (size_t)T * T * esz);
     return 0;
@@ -343,6 +346,7 @@ static int writer_batch(void *self, const andrea_batch *b, ae_error *err) {
     dw_writer *w = self;
     const char *h5_path = w->h5_path;
     const andrea_dump_options *o = w->o;
+    const andrea_run_options *ro = &o->run;
     const int L = b->L, H = b->H, T = b->T, C = b->C, nb = b->nb, b0 = b->b0 - (int)w->row0, active = nb > 0;
     const hid_t dxpl = w->par->dxpl;
     if (w->mode == DW_MODE_PART) {
@@ -361,7 +365,7 @@ static int writer_batch(void *self, const andrea_batch *b, ae_error *err) {
         w->bytes += (long long)(2 * (size_t)nb * L * H * T * sizeof(float));
     }
     if (w->dout < 0 || !b->head_out) return 0;
-    if (o->contrib == ANDREA_CONTRIB_FULL) {
+    if (ro->contrib == ANDREA_CONTRIB_FULL) {
         hsize_t s5[5] = {(hsize_t)b0, 0, 0, 0, 0}, n_out[5] = {(hsize_t)nb, (hsize_t)L, (hsize_t)H, (hsize_t)T, (hsize_t)C};
         H5_TRY(andrea_dw_dset_write_slab(w->dout, dxpl, active, H5T_NATIVE_FLOAT, 5, s5, n_out, b->head_out));
         w->bytes += (long long)((size_t)nb * L * H * T * C * sizeof(float));
@@ -370,10 +374,10 @@ static int writer_batch(void *self, const andrea_batch *b, ae_error *err) {
     /* only the chosen heads' chunks exist in the file (MPI: every rank makes the calls of a full
      * batch, those past its sequences selecting nothing) */
     hsize_t c_out[5] = {1, 1, 1, (hsize_t)T, (hsize_t)C};
-    const int B = w->bb->max_B, nb_calls = w->par->collective ? B : nb;
+    const int B = w->B, nb_calls = w->par->collective ? B : nb;
     for (int i = 0; i < nb_calls; i++)
         for (int lh = 0; lh < L * H; lh++) {
-            if (!o->heads[lh]) continue;
+            if (!ro->heads[lh]) continue;
             hsize_t st[5] = {(hsize_t)(b0 + i), (hsize_t)(lh / H), (hsize_t)(lh % H), 0, 0};
             H5_TRY(andrea_dw_dset_write_slab(w->dout, dxpl, i < nb, H5T_NATIVE_FLOAT, 5, st, c_out,
                                       b->head_out + ((size_t)i * L * H + (size_t)lh) * T * C));
@@ -390,7 +394,9 @@ void andrea_dw_writer_init(dw_writer *w) {
     w->g = w->dtok = w->dlen = w->dtar = w->dent = w->datt = w->dnorm = w->ddla = w->dout = -1;
 }
 
+static int writer_abort(void *self, int suite, ae_error *err) { return andrea_dw_writer_abort(self, suite, err); }
+
 andrea_batch_sink andrea_dw_writer_sink(dw_writer *w) {
-    andrea_batch_sink k = {w, writer_suite_begin, writer_maps, writer_batch, writer_suite_end, NULL, NULL};
+    andrea_batch_sink k = {w, writer_suite_begin, writer_maps, writer_batch, writer_suite_end, NULL, NULL, writer_abort, 1};
     return k;
 }

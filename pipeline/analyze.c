@@ -58,13 +58,11 @@ static void forward_options(andrea_dump_options *dopt, const andrea_analyze_plan
                             andrea_batch_sink *sinks, andrea_dump_stats *stats) {
     andrea_dump_options_init(dopt);
     dopt->out_path = dump_path;
-    dopt->engine = p->engine; /* the plan's engine settings, as the option parser set them */
-    dopt->maps_fp32 = p->maps_fp32;
-    dopt->contrib = p->contrib;
+    dopt->run = p->run; /* the plan's run and engine settings, as the option parser set them */
+    dopt->run.progress_label = "forward";
     dopt->checkpoint_sha256 = dump_path ? hex : NULL;
     dopt->tokenizer = tok_desc;
     dopt->tok = tok; /* token_text + tokenizer_vocab_sha256 in a dump */
-    dopt->progress_label = "forward";
     dopt->sinks = sinks;
     dopt->n_sinks = p->maps_only ? 0 : 2; /* --maps-only: the dump alone */
     dopt->stats = stats;
@@ -169,10 +167,10 @@ static int analyze_one(const andrea_analyze_plan *p, const char *ckpt, const cha
         eng = NULL;
     }
     andrea_classify_options o = *copt;
-    o.engine = p->engine; /* the causal check's engine: the forwards' settings */
+    o.engine = p->run.engine; /* the causal check's engine: the forwards' settings */
     o.timing = &tm.classify;
     if (andrea_classify_scored(&m, hex, suites, n_suites, hs, eng, dumping ? dump_path : NULL,
-                               p->maps_fp32 ? "fp32" : "fp16", &o, &a, err))
+                               p->run.maps_fp32 ? "fp32" : "fp16", &o, &a, err))
         goto out;
     if (dumping) /* the run records its dump's seal, so `render DUMP` finds this run */
         snprintf(a.dump_seal, sizeof a.dump_seal, "%s", tm.forwards.seal);
@@ -192,10 +190,10 @@ static int analyze_one(const andrea_analyze_plan *p, const char *ckpt, const cha
         scored->collected = rcol; /* rendered and freed by the series loop */
         rcol = NULL;
         if (scored->defer_catalog) { /* a series: its loop writes the rows once every checkpoint scored */
-            ret = andrea_mpi_agree(defer_catalog(scored, &a, &m, p->engine.device, err), err); /* the other ranks wait on it */
+            ret = andrea_mpi_agree(defer_catalog(scored, &a, &m, p->run.engine.device, err), err); /* the other ranks wait on it */
             goto out;
         }
-        ret = andrea_mpi_agree(write_catalog(db_path, &a, &m, p->engine.device, ckpt, hex, NULL, err), err);
+        ret = andrea_mpi_agree(write_catalog(db_path, &a, &m, p->run.engine.device, ckpt, hex, NULL, err), err);
         goto out;
     }
     /* One checkpoint: its report is DIR itself; several: DIR/NAME each. */
@@ -203,7 +201,7 @@ static int analyze_one(const andrea_analyze_plan *p, const char *ckpt, const cha
     if (report_dir) snprintf(rdir, sizeof rdir, "%s", report_dir);
     else snprintf(rdir, sizeof rdir, "%s/%s", p->dir, name);
     const double t_cat0 = andrea_now_seconds();
-    int wrc = write_catalog(db_path, &a, &m, p->engine.device, ckpt, hex, &tm.t_circuits, err);
+    int wrc = write_catalog(db_path, &a, &m, p->run.engine.device, ckpt, hex, &tm.t_circuits, err);
     const double t_rep0 = andrea_now_seconds();
     ropt.stage_seconds = tm.t_report_stage;
     if (!wrc)
@@ -266,9 +264,8 @@ static int check_steps(const char *const *ckpts, int n, const andrea_classify_op
 void andrea_analyze_plan_init(andrea_analyze_plan *p) {
     memset(p, 0, sizeof *p);
     p->dir = "andrea-out";
-    p->contrib = ANDREA_CONTRIB_NORM;
+    andrea_run_options_init(&p->run);
     andrea_classify_options_init(&p->classify);
-    andrea_engine_options_init(&p->engine);
 }
 
 /* A series: each checkpoint under its unique name, scored into the one catalog, then rendered. */

@@ -3,9 +3,9 @@
  *
  * Job: the plan says everything the run needs (cli/ parses argv into it once and checks its paths);
  * andrea_analyze does the work and hands each result to the plan's printer, which is the caller's
- * (cli/analyze_print.c prints them). Engine settings travel in plan->engine from the option parser
- * to andrea_engine_open untouched: the forwards' engine and the causal check's are opened from
- * that one struct.
+ * (cli/analyze_print.c prints them). Engine settings travel in plan->run.engine from the option
+ * parser to andrea_engine_open untouched: the forwards' engine and the causal check's are opened
+ * from that one struct.
  * One checkpoint: its report is plan->dir itself. Several: each is scored into the one catalog
  * DIR/catalog.db, then rendered into DIR/NAME, then the series page DIR/index.html is written
  * (pipeline/series.h). --maps-only: the dumps alone, no catalog and no report.
@@ -22,6 +22,7 @@
 #include "../common/error.h"
 #include "../dump/dump_write.h"
 #include "../engine/forward.h"
+#include "../run/run.h"
 #include "../probes/probe.h"
 #include "../reports/report.h"
 #include "../reports/series.h"
@@ -71,17 +72,16 @@ typedef struct {
     probe_options po;           /* --n, --len, --seed */
     const char *rules_file;     /* --rules' path (an input no dump may be renamed over), or NULL */
     andrea_classify_options classify; /* rules, causal check, step; its engine options are replaced
-                                       * by `engine` below */
-    andrea_engine_options engine; /* one engine setting struct for the forwards and the causal check */
-    int maps_fp32;              /* --maps fp32 */
-    andrea_contrib contrib;     /* --contrib */
+                                       * by run.engine below */
+    andrea_run_options run;     /* the forward run (run/run.h): its engine options (the causal check
+                                 * opens its engine from the same), --maps, --contrib */
     int report_maps;            /* --report-maps (andrea_render_options.maps_per_suite) */
     int timing;                 /* fill andrea_analyze_done.timing */
     andrea_analyze_printer printer;
 } andrea_analyze_plan;
 
-/* The defaults of `andrea analyze` (dir "andrea-out", contrib norm, classify and engine options'
- * own defaults); ckpts, ps and printer left for the caller. */
+/* The defaults of `andrea analyze` (dir "andrea-out", the run's, classify's and the engine's own
+ * defaults); ckpts, ps and printer left for the caller. */
 void andrea_analyze_plan_init(andrea_analyze_plan *p);
 
 /* Runs the plan. 0, or -1 with err. */

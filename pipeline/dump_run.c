@@ -92,7 +92,7 @@ int andrea_dump_run(const andrea_dump_plan *p, andrea_dump_result *r, ae_error *
         goto out;
     if (p->heads && heads_mask(p->heads, &m.cfg, &mask, &r->usage, err)) goto out;
     andrea_dump_options o = p->dump;
-    o.heads = mask;
+    o.run.heads = mask;
     o.tokenizer = tok_desc;
     o.tok = tok; /* token_text + tokenizer_vocab_sha256 (none without a tokenizer) */
     o.stats = &r->stats;

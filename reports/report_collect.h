@@ -1,4 +1,4 @@
-/* report_collect.h — the report-map collector: a sink of the forward loop (dump/batch_sink.h)
+/* report_collect.h — the report-map collector: a sink of the forward loop (run/batch_sink.h)
  * that keeps only what the report shows, so `andrea analyze` can render without a dump file.
  *
  * Job: for each suite keep its first `examples` items (tokens, target matrix) and their attention
@@ -14,7 +14,7 @@
 #ifndef ANDREA_REPORT_COLLECT_H
 #define ANDREA_REPORT_COLLECT_H
 
-#include "../dump/batch_sink.h"
+#include "../run/batch_sink.h"
 #include "../engine/model.h"
 #include "report.h"
 

@@ -55,7 +55,7 @@ static void test_random_model_gets_no_label_on_builtin_suites(void) {
     andrea_dump_options o;
     andrea_dump_options_init(&o);
     o.out_path = dump;
-    o.engine.device = ANDREA_DEVICE_CPU;
+    o.run.engine.device = ANDREA_DEVICE_CPU;
     CHECK_MSG(andrea_dump_write(&m, suites, n, &o, &err) == 0, "%s", err.msg);
     andrea_classify_options co;
     andrea_classify_options_init(&co);
@@ -229,7 +229,7 @@ static void test_checkpoint_with_another_config_than_the_dump_is_refused(void) {
     andrea_dump_options o;
     andrea_dump_options_init(&o);
     o.out_path = dump;
-    o.engine.device = ANDREA_DEVICE_CPU;
+    o.run.engine.device = ANDREA_DEVICE_CPU;
     CHECK_MSG(andrea_dump_write(&m, &s, 1, &o, &err) == 0, "%s", err.msg);
     andrea_model_free(&m);
     const struct {

@@ -22,11 +22,11 @@ static int dump_gz(const char *name, andrea_device dev, int fp32, andrea_contrib
     andrea_dump_options o;
     andrea_dump_options_init(&o);
     o.out_path = path;
-    o.engine.device = dev;
-    o.maps_fp32 = fp32;
-    o.contrib = contrib;
+    o.run.engine.device = dev;
+    o.run.maps_fp32 = fp32;
+    o.run.contrib = contrib;
     o.gzip = gzip; /* deflate: the maps go through H5Dwrite, not H5Dwrite_chunk */
-    o.batch = 3;   /* several batches, the last partial: the pipeline's hand-back order matters */
+    o.run.batch = 3;   /* several batches, the last partial: the pipeline's hand-back order matters */
     int rc = andrea_dump_write(&model, suites, n_suites, &o, &err);
     if (rc) fprintf(stderr, "%s\n", err.msg);
     return rc;

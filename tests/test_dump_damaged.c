@@ -33,7 +33,7 @@ static int make_good_dump(void) {
         andrea_dump_options o;
         andrea_dump_options_init(&o);
         o.out_path = good;
-        o.engine.device = ANDREA_DEVICE_CPU;
+        o.run.engine.device = ANDREA_DEVICE_CPU;
         if (andrea_probe_suites_builtin_list("prev_token,entity", tok, 257, 32, &po, &s, &n, &err) == 0)
             rc = andrea_dump_write(&m, s, n, &o, &err);
         andrea_model_free(&m);

@@ -73,11 +73,11 @@ static int write_dump(const char *path, probe_suite *s, int n, int fp32, andrea_
     andrea_dump_options o;
     andrea_dump_options_init(&o);
     o.out_path = path;
-    o.engine.device = ANDREA_DEVICE_CPU;
-    o.maps_fp32 = fp32;
-    o.contrib = contrib;
-    o.heads = heads;
-    o.batch = 2; /* several batches per suite, the last one partial */
+    o.run.engine.device = ANDREA_DEVICE_CPU;
+    o.run.maps_fp32 = fp32;
+    o.run.contrib = contrib;
+    o.run.heads = heads;
+    o.run.batch = 2; /* several batches per suite, the last one partial */
     return andrea_dump_write(&model, s, n, &o, err);
 }
 

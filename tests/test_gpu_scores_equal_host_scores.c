@@ -89,10 +89,10 @@ static int score_both(const probe_suite *suites, int n, int fp32, andrea_contrib
     }
     andrea_dump_options o;
     andrea_dump_options_init(&o);
-    o.engine.device = ANDREA_DEVICE_CUDA;
-    o.maps_fp32 = fp32;
-    o.contrib = contrib;
-    o.batch = batch;
+    o.run.engine.device = ANDREA_DEVICE_CUDA;
+    o.run.maps_fp32 = fp32;
+    o.run.contrib = contrib;
+    o.run.batch = batch;
     o.sinks = sinks;
     o.n_sinks = 2;
     int rc = andrea_dump_write(&model, suites, n, &o, &err);

@@ -1,5 +1,5 @@
 /* forward_loop.c — the one forward loop: one suite's batches through the engine, each handed to
- * the run's sinks (batch_sink.h; the HDF5 writer of dump_write_suite.c is one of them).
+ * the run's sinks (batch_sink.h; the HDF5 writer of dump/dump_write_suite.c is one of them).
  *
  * Two sources of batches, one sequence of sink calls:
  *   - the synchronous engine (CPU, CUDA without streaming, every MPI run): fill tokens, forward,
@@ -13,7 +13,7 @@
  * MPI: the job's batches (every suite's, in file order, cut exactly as a serial run cuts them) are
  * sharded over the ranks; every rank takes as many steps as the rank with the most, the steps
  * past its own batches handing nb = 0 batches (the writer's collective writes select nothing).
- * Failure contract: -1 with err filled; a failure all ranks agreed on sets par->agreed.
+ * Failure contract: -1 with err filled; a failure all ranks agreed on sets *agreed.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -21,7 +21,19 @@
 
 #include "../common/atomic_file.h"
 #include "../common/finite.h"
-#include "dump_write_impl.h"
+#include "../common/half.h"
+#include "../common/mpi_shard.h"
+#include "run_internal.h"
+
+/* fp32 -> IEEE fp16 of n values, on every OpenMP thread (a batch is millions of values). */
+static void f32_to_f16_all(uint16_t *dst, const float *src, size_t n) {
+    const long long blocks = (long long)((n + 65535) / 65536);
+#pragma omp parallel for schedule(static)
+    for (long long b = 0; b < blocks; b++) {
+        const size_t at = (size_t)b * 65536;
+        andrea_f32_to_f16_n(dst + at, src + at, n - at < 65536 ? n - at : 65536);
+    }
+}
 
 /* The values a batch hands on, after the padded positions were set: every norm, and every DLA
  * with a next token (t < length - 1), must be finite. The CPU engine refuses a forward that
@@ -46,27 +58,27 @@ static int check_values_finite(const float *norm, const float *dla, const int *l
 
 /* Every sink's maps callback on one piece (on_host: only the sinks marked; NULL: all); the
  * writer's time counts as map writes, the others' as sink time. */
-static int sinks_maps(const dw_sinks *sk, const unsigned char *on_host, batch_bufs *bb, const andrea_batch *b,
+static int sinks_maps(const run_sinks *sk, const unsigned char *on_host, batch_bufs *bb, const andrea_batch *b,
                       size_t first, size_t n, const void *piece, ae_error *err) {
     for (int i = 0; i < sk->n; i++) {
         if (!sk->v[i].maps || (on_host && !on_host[i])) continue;
         double t0 = andrea_now_seconds();
         int rc = sk->v[i].maps(sk->v[i].self, b, first, n, piece, err);
         double dt = andrea_now_seconds() - t0;
-        if (i == sk->writer) bb->t_maps += dt;
+        if (sk->v[i].is_writer) bb->t_maps += dt;
         else bb->t_sinks += dt;
         if (rc) return -1;
     }
     return 0;
 }
 
-static int sinks_batch(const dw_sinks *sk, batch_bufs *bb, const andrea_batch *b, ae_error *err) {
+static int sinks_batch(const run_sinks *sk, batch_bufs *bb, const andrea_batch *b, ae_error *err) {
     for (int i = 0; i < sk->n; i++) {
         if (!sk->v[i].batch) continue;
         double t0 = andrea_now_seconds();
         int rc = sk->v[i].batch(sk->v[i].self, b, err);
         double dt = andrea_now_seconds() - t0;
-        if (i == sk->writer) bb->t_other += dt;
+        if (sk->v[i].is_writer) bb->t_other += dt;
         else bb->t_sinks += dt;
         if (rc) return -1;
     }
@@ -82,7 +94,7 @@ static void fill_tokens(batch_bufs *bb, const probe_suite *s, int b0, int nb, in
     }
 }
 
-static andrea_batch batch_of(const dw_loop *lp, const probe_suite *s, int b0, int nb, const batch_bufs *bb) {
+static andrea_batch batch_of(const run_loop *lp, const probe_suite *s, int b0, int nb, const batch_bufs *bb) {
     andrea_batch b;
     memset(&b, 0, sizeof b);
     b.suite = lp->suite;
@@ -129,7 +141,7 @@ static void zero_padding(batch_bufs *bb, int nb, int L, int H, int T, int C, int
 /* A GPU batch to the sinks that take it on the device (device_batch); sk->on_host marks the
  * others. Returns the number of the batch's maps the host sinks need (0: no map leaves the GPU):
  * every map up to the last sequence one of them wants. */
-static int sinks_device(const dw_sinks *sk, batch_bufs *bb, const andrea_batch *b, size_t *n_host, ae_error *err) {
+static int sinks_device(const run_sinks *sk, batch_bufs *bb, const andrea_batch *b, size_t *n_host, ae_error *err) {
     andrea_cuda_device_outputs out;
     andrea_device_batch d;
     int have = 0, need = 0;
@@ -165,7 +177,7 @@ static int sinks_device(const dw_sinks *sk, batch_bufs *bb, const andrea_batch *
 
 /* One suite through the CUDA streaming pipeline: batch k+1 computes and batch k copies to pinned
  * memory while batch k-1 goes to the sinks. */
-static int run_suite_stream(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog,
+static int run_suite_stream(const run_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog,
                             ae_error *err) {
     const int N = s->n_items, L = lp->m->cfg.n_layer, H = lp->m->cfg.n_head, T = s->max_len;
     const int want_values = lp->o->contrib != ANDREA_CONTRIB_NONE;
@@ -224,10 +236,10 @@ static int run_suite_stream(const dw_loop *lp, const probe_suite *s, int B, batc
 }
 #endif
 
-int andrea_dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog, par_state *par,
-                 ae_error *err) {
+int andrea_run_suite(const run_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog, int *agreed,
+                     ae_error *err) {
     const int L = lp->m->cfg.n_layer, H = lp->m->cfg.n_head, C = lp->m->cfg.d_model, T = s->max_len, N = s->n_items;
-    const andrea_dump_options *o = lp->o;
+    const andrea_run_options *o = lp->o;
     const int want_head_out = o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL;
     const int want_values = o->contrib != ANDREA_CONTRIB_NONE;
 #ifdef ANDREA_HAVE_CUDA
@@ -255,14 +267,14 @@ int andrea_dw_run_suite(const dw_loop *lp, const probe_suite *s, int B, batch_bu
         io.head_dla = want_values ? bb->dla : NULL;
         double t0 = andrea_now_seconds();
         if (!frc && active) frc = andrea_engine_forward(lp->eng, &io, err);
-        if (dw_agree(frc, par, err)) return -1;
+        if (andrea_run_agree(frc, agreed, err)) return -1;
         zero_padding(bb, nb, L, H, T, C, want_values, want_head_out);
         if (want_values &&
-            dw_agree(active ? check_values_finite(bb->norm, bb->dla, bb->lengths, nb, L, H, T, lp->m->path, err) : 0,
-                     par, err))
+            andrea_run_agree(active ? check_values_finite(bb->norm, bb->dla, bb->lengths, nb, L, H, T, lp->m->path, err) : 0,
+                             agreed, err))
             return -1;
         const size_t n_maps = (size_t)nb * L * H;
-        if (!o->maps_fp32) andrea_dw_f32_to_f16_all(bb->attn16, bb->attn, n_maps * (size_t)T * T);
+        if (!o->maps_fp32) f32_to_f16_all(bb->attn16, bb->attn, n_maps * (size_t)T * T);
         bb->t_forward += andrea_now_seconds() - t0;
         andrea_batch b = batch_of(lp, s, b0, nb, bb);
         b.maps_padding_zeroed = 1;

@@ -1,7 +1,7 @@
 /* batch_sink.h — what the forward loop hands to its consumers, batch by batch.
  *
- * Job: one loop (dump/dump_write.c, andrea_forward_run) runs the suites through the engine (CPU,
- * GPU streaming pipeline, MPI shard) and gives every batch to the sinks that were asked for: the
+ * Job: one loop (run/run.h, andrea_run_suites) runs the suites through the engine (CPU, GPU
+ * streaming pipeline, MPI shard) and gives every batch to the sinks that were asked for: the
  * HDF5 map writer (dump/), the head scorer (analyzer/head_scorer.h), the report-map collector
  * (reports/report_collect.h). A dump file can feed the same sinks (analyzer/classify.c), so a
  * score computed in the forward and one computed from a dump come from the same code.
@@ -28,7 +28,8 @@
  * cover maps [0, n_host) of the batch, n_host <= nb * L * H, and a sink reads only the
  * sequences it wants. With no such sink, no map leaves the GPU.
  * Failure contract: a callback returns -1 with err filled ("FILE: problem"); the loop stops at
- * once and the run fails (no partial output, dump_write.h).
+ * once and the run fails (no partial output, dump_write.h). When a suite fails after a sink's
+ * suite_begin, that sink's abort (if any) is called for the suite instead of its suite_end.
  */
 #ifndef ANDREA_BATCH_SINK_H
 #define ANDREA_BATCH_SINK_H
@@ -71,6 +72,9 @@ typedef struct {
     int (*device_batch)(void *self, const andrea_batch *b, const andrea_device_batch *d,
                         ae_error *err);                                              /* or NULL */
     int (*wants_host_maps)(void *self, const andrea_batch *b, int seq);               /* or NULL */
+    int (*abort)(void *self, int suite, ae_error *err);                               /* or NULL */
+    int is_writer;  /* 1: its time counts as the run's writes (andrea_run_stats t_maps, t_other: the
+                       HDF5 writer), else as sink time (t_sinks) */
 } andrea_batch_sink;
 
 #endif
