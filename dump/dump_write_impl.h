@@ -58,7 +58,7 @@ typedef struct {
     int n_parts;
 } dw_vds_parts;
 /* Rows [*lo, *hi) of suite `suite` that rank `rank` of `size` computes (and its part holds): the
- * sequences of its shard of the job's batches of B (forward_loop.c); lo == hi when none. */
+ * sequences of its shard of the job's batches of B (run/forward_loop.c); lo == hi when none. */
 void andrea_dw_part_range(const probe_suite *suites, int n_suites, int suite, int B, int rank, int size, long long *lo,
                    long long *hi);
 /* "<out_path>.part-R-of-N" into buf; -1 when it does not fit. */

@@ -7,7 +7,7 @@
  * head_out_norm, head_dla, head_out) are HDF5 virtual datasets (VDS) mapping sequence rows
  * [lo, hi) of a suite to the same dataset of the part holding them.
  * Invariants: rank R's rows of suite s are exactly the sequences of the batches the forward loop
- * gives it (andrea_dw_part_range computes them from the batch shard, forward_loop.c), so the parts
+ * gives it (andrea_dw_part_range computes them from the batch shard, run/forward_loop.c), so the parts
  * together cover every row of every suite once, in order; a rank with no row of a suite has no
  * group for it in its part and no mapping in the master. Source file names are part names
  * without a folder: HDF5 looks for them beside the master (whatever the working folder).

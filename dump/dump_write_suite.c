@@ -3,7 +3,7 @@
  * entities tables and the per-sequence datasets at full size (chunked so one (sequence, layer,
  * head) map is one chunk); maps writes each piece of maps (one direct chunk write per map, or
  * hyperslabs; padded query rows zeroed on the way when the source did not); batch writes tokens,
- * lengths, norms, DLA and head_out; suite_end closes. The loop (forward_loop.c) is the same for
+ * lengths, norms, DLA and head_out; suite_end closes. The loop (run/forward_loop.c) is the same for
  * the CPU, MPI and the CUDA streaming pipeline, so every path writes the same file content.
  * Failure contract: -1 with err filled; under MPI a failure all ranks agreed on sets
  * par->agreed (only then are the collective closes of andrea_dw_writer_abort safe).
