@@ -212,7 +212,8 @@ head_scorer *andrea_head_scorer_open(const andrea_config *cfg, const andrea_rule
 }
 
 andrea_batch_sink andrea_head_scorer_sink(head_scorer *hs) {
-    andrea_batch_sink k = {hs, suite_begin, maps, batch, suite_end, hs->gpu ? device_batch : NULL, wants_host_maps};
+    andrea_batch_sink k = {.self = hs, .suite_begin = suite_begin, .maps = maps, .batch = batch, .suite_end = suite_end,
+                           .device_batch = hs->gpu ? device_batch : NULL, .wants_host_maps = wants_host_maps};
     return k;
 }
 

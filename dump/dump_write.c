@@ -73,6 +73,9 @@
 #include "dump_write_mpi.h"
 #include "../common/mpi_shard.h"
 #include "../common/printable.h"
+#ifdef ANDREA_HAVE_CUDA
+#include "../kernels/cuda_engine.h"
+#endif
 
 void andrea_dump_options_init(andrea_dump_options *o) {
     memset(o, 0, sizeof *o);

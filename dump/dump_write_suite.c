@@ -397,6 +397,7 @@ void andrea_dw_writer_init(dw_writer *w) {
 static int writer_abort(void *self, int suite, ae_error *err) { return andrea_dw_writer_abort(self, suite, err); }
 
 andrea_batch_sink andrea_dw_writer_sink(dw_writer *w) {
-    andrea_batch_sink k = {w, writer_suite_begin, writer_maps, writer_batch, writer_suite_end, NULL, NULL, writer_abort, 1};
+    andrea_batch_sink k = {.self = w, .suite_begin = writer_suite_begin, .maps = writer_maps, .batch = writer_batch,
+                           .suite_end = writer_suite_end, .abort = writer_abort, .is_writer = 1};
     return k;
 }

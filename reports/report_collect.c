@@ -114,7 +114,8 @@ report_collector *andrea_report_collector_open(const andrea_model *m, int n_suit
 }
 
 andrea_batch_sink andrea_report_collector_sink(report_collector *rc) {
-    andrea_batch_sink k = {rc, suite_begin, maps, NULL, suite_end, NULL, wants_host_maps};
+    andrea_batch_sink k = {.self = rc, .suite_begin = suite_begin, .maps = maps, .suite_end = suite_end,
+                           .wants_host_maps = wants_host_maps};
     return k;
 }
 

@@ -84,7 +84,7 @@ static int score_both(const probe_suite *suites, int n, int fp32, andrea_contrib
     CHECK(sinks[0].device_batch != NULL);
     sinks[1].device_batch = NULL;
     if (sp) {
-        andrea_batch_sink k = {sp, NULL, spy_maps, NULL, NULL, NULL, spy_wants};
+        andrea_batch_sink k = {.self = sp, .maps = spy_maps, .wants_host_maps = spy_wants};
         sinks[1] = k;
     }
     andrea_dump_options o;
