@@ -21,6 +21,7 @@
 #include "../reports/out_folder.h"
 #include "../reports/report.h"
 #include "../reports/report_collect.h"
+#include "../run/run.h"
 #include "../tokenizer/tokenizer.h"
 #include "output_paths.h"
 #include "run_names.h"
@@ -52,15 +53,45 @@ static int defer_catalog(analyze_scored *scored, andrea_analysis *a, const andre
     return andrea_circuits_compute_on(m, dev, scored->circuits, err); /* andrea circuits */
 }
 
-/* The forward loop's options for analyze: the scorer and report sinks, and the dump writer when
- * dump_path is set (hex: the checkpoint's sha256 the dump records; unused without a dump). */
+/* The forwards for the sinks alone (no dump file): one run (run/run.h) whose engine is handed on
+ * in *eng for the causal check; its times into st (the fields a run has). MPI: every rank makes
+ * the same calls; a failure at the run's agreed points fails all. */
+static int run_forwards(const andrea_model *m, const probe_suite *suites, int n_suites, const andrea_run_options *ro,
+                        const andrea_batch_sink *sinks, int n_sinks, andrea_dump_stats *st, andrea_engine **eng,
+                        ae_error *err) {
+    andrea_run_options o = *ro;
+    o.progress_label = "forward";
+    int agreed = 0;
+    andrea_run *r = andrea_run_new(m, suites, n_suites, &o, m->path, err);
+    if (andrea_run_agree(r ? 0 : -1, &agreed, err) || andrea_run_agree(andrea_run_open(r, err), &agreed, err) ||
+        andrea_run_suites(r, sinks, n_sinks, &agreed, err)) {
+        andrea_run_free(r);
+        return -1;
+    }
+    andrea_run_stats rs;
+    andrea_run_get_stats(r, &rs);
+    memset(st, 0, sizeof *st);
+    st->sequences = rs.sequences;
+    st->batch = rs.batch;
+    st->t_open = rs.t_open;
+    st->t_forward = rs.t_forward;
+    st->t_sinks = rs.t_sinks;
+    st->t_suites_rest = rs.t_suites - rs.t_forward - rs.t_sinks;
+    snprintf(st->engine, sizeof st->engine, "%s", andrea_engine_name(andrea_run_engine(r)));
+    *eng = andrea_run_take_engine(r);
+    andrea_run_free(r);
+    return 0;
+}
+
+/* The dump writer's options for analyze --dump / --keep-dumps / --maps-only: the scorer and
+ * report sinks beside the writer (hex: the checkpoint's sha256 the dump records). */
 static void forward_options(andrea_dump_options *dopt, const andrea_analyze_plan *p, const char *dump_path, const char *hex, const andrea_tokenizer *tok, const char *tok_desc,
                             andrea_batch_sink *sinks, andrea_dump_stats *stats) {
     andrea_dump_options_init(dopt);
     dopt->out_path = dump_path;
     dopt->run = p->run; /* the plan's run and engine settings, as the option parser set them */
     dopt->run.progress_label = "forward";
-    dopt->checkpoint_sha256 = dump_path ? hex : NULL;
+    dopt->checkpoint_sha256 = hex;
     dopt->tokenizer = tok_desc;
     dopt->tok = tok; /* token_text + tokenizer_vocab_sha256 in a dump */
     dopt->sinks = sinks;
@@ -135,18 +166,22 @@ static int analyze_one(const andrea_analyze_plan *p, const char *ckpt, const cha
     if (dumping && andrea_checkpoint_sha256(&m, hex, err)) goto out; /* the dump file records it */
     snprintf(db_path, sizeof db_path, "%s/catalog.db", p->dir);
 
-    /* The forwards feed the head scorer and the report's example maps (and the dump writer when
-     * a dump was asked for): one loop, dump/dump_write.h. */
+    /* The forwards feed the head scorer and the report's example maps: one run (run/run.h); with
+     * a dump the HDF5 file is written around it (dump/dump_write.h), its writer one more sink. */
     if (!(hs = andrea_head_scorer_open(&m.cfg, &copt->rules, n_suites, err))) goto out;
     andrea_render_options ropt = {0};
     ropt.quiet = andrea_progress_quiet;
     ropt.maps_per_suite = p->report_maps;
     if (!(rcol = andrea_report_collector_open(&m, n_suites, andrea_render_examples(&ropt), err))) goto out;
     andrea_batch_sink sinks[2] = {andrea_head_scorer_sink(hs), andrea_report_collector_sink(rcol)};
-    andrea_dump_options dopt;
-    forward_options(&dopt, p, dumping ? dump_path : NULL, hex, tok, tok_desc, sinks, &tm.forwards);
-    dopt.keep_engine = &eng;
-    if (andrea_dump_write(&m, suites, n_suites, &dopt, err)) goto out;
+    if (dumping) {
+        andrea_dump_options dopt;
+        forward_options(&dopt, p, dump_path, hex, tok, tok_desc, sinks, &tm.forwards);
+        dopt.keep_engine = &eng;
+        if (andrea_dump_write(&m, suites, n_suites, &dopt, err)) goto out;
+    } else if (run_forwards(&m, suites, n_suites, &p->run, sinks, 2, &tm.forwards, &eng, err)) {
+        goto out;
+    }
     if (p->maps_only) {
         const andrea_analyze_done d = {.ckpt = ckpt, .dump_path = dump_path, .n_suites = n_suites};
         if (andrea_mpi_rank() == 0 && p->printer.checkpoint) p->printer.checkpoint(p->printer.ctx, &d);
