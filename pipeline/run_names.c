@@ -5,14 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../analyzer/checkpoint_step.h"
 #include "../reports/out_folder.h"
 
 void andrea_run_stem(const char *path, char *out, size_t cap) {
-    size_t n = strlen(path);
-    while (n > 1 && path[n - 1] == '/') n--;
-    size_t b = n;
-    while (b > 0 && path[b - 1] != '/') b--;
-    snprintf(out, cap, "%.*s", (int)(n - b), path + b);
+    andrea_checkpoint_base_name(path, out, cap);
     char *dot = strrchr(out, '.');
     if (dot && dot != out) *dot = 0;
     /* The stem names the checkpoint's report folder DIR/STEM (and DIR/STEM.h5): "..", "." or a
