@@ -85,8 +85,9 @@ static int run_forwards(const andrea_model *m, const probe_suite *suites, int n_
 
 /* The dump writer's options for analyze --dump / --keep-dumps / --maps-only: the scorer and
  * report sinks beside the writer (hex: the checkpoint's sha256 the dump records). */
-static void forward_options(andrea_dump_options *dopt, const andrea_analyze_plan *p, const char *dump_path, const char *hex, const andrea_tokenizer *tok, const char *tok_desc,
-                            andrea_batch_sink *sinks, andrea_dump_stats *stats) {
+static void forward_options(andrea_dump_options *dopt, const andrea_analyze_plan *p, const char *dump_path, const char *hex,
+                            const andrea_tokenizer *tok, const char *tok_desc, const andrea_batch_sink *sinks,
+                            andrea_dump_stats *stats) {
     andrea_dump_options_init(dopt);
     dopt->out_path = dump_path;
     dopt->run = p->run; /* the plan's run and engine settings, as the option parser set them */
@@ -136,6 +137,18 @@ static void print_notes(const andrea_analysis *a, const andrea_rules *rules, int
     andrea_note_unused_rules("analyze", rules, a);
 }
 
+/* The forwards into the sinks (the scorer, the report collector): a run alone, or with a dump
+ * (dump_path) the HDF5 file around it, its writer one more sink. The engine is handed on in *eng. */
+static int forwards(const andrea_analyze_plan *p, const andrea_model *m, const probe_suite *suites, int n_suites,
+                    const andrea_batch_sink *sinks, const char *dump_path, const char *hex, const andrea_tokenizer *tok,
+                    const char *tok_desc, andrea_dump_stats *st, andrea_engine **eng, ae_error *err) {
+    if (!dump_path) return run_forwards(m, suites, n_suites, &p->run, sinks, 2, st, eng, err);
+    andrea_dump_options dopt;
+    forward_options(&dopt, p, dump_path, hex, tok, tok_desc, sinks, st);
+    dopt.keep_engine = eng;
+    return andrea_dump_write(m, suites, n_suites, &dopt, err);
+}
+
 /* Checkpoint ckpt (index: its name's suffix, pipeline/run_names.h). report_dir: where its report
  * goes (one checkpoint: DIR itself), NULL for DIR/NAME. scored != NULL (a series): score, classify
  * and write (or defer) the catalog only, and hand the report's collected maps over in *scored; the
@@ -174,14 +187,8 @@ static int analyze_one(const andrea_analyze_plan *p, const char *ckpt, const cha
     ropt.maps_per_suite = p->report_maps;
     if (!(rcol = andrea_report_collector_open(&m, n_suites, andrea_render_examples(&ropt), err))) goto out;
     andrea_batch_sink sinks[2] = {andrea_head_scorer_sink(hs), andrea_report_collector_sink(rcol)};
-    if (dumping) {
-        andrea_dump_options dopt;
-        forward_options(&dopt, p, dump_path, hex, tok, tok_desc, sinks, &tm.forwards);
-        dopt.keep_engine = &eng;
-        if (andrea_dump_write(&m, suites, n_suites, &dopt, err)) goto out;
-    } else if (run_forwards(&m, suites, n_suites, &p->run, sinks, 2, &tm.forwards, &eng, err)) {
+    if (forwards(p, &m, suites, n_suites, sinks, dumping ? dump_path : NULL, hex, tok, tok_desc, &tm.forwards, &eng, err))
         goto out;
-    }
     if (p->maps_only) {
         const andrea_analyze_done d = {.ckpt = ckpt, .dump_path = dump_path, .n_suites = n_suites};
         if (andrea_mpi_rank() == 0 && p->printer.checkpoint) p->printer.checkpoint(p->printer.ctx, &d);
