@@ -117,7 +117,7 @@ typedef struct {
     int pipeline_piece_maps; /* CUDA map pipeline: at most this many maps a host copy (0 = as many
                                 as its 64 MiB pieces hold); tests make pieces span sequences */
     int threads;            /* CPU engine: the forwards' threads, a fixed team (--threads N); 0 = the
-                               cores OpenMP sees, fewer while the machine is loaded (OMP_DYNAMIC) */
+                               cores OpenMP sees, less those other processes are using when a forward starts (cpu_team.h) */
 } andrea_engine_options;
 
 /* Defaults, then the documented developer overrides of the environment (kernels/NOTES.md:

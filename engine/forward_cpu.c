@@ -16,9 +16,10 @@
  *     OpenMP thread runs a single-threaded sgemm on its block of rows (or columns) of the output.
  *     Two pools (OpenBLAS pthreads + OpenMP) that spin while the other works thrash on a loaded
  *     2-core machine: measured up to 26x slower (bench/RESULTS.md). The caller's OpenBLAS thread count
- *     is restored when the forward returns. During a forward OpenMP may shrink the team under
- *     load (omp_set_dynamic, unless OMP_DYNAMIC is set), which changes nothing in the results:
- *     work is cut into fixed-size blocks, so the values never depend on the number of threads;
+ *     is restored when the forward returns. A forward's team leaves the cores other processes
+ *     are using when it starts (cpu_team.h; unless --threads or OMP_DYNAMIC decide), which
+ *     changes nothing in the results: work is cut into fixed-size blocks, so the values never
+ *     depend on the number of threads;
  *   - scratch is sized once at open for max_B × max_T with overflow-checked sizes; a forward
  *     allocates nothing, except the first one that asks for token losses ([64, V] logits, kept);
  *   - a forward resumed with resume_heads copies that layer's saved head outputs instead of running
@@ -54,6 +55,7 @@
 #include "../common/checked_size.h"
 #include "../common/finite.h"
 #include "blas_core.h"
+#include "cpu_team.h"
 
 /* The loops around the matmuls (GELU, LayerNorm, the softmax, the heads' norms and DLA) are
  * compiled three times, for AVX-512F, AVX2 and baseline x86-64 (SSE2), and the loader picks the
@@ -75,7 +77,8 @@ typedef struct {
     andrea_engine base;
     const andrea_model *m;
     int max_B, max_T, n_threads;
-    int fixed_threads; /* 1: n_threads was chosen (andrea_engine_options.threads): no OMP dynamic */
+    int fixed_threads; /* 1: n_threads was chosen (andrea_engine_options.threads): always that team */
+    int team;          /* this forward's team, <= n_threads (cpu_team.h), set when it starts */
     float *wte_mean; /* [C] mean over the real vocabulary rows of wte (DLA centring) */
     float *x;        /* [BT, C] residual stream */
     float *ln;       /* [BT, C] LayerNorm output */
@@ -213,7 +216,7 @@ typedef struct {
 
 /* Output blocks have a fixed size whatever the number of threads: every output element is then
  * computed by an sgemm call of the same shape, so results do not depend on the size of the
- * (load-dependent, see omp_set_dynamic below) OpenMP team: the same dump twice gives the same
+ * (load-dependent: cpu_team.h) OpenMP team: the same dump twice gives the same
  * bytes. 128 = a multiple of 16 (full SIMD tiles); 64 cost ~10% more time in sgemm calls. */
 #define LINEAR_BLOCK 128
 
@@ -282,7 +285,7 @@ SIMD_CLONES static void attention(cpu_engine *e, const andrea_forward_io *io, in
     const int C3 = 3 * C;
     const float scale = 1.0f / sqrtf((float)hd);
 
-#pragma omp parallel for schedule(dynamic, 1) num_threads(e->n_threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(e->team)
     for (int bh = 0; bh < B * H; bh++) {
         const int b = bh / H, h = bh % H;
         const int len = io->lengths ? io->lengths[b] : T;
@@ -357,7 +360,7 @@ SIMD_CLONES static void head_contributions(cpu_engine *e, const andrea_forward_i
     const andrea_config *c = &e->m->cfg;
     const int B = io->B, T = io->T, H = c->n_head, hd = c->head_dim, C = c->d_model, L = c->n_layer;
     const float *wo = e->m->p.attprojw + (size_t)l * C * C; /* [C out, C in] */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(e->n_threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(e->team)
     for (int bh = 0; bh < B * H; bh++) {
         const int b = bh / H, h = bh % H;
         const int len = io->lengths ? io->lengths[b] : T;
@@ -404,7 +407,7 @@ SIMD_CLONES static void head_contributions(cpu_engine *e, const andrea_forward_i
 SIMD_CLONES static void dla_directions(cpu_engine *e, const andrea_forward_io *io) {
     const andrea_model *m = e->m;
     const int B = io->B, T = io->T, C = m->cfg.d_model;
-#pragma omp parallel for schedule(static) num_threads(e->n_threads)
+#pragma omp parallel for schedule(static) num_threads(e->team)
     for (int bt = 0; bt < B * T; bt++) {
         const int b = bt / T, t = bt % T;
         const int len = io->lengths ? io->lengths[b] : T;
@@ -481,7 +484,7 @@ static void compact_rows(float *buf, const int *rows, int n, int C) {
  * but that row, so the losses are the same as with every row computed. */
 static void block(cpu_engine *e, const andrea_forward_io *io, int l, int n_rows) {
     const andrea_params *p = &e->m->p;
-    const int B = io->B, T = io->T, C = e->m->cfg.d_model, nt = e->n_threads;
+    const int B = io->B, T = io->T, C = e->m->cfg.d_model, nt = e->team;
     const size_t BT = (size_t)B * T, C3 = 3 * (size_t)C, C4 = 4 * (size_t)C;
     if (io->layer_inputs) memcpy(io->layer_inputs + (size_t)l * BT * C, e->x, BT * C * sizeof(float));
     if (io->resume_heads && l == io->resume_layer) {
@@ -526,15 +529,15 @@ static int token_losses(cpu_engine *e, const andrea_forward_io *io, int n, int c
     const int C = e->m->cfg.d_model, V = e->m->cfg.vocab_size;
     for (size_t r = 0; r < (size_t)io->B * io->T; r++) io->token_loss[r] = NAN;
     if (!e->loss_logits && !(e->loss_logits = malloc((size_t)LOSS_CHUNK * (size_t)V * sizeof(float)))) return -1;
-#pragma omp parallel for schedule(static) num_threads(e->n_threads)
+#pragma omp parallel for schedule(static) num_threads(e->team)
     for (int i = 0; i < n; i++)
         layernorm_row(e->ln + (size_t)i * C, e->x + (size_t)(compacted ? i : e->loss_rows[i]) * C, p->lnfw, p->lnfb, C);
     for (int i0 = 0; i0 < n; i0 += LOSS_CHUNK) {
         const int m = n - i0 < LOSS_CHUNK ? n - i0 : LOSS_CHUNK;
         /* [m, V] = lnf rows · wte[0:V]ᵀ (tied unembedding; padded vocab rows excluded) */
-        linear(e->n_threads, &(linear_step){.a = e->ln + (size_t)i0 * C, .w = p->wte, .out = e->loss_logits, .M = m,
+        linear(e->team, &(linear_step){.a = e->ln + (size_t)i0 * C, .w = p->wte, .out = e->loss_logits, .M = m,
                                             .N = V, .K = C});
-#pragma omp parallel for schedule(dynamic, 1) num_threads(e->n_threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(e->team)
         for (int i = 0; i < m; i++) {
             const int r = e->loss_rows[i0 + i];
             io->token_loss[r] = (float)cross_entropy_row(e->loss_logits + (size_t)i * V, V, io->loss_targets[r]);
@@ -550,7 +553,10 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     if (check_io(e, io, err)) return -1;
     const int B = io->B, T = io->T, C = m->cfg.d_model, L = m->cfg.n_layer, H = m->cfg.n_head, V = m->cfg.vocab_size;
     const size_t BT = (size_t)B * T;
-    const int nt = e->n_threads, blas_threads = andrea_blas_threads(), was_dynamic = omp_get_dynamic();
+    /* the cores other processes leave now (cpu_team.h), unless the caller fixed the team or
+     * OMP_DYNAMIC in the environment hands the choice to libgomp */
+    e->team = e->fixed_threads || getenv("OMP_DYNAMIC") ? e->n_threads : andrea_cpu_team_size(e->n_threads);
+    const int nt = e->team, blas_threads = andrea_blas_threads();
     /* token losses only: the last layer runs W_O and the MLP on the loss rows alone */
     int n_loss = 0;
     for (size_t r = 0; io->token_loss && r < BT; r++)
@@ -558,10 +564,6 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     const int loss_only =
         io->token_loss && !io->logits && !io->attn && !io->head_out && !io->head_out_norm && !io->head_dla;
     andrea_blas_set_threads(1);
-    /* libgomp then sizes each team as cores minus the 15-minute load average: on a busy 2-core
-     * machine one thread beats two threads that keep waiting for each other at barriers.
-     * An explicit OMP_DYNAMIC in the environment wins. */
-    if (!getenv("OMP_DYNAMIC") && !e->fixed_threads) omp_set_dynamic(1);
 
     /* x[b, t, :] = wte[token] + wpe[t]; padding embeds token 0 (its id may be anything). A
      * resumed forward starts from the saved input of its layer instead. */
@@ -586,7 +588,6 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
          * head's output, the MLP) reaches the residual stream, so one pass over it per layer
          * (B*T*C floats, small beside the layer's matmuls) finds it and names the layer. */
         if (ae_any_nonfinite(e->x, (size_t)rows * C)) {
-            omp_set_dynamic(was_dynamic);
             andrea_blas_set_threads(blas_threads);
             return andrea_fail(err, "%s: the forward overflows float32 in layer %d (non-finite activations): the "
                                 "checkpoint's weights are far outside a trained model's range", m->path, l);
@@ -617,7 +618,6 @@ static int cpu_forward(andrea_engine *base, const andrea_forward_io *io, ae_erro
     if (io->logits)
         linear(nt, &(linear_step){.a = e->ln, .w = p->wte, .out = io->logits, .M = (int)BT, .N = V, .K = C});
     int rc = io->token_loss ? token_losses(e, io, n_loss, loss_only) : 0;
-    omp_set_dynamic(was_dynamic);
     andrea_blas_set_threads(blas_threads);
     if (rc) return andrea_fail(err, "%s: cannot allocate %d x %d floats of CPU engine scratch for token losses", m->path,
                            LOSS_CHUNK, V);
@@ -694,6 +694,7 @@ andrea_engine *andrea_cpu_engine_open_with(const andrea_model *m, const andrea_e
     /* a fixed team when the caller chose one; else every core, shrunk under load (cpu_forward) */
     e->fixed_threads = o && o->threads > 0;
     e->n_threads = e->fixed_threads ? o->threads : omp_get_max_threads();
+    e->team = e->n_threads;
     const size_t C = (size_t)c->d_model;
     /* OpenBLAS's buffers before the batch's: where an address-space limit leaves no room for them,
      * a clean refusal, not OpenBLAS retrying forever (blas_core.h) */

@@ -18,6 +18,7 @@
 #include <omp.h>
 
 #include "check.h"
+#include "engine/cpu_team.h"
 #include "engine/forward.h"
 #include "engine/model.h"
 
@@ -674,6 +675,20 @@ static void test_resumed_forward_equals_the_whole_ablated_forward(void) {
     andrea_model_free(&m);
 }
 
+/* The team of a forward (engine/cpu_team.h): the cores other processes leave now, at least one;
+ * this process's own runnable threads (an earlier forward's team still spinning) never count. */
+static void test_team_leaves_the_cores_others_use(void) {
+    CHECK(andrea_cpu_team_from(2, 1, 1) == 2);  /* only this process runs: every core */
+    CHECK(andrea_cpu_team_from(2, 3, 3) == 2);  /* its own spinning threads are not others */
+    CHECK(andrea_cpu_team_from(2, 2, 1) == 1);  /* one other task: the other core */
+    CHECK(andrea_cpu_team_from(2, 9, 1) == 1);  /* a busy machine: still one thread */
+    CHECK(andrea_cpu_team_from(16, 5, 1) == 12);
+    CHECK(andrea_cpu_team_from(4, 0, 2) == 4);  /* counts read at two moments: never above max */
+    CHECK(andrea_cpu_team_from(0, 1, 1) == 1);
+    const int now = andrea_cpu_team_size(4);
+    CHECK_MSG(now >= 1 && now <= 4, "team %d of 4", now);
+}
+
 /* The same inputs give the same bits whatever the size of the OpenMP team (the engine lets the
  * team shrink under load): shapes large enough that every projection spans several blocks. */
 static void test_results_do_not_depend_on_the_number_of_threads(void) {
@@ -939,6 +954,7 @@ int main(void) {
     RUN(test_engine_options_read_developer_overrides_in_one_place);
     RUN(test_resumed_forward_equals_the_whole_ablated_forward);
     RUN(test_per_sequence_ablation_equals_one_forward_per_head);
+    RUN(test_team_leaves_the_cores_others_use);
     RUN(test_results_do_not_depend_on_the_number_of_threads);
     RUN(test_sequence_longer_than_max_T_is_refused);
     RUN(test_batch_larger_than_max_B_is_refused);
