@@ -11,10 +11,11 @@
  * it: libc's own initialiser, which runs after the preinit array, sets the environment back to the
  * one the kernel passed. What still does not fit is then refused in one line by andrea's own
  * checks (common/address_space.h, engine/blas_core.h).
- * Runs before any library is initialised: only system calls and libc's getenv, which reads the
- * kernel's environment; nothing is printed. Where the restart cannot be made (no /proc, a huge
+ * Runs before any library is initialised: only system calls and the envp the kernel passed;
+ * nothing is printed. Where the restart cannot be made (no /proc, a huge
  * environment) the run goes on as before. */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -31,7 +32,11 @@ static void blas_threads_fit_address_space(int argc, char **argv, char **envp) {
     (void)argc;
     struct rlimit as, stack;
     if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return;
-    if (getenv("OPENBLAS_NUM_THREADS") || getenv("GOTO_NUM_THREADS")) return; /* the user's choice */
+    /* the user's choice, or this restart: read from envp itself, not getenv (in a preinit
+     * function libc's environ may not be set yet: seen in the CUDA-linked build, where every
+     * restart restarted again, each with one more OPENBLAS_NUM_THREADS=1, for ever) */
+    for (size_t i = 0; envp && envp[i]; i++)
+        if (!strncmp(envp[i], "OPENBLAS_NUM_THREADS=", 21) || !strncmp(envp[i], "GOTO_NUM_THREADS=", 17)) return;
     const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (cpus <= 1) return;
     /* glibc gives a new thread RLIMIT_STACK (8 MiB when unlimited) plus a guard page; OpenBLAS
