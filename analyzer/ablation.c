@@ -131,7 +131,7 @@ static int build_units(ablation_group *g, int NH, int H, uint64_t seed) {
     n_heads = (size_t)n_units;
     for (int k = 0; k < g->n_members; k++) {
         const ablation_member *m = &g->m[k];
-        if (m->k == 0) continue;
+        if (m->k == 0 || m->shares >= 0) continue;
         n_units += 1 + m->n_controls + (m->k > 1 ? m->k : 0);
         n_heads += (size_t)m->k * (size_t)(1 + m->n_controls) + (m->k > 1 ? (size_t)m->k * (size_t)(m->k - 1) : 0);
     }
@@ -148,7 +148,7 @@ static int build_units(ablation_group *g, int NH, int H, uint64_t seed) {
         if (g->want[i]) add_unit(g, UNIT_HEAD, -1, i, &i, 1, H);
     for (int k = 0; k < g->n_members; k++) {
         const ablation_member *m = &g->m[k];
-        if (m->k == 0) continue;
+        if (m->k == 0 || m->shares >= 0) continue;
         uint64_t state = suite_seed(seed, m->s->name) ^ 0x636f6e74726f6c73ull; /* "controls" */
         ablation_member *mw = &g->m[k];
         add_set_unit(g, UNIT_GROUP, k, 0, m->labelled, m->k, H, &mw->group_alias);
@@ -277,6 +277,31 @@ static void copy_aliases(ablation_member *m, int B) {
         if (m->loo_alias[j] >= 0) memcpy(m->loo_sum + (size_t)j * B, m->head_sum + (size_t)m->loo_alias[j] * B, row);
 }
 
+/* Member k reads the set units of the first earlier member with the same labelled set (positional
+ * and prev_token often label the same heads on the same windows): its aliases are that member's. */
+static void share_sets(ablation_group *g, int k) {
+    ablation_member *m = &g->m[k];
+    m->shares = -1;
+    for (int j = 0; j < k && m->k > 0; j++) {
+        const ablation_member *o = &g->m[j];
+        if (o->shares >= 0 || o->k != m->k || memcmp(o->labelled, m->labelled, sizeof(int) * (size_t)m->k)) continue;
+        m->shares = j;
+        return;
+    }
+}
+
+/* After build_units: a sharing member's sets of one head are aliased as its model's. */
+static void share_aliases(ablation_group *g, int NH) {
+    for (int k = 0; k < g->n_members; k++) {
+        ablation_member *m = &g->m[k];
+        if (m->shares < 0) continue;
+        const ablation_member *o = &g->m[m->shares];
+        m->group_alias = o->group_alias;
+        memcpy(m->control_alias, o->control_alias, sizeof(int) * ANDREA_CONTROL_SETS);
+        memcpy(m->loo_alias, o->loo_alias, sizeof(int) * (size_t)NH);
+    }
+}
+
 /* The group's items (token for token those of every member), each member's loss positions,
  * wanted heads and labelled set; its units; then its forwards and each member's statistics. */
 static int ablate_group(andrea_engine *e, const andrea_config *cfg, ablation_group *g, uint64_t seed, ae_error *err) {
@@ -305,7 +330,9 @@ static int ablate_group(andrea_engine *e, const andrea_config *cfg, ablation_gro
         for (int i = 0; i < NH; i++) g->want[i] |= m->want[i] = g->in_mean[i] || m->s->heads[i].label;
         if (member_alloc(m, NH, B)) goto oom;
     }
+    for (int k = 0; k < g->n_members; k++) share_sets(g, k);
     if (build_units(g, NH, cfg->n_head, seed)) goto oom;
+    share_aliases(g, NH);
     if (andrea_ablation_run_group(e, cfg, g, tokens, lengths, use, seed, err)) goto out;
     for (int k = 0; k < g->n_members; k++) copy_aliases(&g->m[k], B);
     for (int k = 0; k < g->n_members; k++) {

@@ -10,7 +10,9 @@
  *   CONTROL a random set of as many other heads (ANDREA_CONTROL_SETS per member)
  *   LOO     the labelled set without one of its heads (leave-one-in: what that head restores)
  * A GROUP, CONTROL or LOO set of one head that has a HEAD unit runs no forward of its own: it is
- * that forward (its sums are copied from the head's: the member's *_alias).
+ * that forward (its sums are copied from the head's: the member's *_alias). A member whose labelled
+ * set equals an earlier member's reads that member's set units (`shares`): same items, same heads
+ * removed, so the same forwards.
  * Invariant: every unit of a group runs on the same items and replacement values as the clean
  * forward, so per-item differences of two units are paired. */
 #ifndef ANDREA_ABLATION_INTERNAL_H
@@ -46,6 +48,10 @@ typedef struct {
     /* the head whose HEAD unit stands for its set of one, or -1 (a unit of its own): the set,
      * each random set [n_controls], each leave-one-in [k] */
     int group_alias, *control_alias, *loo_alias;
+    /* an earlier member of the group whose labelled set is this one's, or -1: its set, random
+     * sets and leave-one-ins are this member's too (their forwards run once; each member sums
+     * the losses over its own positions) */
+    int shares;
     /* per-item loss sums over its positions ([B] each): clean, positions, each wanted head
      * ablated [NH*B], the set [B], each control [n_controls*B], each leave-one-in [k*B] */
     double *clean, *npos, *head_sum, *group_sum, *control_sum, *loo_sum;

@@ -30,11 +30,12 @@ static void item_sums(const float *loss, const unsigned char *use, int B, int T,
 /* Where a unit's per-item sums go for member k; NULL when k does not read it. */
 static double *unit_sums(const ablation_group *g, const ablation_unit *u, int k) {
     const ablation_member *m = &g->m[k];
+    const int reads = u->member == k || (u->member >= 0 && m->shares == u->member);
     switch (u->kind) {
     case UNIT_HEAD: return m->head_sum + (size_t)u->index * g->B;
-    case UNIT_GROUP: return u->member == k ? m->group_sum : NULL;
-    case UNIT_CONTROL: return u->member == k ? m->control_sum + (size_t)u->index * g->B : NULL;
-    default: return u->member == k ? m->loo_sum + (size_t)u->index * g->B : NULL;
+    case UNIT_GROUP: return reads ? m->group_sum : NULL;
+    case UNIT_CONTROL: return reads ? m->control_sum + (size_t)u->index * g->B : NULL;
+    default: return reads ? m->loo_sum + (size_t)u->index * g->B : NULL;
     }
 }
 

@@ -13,7 +13,7 @@
 #include "../engine/model.h"
 #include "pass.h"
 
-typedef struct {
+struct andrea_head_score {
     int layer, head;
     double score, baseline, control;
     double extra;            /* the pass's extra evidence (NaN when none) */
@@ -29,7 +29,7 @@ typedef struct {
     double dla_mean;         /* mean head_dla at eligible queries (q+1 < length) */
     double norm_mean;        /* mean head_out_norm at eligible queries */
     int label;
-} andrea_head_score;
+};
 
 typedef struct {
     char name[64];              /* suite name = class name */

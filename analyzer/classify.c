@@ -61,7 +61,8 @@ static char *settings_json(const andrea_analysis *a, const andrea_dump_suite_inf
         if (!r || !cJSON_AddNumberToObject(r, "min_score", a->suites[s].rule.min_score) ||
             !cJSON_AddNumberToObject(r, "min_ratio", a->suites[s].rule.min_ratio) ||
             !cJSON_AddNumberToObject(r, "min_margin", a->suites[s].rule.min_margin) ||
-            !cJSON_AddNumberToObject(r, "min_extra", a->suites[s].rule.min_extra))
+            !cJSON_AddNumberToObject(r, "min_extra", a->suites[s].rule.min_extra) ||
+            (a->suites[s].rule.max_extra != 0 && !cJSON_AddNumberToObject(r, "max_extra", a->suites[s].rule.max_extra)))
             goto done;
     }
     if (!(suites = cJSON_AddArrayToObject(o, "suites"))) goto done;

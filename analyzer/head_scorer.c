@@ -94,8 +94,8 @@ static int wants_host_maps(void *self, const andrea_batch *b, int seq) {
     return andrea_head_scorer_wants(self, seq);
 }
 
-/* A GPU batch: score, control, top1, hard_top1 and the DLA / norm sums by the kernel on the
- * device maps (kernels/score_kernel.h); baseline, n and n_hard, which no map changes, here from
+/* A GPU batch: score, control, the argmax hits and the DLA / norm sums by the kernel on the
+ * device maps (kernels/score_kernel.h); baselines, n and n_hard, which no map changes, here from
  * the plans, as andrea_score_acc_add adds them per map. 1: declined (GPU out of memory), the maps
  * then come to maps() from the host. */
 static int device_batch(void *self, const andrea_batch *b, const andrea_device_batch *d, ae_error *err) {
@@ -104,16 +104,8 @@ static int device_batch(void *self, const andrea_batch *b, const andrea_device_b
         return andrea_fail(err, "scorer: sequence %d of suite %s outside its items", b->b0 + b->nb - 1, b->s->name);
     const int rc = andrea_hs_gpu_add(hs->gpu, b, d, err);
     if (rc) return rc;
-    for (int i = 0; i < b->nb; i++) {
-        const score_seq_plan *p = &hs->plans[b->b0 + i];
-        int64_t n_hard = 0;
-        for (int q = 0; q < p->n_queries; q++) n_hard += p->queries[q].hard != 0;
-        for (int h = 0; p->n_queries > 0 && h < hs->NH; h++) {
-            hs->acc[h].baseline_sum += p->baseline_sum;
-            hs->acc[h].n += p->n_queries;
-            hs->acc[h].n_hard += n_hard;
-        }
-    }
+    for (int i = 0; i < b->nb; i++)
+        for (int h = 0; hs->plans[b->b0 + i].n_queries > 0 && h < hs->NH; h++) andrea_score_acc_add_plan(&hs->acc[h], &hs->plans[b->b0 + i]);
     hs->values_on_device = 1;
     return 0;
 }
@@ -162,17 +154,14 @@ static int suite_end(void *self, int si, ae_error *err) {
         const score_acc *a = &hs->acc[h];
         x->layer = h / hs->H;
         x->head = h % hs->H;
-        x->score = andrea_score_acc_score(a);
-        x->baseline = andrea_score_acc_baseline(a);
-        x->control = andrea_score_acc_control(a);
-        x->extra = su->pass->extra ? su->pass->extra(a) : NAN;
+        andrea_pass_head_stats(su->pass, a, x);
         x->dla_mean = hs->dla_n[h] ? hs->dla_sum[h] / (double)hs->dla_n[h] : NAN;
         x->norm_mean = hs->norm_n[h] ? hs->norm_sum[h] / (double)hs->norm_n[h] : NAN;
         x->ablation_delta = x->ablation_ci_low = x->ablation_ci_high = x->ablation_pct = NAN;
         x->restore_delta = x->restore_ci_low = x->restore_ci_high = x->direct_delta = NAN;
         x->evidence = 0;
-        x->label = andrea_rule_labels(&su->rule, x->score, x->baseline, x->control, su->pass->extra != NULL, x->extra);
     }
+    andrea_pass_suite_finish(su->pass, &su->rule, su->heads, hs->NH);
     su->n_queries = hs->acc[0].n;
     free_plans(hs);
     return 0;

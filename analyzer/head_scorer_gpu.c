@@ -8,6 +8,8 @@
 
 #include "../kernels/score_kernel.h"
 
+_Static_assert(ANDREA_SCORE_MAX_OFFSET == ANDREA_POS_MAX_OFFSET, "the kernel counts the offsets score.c counts");
+
 struct hs_gpu {
     int NH;
     andrea_cuda_scorer *k;
@@ -113,6 +115,8 @@ int andrea_hs_gpu_suite_end(hs_gpu *g, score_acc *acc, double *dla_sum, double *
             acc[h].control_sum += x->control;
             acc[h].top1_sum += x->top1;
             acc[h].hard_top1_sum += x->hard_top1;
+            acc[h].control_top1_sum += x->control_top1;
+            for (int k = 1; k <= ANDREA_POS_MAX_OFFSET; k++) acc[h].offset_hits[k] += x->offset_hits[k - 1];
             dla_sum[h] += x->dla;
             norm_sum[h] += x->norm;
             dla_n[h] += (int64_t)x->dla_n;

@@ -6,11 +6,14 @@
 #include "../common/checked_size.h"
 #include "../common/mpi_shard.h"
 
-#define N_F64 7 /* per head: score, control, baseline, top1, hard_top1, dla, norm sums */
+#define N_OFF ANDREA_POS_MAX_OFFSET
+/* per head: score, control, baseline, top1, hard_top1, dla, norm, control_top1 sums, then the
+ * offset hits and bases 1..N_OFF */
+#define N_F64 (8 + 2 * N_OFF)
 #define N_I64 4 /* per head: n, n_hard, dla_n, norm_n */
 
 /* A field added to score_acc must be pooled here too. */
-_Static_assert(sizeof(score_acc) == 5 * sizeof(double) + 2 * sizeof(int64_t),
+_Static_assert(sizeof(score_acc) == (6 + 2 * (N_OFF + 1)) * sizeof(double) + 2 * sizeof(int64_t),
                "score_acc changed: pool its new fields in andrea_reduce_suite_stats");
 
 /* v[k] = rank 0's v[k] + rank 1's v[k] + ... added in rank order, on every rank: MPI_Allreduce
@@ -52,6 +55,8 @@ int andrea_reduce_suite_stats(score_acc *acc, double *dla_sum, double *norm_sum,
         int64_t *pi = i + (size_t)h * N_I64;
         pf[0] = acc[h].score_sum, pf[1] = acc[h].control_sum, pf[2] = acc[h].baseline_sum;
         pf[3] = acc[h].top1_sum, pf[4] = acc[h].hard_top1_sum, pf[5] = dla_sum[h], pf[6] = norm_sum[h];
+        pf[7] = acc[h].control_top1_sum;
+        for (int k = 1; k <= N_OFF; k++) pf[7 + k] = acc[h].offset_hits[k], pf[7 + N_OFF + k] = acc[h].offset_base[k];
         pi[0] = acc[h].n, pi[1] = acc[h].n_hard, pi[2] = dla_n[h], pi[3] = norm_n[h];
     }
     if (sum_in_rank_order(f, (size_t)NH * N_F64, err) || andrea_mpi_sum_i64(i, (size_t)NH * N_I64, err)) goto out;
@@ -60,6 +65,8 @@ int andrea_reduce_suite_stats(score_acc *acc, double *dla_sum, double *norm_sum,
         const int64_t *pi = i + (size_t)h * N_I64;
         acc[h].score_sum = pf[0], acc[h].control_sum = pf[1], acc[h].baseline_sum = pf[2];
         acc[h].top1_sum = pf[3], acc[h].hard_top1_sum = pf[4], dla_sum[h] = pf[5], norm_sum[h] = pf[6];
+        acc[h].control_top1_sum = pf[7];
+        for (int k = 1; k <= N_OFF; k++) acc[h].offset_hits[k] = pf[7 + k], acc[h].offset_base[k] = pf[7 + N_OFF + k];
         acc[h].n = pi[0], acc[h].n_hard = pi[1], dla_n[h] = pi[2], norm_n[h] = pi[3];
     }
     rc = 0;

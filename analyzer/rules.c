@@ -29,8 +29,9 @@ static int parse_entry(const char *path, const char *key_raw, const cJSON *obj, 
         else if (!strcmp(f->string, "min_ratio")) dst = &o->r.min_ratio, has = &o->has_min_ratio;
         else if (!strcmp(f->string, "min_margin")) dst = &o->r.min_margin, has = &o->has_min_margin;
         else if (!strcmp(f->string, "min_extra")) dst = &o->r.min_extra, has = &o->has_min_extra;
+        else if (!strcmp(f->string, "max_extra")) dst = &o->r.max_extra, has = &o->has_max_extra;
         else
-            return andrea_fail(err, "%s: \"%s\": unknown field \"%s\" (min_score, min_ratio, min_margin, min_extra)", path,
+            return andrea_fail(err, "%s: \"%s\": unknown field \"%s\" (min_score, min_ratio, min_margin, min_extra, max_extra)", path,
                            key, (andrea_printable(f->string, field, sizeof field), field));
         if (!cJSON_IsNumber(f) || !isfinite(f->valuedouble))
             return andrea_fail(err, "%s: \"%s\".%s must be a finite number", path, key, f->string);
@@ -107,6 +108,7 @@ static void apply(andrea_label_rule *dst, const andrea_rule_override *o) {
     if (o->has_min_ratio) dst->min_ratio = o->r.min_ratio;
     if (o->has_min_margin) dst->min_margin = o->r.min_margin;
     if (o->has_min_extra) dst->min_extra = o->r.min_extra;
+    if (o->has_max_extra) dst->max_extra = o->r.max_extra;
 }
 
 andrea_label_rule andrea_rules_for(const andrea_rules *r, const char *name, const andrea_pass *pass) {

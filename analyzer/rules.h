@@ -5,7 +5,7 @@
  * Rules file (JSON, read by common/strict_input.h: a regular file of at most 1 MiB; a second value
  * after the object, a key given twice, NUL bytes are refused): an object whose keys are class names (built-in or user
  * suite names) or "default" (every class without its own entry), each an object with any of
- * "min_score", "min_ratio", "min_margin", "min_extra" (finite numbers); keys it does not set keep the pass's
+ * "min_score", "min_ratio", "min_margin", "min_extra", "max_extra" (finite numbers; max_extra 0: none); keys it does not set keep the pass's
  * default. Unknown fields are refused (a typo must not silently keep a default).
  * Precedence: flags (--min-score, --min-ratio, --min-margin: every class) > the file's class entry >
  * the file's "default" > the pass's built-in rule.
@@ -19,7 +19,7 @@
 #define ANDREA_RULES_MAX 64
 
 typedef struct {
-    int has_min_score, has_min_ratio, has_min_margin, has_min_extra;
+    int has_min_score, has_min_ratio, has_min_margin, has_min_extra, has_max_extra;
     andrea_label_rule r;
 } andrea_rule_override;
 

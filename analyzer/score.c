@@ -116,6 +116,7 @@ int andrea_score_plan_build(const probe_item *it, int seq, const char *suite, sc
     for (int i = 0; i < p->n_queries; i++) {
         score_query *sq = &p->queries[i];
         p->baseline_sum += (double)sq->n_keys / (double)(sq->query + 1);
+        for (int k = 1; k <= ANDREA_POS_MAX_OFFSET && k <= sq->query; k++) p->offset_base[k] += 1.0 / (double)(sq->query + 1);
         uint64_t s = ANDREA_CONTROL_SEED ^ ((uint64_t)(uint32_t)seq << 32) ^ (uint64_t)(uint32_t)sq->query;
         ae_splitmix64(&s);
         if (same_distance)
@@ -137,22 +138,30 @@ static void add_row(score_acc *a, const score_seq_plan *p, int i, const float *r
     int best = 0;
     for (int k = 1; k <= sq->query; k++)
         if (row[k] > row[best]) best = k;
-    int hit = 0;
-    for (int j = 0; j < sq->n_keys; j++)
+    int hit = 0, control_hit = 0;
+    for (int j = 0; j < sq->n_keys; j++) {
         if (p->keys[sq->key_off + j] == best) hit = 1;
+        if (p->control_keys[sq->key_off + j] == best) control_hit = 1;
+    }
     a->score_sum += s;
     a->control_sum += c;
     a->top1_sum += hit;
-    if (sq->hard) {
-        a->hard_top1_sum += hit;
-        a->n_hard++;
-    }
-    a->n++;
+    a->control_top1_sum += control_hit;
+    if (sq->hard) a->hard_top1_sum += hit;
+    const int offset = sq->query - best;
+    if (offset >= 1 && offset <= ANDREA_POS_MAX_OFFSET) a->offset_hits[offset] += 1;
+}
+
+void andrea_score_acc_add_plan(score_acc *a, const score_seq_plan *p) {
+    a->baseline_sum += p->baseline_sum;
+    for (int k = 1; k <= ANDREA_POS_MAX_OFFSET; k++) a->offset_base[k] += p->offset_base[k];
+    a->n += p->n_queries;
+    for (int i = 0; i < p->n_queries; i++) a->n_hard += p->queries[i].hard != 0;
 }
 
 void andrea_score_acc_add(score_acc *a, const score_seq_plan *p, const float *map, int T) {
     for (int i = 0; i < p->n_queries; i++) add_row(a, p, i, map + (size_t)p->queries[i].query * (size_t)T);
-    a->baseline_sum += p->baseline_sum;
+    andrea_score_acc_add_plan(a, p);
 }
 
 void andrea_score_acc_add_f16(score_acc *a, const score_seq_plan *p, const uint16_t *map, int T, float *row) {
@@ -162,7 +171,7 @@ void andrea_score_acc_add_f16(score_acc *a, const score_seq_plan *p, const uint1
         andrea_f16_to_f32_n(row, src, (size_t)q + 1);
         add_row(a, p, i, row);
     }
-    a->baseline_sum += p->baseline_sum;
+    andrea_score_acc_add_plan(a, p);
 }
 
 static double mean(double s, int64_t n) { return n > 0 ? s / (double)n : NAN; }
@@ -174,3 +183,15 @@ double andrea_score_acc_baseline(const score_acc *a) { return mean(a->baseline_s
 double andrea_score_acc_control(const score_acc *a) { return fraction(mean(a->control_sum, a->n)); }
 double andrea_score_acc_top1(const score_acc *a) { return mean(a->top1_sum, a->n); }
 double andrea_score_acc_hard_top1(const score_acc *a) { return mean(a->hard_top1_sum, a->n_hard); }
+
+score_offset andrea_score_acc_offset(const score_acc *a) {
+    score_offset o = {0, NAN, NAN, NAN};
+    if (a->n <= 0) return o;
+    o.offset = 1;
+    for (int k = 2; k <= ANDREA_POS_MAX_OFFSET; k++)
+        if (a->offset_hits[k] > a->offset_hits[o.offset]) o.offset = k;
+    o.share = mean(a->offset_hits[o.offset], a->n);
+    o.baseline = mean(a->offset_base[o.offset], a->n);
+    o.control = mean(a->control_top1_sum, a->n);
+    return o;
+}

@@ -50,6 +50,8 @@ static const char *const MIGRATE_2_ADD =
     "ALTER TABLE head_scores ADD COLUMN evidence TEXT; ALTER TABLE head_scores ADD COLUMN direct_delta REAL;\n";
 /* Schema 4: the label rule's fourth threshold (NULL in runs made before it: none was applied). */
 static const char *const MIGRATE_3_ADD = "ALTER TABLE suites ADD COLUMN min_extra REAL;\n";
+/* Schema 5: the rule's upper bound on the extra statistic (dormant's output norm ratio). */
+static const char *const MIGRATE_4_ADD = "ALTER TABLE suites ADD COLUMN max_extra REAL;\n";
 
 /* The schema. Tables are created inside the writer's transaction, so two first writers racing on
  * a new file cannot see a half-made schema. */
@@ -85,6 +87,7 @@ static const char *const SCHEMA =
     "  ablation_items INTEGER NOT NULL, clean_loss REAL, ablation_mean REAL,\n"
     CAUSAL_SUITE_COLUMNS
     "  min_extra REAL,\n"
+    "  max_extra REAL,\n"
     "  PRIMARY KEY(run_id, class));\n"
 
     "CREATE TABLE IF NOT EXISTS head_scores(\n"
@@ -441,8 +444,8 @@ static int insert_rows(sqlite3 *db, const char *path, const andrea_analysis *a, 
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,
                                  "INSERT INTO suites(run_id, class, n_items, n_queries, min_score, min_ratio,"
-                                 " min_margin, ablation_items, clean_loss, ablation_mean, min_extra)"
-                                 " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                                 " min_margin, ablation_items, clean_loss, ablation_mean, min_extra, max_extra)"
+                                 " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
                                  -1, &suite_st, NULL),
               SQLITE_OK);
     SQL_CHECK(path, db,
@@ -471,10 +474,12 @@ static int insert_rows(sqlite3 *db, const char *path, const andrea_analysis *a, 
         SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(suite_st, 9, su->clean_loss), SQLITE_OK);
         SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(suite_st, 10, su->ablation_mean), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_bind_double(suite_st, 11, su->rule.min_extra), SQLITE_OK);
+        SQL_CHECK(path, db, sqlite3_bind_double(suite_st, 12, su->rule.max_extra), SQLITE_OK);
         SQL_CHECK(path, db, sqlite3_step(suite_st), SQLITE_DONE);
         char rule[256];
-        snprintf(rule, sizeof rule, "{\"min_score\":%.6g,\"min_ratio\":%.6g,\"min_margin\":%.6g,\"min_extra\":%.6g}",
-                 su->rule.min_score, su->rule.min_ratio, su->rule.min_margin, su->rule.min_extra);
+        snprintf(rule, sizeof rule,
+                 "{\"min_score\":%.6g,\"min_ratio\":%.6g,\"min_margin\":%.6g,\"min_extra\":%.6g,\"max_extra\":%.6g}",
+                 su->rule.min_score, su->rule.min_ratio, su->rule.min_margin, su->rule.min_extra, su->rule.max_extra);
         for (int i = 0; i < nh; i++) {
             const andrea_head_score *h = &su->heads[i];
             if (s == a->n_suites / 2 && i == nh / 2) crash_hook("mid-run");
@@ -546,6 +551,7 @@ static int prepare_schema(sqlite3 *db, const char *path, ae_error *err) {
     /* version 2: the causal check's columns added (NULL in its runs: measured before them) */
     if (v == 2) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_2_ADD, NULL, NULL, NULL), SQLITE_OK);
     if (v == 2 || v == 3) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_3_ADD, NULL, NULL, NULL), SQLITE_OK);
+    if (v >= 2 && v <= 4) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_4_ADD, NULL, NULL, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_exec(db, SCHEMA, NULL, NULL, NULL), SQLITE_OK);
     if (v == 1) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_1_COPY, NULL, NULL, NULL), SQLITE_OK);
     if (andrea_catalog_circuits_schema(db, path, err)) goto fail; /* circuit tables (catalog_circuits.c) */

@@ -21,7 +21,7 @@
 #include "../common/error.h"
 
 /* The catalog schema this andrea writes (docs/catalog.md; older ones are upgraded on write). */
-#define ANDREA_CATALOG_SCHEMA_VERSION 4
+#define ANDREA_CATALOG_SCHEMA_VERSION 5
 /* PRAGMA application_id of an andrea catalog ("ANDR"): tells it from other SQLite databases. */
 #define ANDREA_CATALOG_APPLICATION_ID 0x414E4452
 

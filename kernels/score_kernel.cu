@@ -12,9 +12,10 @@
  *       sequential `if (row[k] > row[best]) best = k` finds it;
  *     - target and control mass: lanes stride over the query's keys (CSR k_off/keys/control),
  *       summing in double, then a butterfly of shuffles;
- *     - hit = some target key is the argmax (__any_sync): top1, and hard_top1 when marked hard.
+ *     - hit = some target key is the argmax (__any_sync): top1, and hard_top1 when marked hard;
+ *       the same for the control keys, and the argmax's offset q - argmax (1..16: positional).
  *   All threads then stride over the eligible queries for head_dla (q + 1 < length, finite) and
- *   head_out_norm (finite) at [i, h, q]. The 8 sums of the pair are reduced in the block (warp
+ *   head_out_norm (finite) at [i, h, q]. The S_N sums of the pair are reduced in the block (warp
  *   butterflies, then warp 0..3 in order) and written to part[i, h, 0..7].
  *   Why a block per pair: the eligible rows of one map are a few KB to a few hundred KB and are
  *   read once, so the kernel is bound by reading them (about half of each map for prev_token,
@@ -47,7 +48,8 @@ namespace {
 constexpr int SCORE_WARPS = 4;
 constexpr int SCORE_THREADS = SCORE_WARPS * 32;
 /* the sums of a (sequence, head) pair, in andrea_score_sums order */
-enum { S_SCORE, S_CONTROL, S_TOP1, S_HARD, S_DLA, S_NORM, S_DLA_N, S_NORM_N, S_N };
+enum { S_SCORE, S_CONTROL, S_TOP1, S_HARD, S_DLA, S_NORM, S_DLA_N, S_NORM_N, S_CTOP1, S_OFF1,
+       S_N = S_OFF1 + ANDREA_SCORE_MAX_OFFSET };
 
 /* the suite's plan on the device: views into one int buffer */
 struct dev_plan {
@@ -93,20 +95,27 @@ __device__ void score_query(const dev_plan &p, const MapT *map, int T, int j, in
     const MapT *row = map + (size_t)q * T;
     const int best = row_argmax(row, q, lane);
     double s = 0, c = 0;
-    int hit = 0;
+    int hit = 0, control_hit = 0;
     for (int t = p.k_off[j] + lane; t < p.k_off[j + 1]; t += 32) {
         s += (double)map_value(row, p.keys[t]);
         c += (double)map_value(row, p.control[t]);
         hit |= p.keys[t] == best;
+        control_hit |= p.control[t] == best;
     }
     s = warp_sum(s);
     c = warp_sum(c);
     hit = __any_sync(0xffffffffu, hit);
+    control_hit = __any_sync(0xffffffffu, control_hit);
     if (lane == 0) {
         acc[S_SCORE] += s;
         acc[S_CONTROL] += c;
         acc[S_TOP1] += hit;
+        acc[S_CTOP1] += control_hit;
         if (p.hard[j]) acc[S_HARD] += hit;
+        const int offset = q - best;
+        /* unrolled compare, not acc[S_OFF1 + offset - 1]: a computed index would put acc in local memory */
+#pragma unroll
+        for (int k = 1; k <= ANDREA_SCORE_MAX_OFFSET; k++) acc[S_OFF1 + k - 1] += offset == k;
     }
 }
 

@@ -3,7 +3,8 @@
  * Job: docs/scores.md's per-head sums for one suite, batch by batch, from the device-resident
  * outputs of the CUDA forward (maps [B, L, H, T, T], per-head norms and DLA [B, L, H, T]): per
  * head the sum over eligible (item, query) pairs of the target mass (score), of the control keys'
- * mass (control), of top1 and hard_top1 hits, and of head_dla (where q + 1 < length) and
+ * mass (control), of top1, hard_top1 and control-key argmax hits, of argmax hits at each relative
+ * offset 1..16 (the positional class), and of head_dla (where q + 1 < length) and
  * head_out_norm at the eligible queries with their counts (finite values only). The suite's plan
  * (eligible queries, target keys, control keys, hard marks) is built on the host by
  * analyzer/score.c and uploaded once per suite as CSR; the head-independent parts (baseline,
@@ -44,9 +45,15 @@ typedef struct {
     const int *control;        /* [n_k] */
 } andrea_score_plan;
 
-/* The sums of one head over the suite so far (counts as doubles: exact below 2^53). */
+/* Relative offsets whose argmax hits are counted (analyzer/score.h's ANDREA_POS_MAX_OFFSET). */
+#define ANDREA_SCORE_MAX_OFFSET 16
+
+/* The sums of one head over the suite so far (counts as doubles: exact below 2^53):
+ * control_top1 counts queries whose argmax is a control key, offset_hits[k - 1] those whose
+ * argmax is key q - k (k = 1..ANDREA_SCORE_MAX_OFFSET). */
 typedef struct {
     double score, control, top1, hard_top1, dla, norm, dla_n, norm_n;
+    double control_top1, offset_hits[ANDREA_SCORE_MAX_OFFSET];
 } andrea_score_sums;
 
 /* One batch of device outputs: sequences b0 .. b0+nb-1 of the suite. */

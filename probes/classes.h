@@ -22,15 +22,29 @@
 
 /* A head is labelled with a class when ALL hold (docs/scores.md):
  *   score >= min_score, score / baseline >= min_ratio, score - control >= min_margin, and, for a
- *   class with an extra statistic (top1, hard_top1) and min_extra > 0, extra >= min_extra. */
+ *   class with an extra statistic, extra >= min_extra when min_extra > 0 and extra <= max_extra
+ *   when max_extra > 0 (dormant: the output norm must be small). */
 typedef struct {
-    double min_score, min_ratio, min_margin, min_extra;
+    double min_score, min_ratio, min_margin, min_extra, max_extra;
 } probe_label_rule;
+
+/* Where a class's score, baseline and control come from (docs/scores.md). */
+typedef enum {
+    PROBE_SCORE_MASS,    /* attention mass on the targets (score.h): every class but those below */
+    PROBE_SCORE_OFFSET,  /* positional: the share of queries whose argmax sits at the head's most
+                            frequent relative offset (score.h's score_offset) */
+    PROBE_SCORE_WEIGHTS, /* successor: from the weights alone (analyzer/ov_classes.h), filled after
+                            the forwards; the suite's items serve the maps and the causal check */
+} probe_score_kind;
 
 typedef enum {
     PROBE_EXTRA_NONE,      /* no statistic beyond the mass */
     PROBE_EXTRA_TOP1,      /* fraction of queries whose most-attended key is a target */
     PROBE_EXTRA_HARD_TOP1, /* the same over the queries the class's `hard` rule marks */
+    PROBE_EXTRA_OFFSET,    /* positional: the offset whose share is the score */
+    PROBE_EXTRA_NORM_RATIO,/* the head's mean output norm over the median head's, in this suite */
+    PROBE_EXTRA_WEIGHTS,   /* a statistic of the weights (analyzer/ov_classes.h), filled after the
+                              forwards: copy_suppression's OV suppression share */
 } probe_extra_kind;
 
 /* Where the control keys of a query come from (analyzer/score.h, docs/scores.md "Control keys"). */
@@ -69,6 +83,7 @@ struct probe_class {
     const char *loss_words;   /* the loss positions, in words */
     probe_label_rule rule;    /* default label rule */
     probe_control_kind control; /* left out of an entry: PROBE_CONTROL_RANDOM */
+    probe_score_kind score;     /* left out of an entry: PROBE_SCORE_MASS */
 };
 
 /* The table, in suite order; terminated by an entry with name NULL. */

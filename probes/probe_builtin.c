@@ -28,7 +28,7 @@
 
 #define DATA_MAX_BYTES (16u << 20)
 
-static int read_data_file(const char *name, char **out, size_t *len, ae_error *err) {
+int andrea_probe_read_data(const char *name, char **out, size_t *len, ae_error *err) {
     char dir[4096], path[4096 + 64];
     if (andrea_probe_data_dir(dir, sizeof dir, err)) return -1;
     int n = snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -57,7 +57,7 @@ static int read_data_file(const char *name, char **out, size_t *len, ae_error *e
  * The names point into *store, which the caller frees together with *names. */
 static int read_name_list(const char *file, char **store, char ***names, int *n, ae_error *err) {
     size_t len;
-    if (read_data_file(file, store, &len, err)) return -1;
+    if (andrea_probe_read_data(file, store, &len, err)) return -1;
     size_t cap = 0;
     *names = NULL;
     *n = 0;
@@ -108,7 +108,7 @@ static int encode_window(const andrea_tokenizer *tok, int bos, const andrea_buf 
 
 /* A window of prose starting at a random word boundary, long enough for `want` tokens of any
  * tokenizer (tokens never cover less than one byte, English BPE averages ~4.5 bytes). */
-static int prose_window(const char *corpus, size_t clen, probe_rng *r, size_t bytes, andrea_buf *out, ae_error *err) {
+int andrea_probe_prose_window(const char *corpus, size_t clen, probe_rng *r, size_t bytes, andrea_buf *out, ae_error *err) {
     size_t p = andrea_probe_rng_below(r, (uint32_t)clen);
     while (p < clen && !isspace((unsigned char)corpus[p])) p++; /* to the next word start */
     while (p < clen && isspace((unsigned char)corpus[p])) p++;
@@ -130,14 +130,14 @@ int andrea_probe_gen_prose(const probe_class *c, const probe_gen *g, probe_suite
     probe_rng *r = g->rng;
     char *corpus;
     size_t clen;
-    if (read_data_file("prose.txt", &corpus, &clen, err)) return -1;
+    if (andrea_probe_read_data("prose.txt", &corpus, &clen, err)) return -1;
     int bos = andrea_tokenizer_bos(tok); /* -1 without one */
     andrea_buf text = {0};
     int rc = 0;
     for (int i = 0; i < s->n_items && !rc; i++) {
         size_t bytes = (size_t)seq_len * 8 + 16;
         ptext tt;
-        rc = prose_window(corpus, clen, r, bytes, &text, err) ||
+        rc = andrea_probe_prose_window(corpus, clen, r, bytes, &text, err) ||
              encode_window(tok, bos, &text, seq_len, &tt, err);
         if (rc) break;
         rc = item_from_tok_text(&s->items[i], &tt, err) ||

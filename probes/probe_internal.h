@@ -86,10 +86,17 @@ int andrea_probe_entity_targets(const int *spans, int n_spans, int n_tokens, pro
 /* Appends a target, growing the array. */
 int andrea_probe_targets_push(probe_target **t, int *n, int *cap, int query, int key, ae_error *err);
 
+/* ---- data files (probes/data: prose.txt, people.txt, places.txt, ordinals.txt) ---- */
+/* The whole file, NUL-terminated, malloc'd (at most 16 MiB, not empty). */
+int andrea_probe_read_data(const char *name, char **out, size_t *len, ae_error *err);
+/* `bytes` bytes of corpus from a random word start (wrapping around, whitespace between). */
+int andrea_probe_prose_window(const char *corpus, size_t clen, probe_rng *r, size_t bytes, andrea_buf *out, ae_error *err);
+
 /* ---- built-in generators (the classes' `generate`, classes.h) ---- */
 int andrea_probe_gen_prose(const struct probe_class *c, const struct probe_gen_s *g, probe_suite *s, ae_error *err);
 int andrea_probe_gen_repeat(const struct probe_class *c, const struct probe_gen_s *g, probe_suite *s, ae_error *err);
 int andrea_probe_gen_code(const struct probe_class *c, const struct probe_gen_s *g, probe_suite *s, ae_error *err);
 int andrea_probe_gen_entity(const struct probe_class *c, const struct probe_gen_s *g, probe_suite *s, ae_error *err);
+int andrea_probe_gen_needle(const struct probe_class *c, const struct probe_gen_s *g, probe_suite *s, ae_error *err);
 
 #endif

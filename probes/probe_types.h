@@ -46,6 +46,9 @@ typedef struct {
 /* ... except entity: 24 items of 192 tokens (see probe_builtin.c) */
 #define PROBE_ENTITY_N_ITEMS 24
 #define PROBE_ENTITY_SEQ_LEN 192
+/* ... and retrieval: 16 needle-in-a-haystack items at the model's context (clipped to it) */
+#define PROBE_RETRIEVAL_N_ITEMS 16
+#define PROBE_RETRIEVAL_SEQ_LEN 1024
 #define PROBE_MAX_ITEMS 1000000
 
 #endif

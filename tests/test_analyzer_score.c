@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../analyzer/analysis.h"
 #include "../analyzer/pass.h"
 #include "../analyzer/rules.h"
 #include "../analyzer/score.h"
@@ -49,6 +50,54 @@ static void test_perfect_prev_token_head_scores_one_against_the_uniform_baseline
     CHECK(fabs(andrea_score_acc_baseline(&a) - base) < 1e-12);
     CHECK(fabs(andrea_score_acc_top1(&a) - 1.0) < 1e-12);
     andrea_score_plan_free(&p);
+}
+
+static int back3(int q) { return q >= 3 ? q - 3 : 0; }
+
+/* positional: a head whose argmax is 3 back for every query that has such a key gets offset 3,
+ * its share among all eligible queries (1..5: 3 of 5), and the baseline of an argmax drawn
+ * uniformly (queries 3..5: 1/4 + 1/5 + 1/6, over 5); the bundled scorer sums the same way. */
+static void test_positional_head_gets_its_offset_share_and_baseline(void) {
+    probe_target tg[] = {{1, 0}, {2, 1}, {3, 2}, {4, 3}, {5, 4}};
+    probe_item it = item_with(tg, 5);
+    score_seq_plan p;
+    ae_error err;
+    CHECK(andrea_score_plan_build(&it, 0, "positional", &p, &err) == 0);
+    float m[T * T];
+    one_hot_map(m, back3);
+    score_acc a = {0};
+    andrea_score_acc_add(&a, &p, m, T);
+    score_offset o = andrea_score_acc_offset(&a);
+    CHECK_MSG(o.offset == 3, "offset %d", o.offset);
+    CHECK(fabs(o.share - 3.0 / 5) < 1e-12);
+    CHECK(fabs(o.baseline - (1.0 / 4 + 1.0 / 5 + 1.0 / 6) / 5) < 1e-12);
+    /* through the pass: score, baseline and the offset as the extra statistic */
+    andrea_head_score x;
+    andrea_pass_head_stats(andrea_pass_for("positional"), &a, &x);
+    CHECK(x.score == o.share && x.baseline == o.baseline && x.control == o.control && x.extra == 3);
+    /* a prev-token head: offset 1, share 1 */
+    one_hot_map(m, prev);
+    score_acc b = {0};
+    andrea_score_acc_add(&b, &p, m, T);
+    o = andrea_score_acc_offset(&b);
+    CHECK(o.offset == 1 && fabs(o.share - 1.0) < 1e-12);
+    score_acc none = {0};
+    o = andrea_score_acc_offset(&none);
+    CHECK(o.offset == 0 && isnan(o.share) && isnan(o.baseline));
+    andrea_score_plan_free(&p);
+}
+
+/* dormant: the extra is each head's mean output norm over the median head's; a head without
+ * norms (--contrib none) has none, and max_extra then keeps its label away. */
+static void test_dormant_extra_is_the_norm_ratio_to_the_median_head(void) {
+    andrea_head_score h[4] = {0};
+    const double norms[4] = {0.1, 2.0, 4.0, NAN};
+    for (int i = 0; i < 4; i++) h[i].score = 0.9, h[i].baseline = 0.1, h[i].control = 0.1, h[i].norm_mean = norms[i];
+    const andrea_pass *p = andrea_pass_for("dormant");
+    andrea_pass_suite_finish(p, &p->rule, h, 4);
+    CHECK(fabs(h[0].extra - 0.05) < 1e-12 && fabs(h[1].extra - 1.0) < 1e-12 && fabs(h[2].extra - 2.0) < 1e-12);
+    CHECK(isnan(h[3].extra));
+    CHECK(h[0].label == 1 && h[1].label == 0 && h[2].label == 0 && h[3].label == 0);
 }
 
 static void test_uniform_head_scores_exactly_its_baseline_and_control(void) {
@@ -159,7 +208,7 @@ static void test_suite_without_eligible_query_reports_nan_not_zero(void) {
 }
 
 static void test_rule_needs_score_ratio_and_margin_together(void) {
-    andrea_label_rule r = {0.4, 3.0, 0.25, 0};
+    andrea_label_rule r = {0.4, 3.0, 0.25, 0, 0};
     CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 0, NAN) == 1);
     CHECK(andrea_rule_labels(&r, 0.39, 0.1, 0.1, 0, NAN) == 0);  /* score too low */
     CHECK(andrea_rule_labels(&r, 0.9, 0.5, 0.1, 0, NAN) == 0);   /* ratio 1.8 */
@@ -170,6 +219,13 @@ static void test_rule_needs_score_ratio_and_margin_together(void) {
     CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 1, 0.80) == 1);
     CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 1, 0.70) == 0);
     CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 1, NAN) == 0);
+    r.min_extra = 0;
+    r.max_extra = 0.25; /* dormant: the extra (a norm ratio) must be small; NaN (no norms) fails it */
+    CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 1, 0.20) == 1);
+    CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 1, 0.25) == 1);
+    CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 1, 0.30) == 0);
+    CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 1, NAN) == 0);
+    CHECK(andrea_rule_labels(&r, 0.9, 0.1, 0.1, 0, NAN) == 1);
 }
 
 static void test_unknown_suite_gets_the_generic_pass(void) {
@@ -222,6 +278,8 @@ static void test_rules_file_that_is_not_json_is_refused(void) {
 
 int main(void) {
     RUN(test_perfect_prev_token_head_scores_one_against_the_uniform_baseline);
+    RUN(test_positional_head_gets_its_offset_share_and_baseline);
+    RUN(test_dormant_extra_is_the_norm_ratio_to_the_median_head);
     RUN(test_uniform_head_scores_exactly_its_baseline_and_control);
     RUN(test_scores_pool_queries_across_items_not_item_means);
     RUN(test_control_keys_are_distinct_causal_and_reproducible);

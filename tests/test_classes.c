@@ -7,6 +7,7 @@
 
 #include "../analyzer/pass.h"
 #include "../probes/classes.h"
+#include "../probes/probe.h"
 #include "check.h"
 
 static void test_every_class_entry_is_complete_and_names_are_unique(void) {
@@ -20,9 +21,13 @@ static void test_every_class_entry_is_complete_and_names_are_unique(void) {
         CHECK(andrea_probe_class_find(c->name) == c && andrea_probe_is_builtin(c->name));
         for (int j = 0; j < i; j++) CHECK(strcmp(andrea_probe_classes[j].name, c->name));
         const andrea_pass *p = andrea_pass_for(c->name);
-        CHECK(p->cls == c && p->rule.min_ratio == c->rule.min_ratio && (p->extra != NULL) == (c->extra != PROBE_EXTRA_NONE));
+        /* the maps' extra statistics are the pass's functions; the others are filled later */
+        const int of_maps = c->extra == PROBE_EXTRA_TOP1 || c->extra == PROBE_EXTRA_HARD_TOP1;
+        CHECK(p->cls == c && p->rule.min_ratio == c->rule.min_ratio && (p->extra != NULL) == of_maps);
+        CHECK(andrea_pass_has_extra(p) == (c->extra != PROBE_EXTRA_NONE));
+        CHECK_MSG(c->rule.max_extra == 0 || c->extra != PROBE_EXTRA_NONE, "%s: max_extra without an extra", c->name);
     }
-    CHECK(n == 7);
+    CHECK(n == 11);
     CHECK(andrea_probe_class_find("bracket_close") && andrea_probe_class_find("my_suite") == NULL);
     CHECK(andrea_pass_for("my_suite") == &andrea_pass_generic);
 }
@@ -55,6 +60,22 @@ static void item_free(probe_item *it) {
     free(it->tokens);
     free(it->targets);
     free(it->entities);
+}
+
+/* copy_suppression's (and a retrieval probe file's) rule: from each position with a next token,
+ * every earlier position holding that token. */
+static void test_next_token_copies_are_the_earlier_positions_of_the_next_token(void) {
+    const int toks[] = {5, 1, 2, 3, 1, 2, 3, 1};
+    probe_item it = item(8, toks, NULL, 0);
+    ae_error err;
+    CHECK(andrea_probe_default_targets("copy_suppression", &it, NULL, &err) == 0);
+    const int want[][2] = {{3, 1}, {4, 2}, {5, 3}, {6, 1}, {6, 4}};
+    CHECK_MSG(it.n_targets == 5, "%d targets", it.n_targets);
+    for (int i = 0; i < 5 && i < it.n_targets; i++)
+        CHECK_MSG(it.targets[i].query == want[i][0] && it.targets[i].key == want[i][1], "target %d: (%d, %d)", i,
+                  it.targets[i].query, it.targets[i].key);
+    CHECK(!strcmp(marks("copy_suppression", &it, 0), "...1111."));
+    item_free(&it);
 }
 
 /* "f(a[i], b)x" as tokens 0..10: bracket targets inside '(' at 1 and '[' at 3. */
@@ -192,6 +213,7 @@ static void test_repeat_targets_are_the_longest_nearest_match(void) {
 
 int main(void) {
     RUN(test_every_class_entry_is_complete_and_names_are_unique);
+    RUN(test_next_token_copies_are_the_earlier_positions_of_the_next_token);
     RUN(test_bracket_loss_is_predicting_each_closer_and_bracket_close_the_token_after_it);
     RUN(test_bracket_hard_queries_are_those_behind_a_closed_pair);
     RUN(test_induction_and_duplicate_measure_different_positions);

@@ -474,6 +474,34 @@ static void test_entity_targets_are_the_most_recent_mention_on_gpt2_tokens(void)
     andrea_tokenizer_free(tok);
 }
 
+/* retrieval: each item is [BOS] haystack NEEDLE haystack NEEDLE at one of four lengths; query
+ * answer + j - 1 predicts needle token j and its one target is that token in the first needle. */
+static void test_retrieval_items_hold_a_needle_twice_at_four_lengths(void) {
+    andrea_tokenizer *tok = byte_tok(257);
+    probe_suite s;
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_probe_suite_builtin("retrieval", tok, 257, 256, NULL, &s, &err) == 0, "%s", err.msg);
+    CHECK(s.n_items == PROBE_RETRIEVAL_N_ITEMS);
+    int lengths[4] = {0};
+    for (int i = 0; i < s.n_items; i++) {
+        const probe_item *it = &s.items[i];
+        CHECK(it->tokens[0] == 256 && it->n_tokens <= 256 && it->n_targets == 8);
+        if (i < 4) lengths[i] = it->n_tokens;
+        const int answer = it->n_tokens - 8, needle = it->targets[0].key;
+        for (int j = 0; j < it->n_targets; j++) {
+            const probe_target t = it->targets[j];
+            CHECK(t.query == answer + j - 1 && t.key == needle + j && it->tokens[t.key] == it->tokens[t.query + 1]);
+            for (int k = 0; k < j; k++) CHECK(it->tokens[needle + k] != it->tokens[needle + j]); /* distinct */
+        }
+    }
+    CHECK_MSG(lengths[0] < lengths[1] && lengths[1] < lengths[2] && lengths[2] < lengths[3] && lengths[3] > 200,
+              "lengths %d %d %d %d", lengths[0], lengths[1], lengths[2], lengths[3]);
+    andrea_probe_suite_free(&s);
+    CHECK(andrea_probe_suite_builtin("retrieval", tok, 257, 20, NULL, &s, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "retrieval: items need at least 25 tokens") != NULL, "%s", err.msg);
+    andrea_tokenizer_free(tok);
+}
+
 static void test_unknown_suite_name_is_refused(void) {
     andrea_tokenizer *tok = byte_tok(256);
     probe_suite s;
@@ -485,7 +513,8 @@ static void test_unknown_suite_name_is_refused(void) {
     CHECK(andrea_probe_suites_builtin_list("bos,bos", tok, 256, 1024, NULL, &arr, &n, &err) == -1);
     CHECK(strstr(err.msg, "bos: suite named twice") != NULL);
     CHECK(andrea_probe_suites_builtin_list("all", tok, 256, 1024, &(probe_options){2, 32, 0}, &arr, &n, &err) == 0);
-    CHECK(n == 7 && !strcmp(arr[4].name, "bracket_close") && !strcmp(arr[6].name, "bos"));
+    CHECK(n == 11 && !strcmp(arr[4].name, "bracket_close") && !strcmp(arr[6].name, "bos") &&
+          !strcmp(arr[10].name, "retrieval"));
     andrea_probe_suites_free(arr, n);
     andrea_tokenizer_free(tok);
 }
@@ -518,6 +547,7 @@ int main(void) {
     RUN(test_bracket_rule_on_a_long_deeply_nested_text_is_linear);
     RUN(test_entity_targets_are_the_most_recent_mention_on_byte_tokens);
     RUN(test_entity_targets_are_the_most_recent_mention_on_gpt2_tokens);
+    RUN(test_retrieval_items_hold_a_needle_twice_at_four_lengths);
     RUN(test_unknown_suite_name_is_refused);
     RUN(test_missing_probe_data_is_reported_with_its_path);
     return check_summary("test_probe_builtin");
