@@ -15,6 +15,7 @@
 #include "../analyzer/checkpoint_step.h"
 #include "../catalog/catalog_circuits.h"
 #include "check.h"
+#include "support/run_andrea.h"
 
 #define L 2
 #define H 3
@@ -381,25 +382,6 @@ static void test_two_processes_writing_one_catalog_both_land(void) {
 
 /* ---------- the CLI on a catalog ---------- */
 
-/* Runs ANDREA_BIN with args; stdout goes to out_path. Returns the exit code (or -1). */
-static int run_andrea(const char *const *args, const char *out_path) {
-    const char *bin = getenv("ANDREA_BIN");
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE *o = freopen(out_path, "w", stdout);
-        (void)o;
-        const char *argv[16];
-        int n = 0;
-        argv[n++] = bin;
-        for (; args[n - 1] && n < 15; n++) argv[n] = args[n - 1];
-        argv[n] = NULL;
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static char *slurp(const char *path) {
     static char buf[65536];
@@ -426,7 +408,7 @@ static const char *cli_db(void) {
 static void test_heads_lists_the_labelled_head_by_default(void) {
     const char *out = tmp_path("heads.out");
     const char *args[] = {"heads", "--db", cli_db(), "--format", "csv", NULL};
-    CHECK(run_andrea(args, out) == 0);
+    CHECK(andrea_test_run_andrea(args, out) == 0);
     char *s = slurp(out);
     CHECK(strstr(s, "model,series,step,layer,head,class,score") == s);
     CHECK(strstr(s, "cli_step7,cli,7,1,2,induction,0.9") != NULL);
@@ -450,7 +432,7 @@ static void test_causal_flag_is_set_above_the_mean_rise_and_null_when_not_measur
     CHECK(q1(db, "SELECT count(*) FROM head_catalog WHERE causal IS NULL") == 2 * L * H - 2);
     const char *out = tmp_path("causal.out");
     const char *args[] = {"heads", "--db", db, "--format", "csv", NULL};
-    CHECK(run_andrea(args, out) == 0);
+    CHECK(andrea_test_run_andrea(args, out) == 0);
     char *txt = slurp(out);
     CHECK_MSG(strstr(txt, ",ablation,ablation_delta,ablation_ci_low,ablation_ci_high,ablation_pct,evidence,causal,") != NULL,
               "%s", txt);
@@ -519,7 +501,7 @@ static void test_a_schema_2_catalog_gets_the_evidence_columns(void) {
     sqlite3_close(h);
     const char *out = tmp_path("schema2.out");
     const char *args[] = {"heads", "--db", db, NULL};
-    CHECK(run_andrea(args, out) != 0); /* refused until written: older than this andrea's */
+    CHECK(andrea_test_run_andrea(args, out) != 0); /* refused until written: older than this andrea's */
     andrea_analysis b;
     make_analysis(&b, "g", "/m/schema2b.bin", "{}");
     snprintf(b.ablation, sizeof b.ablation, "mean");
@@ -532,7 +514,7 @@ static void test_a_schema_2_catalog_gets_the_evidence_columns(void) {
     CHECK(q1(db, "SELECT count(*) FROM suites WHERE min_extra IS NULL") == q1(db, "SELECT count(*) FROM suites") / 2);
     CHECK(q1(db, "SELECT count(*) FROM head_catalog WHERE evidence IS NULL AND restore_delta IS NULL") == 2 * 2 * L * H);
     const char *args2[] = {"heads", "--db", db, NULL};
-    CHECK(run_andrea(args2, out) == 0);
+    CHECK(andrea_test_run_andrea(args2, out) == 0);
 }
 
 /* A schema-3 catalog (before the rule's min_extra) gets the column on its next write, NULL in its
@@ -551,7 +533,7 @@ static void test_a_schema_3_catalog_gets_min_extra(void) {
     sqlite3_close(h);
     const char *out = tmp_path("schema3.out");
     const char *args[] = {"heads", "--db", db, NULL};
-    CHECK(run_andrea(args, out) != 0); /* refused until written: older than this andrea's */
+    CHECK(andrea_test_run_andrea(args, out) != 0); /* refused until written: older than this andrea's */
     andrea_analysis b;
     make_analysis(&b, "g", "/m/schema3b.bin", "{}");
     for (int s = 0; s < b.n_suites; s++) b.suites[s].rule.min_extra = 0.75;
@@ -561,7 +543,7 @@ static void test_a_schema_3_catalog_gets_min_extra(void) {
     CHECK(q1(db, "SELECT count(*) FROM suites WHERE min_extra = 0.75") == b.n_suites);
     andrea_analysis_free(&a);
     andrea_analysis_free(&b);
-    CHECK(run_andrea(args, out) == 0);
+    CHECK(andrea_test_run_andrea(args, out) == 0);
 }
 
 /* A schema-4 catalog (before the rule's max_extra) gets the column on its next write, NULL in its
@@ -579,7 +561,7 @@ static void test_a_schema_4_catalog_gets_max_extra(void) {
     sqlite3_close(h);
     const char *out = tmp_path("schema4.out");
     const char *args[] = {"heads", "--db", db, NULL};
-    CHECK(run_andrea(args, out) != 0); /* refused until written: older than this andrea's */
+    CHECK(andrea_test_run_andrea(args, out) != 0); /* refused until written: older than this andrea's */
     andrea_analysis b;
     make_analysis(&b, "g", "/m/schema4b.bin", "{}");
     for (int s = 0; s < b.n_suites; s++) b.suites[s].rule.max_extra = 0.25;
@@ -589,7 +571,7 @@ static void test_a_schema_4_catalog_gets_max_extra(void) {
     CHECK(q1(db, "SELECT count(*) FROM suites WHERE max_extra = 0.25") == b.n_suites);
     andrea_analysis_free(&a);
     andrea_analysis_free(&b);
-    CHECK(run_andrea(args, out) == 0);
+    CHECK(andrea_test_run_andrea(args, out) == 0);
 }
 
 /* A catalog whose view predates `causal` gets it on its next write (the view holds no data). */
@@ -613,7 +595,7 @@ static void test_a_catalog_with_an_older_view_gets_the_causal_column_on_its_next
 static void test_heads_with_a_hostile_class_value_is_an_unknown_class(void) {
     const char *out = tmp_path("hostile.out");
     const char *args[] = {"heads", "--db", cli_db(), "--class", "x' OR 1=1 --", "--all", "--format", "json", NULL};
-    CHECK(run_andrea(args, out) == 2);
+    CHECK(andrea_test_run_andrea(args, out) == 2);
     CHECK(strcmp(slurp(out), "") == 0);
     /* The catalog is intact afterwards. */
     CHECK(q1(cli_db(), "SELECT count(*) FROM head_scores") == 2 * L * H);
@@ -622,7 +604,7 @@ static void test_heads_with_a_hostile_class_value_is_an_unknown_class(void) {
 static void test_heads_filters_by_layer_and_json_has_numbers(void) {
     const char *out = tmp_path("layer.out");
     const char *args[] = {"heads", "--db", cli_db(), "--all", "--layer", "0", "--class", "bos", "--format", "json", NULL};
-    CHECK(run_andrea(args, out) == 0);
+    CHECK(andrea_test_run_andrea(args, out) == 0);
     char *s = slurp(out);
     int n = 0;
     for (char *p = s; (p = strstr(p, "\"layer\":\t0")); p++) n++;
@@ -634,7 +616,7 @@ static void test_heads_on_a_missing_catalog_fails_without_creating_it(void) {
     const char *db = tmp_path("absent.db");
     const char *out = tmp_path("absent.out");
     const char *args[] = {"heads", "--db", db, NULL};
-    CHECK(run_andrea(args, out) == 1);
+    CHECK(andrea_test_run_andrea(args, out) == 1);
     struct stat sb;
     CHECK(stat(db, &sb) != 0);
 }
@@ -642,19 +624,19 @@ static void test_heads_on_a_missing_catalog_fails_without_creating_it(void) {
 static void test_sql_answers_a_select(void) {
     const char *out = tmp_path("sel.out");
     const char *args[] = {"sql", cli_db(), "SELECT count(*) AS n FROM head_catalog WHERE label", "--format", "csv", NULL};
-    CHECK(run_andrea(args, out) == 0);
+    CHECK(andrea_test_run_andrea(args, out) == 0);
     CHECK(strcmp(slurp(out), "n\r\n1\r\n") == 0);
 }
 
 static void test_sql_options_after_the_statement_take_both_spellings(void) {
     const char *out = tmp_path("sel2.out");
     const char *args[] = {"sql", cli_db(), "SELECT 1 AS n", "--format=csv", "--timeout=5", NULL};
-    CHECK(run_andrea(args, out) == 0);
+    CHECK(andrea_test_run_andrea(args, out) == 0);
     CHECK(strcmp(slurp(out), "n\r\n1\r\n") == 0);
     const char *bad[] = {"sql", cli_db(), "SELECT 1", "--bogus", NULL};
-    CHECK(run_andrea(bad, out) == 2);
+    CHECK(andrea_test_run_andrea(bad, out) == 2);
     const char *novalue[] = {"sql", cli_db(), "SELECT 1", "--format", NULL};
-    CHECK(run_andrea(novalue, out) == 2);
+    CHECK(andrea_test_run_andrea(novalue, out) == 2);
 }
 
 /* Table-valued functions read: json_each over the run's settings JSON, pragma_table_info (their
@@ -664,10 +646,10 @@ static void test_sql_reads_table_valued_functions(void) {
     const char *out = tmp_path("tvf.out");
     const char *each[] = {"sql", cli_db(), "SELECT count(*) AS n FROM runs, json_each(json_set(runs.settings, '$.a', 1))",
                           "--format", "csv", NULL};
-    CHECK(run_andrea(each, out) == 0);
+    CHECK(andrea_test_run_andrea(each, out) == 0);
     CHECK_MSG(strcmp(slurp(out), "n\r\n1\r\n") == 0, "%s", slurp(out));
     const char *info[] = {"sql", cli_db(), "SELECT name FROM pragma_table_info('runs') WHERE name = 'settings'", "--format", "csv", NULL};
-    CHECK(run_andrea(info, out) == 0);
+    CHECK(andrea_test_run_andrea(info, out) == 0);
     CHECK_MSG(strcmp(slurp(out), "name\r\nsettings\r\n") == 0, "%s", slurp(out));
 }
 
@@ -675,7 +657,7 @@ static void test_sql_reads_table_valued_functions(void) {
 static void refused(const char *sql) {
     const char *out = tmp_path("refused.out");
     const char *args[] = {"sql", cli_db(), sql, NULL};
-    int rc = run_andrea(args, out);
+    int rc = andrea_test_run_andrea(args, out);
     CHECK_MSG(rc == 1, "sql accepted (rc %d): %s", rc, sql);
     CHECK(q1(cli_db(), "SELECT count(*) FROM head_scores") == 2 * L * H);
     CHECK(q1(cli_db(), "SELECT count(*) FROM pragma_table_list WHERE name = 'evil'") == 0);
@@ -713,7 +695,7 @@ static void test_sql_on_a_missing_catalog_fails_without_creating_it(void) {
     const char *db = tmp_path("nothere.db");
     const char *out = tmp_path("nothere.out");
     const char *args[] = {"sql", db, "SELECT 1", NULL};
-    CHECK(run_andrea(args, out) == 1);
+    CHECK(andrea_test_run_andrea(args, out) == 1);
     struct stat sb;
     CHECK(stat(db, &sb) != 0);
 }
@@ -723,7 +705,7 @@ static void test_sql_on_a_missing_catalog_fails_without_creating_it(void) {
 static void test_sql_endless_query_stops_at_its_time_limit(void) {
     const char *out = tmp_path("endless.out");
     const char *args[] = {"sql", cli_db(), ENDLESS "SELECT count(*) FROM c", "--timeout", "1", NULL};
-    CHECK(run_andrea(args, out) == 1);
+    CHECK(andrea_test_run_andrea(args, out) == 1);
     CHECK(strcmp(slurp(out), "") == 0);
 }
 
@@ -806,11 +788,11 @@ static void test_json_gives_a_repeated_column_name_a_suffix(void) {
 static void test_heads_refuses_numbers_it_cannot_mean(void) {
     const char *out = tmp_path("absurd.out");
     const char *layer[] = {"heads", "--db", cli_db(), "--layer", "4294967299", NULL}; /* 3 mod 2^32 */
-    CHECK(run_andrea(layer, out) == 2);
+    CHECK(andrea_test_run_andrea(layer, out) == 2);
     const char *score[] = {"heads", "--db", cli_db(), "--min-score", "nan", NULL};
-    CHECK(run_andrea(score, out) == 2);
+    CHECK(andrea_test_run_andrea(score, out) == 2);
     const char *timeout[] = {"heads", "--db", cli_db(), "--timeout", "-1", NULL};
-    CHECK(run_andrea(timeout, out) == 2);
+    CHECK(andrea_test_run_andrea(timeout, out) == 2);
 }
 
 static void test_heads_on_a_file_that_is_not_a_catalog_fails(void) {
@@ -823,7 +805,7 @@ static void test_heads_on_a_file_that_is_not_a_catalog_fails(void) {
     CHECK(fwrite(junk, 1, sizeof junk, f) == sizeof junk);
     CHECK(fclose(f) == 0);
     const char *args[] = {"heads", "--db", db, NULL};
-    CHECK(run_andrea(args, tmp_path("garbage.out")) == 1);
+    CHECK(andrea_test_run_andrea(args, tmp_path("garbage.out")) == 1);
 }
 
 int main(void) {

@@ -11,6 +11,7 @@
 #include "../catalog/catalog.h"
 #include "../analyzer/checkpoint_step.h"
 #include "check.h"
+#include "support/run_andrea.h"
 
 #define L 2
 #define H 3
@@ -91,26 +92,6 @@ static long long q1(const char *db_path, const char *sql) {
     return v;
 }
 
-/* Runs ANDREA_BIN with args; stdout into out_path, stderr into out_path + ".err". */
-static int run_andrea(const char *const *args, const char *out_path) {
-    const char *bin = getenv("ANDREA_BIN");
-    char errp[600];
-    snprintf(errp, sizeof errp, "%s.err", out_path);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(out_path, "w", stdout) || !freopen(errp, "w", stderr)) _exit(126);
-        const char *argv[24];
-        int n = 0;
-        argv[n++] = bin;
-        for (; args[n - 1] && n < 23; n++) argv[n] = args[n - 1];
-        argv[n] = NULL;
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static char *slurp(const char *path) {
     static char buf[2][65536];
@@ -263,7 +244,7 @@ static const char *cli_db(void) {
 static void test_heads_with_an_unknown_class_says_so_and_exits_2(void) {
     const char *out = tmp_path("unknown.out");
     const char *args[] = {"heads", "--db", cli_db(), "--class", "inductoin", NULL};
-    CHECK(run_andrea(args, out) == 2);
+    CHECK(andrea_test_run_andrea(args, out) == 2);
     char errp[600];
     snprintf(errp, sizeof errp, "%s.err", out);
     const char *e = slurp(errp);
@@ -274,14 +255,14 @@ static void test_heads_with_an_unknown_class_says_so_and_exits_2(void) {
 static void test_heads_with_a_layer_or_head_out_of_range_exits_2(void) {
     const char *out = tmp_path("range.out");
     const char *layer[] = {"heads", "--db", cli_db(), "--layer", "2", NULL};
-    CHECK(run_andrea(layer, out) == 2);
+    CHECK(andrea_test_run_andrea(layer, out) == 2);
     const char *head[] = {"heads", "--db", cli_db(), "--head", "1.3", NULL};
-    CHECK(run_andrea(head, out) == 2);
+    CHECK(andrea_test_run_andrea(head, out) == 2);
     char errp[600];
     snprintf(errp, sizeof errp, "%s.err", out);
     CHECK(lines(slurp(errp)) == 1 && strstr(slurp(errp), "head 1.3 is out of range"));
     const char *junk[] = {"heads", "--db", cli_db(), "--head", "1", NULL};
-    CHECK(run_andrea(junk, out) == 2);
+    CHECK(andrea_test_run_andrea(junk, out) == 2);
 }
 
 static void test_heads_refuses_bad_step_and_pivot_values_in_one_line(void) {
@@ -289,23 +270,23 @@ static void test_heads_refuses_bad_step_and_pivot_values_in_one_line(void) {
     char errp[600];
     snprintf(errp, sizeof errp, "%s.err", out);
     const char *step[] = {"heads", "--db", cli_db(), "--step", "3k", NULL};
-    CHECK(run_andrea(step, out) == 2 && lines(slurp(errp)) == 1 && strstr(slurp(errp), "--step wants"));
+    CHECK(andrea_test_run_andrea(step, out) == 2 && lines(slurp(errp)) == 1 && strstr(slurp(errp), "--step wants"));
     const char *neg[] = {"heads", "--db", cli_db(), "--step", "-1", NULL};
-    CHECK(run_andrea(neg, out) == 2);
+    CHECK(andrea_test_run_andrea(neg, out) == 2);
     const char *pivot[] = {"heads", "--db", cli_db(), "--series", "run", "--pivot", "layer", NULL};
-    CHECK(run_andrea(pivot, out) == 2 && lines(slurp(errp)) == 1 && strstr(slurp(errp), "--pivot wants 'step'"));
+    CHECK(andrea_test_run_andrea(pivot, out) == 2 && lines(slurp(errp)) == 1 && strstr(slurp(errp), "--pivot wants 'step'"));
     const char *head[] = {"heads", "--db", cli_db(), "--head", "1.2.3", NULL};
-    CHECK(run_andrea(head, out) == 2 && strstr(slurp(errp), "--head wants LAYER.HEAD"));
+    CHECK(andrea_test_run_andrea(head, out) == 2 && strstr(slurp(errp), "--head wants LAYER.HEAD"));
     /* an unknown series is a usage error naming the series there are, like an unknown class:
      * an empty table would look like "no head of that series is labelled" */
     const char *series[] = {"heads", "--db", cli_db(), "--series", "nothing", "--format", "csv", NULL};
-    CHECK(run_andrea(series, out) == 2 && lines(slurp(errp)) == 1 && strstr(slurp(errp), "matches no series"));
+    CHECK(andrea_test_run_andrea(series, out) == 2 && lines(slurp(errp)) == 1 && strstr(slurp(errp), "matches no series"));
 }
 
 static void test_heads_filters_by_head_and_step(void) {
     const char *out = tmp_path("filter.out");
     const char *args[] = {"heads", "--db", cli_db(), "--all", "--head", "1.2", "--step", "300", "--format", "csv", NULL};
-    CHECK(run_andrea(args, out) == 0);
+    CHECK(andrea_test_run_andrea(args, out) == 0);
     const char *s = slurp(out);
     CHECK(lines(s) == 3); /* header + induction + bos */
     CHECK(strstr(s, "run-step00300,run,300,1,2,induction,") != NULL);
@@ -315,27 +296,27 @@ static void test_heads_filters_by_head_and_step(void) {
 static void test_heads_csv_and_json_print_reals_exactly(void) {
     const char *out = tmp_path("exact.out");
     const char *csv[] = {"heads", "--db", cli_db(), "--class", "induction", "--step", "3000", "--format", "csv", NULL};
-    CHECK(run_andrea(csv, out) == 0);
+    CHECK(andrea_test_run_andrea(csv, out) == 0);
     CHECK(strstr(slurp(out), ",0.95676216712364781,") != NULL);
     const char *json[] = {"heads", "--db", cli_db(), "--class", "induction", "--step", "3000", "--format", "json", NULL};
-    CHECK(run_andrea(json, out) == 0);
+    CHECK(andrea_test_run_andrea(json, out) == 0);
     CHECK(strstr(slurp(out), "0.95676216712364781") != NULL);
     const char *table[] = {"heads", "--db", cli_db(), "--class", "induction", "--step", "3000", NULL};
-    CHECK(run_andrea(table, out) == 0);
+    CHECK(andrea_test_run_andrea(table, out) == 0);
     CHECK(strstr(slurp(out), " 0.956762 ") != NULL); /* the table stays readable */
 }
 
 static void test_model_matches_a_series_name(void) {
     const char *out = tmp_path("series.out");
     const char *args[] = {"heads", "--db", cli_db(), "--model", "run", "--all", "--class", "bos", "--format", "csv", NULL};
-    CHECK(run_andrea(args, out) == 0);
+    CHECK(andrea_test_run_andrea(args, out) == 0);
     CHECK(lines(slurp(out)) == 1 + 3 * L * H);
 }
 
 static void test_heads_pivot_step_prints_a_head_by_step_table(void) {
     const char *out = tmp_path("pivot.out");
     const char *args[] = {"heads", "--db", cli_db(), "--series", "run", "--pivot", "step", "--class", "induction", NULL};
-    CHECK(run_andrea(args, out) == 0);
+    CHECK(andrea_test_run_andrea(args, out) == 0);
     const char *s = slurp(out);
     CHECK(strstr(s, "class") == s && strstr(s, "step 30") && strstr(s, "step 300") && strstr(s, "step 3000"));
     CHECK(lines(s) == 1 + L * H);
@@ -343,14 +324,14 @@ static void test_heads_pivot_step_prints_a_head_by_step_table(void) {
     const char *row = strstr(s, "induction  1.2");
     CHECK(row && strstr(row, "0.040 ") && strstr(row, "0.957*"));
     const char *nos[] = {"heads", "--db", cli_db(), "--pivot", "step", NULL};
-    CHECK(run_andrea(nos, out) == 2);
+    CHECK(andrea_test_run_andrea(nos, out) == 2);
 }
 
 static void test_heads_on_a_schema_1_catalog_says_how_to_upgrade(void) {
     const char *db = schema_1_catalog("v1cli.db");
     const char *out = tmp_path("v1.out");
     const char *args[] = {"heads", "--db", db, NULL};
-    CHECK(run_andrea(args, out) == 1);
+    CHECK(andrea_test_run_andrea(args, out) == 1);
     char errp[600];
     snprintf(errp, sizeof errp, "%s.err", out);
     CHECK(strstr(slurp(errp), "schema version 1 is older") != NULL);
@@ -359,7 +340,7 @@ static void test_heads_on_a_schema_1_catalog_says_how_to_upgrade(void) {
 static void test_sql_shows_a_newline_as_backslash_n(void) {
     const char *out = tmp_path("nl.out");
     const char *args[] = {"sql", cli_db(), "SELECT 'a' || char(10) || 'b' AS t", NULL};
-    CHECK(run_andrea(args, out) == 0);
+    CHECK(andrea_test_run_andrea(args, out) == 0);
     CHECK(!strcmp(slurp(out), "t\na\\nb\n"));
 }
 
