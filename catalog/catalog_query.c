@@ -363,7 +363,9 @@ fail:
 }
 
 static const char HEADS_SQL[] =
-    "SELECT model, series, step, layer, head, class, score, baseline, control, ablation,"
+    /* extra: the class's extra evidence by name ("top1=0.93", positional's "offset=3") */
+    "SELECT model, series, step, layer, head, class, score, baseline, control,"
+    " extra_name || '=' || printf('%.4g', extra_value) AS extra, ablation,"
     " ablation_delta, ablation_ci_low, ablation_ci_high, ablation_pct, evidence, causal, dla_mean, label,"
     " checkpoint_sha256"
     " FROM head_catalog WHERE current"
