@@ -24,6 +24,7 @@
 #include "reduce_mpi.h"
 #include "head_scorer.h"
 #include "score.h"
+#include "weights_evidence.h"
 
 void andrea_classify_options_init(andrea_classify_options *o) {
     memset(o, 0, sizeof *o);
@@ -408,6 +409,17 @@ static int read_all_items(andrea_dump *d, probe_suite **out, int *n, ae_error *e
     return 0;
 }
 
+/* The weights' part of some classes (weights_evidence.h) for a dump's checkpoint: with the
+ * caller's tokenizer, else the one beside the checkpoint (a byte-level model's needs no file);
+ * none: the successor share stays NULL. */
+static int weights_evidence(const andrea_model *m, const andrea_classify_options *opt, andrea_analysis *a, ae_error *err) {
+    ae_error ignored;
+    andrea_tokenizer *own = opt->tok ? NULL : andrea_tokenizer_open(m->cfg.vocab_size, m->dir, NULL, &ignored);
+    const int rc = andrea_weights_evidence(m, opt->tok ? opt->tok : own, a, err);
+    andrea_tokenizer_free(own);
+    return rc;
+}
+
 int andrea_classify_dump(const char *dump_path, const andrea_classify_options *opt, andrea_analysis *a,
                          ae_error *err) {
     memset(a, 0, sizeof *a);
@@ -457,7 +469,8 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
     andrea_ablation_options ao = {.method = opt->ablation, .max_items = andrea_ablate_items(opt, opt->ablate_items == ANDREA_ABLATE_ITEMS_AUTO && check_on_gpu(opt, NULL))};
     ao.model = mp;
     ao.timing = opt->timing ? &opt->timing->causal : NULL;
-    if (mp && (read_all_items(d, &items, &n_items, err) || (n_items = compact_suites(items, n_items, keep_mask, 1)) < 0 ||
+    if (mp && (weights_evidence(mp, opt, a, err) || read_all_items(d, &items, &n_items, err) ||
+               (n_items = compact_suites(items, n_items, keep_mask, 1)) < 0 ||
                andrea_causal_check(mp, NULL, &opt->engine, items, n_items, &ao, a, err))) {
         andrea_prefix(err, "%s", dump_path);
         goto out;
@@ -513,6 +526,7 @@ int andrea_classify_scored(const andrea_model *m, const char *sha256, const prob
     if (drop_map_only(a, keep, m->path, err) <= 0) goto out;
     compact_infos(infos, n_suites, keep);
     const int n_kept = compact_suites(kept, n_suites, keep, 0);
+    if (andrea_weights_evidence(m, opt->tok, a, err)) goto out;
     double t0 = andrea_now_seconds();
     const andrea_ablation_options ao = {.method = opt->ablation, .max_items = andrea_ablate_items(opt, check_on_gpu(opt, eng)),
                                         .model = m, .timing = opt->timing ? &opt->timing->causal : NULL};

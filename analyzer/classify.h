@@ -21,6 +21,7 @@
 
 #include "../engine/forward.h"
 #include "../probes/probe.h"
+#include "../tokenizer/tokenizer.h"
 #include "ablation.h"
 #include "analysis.h"
 #include "rules.h"
@@ -53,6 +54,8 @@ typedef struct {
     const andrea_model *model; /* already loaded checkpoint whose sha256 the caller has matched
                                   with the dump's (andrea analyze): used instead of loading */
     andrea_classify_timing *timing; /* or NULL */
+    const andrea_tokenizer *tok; /* the model's tokenizer, for the successor class's ordinal kinds;
+                                    NULL: classify opens the one beside the checkpoint, if any */
 } andrea_classify_options;
 
 void andrea_classify_options_init(andrea_classify_options *o);

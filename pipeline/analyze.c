@@ -210,6 +210,7 @@ static int analyze_one(const andrea_analyze_plan *p, const char *ckpt, const cha
     }
     andrea_classify_options o = *copt;
     o.engine = p->run.engine; /* the causal check's engine: the forwards' settings */
+    o.tok = tok; /* the successor class's ordinal kinds */
     o.timing = &tm.classify;
     if (andrea_classify_scored(&m, hex, suites, n_suites, hs, eng, dumping ? dump_path : NULL,
                                p->run.maps_fp32 ? "fp32" : "fp16", &o, &a, err))

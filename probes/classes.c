@@ -192,6 +192,13 @@ const probe_class andrea_probe_classes[] = {
      PROBE_RETRIEVAL_N_ITEMS, PROBE_RETRIEVAL_SEQ_LEN, andrea_probe_gen_needle, targets_next_token_copies,
      PROBE_EXTRA_TOP1, "top1", NULL, andrea_probe_loss_at_queries, "each needle token of the final copy",
      {0.10, 3.0, 0.05, 0.10, 0}, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS},
+    /* successor (Gould et al. 2024): the score is the head's successor share from the weights
+     * (analyzer/ov_classes.h), its baseline and control the chance of a random row; the runs of
+     * ordinals give the maps and the causal check's loss (predicting each successor) */
+    {"successor", "the current ordinal token (the score is from the weights: the OV circuit maps it to its successor)",
+     NULL, PROBE_SUCCESSOR_N_ITEMS, PROBE_SUCCESSOR_SEQ_LEN, andrea_probe_gen_successor, andrea_probe_successor_targets,
+     PROBE_EXTRA_NONE, NULL, NULL, andrea_probe_loss_at_queries, "each ordinal's successor (predicted at the ordinal)",
+     {0.50, 3.0, 0.15, 0, 0}, PROBE_CONTROL_RANDOM, PROBE_SCORE_WEIGHTS},
     {NULL, NULL, NULL, 0, 0, NULL, NULL, PROBE_EXTRA_NONE, NULL, NULL, NULL, NULL, {0, 0, 0, 0, 0}, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS},
 };
 

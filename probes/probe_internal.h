@@ -98,5 +98,9 @@ int andrea_probe_gen_repeat(const struct probe_class *c, const struct probe_gen_
 int andrea_probe_gen_code(const struct probe_class *c, const struct probe_gen_s *g, probe_suite *s, ae_error *err);
 int andrea_probe_gen_entity(const struct probe_class *c, const struct probe_gen_s *g, probe_suite *s, ae_error *err);
 int andrea_probe_gen_needle(const struct probe_class *c, const struct probe_gen_s *g, probe_suite *s, ae_error *err);
+int andrea_probe_gen_successor(const struct probe_class *c, const struct probe_gen_s *g, probe_suite *s, ae_error *err);
+/* successor's target rule: each position q whose token and the next are a pair of an ordinal kind
+ * (probes/ordinals.h), key q itself (the ordinal the head reads); no tokenizer: none. */
+int andrea_probe_successor_targets(probe_item *it, const andrea_tokenizer *tok, ae_error *err);
 
 #endif

@@ -49,6 +49,9 @@ typedef struct {
 /* ... and retrieval: 16 needle-in-a-haystack items at the model's context (clipped to it) */
 #define PROBE_RETRIEVAL_N_ITEMS 16
 #define PROBE_RETRIEVAL_SEQ_LEN 1024
+/* ... and successor: 16 runs of ordinals (a kind each, in turn), at most 64 tokens */
+#define PROBE_SUCCESSOR_N_ITEMS 16
+#define PROBE_SUCCESSOR_SEQ_LEN 64
 #define PROBE_MAX_ITEMS 1000000
 
 #endif

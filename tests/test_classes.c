@@ -27,7 +27,7 @@ static void test_every_class_entry_is_complete_and_names_are_unique(void) {
         CHECK(andrea_pass_has_extra(p) == (c->extra != PROBE_EXTRA_NONE));
         CHECK_MSG(c->rule.max_extra == 0 || c->extra != PROBE_EXTRA_NONE, "%s: max_extra without an extra", c->name);
     }
-    CHECK(n == 11);
+    CHECK(n == 12);
     CHECK(andrea_probe_class_find("bracket_close") && andrea_probe_class_find("my_suite") == NULL);
     CHECK(andrea_pass_for("my_suite") == &andrea_pass_generic);
 }

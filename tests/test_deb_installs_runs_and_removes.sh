@@ -54,7 +54,7 @@ B=$root/usr/bin/andrea
 # what the package holds (dpkg-deb -c), then what dpkg installed: a dpkg configured with
 # path-exclude (Ubuntu's minimal images drop /usr/share/doc) installs less than the package holds
 contents=$(dpkg-deb -c "$deb" | awk '{ print $NF }')
-for f in usr/bin/andrea usr/share/andrea/models/andrea-bundled.bin usr/share/andrea/probes/data/prose.txt \
+for f in usr/bin/andrea usr/share/andrea/models/andrea-bundled.bin usr/share/andrea/probes/data/prose.txt usr/share/andrea/probes/data/ordinals.txt \
          usr/share/bash-completion/completions/andrea usr/share/doc/andrea/LICENSE; do
   grep -qx "\./$f" <<<"$contents" && ok "packaged /$f" || bad "packaged /$f" "not in the package"
 done

@@ -43,7 +43,7 @@ rm -rf "$copy" "$build"
 B=$prefix/bin/andrea
 
 for f in share/andrea/models/andrea-bundled.bin share/andrea/probes/data/people.txt \
-         share/andrea/probes/data/places.txt share/andrea/probes/data/prose.txt \
+         share/andrea/probes/data/places.txt share/andrea/probes/data/prose.txt share/andrea/probes/data/ordinals.txt \
          share/doc/andrea/README.md share/doc/andrea/LICENSE share/doc/andrea/CHANGELOG.md \
          share/doc/andrea/docs/dump-format.md share/bash-completion/completions/andrea; do
   [[ -f $prefix/$f ]] && ok "installed $f" || bad "installed $f" "missing"

@@ -509,6 +509,32 @@ static void test_retrieval_items_hold_a_needle_twice_at_four_lengths(void) {
     andrea_tokenizer_free(tok);
 }
 
+/* successor: runs of one ordinal kind a item (digits, a-z, A-Z for a byte-level model: consecutive
+ * bytes), BOS first; the targets are the positions whose next token is their successor, keyed
+ * on themselves, and there are some in every item. */
+static void test_successor_items_are_runs_of_ordinals_targeting_each_predecessor(void) {
+    andrea_tokenizer *tok = byte_tok(257);
+    probe_suite s;
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_probe_suite_builtin("successor", tok, 257, 256, NULL, &s, &err) == 0, "%s", err.msg);
+    CHECK(s.n_items == PROBE_SUCCESSOR_N_ITEMS);
+    for (int i = 0; i < s.n_items; i++) {
+        const probe_item *it = &s.items[i];
+        CHECK(it->tokens[0] == 256 && it->n_tokens <= PROBE_SUCCESSOR_SEQ_LEN && it->n_targets >= 2);
+        for (int j = 0; j < it->n_targets; j++) {
+            const int q = it->targets[j].query;
+            CHECK(it->targets[j].key == q && q + 1 < it->n_tokens && it->tokens[q + 1] == it->tokens[q] + 1);
+        }
+        int pairs = 0; /* every consecutive pair in the item is a target */
+        for (int q = 1; q + 1 < it->n_tokens; q++) pairs += it->tokens[q + 1] == it->tokens[q] + 1;
+        CHECK_MSG(pairs == it->n_targets, "item %d: %d pairs, %d targets", i, pairs, it->n_targets);
+    }
+    CHECK(s.items[0].tokens[1] >= '0' && s.items[0].tokens[1] <= '9'); /* kind 0: the digits */
+    CHECK(s.items[1].tokens[1] >= 'a' && s.items[1].tokens[1] <= 'z');
+    andrea_probe_suite_free(&s);
+    andrea_tokenizer_free(tok);
+}
+
 static void test_unknown_suite_name_is_refused(void) {
     andrea_tokenizer *tok = byte_tok(256);
     probe_suite s;
@@ -520,7 +546,7 @@ static void test_unknown_suite_name_is_refused(void) {
     CHECK(andrea_probe_suites_builtin_list("bos,bos", tok, 256, 1024, NULL, &arr, &n, &err) == -1);
     CHECK(strstr(err.msg, "bos: suite named twice") != NULL);
     CHECK(andrea_probe_suites_builtin_list("all", tok, 256, 1024, &(probe_options){2, 32, 0}, &arr, &n, &err) == 0);
-    CHECK(n == 11 && !strcmp(arr[4].name, "bracket_close") && !strcmp(arr[6].name, "bos") &&
+    CHECK(n == 12 && !strcmp(arr[4].name, "bracket_close") && !strcmp(arr[6].name, "bos") &&
           !strcmp(arr[10].name, "retrieval"));
     andrea_probe_suites_free(arr, n);
     andrea_tokenizer_free(tok);
@@ -555,6 +581,7 @@ int main(void) {
     RUN(test_entity_targets_are_the_most_recent_mention_on_byte_tokens);
     RUN(test_entity_targets_are_the_most_recent_mention_on_gpt2_tokens);
     RUN(test_retrieval_items_hold_a_needle_twice_at_four_lengths);
+    RUN(test_successor_items_are_runs_of_ordinals_targeting_each_predecessor);
     RUN(test_unknown_suite_name_is_refused);
     RUN(test_missing_probe_data_is_reported_with_its_path);
     return check_summary("test_probe_builtin");

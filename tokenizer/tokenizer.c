@@ -138,6 +138,8 @@ int andrea_tokenizer_token_bytes(const andrea_tokenizer *t, int id, char *buf, s
 
 int andrea_tokenizer_bos(const andrea_tokenizer *t) { return t->bos; }
 
+int andrea_tokenizer_vocab_size(const andrea_tokenizer *t) { return t->vocab_size; }
+
 const char *andrea_tokenizer_kind(const andrea_tokenizer *t) {
     return t->kind == TOK_BYTE ? "byte" : "gpt2-bpe";
 }

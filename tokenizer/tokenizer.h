@@ -52,6 +52,9 @@ int andrea_tokenizer_bos(const andrea_tokenizer *t);
  * chars[len] = the number of characters. 0, or -1 with err (out of memory). */
 int andrea_text_char_index(const char *text, size_t len, size_t **chars, ae_error *err);
 
+/* The model's vocabulary size the tokenizer was opened for (every id it makes is below it). */
+int andrea_tokenizer_vocab_size(const andrea_tokenizer *t);
+
 /* "byte" or "gpt2-bpe" */
 const char *andrea_tokenizer_kind(const andrea_tokenizer *t);
 
