@@ -31,18 +31,21 @@ andrea_engine *andrea_engine_open(const andrea_model *m, const andrea_engine_opt
         o = &def;
     }
     const andrea_device dev = o->device;
+    andrea_engine *e;
     if (dev != ANDREA_DEVICE_CPU) (void)andrea_cuda_use_device(o->device_index); /* before any CUDA context */
-    if (dev == ANDREA_DEVICE_CUDA) {
-        if (!andrea_cuda_available()) {
-            andrea_fail(err, "%s: --device cuda asked for, but no CUDA device is usable", m->path);
-            return NULL;
-        }
-        return andrea_cuda_engine_open(m, o, max_B, max_T, err);
+    if (dev == ANDREA_DEVICE_CUDA && !andrea_cuda_available()) {
+        andrea_fail(err, "%s: --device cuda asked for, but no CUDA device is usable", m->path);
+        return NULL;
     }
-    if (dev == ANDREA_DEVICE_AUTO && andrea_cuda_available())
-        return andrea_cuda_engine_open(m, o, max_B, max_T, err);
-    return andrea_cpu_engine_open_with(m, o, max_B, max_T, err);
+    if (dev == ANDREA_DEVICE_CUDA || (dev == ANDREA_DEVICE_AUTO && andrea_cuda_available()))
+        e = andrea_cuda_engine_open(m, o, max_B, max_T, err);
+    else
+        e = andrea_cpu_engine_open_with(m, o, max_B, max_T, err);
+    if (e) e->max_T = max_T;
+    return e;
 }
+
+int andrea_engine_max_len(const andrea_engine *e) { return e->max_T; }
 
 int andrea_engine_forward(andrea_engine *e, const andrea_forward_io *io, ae_error *err) {
     if ((io->layer_inputs || io->resume_layer || io->resume_x || io->layer_heads || io->resume_heads) &&

@@ -153,6 +153,8 @@ void andrea_engine_host_free(andrea_engine *e, void *p);
 int andrea_engine_can_ablate_per_seq(const andrea_engine *e);
 /* The largest batch the engine takes now (its max_B: the one it was opened for, or reserved). */
 int andrea_engine_max_batch(const andrea_engine *e);
+/* The longest sequence the engine takes (its buffers are sized for it, whatever a forward's T). */
+int andrea_engine_max_len(const andrea_engine *e);
 /* Makes room for batches of max_B sequences (at most: -1 when the backend cannot grow, or
  * without the memory: the engine then keeps its batch, andrea_engine_max_batch says which). */
 int andrea_engine_reserve_batch(andrea_engine *e, int max_B, ae_error *err);
@@ -194,6 +196,7 @@ struct andrea_engine {
     int can_ablate_per_seq;
     int can_keep_layers;
     int max_B;       /* the batch it was opened for */
+    int max_T;       /* the sequence length it was opened for (set by andrea_engine_open) */
     int (*forward)(andrea_engine *e, const andrea_forward_io *io, ae_error *err);
     int (*reserve_batch)(andrea_engine *e, int max_B, ae_error *err); /* NULL: the batch is fixed */
     void *(*host_alloc)(size_t bytes); /* NULL: no host memory of its own (host_free too) */

@@ -67,7 +67,8 @@ typedef struct {
     float *contrib;      /* [H, N, C], on first use */
     float *stage;        /* [max_B, H, T, T] per-layer probabilities, on first use */
     float *norm, *dla;   /* [max_B, L, H, max_T], on first use */
-    float *logits;       /* [N, V], on first use */
+    float *logits;       /* [N, V], on first use, grown to the largest forward's N (logits_cap floats) */
+    size_t logits_cap;
     int *loss_tgt;       /* [N] token-loss targets, on first use */
     float *loss;         /* [N] token losses, on first use */
     int *loss_rows;      /* [N] the rows with a target, on first use; h_rows: their host copy */
@@ -563,6 +564,7 @@ static void free_batch(cuda_engine *e) {
     e->h_tok = NULL;
     e->h_rows = NULL;
     e->abl_vals_bytes = 0;
+    e->logits_cap = 0;
 }
 
 static void free_engine(cuda_engine *e) {
@@ -797,7 +799,17 @@ static int alloc_outputs(cuda_engine *e, const outputs *o, fwd_step *f, ae_error
         f->dla = e->dla;
     }
     if (!f->logits && (o->logits_host || o->loss_host)) {
-        if (lazy_alloc((void **)&e->logits, (size_t)e->max_B * e->max_T * V * sizeof(float), err)) return -1;
+        /* as large as this forward needs, not max_B x max_T x V: the causal check grows the batch
+         * for short suites while max_T is the longest suite's (retrieval's 1024 tokens), and the
+         * product would not fit (GPT-2's vocabulary: 200 KB a row) */
+        const size_t need = f->N * (size_t)V;
+        if (need > e->logits_cap) {
+            if (e->logits) cudaFree(e->logits);
+            e->logits = NULL;
+            e->logits_cap = 0;
+            if (lazy_alloc((void **)&e->logits, need * sizeof(float), err)) return -1;
+            e->logits_cap = need;
+        }
         f->logits = e->logits;
     }
     if (o->loss_host && (lazy_alloc((void **)&e->loss_tgt, (size_t)e->max_B * e->max_T * sizeof(int), err) ||
