@@ -47,9 +47,9 @@ static float *resume_inputs(size_t btc_all) {
 }
 
 /* Units a forward holds. On a GPU: up to UNITS_PER_FORWARD while K copies of the B items fit in a
- * quarter of the GPU's free memory: the engine's activations and scores, sized for its own max_T
- * (the run's longest suite, which may be far longer than this group's T), ~max_T (12 C + H max_T)
- * floats a sequence, and the logits of the forward's rows, T V floats. On
+ * quarter of the GPU's free memory: the engine's activations, sized for its own max_T (the run's
+ * longest suite, which may be far longer than this group's T), ~16 C max_T floats a sequence, and
+ * the logits of the forward's loss rows, at most T V floats. On
  * the CPU, whose forwards resume after the attention of a chunk's lowest layer: at most
  * ABLATE_CPU_ROWS rows (its matmuls run in blocks of 128 rows; a few blocks per thread keep both
  * cores busy; more rows only cost memory: bench/RESULTS.md). The engine is grown to that batch
@@ -60,8 +60,7 @@ static int units_per_forward(andrea_engine *e, const andrea_config *cfg, int n_u
     int K = n_units < UNITS_PER_FORWARD ? n_units : UNITS_PER_FORWARD;
     size_t free_bytes;
     const double T_eng = andrea_engine_max_len(e) > T ? andrea_engine_max_len(e) : T;
-    const double per_seq =
-        (T_eng * (12.0 * cfg->d_model + (double)cfg->n_head * T_eng) + (double)T * cfg->vocab_size) * sizeof(float);
+    const double per_seq = (T_eng * 16.0 * cfg->d_model + (double)T * cfg->vocab_size) * sizeof(float);
     if (andrea_engine_can_resume_heads(e)) {
         if (K > cfg->n_head) K = cfg->n_head;
         if ((double)K * B * T > ABLATE_CPU_ROWS) K = (int)(ABLATE_CPU_ROWS / ((double)B * T));
