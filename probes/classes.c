@@ -140,19 +140,19 @@ static void loss_before_closer(const probe_item *it, unsigned char *use) {
 
 const probe_class andrea_probe_classes[] = {
     {"prev_token", "position q-1 (the previous token)", NULL, 0, 0, andrea_probe_gen_prose, targets_prev,
-     PROBE_EXTRA_TOP1, "top1", NULL, loss_every_token, "every next token", RULE3, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS},
+     PROBE_EXTRA_TOP1, "top1", NULL, loss_every_token, "every next token", RULE3, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS, 0},
     {"induction", "the token after the earlier occurrence of the current token (second copy only)", NULL, 0, 0,
      andrea_probe_gen_repeat, targets_induction, PROBE_EXTRA_TOP1, "top1", NULL, andrea_probe_loss_at_queries,
-     "the second copy's tokens (predicted at each second-copy position)", RULE3, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS},
+     "the second copy's tokens (predicted at each second-copy position)", RULE3, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS, 0},
     {"duplicate", "the earlier occurrence of the current token (second copy only)", "induction", 0, 0,
      andrea_probe_gen_repeat, targets_duplicate, PROBE_EXTRA_TOP1, "top1", NULL, loss_before_queries,
-     "each repeated token itself (predicted at the position before it)", RULE3, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS},
+     "each repeated token itself (predicted at the position before it)", RULE3, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS, 0},
     {"bracket", "the innermost unclosed opening bracket, from every position inside a bracket pair", NULL, 0, 0,
      andrea_probe_gen_code, targets_bracket, PROBE_EXTRA_HARD_TOP1, "hard_top1", hard_not_most_recent_opener,
-     loss_before_closer, "each closing bracket (predicted at the position before it)", RULE3, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS},
+     loss_before_closer, "each closing bracket (predicted at the position before it)", RULE3, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS, 0},
     {"bracket_close", "the matching opening bracket of each closing bracket", "bracket", 0, 0, andrea_probe_gen_code,
      targets_bracket_close, PROBE_EXTRA_HARD_TOP1, "hard_top1", hard_not_most_recent_opener,
-     andrea_probe_loss_at_queries, "the token after each closing bracket", RULE3, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS},
+     andrea_probe_loss_at_queries, "the token after each closing bracket", RULE3, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS, 0},
     /* entity: 24 items of 192 tokens: a mention covers several tokens, so in a short context the
      * uniform-attention baseline is high (0.15 at 128 byte tokens) and a real entity head cannot
      * stand out from it. min_ratio 2, not 3: targets are whole multi-token mentions, so the
@@ -164,42 +164,45 @@ const probe_class andrea_probe_classes[] = {
      * saw an entity). */
     {"entity", "the tokens of the most recent entity mention, from positions after a mention", NULL,
      PROBE_ENTITY_N_ITEMS, PROBE_ENTITY_SEQ_LEN, andrea_probe_gen_entity, targets_entity, PROBE_EXTRA_TOP1, "top1", NULL,
-     loss_remention, "the tokens of each re-mention", {0.30, 2.0, 0.15, 0.75, 0}, PROBE_CONTROL_SAME_DISTANCE, PROBE_SCORE_MASS},
+     loss_remention, "the tokens of each re-mention", {0.30, 2.0, 0.15, 0.75, 0}, PROBE_CONTROL_SAME_DISTANCE, PROBE_SCORE_MASS, 0},
     {"bos", "position 0 (attention sink)", NULL, 0, 0, andrea_probe_gen_prose, targets_bos, PROBE_EXTRA_NONE, NULL, NULL,
-     loss_every_token, "every next token", RULE3, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS},
+     loss_every_token, "every next token", RULE3, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS, 0},
     /* positional (Voita et al. 2019): the prev_token suite's windows; the score is the share of
      * queries whose most attended key sits at the head's most frequent offset (1..16), 0.90 as
      * in the paper ("at least 90% of the time"); its control, the share whose argmax is a random
      * key of the window, keeps out heads that attend to few keys by content */
     {"positional", "the most attended key at one fixed offset k = 1..16 before the query", "prev_token", 0, 0,
      andrea_probe_gen_prose, targets_prev, PROBE_EXTRA_OFFSET, "offset", NULL, loss_every_token, "every next token",
-     {0.90, 3.0, 0.15, 0, 0}, PROBE_CONTROL_RANDOM, PROBE_SCORE_OFFSET},
+     {0.90, 3.0, 0.15, 0, 0}, PROBE_CONTROL_RANDOM, PROBE_SCORE_OFFSET, 0},
     /* dormant (Xiao et al. 2023; Sandoval-Segura et al. 2025): the bos suite's windows; most of the
      * attention on position 0 AND a mean output norm at most a quarter of the median head's */
     {"dormant", "position 0, with a small output (norm ratio to the median head)", "bos", 0, 0, andrea_probe_gen_prose,
      targets_bos, PROBE_EXTRA_NORM_RATIO, "norm_ratio", NULL, loss_every_token, "every next token",
-     {0.50, 3.0, 0.15, 0, 0.25}, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS},
+     {0.50, 3.0, 0.15, 0, 0.25}, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS, 0},
     /* copy_suppression (McDougall et al. 2023): the induction suite's sequences; attention to the
      * earlier copy of the token about to be predicted AND an OV circuit that lowers that token's
      * own logit (its extra, from the weights); without the weights' part no label */
     {"copy_suppression", "earlier copies of the next token (and an OV circuit that suppresses it)", "induction", 0, 0,
      andrea_probe_gen_repeat, targets_next_token_copies, PROBE_EXTRA_WEIGHTS, "suppression", NULL,
      andrea_probe_loss_at_queries, "the second copy's tokens (predicted at each second-copy position)",
-     {0.30, 3.0, 0.15, 0.50, 0}, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS},
+     {0.30, 3.0, 0.15, 0.50, 0}, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS, 0},
     /* retrieval (Wu et al. 2024): needle-in-a-haystack items at 1/4..4/4 of the model's context;
-     * top1 is the retrieval score, 0.1 the paper's cut */
+     * top1 is the retrieval score, 0.1 the paper's cut. Opt-in (--probes retrieval or all): its
+     * items are the whole context (1024 tokens for GPT-2 shapes), and their forwards and causal
+     * check cost more than every other suite together (ANDREA-120M on one H200: 6.4-7.0 s with
+     * it against 3.7-3.9 s before the new classes; bench/RESULTS.md) */
     {"retrieval", "the needle's copy of the token being produced (needle-in-a-haystack items)", NULL,
      PROBE_RETRIEVAL_N_ITEMS, PROBE_RETRIEVAL_SEQ_LEN, andrea_probe_gen_needle, targets_next_token_copies,
      PROBE_EXTRA_TOP1, "top1", NULL, andrea_probe_loss_at_queries, "each needle token of the final copy",
-     {0.10, 3.0, 0.05, 0.10, 0}, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS},
+     {0.10, 3.0, 0.05, 0.10, 0}, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS, 1},
     /* successor (Gould et al. 2024): the score is the head's successor share from the weights
      * (analyzer/ov_classes.h), its baseline and control the chance of a random row; the runs of
      * ordinals give the maps and the causal check's loss (predicting each successor) */
     {"successor", "the current ordinal token (the score is from the weights: the OV circuit maps it to its successor)",
      NULL, PROBE_SUCCESSOR_N_ITEMS, PROBE_SUCCESSOR_SEQ_LEN, andrea_probe_gen_successor, andrea_probe_successor_targets,
      PROBE_EXTRA_NONE, NULL, NULL, andrea_probe_loss_at_queries, "each ordinal's successor (predicted at the ordinal)",
-     {0.50, 3.0, 0.15, 0, 0}, PROBE_CONTROL_RANDOM, PROBE_SCORE_WEIGHTS},
-    {NULL, NULL, NULL, 0, 0, NULL, NULL, PROBE_EXTRA_NONE, NULL, NULL, NULL, NULL, {0, 0, 0, 0, 0}, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS},
+     {0.50, 3.0, 0.15, 0, 0}, PROBE_CONTROL_RANDOM, PROBE_SCORE_WEIGHTS, 0},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL, PROBE_EXTRA_NONE, NULL, NULL, NULL, NULL, {0, 0, 0, 0, 0}, PROBE_CONTROL_RANDOM, PROBE_SCORE_MASS, 0},
 };
 
 const probe_class *andrea_probe_class_find(const char *name) {

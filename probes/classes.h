@@ -84,6 +84,8 @@ struct probe_class {
     probe_label_rule rule;    /* default label rule */
     probe_control_kind control; /* left out of an entry: PROBE_CONTROL_RANDOM */
     probe_score_kind score;     /* left out of an entry: PROBE_SCORE_MASS */
+    int opt_in;                 /* 1: not among the default suites (run without --probes); named, or
+                                   with --probes all. Left out of an entry: 0 */
 };
 
 /* The table, in suite order; terminated by an entry with name NULL. */

@@ -47,8 +47,9 @@ int andrea_probe_is_builtin(const char *name);
  * (common/data_path.h). 0, or -1 with err naming where it looked. */
 int andrea_probe_data_dir(char *out, size_t n, ae_error *err);
 
-/* Builds every suite named in a comma list ("all" or NULL = every built-in suite); *suites is
- * malloc'd. On failure nothing is returned. */
+/* Builds every suite named in a comma list ("all": every built-in suite; NULL or "": the default
+ * suites, every built-in one but the opt-in classes, classes.h); *suites is malloc'd. On failure
+ * nothing is returned. */
 int andrea_probe_suites_builtin_list(const char *names, const andrea_tokenizer *tok, int vocab_size,
                               int max_seq_len, const probe_options *opt, probe_suite **suites,
                               int *n_suites, ae_error *err);

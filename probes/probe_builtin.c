@@ -536,9 +536,11 @@ int andrea_probe_suites_builtin_list(const char *names, const andrea_tokenizer *
     *n_suites = 0;
     char list[1024];
     if (!names || !*names || !strcmp(names, "all")) {
+        /* no list: the default suites; "all": every class, the opt-in ones too */
         list[0] = 0;
         for (int i = 0; andrea_probe_classes[i].name; i++) {
-            strcat(list, i ? "," : "");
+            if (andrea_probe_classes[i].opt_in && (!names || strcmp(names, "all"))) continue;
+            strcat(list, list[0] ? "," : "");
             strcat(list, andrea_probe_classes[i].name);
         }
     } else {

@@ -549,6 +549,11 @@ static void test_unknown_suite_name_is_refused(void) {
     CHECK(n == 12 && !strcmp(arr[4].name, "bracket_close") && !strcmp(arr[6].name, "bos") &&
           !strcmp(arr[10].name, "retrieval"));
     andrea_probe_suites_free(arr, n);
+    /* the default suites (no list) leave out the opt-in class, retrieval; "all" has it */
+    CHECK(andrea_probe_suites_builtin_list(NULL, tok, 256, 1024, &(probe_options){2, 32, 0}, &arr, &n, &err) == 0);
+    CHECK(n == 11 && !strcmp(arr[10].name, "successor"));
+    for (int i = 0; i < n; i++) CHECK(strcmp(arr[i].name, "retrieval"));
+    andrea_probe_suites_free(arr, n);
     andrea_tokenizer_free(tok);
 }
 
