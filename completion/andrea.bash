@@ -3,7 +3,7 @@
 # they follow the binary; option values (suites, devices, formats) are listed here; everything
 # else completes file names (checkpoints, dumps, catalogs, probe files, folders).
 
-_andrea_suites="prev_token induction duplicate bracket bracket_close entity bos all"
+_andrea_suites="prev_token induction duplicate bracket bracket_close entity bos positional dormant copy_suppression retrieval successor all"
 
 _andrea() {
     local cur prev words cword
