@@ -430,6 +430,7 @@ static int gather_open(const ov_rows *open, int NH, int C, ov_rows *w) {
     for (int i = 0; i < NH; i++) {
         const ov_rows *o = &open[i];
         const size_t k = (size_t)w->n;
+        if (o->n == 0) continue; /* a head with no open row may hold no buffers (memcpy from NULL) */
         memcpy(w->z + k * C, o->z, sizeof(float) * (size_t)o->n * C);
         memcpy(w->thr + k, o->thr, sizeof(float) * (size_t)o->n);
         memcpy(w->tok + k, o->tok, sizeof(int) * (size_t)o->n);
