@@ -6,7 +6,8 @@
  * maps and its loss positions. Item i holds kind i mod K of probes/data/ordinals.txt (the kinds
  * the model's tokenizer keeps, probes/ordinals.h), its pairs in order from a seeded start, the
  * chain broken where a pair does not follow on (a dropped item, the end of a kind that does not
- * wrap around), BOS first, at most seq_len tokens. Targets: andrea_probe_successor_targets.
+ * wrap around), BOS first, at most seq_len tokens. Targets: andrea_probe_successor_targets's rule
+ * (pair_targets), on the kinds read once for the suite.
  * Failure contract: -1 with "successor: problem" or ordinals.txt's message; no kind survives the
  * tokenizer (a vocabulary without ordinals): items of BOS alone, which score nothing.
  */
@@ -35,8 +36,27 @@ static int kind_run(const andrea_ordinals *o, int k, int p0, int bos, int seq_le
     return 0;
 }
 
+/* (q, q) for each position q whose token and the next are a pair of one of o's kinds: the rule of
+ * andrea_probe_successor_targets on kinds already loaded (the generator's, once a suite). */
+static int pair_targets(const andrea_ordinals *o, probe_item *it, ae_error *err) {
+    int cap = 0;
+    for (int q = 0; q + 1 < it->n_tokens; q++)
+        for (int k = 0; k < o->n_kinds; k++) {
+            const int t0 = o->start[k];
+            int hit = 0;
+            for (int p = o->pair_start[k]; p < o->pair_start[k + 1] && !hit; p++)
+                hit = o->tok[t0 + o->pair[2 * p]] == it->tokens[q] && o->tok[t0 + o->pair[2 * p + 1]] == it->tokens[q + 1];
+            if (hit) {
+                if (andrea_probe_targets_push(&it->targets, &it->n_targets, &cap, q, q, err)) return -1;
+                break;
+            }
+        }
+    return 0;
+}
+
 int andrea_probe_gen_successor(const probe_class *c, const probe_gen *g, probe_suite *s, ae_error *err) {
     andrea_ordinals o;
+    (void)c;
     if (andrea_ordinals_load(g->tok, g->vocab_size, &o, err)) return -1;
     const int bos = andrea_tokenizer_bos(g->tok);
     int rc = 0;
@@ -51,7 +71,7 @@ int andrea_probe_gen_successor(const probe_class *c, const probe_gen *g, probe_s
         }
         const int k = i % o.n_kinds, np = o.pair_start[k + 1] - o.pair_start[k];
         const int p0 = (int)andrea_probe_rng_below(g->rng, (uint32_t)np);
-        rc = kind_run(&o, k, p0, bos, g->seq_len, it, err) || andrea_probe_default_targets(c->name, it, g->tok, err);
+        rc = kind_run(&o, k, p0, bos, g->seq_len, it, err) || pair_targets(&o, it, err);
     }
     andrea_ordinals_free(&o);
     return rc;
@@ -61,18 +81,7 @@ int andrea_probe_successor_targets(probe_item *it, const andrea_tokenizer *tok, 
     andrea_ordinals o;
     if (!tok) return 0; /* token ids without a tokenizer: no kind to know them by */
     if (andrea_ordinals_load(tok, andrea_tokenizer_vocab_size(tok), &o, err)) return -1;
-    int cap = 0, rc = 0;
-    for (int q = 0; q + 1 < it->n_tokens && !rc; q++)
-        for (int k = 0; k < o.n_kinds; k++) {
-            const int t0 = o.start[k];
-            int hit = 0;
-            for (int p = o.pair_start[k]; p < o.pair_start[k + 1] && !hit; p++)
-                hit = o.tok[t0 + o.pair[2 * p]] == it->tokens[q] && o.tok[t0 + o.pair[2 * p + 1]] == it->tokens[q + 1];
-            if (hit) {
-                rc = andrea_probe_targets_push(&it->targets, &it->n_targets, &cap, q, q, err);
-                break;
-            }
-        }
+    const int rc = pair_targets(&o, it, err);
     andrea_ordinals_free(&o);
     return rc;
 }
