@@ -84,6 +84,11 @@ int andrea_cuda_pipeline_maps(andrea_cuda_pipeline *p, size_t first, const void 
 /* Only maps [0, end) of the batch handed back last come to the host (the sequences a host
  * consumer reads, e.g. a report's first examples); ask before its first piece. */
 int andrea_cuda_pipeline_maps_upto(andrea_cuda_pipeline *p, size_t end, ae_error *err);
+/* The batch handed back last is handed back again (its maps from the first piece, all of them
+ * unless maps_upto says otherwise; its device outputs as they were): for a second consumer of
+ * the same forward (run/: suites whose items are the same, token for token). Valid until the next
+ * submit or flush. */
+int andrea_cuda_pipeline_rewind(andrea_cuda_pipeline *p, ae_error *err);
 /* The device outputs of the batch handed back last (attn, head_out_norm, head_dla; NULL where not
  * wanted; logits NULL) and the stream (cudaStream_t as void *) to enqueue work on them: work
  * enqueued there runs after the batch's forward, and the slot is not written by a later forward

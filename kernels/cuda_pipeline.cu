@@ -284,6 +284,15 @@ extern "C" int andrea_cuda_pipeline_maps_upto(andrea_cuda_pipeline *p, size_t en
     return 0;
 }
 
+extern "C" int andrea_cuda_pipeline_rewind(andrea_cuda_pipeline *p, ae_error *err) {
+    if (p->ready < 0) return andrea_fail(err, "andrea_cuda_pipeline_rewind: no batch was handed back");
+    const struct slot *s = &p->s[p->ready];
+    if (drain_reset(p, err)) return -1; /* the pieces still queued finish first */
+    p->limit = (size_t)s->B * andrea_cuda_config(p->e)->n_layer * andrea_cuda_config(p->e)->n_head;
+    if (s->d_attn) p->drain = p->ready; /* its forward is done: hand_back ordered the copy stream after it */
+    return 0;
+}
+
 extern "C" int andrea_cuda_pipeline_device(andrea_cuda_pipeline *p, andrea_cuda_device_outputs *out, void **stream,
                                            ae_error *err) {
     memset(out, 0, sizeof *out);

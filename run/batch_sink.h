@@ -8,6 +8,9 @@
  *
  * Order of calls, per suite s (in file order): suite_begin(s), then for each batch every maps
  * piece in order (first = 0, first += n, up to nb * L * H), then batch(); then suite_end(s).
+ * Twins: a suite whose items are those of an earlier suite of one batch, token for token (classes
+ * sharing a generator stream), comes right after that suite and is handed the same forward's
+ * batch again (run.c); its calls are a suite's calls as above, its own index in b->suite.
  * Under MPI a rank gets only its shard of the batches; it may also get batches with nb = 0
  * (steps where another rank has more batches): sinks that do not write collectively ignore them.
  *

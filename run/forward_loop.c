@@ -175,6 +175,22 @@ static int sinks_device(const run_sinks *sk, batch_bufs *bb, const andrea_batch 
     return 0;
 }
 
+/* The batch handed back last, whose values are in bb already, to the sinks: the device sinks,
+ * then the host maps the others want, piece by piece, then every sink's batch(). */
+static int hand_stream_batch(const run_loop *lp, batch_bufs *bb, andrea_batch *b, ae_error *err) {
+    const size_t lh = (size_t)b->L * b->H;
+    size_t n_host;
+    b->maps_padding_zeroed = 0;
+    if (sinks_device(lp->sinks, bb, b, &n_host, err)) return -1;
+    if (n_host > 0 && n_host < (size_t)b->nb * lh && andrea_cuda_pipeline_maps_upto(bb->pipe, n_host, err)) return -1;
+    for (size_t first = 0, n = 0; first < n_host; first += n) {
+        const void *piece;
+        if (andrea_cuda_pipeline_maps(bb->pipe, first, &piece, &n, err)) return -1;
+        if (sinks_maps(lp->sinks, lp->sinks->on_host, bb, b, first, n, piece, err)) return -1;
+    }
+    return sinks_batch(lp->sinks, bb, b, err);
+}
+
 /* One suite through the CUDA streaming pipeline: batch k+1 computes and batch k copies to pinned
  * memory while batch k-1 goes to the sinks. */
 static int run_suite_stream(const run_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog,
@@ -204,15 +220,6 @@ static int run_suite_stream(const run_loop *lp, const probe_suite *s, int B, bat
         const int b0 = (int)rd.tag, nb = rd.B;
         fill_tokens(bb, s, b0, nb, T); /* free again: the next batch's tokens were copied */
         andrea_batch b = batch_of(lp, s, b0, nb, bb);
-        b.maps_padding_zeroed = 0;
-        size_t n_host;
-        if (sinks_device(lp->sinks, bb, &b, &n_host, err)) return -1;
-        if (n_host > 0 && n_host < (size_t)nb * lh && andrea_cuda_pipeline_maps_upto(bb->pipe, n_host, err)) return -1;
-        for (size_t first = 0, n = 0; first < n_host; first += n) {
-            const void *piece;
-            if (andrea_cuda_pipeline_maps(bb->pipe, first, &piece, &n, err)) return -1;
-            if (sinks_maps(lp->sinks, lp->sinks->on_host, bb, &b, first, n, piece, err)) return -1;
-        }
         if (want_values) {
             t0 = andrea_now_seconds();
             const size_t nv = (size_t)nb * lh * T;
@@ -229,12 +236,24 @@ static int run_suite_stream(const run_loop *lp, const probe_suite *s, int B, bat
             if (check_values_finite(bb->norm, bb->dla, bb->lengths, nb, L, H, T, lp->m->path, err)) return -1;
             bb->t_other += andrea_now_seconds() - t0;
         }
-        if (sinks_batch(lp->sinks, bb, &b, err)) return -1;
+        if (hand_stream_batch(lp, bb, &b, err)) return -1;
         andrea_progress_add(prog, (uint64_t)nb);
     }
     return 0;
 }
 #endif
+
+/* A synchronous batch, its maps and values in bb (padding zeroed), to every sink: its maps as one
+ * piece, then batch(). */
+static int hand_host_batch(const run_loop *lp, const probe_suite *s, int b0, int nb, batch_bufs *bb, ae_error *err) {
+    const andrea_run_options *o = lp->o;
+    const size_t n_maps = (size_t)nb * lp->m->cfg.n_layer * lp->m->cfg.n_head;
+    andrea_batch b = batch_of(lp, s, b0, nb, bb);
+    b.maps_padding_zeroed = 1;
+    b.head_out = o->contrib == ANDREA_CONTRIB_FULL || o->heads != NULL ? bb->head_out : NULL;
+    const void *att = o->maps_fp32 ? (const void *)bb->attn : (const void *)bb->attn16;
+    return sinks_maps(lp->sinks, NULL, bb, &b, 0, n_maps, att, err) || sinks_batch(lp->sinks, bb, &b, err) ? -1 : 0;
+}
 
 int andrea_run_suite(const run_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog, int *agreed,
                      ae_error *err) {
@@ -276,12 +295,25 @@ int andrea_run_suite(const run_loop *lp, const probe_suite *s, int B, batch_bufs
         const size_t n_maps = (size_t)nb * L * H;
         if (!o->maps_fp32) f32_to_f16_all(bb->attn16, bb->attn, n_maps * (size_t)T * T);
         bb->t_forward += andrea_now_seconds() - t0;
-        andrea_batch b = batch_of(lp, s, b0, nb, bb);
-        b.maps_padding_zeroed = 1;
-        b.head_out = want_head_out ? bb->head_out : NULL;
-        const void *att = o->maps_fp32 ? (const void *)bb->attn : (const void *)bb->attn16;
-        if (sinks_maps(lp->sinks, NULL, bb, &b, 0, n_maps, att, err) || sinks_batch(lp->sinks, bb, &b, err)) return -1;
+        if (hand_host_batch(lp, s, b0, nb, bb, err)) return -1;
         andrea_progress_add(prog, (uint64_t)nb);
     }
+    return 0;
+}
+
+int andrea_run_replay(const run_loop *lp, const probe_suite *s, batch_bufs *bb, ae_progress *prog, ae_error *err) {
+    const int nb = s->n_items;
+    if (nb > bb->max_B) return andrea_fail(err, "%s: suite %s is not one batch: it cannot share a forward", lp->what, s->name);
+    fill_tokens(bb, s, 0, nb, s->max_len);
+#ifdef ANDREA_HAVE_CUDA
+    if (bb->pipe) {
+        andrea_batch b = batch_of(lp, s, 0, nb, bb);
+        if (andrea_cuda_pipeline_rewind(bb->pipe, err) || hand_stream_batch(lp, bb, &b, err)) return -1;
+        andrea_progress_add(prog, (uint64_t)nb);
+        return 0;
+    }
+#endif
+    if (hand_host_batch(lp, s, 0, nb, bb, err)) return -1;
+    andrea_progress_add(prog, (uint64_t)nb);
     return 0;
 }

@@ -209,37 +209,83 @@ int andrea_run_open(andrea_run *r, ae_error *err) {
     return rc;
 }
 
-/* Every suite through the one loop (forward_loop.c) into the sinks: suite_begin of each, the
- * batches, suite_end of each (abort instead, for the sinks begun, when the suite fails). */
+/* Whether suite b can be handed suite a's batch: a is one batch (so the buffers hold all of it
+ * when it ends) and b's items are a's, token for token, at the same width. Classes that share a
+ * generator stream (probes/classes.c: duplicate and copy_suppression read induction's items,
+ * positional prev_token's, dormant bos's) need one forward between them. */
+static int same_batch(const probe_suite *a, const probe_suite *b, int B) {
+    if (a->n_items > B || a->n_items != b->n_items || a->max_len != b->max_len) return 0;
+    for (int k = 0; k < a->n_items; k++) {
+        const probe_item *x = &a->items[k], *y = &b->items[k];
+        if (x->n_tokens != y->n_tokens || memcmp(x->tokens, y->tokens, sizeof(int) * (size_t)x->n_tokens)) return 0;
+    }
+    return 1;
+}
+
+/* twin[i]: the earlier suite whose forward suite i is handed again (-1: its own forward). Serial
+ * runs only: an MPI job shards every suite's batches over the ranks. */
+static void find_twins(const andrea_run *r, int *twin) {
+    for (int i = 0; i < r->n_suites; i++) {
+        twin[i] = -1;
+        for (int j = 0; j < i && !andrea_mpi_parallel(); j++)
+            if (twin[j] < 0 && same_batch(&r->suites[j], &r->suites[i], r->B)) {
+                twin[i] = j;
+                break;
+            }
+    }
+}
+
+/* Suite i into the sinks: suite_begin of each, its batches (forwarded, or a twin's replayed),
+ * suite_end of each (abort instead, for the sinks begun, when the suite fails). */
+static int one_suite(andrea_run *r, run_loop *lp, int i, int replay, ae_progress *prog, int *agreed, ae_error *err) {
+    const andrea_batch_sink *v = lp->sinks->v;
+    const int n = lp->sinks->n, B = r->B;
+    lp->suite = i;
+    lp->batch_off = 0;
+    for (int j = 0; j < i; j++) lp->batch_off += (r->suites[j].n_items + B - 1) / B;
+    int rc = 0, begun = 0;
+    for (; begun < n && !rc; begun++)
+        if (v[begun].suite_begin) rc = v[begun].suite_begin(v[begun].self, i, &r->suites[i], err);
+    if (!rc)
+        rc = replay ? andrea_run_replay(lp, &r->suites[i], &r->bb, prog, err)
+                    : andrea_run_suite(lp, &r->suites[i], B, &r->bb, prog, agreed, err);
+    if (rc) {
+        for (int k = 0; k < begun; k++)
+            if (v[k].abort) v[k].abort(v[k].self, i, err);
+        return -1;
+    }
+    for (int k = 0; k < n && !rc; k++) {
+        const double t0 = andrea_now_seconds(); /* the scorer's wait for its GPU sums counts as sink time */
+        if (v[k].suite_end) rc = v[k].suite_end(v[k].self, i, err);
+        if (!v[k].is_writer) r->bb.t_sinks += andrea_now_seconds() - t0;
+    }
+    return rc;
+}
+
+/* Every suite through the one loop (forward_loop.c) into the sinks, in file order, except that a
+ * twin follows the suite whose forward it shares (batch_sink.h). */
 static int each_suite(andrea_run *r, const run_loop *lp0, const andrea_batch_sink *v, int n, ae_progress *prog,
                       int *agreed, ae_error *err) {
     unsigned char *on_host = calloc((size_t)n + 1, 1);
-    if (!on_host) return andrea_fail(err, "%s: out of memory", r->what);
+    int *twin = malloc(sizeof(int) * (size_t)(r->n_suites > 0 ? r->n_suites : 1));
+    if (!on_host || !twin) {
+        free(on_host);
+        free(twin);
+        return andrea_fail(err, "%s: out of memory", r->what);
+    }
+    find_twins(r, twin);
     const run_sinks sk = {v, n, on_host};
-    const probe_suite *suites = r->suites;
-    const int B = r->B;
     run_loop lp = *lp0;
     lp.sinks = &sk;
     int rc = 0;
-    for (long long i = 0, off = 0; i < r->n_suites && !rc; off += (suites[i].n_items + B - 1) / B, i++) {
-        lp.suite = (int)i;
-        lp.batch_off = off;
-        int begun = 0;
-        for (; begun < n && !rc; begun++)
-            if (v[begun].suite_begin) rc = v[begun].suite_begin(v[begun].self, (int)i, &suites[i], err);
-        if (!rc) rc = andrea_run_suite(&lp, &suites[i], B, &r->bb, prog, agreed, err);
-        if (rc) {
-            for (int k = 0; k < begun; k++)
-                if (v[k].abort) v[k].abort(v[k].self, (int)i, err);
-            break;
-        }
-        for (int k = 0; k < n && !rc; k++) {
-            const double t0 = andrea_now_seconds(); /* the scorer's wait for its GPU sums counts as sink time */
-            if (v[k].suite_end) rc = v[k].suite_end(v[k].self, (int)i, err);
-            if (!v[k].is_writer) r->bb.t_sinks += andrea_now_seconds() - t0;
-        }
+    for (int i = 0; i < r->n_suites && !rc; i++) {
+        if (twin[i] >= 0) continue; /* handed its leader's batch right after it */
+        rc = one_suite(r, &lp, i, 0, prog, agreed, err);
+        for (int j = i + 1; j < r->n_suites && !rc; j++)
+            if (twin[j] == i) rc = one_suite(r, &lp, j, 1, prog, agreed, err);
     }
     free(on_host);
+    free(twin);
     return rc;
 }
 

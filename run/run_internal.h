@@ -52,4 +52,9 @@ typedef struct {
 int andrea_run_suite(const run_loop *lp, const probe_suite *s, int B, batch_bufs *bb, ae_progress *prog, int *agreed,
                      ae_error *err);
 
+/* forward_loop.c: the batch the buffers (or the CUDA pipeline) hold, the whole of an earlier
+ * suite of one batch whose items are s's token for token, handed to every sink again as suite
+ * lp->suite: a twin's maps without a forward of its own. */
+int andrea_run_replay(const run_loop *lp, const probe_suite *s, batch_bufs *bb, ae_progress *prog, ae_error *err);
+
 #endif
