@@ -7,18 +7,25 @@
 #      new classes), this tree and BASE alternately, 3 times each, with the --timing split and the
 #      output folder's size.
 # Usage (device machine, repo root, carry=[".carry/debs"]): BASE=.gpu-old bash bench/gpu_class_fixture.sh
+# TASK=retrieval trains the retrieval fixture instead (tools/train_class_fixture.py --task
+# retrieval; STEPS, default 6000); TIMING=0 skips step 3 (and BASE).
 set -u
 source bench/gpu_common.sh
 M=/tmp/andrea-large; mkdir -p $M
-[ -d $M/a120 ] || (make_ckpt $M a120 12 12 768) >$OUT/ckpt.txt 2>&1 & ckpt_pid=$!
+TASK=${TASK:-both} TIMING=${TIMING:-1}
+if [ $TIMING = 1 ]; then
+  [ -d $M/a120 ] || (make_ckpt $M a120 12 12 768) >$OUT/ckpt.txt 2>&1 & ckpt_pid=$!
+  gpu_build "$BASE" base andrea & base_pid=$!
+fi
 echo "== build ($SECONDS s)"
-gpu_build "$BASE" base andrea & base_pid=$!
 gpu_build . this andrea || exit 1
 echo "== fixture ($SECONDS s)"
 mkdir -p $OUT/classes tests/data/classes
-python3 tools/train_class_fixture.py --out $OUT/classes 2>$OUT/train.txt | tail -30; tail -3 $OUT/train.txt
+python3 tools/train_class_fixture.py --out $OUT/classes --task $TASK --steps ${STEPS:-6000} 2>$OUT/train.txt | tail -30
+tail -3 $OUT/train.txt
 cp $OUT/classes/* tests/data/classes/
 ANDREA_BIN=$PWD/build-gpu/andrea ANDREA_SRC=$PWD python3 tests/test_class_fixture_matches_card.py 2>&1 | tail -15
+[ $TIMING = 1 ] || { echo "== done ($SECONDS s)"; exit 0; }
 wait $base_pid || { echo "base build failed"; exit 1; }
 wait $ckpt_pid; cat $OUT/ckpt.txt 2>/dev/null
 A=$PWD/build-gpu/andrea B=$(cd "$BASE" && pwd)/build-gpu/andrea

@@ -32,7 +32,12 @@ Card (independent of andrea's C code; numpy in float64 from the exported .bin):
   - retrieval per head, on the card's needle items (written as a probe file with explicit targets):
     score = mean attention mass on the targets, top1 = share of queries whose first-max key is the
     target, from a float64 forward (this file's own numpy forward, GPT-2 exactly).
-Outputs (--out DIR): class-fixture.bin, class-fixture.probes.jsonl, class-fixture.card.json.
+--task retrieval: the needles alone, the loss on the needle's second copy only (every other
+position weighs 0), so that the copy, not the haystack, is what the model learns: a fixture for
+the retrieval detector (tests/data/classes/retrieval-fixture.*), whose successor shares are those
+of a model that never saw ordinals (the random-data control of that class).
+Outputs (--out DIR): class-fixture.{bin,probes.jsonl,card.json} (retrieval-fixture.* with --task
+retrieval).
 Failure contract: bad arguments end with a one-line message, exit 1.
 """
 import argparse
@@ -77,16 +82,23 @@ def needle_window(rng, t):
     return [BOS] + hay[:d] + needle + hay[d:] + needle, d + 1
 
 
-def batch(rng, b, t, device):
-    rows = []
+def batch(rng, b, t, device, task):
+    """Inputs, next tokens and the loss weight of each position: task both (the mixed data, every
+    position weighed), or retrieval (needles only, the loss on the needle's second copy alone)."""
+    rows, weight = [], torch.zeros(b, t)
     for i in range(b):
-        if i % 2 == 0:
+        if task == "both" and i % 2 == 0:
             rows.append(ordinal_window(rng, t + 1))
+            weight[i] = 1
         else:
             n = rng.randint(2 * NEEDLE + 24, t + 1)
             rows.append((needle_window(rng, n)[0] + [32] * (t + 1))[:t + 1])
+            if task == "both":
+                weight[i] = 1
+            else:  # position q predicts token q + 1: the copy's tokens n - NEEDLE .. n - 1
+                weight[i, n - NEEDLE - 1:n - 1] = 1
     s = torch.tensor(rows, dtype=torch.long, device=device)
-    return s[:, :-1], s[:, 1:]
+    return s[:, :-1], s[:, 1:], weight.to(device)
 
 
 def train(a):
@@ -100,9 +112,10 @@ def train(a):
         lr = a.lr * min(1.0, step / 200) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / a.steps)))
         for g in opt.param_groups:
             g["lr"] = lr
-        x, y = batch(rng, a.batch, SHAPE["max_t"], a.device)
+        x, y, w = batch(rng, a.batch, SHAPE["max_t"], a.device, a.task)
         logits, _ = model(x)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        each = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="none")
+        loss = (each * w.reshape(-1)).sum() / w.sum()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -213,6 +226,7 @@ def main():
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--items", type=int, default=16)
+    ap.add_argument("--task", choices=("both", "retrieval"), default="both")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = ap.parse_args()
     if a.steps < 1 or a.items < 1:
@@ -220,21 +234,22 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     model, log, secs = train(a)
     model = model.cpu().eval()
-    binpath = os.path.join(a.out, "class-fixture.bin")
+    stem = "class-fixture" if a.task == "both" else "retrieval-fixture"
+    binpath = os.path.join(a.out, stem + ".bin")
     export_bin(model, SHAPE, binpath)
     p = params(model)
     succ, chance = successor_shares(p)
     items, mass, top1 = retrieval_card(p, a.seed + 100, a.items)
-    with open(os.path.join(a.out, "class-fixture.probes.jsonl"), "w") as f:
+    with open(os.path.join(a.out, stem + ".probes.jsonl"), "w") as f:
         for it in items:
             f.write(json.dumps(it, separators=(",", ":")) + "\n")
     heads = ["%d.%d" % (i // SHAPE["n_head"], i % SHAPE["n_head"]) for i in range(len(succ))]
-    card = dict(shape=SHAPE, seed=a.seed, steps=a.steps, batch=a.batch, lr=a.lr, device=str(a.device),
+    card = dict(shape=SHAPE, task=a.task, seed=a.seed, steps=a.steps, batch=a.batch, lr=a.lr, device=str(a.device),
                 torch=torch.__version__, train_seconds=round(secs, 1), loss=log,
                 successor=dict(zip(heads, succ)), successor_chance=chance,
                 retrieval_score=dict(zip(heads, mass)), retrieval_top1=dict(zip(heads, top1)),
                 recipe=__doc__.split("Data (each batch):")[1].split("Card")[0].strip())
-    with open(os.path.join(a.out, "class-fixture.card.json"), "w") as f:
+    with open(os.path.join(a.out, stem + ".card.json"), "w") as f:
         json.dump(card, f, indent=1)
     print(json.dumps({k: card[k] for k in ("successor", "retrieval_top1", "train_seconds")}, indent=1))
 
