@@ -77,6 +77,7 @@ int cli_opt_step(const char *cmd, const char *arg, andrea_classify_options *o); 
 int cli_opt_ablate_items(const char *cmd, const char *arg, andrea_classify_options *o); /* 0..4096 */
 int cli_opt_ablation(const char *cmd, const char *arg, andrea_classify_options *o);     /* mean|resample|zero */
 int cli_opt_report_maps(const char *cmd, const char *arg, int *maps_per_suite); /* N (0..1000) | all | labelled */
+int cli_opt_report(const char *cmd, const char *arg, int *full); /* small | full */
 int cli_opt_format(const char *cmd, const char *arg, int *fmt);            /* table|csv|json */
 int cli_opt_timeout(const char *cmd, const char *arg, catalog_limits *lim); /* seconds, 0: none */
 /* Writes rows to stdout in fmt and frees them; returns the exit code (0, or 1 after cli_fail). */

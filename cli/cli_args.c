@@ -231,6 +231,14 @@ int cli_opt_report_maps(const char *cmd, const char *arg, int *maps_per_suite) {
     return 0;
 }
 
+/* --report: what a report keeps by default (andrea_render_options.full). */
+int cli_opt_report(const char *cmd, const char *arg, int *full) {
+    if (strcmp(arg, "small") && strcmp(arg, "full"))
+        return cli_usage_error(cmd, "--report is small or full, not '%s'", arg);
+    *full = arg[0] == 'f';
+    return 0;
+}
+
 int cli_opt_format(const char *cmd, const char *arg, int *fmt) {
     int f = andrea_catalog_format_parse(arg);
     if (f < 0) return cli_usage_error(cmd, "--format is table, csv or json, not '%s'", arg);

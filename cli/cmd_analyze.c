@@ -23,7 +23,8 @@ static void help(FILE *f) {
             "                      [--n N] [--len T] [--seed S] [--tokenizer DIR] [--contrib none|norm|full]\n"
             "                      [--device auto|cpu|cuda] [--maps fp16|fp32] [--step N] [--dump FILE]\n"
             "                      [--keep-dumps] [--ablate-items N] [--ablation mean|resample|zero] [--rules FILE]\n"
-            "                      [--precision tf32|tf32x3|fp32] [--report-maps N|all|labelled] [--timing] [--quiet]\n"
+            "                      [--precision tf32|tf32x3|fp32] [--report small|full]\n"
+            "                      [--report-maps N|all|labelled] [--timing] [--quiet]\n"
             "                      [--maps-only] [--threads N]\n\n"
             "For each checkpoint: run the built-in probe suites (or --probes) through the model and score\n"
             "every head while its attention maps are in memory, classify the heads into DIR/catalog.db\n"
@@ -48,11 +49,12 @@ static void help(FILE *f) {
             "--contrib: the per-head W_O values computed (norm, default: head_dla and\n"
             "head_out_norm means in the catalog; none: without them; full: also head_out in a dump).\n"
             "--timing prints where the time went (forward, scoring, causal check, catalog, report).\n"
-            "--report-maps N: heatmap PNGs per head and suite (default 1: the first example, for every\n"
-            "head while heads x suites <= 1024, else for the labelled heads only; 0: none; all: every\n"
-            "shown example; labelled: the labelled heads only). Each head page shows 2 examples per\n"
-            "suite interactively (N if larger); the PNGs are their static, printable form\n"
-            "(docs/report.md).\n"
+            "--report small (default): heatmap PNGs of the labelled heads only; every head's maps stay\n"
+            "interactive on its page. --report full: a PNG per head and suite while heads x suites\n"
+            "<= 1024 (the labelled heads' beyond). --report-maps N: PNGs of the first N examples of\n"
+            "every head (0: none; all: every shown example; labelled: example 0 of the labelled heads).\n"
+            "Each head page shows 2 examples per suite interactively (N if larger); the PNGs are their\n"
+            "static, printable form (docs/report.md).\n"
             "--precision: on a GPU, matmuls in TF32 (default, fast; attention probabilities of trained\n"
             "models within ~4e-3 of fp32), tf32x3 (every layer matmul and attention as three TF32\n"
             "products of high and low parts: maps within ~3e-5 of fp32, ~2.2x the forward time; the\n"
@@ -78,7 +80,8 @@ static int parse_options(int argc, char **argv, andrea_analyze_plan *p, const ch
         {"tokenizer", required_argument, 0, 'k'}, {"dump", required_argument, 0, 'U'},
         {"keep-dumps", no_argument, 0, 'K'},      {"timing", no_argument, 0, 't'},
         {"report-maps", required_argument, 0, 'R'}, {"texts", required_argument, 0, 'T'},
-        {"maps-only", no_argument, 0, 'M'},       {0, 0, 0, 0},
+        {"maps-only", no_argument, 0, 'M'},       {"report", required_argument, 0, 'F'},
+        {0, 0, 0, 0},
     };
     int c, bad = 0; /* bad: a parser's usage-error exit code */
     long threads;
@@ -110,6 +113,7 @@ static int parse_options(int argc, char **argv, andrea_analyze_plan *p, const ch
         case 'K': p->keep_dumps = 1; break;
         case 't': p->timing = 1; break;
         case 'R': bad = cli_opt_report_maps("analyze", optarg, &p->report_maps); break;
+        case 'F': bad = cli_opt_report("analyze", optarg, &p->report_full); break;
         case 'q': andrea_progress_quiet = 1; break;
         case 'h': help(stdout); return -1;
         default: return cli_option_error("analyze", c, argv, opts);

@@ -13,7 +13,7 @@
 static void help(FILE *f) {
     fprintf(f,
             "usage: andrea render DUMP.h5 --db CATALOG --out DIR [--examples N] [--report-maps N|all|labelled]\n"
-            "                     [--timeout S] [--quiet]\n\n"
+            "                     [--report small|full] [--timeout S] [--quiet]\n\n"
             "Writes a static, offline report of the dump's model into DIR (created if missing):\n"
             "index.html (a sortable head table filterable by class, overview images), one page per\n"
             "head (heads/L{l}_H{h}.html) with its heatmaps for every suite, and the PNGs (maps/,\n"
@@ -21,10 +21,11 @@ static void help(FILE *f) {
             "scored this dump (matched by its seal), else the current run of each class (docs/catalog.md).\n"
             "Layout and images: docs/report.md.\n"
             "  --examples N   examples shown per head and suite (interactive maps; default 2; 1..1000)\n"
-            "  --report-maps N|all|labelled  heatmap PNGs per head and suite: the first N shown\n"
-            "                 examples (default 1, for every head while heads x suites <= 1024, else\n"
-            "                 for the labelled heads only; 0: none; all: every shown example;\n"
-            "                 labelled: example 0 of the labelled heads; N > --examples shows N)\n"
+            "  --report small|full  small (default): heatmap PNGs of the labelled heads only; full:\n"
+            "                 one per head and suite while heads x suites <= 1024 (labelled beyond)\n"
+            "  --report-maps N|all|labelled  heatmap PNGs of every head: the first N shown examples\n"
+            "                 (0: none; all: every shown example; labelled: example 0 of the labelled\n"
+            "                 heads; N > --examples shows N)\n"
             "  --timeout S    stop a catalog query after S seconds in it (default %g; 0: no limit)\n"
             "  -q, --quiet    no progress bar (-o is --out, -h --help)\n",
             CATALOG_TIMEOUT_DEFAULT_S);
@@ -34,7 +35,8 @@ int cmd_render(int argc, char **argv) {
     static const struct option opts[] = {
         {"db", required_argument, 0, 'd'},  {"out", required_argument, 0, 'o'}, {"examples", required_argument, 0, 'n'},
         {"report-maps", required_argument, 0, 'R'}, {"timeout", required_argument, 0, 't'},
-        {"quiet", no_argument, 0, 'q'},     {"help", no_argument, 0, 'h'},       {0, 0, 0, 0},
+        {"quiet", no_argument, 0, 'q'},     {"help", no_argument, 0, 'h'},       {"report", required_argument, 0, 'F'},
+        {0, 0, 0, 0},
     };
     const char *db = NULL, *out = NULL;
     andrea_render_options o = {0};
@@ -55,6 +57,11 @@ int cmd_render(int argc, char **argv) {
         }
         case 'R': {
             int bad = cli_opt_report_maps("render", optarg, &o.maps_per_suite);
+            if (bad) return bad;
+            break;
+        }
+        case 'F': {
+            int bad = cli_opt_report("render", optarg, &o.full);
             if (bad) return bad;
             break;
         }

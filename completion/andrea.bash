@@ -40,6 +40,7 @@ _andrea() {
         --contrib) COMPREPLY=($(compgen -W "none norm full" -- "$cur")); return ;;
         --precision) COMPREPLY=($(compgen -W "tf32 tf32x3 fp32" -- "$cur")); return ;;
         --report-maps) COMPREPLY=($(compgen -W "0 1 2 all labelled" -- "$cur")); return ;;
+        --report) COMPREPLY=($(compgen -W "small full" -- "$cur")); return ;;
         --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
         --out|--tokenizer) COMPREPLY=($(compgen -d -- "$cur")); [[ $prev == --out ]] && COMPREPLY+=($(compgen -f -- "$cur")); return ;;
         --n|--len|--seed|--batch|--gzip|--step|--layer|--head|--heads|--min-score|--timeout|--temperature|-n|--prompt)

@@ -185,6 +185,7 @@ static int analyze_one(const andrea_analyze_plan *p, const char *ckpt, const cha
     andrea_render_options ropt = {0};
     ropt.quiet = andrea_progress_quiet;
     ropt.maps_per_suite = p->report_maps;
+    ropt.full = p->report_full;
     if (!(rcol = andrea_report_collector_open(&m, n_suites, andrea_render_examples(&ropt), err))) goto out;
     andrea_batch_sink sinks[2] = {andrea_head_scorer_sink(hs), andrea_report_collector_sink(rcol)};
     if (forwards(p, &m, suites, n_suites, sinks, dumping ? dump_path : NULL, hex, tok, tok_desc, &tm.forwards, &eng, err))
@@ -331,6 +332,7 @@ static int analyze_series(const andrea_analyze_plan *p, ae_error *err) {
     andrea_render_options sro = {0};
     sro.quiet = andrea_progress_quiet;
     sro.maps_per_suite = p->report_maps;
+    sro.full = p->report_full;
     const series_written on = {(void *)p, series_page_done};
     rc = andrea_series_run(n, p->ckpts, p->dir, score_one, &job, &sro, &on, err);
 out:

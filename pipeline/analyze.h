@@ -76,6 +76,7 @@ typedef struct {
     andrea_run_options run;     /* the forward run (run/run.h): its engine options (the causal check
                                  * opens its engine from the same), --maps, --contrib */
     int report_maps;            /* --report-maps (andrea_render_options.maps_per_suite) */
+    int report_full;            /* --report full (andrea_render_options.full) */
     int timing;                 /* fill andrea_analyze_done.timing */
     andrea_analyze_printer printer;
 } andrea_analyze_plan;

@@ -16,9 +16,9 @@
 #define ANDREA_REPORT_MAPS_NONE (-1)   /* no per-head PNG (the overview images stay) */
 #define ANDREA_REPORT_MAPS_ALL (-2)    /* a PNG for every shown example */
 #define ANDREA_REPORT_MAPS_LABELLED (-3) /* example 0's PNG, for the heads labelled in some class only */
-/* The default's budget: one PNG per head and suite while heads x suites is at most this (the
- * bundled model: 32 x 7, ANDREA-120M: 144 x 7); beyond it (GPT-2-medium's 384 heads draw 2,688
- * PNGs of ~250 KB, ~13 s on 16 cores) the labelled heads only, as with --report-maps labelled. */
+/* --report full's budget: one PNG per head and suite while heads x suites is at most this (the
+ * bundled model: 32 x 11); beyond it (GPT-2-medium's 384 heads draw 4,224 PNGs of ~250 KB) the
+ * labelled heads only. The default (small) draws the labelled heads' only, whatever the size. */
 #define ANDREA_REPORT_PNG_BUDGET 1024
 
 typedef struct {
@@ -31,6 +31,9 @@ typedef struct {
     /* NULL, or seconds added per stage (analyze --timing): heatmaps and thumbnails, overview
      * images, interactive data, head pages, index */
     double *stage_seconds; /* [ANDREA_REPORT_STAGES] */
+    /* 0 (--report small, the default): maps_per_suite 0 draws the labelled heads' PNGs only; 1
+     * (--report full): every head's while heads x suites <= ANDREA_REPORT_PNG_BUDGET */
+    int full;
 } andrea_render_options;
 #define ANDREA_REPORT_STAGES 5
 

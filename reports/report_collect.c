@@ -82,13 +82,38 @@ static int wants_host_maps(void *self, const andrea_batch *b, int seq) {
     return seq < rc->suites[b->suite].n_examples;
 }
 
+/* An earlier suite whose shown examples are si's, token for token, with the same maps, bit for
+ * bit (twin suites: run.c hands them one forward), or -1. Equal bits, not equal tokens alone,
+ * decide: the report then keeps one copy and says both suites show it. */
+static int earlier_twin(const report_collector *rc, int si, size_t n) {
+    const report_suite *su = &rc->suites[si];
+    for (int t = 0; t < si; t++) {
+        const report_suite *o = &rc->suites[t];
+        if (o->maps_of || !rc->maps[t] || o->n_examples != su->n_examples || o->T != su->T ||
+            memcmp(o->n_tokens, su->n_tokens, sizeof(int) * (size_t)su->n_examples) ||
+            memcmp(o->tokens, su->tokens, sizeof(int) * (size_t)su->n_examples * (size_t)su->T) ||
+            memcmp(rc->maps[t], rc->maps[si], n * sizeof(float)))
+            continue;
+        return t;
+    }
+    return -1;
+}
+
 /* MPI: each example map was kept by the one rank whose batch held it (zeros on the others), so
- * their sum on rank 0, which renders, is every example map exactly (x + 0 = x). Serial: no-op. */
+ * their sum on rank 0, which renders, is every example map exactly (x + 0 = x). Serial: no-op.
+ * Then a twin's maps go: it reads its leader's. */
 static int suite_end(void *self, int si, ae_error *err) {
     report_collector *rc = self;
-    const report_suite *su = &rc->suites[si];
+    report_suite *su = &rc->suites[si];
     const size_t n = (size_t)su->n_examples * (size_t)rc->NH * (size_t)su->T * (size_t)su->T;
-    return andrea_mpi_sum_f32_to(rc->maps[si], n, 0, err);
+    if (andrea_mpi_sum_f32_to(rc->maps[si], n, 0, err)) return -1;
+    const int t = earlier_twin(rc, si, n);
+    if (t >= 0) {
+        free(rc->maps[si]);
+        rc->maps[si] = NULL;
+        su->maps_of = t + 1;
+    }
+    return 0;
 }
 
 report_collector *andrea_report_collector_open(const andrea_model *m, int n_suites, int examples, ae_error *err) {
@@ -131,6 +156,7 @@ static int read_map(const report_data *d, int s, int e, int l, int h, float *out
     const report_suite *su = &rc->suites[s];
     if (e < 0 || e >= su->n_examples)
         return andrea_fail(err, "report: map of suite %d example %d was not kept", s, e);
+    if (su->maps_of) s = su->maps_of - 1; /* a twin: its leader's maps, the same values */
     const size_t tt = (size_t)su->T * su->T;
     memcpy(out, rc->maps[s] + ((size_t)e * rc->NH + (size_t)l * d->n_head + (size_t)h) * tt, tt * sizeof(float));
     return 0;

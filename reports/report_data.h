@@ -26,6 +26,9 @@ typedef struct {
     int *n_tokens;        /* [n_examples] */
     int *tokens;          /* [n_examples, T] */
     unsigned char *target; /* [n_examples, T, T]: 1 where (query, key) is a probe target */
+    /* 0: its maps are its own; k > 0: every shown example's maps are, value for value, those of
+     * suite k - 1 (a twin: the same items, the same forward), whose interactive data serves both */
+    int maps_of;
 } report_suite;
 
 /* A head's cell of one class, and a catalog run, as the catalog gives them. */

@@ -133,6 +133,7 @@ static int write_meta(const report_data *d, const char *out_dir, const report_in
         const report_suite *su = &d->suites[s];
         andrea_buf_puts(&b, s ? ",\n{\"name\":" : "\n{\"name\":");
         buf_json(&b, su->name);
+        if (su->maps_of) andrea_buf_printf(&b, ",\"same\":%d", su->maps_of - 1); /* its maps are suite same's */
         andrea_buf_puts(&b, ",\"examples\":[");
         for (int e = 0; e < su->n_examples; e++) {
             int n = su->n_tokens[e];
@@ -167,7 +168,7 @@ static int head_data(const report_data *d, const char *out_dir, int model, int l
     int rc = 0;
     for (int s = 0; s < d->n_suites; s++) {
         const report_suite *su = &d->suites[s];
-        for (int e = 0; e < su->n_examples; e++) {
+        for (int e = 0; !su->maps_of && e < su->n_examples; e++) {
 #pragma omp critical(report_read)
             rc = d->read_map(d, s, e, l, h, map, err);
             if (rc) return -1;

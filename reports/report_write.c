@@ -70,11 +70,12 @@ static int head_labelled(const report_data *d, int l, int h) {
     return 0;
 }
 
-/* PNGs for the labelled heads only: asked for, or the default past its budget (report.h). */
+/* PNGs for the labelled heads only: asked for, the default (small), or full past its budget
+ * (report.h). */
 static int labelled_only(const report_data *d, const andrea_render_options *opt) {
     const int m = opt ? opt->maps_per_suite : 0;
     const uint64_t pngs = (uint64_t)d->n_layer * (uint64_t)d->n_head * (uint64_t)d->n_suites;
-    return m == ANDREA_REPORT_MAPS_LABELLED || (m == 0 && pngs > ANDREA_REPORT_PNG_BUDGET);
+    return m == ANDREA_REPORT_MAPS_LABELLED || (m == 0 && (!(opt && opt->full) || pngs > ANDREA_REPORT_PNG_BUDGET));
 }
 
 /* Head (l, h) gets the PNG of example e. */
@@ -565,7 +566,8 @@ static void index_meta(andrea_buf *b, const report_data *d, const andrea_render_
                              "head's maps are interactive on its page. <code>--report-maps 1</code> draws a PNG for "
                              "every head and suite.</p>\n",
                           opt && opt->maps_per_suite == ANDREA_REPORT_MAPS_LABELLED ? "--report-maps labelled"
-                                                                                    : "the default past 1024 heads x suites");
+                          : opt && opt->full ? "--report full past 1024 heads x suites"
+                                             : "the default, --report small");
 }
 
 /* The sortable table of every head: labels, then score / baseline / delta-loss per class. */

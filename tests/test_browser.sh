@@ -20,7 +20,7 @@ write_tiny_bin "$tmp/tiny.bin" 5
 cd "$tmp"
 "$A" dump tiny.bin --probes prev_token,induction,bos --n 3 --len 32 --out d.h5 --quiet --device cpu
 "$A" classify d.h5 --db c.db --quiet --device cpu > /dev/null
-"$A" render d.h5 --db c.db --out rep --quiet > /dev/null
+"$A" render d.h5 --db c.db --out rep --report full --quiet > /dev/null
 N_HEADS=8
 
 # The test script: runs after the load event (all images settled), writes one line of JSON.

@@ -27,7 +27,7 @@ for s in 100 200; do
 done
 
 t0=$(date +%s%N)
-out=$("$A" render d200.h5 --db c.db --out rep --quiet)
+out=$("$A" render d200.h5 --db c.db --out rep --report full --quiet)
 t1=$(date +%s%N)
 echo "render took $(( (t1 - t0) / 1000000 )) ms"
 [[ $out == "report: rep/index.html" ]] && ok "render prints the index path" || bad "render output" "$out"
@@ -91,7 +91,7 @@ sys.exit(1 if bad else 0)
 EOF
 
 # --- determinism: a second render gives the same bytes ---
-"$A" render d200.h5 --db c.db --out rep2 --quiet > /dev/null
+"$A" render d200.h5 --db c.db --out rep2 --report full --quiet > /dev/null
 if diff -r rep rep2 > /dev/null; then ok "two renders give identical files"; else bad "determinism" "$(diff -rq rep rep2 | head -3)"; fi
 
 # --- --report-maps: all, none, more than --examples; PNGs drawn on 1 or 2 threads are the same files ---
@@ -114,12 +114,17 @@ pngdirs=$( (ls rep_lab/maps 2>/dev/null || true) | sort)
 [[ "$pngdirs" == "$labelled" ]] && grep -q "labelled heads only" rep_lab/index.html \
   && ok "--report-maps labelled: PNGs for exactly the labelled heads ($(echo $labelled | wc -w)), the index says so" \
   || bad "--report-maps labelled" "labelled: [$labelled] PNG folders: [$pngdirs]"
+"$A" render d200.h5 --db c.db --out rep_small --quiet > /dev/null
+pngdirs=$( (ls rep_small/maps 2>/dev/null || true) | sort)
+[[ "$pngdirs" == "$labelled" && -s rep_small/data/L0_H0.js ]] && grep -q "labelled heads only (the default, --report small)" rep_small/index.html \
+  && ok "the default (--report small): PNGs for exactly the labelled heads, every head's interactive data, the index says so" \
+  || bad "--report small" "labelled: [$labelled] PNG folders: [$pngdirs]"
 "$A" render d200.h5 --db c.db --out rep_3 --report-maps 3 --quiet > /dev/null
 [[ -s rep_3/maps/L0_H0/s-prev_token_e2.png && ! -e rep_3/maps/L0_H0/s-my-suite_e1.png ]] \
   && ok "--report-maps 3 shows 3 examples where the suite has them" || bad "--report-maps 3" "$(ls rep_3/maps/L0_H0)"
 
 # --- --examples ---
-"$A" render d200.h5 --db c.db --out rep3 --examples 1 --quiet > /dev/null
+"$A" render d200.h5 --db c.db --out rep3 --examples 1 --report full --quiet > /dev/null
 n=$(find rep3/maps -name '*_e1.png' | wc -l)
 [[ $n -eq 0 && -s rep3/maps/L0_H0/s-prev_token_e0.png ]] && ok "--examples 1 renders only example 0" || bad "--examples 1" "$n e1 files"
 
@@ -133,6 +138,7 @@ expect_fail() { # NAME CODE PATTERN CMD...
 }
 expect_fail "missing catalog is refused with its name" 1 "nope.db" "$A" render d200.h5 --db nope.db --out x1 --quiet
 [[ ! -e nope.db ]] && ok "a missing catalog is not created" || bad "missing catalog" "was created"
+expect_fail "--report other is refused" 2 "--report is small or full" "$A" render d200.h5 --db c.db --out x0 --report big --quiet
 /usr/bin/python3 -c "import sqlite3; sqlite3.connect('empty.db').execute('create table t(x)')"
 expect_fail "a database without head_catalog is refused" 1 "empty.db: not an andrea catalog" "$A" render d200.h5 --db empty.db --out x2 --quiet
 # an input lying where the report writes or clears (DIR/heads/..., DIR/data/..., DIR/index.html)
@@ -159,7 +165,7 @@ expect_fail "analyze --report-maps 1001 is a usage error" 2 "--report-maps wants
 # a heatmap that cannot be written (a folder holds its name) while other threads draw: one line, no index
 mkdir -p x8/maps/L1_H2/s-prev_token_e0.png
 expect_fail "an unwritable heatmap stops the render with its name" 1 "s-prev_token_e0.png" \
-  env OMP_NUM_THREADS=2 "$A" render d200.h5 --db c.db --out x8 --quiet
+  env OMP_NUM_THREADS=2 "$A" render d200.h5 --db c.db --out x8 --report full --quiet
 [[ ! -e x8/index.html && -z $(find x8 -name '*.tmp-*') ]] && ok "... and leaves no index and no temporary file" \
   || bad "unwritable heatmap" "$(find x8 -name 'index.html' -o -name '*.tmp-*')"
 [[ ! -e x1 && ! -e x2/index.html && ! -e x3/index.html ]] && ok "failed renders leave no index" || bad "failed renders" "left an index"

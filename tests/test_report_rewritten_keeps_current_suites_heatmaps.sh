@@ -10,7 +10,7 @@ source "$ANDREA_SRC/tests/lib.sh"
 need_files models/andrea-bundled.bin models/andrea-tiny.bin
 cd "$tmp"
 M="$ANDREA_SRC/models/andrea-bundled.bin"
-common=(--n 4 --ablate-items 0 --quiet)
+common=(--n 4 --ablate-items 0 --quiet --report full) # the PNGs of every head: what this test counts
 printf '%s\n' '{"suite": "word_start", "text": "abcabc abcabc", "targets": [[8, [1]]]}' \
   '{"suite": "word_start", "text": "the cat the cat", "targets": [[9, [1]]]}' >ws.jsonl
 printf 'The cat sat on the mat.\nA second text.\n' >texts.txt

@@ -3,7 +3,8 @@
  * Data: data/meta.js calls andrea_meta({...}) (model shape, examples, token labels, targets, the
  * colour table); data/L{l}_H{h}.js calls andrea_head(l, h, base64) with the head's attention of
  * every shown example: for each example in meta order, the causal lower triangle of its n × n map
- * (row q holds keys 0..q), as little-endian IEEE half floats. Several checkpoints of one shape
+ * (row q holds keys 0..q), as little-endian IEEE half floats; a suite with "same": t in meta has
+ * no values of its own: its examples are suite t's, map for map (twin suites). Several checkpoints of one shape
  * (andrea show --also): meta.models names them; checkpoint m > 0 has data/m{m}/L{l}_H{h}.js,
  * calling andrea_head(l, h, base64, m). A head is named "l.h" (checkpoint 0) or "m:l.h". Files load with <script src>, so
  * pages work from file:// with no server and no network.
@@ -40,8 +41,11 @@
     var off = 0;
     m.examples = [];
     m.suites.forEach(function (su, s) {
+      var twin = su.same !== undefined ? m.suites[su.same] : null; /* its maps are an earlier suite's */
       su.examples.forEach(function (ex, e) {
-        ex.s = s; ex.e = e; ex.off = off; off += ex.n * (ex.n + 1) / 2;
+        ex.s = s; ex.e = e;
+        if (twin) ex.off = twin.examples[e].off;
+        else { ex.off = off; off += ex.n * (ex.n + 1) / 2; }
         ex.targets = {};
         for (var i = 0; i + 1 < ex.tgt.length; i += 2) ex.targets[ex.tgt[i] * 65536 + ex.tgt[i + 1]] = 1;
         m.examples.push(ex);
