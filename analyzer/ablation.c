@@ -367,10 +367,8 @@ out:
 /* Whether suites a and b picked the same items, token for token. */
 static int same_items(const probe_suite *a, const int *pick_a, int B_a, const probe_suite *b, const int *pick_b, int B_b) {
     if (B_a != B_b) return 0;
-    for (int k = 0; k < B_a; k++) {
-        const probe_item *x = &a->items[pick_a[k]], *y = &b->items[pick_b[k]];
-        if (x->n_tokens != y->n_tokens || memcmp(x->tokens, y->tokens, sizeof(int) * (size_t)x->n_tokens)) return 0;
-    }
+    for (int k = 0; k < B_a; k++)
+        if (!andrea_probe_item_same_tokens(&a->items[pick_a[k]], &b->items[pick_b[k]])) return 0;
     return 1;
 }
 

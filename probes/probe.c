@@ -185,6 +185,10 @@ static int cmp_target(const void *a, const void *b) {
     return 0;
 }
 
+int andrea_probe_item_same_tokens(const probe_item *a, const probe_item *b) {
+    return a->n_tokens == b->n_tokens && !memcmp(a->tokens, b->tokens, sizeof(int) * (size_t)(a->n_tokens > 0 ? a->n_tokens : 0));
+}
+
 int andrea_probe_targets_normalize(probe_target *t, int n) {
     if (n <= 1) return n;
     qsort(t, (size_t)n, sizeof *t, cmp_target);

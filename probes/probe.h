@@ -120,6 +120,10 @@ int andrea_probe_texts_load_bytes(const char *path, const char *bytes, size_t le
 /* Frees an array of n suites (each with andrea_probe_suite_free) and the array itself. */
 void andrea_probe_suites_free(probe_suite *suites, int n);
 
+/* 1 when the two items are the same sequence, token for token (their targets may differ): one
+ * forward serves both (run/run.c's twin suites, the causal check's groups). */
+int andrea_probe_item_same_tokens(const probe_item *a, const probe_item *b);
+
 /* Sorts targets by (query, key) and drops duplicates; returns the new count. */
 int andrea_probe_targets_normalize(probe_target *t, int n);
 

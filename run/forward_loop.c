@@ -305,15 +305,13 @@ int andrea_run_replay(const run_loop *lp, const probe_suite *s, batch_bufs *bb, 
     const int nb = s->n_items;
     if (nb > bb->max_B) return andrea_fail(err, "%s: suite %s is not one batch: it cannot share a forward", lp->what, s->name);
     fill_tokens(bb, s, 0, nb, s->max_len);
+    int rc;
 #ifdef ANDREA_HAVE_CUDA
-    if (bb->pipe) {
-        andrea_batch b = batch_of(lp, s, 0, nb, bb);
-        if (andrea_cuda_pipeline_rewind(bb->pipe, err) || hand_stream_batch(lp, bb, &b, err)) return -1;
-        andrea_progress_add(prog, (uint64_t)nb);
-        return 0;
-    }
+    andrea_batch b = batch_of(lp, s, 0, nb, bb);
+    if (bb->pipe) rc = andrea_cuda_pipeline_rewind(bb->pipe, err) || hand_stream_batch(lp, bb, &b, err) ? -1 : 0;
+    else
 #endif
-    if (hand_host_batch(lp, s, 0, nb, bb, err)) return -1;
-    andrea_progress_add(prog, (uint64_t)nb);
-    return 0;
+        rc = hand_host_batch(lp, s, 0, nb, bb, err);
+    if (!rc) andrea_progress_add(prog, (uint64_t)nb);
+    return rc;
 }

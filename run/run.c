@@ -215,19 +215,18 @@ int andrea_run_open(andrea_run *r, ae_error *err) {
  * positional prev_token's, dormant bos's) need one forward between them. */
 static int same_batch(const probe_suite *a, const probe_suite *b, int B) {
     if (a->n_items > B || a->n_items != b->n_items || a->max_len != b->max_len) return 0;
-    for (int k = 0; k < a->n_items; k++) {
-        const probe_item *x = &a->items[k], *y = &b->items[k];
-        if (x->n_tokens != y->n_tokens || memcmp(x->tokens, y->tokens, sizeof(int) * (size_t)x->n_tokens)) return 0;
-    }
+    for (int k = 0; k < a->n_items; k++)
+        if (!andrea_probe_item_same_tokens(&a->items[k], &b->items[k])) return 0;
     return 1;
 }
 
 /* twin[i]: the earlier suite whose forward suite i is handed again (-1: its own forward). Serial
  * runs only: an MPI job shards every suite's batches over the ranks. */
 static void find_twins(const andrea_run *r, int *twin) {
+    const int serial = !andrea_mpi_parallel();
     for (int i = 0; i < r->n_suites; i++) {
         twin[i] = -1;
-        for (int j = 0; j < i && !andrea_mpi_parallel(); j++)
+        for (int j = 0; j < i && serial; j++)
             if (twin[j] < 0 && same_batch(&r->suites[j], &r->suites[i], r->B)) {
                 twin[i] = j;
                 break;
