@@ -729,44 +729,14 @@ static int write_index(const report_data *d, const report_earlier *e, const char
     return rc;
 }
 
-/* The token list of every shown example as HTML, made once for all head pages (the same on each):
- * [suite][example] -> "<span class=\"tok\">...</span> ..."; NULL on out of memory. */
-static andrea_buf *token_lists(const report_data *d, size_t *n_out) {
-    size_t n = 0;
-    for (int s = 0; s < d->n_suites; s++) n += (size_t)d->suites[s].n_examples;
-    andrea_buf *lists = calloc(n + 1, sizeof *lists);
-    if (!lists) return NULL;
-    size_t at = 0;
-    int failed = 0;
-    for (int s = 0; s < d->n_suites; s++) {
-        const report_suite *su = &d->suites[s];
-        for (int e = 0; e < su->n_examples; e++, at++) {
-            andrea_buf *b = &lists[at];
-            andrea_buf_init(b);
-            for (int i = 0; i < su->n_tokens[e]; i++) {
-                char lab[256];
-                label_of(d, su, e, i, LABEL_UTF8, 40, lab, sizeof lab);
-                andrea_buf_printf(b, "<span class=\"tok\"><i>%d</i>", i);
-                andrea_html_add(b, lab);
-                andrea_buf_puts(b, "</span> "); /* the space lets a long example wrap between tokens */
-            }
-            failed |= andrea_buf_failed(b);
-        }
-    }
-    *n_out = n;
-    if (failed) {
-        for (size_t i = 0; i < n; i++) andrea_buf_free(&lists[i]);
-        free(lists);
-        return NULL;
-    }
-    return lists;
-}
-
 /* Head (l, h)'s page into b: its scores, the circuits fragment (NULL: none), then per suite and
- * shown example the interactive map, the PNG where one was drawn and the token list (toks:
- * token_lists), then the earlier runs' suites (e: their kept heatmaps in out_dir, or why none). */
+ * shown example the interactive map, the PNG where one was drawn and a slot for the token list,
+ * then the earlier runs' suites (e: their kept heatmaps in out_dir, or why none). The token lists
+ * are drawn by andrea.js from data/meta.js, which holds them once: written into every page they
+ * were ~90% of its bytes (22 examples of up to 128 tokens: ~110 KB a page, 16 MB over the 144
+ * heads of an ANDREA-120M). */
 static void head_page(andrea_buf *b, const report_data *d, const report_earlier *e, const char *out_dir,
-                      const andrea_render_options *opt, const char *circuits, const andrea_buf *toks, int l, int h) {
+                      const andrea_render_options *opt, const char *circuits, int l, int h) {
     int L = d->n_layer, H = d->n_head;
     char title[512];
     snprintf(title, sizeof title, "L%d H%d \xC2\xB7 %s", l, h, d->model);
@@ -815,7 +785,7 @@ static void head_page(andrea_buf *b, const report_data *d, const report_earlier 
         andrea_buf_puts(b, "<h2>");
         andrea_html_add(b, su->name);
         andrea_buf_printf(b, "</h2>\n<p>%d of %d examples shown.</p>\n", su->n_examples, su->n_seq);
-        for (int e = 0; e < su->n_examples; e++, toks++) {
+        for (int e = 0; e < su->n_examples; e++) {
             char rel[512];
             map_name(d, l, h, s, e, rel, sizeof rel);
             /* the interactive map (andrea.js), then the static PNG: it links to itself, so a page
@@ -833,12 +803,12 @@ static void head_page(andrea_buf *b, const report_data *d, const report_earlier 
                 andrea_html_add(b, su->name);
                 andrea_buf_printf(b, ", example %d\"></a></details>", e);
             }
-            /* the token list: open for the first two examples; closed details beyond (laying out
-             * thousands of token spans would double the time a page of 32 examples takes to open) */
-            andrea_buf_printf(b, "</div><figcaption class=\"toks\"><details%s><summary>example %d, %d tokens</summary>",
-                        e < 2 ? " open" : "", e, su->n_tokens[e]);
-            andrea_buf_add(b, toks->s ? toks->s : "", toks->len);
-            andrea_buf_puts(b, "</details></figcaption></figure>\n");
+            /* the token list: open for the first two examples; closed details beyond are filled
+             * when opened (laying out thousands of token spans would double the time a page of 32
+             * examples takes to open) */
+            andrea_buf_printf(b, "</div><figcaption class=\"toks\"><details%s><summary>example %d, %d tokens</summary>"
+                                 "<span class=\"tok-slot\" data-s=\"%d\" data-e=\"%d\"></span></details></figcaption></figure>\n",
+                              e < 2 ? " open" : "", e, su->n_tokens[e], s, e);
         }
     }
     andrea_report_earlier_head_html(b, d, e, out_dir, l, h);
@@ -851,9 +821,6 @@ static void head_page(andrea_buf *b, const report_data *d, const report_earlier 
  * pages without the section, as andrea_circuits_head_html says); files written one at a time. */
 static int write_head_pages(const report_data *d, const report_earlier *e, const char *out_dir,
                             const andrea_render_options *opt, ae_error *err) {
-    size_t n_toks = 0;
-    andrea_buf *toks = token_lists(d, &n_toks); /* on this thread: the token text may come from the dump (HDF5) */
-    if (!toks) return andrea_fail(err, "%s: out of memory for the token lists", out_dir);
     ae_error cerr;
     andrea_circuit_reader *cr = andrea_circuit_reader_open(d->db_path, d->sha256, &cerr);
     const int LH = d->n_layer * d->n_head;
@@ -876,7 +843,7 @@ static int write_head_pages(const report_data *d, const report_earlier *e, const
             char *circuits = andrea_circuits_head_html(cr, l, h), rel[64]; /* the reader is read-only: any thread */
             andrea_buf b;
             andrea_buf_init(&b);
-            head_page(&b, d, e, out_dir, opt, circuits, toks, l, h);
+            head_page(&b, d, e, out_dir, opt, circuits, l, h);
             free(circuits);
             snprintf(rel, sizeof rel, "heads/L%d_H%d.html", l, h);
 #pragma omp critical(report_files)
@@ -892,8 +859,6 @@ static int write_head_pages(const report_data *d, const report_earlier *e, const
         }
     }
     andrea_circuit_reader_close(cr);
-    for (size_t i = 0; i < n_toks; i++) andrea_buf_free(&toks[i]);
-    free(toks);
     return failed ? -1 : 0;
 }
 

@@ -101,6 +101,19 @@
       r.widget_head = hm ? [hm.o.l, hm.o.h] : null;
       r.drawn = hms.filter(function (h) { return h.visible; }).length;
       if (hm) r.map = checkHeatmap(hm);
+      /* token lists: filled from data/meta.js where open, when opened where closed */
+      var slots = all('.tok-slot');
+      r.tok_counts = slots.map(function (x) { return x.querySelectorAll('.tok').length; });
+      r.tok_want = slots.map(function (x) {
+        return A.meta.suites[+x.getAttribute('data-s')].examples[+x.getAttribute('data-e')].n; });
+      r.tok_texts0 = slots.length ? Array.prototype.map.call(slots[0].querySelectorAll('.tok'), function (t) {
+        return t.childNodes[1] ? t.childNodes[1].textContent : null; }) : [];
+      var closed = slots.filter(function (x) { return !x.parentNode.open; });
+      if (closed.length) {
+        closed[0].parentNode.open = true;
+        closed[0].parentNode.dispatchEvent(new Event('toggle'));
+        r.tok_opened = closed[0].querySelectorAll('.tok').length;
+      }
       r.images = document.images.length;
       r.broken = Array.prototype.filter.call(document.images, function (i) { return !(i.complete && i.naturalWidth > 0); }).length;
     }

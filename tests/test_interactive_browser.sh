@@ -94,6 +94,8 @@ check "head page: + zooms further, -> pans to later keys" "$r" \
 check "head page: hover after zooming reads the cell under the mouse" "$r" \
   "[r['map']['zoomed_hover']['q'], r['map']['zoomed_hover']['k']] == [int(r['map']['view_pan'].split(',')[0]) + int(r['map']['view_pan'].split(',')[2]) - 1, int(r['map']['view_pan'].split(',')[1])]"
 check "head page: reset shows the whole map again" "$r" "r['map']['view_reset'] == '0,0,32'"
+check "head page: every example's token list drawn from data/meta.js (its length, BOS first; a closed one when opened)" "$r" \
+  "r['tok_counts'] == r['tok_want'] and len(r['tok_want']) == 6 and min(r['tok_want']) > 30 and r['tok_texts0'][0] == '<bos>' and len(r['tok_texts0']) == 32 and r.get('tok_opened', 32) == 32"
 check "head page: the static PNGs still load (one per suite)" "$r" "r['images'] == 3 and r['broken'] == 0"
 check "head page: the first map is drawn at once, maps far below the window wait" "$r" "r['map']['drawn_before'] and r['drawn'] < 6"
 

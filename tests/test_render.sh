@@ -54,11 +54,14 @@ if grep -l "<script>alert" rep/index.html rep/heads/*.html; then bad "raw <scrip
 else ok "no raw <script>alert in any page"; fi
 grep -qF 'm&quot;&amp;&#39;&lt;b&gt;/tiny_step200.bin' rep/index.html && ok "checkpoint path escaped on the index" \
   || bad "escaped checkpoint path" "not found"
-# byte tokens of '<', '"', '&' and "'" appear as their references on a head page
-for ref in '&lt;' '&quot;' '&amp;' '&#39;'; do
-  grep -qF "<span class=\"tok\"><i>" rep/heads/L0_H0.html && grep -qF "$ref</span>" rep/heads/L0_H0.html \
-    && ok "token $ref escaped" || bad "token" "$ref not found as a token"
+# the token lists are in data/meta.js once (andrea.js shows them as text on the head pages): byte
+# tokens of '<', '"', '&' and "'" appear there as JSON escapes, and no '<' is written raw
+for ref in '"\u003c"' '"\""' '"\u0026"' "\"'\""; do
+  grep -qF "$ref" rep/data/meta.js && ok "token $ref escaped in data/meta.js" || bad "token" "$ref not found in data/meta.js"
 done
+grep -q '<' rep/data/meta.js && bad "data/meta.js" "holds a raw <" || ok "no raw < in data/meta.js"
+grep -qF '<span class="tok-slot" data-s="0" data-e="0"></span>' rep/heads/L0_H0.html && ! grep -qF '<span class="tok">' rep/heads/L0_H0.html \
+  && ok "head pages hold a slot per token list, not the tokens" || bad "head page token lists" "no slot, or tokens written in the page"
 
 # --- offline: no reference that leaves the folder ---
 if grep -nE '(src|href)="(https?:|//)' rep/index.html rep/heads/*.html; then bad "network reference" "see above"

@@ -600,6 +600,29 @@
     });
   }
 
+  /* ---------- token lists of the head pages ---------- */
+  /* Fills a head page's token-list slot from data/meta.js (each example's tokens are there once,
+   * not in every page), when its <details> is open or first opened. textContent: the labels are
+   * shown as text, whatever bytes a token holds. */
+  function tokenList(slot) {
+    var ex = exampleOf(num(slot.getAttribute('data-s'), -1), num(slot.getAttribute('data-e'), -1));
+    var box = slot.parentNode;
+    function fill() {
+      if (slot.__filled || !ex) return;
+      slot.__filled = true;
+      for (var i = 0; i < ex.n; i++) {
+        var t = el('span', 'tok');
+        t.appendChild(el('i', '', String(i)));
+        t.appendChild(document.createTextNode(tokText(ex, i)));
+        slot.appendChild(t);
+        slot.appendChild(document.createTextNode(' ')); /* lets a long example wrap between tokens */
+      }
+    }
+    if (!ex) A.errors.push('no example ' + slot.getAttribute('data-s') + '/' + slot.getAttribute('data-e') + ' in data/meta.js');
+    else if (box && box.tagName === 'DETAILS' && !box.open) box.addEventListener('toggle', function () { if (box.open) fill(); });
+    else fill();
+  }
+
   /* ---------- boot ---------- */
   function hashArgs() {
     var r = {};
@@ -617,10 +640,11 @@
     Array.prototype.forEach.call(document.querySelectorAll('img[data-grid]'), gridImage);
     var m = A.meta;
     if (!m) {
-      if (document.querySelector('.hm-slot,.tv-slot,.cmp-slot')) A.errors.push('data/meta.js did not load');
+      if (document.querySelector('.hm-slot,.tv-slot,.cmp-slot,.tok-slot')) A.errors.push('data/meta.js did not load');
       return;
     }
     var args = hashArgs(), first = m.heads[0] || [0, 0];
+    Array.prototype.forEach.call(document.querySelectorAll('.tok-slot'), tokenList);
     Array.prototype.forEach.call(document.querySelectorAll('.hm-slot'), function (d) {
       new Heatmap(d, {l: num(d.getAttribute('data-l'), 0), h: num(d.getAttribute('data-h'), 0), m: num(d.getAttribute('data-m'), 0),
                       s: num(d.getAttribute('data-s'), 0), e: num(d.getAttribute('data-e'), 0),
