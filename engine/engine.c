@@ -42,7 +42,26 @@ andrea_engine *andrea_engine_open(const andrea_model *m, const andrea_engine_opt
     else
         e = andrea_cpu_engine_open_with(m, o, max_B, max_T, err);
     if (e) e->max_T = max_T;
+    if (e) e->cfg = m->cfg;
     return e;
+}
+
+/* Same shape: every size the engine's buffers, plans and weight offsets were made for. */
+static int same_shape(const andrea_config *a, const andrea_config *b) {
+    return a->n_layer == b->n_layer && a->n_head == b->n_head && a->d_model == b->d_model &&
+           a->vocab_size == b->vocab_size && a->padded_vocab_size == b->padded_vocab_size &&
+           a->max_seq_len == b->max_seq_len;
+}
+
+int andrea_engine_swap_model(andrea_engine *e, const andrea_model *m, ae_error *err) {
+    if (!same_shape(&e->cfg, &m->cfg))
+        return andrea_fail(err, "%s: another shape than the engine's model (%d layers x %d heads, d_model %d, vocab %d, "
+                                "context %d)", m->path, e->cfg.n_layer, e->cfg.n_head, e->cfg.d_model,
+                           e->cfg.vocab_size, e->cfg.max_seq_len);
+    if (!e->swap_model) return andrea_fail(err, "the %s engine cannot change its model", e->name);
+    if (e->swap_model(e, m, err)) return -1;
+    e->cfg = m->cfg;
+    return 0;
 }
 
 int andrea_engine_max_len(const andrea_engine *e) { return e->max_T; }

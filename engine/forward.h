@@ -158,6 +158,12 @@ int andrea_engine_max_len(const andrea_engine *e);
 /* Makes room for batches of max_B sequences (at most: -1 when the backend cannot grow, or
  * without the memory: the engine then keeps its batch, andrea_engine_max_batch says which). */
 int andrea_engine_reserve_batch(andrea_engine *e, int max_B, ae_error *err);
+/* Points the engine at model m, whose shape (layers, heads, width, vocabulary, context) is the one
+ * it runs: from now on its forwards use m's weights (a GPU's are uploaded again); its buffers,
+ * batch, plans and streams stay. A checkpoint series of one training run opens one engine for all
+ * its checkpoints this way (pipeline/analyze.c). m must outlive the engine or the next swap.
+ * -1 with err when the shapes differ (the engine keeps its model). */
+int andrea_engine_swap_model(andrea_engine *e, const andrea_model *m, ae_error *err);
 void andrea_engine_close(andrea_engine *e);
 
 /* Backend entry points (engine.c dispatches to them). The CUDA ones exist only when built with
@@ -199,6 +205,9 @@ struct andrea_engine {
     int max_T;       /* the sequence length it was opened for (set by andrea_engine_open) */
     int (*forward)(andrea_engine *e, const andrea_forward_io *io, ae_error *err);
     int (*reserve_batch)(andrea_engine *e, int max_B, ae_error *err); /* NULL: the batch is fixed */
+    int (*swap_model)(andrea_engine *e, const andrea_model *m, ae_error *err); /* shapes checked by engine.c */
+    andrea_config cfg; /* the shape of the model it runs (set by andrea_engine_open), a copy: the
+                          model struct may be reused for the next checkpoint before a swap */
     void *(*host_alloc)(size_t bytes); /* NULL: no host memory of its own (host_free too) */
     void (*host_free)(void *p);
     void (*close)(andrea_engine *e);

@@ -658,6 +658,14 @@ static int cpu_reserve_batch(andrea_engine *base, int max_B, ae_error *err) {
     return max_B <= e->max_B ? 0 : alloc_batch_scratch(e, max_B, err);
 }
 
+/* The weights are read from the model at each forward: a new model is its pointer and its wte mean. */
+static int cpu_swap_model(andrea_engine *base, const andrea_model *m, ae_error *err) {
+    cpu_engine *e = (cpu_engine *)base;
+    if (andrea_wte_mean(m, e->wte_mean, err)) return -1;
+    e->m = m;
+    return 0;
+}
+
 andrea_engine *andrea_cpu_engine_open(const andrea_model *m, int max_B, int max_T, ae_error *err) {
     return andrea_cpu_engine_open_with(m, NULL, max_B, max_T, err);
 }
@@ -689,6 +697,7 @@ andrea_engine *andrea_cpu_engine_open_with(const andrea_model *m, const andrea_e
     e->base.forward = cpu_forward;
     e->base.reserve_batch = cpu_reserve_batch;
     e->base.close = cpu_close;
+    e->base.swap_model = cpu_swap_model;
     e->m = m;
     e->max_T = max_T;
     /* a fixed team when the caller chose one; else every core, shrunk under load (cpu_forward) */
@@ -705,18 +714,10 @@ andrea_engine *andrea_cpu_engine_open_with(const andrea_model *m, const andrea_e
         cpu_close(&e->base);
         return NULL;
     }
-    /* mean over the real vocabulary of the unembedding rows, for centring DLA across the vocab */
-    double *acc = calloc(C, sizeof(double));
-    if (!acc) {
-        andrea_fail(err, "%s: out of memory opening the CPU engine", m->path);
+    if (andrea_wte_mean(m, e->wte_mean, err)) {
         cpu_close(&e->base);
         return NULL;
     }
-    for (int v = 0; v < c->vocab_size; v++) { /* row by row: wte is [Vp, C] */
-        const float *row = m->p.wte + (size_t)v * C;
-        for (size_t i = 0; i < C; i++) acc[i] += row[i];
-    }
-    for (size_t i = 0; i < C; i++) e->wte_mean[i] = (float)(acc[i] / c->vocab_size);
-    free(acc);
     return &e->base;
 }
+

@@ -92,6 +92,19 @@ void andrea_model_free(andrea_model *m) {
     memset(m, 0, sizeof *m);
 }
 
+int andrea_wte_mean(const andrea_model *m, float *out, ae_error *err) {
+    const size_t C = (size_t)m->cfg.d_model;
+    double *acc = calloc(C, sizeof(double));
+    if (!acc) return andrea_fail(err, "%s: out of memory for the mean of wte", m->path);
+    for (int v = 0; v < m->cfg.vocab_size; v++) { /* row by row: wte is [Vp, C] */
+        const float *row = m->p.wte + (size_t)v * C;
+        for (size_t i = 0; i < C; i++) acc[i] += row[i];
+    }
+    for (size_t i = 0; i < C; i++) out[i] = (float)(acc[i] / m->cfg.vocab_size);
+    free(acc);
+    return 0;
+}
+
 int andrea_model_check_finite(const andrea_model *m, ae_error *err) {
     size_t sizes[ANDREA_N_PARAM_TENSORS], total;
     if (andrea_param_sizes(&m->cfg, sizes, &total, err)) return -1;

@@ -87,6 +87,10 @@ void andrea_model_free(andrea_model *m);
 /* Refuses non-finite parameters, naming the first bad tensor. */
 int andrea_model_check_finite(const andrea_model *m, ae_error *err);
 
+/* out[C] = the mean over the real vocabulary (vocab_size rows, not the padding) of wte's rows, summed
+ * in double: the engines centre direct logit attribution across the vocabulary with it. */
+int andrea_wte_mean(const andrea_model *m, float *out, ae_error *err);
+
 /* Name of the family whose shape matches the family table of docs/checkpoints.md ("ANDREA-120M"), or NULL. */
 const char *andrea_family_name(const andrea_config *c);
 

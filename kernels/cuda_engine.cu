@@ -1,7 +1,7 @@
 /* cuda_engine.cu — the CUDA backend of engine/forward.h.
  *
- * Job: the same instrumented forward as the CPU engine, on the GPU. Weights are uploaded once at
- * open; scratch is sized for max_B x max_T at open (per-layer attention staging, per-head
+ * Job: the same instrumented forward as the CPU engine, on the GPU. Weights are uploaded at open
+ * (and again, into the same buffers, when a series swaps in its next checkpoint); scratch is sized for max_B x max_T at open (per-layer attention staging, per-head
  * contributions and logits are allocated on first use, still bounded by the batch).
  * Per layer: LayerNorm; ONE cuBLAS call for Q, K and V of all heads ([B*T, C] x [C, 3C]); a
  * split-heads kernel (adds the bias, [B,T,3C] -> q, k, v [B,H,T,hd]); ONE attention kernel for
@@ -1212,6 +1212,52 @@ fail:
     return rc;
 }
 
+/* Model m's weights into the engine (device buffers allocated on first use, kept after): its
+ * parameters, wte's mean (DLA's centring) and, for tf32x3, the layer weights split into
+ * [hi | hi | lo] rows. Complete when it returns; what the engine kept of the last model's forwards
+ * (kept layers, uploaded replacement values) is dropped. */
+static int load_weights(cuda_engine *e, const andrea_model *m, ae_error *err) {
+    const andrea_config *cf = &m->cfg;
+    const int C = cf->d_model;
+    float *mean = (float *)malloc((size_t)C * sizeof(float));
+    int rc = -1;
+    if (!mean) return andrea_fail(err, "%s: out of memory for the CUDA engine", m->path);
+    CU_CHECK(cudaStreamSynchronize(e->st)); /* no kernel of the last model's forwards still reads them */
+    if (!e->w) CU_CHECK(cudaMalloc((void **)&e->w, m->n_floats * sizeof(float)));
+    if (upload_weights(e->w, m->memory, m->n_floats * sizeof(float), e->st, err)) goto fail;
+    e->m = m; /* dev_param's offsets are m's from here on */
+    if (andrea_wte_mean(m, mean, err)) goto fail;
+    if (!e->wte_mean) CU_CHECK(cudaMalloc((void **)&e->wte_mean, (size_t)C * sizeof(float)));
+    CU_CHECK(cudaMemcpy(e->wte_mean, mean, (size_t)C * sizeof(float), cudaMemcpyHostToDevice));
+    if (e->split) { /* the weights stay as they are; their rows as [hi | hi | lo] beside them: 3x the
+                     * layers' weights, which are in memory (so the sizes cannot overflow) */
+        const size_t Ls = (size_t)cf->n_layer, Cs = (size_t)C;
+        const size_t rows[4] = {Ls * 3 * Cs, Ls * Cs, Ls * 4 * Cs, Ls * Cs}, cols[4] = {Cs, Cs, Cs, 4 * Cs};
+        const float *src[4] = {dev_param(e, m->p.qkvw), dev_param(e, m->p.attprojw), dev_param(e, m->p.fcw),
+                               dev_param(e, m->p.fcprojw)};
+        /* the weights' upload (upload_weights: complete when it returns; a guard all the same) must be
+         * complete before kernels on the non-blocking stream read them */
+        CU_CHECK(cudaDeviceSynchronize());
+        for (int i = 0; i < 4; i++) {
+            if (!e->w3[i]) CU_CHECK(cudaMalloc((void **)&e->w3[i], rows[i] * 3 * cols[i] * sizeof(float)));
+            split3_tf32_kernel<<<blocks_for(rows[i] * cols[i], 256), 256, 0, e->st>>>(e->w3[i], src[i], rows[i],
+                                                                                      (int)cols[i], 1);
+            CU_CHECK(cudaGetLastError());
+        }
+        CU_CHECK(cudaStreamSynchronize(e->st));
+    }
+    e->kept_B = 0;           /* layers kept from the last model's forwards are not this one's */
+    e->abl_vals_src = NULL;  /* nor are its uploaded replacement values */
+    rc = 0;
+fail:
+    free(mean);
+    return rc;
+}
+
+static int cuda_swap_model(andrea_engine *base, const andrea_model *m, ae_error *err) {
+    return load_weights((cuda_engine *)base, m, err);
+}
+
 extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const andrea_engine_options *opt, int max_B,
                                                   int max_T, ae_error *err) {
     andrea_engine_options def;
@@ -1220,10 +1266,8 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
         opt = &def;
     }
     const andrea_config *cf = &m->cfg;
-    const int C = cf->d_model, V = cf->vocab_size;
+    const int C = cf->d_model;
     size_t N = 0, acts = 0;
-    double *acc = NULL;
-    float *mean = NULL;
     int major;
     const char *prec = opt->precision[0] ? opt->precision : NULL;
     /* the options' device (an MPI rank's GPU) before the first allocation of this engine */
@@ -1254,6 +1298,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     e->base.reserve_batch = cuda_reserve_batch;
     e->base.forward = cuda_forward;
     e->base.close = cuda_close;
+    e->base.swap_model = cuda_swap_model;
     e->m = m;
     e->max_B = max_B;
     e->max_T = max_T;
@@ -1271,9 +1316,7 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     /* attention_version picks a kernel version (benchmarks); full fp32 always takes v1 */
     e->attn_version = e->fp32 ? 1 : opt->attention_version >= 1 && opt->attention_version <= 2 ? opt->attention_version : 3;
     e->plans = (struct lt_plan *)calloc(LT_MAX_PLANS, sizeof(struct lt_plan));
-    acc = (double *)calloc((size_t)C, sizeof(double));
-    mean = (float *)malloc((size_t)C * sizeof(float));
-    if (!acc || !mean || !e->plans) {
+    if (!e->plans) {
         andrea_fail(err, "%s: out of memory for the CUDA engine", m->path);
         goto fail;
     }
@@ -1287,39 +1330,9 @@ extern "C" andrea_engine *andrea_cuda_engine_open(const andrea_model *m, const a
     CUBLAS_CHECK(cublasLtCreate(&e->lt));
     CU_CHECK(cudaMalloc(&e->lt_ws, LT_WORKSPACE));
 
-    /* weights, once */
-    CU_CHECK(cudaMalloc((void **)&e->w, m->n_floats * sizeof(float)));
-    if (upload_weights(e->w, m->memory, m->n_floats * sizeof(float), e->st, err)) goto fail;
-    for (int v = 0; v < V; v++)
-        for (int i = 0; i < C; i++) acc[i] += m->p.wte[(size_t)v * C + i];
-    for (int i = 0; i < C; i++) mean[i] = (float)(acc[i] / V);
-    CU_CHECK(cudaMalloc((void **)&e->wte_mean, (size_t)C * sizeof(float)));
-    CU_CHECK(cudaMemcpy(e->wte_mean, mean, (size_t)C * sizeof(float), cudaMemcpyHostToDevice));
-
-    if (alloc_batch(e, max_B, err)) goto fail;
-    if (e->split) { /* the weights stay as they are; their rows as [hi | hi | lo] beside them: 3x the
-                     * layers' weights, which are in memory (so the sizes cannot overflow) */
-        const size_t Ls = (size_t)cf->n_layer, Cs = (size_t)C;
-        const size_t rows[4] = {Ls * 3 * Cs, Ls * Cs, Ls * 4 * Cs, Ls * Cs}, cols[4] = {Cs, Cs, Cs, 4 * Cs};
-        const float *src[4] = {dev_param(e, m->p.qkvw), dev_param(e, m->p.attprojw), dev_param(e, m->p.fcw),
-                               dev_param(e, m->p.fcprojw)};
-        /* the weights' upload (upload_weights: complete when it returns; a guard all the same) must be
-         * complete before kernels on the non-blocking stream read them */
-        CU_CHECK(cudaDeviceSynchronize());
-        for (int i = 0; i < 4; i++) {
-            CU_CHECK(cudaMalloc((void **)&e->w3[i], rows[i] * 3 * cols[i] * sizeof(float)));
-            split3_tf32_kernel<<<blocks_for(rows[i] * cols[i], 256), 256, 0, e->st>>>(e->w3[i], src[i], rows[i],
-                                                                                      (int)cols[i], 1);
-            CU_CHECK(cudaGetLastError());
-        }
-        CU_CHECK(cudaStreamSynchronize(e->st));
-    }
-    free(acc);
-    free(mean);
+    if (load_weights(e, m, err) || alloc_batch(e, max_B, err)) goto fail;
     return &e->base;
 fail:
-    free(acc);
-    free(mean);
     free_engine(e);
     return NULL;
 }

@@ -27,6 +27,7 @@
 #include "run_names.h"
 #include "run_notes.h"
 #include "series.h"
+#include "series_keep.h"
 
 /* The run and the checkpoint's circuit scores (andrea circuits), computed first, in one
  * transaction: a failure leaves no part of them in the catalog. *t_circuits (may be NULL): the
@@ -53,16 +54,19 @@ static int defer_catalog(analyze_scored *scored, andrea_analysis *a, const andre
     return andrea_circuits_compute_on(m, dev, scored->circuits, err); /* andrea circuits */
 }
 
-/* The forwards for the sinks alone (no dump file): one run (run/run.h) whose engine is handed on
- * in *eng for the causal check; its times into st (the fields a run has). MPI: every rank makes
- * the same calls; a failure at the run's agreed points fails all. */
+/* The forwards for the sinks alone (no dump file): one run (run/run.h), on the given engine (a
+ * series' last checkpoint's, NULL: one opened), whose engine is handed on in *eng for the causal
+ * check; its times into st (the fields a run has). MPI: every rank makes the same calls; a failure
+ * at the run's agreed points fails all. */
 static int run_forwards(const andrea_model *m, const probe_suite *suites, int n_suites, const andrea_run_options *ro,
-                        const andrea_batch_sink *sinks, int n_sinks, andrea_dump_stats *st, andrea_engine **eng,
-                        ae_error *err) {
+                        const andrea_batch_sink *sinks, int n_sinks, andrea_dump_stats *st, andrea_engine *given,
+                        andrea_engine **eng, ae_error *err) {
     andrea_run_options o = *ro;
     o.progress_label = "forward";
     int agreed = 0;
     andrea_run *r = andrea_run_new(m, suites, n_suites, &o, m->path, err);
+    if (r) andrea_run_give_engine(r, given);
+    else andrea_engine_close(given);
     if (andrea_run_agree(r ? 0 : -1, &agreed, err) || andrea_run_agree(andrea_run_open(r, err), &agreed, err) ||
         andrea_run_suites(r, sinks, n_sinks, &agreed, err)) {
         andrea_run_free(r);
@@ -137,12 +141,14 @@ static void print_notes(const andrea_analysis *a, const andrea_rules *rules, int
     andrea_note_unused_rules("analyze", rules, a);
 }
 
-/* The forwards into the sinks (the scorer, the report collector): a run alone, or with a dump
- * (dump_path) the HDF5 file around it, its writer one more sink. The engine is handed on in *eng. */
+/* The forwards into the sinks (the scorer, the report collector): a run alone (on the engine keep
+ * holds from a series' last checkpoint, if any), or with a dump (dump_path) the HDF5 file around
+ * it, its writer one more sink. The engine is handed on in *eng. */
 static int forwards(const andrea_analyze_plan *p, const andrea_model *m, const probe_suite *suites, int n_suites,
                     const andrea_batch_sink *sinks, const char *dump_path, const char *hex, const andrea_tokenizer *tok,
-                    const char *tok_desc, andrea_dump_stats *st, andrea_engine **eng, ae_error *err) {
-    if (!dump_path) return run_forwards(m, suites, n_suites, &p->run, sinks, 2, st, eng, err);
+                    const char *tok_desc, series_keep *keep, andrea_dump_stats *st, andrea_engine **eng, ae_error *err) {
+    if (!dump_path)
+        return run_forwards(m, suites, n_suites, &p->run, sinks, 2, st, andrea_series_keep_take_engine(keep), eng, err);
     andrea_dump_options dopt;
     forward_options(&dopt, p, dump_path, hex, tok, tok_desc, sinks, st);
     dopt.keep_engine = eng;
@@ -152,9 +158,10 @@ static int forwards(const andrea_analyze_plan *p, const andrea_model *m, const p
 /* Checkpoint ckpt (index: its name's suffix, pipeline/run_names.h). report_dir: where its report
  * goes (one checkpoint: DIR itself), NULL for DIR/NAME. scored != NULL (a series): score, classify
  * and write (or defer) the catalog only, and hand the report's collected maps over in *scored; the
- * series loop (series.c) renders once every checkpoint is scored. */
+ * series loop (series.c) renders once every checkpoint is scored. keep (NULL: none): a serial
+ * series' engine and read ahead (series_keep.h), ckpt its checkpoint at. */
 static int analyze_one(const andrea_analyze_plan *p, const char *ckpt, const char *report_dir, int index,
-                       analyze_scored *scored, ae_error *err) {
+                       analyze_scored *scored, series_keep *keep, int at, ae_error *err) {
     const double t_start = andrea_now_seconds();
     const andrea_classify_options *copt = &p->classify;
     andrea_model m = {0};
@@ -168,7 +175,7 @@ static int analyze_one(const andrea_analyze_plan *p, const char *ckpt, const cha
     andrea_analyze_timing tm;
     memset(&tm, 0, sizeof tm);
     char name[256], dump_path[4400], db_path[4400], hex[65], tok_desc[4200];
-    if (andrea_model_load(&m, ckpt, err)) return -1;
+    if (keep ? andrea_series_keep_model(keep, at, &m, err) : andrea_model_load(&m, ckpt, err)) return -1;
     tok = andrea_tokenizer_open(m.cfg.vocab_size, m.dir, p->tok_dir, err);
     if (load_probes(p, tok, &m, &suites, &n_suites, err)) goto out;
     snprintf(tok_desc, sizeof tok_desc, "%s", tok ? andrea_tokenizer_kind(tok) : "none");
@@ -188,7 +195,7 @@ static int analyze_one(const andrea_analyze_plan *p, const char *ckpt, const cha
     ropt.full = p->report_full;
     if (!(rcol = andrea_report_collector_open(&m, n_suites, andrea_render_examples(&ropt), err))) goto out;
     andrea_batch_sink sinks[2] = {andrea_head_scorer_sink(hs), andrea_report_collector_sink(rcol)};
-    if (forwards(p, &m, suites, n_suites, sinks, dumping ? dump_path : NULL, hex, tok, tok_desc, &tm.forwards, &eng, err))
+    if (forwards(p, &m, suites, n_suites, sinks, dumping ? dump_path : NULL, hex, tok, tok_desc, keep, &tm.forwards, &eng, err))
         goto out;
     if (p->maps_only) {
         const andrea_analyze_done d = {.ckpt = ckpt, .dump_path = dump_path, .n_suites = n_suites};
@@ -263,7 +270,8 @@ static int analyze_one(const andrea_analyze_plan *p, const char *ckpt, const cha
 out:
     andrea_mpi_serial_phase(0);
     andrea_analysis_free(&a);
-    andrea_engine_close(eng);
+    if (keep && !ret) andrea_series_keep_engine(keep, eng); /* the next checkpoint's, when of this shape */
+    else andrea_engine_close(eng);
     andrea_head_scorer_free(hs);
     andrea_report_collector_free(rcol);
     andrea_probe_suites_free(suites, n_suites);
@@ -276,12 +284,13 @@ typedef struct {
     const andrea_analyze_plan *p;
     const char *const *ckpts;
     const int *index; /* [n] the suffix each checkpoint's run name takes (andrea_run_name_and_dump) */
+    series_keep *keep; /* serial runs: the engine and the read ahead; NULL under MPI */
 } series_job;
 
 /* Checkpoint i of a series, under its unique name. */
 static int score_one(int i, analyze_scored *out, void *ctx, ae_error *err) {
     const series_job *j = ctx;
-    return analyze_one(j->p, j->ckpts[i], NULL, j->index[i], out, err);
+    return analyze_one(j->p, j->ckpts[i], NULL, j->index[i], out, j->keep, i, err);
 }
 
 /* The series page's data to the caller's printer. */
@@ -316,6 +325,9 @@ void andrea_analyze_plan_init(andrea_analyze_plan *p) {
 static int analyze_series(const andrea_analyze_plan *p, ae_error *err) {
     const int n = p->n_ckpts;
     int *index = malloc(sizeof *index * (size_t)n), rc = -1;
+    /* serial: one engine for the series, the next checkpoint read ahead (MPI ranks load their own;
+     * out of memory for it: nothing kept, each checkpoint on its own) */
+    series_keep *keep = andrea_mpi_parallel() ? NULL : andrea_series_keep_new(p->ckpts, n);
     if (!index || andrea_run_unique_names(p->ckpts, n, index)) {
         andrea_fail(err, "analyze: out of memory");
         goto out;
@@ -324,11 +336,11 @@ static int analyze_series(const andrea_analyze_plan *p, ae_error *err) {
     if (andrea_run_check_series_folders(p->dir, p->ckpts, n, index, err)) goto out;
     if (p->maps_only) { /* no scores: no series page either */
         for (int i = 0; i < n; i++)
-            if (analyze_one(p, p->ckpts[i], NULL, index[i], NULL, err)) goto out;
+            if (analyze_one(p, p->ckpts[i], NULL, index[i], NULL, keep, i, err)) goto out;
         rc = 0;
         goto out;
     }
-    series_job job = {p, p->ckpts, index};
+    series_job job = {p, p->ckpts, index, keep};
     andrea_render_options sro = {0};
     sro.quiet = andrea_progress_quiet;
     sro.maps_per_suite = p->report_maps;
@@ -336,6 +348,7 @@ static int analyze_series(const andrea_analyze_plan *p, ae_error *err) {
     const series_written on = {(void *)p, series_page_done};
     rc = andrea_series_run(n, p->ckpts, p->dir, score_one, &job, &sro, &on, err);
 out:
+    andrea_series_keep_free(keep);
     free(index);
     return rc;
 }
@@ -353,6 +366,6 @@ int andrea_analyze(const andrea_analyze_plan *p, ae_error *err) {
     /* streams (--texts -, --probes <(cmd)) can be read once: every checkpoint reads their bytes */
     if (andrea_probe_sources_keep(p->ps, p->n_ckpts > 1, err)) return -1;
     if (check_steps(p->ckpts, p->n_ckpts, &p->classify, err)) return -1;
-    if (p->n_ckpts == 1) return analyze_one(p, p->ckpts[0], p->dir, 0, NULL, err); /* its report is DIR itself */
+    if (p->n_ckpts == 1) return analyze_one(p, p->ckpts[0], p->dir, 0, NULL, NULL, 0, err); /* its report is DIR itself */
     return analyze_series(p, err);
 }

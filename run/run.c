@@ -25,6 +25,7 @@ struct andrea_run {
     long long total_seq;
     size_t per_seq;       /* host bytes of one sequence's batch buffers */
     andrea_engine *eng;
+    andrea_engine *given; /* andrea_run_give_engine's, until andrea_run_open takes or closes it */
     batch_bufs bb;
     double t_open, t_suites;
 };
@@ -186,13 +187,34 @@ static int alloc_bufs(andrea_run *r) {
     return bad;
 }
 
+void andrea_run_give_engine(andrea_run *r, andrea_engine *e) {
+    andrea_engine_close(r->given);
+    r->given = e;
+}
+
+/* The given engine swapped to this run's model, with room for its batch and tokens; one that
+ * cannot take them (another shape, shorter sequences, no memory for the batch) is closed and a
+ * new one opened. */
+static andrea_engine *engine_for(andrea_run *r, ae_error *err) {
+    andrea_engine *g = r->given;
+    r->given = NULL;
+    if (g) {
+        ae_error why;
+        if (andrea_engine_max_len(g) >= r->max_T && !andrea_engine_swap_model(g, r->m, &why) &&
+            (andrea_engine_max_batch(g) >= r->B || !andrea_engine_reserve_batch(g, r->B, &why)))
+            return g;
+        andrea_engine_close(g);
+    }
+    return andrea_engine_open(r->m, &r->o.engine, r->B, r->max_T, err);
+}
+
 int andrea_run_open(andrea_run *r, ae_error *err) {
     const double t0 = andrea_now_seconds();
     int rc = 0;
     if (alloc_bufs(r))
         rc = andrea_fail(err, "%s: cannot allocate buffers for a batch of %d sequences of %d tokens (%zu bytes each; %s)",
                          r->what, r->B, r->max_T, r->per_seq, r->B > 1 ? "try --batch 1" : "try a smaller --len");
-    else if (!(r->eng = andrea_engine_open(r->m, &r->o.engine, r->B, r->max_T, err)))
+    else if (!(r->eng = engine_for(r, err)))
         rc = -1;
 #ifdef ANDREA_HAVE_CUDA
     /* CUDA: stream (compute / copy / write overlapped) unless head_out is wanted (the pipeline
@@ -338,6 +360,7 @@ void andrea_run_free(andrea_run *r) {
     andrea_cuda_pipeline_close(bb->pipe); /* first: it uses the engine */
 #endif
     andrea_engine_close(r->eng);
+    andrea_engine_close(r->given);
     free(bb->tokens);
     free(bb->lengths);
     free(bb->attn);

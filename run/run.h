@@ -61,6 +61,10 @@ int andrea_run_batch(const andrea_run *r);          /* sequences per forward */
 int andrea_run_max_len(const andrea_run *r);        /* tokens of the longest suite */
 long long andrea_run_sequences(const andrea_run *r); /* of every suite */
 
+/* An engine of an earlier run (a series' last checkpoint), now the run's: andrea_run_open swaps it
+ * to this run's model (andrea_engine_swap_model) instead of opening one, or closes it and opens
+ * one when it cannot take this model, batch or length. NULL: open one. */
+void andrea_run_give_engine(andrea_run *r, andrea_engine *e);
 /* Buffers and engine (and on a GPU the streaming pipeline). Not agreed under MPI: the caller
  * agrees on the result. */
 int andrea_run_open(andrea_run *r, ae_error *err);
