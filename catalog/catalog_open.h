@@ -42,4 +42,10 @@ int andrea_catalog_refuse_newer(sqlite3 *db, const char *path, int *version, ae_
  * change. */
 int andrea_catalog_check_ours(sqlite3 *db, const char *path, ae_error *err);
 
+/* Folds the catalog's -wal into the file and removes -wal and -shm when no other connection has it
+ * open: what the last read-only reader (the report's) leaves beside catalog.db after `analyze`.
+ * Best effort (the files are SQLite's own and harmless): 0 whether or not anything was removed;
+ * -1 only when the open itself fails, with err set. */
+int andrea_catalog_tidy(const char *path, ae_error *err);
+
 #endif

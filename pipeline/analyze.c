@@ -13,6 +13,7 @@
 #include "../analyzer/head_scorer.h"
 #include "../catalog/catalog.h"
 #include "../catalog/catalog_circuits.h"
+#include "../catalog/catalog_open.h"
 #include "../common/mpi_shard.h"
 #include "../common/printable.h"
 #include "../common/progress.h"
@@ -366,6 +367,11 @@ int andrea_analyze(const andrea_analyze_plan *p, ae_error *err) {
     /* streams (--texts -, --probes <(cmd)) can be read once: every checkpoint reads their bytes */
     if (andrea_probe_sources_keep(p->ps, p->n_ckpts > 1, err)) return -1;
     if (check_steps(p->ckpts, p->n_ckpts, &p->classify, err)) return -1;
-    if (p->n_ckpts == 1) return analyze_one(p, p->ckpts[0], p->dir, 0, NULL, NULL, 0, err); /* its report is DIR itself */
-    return analyze_series(p, err);
+    /* one checkpoint: its report is DIR itself */
+    const int rc = p->n_ckpts == 1 ? analyze_one(p, p->ckpts[0], p->dir, 0, NULL, NULL, 0, err) : analyze_series(p, err);
+    if (rc || p->maps_only || andrea_mpi_rank() != 0) return rc;
+    ae_error tidy = {{0}};
+    if (andrea_catalog_tidy(db_path, &tidy)) /* everything is written: said, not failed */
+        fprintf(stderr, "andrea: %s (the catalog and report are complete)\n", tidy.msg);
+    return 0;
 }

@@ -4,7 +4,7 @@
 # with --dump FILE or --keep-dumps), the run takes under a minute (2 CPU cores,
 # README.md), every head the bundled card lists is found by `andrea heads --class C` with a
 # score, a baseline and an ablation effect and is labelled (bracket/entity: see tests/card_heads.py),
-# and the final table names index.html.
+# and the final table names index.html; no -wal/-shm is left beside catalog.db.
 # Skips (77) while the bundled model is absent.
 set -euo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
@@ -17,6 +17,10 @@ cat out.txt err.txt
 read -r wall user sys <time.txt
 echo "analyze: ${wall}s wall, ${user}s user, ${sys}s sys"
 [[ -f andrea-out/catalog.db && -f andrea-out/index.html ]] || { echo "FAIL: outputs missing"; ls -R andrea-out; exit 1; }
+# the report's read-only reads leave SQLite's -wal/-shm beside the catalog; analyze folds them away
+for f in andrea-out/catalog.db-wal andrea-out/catalog.db-shm; do
+    [[ ! -e $f ]] || { echo "FAIL: $f left beside the catalog"; exit 1; }
+done
 [[ ! -e andrea-out/andrea-bundled.h5 ]] || { echo "FAIL: a dump was written without --dump / --keep-dumps"; exit 1; }
 grep -q "andrea-out/index.html" out.txt || { echo "FAIL: index.html not printed"; exit 1; }
 # Under a minute on 2 cores = at most 120 CPU-seconds; CPU time does not depend on how loaded the
