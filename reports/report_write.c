@@ -72,6 +72,13 @@ static int head_labelled(const report_data *d, int l, int h) {
 
 /* PNGs for the labelled heads only: asked for, the default (small), or full past its budget
  * (report.h). */
+/* The report's interactive data: every head, head pages, examples past REPORT_EXACT_TOKENS
+ * summarised unless --report full. */
+static report_interactive_options interactive_options(const andrea_render_options *opt) {
+    const report_interactive_options io = {NULL, 1, 0, NULL, opt && opt->full ? 0 : REPORT_EXACT_TOKENS};
+    return io;
+}
+
 static int labelled_only(const report_data *d, const andrea_render_options *opt) {
     const int m = opt ? opt->maps_per_suite : 0;
     const uint64_t pngs = (uint64_t)d->n_layer * (uint64_t)d->n_head * (uint64_t)d->n_suites;
@@ -777,9 +784,11 @@ static void head_page(andrea_buf *b, const report_data *d, const report_earlier 
     andrea_buf_puts(b, "</table>\n");
     /* Extra sections about this head go here, between the scores and the maps, in this order. */
     if (circuits) andrea_buf_puts(b, circuits); /* top sources/destinations */
-    andrea_buf_puts(b, "<p class=\"precision\">" REPORT_PRECISION_NOTE " The PNGs are drawn from the dump's own values (maps "
-                  "stored as the dump's dtype). Hover a map for values; the wheel, a drag or "
-                  "the buttons zoom and pan; cyan-on-black frames are probe targets.</p>\n");
+    const report_interactive_options io = interactive_options(opt);
+    andrea_buf_printf(b, "<p class=\"precision\">%s%s The PNGs are drawn from the dump's own values (maps stored as the "
+                      "dump's dtype). Hover a map for values; the wheel, a drag or the buttons zoom and pan; "
+                      "cyan-on-black frames are probe targets.</p>\n",
+                      REPORT_PRECISION_NOTE, andrea_report_any_summarised(d, &io) ? " " REPORT_SUMMARY_NOTE : "");
     for (int s = 0; s < d->n_suites; s++) {
         const report_suite *su = &d->suites[s];
         andrea_buf_puts(b, "<h2>");
@@ -905,7 +914,7 @@ static int write_report_held(const report_data *d, const char *out_dir, const an
     stage_done(st, 0, &t);
     if (write_overviews(d, out_dir, score_grids, err)) goto out;
     stage_done(st, 1, &t);
-    report_interactive_options io = {NULL, 1, 0, NULL};
+    const report_interactive_options io = interactive_options(opt);
     if (andrea_report_write_interactive(d, out_dir, &io, err)) goto out;
     stage_done(st, 2, &t);
     if (write_head_pages(d, &e, out_dir, opt, err)) goto out;

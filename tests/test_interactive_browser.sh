@@ -117,6 +117,27 @@ r=$(page_test index rep/index.html "" '{"mode":"index"}')
 check "index: score grids and thumbnails send a click on a head to its page" "$r" \
   "r['grids'] >= 4 and r['went'] == ['heads/L1_H3.html'] * r['grids'] and $NOERR"
 
+# ---------- the report's summarised maps: examples past 64 tokens in the 8-bit code ----------
+"$A" dump "$TINY" --probes prev_token --n 2 --len 96 --maps fp32 --out d96.h5 --quiet --device cpu
+"$A" classify d96.h5 --db c96.db --quiet --device cpu > /dev/null
+"$A" render d96.h5 --db c96.db --out rep96 --quiet > /dev/null
+CELLS='[[95,0],[95,94],[95,95],[60,59],[80,3],[5,5]]'
+r=$(page_test head96 rep96/heads/L1_H2.html "" "{\"mode\":\"head\",\"cells\":$CELLS}")
+want=$(ref d96.h5 prev_token 0 1 2 "$CELLS")
+# reports/attn_code8.h: within 3.1 % from 1e-4 up, 5e-5 below, 0.0034 absolute everywhere; 3 digits printed
+PREC8="len(ref) == len(r['map']['cells']) and all(abs(c['p'] - x) <= max(0.031 * x, 5e-5) and abs(c['p'] - x) <= 0.0034 for c, x in zip(r['map']['cells'], ref))"
+TEXT8="all('\u2248' in c['text'] and abs(float(c['text'].split('\u2248 ')[1].split()[0]) - x) <= 0.036 * x + 5e-5 for c, x in zip(r['map']['cells'], ref))"
+check "summarised head page: no console errors" "$r" "$NOERR and r['canvases'] == 2"
+check "summarised head page: hover shows the engine's fp32 value within the 8-bit code's bounds" "$r" "$PREC8" "$want"
+check "summarised head page: the read-out marks the value approximate and agrees with it" "$r" "$TEXT8" "$want"
+check "summarised head page: the values differ from fp16's (the test can tell the two apart)" "$r" \
+  "not all(abs(c['p'] - x) <= x * 2**-11 + 2**-25 for c, x in zip(r['map']['cells'], ref))" "$want"
+grep -q "summarised to 8 bits" rep96/heads/L1_H2.html && ok "summarised head page: the page says which maps are summarised" ||
+  bad "summarised head page: no note on summarised maps" "$(grep -o '<p class="precision">[^<]*' rep96/heads/L1_H2.html)"
+"$A" render d96.h5 --db c96.db --out rep96f --report full --quiet > /dev/null
+r=$(page_test head96f rep96f/heads/L1_H2.html "" "{\"mode\":\"head\",\"cells\":$CELLS}")
+check "--report full: the same maps in fp16" "$r" "$PREC" "$want"
+
 # ---------- andrea show: byte-level .bin, hostile text ----------
 TEXT='The <b>cat</b> & "dog" </script><img src=x onerror=alert(1)> sat; the cat sat.'
 "$A" show "$TINY" "$TEXT" --out show_b --device cpu --quiet > show_b.out

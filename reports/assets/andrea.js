@@ -3,7 +3,8 @@
  * Data: data/meta.js calls andrea_meta({...}) (model shape, examples, token labels, targets, the
  * colour table); data/L{l}_H{h}.js calls andrea_head(l, h, base64) with the head's attention of
  * every shown example: for each example in meta order, the causal lower triangle of its n × n map
- * (row q holds keys 0..q), as little-endian IEEE half floats; a suite with "same": t in meta has
+ * (row q holds keys 0..q), as little-endian IEEE half floats, or, for an example meta marks "c8": 1
+ * (a summarised one), one byte a value: an index into meta.code8 (reports/attn_code8.h); a suite with "same": t in meta has
  * no values of its own: its examples are suite t's, map for map (twin suites). Several checkpoints of one shape
  * (andrea show --also): meta.models names them; checkpoint m > 0 has data/m{m}/L{l}_H{h}.js,
  * calling andrea_head(l, h, base64, m). A head is named "l.h" (checkpoint 0) or "m:l.h". Files load with <script src>, so
@@ -38,20 +39,26 @@
     return HALF;
   }
   window.andrea_meta = function (m) {
-    var off = 0;
+    var off = 0, bytes = 0;
     m.examples = [];
     m.suites.forEach(function (su, s) {
       var twin = su.same !== undefined ? m.suites[su.same] : null; /* its maps are an earlier suite's */
       su.examples.forEach(function (ex, e) {
         ex.s = s; ex.e = e;
-        if (twin) ex.off = twin.examples[e].off;
-        else { ex.off = off; off += ex.n * (ex.n + 1) / 2; }
+        if (twin) { ex.twin = true; ex.off = twin.examples[e].off; ex.c8 = twin.examples[e].c8; }
+        else {
+          ex.off = off; ex.boff = bytes;
+          off += ex.n * (ex.n + 1) / 2;
+          bytes += ex.n * (ex.n + 1) / 2 * (ex.c8 ? 1 : 2);
+        }
         ex.targets = {};
         for (var i = 0; i + 1 < ex.tgt.length; i += 2) ex.targets[ex.tgt[i] * 65536 + ex.tgt[i + 1]] = 1;
         m.examples.push(ex);
       });
     });
     m.total = off;
+    m.bytes = bytes;
+    if (m.code8) m.code8 = Float32Array.from(m.code8, function (x) { return x === null ? NaN : x; });
     m.lut = [];
     for (var i = 0; i < 256; i++) m.lut.push(parseInt(m.magma.substr(i * 6, 6), 16));
     m.has = {};
@@ -59,9 +66,14 @@
     A.meta = m;
   };
   window.andrea_head = function (l, h, b64, m) {
-    var bin = atob(b64), n = bin.length >> 1, t = halfTable(), v = new Float32Array(n);
-    for (var i = 0; i < n; i++) v[i] = t[bin.charCodeAt(2 * i) | (bin.charCodeAt(2 * i + 1) << 8)];
-    var key = (m || 0) + ':' + l + '.' + h;
+    var bin = atob(b64), M = A.meta, t = halfTable(), v = new Float32Array(M.total), key = (m || 0) + ':' + l + '.' + h;
+    if (bin.length !== M.bytes) A.errors.push('head ' + key + ': ' + bin.length + ' bytes of data, meta.js wants ' + M.bytes);
+    M.examples.forEach(function (ex) {
+      if (ex.twin) return;
+      var n = ex.n * (ex.n + 1) / 2, o = ex.off, b = ex.boff, i;
+      if (ex.c8) for (i = 0; i < n; i++) v[o + i] = M.code8[bin.charCodeAt(b + i)];
+      else for (i = 0; i < n; i++) v[o + i] = t[bin.charCodeAt(b + 2 * i) | (bin.charCodeAt(b + 2 * i + 1) << 8)];
+    });
     A.heads[key] = v;
     var w = A.waiting[key] || [];
     delete A.waiting[key];
@@ -82,7 +94,11 @@
   /* p(q, k) of example ex in a head's values (0 above the diagonal). */
   function prob(v, ex, q, k) { return k > q ? 0 : v[ex.off + q * (q + 1) / 2 + k]; }
   A.prob = prob;
-  function fmtP(p) { return p === 0 ? '0' : p < 1e-4 ? p.toExponential(4) : p.toPrecision(5); }
+  /* p as stored: 5 digits of fp16, or 3 after "≈" for a summarised example (within 3.1 %) */
+  function fmtP(p, ex) {
+    if (ex && ex.c8) return isNaN(p) ? 'not a probability' : p === 0 ? '\u2248 0 (< 5e-5)' : '\u2248 ' + (p < 1e-3 ? p.toExponential(2) : p.toPrecision(3));
+    return p === 0 ? '0' : p < 1e-4 ? p.toExponential(4) : p.toPrecision(5);
+  }
   A.fmtP = fmtP;
   var LOG_MIN = -4;
   function scaled(p, log) {
@@ -120,7 +136,9 @@
     var mm = /^(?:(\d+):)?(\d+)\.(\d+)$/.exec(x || '');
     return mm ? {m: +(mm[1] || 0), l: +mm[2], h: +mm[3]} : null;
   }
-  function exampleName(ex) { return A.meta.suites[ex.s].name + ' #' + ex.e + ' (' + ex.n + ' tokens)'; }
+  function exampleName(ex) {
+    return A.meta.suites[ex.s].name + ' #' + ex.e + ' (' + ex.n + ' tokens' + (ex.c8 ? ', \u2248 summarised to 8 bits' : '') + ')';
+  }
 
   /* ---------- heatmap ---------- */
   var OBS = null;
@@ -282,7 +300,7 @@
     if (!c || !this.v) { ro.textContent = '\u00a0'; ro.removeAttribute('data-p'); this.draw(); return; }
     var ex = this.ex, p = prob(this.v, ex, c.q, c.k);
     var t = 'query ' + c.q + ' \u2039' + tokText(ex, c.q) + '\u203a \u2192 key ' + c.k + ' \u2039' + tokText(ex, c.k) + '\u203a: ';
-    t += c.k > c.q ? 'masked (a query sees only earlier keys)' : 'p = ' + fmtP(p);
+    t += c.k > c.q ? 'masked (a query sees only earlier keys)' : 'p = ' + fmtP(p, ex);
     if (ex.targets[c.q * 65536 + c.k]) t += ' \u00b7 probe target';
     ro.textContent = t;
     ro.setAttribute('data-q', c.q);
@@ -518,7 +536,7 @@
       sp.style.background = css(rgb);
       sp.style.color = t > 0.6 ? '#fff' : '#000';
       sp.setAttribute('data-p', p);
-      sp.title = 'query ' + q + ' \u2192 key ' + k + ': p = ' + fmtP(p);
+      sp.title = 'query ' + q + ' \u2192 key ' + k + ': p = ' + fmtP(p, ex);
     }
     if (i === null || i === undefined) this.readout.textContent = 'Hover over a token, or click one to keep it.';
     else this.readout.textContent = (this.o.to ? 'attention TO token ' : 'attention FROM token ') + i + ' \u2039' +
