@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/big_alloc.h"
 #include "../common/checked_size.h"
 #include "../common/finite.h"
 #include "blas_core.h"
@@ -99,7 +100,7 @@ static float *alloc_floats(size_t a, size_t b, const char *path, const char *wha
         andrea_fail(err, "%s: CPU engine scratch size for %s overflows", path, what);
         return NULL;
     }
-    float *p = malloc(bytes ? bytes : 1);
+    float *p = andrea_big_alloc(bytes);
     if (!p) andrea_fail(err, "%s: cannot allocate %zu bytes of CPU engine scratch for %s", path, bytes, what);
     return p;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/big_alloc.h"
 #include "../common/checked_size.h"
 #include "../common/finite.h"
 
@@ -68,7 +69,7 @@ int andrea_model_alloc(andrea_model *m, const andrea_config *cfg, ae_error *err)
     size_t sizes[ANDREA_N_PARAM_TENSORS], total, bytes;
     if (andrea_param_sizes(cfg, sizes, &total, err)) return -1;
     if (ae_mul(total, sizeof(float), &bytes)) return andrea_fail(err, "parameter bytes overflow");
-    float *mem = malloc(bytes);
+    float *mem = andrea_big_alloc(bytes);
     if (!mem) return andrea_fail(err, "cannot allocate %zu bytes for parameters", bytes);
     m->cfg = *cfg;
     m->memory = mem;

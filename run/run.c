@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/big_alloc.h"
 #include "../common/checked_size.h"
 #include "../common/mpi_shard.h"
 #include "run_internal.h"
@@ -163,7 +164,7 @@ static void *alloc_n(size_t n, size_t elem, int *bad) {
         *bad = 1;
         return NULL;
     }
-    void *p = malloc(bytes);
+    void *p = andrea_big_alloc(bytes);
     if (!p) *bad = 1;
     return p;
 }
