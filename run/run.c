@@ -199,17 +199,6 @@ void andrea_run_give_engine(andrea_run *r, andrea_engine *e) {
 static andrea_engine *engine_for(andrea_run *r, ae_error *err) {
     andrea_engine *g = r->given;
     r->given = NULL;
-    /* A GPU engine is not reused: on an H100 a series' 12th checkpoint got causal-check deltas 3e-6
-     * away from the same checkpoint analysed alone (bench/gpu_series.sh, 2026-12-06) although
-     * swapped forwards equal fresh ones (test_engine_swap_model). Likely cause: the causal check
-     * packs as many ablated sets into a forward as a quarter of the free GPU memory allows
-     * (ablation_run.c), a kept engine holds more memory, so the batches, and with them cuBLAS's
-     * algorithms and rounding, differ. Until that packing is made independent of what the engine
-     * holds, each checkpoint gets a fresh GPU engine (0.3 s) and keeps only the read-ahead. */
-    if (g && andrea_engine_has_gpu(g)) {
-        andrea_engine_close(g);
-        g = NULL;
-    }
     if (g) {
         ae_error why;
         if (andrea_engine_max_len(g) >= r->max_T && !andrea_engine_swap_model(g, r->m, &why) &&
