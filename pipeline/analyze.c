@@ -371,7 +371,9 @@ int andrea_analyze(const andrea_analyze_plan *p, ae_error *err) {
     const int rc = p->n_ckpts == 1 ? analyze_one(p, p->ckpts[0], p->dir, 0, NULL, NULL, 0, err) : analyze_series(p, err);
     if (rc || p->maps_only || andrea_mpi_rank() != 0) return rc;
     ae_error tidy = {{0}};
-    if (andrea_catalog_tidy(db_path, &tidy)) /* everything is written: said, not failed */
-        fprintf(stderr, "andrea: %s (the catalog and report are complete)\n", tidy.msg);
+    char shown[1024];
+    if (andrea_catalog_tidy(db_path, &tidy)) /* everything is written: a note, as the others, not a failure */
+        fprintf(stderr, "andrea analyze: note: %s (the catalog and report are complete)\n",
+                andrea_shown(tidy.msg, shown, sizeof shown));
     return 0;
 }
