@@ -47,7 +47,8 @@ static float *resume_inputs(size_t btc_all) {
 }
 
 /* Units a forward holds. On a GPU: up to UNITS_PER_FORWARD while K copies of the B items fit in a
- * quarter of the GPU's free memory: the engine's activations, sized for its own max_T (the run's
+ * quarter of the GPU's total memory (not its free memory: K sets the matmuls' shapes, and with
+ * them the deltas' last bits, which must not follow an engine kept across a series; forward.h): the engine's activations, sized for its own max_T (the run's
  * longest suite, which may be far longer than this group's T), ~16 C max_T floats a sequence, and
  * the logits of the forward's loss rows, at most T V floats. On
  * the CPU, whose forwards resume after the attention of a chunk's lowest layer: at most
@@ -58,14 +59,14 @@ static float *resume_inputs(size_t btc_all) {
 #define ABLATE_CPU_ROWS 4096
 static int units_per_forward(andrea_engine *e, const andrea_config *cfg, int n_units, int B, int T) {
     int K = n_units < UNITS_PER_FORWARD ? n_units : UNITS_PER_FORWARD;
-    size_t free_bytes;
+    size_t total_bytes;
     const double T_eng = andrea_engine_max_len(e) > T ? andrea_engine_max_len(e) : T;
     const double per_seq = (T_eng * 16.0 * cfg->d_model + (double)T * cfg->vocab_size) * sizeof(float);
     if (andrea_engine_can_resume_heads(e)) {
         if (K > cfg->n_head) K = cfg->n_head;
         if ((double)K * B * T > ABLATE_CPU_ROWS) K = (int)(ABLATE_CPU_ROWS / ((double)B * T));
-    } else if (andrea_cuda_free_memory(&free_bytes) == 0 && (double)K * B * per_seq > (double)free_bytes / 4) {
-        K = (int)((double)free_bytes / 4 / per_seq / B);
+    } else if (andrea_cuda_total_memory(&total_bytes) == 0 && (double)K * B * per_seq > (double)total_bytes / 4) {
+        K = (int)((double)total_bytes / 4 / per_seq / B);
     }
     if (K < 1) K = 1;
     ae_error ignored;

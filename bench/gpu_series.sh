@@ -4,7 +4,8 @@
 # file: a slice of its weights scaled by 1 + STEP * 1e-4) analysed as one series by this tree and
 # by the tree in $BASE (the commit before the series engine), alternating; then two checkpoints
 # analysed alone by this tree, their catalog rows compared with the series' (exact).
-# Usage (device machine, repo root, carry=[".carry/debs"]): BASE=.gpu-base N=12 bash bench/gpu_series.sh
+# Usage (device machine, repo root, carry=[".carry"]): BASE=.carry/base N=12 bash bench/gpu_series.sh
+# (.carry/base: `git archive BASE_COMMIT | tar -x -C .carry/base`, git-ignored)
 set -u
 source bench/gpu_common.sh
 N=${N:-12}
@@ -33,13 +34,15 @@ for k in range(n):
 print(f"{n} checkpoints written", flush=True)
 EOF2
 CK=($(ls -d $R/run/checkpoint-* | sort -t- -k2 -n))
+TIMING=--timing
 for round in 1 2; do
   for b in new ${BASE:+base}; do
     A=./build-gpu/andrea; [ $b = base ] && A=$BASE/build-gpu/andrea
     rm -rf /tmp/s-$b
     /usr/bin/time -f "$b round $round: ${#CK[@]} checkpoints, whole process %e s, peak RSS %M KB" \
-      $A analyze "${CK[@]}" --tokenizer $R/base --device cuda --out /tmp/s-$b --quiet >/tmp/s-$b.txt 2>/tmp/s-$b.err
-    tail -1 /tmp/s-$b.err; du -sh /tmp/s-$b
+      $A analyze "${CK[@]}" --tokenizer $R/base --device cuda --out /tmp/s-$b --quiet ${TIMING:-} >/tmp/s-$b.txt 2>/tmp/s-$b.err
+    # the series' phases and its last checkpoint's scoring (--timing, trees that print them)
+    grep "time (" /tmp/s-$b.err | tail -2 | cut -c1-900; tail -1 /tmp/s-$b.err; du -sh /tmp/s-$b
   done
 done
 echo "== alone vs series ($SECONDS s)"

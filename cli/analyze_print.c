@@ -33,6 +33,23 @@ static void print_timing(const char *ckpt, const andrea_analyze_timing *t) {
             t->t_all);
 }
 
+/* A series' checkpoint once scored: its report comes later (the report fields are 0). */
+static void print_scored_timing(void *ctx, const char *ckpt, const andrea_analyze_timing *t) {
+    (void)ctx;
+    char shown[4200];
+    print_timing(andrea_shown(shown_path(ckpt), shown, sizeof shown), t);
+}
+
+/* The series' phases (pipeline/series.h). */
+static void print_series_timing(void *ctx, int n, const double *s) {
+    (void)ctx;
+    fprintf(stderr,
+            "andrea analyze: time (series of %d checkpoints): scoring %.2f s (%.2f s a checkpoint), catalog %.2f s, "
+            "reports %.2f s (%.2f s a checkpoint), series page %.2f s\n",
+            n, s[SERIES_SCORING], s[SERIES_SCORING] / n, s[SERIES_CATALOG], s[SERIES_REPORTS], s[SERIES_REPORTS] / n,
+            s[SERIES_PAGE]);
+}
+
 static void print_checkpoint(void *ctx, const andrea_analyze_done *d) {
     (void)ctx;
     char s_ck[4200], s_dump[4400], s_db[4400], s_rdir[4400];
@@ -58,5 +75,6 @@ static void print_series(void *ctx, const series_data *d, const char *db_path, c
 }
 
 andrea_analyze_printer cli_analyze_printer(void) {
-    return (andrea_analyze_printer){.ctx = NULL, .checkpoint = print_checkpoint, .series = print_series};
+    return (andrea_analyze_printer){.ctx = NULL, .checkpoint = print_checkpoint, .series = print_series,
+                                    .scored_timing = print_scored_timing, .series_timing = print_series_timing};
 }

@@ -8,8 +8,8 @@ int andrea_cuda_use_device(int device_index) {
     return -1;
 }
 
-int andrea_cuda_free_memory(size_t *free_bytes) {
-    *free_bytes = 0;
+int andrea_cuda_total_memory(size_t *total_bytes) {
+    *total_bytes = 0;
     return -1;
 }
 

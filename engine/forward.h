@@ -174,13 +174,16 @@ andrea_engine *andrea_cpu_engine_open_with(const andrea_model *m, const andrea_e
                                            ae_error *err);
 int andrea_cuda_available(void);
 /* Makes device_index % (visible devices) the calling thread's current CUDA device (-1: leaves it).
- * Call before andrea_cuda_available / andrea_cuda_free_memory when the options name a device, so
+ * Call before andrea_cuda_available / andrea_cuda_total_memory when the options name a device, so
  * that their context and numbers are that device's. 0; -1 without a usable device (always without
  * CUDA). */
 int andrea_cuda_use_device(int device_index);
-/* Free memory of the current CUDA device in bytes: 0, or -1 without a usable device (always
- * without CUDA). For choosing a batch before the engine opens. */
-int andrea_cuda_free_memory(size_t *free_bytes);
+/* Total memory of the current CUDA device in bytes: 0, or -1 without a usable device (always
+ * without CUDA). For choosing a batch: from the total, not the free memory, so that a batch and
+ * with it cuBLAS's algorithms and the last bits of every result do not follow what else happens
+ * to be allocated (an engine kept across a series, another process); where memory really is
+ * short, opening or growing the engine fails and the caller takes the batch it can get. */
+int andrea_cuda_total_memory(size_t *total_bytes);
 /* GPU bytes a CUDA engine opened with o (NULL: the defaults) takes, generously, for one sequence of
  * T tokens (per_seq: the streaming pipeline's two slots of maps, norms and DLA, fp32 maps when
  * maps_fp32, and the engine's activations) and once whatever the batch (fixed: tf32x3's split

@@ -511,12 +511,12 @@ extern "C" int andrea_engine_bytes_per_seq(const andrea_config *c, const andrea_
     return 0;
 }
 
-extern "C" int andrea_cuda_free_memory(size_t *free_bytes) {
-    size_t total = 0;
-    *free_bytes = 0;
-    if (!andrea_cuda_available() || cudaMemGetInfo(free_bytes, &total) != cudaSuccess) {
+extern "C" int andrea_cuda_total_memory(size_t *total_bytes) {
+    size_t free_bytes = 0;
+    *total_bytes = 0;
+    if (!andrea_cuda_available() || cudaMemGetInfo(&free_bytes, total_bytes) != cudaSuccess) {
         cudaGetLastError();
-        *free_bytes = 0;
+        *total_bytes = 0;
         return -1;
     }
     return 0;

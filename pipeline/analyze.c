@@ -241,6 +241,8 @@ static int analyze_one(const andrea_analyze_plan *p, const char *ckpt, const cha
         snprintf(scored->maps_dtype, sizeof scored->maps_dtype, "%s", a.maps_dtype);
         scored->collected = rcol; /* rendered and freed by the series loop */
         rcol = NULL;
+        tm.t_all = andrea_now_seconds() - t_start;
+        if (p->timing && p->printer.scored_timing) p->printer.scored_timing(p->printer.ctx, ckpt, &tm);
         if (scored->defer_catalog) { /* a series: its loop writes the rows once every checkpoint scored */
             ret = andrea_mpi_agree(defer_catalog(scored, &a, &m, p->run.engine.device, err), err); /* the other ranks wait on it */
             goto out;
@@ -346,8 +348,11 @@ static int analyze_series(const andrea_analyze_plan *p, ae_error *err) {
     sro.quiet = andrea_progress_quiet;
     sro.maps_per_suite = p->report_maps;
     sro.full = p->report_full;
-    const series_written on = {(void *)p, series_page_done};
+    double seconds[SERIES_PHASES] = {0};
+    const series_written on = {(void *)p, series_page_done, p->timing ? seconds : NULL};
     rc = andrea_series_run(n, p->ckpts, p->dir, score_one, &job, &sro, &on, err);
+    if (!rc && p->timing && andrea_mpi_rank() == 0 && p->printer.series_timing)
+        p->printer.series_timing(p->printer.ctx, n, seconds);
 out:
     andrea_series_keep_free(keep);
     free(index);

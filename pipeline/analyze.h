@@ -26,6 +26,7 @@
 #include "../probes/probe.h"
 #include "../reports/report.h"
 #include "../reports/series.h"
+#include "series.h" /* the series' phases (SERIES_PHASES) */
 
 /* Where one checkpoint's time went (analyze --timing). */
 typedef struct {
@@ -57,6 +58,10 @@ typedef struct {
     void (*checkpoint)(void *ctx, const andrea_analyze_done *d);
     /* a series: its data (the labelled heads per step), catalog and page, once written */
     void (*series)(void *ctx, const series_data *d, const char *db_path, const char *page_path);
+    /* --timing in a series: each checkpoint's scoring (its report fields 0: the reports come
+     * later), then the series' phases (seconds[SERIES_PHASES], pipeline/series.h) */
+    void (*scored_timing)(void *ctx, const char *ckpt, const andrea_analyze_timing *t);
+    void (*series_timing)(void *ctx, int n, const double *seconds);
 } andrea_analyze_printer;
 
 typedef struct {

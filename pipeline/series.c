@@ -183,6 +183,13 @@ static int write_page(int n, const char *dir, const char *page, const analyze_sc
     return rc;
 }
 
+/* The wall time since *t into secs[phase]; *t moves on to now. */
+static void phase_done(double *secs, int phase, double *t) {
+    const double now = andrea_now_seconds();
+    secs[phase] = now - *t;
+    *t = now;
+}
+
 int andrea_series_run(int n, const char *const *ckpts, const char *dir, analyze_score_fn score, void *ctx,
                       const andrea_render_options *ropt_in, const series_written *on, ae_error *err) {
     const int quiet = ropt_in->quiet;
@@ -195,6 +202,8 @@ int andrea_series_run(int n, const char *const *ckpts, const char *dir, analyze_
         goto out;
     }
     const int root = andrea_mpi_rank() == 0;
+    double t = andrea_now_seconds(), unused[SERIES_PHASES];
+    double *secs = on->seconds ? on->seconds : unused;
     /* MPI with at least a checkpoint a rank: whole checkpoints over the ranks (header) */
     const int spread = andrea_mpi_parallel() && n >= andrea_mpi_size();
     if (spread && score_spread(n, ckpts, sc, score, ctx, quiet, err)) goto out;
@@ -206,7 +215,9 @@ int andrea_series_run(int n, const char *const *ckpts, const char *dir, analyze_
         if (score(i, &sc[i], ctx, err)) goto out;
         if (andrea_mpi_agree(root ? same_as_earlier(i, ckpts, sc, err) : 0, err)) goto out; /* rank 0 holds the hashes */
     }
+    phase_done(secs, SERIES_SCORING, &t);
     if (!spread && write_deferred(n, ckpts, sc, err)) goto out;
+    phase_done(secs, SERIES_CATALOG, &t); /* spread: in the scoring phase */
     char page[4700];
     snprintf(page, sizeof page, "%s/index.html", dir);
     if (begin_rendering(n, dir, sc, page, err)) goto out;
@@ -234,7 +245,9 @@ int andrea_series_run(int n, const char *const *ckpts, const char *dir, analyze_
         in[i].sha256 = sc[i].sha256;
         in[i].report_href = href[i];
     }
+    phase_done(secs, SERIES_REPORTS, &t);
     if (andrea_mpi_agree(root ? write_page(n, dir, page, sc, in, on, err) : 0, err)) goto out;
+    phase_done(secs, SERIES_PAGE, &t);
     ret = 0;
 out:
     for (int i = 0; sc && i < n; i++) {

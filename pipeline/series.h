@@ -37,10 +37,16 @@ typedef struct {
 /* Scores checkpoint i (dump + classify + catalog write), filling *out. */
 typedef int (*analyze_score_fn)(int i, analyze_scored *out, void *ctx, ae_error *err);
 
-/* What the caller does once the series page is written (rank 0): page may be NULL. */
+/* The series' phases, in order: every checkpoint scored, the catalog rows written, the reports
+ * rendered, the series page written. */
+enum { SERIES_SCORING, SERIES_CATALOG, SERIES_REPORTS, SERIES_PAGE, SERIES_PHASES };
+
+/* What the caller does once the series page is written (rank 0): page may be NULL. seconds (NULL:
+ * not timed) receives each phase's wall time on rank 0. */
 typedef struct {
     void *ctx;
     void (*page)(void *ctx, const series_data *d, const char *db_path, const char *page_path);
+    double *seconds; /* [SERIES_PHASES] */
 } series_written;
 
 /* Runs the three phases over n checkpoints into dir, rendering each report with ropt (its quiet

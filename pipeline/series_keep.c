@@ -75,13 +75,11 @@ andrea_engine *andrea_series_keep_take_engine(series_keep *k) {
 }
 
 void andrea_series_keep_engine(series_keep *k, andrea_engine *e) {
-    /* A GPU engine is closed, not kept: on an H100 a series' 12th checkpoint got causal-check deltas
-     * a few 1e-6 away from the same checkpoint analysed alone (bench/gpu_series.sh, 2026-12-06;
-     * swapped forwards equal fresh ones, test_engine_swap_model). The run's batch and the causal
-     * check's packing of ablated sets follow the GPU's free memory (run/run.c, ablation_run.c),
-     * which a kept engine lowers, and with the batches go cuBLAS's algorithms and last bits. Closed
-     * here, before the next run sizes its batch, each checkpoint sees the memory it sees alone. */
-    if (!k || (e && andrea_engine_has_gpu(e))) {
+    /* GPU engines too: the batch and the causal check's packing are sized from the GPU's total
+     * memory (forward.h), so a kept engine's allocations do not change them, and a swapped engine's
+     * forwards equal a fresh one's (test_engine_swap_model); bench/gpu_series.sh compares a
+     * series' catalog rows with each checkpoint's alone. */
+    if (!k) {
         andrea_engine_close(e);
         return;
     }

@@ -1,9 +1,8 @@
 /* series_keep.h — what `andrea analyze CKPT CKPT..` keeps from one checkpoint of a series to the
  * next (internal to pipeline/: analyze.c's scorer uses it).
- * Job: one CPU engine for the whole series (its scratch allocated once; each next checkpoint of
- * the same shape swapped in with andrea_engine_swap_model), and the next checkpoint read (and its
- * sha256 started, engine/checkpoint_hash.h) on a thread while the current one runs. A GPU engine
- * is not kept (andrea_series_keep_engine says why): each checkpoint opens its own.
+ * Job: one engine for the whole series, CPU or GPU (its buffers allocated once; each next
+ * checkpoint of the same shape swapped in with andrea_engine_swap_model), and the next checkpoint
+ * read (and its sha256 started, engine/checkpoint_hash.h) on a thread while the current one runs.
  * Invariants: checkpoints are asked for in order; results do not depend on what was kept (the
  * swapped engine runs the forwards an engine opened for the checkpoint would, bit for bit).
  * Failure contract: a checkpoint that cannot be loaded fails when its turn comes, with the message
@@ -25,8 +24,7 @@ series_keep *andrea_series_keep_new(const char *const *ckpts, int n);
 int andrea_series_keep_model(series_keep *k, int i, andrea_model *m, ae_error *err);
 /* The engine kept from the last checkpoint, now the caller's; NULL when none (or k is NULL). */
 andrea_engine *andrea_series_keep_take_engine(series_keep *k);
-/* Keeps e for the next checkpoint (the one kept before is closed); k NULL or e a GPU engine:
- * closes e. */
+/* Keeps e for the next checkpoint (the one kept before is closed); k NULL: closes e. */
 void andrea_series_keep_engine(series_keep *k, andrea_engine *e);
 /* Waits for the thread, frees what it read, closes the engine. NULL is fine. */
 void andrea_series_keep_free(series_keep *k);

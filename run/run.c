@@ -108,16 +108,18 @@ static int choose_batch(andrea_run *r, ae_error *err) {
         size_t fit = budget / r->per_seq;
         B = fit < 1 ? 1 : fit > MAX_AUTO_BATCH ? MAX_AUTO_BATCH : (int)fit;
     }
-    /* CUDA (asked for, or auto with a usable GPU): also within half the GPU's free memory once
-     * the engine's fixed share is taken, the other half left to the weights' neighbours, cuBLAS
-     * workspaces and other processes */
-    size_t gpu_free, per_dev, fixed;
+    /* CUDA (asked for, or auto with a usable GPU): also within half the GPU's total memory once
+     * the engine's fixed share is taken, the other half left to the weights, cuBLAS workspaces
+     * and other processes. The total, not the free memory: the batch, and with it the last bits of
+     * the results, must not follow what else is allocated (forward.h); engine_for takes a smaller
+     * batch where the memory is not there. */
+    size_t gpu_total, per_dev, fixed;
     const andrea_engine_options *eo = &o->engine;
     if (eo->device != ANDREA_DEVICE_CPU) (void)andrea_cuda_use_device(eo->device_index); /* that GPU's memory */
-    if (o->batch <= 0 && eo->device != ANDREA_DEVICE_CPU && andrea_cuda_free_memory(&gpu_free) == 0 &&
+    if (o->batch <= 0 && eo->device != ANDREA_DEVICE_CPU && andrea_cuda_total_memory(&gpu_total) == 0 &&
         andrea_engine_bytes_per_seq(&m->cfg, eo, r->max_T, o->maps_fp32, &per_dev, &fixed) == 0) {
-        gpu_free = gpu_free > fixed ? gpu_free - fixed : 0;
-        const size_t fit = gpu_free / 2 / per_dev;
+        gpu_total = gpu_total > fixed ? gpu_total - fixed : 0;
+        const size_t fit = gpu_total / 2 / per_dev;
         if (fit < (size_t)B) B = fit < 1 ? 1 : (int)fit;
     }
     long long most_items = 0;
@@ -195,7 +197,9 @@ void andrea_run_give_engine(andrea_run *r, andrea_engine *e) {
 
 /* The given engine swapped to this run's model, with room for its batch and tokens; one that
  * cannot take them (another shape, shorter sequences, no memory for the batch) is closed and a
- * new one opened. */
+ * new one opened. A GPU whose memory others hold (choose_batch sizes from its total): an engine
+ * that cannot open with choose_batch's batch is tried with half as many sequences, down to one
+ * (serial runs; the last failure is the error). */
 static andrea_engine *engine_for(andrea_run *r, ae_error *err) {
     andrea_engine *g = r->given;
     r->given = NULL;
@@ -206,7 +210,13 @@ static andrea_engine *engine_for(andrea_run *r, ae_error *err) {
             return g;
         andrea_engine_close(g);
     }
-    return andrea_engine_open(r->m, &r->o.engine, r->B, r->max_T, err);
+    for (;;) {
+        andrea_engine *e = andrea_engine_open(r->m, &r->o.engine, r->B, r->max_T, err);
+        /* MPI ranks shard batches by B: every rank must keep the B they all chose */
+        if (e || r->o.batch > 0 || r->B == 1 || r->o.engine.device == ANDREA_DEVICE_CPU || andrea_mpi_parallel())
+            return e;
+        r->B = (r->B + 1) / 2; /* the buffers, sized for the larger batch, hold it */
+    }
 }
 
 int andrea_run_open(andrea_run *r, ae_error *err) {
