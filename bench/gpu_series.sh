@@ -48,7 +48,7 @@ done
 echo "== alone vs series ($SECONDS s)"
 for i in 0 $((${#CK[@]} - 1)); do
   rm -rf /tmp/a$i; ./build-gpu/andrea analyze ${CK[$i]} --tokenizer $R/base --device cuda --out /tmp/a$i --quiet --timing >/tmp/a$i.txt 2>&1
-  grep "time (" /tmp/a$i.txt | head -1
+  grep "time (" /tmp/a$i.txt | head -1 | cut -c1-1200
   sha=$(sha256sum ${CK[$i]}/model.safetensors | cut -c1-64)
   q="SELECT layer, head, class, printf('%.17g %.17g %.17g %.17g %.17g', score, baseline, ablation_delta, ablation_ci_low, direct_delta), evidence, label FROM head_catalog WHERE checkpoint_sha256 = '$sha' ORDER BY 1, 2, 3"
   ./build-gpu/andrea sql /tmp/a$i/catalog.db "$q" > /tmp/ra$i.txt; ./build-gpu/andrea sql /tmp/s-new/catalog.db "$q" > /tmp/rs$i.txt
