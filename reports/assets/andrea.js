@@ -2,9 +2,11 @@
  *
  * Data: data/meta.js calls andrea_meta({...}) (model shape, examples, token labels, targets, the
  * colour table); data/L{l}_H{h}.js calls andrea_head(l, h, base64) with the head's attention of
- * every shown example: for each example in meta order, the causal lower triangle of its n × n map
+ * every shown example, a zlib stream when meta has "deflate": 1 (inflated with the browser's
+ * DecompressionStream): for each example in meta order, the causal lower triangle of its n × n map
  * (row q holds keys 0..q), as little-endian IEEE half floats, or, for an example meta marks "c8": 1
- * (a summarised one), one byte a value: an index into meta.code8 (reports/attn_code8.h); a suite with "same": t in meta has
+ * (a summarised one), one byte a value: an index into meta.code8 (reports/attn_code8.h), stored
+ * as each row less the row above it (mod 256; the "up" filter of PNG); a suite with "same": t in meta has
  * no values of its own: its examples are suite t's, map for map (twin suites). Several checkpoints of one shape
  * (andrea show --also): meta.models names them; checkpoint m > 0 has data/m{m}/L{l}_H{h}.js,
  * calling andrea_head(l, h, base64, m). A head is named "l.h" (checkpoint 0) or "m:l.h". Files load with <script src>, so
@@ -65,19 +67,44 @@
     m.heads.forEach(function (lh) { m.has[lh[0] + '.' + lh[1]] = 1; });
     A.meta = m;
   };
+  /* The bytes of a data file's base64, inflated when meta says so, to done(Uint8Array). */
+  function headBytes(b64, key, done) {
+    var bin = atob(b64), u = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
+    if (!A.meta.deflate) { done(u); return; }
+    if (typeof DecompressionStream === 'undefined') {
+      A.errors.push('head ' + key + ': this browser has no DecompressionStream to inflate the data with');
+      return;
+    }
+    new Response(new Blob([u]).stream().pipeThrough(new DecompressionStream('deflate'))).arrayBuffer().then(
+      function (buf) { done(new Uint8Array(buf)); },
+      function (e) { A.errors.push('head ' + key + ': the data does not inflate (' + e + ')'); });
+  }
+  /* Undoes the up filter of a summarised example's n-row triangle at byte b (rows from the top). */
+  function unfilterUp(u, b, n) {
+    for (var q = 1; q < n; q++) {
+      var row = b + q * (q + 1) / 2, above = b + (q - 1) * q / 2;
+      for (var k = 0; k < q; k++) u[row + k] = (u[row + k] + u[above + k]) & 255;
+    }
+  }
   window.andrea_head = function (l, h, b64, m) {
-    var bin = atob(b64), M = A.meta, t = halfTable(), v = new Float32Array(M.total), key = (m || 0) + ':' + l + '.' + h;
-    if (bin.length !== M.bytes) A.errors.push('head ' + key + ': ' + bin.length + ' bytes of data, meta.js wants ' + M.bytes);
-    M.examples.forEach(function (ex) {
-      if (ex.twin) return;
-      var n = ex.n * (ex.n + 1) / 2, o = ex.off, b = ex.boff, i;
-      if (ex.c8) for (i = 0; i < n; i++) v[o + i] = M.code8[bin.charCodeAt(b + i)];
-      else for (i = 0; i < n; i++) v[o + i] = t[bin.charCodeAt(b + 2 * i) | (bin.charCodeAt(b + 2 * i + 1) << 8)];
+    var key = (m || 0) + ':' + l + '.' + h;
+    headBytes(b64, key, function (u) {
+      var M = A.meta, t = halfTable(), v = new Float32Array(M.total);
+      if (u.length !== M.bytes) A.errors.push('head ' + key + ': ' + u.length + ' bytes of data, meta.js wants ' + M.bytes);
+      M.examples.forEach(function (ex) {
+        if (ex.twin) return;
+        var n = ex.n * (ex.n + 1) / 2, o = ex.off, b = ex.boff, i;
+        if (ex.c8) {
+          unfilterUp(u, b, ex.n);
+          for (i = 0; i < n; i++) v[o + i] = M.code8[u[b + i]];
+        } else for (i = 0; i < n; i++) v[o + i] = t[u[b + 2 * i] | (u[b + 2 * i + 1] << 8)];
+      });
+      A.heads[key] = v;
+      var w = A.waiting[key] || [];
+      delete A.waiting[key];
+      w.forEach(function (f) { f(v); });
     });
-    A.heads[key] = v;
-    var w = A.waiting[key] || [];
-    delete A.waiting[key];
-    w.forEach(function (f) { f(v); });
   };
   /* Calls f(values) once head l.h is loaded (at once when it is). */
   A.need = function (l, h, f, m) {
