@@ -5,7 +5,8 @@
  *   heads/L{l}_H{h}.html          one page per head: its scores and every heatmap
  *   maps/L{l}_H{h}/s-{suite}_e{e}.png     heatmap of head (l, h), suite, example e
  *   overview/scores_c{i}-{class}.png      n_layer × n_head score grid of class i
- *   overview/thumbs_s-{suite}.png         all heads' maps of suite, example 0
+ *   overview/thumbs_s-{suite}.png         all heads' maps of suite, example 0 (none for a twin suite:
+ *                                         its leader's grid names it too)
  *   overview/steps_c{i}-{class}.png       labelled heads' score against training step
  *   overview/images.tsv                   the run each suite's images were drawn with (report_kept.h)
  *   assets/, data/, explore.html, compare.html   interactive views (report_interactive.c)
@@ -271,7 +272,13 @@ static void thumbs_task(map_run *r, int s, float *thumbs, plot_grid *grid) {
     const report_suite *su = &d->suites[s];
     const int S = su->T < HEATMAP_MAX_TOKENS ? su->T : HEATMAP_MAX_TOKENS;
     char title[256], sub[512], rel[512];
-    snprintf(title, sizeof title, "all heads \xC2\xB7 %.64s \xC2\xB7 example 0 (%d tokens)", su->name, su->n_tokens[0]);
+    /* the suite and its twins (the same items: one grid serves them all) */
+    char names[160];
+    int at = snprintf(names, sizeof names, "%.64s", su->name);
+    for (int t = s + 1; t < d->n_suites && at < (int)sizeof names; t++)
+        if (d->suites[t].maps_of == s + 1)
+            at += snprintf(names + at, sizeof names - (size_t)at, ", %.64s", d->suites[t].name);
+    snprintf(title, sizeof title, "all heads \xC2\xB7 %s \xC2\xB7 example 0 (%d tokens)", names, su->n_tokens[0]);
     snprintf(sub, sizeof sub, "%.120s", d->model);
     thumbs_spec ts = {d->n_layer, d->n_head, thumbs, S, su->n_tokens[0], title, sub, grid};
     encoded te = {0};
@@ -299,7 +306,9 @@ static void suite_maps(map_run *r, int s, plot_grid *grid) {
     const report_suite *su = &d->suites[s];
     const int LH = d->n_layer * d->n_head, T = su->T, n_png = suite_png_examples(r, s);
     const int S = T < HEATMAP_MAX_TOKENS ? T : HEATMAP_MAX_TOKENS;
-    const int n_read = n_png > 0 ? n_png : su->n_examples > 0; /* example 0 feeds the thumbnails */
+    /* a twin suite's thumbnail grid is its leader's, pixel for pixel: the index shows that one */
+    const int own_thumbs = !su->maps_of;
+    const int n_read = n_png > 0 ? n_png : own_thumbs && su->n_examples > 0; /* example 0 feeds the thumbnails */
     ae_error me = {{0}};
     size_t TT, n_thumbs, n_lab;
     if (n_read == 0) return;
@@ -310,10 +319,10 @@ static void suite_maps(map_run *r, int s, plot_grid *grid) {
         run_fail(r, &me);
         return;
     }
-    float *thumbs = malloc(n_thumbs);
+    float *thumbs = own_thumbs ? malloc(n_thumbs) : NULL;
     char **labels = calloc((size_t)n_png * (size_t)T + 1, sizeof *labels);
     char *label_mem = malloc(n_lab + 1);
-    if (!thumbs || !labels || !label_mem) {
+    if ((own_thumbs && !thumbs) || !labels || !label_mem) {
         free(thumbs);
         free(labels);
         free(label_mem);
@@ -340,7 +349,7 @@ static void suite_maps(map_run *r, int s, plot_grid *grid) {
         }
     free(labels);
     free(label_mem);
-    if (run_failed(r)) {
+    if (run_failed(r) || !thumbs) {
         free(thumbs);
         return;
     }
@@ -359,7 +368,7 @@ static int write_maps(const report_data *d, const char *out_dir, const andrea_re
     for (int s = 0; s < d->n_suites; s++) {
         int n_png = suite_png_examples(&r, s);
         any_png |= n_png > 0;
-        total += (uint64_t)(n_png > 0 ? n_png : d->suites[s].n_examples > 0) * (uint64_t)LH;
+        total += (uint64_t)(n_png > 0 ? n_png : !d->suites[s].maps_of && d->suites[s].n_examples > 0) * (uint64_t)LH;
     }
     for (int l = 0; l < d->n_layer && any_png; l++)
         for (int h = 0; h < d->n_head; h++) {
@@ -372,6 +381,8 @@ static int write_maps(const report_data *d, const char *out_dir, const andrea_re
 #pragma omp parallel
 #pragma omp single
     for (int s = 0; s < d->n_suites && !run_failed(&r); s++) suite_maps(&r, s, &thumb_grids[s]);
+    for (int s = 0; s < d->n_suites; s++) /* a twin shows its leader's grid */
+        if (d->suites[s].maps_of) thumb_grids[s] = thumb_grids[d->suites[s].maps_of - 1];
     andrea_progress_end(&r.prog);
     return r.failed ? -1 : 0;
 }
@@ -684,13 +695,18 @@ static int index_galleries(andrea_buf *b, const report_data *d, const report_ear
     }
     andrea_buf_puts(b, "<h2>All heads, first example of each suite</h2>\n<div class=\"gallery\">\n");
     for (int s = 0; s < d->n_suites; s++) {
-        if (d->suites[s].n_examples < 1) continue;
+        if (d->suites[s].n_examples < 1 || d->suites[s].maps_of) continue; /* a twin: in its leader's grid */
         andrea_report_thumbs_name(d->suites[s].name, rel, sizeof rel);
         andrea_buf_puts(b, "<img src=\"");
         andrea_html_add(b, rel);
         grid_attrs(b, &thumb_grids[s], L, H);
         andrea_buf_puts(b, "\" alt=\"all heads, suite ");
         andrea_html_add(b, d->suites[s].name);
+        for (int t = s + 1; t < d->n_suites; t++)
+            if (d->suites[t].maps_of == s + 1) {
+                andrea_buf_puts(b, ", ");
+                andrea_html_add(b, d->suites[t].name);
+            }
         andrea_buf_puts(b, "\">\n");
     }
     for (int i = 0; i < e->n; i++) { /* the kept grids of earlier runs' suites (report_kept.h) */

@@ -6,7 +6,7 @@
 # which it is the only suite and runs its own forward, on the CPU path with and without the HDF5
 # writer (analyze --dump, then the dump classified). The report keeps one copy of the twins' maps:
 # data/meta.js says second's are first's ("same"), each head's data file holds first's and third's
-# examples only, and the browser side (reports/assets/andrea.js, run under node where there is
+# examples only, one thumbnail grid (first's, naming second too) serves both, and the browser side (reports/assets/andrea.js, run under node where there is
 # one) reads second's example maps at first's offsets: every value the same as first's.
 # Suites: `first` and `second` (the same 12 random items, different targets) and `third` (other
 # items of the same shape), so every run picks the same batch.
@@ -57,6 +57,13 @@ values = len(zlib.decompress(base64.b64decode(re.search(r'"([A-Za-z0-9+/=]*)"', 
 want = sum(e["n"] * (e["n"] + 1) // 2 for s in m["suites"] if "same" not in s for e in s["examples"])
 assert values == want, (values, want)
 PY
+# one thumbnail grid for the twins: first's, titled and described with second's name too
+if [[ -s all/overview/thumbs_s-first.png && ! -e all/overview/thumbs_s-second.png && -s all/overview/thumbs_s-third.png ]] &&
+  grep -q 'src="overview/thumbs_s-first.png"[^>]*alt="all heads, suite first, second"' all/index.html; then
+  ok "report: the twins share first's thumbnail grid (no second grid drawn), its alt text names both"
+else
+  bad "twin thumbnail grid" "$(ls all/overview | tr '\n' ' '); $(grep -o '<img src="overview/thumbs[^>]*>' all/index.html | head -3)"
+fi
 if command -v node >/dev/null; then
   node - all "$ANDREA_SRC/reports/assets/andrea.js" <<'JS' && ok "andrea.js: second's examples read first's values" || bad "andrea.js" "twin offsets"
 const fs = require('fs'), vm = require('vm');
