@@ -65,7 +65,7 @@ else
   bad "twin thumbnail grid" "$(ls all/overview | tr '\n' ' '); $(grep -o '<img src="overview/thumbs[^>]*>' all/index.html | head -3)"
 fi
 if command -v node >/dev/null; then
-  node - all "$ANDREA_SRC/reports/assets/andrea.js" <<'JS' && ok "andrea.js: second's examples read first's values" || bad "andrea.js" "twin offsets"
+  node - all "$ANDREA_SRC/reports/assets/andrea.js" <<'JS' && ok "andrea.js: second's examples read first's values; a damaged data file is an error, not values" || bad "andrea.js" "twin offsets"
 const fs = require('fs'), vm = require('vm');
 const [dir, js] = process.argv.slice(2);
 const ctx = {document: {currentScript: null, readyState: 'loading', addEventListener() {}}, atob: (b) => Buffer.from(b, 'base64').toString('binary'),
@@ -74,12 +74,16 @@ ctx.window = ctx;
 vm.createContext(ctx);
 for (const f of [js, dir + '/data/meta.js', dir + '/data/L1_H3.js']) vm.runInContext(fs.readFileSync(f, 'utf8'), ctx);
 const A = ctx.ANDREA, m = A.meta;
+ctx.andrea_head(0, 0, Buffer.from('not a zlib stream').toString('base64')); /* a damaged file: an error, no values */
 (function wait(tries) { /* the head's values arrive once inflated */
-  if (!A.heads['0:1.3'] && tries > 0) return setTimeout(() => wait(tries - 1), 10);
+  if ((!A.heads['0:1.3'] || !A.errors.length) && tries > 0) return setTimeout(() => wait(tries - 1), 10);
   check(A.heads['0:1.3']);
 })(500);
 function check(v) {
-if (!v || A.errors.length) { console.error('no values', A.errors); process.exit(1); }
+if (!v) { console.error('no values', A.errors); process.exit(1); }
+if (A.heads['0:0.0'] || A.errors.length !== 1 || !/head 0:0\.0: its data does not inflate/.test(A.errors[0])) {
+  console.error('a damaged data file', A.errors); process.exit(1);
+}
 let n = 0;
 m.suites[1].examples.forEach((ex, e) => {
   const lead = m.suites[0].examples[e];

@@ -67,18 +67,27 @@
     m.heads.forEach(function (lh) { m.has[lh[0] + '.' + lh[1]] = 1; });
     A.meta = m;
   };
+  /* An error the page must show (the maps cannot be drawn), once, above the page's content. */
+  var shown = false;
+  function complain(msg) {
+    A.errors.push(msg);
+    if (shown || !document.body) return;
+    shown = true;
+    var p = el('p', 'note', 'The maps cannot be drawn: ' + msg + '.');
+    document.body.insertBefore(p, document.body.firstChild);
+  }
   /* The bytes of a data file's base64, inflated when meta says so, to done(Uint8Array). */
   function headBytes(b64, key, done) {
     var bin = atob(b64), u = new Uint8Array(bin.length);
     for (var i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
     if (!A.meta.deflate) { done(u); return; }
     if (typeof DecompressionStream === 'undefined') {
-      A.errors.push('head ' + key + ': this browser has no DecompressionStream to inflate the data with');
+      complain('head ' + key + ': this browser has no DecompressionStream to inflate the data with (Chromium 80, Firefox 113, Safari 16.4 and later have it)');
       return;
     }
     new Response(new Blob([u]).stream().pipeThrough(new DecompressionStream('deflate'))).arrayBuffer().then(
       function (buf) { done(new Uint8Array(buf)); },
-      function (e) { A.errors.push('head ' + key + ': the data does not inflate (' + e + ')'); });
+      function (e) { complain('head ' + key + ': its data does not inflate (' + e + ')'); });
   }
   /* Undoes the up filter of a summarised example's n-row triangle at byte b (rows from the top). */
   function unfilterUp(u, b, n) {
