@@ -5,6 +5,7 @@
 # by the tree in $BASE (the commit before the series engine), alternating; then two checkpoints
 # analysed alone by this tree, their catalog rows compared with the series' (exact).
 # Usage (device machine, repo root, carry=[".carry"]): BASE=.carry/base N=12 bash bench/gpu_series.sh
+# (ROUNDS=2 by default; DTYPE=BF16 writes bf16 checkpoints: 100 of ANDREA-120M are 25 GB, not 50)
 # (.carry/base: `git archive BASE_COMMIT | tar -x -C .carry/base`, git-ignored)
 set -u
 source bench/gpu_common.sh
@@ -18,24 +19,34 @@ echo "== test_engine_swap_model ($SECONDS s)"
 echo "== checkpoints ($SECONDS s)"
 R=/tmp/run; mkdir -p $R
 make_ckpt $R base 12 12 768
-python3 - $R $N <<'EOF2'
+df -h /tmp | tail -1
+python3 - $R $N ${DTYPE:-F32} <<'EOF2'
 import os, sys, json, struct, shutil
-r, n = sys.argv[1], int(sys.argv[2])
+r, n, dtype = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 raw = open(f"{r}/base/model.safetensors", "rb").read()
 hl = struct.unpack("<Q", raw[:8])[0]
 import numpy as np
 data = np.frombuffer(raw, dtype=np.uint8, offset=8 + hl).view(np.float32).copy()
+head = raw[: 8 + hl]
+if dtype == "BF16": # every tensor's dtype and offsets halved (a Trainer's bf16 checkpoint)
+    h = json.loads(raw[8 : 8 + hl])
+    for k, v in h.items():
+        if k != "__metadata__": v["dtype"] = "BF16"; v["data_offsets"] = [o // 2 for o in v["data_offsets"]]
+    hb = json.dumps(h).encode(); hb += b" " * (-len(hb) % 8)
+    head = struct.pack("<Q", len(hb)) + hb
 for k in range(n):
     step = (k + 1) * 100
     d = f"{r}/run/checkpoint-{step}"; os.makedirs(d, exist_ok=True)
     x = data.copy(); x[: len(x) // 2] *= np.float32(1 + step * 1e-4)
-    with open(f"{d}/model.safetensors", "wb") as f: f.write(raw[: 8 + hl]); f.write(x.tobytes())
+    if dtype == "BF16": # round to nearest even
+        u = x.view(np.uint32); x = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    with open(f"{d}/model.safetensors", "wb") as f: f.write(head); f.write(x.tobytes())
     shutil.copy(f"{r}/base/config.json", d)
-print(f"{n} checkpoints written", flush=True)
+print(f"{n} checkpoints written ({dtype})", flush=True)
 EOF2
 CK=($(ls -d $R/run/checkpoint-* | sort -t- -k2 -n))
 TIMING=--timing
-for round in 1 2; do
+for round in $(seq ${ROUNDS:-2}); do
   for b in new ${BASE:+base}; do
     A=./build-gpu/andrea; [ $b = base ] && A=$BASE/build-gpu/andrea
     rm -rf /tmp/s-$b
