@@ -2,8 +2,13 @@
  *
  * Job: for every (batch, head) pair at once, y = softmax(q·kᵀ·scale, causal) · v, writing the
  * softmax probabilities as they are computed when asked (fp32 or fp16), nothing extra when not.
- * Layout: q, k, v, y are [B, H, T, hd] (each head's T × hd slice contiguous, the head dimension a
- * stride pattern of one tensor); probabilities of (b, h, i, j) go to
+ * Layout: strides say where head (b, h)'s rows are: row i of q at q + b * in_bstride +
+ * h * in_hstride + i * in_ld (k and v alike), of y at y + b * out_bstride + h * out_hstride +
+ * i * out_ld. The engine reads q, k and v straight from the fused QKV matmul's [B, T, 3C] output
+ * and writes y into the [B, T, C] rows the output projection reads (andrea_attn_fused: heads are a
+ * stride pattern, no copy); [B, H, T, hd] tensors (the harness in kernels/dev/) are
+ * andrea_attn_contiguous. The tensor-core versions load rows as float4: in_ld, out_ld and the head
+ * offsets multiples of 4 floats. Probabilities of (b, h, i, j) go to
  * probs[b * probs_bstride + h * T * T + i * T + j], zeros above the diagonal, so the caller can
  * point straight into a [B, L, H, T, T] dump (probs_bstride = L*H*T*T, probs offset by layer) or
  * into a per-layer [B, H, T, T] buffer (probs_bstride = H*T*T). Rows of padding positions
@@ -20,8 +25,10 @@
 #include <cuda_runtime.h>
 
 typedef struct {
-    const float *q, *k, *v; /* [B, H, T, hd] */
-    float *y;               /* [B, H, T, hd] */
+    const float *q, *k, *v; /* head (b, h) at + b * in_bstride + h * in_hstride, rows in_ld apart */
+    float *y;               /* head (b, h) at + b * out_bstride + h * out_hstride, rows out_ld apart */
+    long long in_bstride, in_hstride, out_bstride, out_hstride;
+    int in_ld, out_ld;
     void *probs;            /* see above, or NULL */
     int probs_fp16;         /* probs holds __half instead of float */
     long long probs_bstride;
@@ -31,6 +38,28 @@ typedef struct {
     int split_qk;           /* v3: Q·Kᵀ and P·V as three TF32 products of high and low parts
                                (tf32x3): 0 no, 1 Q's low parts in registers, 2 in shared memory */
 } andrea_attn_args;
+
+/* q, k, v, y as [B, H, T, hd] tensors (set B, H, T, hd first). */
+static inline void andrea_attn_contiguous(andrea_attn_args *a) {
+    a->in_ld = a->out_ld = a->hd;
+    a->in_hstride = a->out_hstride = (long long)a->T * a->hd;
+    a->in_bstride = a->out_bstride = (long long)a->H * a->T * a->hd;
+}
+
+/* q, k, v the three C-wide column blocks of qkv's [B, T, 3C] rows (C = H * hd), y the [B, T, C]
+ * rows of ycat: head h is columns h * hd.. of each (set B, H, T, hd first). */
+static inline void andrea_attn_fused(andrea_attn_args *a, const float *qkv, float *ycat) {
+    const long long C = (long long)a->H * a->hd;
+    a->q = qkv;
+    a->k = qkv + C;
+    a->v = qkv + 2 * C;
+    a->y = ycat;
+    a->in_ld = (int)(3 * C);
+    a->out_ld = (int)C;
+    a->in_hstride = a->out_hstride = a->hd;
+    a->in_bstride = 3 * C * a->T;
+    a->out_bstride = C * a->T;
+}
 
 cudaError_t andrea_attention_v1(const andrea_attn_args *a, cudaStream_t st);
 cudaError_t andrea_attention_v2(const andrea_attn_args *a, cudaStream_t st);

@@ -23,19 +23,18 @@ static __global__ void attention_v1_kernel(andrea_attn_args a) {
     const int b = bh / a.H, h = bh % a.H;
     float *q_s = sm + warp * (hd + T); /* [hd] */
     float *p_s = q_s + hd;             /* [T] scores, then probabilities */
-    const float *q = a.q + (size_t)bh * T * hd;
-    const float *k = a.k + (size_t)bh * T * hd;
-    const float *v = a.v + (size_t)bh * T * hd;
-    float *y = a.y + (size_t)bh * T * hd;
+    const size_t in = (size_t)b * a.in_bstride + (size_t)h * a.in_hstride, ld = (size_t)a.in_ld, old = (size_t)a.out_ld;
+    const float *q = a.q + in, *k = a.k + in, *v = a.v + in;
+    float *y = a.y + (size_t)b * a.out_bstride + (size_t)h * a.out_hstride;
 
     for (int r = 0; r < V1_ROWS_PER_WARP; r++) {
         const int i = blockIdx.y * (V1_WARPS * V1_ROWS_PER_WARP) + warp * V1_ROWS_PER_WARP + r;
         if (i >= T) break;
-        for (int d = lane; d < hd; d += 32) q_s[d] = q[(size_t)i * hd + d];
+        for (int d = lane; d < hd; d += 32) q_s[d] = q[(size_t)i * ld + d];
         __syncwarp();
         float mx = -INFINITY;
         for (int j = lane; j <= i; j += 32) {
-            const float *kr = k + (size_t)j * hd;
+            const float *kr = k + (size_t)j * ld;
             float s = 0.f;
             for (int d = 0; d < hd; d++) s += q_s[d] * kr[d];
             s *= a.scale;
@@ -66,8 +65,8 @@ static __global__ void attention_v1_kernel(andrea_attn_args a) {
         __syncwarp();
         for (int d = lane; d < hd; d += 32) {
             float acc = 0.f;
-            for (int j = 0; j <= i; j++) acc += p_s[j] * v[(size_t)j * hd + d];
-            y[(size_t)i * hd + d] = acc;
+            for (int j = 0; j <= i; j++) acc += p_s[j] * v[(size_t)j * ld + d];
+            y[(size_t)i * old + d] = acc;
         }
         __syncwarp(); /* q_s and p_s are reused by the next row */
     }

@@ -37,15 +37,15 @@ template <typename F> __device__ __forceinline__ void to_tf32(F &f) {
     for (int t = 0; t < f.num_elements; t++) f.x[t] = wmma::__float_to_tf32(f.x[t]);
 }
 
-/* Loads rows [r0, r0+64) of a [T, HD] slice into a [64][HD+4] shared tile, zero past T. */
+/* Loads rows [r0, r0+64) of a head's T rows (ld floats apart) into a [64][HD+4] shared tile, zero past T. */
 template <int HD>
-__device__ __forceinline__ void load_tile(float *dst, const float *src, int r0, int T) {
+__device__ __forceinline__ void load_tile(float *dst, const float *src, int r0, int T, size_t ld) {
     constexpr int LD = HD + 4;
     constexpr int V4 = HD / 4;
     for (int idx = threadIdx.x; idx < V2_BQ * V4; idx += V2_WARPS * 32) {
         int r = idx / V4, c = (idx % V4) * 4;
         float4 val = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (r0 + r < T) val = *(const float4 *)(src + (size_t)(r0 + r) * HD + c);
+        if (r0 + r < T) val = *(const float4 *)(src + (size_t)(r0 + r) * ld + c);
         *(float4 *)(dst + r * LD + c) = val;
     }
 }
@@ -123,11 +123,11 @@ __device__ __forceinline__ void v2_store_out(const andrea_attn_args &a, const fr
 #pragma unroll
     for (int n = 0; n < HD / 16; n++) wmma::store_matrix_sync(Ow + n * 16, o[n], LD, wmma::mem_row_major);
     __syncwarp();
-    float *y = a.y + (size_t)bh * T * HD;
+    float *y = a.y + (size_t)(bh / a.H) * a.out_bstride + (size_t)(bh % a.H) * a.out_hstride;
     for (int idx = lane; idx < 16 * HD; idx += 32) {
         const int rr = idx / HD, c = idx % HD;
         const int ii = q0 + warp * 16 + rr;
-        if (ii < T) y[(size_t)ii * HD + c] = Ow[rr * LD + c];
+        if (ii < T) y[(size_t)ii * a.out_ld + c] = Ow[rr * LD + c];
     }
 }
 
@@ -145,14 +145,13 @@ __global__ void __launch_bounds__(V2_WARPS * 32) attention_v2_kernel(andrea_attn
     const int bh = blockIdx.x;
     const int b = bh / a.H, h = bh % a.H;
     const int q0 = (gridDim.y - 1 - blockIdx.y) * V2_BQ; /* heavy tiles first */
-    const float *q = a.q + (size_t)bh * T * HD;
-    const float *k = a.k + (size_t)bh * T * HD;
-    const float *v = a.v + (size_t)bh * T * HD;
+    const size_t in = (size_t)b * a.in_bstride + (size_t)h * a.in_hstride, ld = (size_t)a.in_ld;
+    const float *q = a.q + in, *k = a.k + in, *v = a.v + in;
     float *Sw = Ss + warp * 16 * V2_LDS;
     const float *Qw = Qs + warp * 16 * LD;
     const int kend = min(q0 + V2_BQ, T); /* keys [0, kend) can be attended by this tile */
 
-    load_tile<HD>(Qs, q, q0, T);
+    load_tile<HD>(Qs, q, q0, T, ld);
 
     /* Each row of the warp's 16 is owned by a lane pair: lane/2 = row, lane%2 = column half. */
     const int r = lane / 2, half = lane % 2;
@@ -162,7 +161,7 @@ __global__ void __launch_bounds__(V2_WARPS * 32) attention_v2_kernel(andrea_attn
     /* pass 1: running max and sum of exp per row */
     for (int kt = 0; kt < kend; kt += V2_BK) {
         __syncthreads(); /* previous tile fully consumed */
-        load_tile<HD>(Ks, k, kt, T);
+        load_tile<HD>(Ks, k, kt, T, ld);
         __syncthreads();
         scores<HD>(Qw, Ks, Sw);
         __syncwarp();
@@ -189,8 +188,8 @@ __global__ void __launch_bounds__(V2_WARPS * 32) attention_v2_kernel(andrea_attn
     for (int n = 0; n < HD / 16; n++) wmma::fill_fragment(o[n], 0.f);
     for (int kt = 0; kt < kend; kt += V2_BK) {
         __syncthreads();
-        load_tile<HD>(Ks, k, kt, T);
-        load_tile<HD>(Vs, v, kt, T);
+        load_tile<HD>(Ks, k, kt, T, ld);
+        load_tile<HD>(Vs, v, kt, T, ld);
         __syncthreads();
         scores<HD>(Qw, Ks, Sw);
         __syncwarp();

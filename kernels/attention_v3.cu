@@ -47,14 +47,14 @@ template <typename F> __device__ __forceinline__ void v3_tf32(F &f) {
     for (int t = 0; t < f.num_elements; t++) f.x[t] = wmma::__float_to_tf32(f.x[t]);
 }
 
-/* rows [r0, r0 + nrows) of a [T, HD] slice into a [nrows][HD+4] shared tile, zero past T */
+/* rows [r0, r0 + nrows) of a head's T rows (ld floats apart) into a [nrows][HD+4] shared tile, zero past T */
 template <int HD>
-__device__ __forceinline__ void v3_load(float *dst, const float *src, int r0, int nrows, int T) {
+__device__ __forceinline__ void v3_load(float *dst, const float *src, int r0, int nrows, int T, size_t ld) {
     constexpr int LD = HD + 4, V4 = HD / 4;
     for (int idx = threadIdx.x; idx < nrows * V4; idx += V3_WARPS * 32) {
         int r = idx / V4, c = (idx % V4) * 4;
         float4 val = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (r0 + r < T) val = *(const float4 *)(src + (size_t)(r0 + r) * HD + c);
+        if (r0 + r < T) val = *(const float4 *)(src + (size_t)(r0 + r) * ld + c);
         *(float4 *)(dst + r * LD + c) = val;
     }
 }
@@ -138,9 +138,9 @@ __device__ __forceinline__ void v3_store_row_chunk(const andrea_attn_args &a, in
 /* Q into the warp's registers once, apart from the passes that reuse it (SPLIT 2: low parts to Qlw). */
 template <int HD, int SPLIT>
 __device__ __forceinline__ void v3_load_q(f3_a (&qf)[HD / 8], f3_a (&ql)[SPLIT == 1 ? HD / 8 : 1], float *Ks,
-                                          float *Qlw, const float *q, int q0, int T, int warp, int lane) {
+                                          float *Qlw, const float *q, size_t ld, int q0, int T, int warp, int lane) {
     constexpr int LD = HD + 4;
-    v3_load<HD>(Ks, q, q0, V3_BQ, T);
+    v3_load<HD>(Ks, q, q0, V3_BQ, T, ld);
     __syncthreads();
     if constexpr (SPLIT == 2) { /* this warp's 16 rows: x - tf32(x), exact in fp32 */
         for (int idx = lane; idx < 16 * HD; idx += 32) {
@@ -209,11 +209,11 @@ __device__ __forceinline__ void v3_store_out(const andrea_attn_args &a, const f3
 #pragma unroll
     for (int n = 0; n < HD / 16; n++) wmma::store_matrix_sync(Ow + n * 16, o[n], LD, wmma::mem_row_major);
     __syncwarp();
-    float *y = a.y + (size_t)bh * T * HD;
+    float *y = a.y + (size_t)(bh / a.H) * a.out_bstride + (size_t)(bh % a.H) * a.out_hstride;
     for (int idx = lane; idx < 16 * (HD / 4); idx += 32) {
         const int rr = idx / (HD / 4), c = (idx % (HD / 4)) * 4;
         const int ii = w0 + rr;
-        if (ii < T) *(float4 *)(y + (size_t)ii * HD + c) = *(const float4 *)(Ow + rr * LD + c);
+        if (ii < T) *(float4 *)(y + (size_t)ii * a.out_ld + c) = *(const float4 *)(Ow + rr * LD + c);
     }
 }
 
@@ -232,9 +232,8 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT == 1 || (SPLIT == 2 && HD
     const int bh = blockIdx.x, b = bh / a.H, h = bh % a.H;
     const int q0 = (gridDim.y - 1 - blockIdx.y) * V3_BQ; /* heavy tiles first */
     const int w0 = q0 + warp * 16;                       /* this warp's first row */
-    const float *q = a.q + (size_t)bh * T * HD;
-    const float *k = a.k + (size_t)bh * T * HD;
-    const float *v = a.v + (size_t)bh * T * HD;
+    const size_t in = (size_t)b * a.in_bstride + (size_t)h * a.in_hstride, ld = (size_t)a.in_ld;
+    const float *q = a.q + in, *k = a.k + in, *v = a.v + in;
     float *Sw = Ss + warp * 16 * V3_LDS;
     const int kend_blk = min(q0 + V3_BQ, T);      /* keys any row of the block can see */
     const int kend_w = min(w0 + 16, T);           /* keys this warp's rows can see */
@@ -244,7 +243,7 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT == 1 || (SPLIT == 2 && HD
     /* Q tile (128 rows) through the K and V buffers, which are adjacent, into registers */
     f3_a qf[HD / 8], ql[SPLIT == 1 ? HD / 8 : 1];
     float *Qlw = Ql + warp * 16 * LD;
-    v3_load_q<HD, SPLIT>(qf, ql, Ks, Qlw, q, q0, T, warp, lane);
+    v3_load_q<HD, SPLIT>(qf, ql, Ks, Qlw, q, ld, q0, T, warp, lane);
 
     const int r = lane & 15, half = lane >> 4; /* row r of the warp's 16, columns c = 2j + half */
     const int i = w0 + r;
@@ -252,7 +251,7 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT == 1 || (SPLIT == 2 && HD
 
     for (int kt = 0; kt < kend_blk; kt += V3_BK) {
         __syncthreads(); /* Q staging / previous K consumed */
-        v3_load<HD>(Ks, k, kt, V3_BK, T);
+        v3_load<HD>(Ks, k, kt, V3_BK, T, ld);
         __syncthreads();
         if (kt >= kend_w) continue; /* tile wholly above this warp's rows */
         v3_scores<HD, SPLIT>(qf, ql, Qlw, Ks, Sw);
@@ -285,8 +284,8 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT == 1 || (SPLIT == 2 && HD
     for (int n = 0; n < HD / 16; n++) wmma::fill_fragment(o[n], 0.f);
     for (int kt = 0; kt < kend_blk; kt += V3_BK) {
         __syncthreads();
-        v3_load<HD>(Ks, k, kt, V3_BK, T);
-        v3_load<HD>(Vs, v, kt, V3_BK, T);
+        v3_load<HD>(Ks, k, kt, V3_BK, T, ld);
+        v3_load<HD>(Vs, v, kt, V3_BK, T, ld);
         __syncthreads();
         if (kt >= kend_w) continue;
         v3_scores<HD, SPLIT>(qf, ql, Qlw, Ks, Sw);

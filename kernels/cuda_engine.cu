@@ -50,7 +50,8 @@ typedef struct {
     cublasHandle_t blas;
     float *w;            /* all parameters, the model's single buffer */
     float *wte_mean;     /* [C] mean over the real vocabulary of wte rows */
-    float *x, *ln, *qkv, *q, *k, *v, *y, *ycat, *att, *fc; /* activations, N = max_B*max_T rows */
+    float *x, *ln, *qkv, *ycat, *att, *fc; /* activations, N = max_B*max_T rows (attention reads its
+                                            * q, k, v from qkv and writes ycat: attention.h) */
     float *rstd;         /* [N] final LayerNorm 1/sigma */
     float *w3[4];        /* tf32x3: qkvw, attprojw, fcw, fcprojw with rows [hi | hi | lo] (W3_*) */
     float *in3;          /* tf32x3: [N, 3 * 4C] rows [hi | lo | hi] of a matmul's input */
@@ -143,36 +144,18 @@ static __global__ void layernorm_kernel(float *out, float *rstd_out, const float
     if (rstd_out && lane == 0) rstd_out[row] = rs;
 }
 
-/* qkv [B, T, 3C] + bias -> q, k, v [B, H, T, hd] (the split-heads view made contiguous per head). */
-static __global__ void split_heads_kernel(float *q, float *k, float *v, const float *qkv, const float *bias, int B,
-                                   int T, int H, int hd) {
-    const int C = H * hd;
-    size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= (size_t)B * T * 3 * C) return;
-    int col = (int)(idx % (3 * C));
-    size_t n = idx / (3 * C);
-    int b = (int)(n / T), t = (int)(n % T);
-    int which = col / C, hc = col % C, h = hc / hd, d = hc % hd;
-    float val = bias ? qkv[idx] + bias[col] : qkv[idx]; /* bias NULL: the matmul's epilogue added it */
-    float *dst = which == 0 ? q : which == 1 ? k : v;
-    dst[(((size_t)b * H + h) * T + t) * hd + d] = val;
-}
-
-/* y [B, H, T, hd] -> ycat [B, T, C]; heads with ablate[b * abl_bstride + h] != 0 become zeros
- * (abl_bstride 0: one mask for every sequence), or, with vals ([Bv, T, C]: this layer's
- * replacement outputs), row b % Bv's values. */
-static __global__ void concat_heads_kernel(float *ycat, const float *y, const unsigned char *ablate,
-                                           size_t abl_bstride, const float *vals, int Bv, int B, int T, int H, int hd) {
+/* The ablated heads' columns of ycat [B, T, C] (ablate[b * abl_bstride + h] != 0; abl_bstride 0:
+ * one mask for every sequence) become zeros, or, with vals ([Bv, T, C]: this layer's replacement
+ * outputs), row b % Bv's values; the other heads' attention outputs stay as written. */
+static __global__ void ablate_heads_kernel(float *ycat, const unsigned char *ablate, size_t abl_bstride,
+                                           const float *vals, int Bv, int B, int T, int H, int hd) {
     const int C = H * hd;
     size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= (size_t)B * T * C) return;
     int c = (int)(idx % C);
     size_t n = idx / C;
-    int b = (int)(n / T), t = (int)(n % T), h = c / hd, d = c % hd;
-    if (ablate && ablate[(size_t)b * abl_bstride + h])
-        ycat[idx] = vals ? vals[((size_t)(b % Bv) * T + t) * C + c] : 0.f;
-    else
-        ycat[idx] = y[(((size_t)b * H + h) * T + t) * hd + d];
+    int b = (int)(n / T), t = (int)(n % T), h = c / hd;
+    if (ablate[(size_t)b * abl_bstride + h]) ycat[idx] = vals ? vals[((size_t)(b % Bv) * T + t) * C + c] : 0.f;
 }
 
 /* x += a + bias[c] (bias then residual, in one pass) */
@@ -549,8 +532,8 @@ extern "C" int andrea_cuda_available(void) {
 
 /* Frees what alloc_batch (below) allocated and the batch-sized buffers allocated on first use. */
 static void free_batch(cuda_engine *e) {
-    void **bufs[] = {(void **)&e->x,    (void **)&e->ln,  (void **)&e->qkv,  (void **)&e->q,        (void **)&e->k,
-                     (void **)&e->v,    (void **)&e->y,   (void **)&e->ycat, (void **)&e->att,      (void **)&e->fc,
+    void **bufs[] = {(void **)&e->x,    (void **)&e->ln,  (void **)&e->qkv,  (void **)&e->ycat, (void **)&e->att,
+                     (void **)&e->fc,
                      (void **)&e->rstd, (void **)&e->tok, (void **)&e->len,  (void **)&e->abl,      (void **)&e->in3,
                      (void **)&e->contrib, (void **)&e->stage, (void **)&e->norm, (void **)&e->dla,
                      (void **)&e->logits, (void **)&e->loss_tgt, (void **)&e->loss, (void **)&e->loss_rows,
@@ -611,7 +594,7 @@ static int alloc_batch(cuda_engine *e, int max_B, ae_error *err) {
     const size_t N = (size_t)max_B * e->max_T, C = (size_t)cf->d_model;
     if (!(e->h_tok = (int *)malloc((N + (size_t)max_B) * sizeof(int))) || !(e->h_rows = (int *)malloc(N * sizeof(int))))
         return andrea_fail(err, "%s: out of memory for the CUDA engine", e->m->path);
-    float **acts[] = {&e->x, &e->ln, &e->q, &e->k, &e->v, &e->y, &e->ycat, &e->att};
+    float **acts[] = {&e->x, &e->ln, &e->ycat, &e->att};
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) CU_CHECK(cudaMalloc((void **)acts[i], N * C * sizeof(float)));
     CU_CHECK(cudaMalloc((void **)&e->qkv, N * 3 * C * sizeof(float)));
     CU_CHECK(cudaMalloc((void **)&e->fc, N * 4 * C * sizeof(float)));
@@ -826,9 +809,9 @@ static int layer_attention(cuda_engine *e, const outputs *o, const fwd_step *f, 
     const int B = f->B, T = f->T, L = cf->n_layer, H = cf->n_head, hd = cf->head_dim;
     andrea_attn_args aa;
     memset(&aa, 0, sizeof aa);
-    aa.q = e->q; aa.k = e->k; aa.v = e->v; aa.y = e->y;
     aa.len = e->len;
     aa.B = B; aa.H = H; aa.T = T; aa.hd = hd;
+    andrea_attn_fused(&aa, e->qkv, e->ycat); /* heads as a stride pattern of the fused QKV, no copy */
     aa.scale = 1.f / sqrtf((float)hd);
     aa.split_qk = e->split_qk;
     if (o->attn_dev) {
@@ -911,12 +894,12 @@ static int layer_forward(cuda_engine *e, const andrea_forward_io *io, const outp
     if (layer_linear(e, W3_QKV, l, e->qkv, e->ln, dev_param(e, p->qkvw + (size_t)l * 3 * C * C),
                      dev_param(e, p->qkvb + (size_t)l * 3 * C), (int)N, 3 * C, C, LIN_BIAS, NULL, err))
         return -1;
-    split_heads_kernel<<<blocks_for(N * 3 * C, TH), TH, 0, e->st>>>(e->q, e->k, e->v, e->qkv, NULL, B, T, H, hd);
-    CU_CHECK(cudaGetLastError());
     if (layer_attention(e, o, f, l, err)) return -1;
-    concat_heads_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->ycat, e->y, f->any_abl ? e->abl + (size_t)l * H : NULL,
-                                                                 f->abl_bstride, layer_values(e, f, l), f->abl_vals_B, B, T, H, hd);
-    CU_CHECK(cudaGetLastError());
+    if (f->any_abl) {
+        ablate_heads_kernel<<<blocks_for(N * C, TH), TH, 0, e->st>>>(e->ycat, e->abl + (size_t)l * H, f->abl_bstride,
+                                                                     layer_values(e, f, l), f->abl_vals_B, B, T, H, hd);
+        CU_CHECK(cudaGetLastError());
+    }
     if (io->layer_heads) /* [L, B, T, C]: this layer's head outputs (nothing is ablated: upload_inputs) */
         CU_CHECK(cudaMemcpyAsync(io->layer_heads + (size_t)l * N * C, e->ycat, N * C * sizeof(float),
                                  cudaMemcpyDeviceToHost, e->st));
@@ -1161,7 +1144,7 @@ static int cuda_device_major(ae_error *err) {
     cudaError_t rc;
     CU_CHECK(cudaGetDevice(&dev));
     CU_CHECK(cudaGetDeviceProperties(&p, dev));
-    rc = cudaFuncGetAttributes(&fa, (const void *)concat_heads_kernel);
+    rc = cudaFuncGetAttributes(&fa, (const void *)ablate_heads_kernel);
     if (rc == cudaErrorNoKernelImageForDevice || rc == cudaErrorInvalidDeviceFunction) {
         (void)cudaGetLastError();
         andrea_fail(err,
