@@ -39,6 +39,12 @@ typedef struct {
                                (tf32x3): 0 no, 1 Q's low parts in registers, 2 in shared memory */
 } andrea_attn_args;
 
+/* The tensor-core versions index a head's rows in 32-bit ints (fewer registers, no spills): they
+ * refuse (cudaErrorInvalidValue) shapes whose T rows span 2^31 floats or more. */
+static inline int andrea_attn_rows_fit(const andrea_attn_args *a) {
+    return (long long)a->T * (a->in_ld > a->out_ld ? a->in_ld : a->out_ld) < (1LL << 31);
+}
+
 /* q, k, v, y as [B, H, T, hd] tensors (set B, H, T, hd first). */
 static inline void andrea_attn_contiguous(andrea_attn_args *a) {
     a->in_ld = a->out_ld = a->hd;

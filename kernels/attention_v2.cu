@@ -39,13 +39,14 @@ template <typename F> __device__ __forceinline__ void to_tf32(F &f) {
 
 /* Loads rows [r0, r0+64) of a head's T rows (ld floats apart) into a [64][HD+4] shared tile, zero past T. */
 template <int HD>
-__device__ __forceinline__ void load_tile(float *dst, const float *src, int r0, int T, size_t ld) {
+__device__ __forceinline__ void load_tile(float *dst, const float *src, int r0, int T, int ld) {
     constexpr int LD = HD + 4;
     constexpr int V4 = HD / 4;
+    const float *tile = src + r0 * ld;
     for (int idx = threadIdx.x; idx < V2_BQ * V4; idx += V2_WARPS * 32) {
         int r = idx / V4, c = (idx % V4) * 4;
         float4 val = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (r0 + r < T) val = *(const float4 *)(src + (size_t)(r0 + r) * ld + c);
+        if (r < T - r0) val = *(const float4 *)(tile + (r * ld + c)); /* 32-bit: T * ld < 2^31 (launcher) */
         *(float4 *)(dst + r * LD + c) = val;
     }
 }
@@ -127,7 +128,7 @@ __device__ __forceinline__ void v2_store_out(const andrea_attn_args &a, const fr
     for (int idx = lane; idx < 16 * HD; idx += 32) {
         const int rr = idx / HD, c = idx % HD;
         const int ii = q0 + warp * 16 + rr;
-        if (ii < T) y[(size_t)ii * a.out_ld + c] = Ow[rr * LD + c];
+        if (ii < T) y[ii * a.out_ld + c] = Ow[rr * LD + c];
     }
 }
 
@@ -145,7 +146,8 @@ __global__ void __launch_bounds__(V2_WARPS * 32) attention_v2_kernel(andrea_attn
     const int bh = blockIdx.x;
     const int b = bh / a.H, h = bh % a.H;
     const int q0 = (gridDim.y - 1 - blockIdx.y) * V2_BQ; /* heavy tiles first */
-    const size_t in = (size_t)b * a.in_bstride + (size_t)h * a.in_hstride, ld = (size_t)a.in_ld;
+    const size_t in = (size_t)b * a.in_bstride + (size_t)h * a.in_hstride;
+    const int ld = a.in_ld;
     const float *q = a.q + in, *k = a.k + in, *v = a.v + in;
     float *Sw = Ss + warp * 16 * V2_LDS;
     const float *Qw = Qs + warp * 16 * LD;
@@ -236,6 +238,7 @@ template <int HD> static cudaError_t launch_v2(const andrea_attn_args *a, cudaSt
 }
 
 cudaError_t andrea_attention_v2(const andrea_attn_args *a, cudaStream_t st) {
+    if (!andrea_attn_rows_fit(a)) return cudaErrorInvalidValue;
     switch (a->hd) {
     case 16: return launch_v2<16>(a, st);
     case 32: return launch_v2<32>(a, st);

@@ -49,12 +49,13 @@ template <typename F> __device__ __forceinline__ void v3_tf32(F &f) {
 
 /* rows [r0, r0 + nrows) of a head's T rows (ld floats apart) into a [nrows][HD+4] shared tile, zero past T */
 template <int HD>
-__device__ __forceinline__ void v3_load(float *dst, const float *src, int r0, int nrows, int T, size_t ld) {
+__device__ __forceinline__ void v3_load(float *dst, const float *src, int r0, int nrows, int T, int ld) {
     constexpr int LD = HD + 4, V4 = HD / 4;
+    const float *tile = src + r0 * ld;
     for (int idx = threadIdx.x; idx < nrows * V4; idx += V3_WARPS * 32) {
         int r = idx / V4, c = (idx % V4) * 4;
         float4 val = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (r0 + r < T) val = *(const float4 *)(src + (size_t)(r0 + r) * ld + c);
+        if (r < T - r0) val = *(const float4 *)(tile + (r * ld + c)); /* 32-bit: T * ld < 2^31 (launcher) */
         *(float4 *)(dst + r * LD + c) = val;
     }
 }
@@ -138,7 +139,7 @@ __device__ __forceinline__ void v3_store_row_chunk(const andrea_attn_args &a, in
 /* Q into the warp's registers once, apart from the passes that reuse it (SPLIT 2: low parts to Qlw). */
 template <int HD, int SPLIT>
 __device__ __forceinline__ void v3_load_q(f3_a (&qf)[HD / 8], f3_a (&ql)[SPLIT == 1 ? HD / 8 : 1], float *Ks,
-                                          float *Qlw, const float *q, size_t ld, int q0, int T, int warp, int lane) {
+                                          float *Qlw, const float *q, int ld, int q0, int T, int warp, int lane) {
     constexpr int LD = HD + 4;
     v3_load<HD>(Ks, q, q0, V3_BQ, T, ld);
     __syncthreads();
@@ -213,7 +214,7 @@ __device__ __forceinline__ void v3_store_out(const andrea_attn_args &a, const f3
     for (int idx = lane; idx < 16 * (HD / 4); idx += 32) {
         const int rr = idx / (HD / 4), c = (idx % (HD / 4)) * 4;
         const int ii = w0 + rr;
-        if (ii < T) *(float4 *)(y + (size_t)ii * a.out_ld + c) = *(const float4 *)(Ow + rr * LD + c);
+        if (ii < T) *(float4 *)(y + (ii * a.out_ld + c)) = *(const float4 *)(Ow + rr * LD + c);
     }
 }
 
@@ -232,7 +233,8 @@ __global__ void __launch_bounds__(V3_WARPS * 32, SPLIT == 1 || (SPLIT == 2 && HD
     const int bh = blockIdx.x, b = bh / a.H, h = bh % a.H;
     const int q0 = (gridDim.y - 1 - blockIdx.y) * V3_BQ; /* heavy tiles first */
     const int w0 = q0 + warp * 16;                       /* this warp's first row */
-    const size_t in = (size_t)b * a.in_bstride + (size_t)h * a.in_hstride, ld = (size_t)a.in_ld;
+    const size_t in = (size_t)b * a.in_bstride + (size_t)h * a.in_hstride;
+    const int ld = a.in_ld;
     const float *q = a.q + in, *k = a.k + in, *v = a.v + in;
     float *Sw = Ss + warp * 16 * V3_LDS;
     const int kend_blk = min(q0 + V3_BQ, T);      /* keys any row of the block can see */
@@ -341,6 +343,7 @@ template <int HD> static cudaError_t launch_v3(const andrea_attn_args *a, cudaSt
 }
 
 cudaError_t andrea_attention_v3(const andrea_attn_args *a, cudaStream_t st) {
+    if (!andrea_attn_rows_fit(a)) return cudaErrorInvalidValue;
     switch (a->hd) {
     case 16: return launch_v3<16>(a, st);
     case 32: return launch_v3<32>(a, st);
