@@ -26,7 +26,7 @@ wait $p2 || exit 1
 echo "== bench_gpu_forward, new and base alternating ($SECONDS s)"
 for r in 1 2; do for b in new base; do
   B=./build-gpu; [ $b = base ] && B=$BASE/build-gpu
-  $B/bench/bench_gpu_forward /tmp/bf-$b --quick > $OUT/bench-$b-$r.txt 2>&1
+  mkdir -p /tmp/bf-$b; $B/bench/bench_gpu_forward /tmp/bf-$b --quick > $OUT/bench-$b-$r.txt 2>&1
   echo "-- $b round $r"; grep -E "^andrea B=|^ceilings" $OUT/bench-$b-$r.txt | head -12
 done; done
 echo "== series, base ($SECONDS s)"
