@@ -122,6 +122,59 @@ static catalog_head_cell *alloc_scores(const catalog_report_rows *d, size_t n_se
     return s;
 }
 
+/* One checkpoint's cells as fill_scores gives them with no runs and no model name (the steps). */
+typedef struct {
+    char sha[65];
+    catalog_head_cell *cells; /* [n_classes, L, H] */
+} cached_set;
+
+struct catalog_report_cache {
+    char db_path[4096];
+    int n_layer, n_head, n_classes;
+    char (*classes)[64];
+    int have_ck;             /* the checkpoint list below was read (with ck_sql) */
+    char ck_sql[256];
+    ckpt *ck;
+    int n_ck;
+    cached_set *sets;
+    int n_sets;
+};
+
+catalog_report_cache *andrea_catalog_report_cache_new(void) { return calloc(1, sizeof(catalog_report_cache)); }
+
+static void cache_clear(catalog_report_cache *c) {
+    for (int i = 0; i < c->n_sets; i++) free(c->sets[i].cells);
+    free(c->sets);
+    free(c->ck);
+    free(c->classes);
+    memset(c, 0, sizeof *c);
+}
+
+void andrea_catalog_report_cache_free(catalog_report_cache *c) {
+    if (!c) return;
+    cache_clear(c);
+    free(c);
+}
+
+/* The cache, emptied first unless it holds rows of this catalog in d's layout (shape and classes,
+ * which the checkpoint's own rows have settled by now); NULL when there is none or no memory. */
+static catalog_report_cache *cache_for(catalog_report_cache *c, const catalog_report_rows *d, const char *db_path) {
+    if (!c) return NULL;
+    int same = !strcmp(c->db_path, db_path) && c->n_layer == d->n_layer && c->n_head == d->n_head &&
+               c->n_classes == d->n_classes;
+    for (int k = 0; same && k < d->n_classes; k++) same = !strcmp(c->classes[k], d->classes[k]);
+    if (same) return c;
+    cache_clear(c);
+    if (strlen(db_path) >= sizeof c->db_path || !(c->classes = malloc((size_t)(d->n_classes ? d->n_classes : 1) * sizeof *c->classes)))
+        return NULL;
+    snprintf(c->db_path, sizeof c->db_path, "%s", db_path);
+    c->n_layer = d->n_layer;
+    c->n_head = d->n_head;
+    c->n_classes = d->n_classes;
+    memcpy(c->classes, d->classes, (size_t)d->n_classes * sizeof *c->classes);
+    return c;
+}
+
 /* Fills scores (one set) from the view's rows of checkpoint sha, and runs (NULL: not wanted, else
  * [n_classes]) with the run each class's rows came from (a rewritten report keeps the images of a
  * class while this run stays current: report_kept.h). */
@@ -182,6 +235,26 @@ fail:
     return -1;
 }
 
+/* Checkpoint sha's cells of a training-run step into set ([n_cells]): from the cache, else read
+ * (and kept there, where memory allows). */
+static int step_cells(catalog_report_rows *d, catalog_report_cache *cache, sqlite3 *db, const char *db_path,
+                      const char *sha, const view_cols *vc, catalog_head_cell *set, size_t n_cells, ae_error *err) {
+    for (int i = 0; cache && i < cache->n_sets; i++)
+        if (!strcmp(cache->sets[i].sha, sha)) {
+            memcpy(set, cache->sets[i].cells, n_cells * sizeof *set);
+            return 0;
+        }
+    if (fill_scores(d, db, db_path, sha, vc, set, NULL, NULL, 0, err)) return -1;
+    cached_set *ns = cache ? realloc(cache->sets, (size_t)(cache->n_sets + 1) * sizeof *ns) : NULL;
+    if (!ns) return 0;
+    cache->sets = ns;
+    if (!(ns[cache->n_sets].cells = malloc(n_cells * sizeof *set))) return 0;
+    memcpy(ns[cache->n_sets].cells, set, n_cells * sizeof *set);
+    snprintf(ns[cache->n_sets].sha, sizeof ns[cache->n_sets].sha, "%s", sha);
+    cache->n_sets++;
+    return 0;
+}
+
 int andrea_catalog_report_rows(catalog_report_rows *d, const char *db_path, ae_error *err) {
     const char *seal = d->seal;
     sqlite3 *db = NULL;
@@ -238,28 +311,42 @@ int andrea_catalog_report_rows(catalog_report_rows *d, const char *db_path, ae_e
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT DISTINCT checkpoint_sha256, %s, step FROM head_catalog WHERE step IS NOT NULL%s%s",
              vc.series >= 0 ? "series" : "model", vc.latest >= 0 ? " AND " : "", vc.latest >= 0 ? vc.cur_name : "");
-    SQL_CHECK(db_path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    catalog_report_cache *cache = cache_for(d->cache, d, db_path);
+    if (cache && cache->have_ck && !strcmp(cache->ck_sql, sql)) {
+        if (cache->n_ck > 0 && !(ck = malloc((size_t)cache->n_ck * sizeof *ck))) goto oom;
+        if (cache->n_ck > 0) memcpy(ck, cache->ck, (size_t)cache->n_ck * sizeof *ck);
+        n_ck = cache->n_ck;
+    } else {
+        SQL_CHECK(db_path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            const char *sha = (const char *)sqlite3_column_text(st, 0), *name = (const char *)sqlite3_column_text(st, 1);
+            if (!sha || !name) continue;
+            ckpt *nk = realloc(ck, (size_t)(n_ck + 1) * sizeof *nk);
+            if (!nk) goto oom;
+            ck = nk;
+            snprintf(ck[n_ck].sha, sizeof ck[n_ck].sha, "%s", sha);
+            snprintf(ck[n_ck].name, sizeof ck[n_ck].name, "%s", name);
+            ck[n_ck].step = sqlite3_column_double(st, 2);
+            n_ck++;
+        }
+        SQL_CHECK(db_path, db, rc, SQLITE_DONE);
+        sqlite3_finalize(st);
+        st = NULL;
+        if (cache && (n_ck == 0 || (cache->ck = malloc((size_t)n_ck * sizeof *ck)))) { /* no memory: not kept */
+            if (n_ck > 0) memcpy(cache->ck, ck, (size_t)n_ck * sizeof *ck);
+            cache->n_ck = n_ck;
+            cache->have_ck = 1;
+            snprintf(cache->ck_sql, sizeof cache->ck_sql, "%s", sql);
+        }
+    }
     char my_key[256] = "";
     int have_me = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *sha = (const char *)sqlite3_column_text(st, 0), *name = (const char *)sqlite3_column_text(st, 1);
-        if (!sha || !name) continue;
-        ckpt *nk = realloc(ck, (size_t)(n_ck + 1) * sizeof *nk);
-        if (!nk) goto oom;
-        ck = nk;
-        snprintf(ck[n_ck].sha, sizeof ck[n_ck].sha, "%s", sha);
-        snprintf(ck[n_ck].name, sizeof ck[n_ck].name, "%s", name);
-        ck[n_ck].step = sqlite3_column_double(st, 2);
-        if (!strcmp(sha, d->sha256)) {
-            if (vc.series >= 0) snprintf(my_key, sizeof my_key, "%s", name);
-            else run_key(name, my_key, sizeof my_key);
+    for (int i = 0; i < n_ck && !have_me; i++)
+        if (!strcmp(ck[i].sha, d->sha256)) {
+            if (vc.series >= 0) snprintf(my_key, sizeof my_key, "%s", ck[i].name);
+            else run_key(ck[i].name, my_key, sizeof my_key);
             have_me = 1;
         }
-        n_ck++;
-    }
-    SQL_CHECK(db_path, db, rc, SQLITE_DONE);
-    sqlite3_finalize(st);
-    st = NULL;
     if (have_me) {
         int m = 0;
         for (int i = 0; i < n_ck; i++) {
@@ -278,7 +365,7 @@ int andrea_catalog_report_rows(catalog_report_rows *d, const char *db_path, ae_e
             size_t set = (size_t)d->n_classes * (size_t)d->n_layer * (size_t)d->n_head;
             for (int i = 0; i < m; i++) {
                 d->steps[i] = ck[i].step;
-                if (fill_scores(d, db, db_path, ck[i].sha, &vc, d->step_scores + (size_t)i * set, NULL, NULL, 0, err))
+                if (step_cells(d, cache, db, db_path, ck[i].sha, &vc, d->step_scores + (size_t)i * set, set, err))
                     goto fail;
             }
         }

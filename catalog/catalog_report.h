@@ -36,8 +36,18 @@ typedef struct {
     char time[40];
 } catalog_run_ref;
 
+/* What reports of one catalog share (a series' reports, rendered after its rows are written): the
+ * catalog's list of checkpoints with a step and each checkpoint's cells, read once instead of once
+ * per report (a report shows every step of its training run: 100 reports read 100 x 100 sets).
+ * Valid while the catalog does not change; the rows of a different catalog, model shape or class
+ * list replace what it held. */
+typedef struct catalog_report_cache catalog_report_cache; /* reports/report.h names the struct too */
+catalog_report_cache *andrea_catalog_report_cache_new(void); /* NULL: out of memory (then none) */
+void andrea_catalog_report_cache_free(catalog_report_cache *c);
+
 typedef struct {
     /* in */
+    catalog_report_cache *cache; /* NULL, or shared by reports of an unchanging catalog (above) */
     const char *sha256;       /* the checkpoint */
     const char *seal;         /* the seal of the dump being shown (its run wins), or NULL */
     int n_layer, n_head;      /* the model's shape */

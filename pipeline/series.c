@@ -9,6 +9,7 @@
 
 #include "../catalog/catalog.h"
 #include "../catalog/catalog_circuits.h"
+#include "../catalog/catalog_report.h"
 #include "../analyzer/gather_mpi.h"
 #include "../common/mpi_shard.h"
 #include "../common/percent_encode.h"
@@ -222,6 +223,8 @@ int andrea_series_run(int n, const char *const *ckpts, const char *dir, analyze_
     snprintf(page, sizeof page, "%s/index.html", dir);
     if (begin_rendering(n, dir, sc, page, err)) goto out;
     andrea_render_options ropt = *ropt_in;
+    /* every report shows the whole series' steps: read once (NULL, out of memory: each reads them) */
+    ropt.catalog_cache = andrea_catalog_report_cache_new();
     for (int i = 0; i < n; i++) {
         char rdir[4700];
         snprintf(rdir, sizeof rdir, "%s/%s", dir, sc[i].name);
@@ -239,12 +242,16 @@ int andrea_series_run(int n, const char *const *ckpts, const char *dir, analyze_
             rrc = andrea_render(sc[i].dump, sc[i].db, rdir, &ropt, err);
         andrea_report_collector_free(sc[i].collected);
         sc[i].collected = NULL;
-        if (andrea_mpi_agree(rrc, err)) goto out;
+        if (andrea_mpi_agree(rrc, err)) {
+            andrea_catalog_report_cache_free(ropt.catalog_cache);
+            goto out;
+        }
         andrea_percent_encode(sc[i].name, "", href[i], sizeof href[i] - 16); /* one URL path segment: "run#1?x" links to its folder */
         strcat(href[i], "/index.html");
         in[i].sha256 = sc[i].sha256;
         in[i].report_href = href[i];
     }
+    andrea_catalog_report_cache_free(ropt.catalog_cache);
     phase_done(secs, SERIES_REPORTS, &t);
     if (andrea_mpi_agree(root ? write_page(n, dir, page, sc, in, on, err) : 0, err)) goto out;
     phase_done(secs, SERIES_PAGE, &t);

@@ -99,12 +99,13 @@ static int load_suite(andrea_dump *dump, const char *dump_path, int s, int examp
     return 0;
 }
 
-int andrea_report_load_catalog(report_data *d, const char *db_path, const char *seal, ae_error *err) {
+int andrea_report_load_catalog(report_data *d, const char *db_path, const char *seal, catalog_report_cache *cache,
+                               ae_error *err) {
     /* the dump's suites first, in dump order */
     const char **first = malloc(sizeof *first * (size_t)(d->n_suites > 0 ? d->n_suites : 1));
     if (!first) return andrea_fail(err, "%s: out of memory reading the catalog", db_path);
     for (int s = 0; s < d->n_suites; s++) first[s] = d->suites[s].name;
-    catalog_report_rows r = {.sha256 = d->sha256, .seal = seal, .n_layer = d->n_layer, .n_head = d->n_head,
+    catalog_report_rows r = {.cache = cache, .sha256 = d->sha256, .seal = seal, .n_layer = d->n_layer, .n_head = d->n_head,
                              .first = first, .n_first = d->n_suites};
     const int rc = andrea_catalog_report_rows(&r, db_path, err);
     free(first);
@@ -198,7 +199,8 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
         d->n_suites = s + 1;
         if (load_suite(src.dump, dump_path, s, examples, &d->suites[s], err)) goto done;
     }
-    if (andrea_report_load_catalog(d, db_path, andrea_dump_seal_hex(src.dump), err)) goto done;
+    if (andrea_report_load_catalog(d, db_path, andrea_dump_seal_hex(src.dump), opt ? opt->catalog_cache : NULL, err))
+        goto done;
     rc = andrea_report_write(d, out_dir, opt, err);
 done:
     if (src.tok) andrea_tokenizer_free(src.tok);

@@ -34,6 +34,10 @@ typedef struct {
     /* 0 (--report small, the default): maps_per_suite 0 draws the labelled heads' PNGs only; 1
      * (--report full): every head's while heads x suites <= ANDREA_REPORT_PNG_BUDGET */
     int full;
+    /* NULL, or the catalog rows shared by reports of one unchanging catalog (a series' reports:
+     * each shows every step of its training run, read once for all of them;
+     * catalog/catalog_report.h), the caller's to free */
+    struct catalog_report_cache *catalog_cache;
 } andrea_render_options;
 #define ANDREA_REPORT_STAGES 5
 

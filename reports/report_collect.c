@@ -188,7 +188,9 @@ int andrea_render_collected(report_collector *rc, const char *sha256, const char
     /* the suites are lent, not owned: andrea_report_data_free must not free them */
     d->suites = rc->suites;
     d->n_suites = rc->n_suites;
-    int ret = andrea_report_load_catalog(d, db_path, NULL, err) /* no dump: the current runs, this one among them */ ? -1 : andrea_report_write(d, out_dir, opt, err);
+    /* no dump: the current runs, this one among them */
+    int ret = andrea_report_load_catalog(d, db_path, NULL, opt ? opt->catalog_cache : NULL, err) ? -1
+                                                                                               : andrea_report_write(d, out_dir, opt, err);
     d->suites = NULL;
     d->n_suites = 0;
     andrea_report_data_free(d);

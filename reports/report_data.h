@@ -82,8 +82,10 @@ int andrea_report_default_examples(void);
  * ctx is the caller's. */
 void andrea_report_data_free(report_data *d);
 
-/* Scores of d's model (by d->sha256) and its training run from the catalog db_path (report.c). */
-int andrea_report_load_catalog(report_data *d, const char *db_path, const char *seal, ae_error *err);
+/* Scores of d's model (by d->sha256) and its training run from the catalog db_path (report.c);
+ * cache: NULL, or rows shared with other reports of that catalog (catalog_report.h). */
+int andrea_report_load_catalog(report_data *d, const char *db_path, const char *seal, catalog_report_cache *cache,
+                               ae_error *err);
 
 /* Creates dir and its parents (like mkdir -p). */
 int andrea_report_mkdirs(const char *dir, ae_error *err);

@@ -14,6 +14,7 @@
 #include "../catalog/catalog.h"
 #include "../analyzer/checkpoint_step.h"
 #include "../catalog/catalog_circuits.h"
+#include "../catalog/catalog_report.h"
 #include "check.h"
 #include "support/run_andrea.h"
 
@@ -189,6 +190,73 @@ static void test_many_checkpoints_share_one_catalog(void) {
     }
     CHECK(q1(db, "SELECT count(DISTINCT checkpoint_sha256) FROM head_catalog") == 3);
     CHECK(q1(db, "SELECT sum(step) FROM models") == 600);
+}
+
+/* Two cells hold the same: numbers bit for bit, the words as strings (the bytes after them are
+ * not set). */
+static int same_cells(const catalog_head_cell *a, const catalog_head_cell *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&a[i].score, &b[i].score, sizeof a[i].score) || memcmp(&a[i].baseline, &b[i].baseline, sizeof(double)) ||
+            memcmp(&a[i].control, &b[i].control, sizeof(double)) || memcmp(&a[i].ablation, &b[i].ablation, sizeof(double)) ||
+            a[i].label != b[i].label || a[i].causal != b[i].causal || strcmp(a[i].evidence, b[i].evidence) ||
+            strcmp(a[i].ablation_method, b[i].ablation_method))
+            return 0;
+    return 1;
+}
+
+/* Two report rows of one checkpoint hold the same. */
+static int same_rows(const catalog_report_rows *a, const catalog_report_rows *b) {
+    const size_t cells = (size_t)a->n_classes * L * H;
+    if (a->n_classes != b->n_classes || a->n_steps != b->n_steps || strcmp(a->model, b->model) ||
+        strcmp(a->run_name, b->run_name) || !a->scores != !b->scores || !a->step_scores != !b->step_scores)
+        return 0;
+    for (int c = 0; c < a->n_classes; c++)
+        if (strcmp(a->classes[c], b->classes[c])) return 0;
+    return (!a->scores || same_cells(a->scores, b->scores, cells)) &&
+           (a->n_steps == 0 || !memcmp(a->steps, b->steps, (size_t)a->n_steps * sizeof *a->steps)) &&
+           (!a->step_scores || same_cells(a->step_scores, b->step_scores, (size_t)a->n_steps * cells));
+}
+
+/* The report rows read through a cache shared by many reports (a series' reports) equal those read
+ * alone: for every checkpoint of a run of 4 steps, of another run in the same catalog, and of a
+ * second catalog read through the same cache afterwards. */
+static void test_report_rows_through_a_shared_cache_equal_those_read_alone(void) {
+    const char *dbs[2] = {tmp_path("cache1.db"), tmp_path("cache2.db")};
+    const char *shas[6] = {"f", "g", "h", "i", "j", "k"};
+    const char *paths[6] = {"/r/run_step100.bin", "/r/run_step200.bin", "/r/run_step300.bin", "/r/run_step400.bin",
+                            "/r/other_step100.bin", "/r/other_step200.bin"};
+    ae_error err = {{0}};
+    for (int i = 0; i < 6; i++) { /* catalog 1: run (4 steps), other (1); catalog 2: other's second step too */
+        andrea_analysis a;
+        make_analysis(&a, shas[i], paths[i], "{}");
+        for (int s = 0; s < a.n_suites; s++) /* every checkpoint scores differently: a mixed-up step shows */
+            for (int h = 0; h < L * H; h++) a.suites[s].heads[h].score += 0.001 * (i + 1) + 0.0001 * s;
+        if (i < 5) CHECK_MSG(andrea_catalog_write(dbs[0], &a, NULL, &err) == 0, "%s", err.msg);
+        if (i >= 4) CHECK_MSG(andrea_catalog_write(dbs[1], &a, NULL, &err) == 0, "%s", err.msg);
+        andrea_analysis_free(&a);
+    }
+    catalog_report_cache *cache = andrea_catalog_report_cache_new();
+    CHECK(cache != NULL);
+    const char *first[1] = {"bos"};
+    int compared = 0, with_steps = 0;
+    for (int k = 0; k < 7; k++) {
+        const int db = k < 5 ? 0 : 1;
+        char sha[65];
+        memset(sha, shas[k < 5 ? k : k - 1][0], 64);
+        sha[64] = 0;
+        catalog_report_rows alone = {.sha256 = sha, .n_layer = L, .n_head = H, .first = first, .n_first = 1};
+        catalog_report_rows cached = alone;
+        cached.cache = cache;
+        CHECK_MSG(andrea_catalog_report_rows(&alone, dbs[db], &err) == 0, "%s", err.msg);
+        CHECK_MSG(andrea_catalog_report_rows(&cached, dbs[db], &err) == 0, "%s", err.msg);
+        CHECK_MSG(same_rows(&alone, &cached), "checkpoint %s of catalog %d: the cached rows differ", shas[k < 5 ? k : k - 1], db + 1);
+        compared++;
+        with_steps += alone.n_steps;
+        andrea_catalog_report_rows_free(&alone);
+        andrea_catalog_report_rows_free(&cached);
+    }
+    CHECK_MSG(compared == 7 && with_steps == 4 * 4 + 2 * 2, "%d compared, %d steps", compared, with_steps);
+    andrea_catalog_report_cache_free(cache);
 }
 
 /* Circuit scores of the fake shape: NaN but below the diagonal of layers. */
@@ -827,6 +895,7 @@ int main(void) {
     RUN(test_step_only_name_is_catalogued_with_its_run_folder);
     RUN(test_catalog_killed_mid_run_keeps_all_or_none_of_it);
     RUN(test_two_processes_writing_one_catalog_both_land);
+    RUN(test_report_rows_through_a_shared_cache_equal_those_read_alone);
     if (!getenv("ANDREA_BIN")) {
         fprintf(stderr, "SKIP (CLI part): ANDREA_BIN not set\n");
         return check_summary("test_catalog");
