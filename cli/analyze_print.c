@@ -41,13 +41,14 @@ static void print_scored_timing(void *ctx, const char *ckpt, const andrea_analyz
 }
 
 /* The series' phases (pipeline/series.h). */
-static void print_series_timing(void *ctx, int n, const double *s) {
+static void print_series_timing(void *ctx, int n, const double *s, const double *r) {
     (void)ctx;
     fprintf(stderr,
             "andrea analyze: time (series of %d checkpoints): scoring %.2f s (%.2f s a checkpoint), catalog %.2f s, "
-            "reports %.2f s (%.2f s a checkpoint), series page %.2f s\n",
+            "reports %.2f s (%.2f s a checkpoint: heatmaps + thumbnails %.2f s, overviews %.2f s, interactive data "
+            "%.2f s, head pages %.2f s, index %.2f s, the rest reading the catalog and maps), series page %.2f s\n",
             n, s[SERIES_SCORING], s[SERIES_SCORING] / n, s[SERIES_CATALOG], s[SERIES_REPORTS], s[SERIES_REPORTS] / n,
-            s[SERIES_PAGE]);
+            r[0] / n, r[1] / n, r[2] / n, r[3] / n, r[4] / n, s[SERIES_PAGE]);
 }
 
 static void print_checkpoint(void *ctx, const andrea_analyze_done *d) {

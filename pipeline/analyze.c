@@ -348,11 +348,11 @@ static int analyze_series(const andrea_analyze_plan *p, ae_error *err) {
     sro.quiet = andrea_progress_quiet;
     sro.maps_per_suite = p->report_maps;
     sro.full = p->report_full;
-    double seconds[SERIES_PHASES] = {0};
-    const series_written on = {(void *)p, series_page_done, p->timing ? seconds : NULL};
+    double seconds[SERIES_PHASES] = {0}, stages[ANDREA_REPORT_STAGES] = {0};
+    const series_written on = {(void *)p, series_page_done, p->timing ? seconds : NULL, p->timing ? stages : NULL};
     rc = andrea_series_run(n, p->ckpts, p->dir, score_one, &job, &sro, &on, err);
     if (!rc && p->timing && andrea_mpi_rank() == 0 && p->printer.series_timing)
-        p->printer.series_timing(p->printer.ctx, n, seconds);
+        p->printer.series_timing(p->printer.ctx, n, seconds, stages);
 out:
     andrea_series_keep_free(keep);
     free(index);

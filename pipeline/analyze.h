@@ -59,9 +59,10 @@ typedef struct {
     /* a series: its data (the labelled heads per step), catalog and page, once written */
     void (*series)(void *ctx, const series_data *d, const char *db_path, const char *page_path);
     /* --timing in a series: each checkpoint's scoring (its report fields 0: the reports come
-     * later), then the series' phases (seconds[SERIES_PHASES], pipeline/series.h) */
+     * later), then the series' phases (seconds[SERIES_PHASES], pipeline/series.h) and the
+     * reports' stages summed (report_stages[ANDREA_REPORT_STAGES]) */
     void (*scored_timing)(void *ctx, const char *ckpt, const andrea_analyze_timing *t);
-    void (*series_timing)(void *ctx, int n, const double *seconds);
+    void (*series_timing)(void *ctx, int n, const double *seconds, const double *report_stages);
 } andrea_analyze_printer;
 
 typedef struct {

@@ -225,6 +225,7 @@ int andrea_series_run(int n, const char *const *ckpts, const char *dir, analyze_
     andrea_render_options ropt = *ropt_in;
     /* every report shows the whole series' steps: read once (NULL, out of memory: each reads them) */
     ropt.catalog_cache = andrea_catalog_report_cache_new();
+    ropt.stage_seconds = on->report_stages;
     for (int i = 0; i < n; i++) {
         char rdir[4700];
         snprintf(rdir, sizeof rdir, "%s/%s", dir, sc[i].name);

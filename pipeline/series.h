@@ -47,6 +47,7 @@ typedef struct {
     void *ctx;
     void (*page)(void *ctx, const series_data *d, const char *db_path, const char *page_path);
     double *seconds; /* [SERIES_PHASES] */
+    double *report_stages; /* NULL, or [ANDREA_REPORT_STAGES]: the reports' stages, summed */
 } series_written;
 
 /* Runs the three phases over n checkpoints into dir, rendering each report with ropt (its quiet

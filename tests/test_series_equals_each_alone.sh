@@ -6,6 +6,7 @@
 # verdicts, labels, circuit scores) equals the row of that checkpoint analysed alone, to the last
 # bit (%.17g). The series holds a checkpoint of another shape in the middle (the engine is closed
 # and a new one opened, then swapped again) and the same-shape checkpoints on both sides of it.
+# --timing (on the series) prints each checkpoint's scoring and the series' phases.
 set -euo pipefail
 source "$ANDREA_SRC/tests/lib.sh"
 need_files tests/data/series/dyck-step00300.bin tests/data/series/dyck-step08000.bin models/andrea-bundled.bin
@@ -14,8 +15,15 @@ S="$ANDREA_SRC/tests/data/series"
 ckpts=("$S/dyck-step00300.bin" "$S/dyck-step01000.bin" "$ANDREA_SRC/models/andrea-bundled.bin" "$S/dyck-step08000.bin")
 args=(--probes bracket,prev_token,induction --n 12 --device cpu --quiet)
 
-"$A" analyze "${ckpts[@]}" --out series "${args[@]}" > series.txt 2> series.err \
+"$A" analyze "${ckpts[@]}" --out series "${args[@]}" --timing > series.txt 2> series.err \
   && ok "a series of 4 checkpoints (one of another shape between) exits 0" || bad "series" "$(tail -3 series.err)"
+# --timing: a scoring line per checkpoint, then the series' phases with the reports' stages
+if [[ $(grep -c '^andrea analyze: time (.*): model load + probes' series.err) == 4 ]] &&
+  grep -q '^andrea analyze: time (series of 4 checkpoints): scoring .* reports .* a checkpoint: heatmaps' series.err; then
+  ok "--timing: each checkpoint's scoring and the series' phases"
+else
+  bad "--timing in a series" "$(grep 'time (' series.err | cut -c1-120)"
+fi
 for i in "${!ckpts[@]}"; do
   "$A" analyze "${ckpts[$i]}" --out "alone$i" "${args[@]}" > /dev/null 2> "alone$i.err" || bad "alone $i" "$(tail -3 "alone$i.err")"
 done
