@@ -2,6 +2,7 @@
 #include "report_collect.h"
 #include "out_folder.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +20,58 @@ struct report_collector {
     char path[4096], dir[4096];
     int examples, n_suites, NH;
     report_suite *suites;   /* [n_suites]: name, T, n_seq, examples' tokens and targets */
-    float **maps;           /* [n_suites] -> [n_examples, NH, T, T] */
+    float **maps;           /* [n_suites] -> [n_examples, NH, T, T], or NULL: */
+    uint16_t **tri;         /* [n_suites] -> [n_examples, NH, T(T+1)/2]: the maps' lower triangles
+                             * as fp16, kept instead where every value of the suite is one (an fp16
+                             * run's maps: a quarter of the memory, which a series holds for every
+                             * checkpoint until it renders) */
     andrea_tokenizer *tok;
 };
+
+/* Lower-triangle values in a T x T map. */
+static size_t tri_size(size_t T) { return T * (T + 1) / 2; }
+
+/* Map m (of NH * n_examples) of suite s as floats into out [T, T]. */
+static void map_floats(const report_collector *rc, int s, size_t m, float *out) {
+    const size_t T = (size_t)rc->suites[s].T;
+    if (rc->maps[s]) {
+        memcpy(out, rc->maps[s] + m * T * T, T * T * sizeof(float));
+        return;
+    }
+    const uint16_t *tri = rc->tri[s] + m * tri_size(T);
+    for (size_t q = 0; q < T; q++) {
+        andrea_f16_to_f32_n(out + q * T, tri + q * (q + 1) / 2, q + 1);
+        memset(out + q * T + q + 1, 0, (T - q - 1) * sizeof(float));
+    }
+}
+
+/* Suite si's maps as fp16 lower triangles when that keeps every bit (zeros above the diagonal,
+ * each value an fp16 one); else, or without the memory, as they are. */
+static void compact(report_collector *rc, int si) {
+    const size_t T = (size_t)rc->suites[si].T, n_maps = (size_t)rc->suites[si].n_examples * (size_t)rc->NH;
+    size_t bytes;
+    if (!rc->maps[si] || ae_mul(n_maps ? n_maps : 1, tri_size(T) * sizeof(uint16_t), &bytes)) return;
+    uint16_t *tri = malloc(bytes);
+    float *back = malloc(T * sizeof *back);
+    int exact = tri && back;
+    for (size_t m = 0; m < n_maps && exact; m++)
+        for (size_t q = 0; q < T && exact; q++) {
+            const float *row = rc->maps[si] + (m * T + q) * T;
+            uint16_t *h = tri + m * tri_size(T) + q * (q + 1) / 2;
+            andrea_f32_to_f16_n(h, row, q + 1);
+            andrea_f16_to_f32_n(back, h, q + 1);
+            exact = !memcmp(back, row, (q + 1) * sizeof(float));
+            for (size_t k = q + 1; k < T && exact; k++) exact = row[k] == 0.0f && !signbit(row[k]);
+        }
+    free(back);
+    if (!exact) {
+        free(tri);
+        return;
+    }
+    free(rc->maps[si]);
+    rc->maps[si] = NULL;
+    rc->tri[si] = tri;
+}
 
 static int suite_begin(void *self, int si, const probe_suite *s, ae_error *err) {
     report_collector *rc = self;
@@ -82,6 +132,19 @@ static int wants_host_maps(void *self, const andrea_batch *b, int seq) {
     return seq < rc->suites[b->suite].n_examples;
 }
 
+/* Suite si's float maps, bit for bit, those of suite t kept compact (the same shape). */
+static int same_as_compact(const report_collector *rc, int t, int si) {
+    const size_t T = (size_t)rc->suites[si].T, n_maps = (size_t)rc->suites[si].n_examples * (size_t)rc->NH;
+    float *map = malloc(T * T * sizeof *map);
+    int same = map != NULL;
+    for (size_t m = 0; m < n_maps && same; m++) {
+        map_floats(rc, t, m, map);
+        same = !memcmp(map, rc->maps[si] + m * T * T, T * T * sizeof(float));
+    }
+    free(map);
+    return same;
+}
+
 /* An earlier suite whose shown examples are si's, token for token, with the same maps, bit for
  * bit (twin suites: run.c hands them one forward), or -1. Equal bits, not equal tokens alone,
  * decide: the report then keeps one copy and says both suites show it. */
@@ -89,12 +152,11 @@ static int earlier_twin(const report_collector *rc, int si, size_t n) {
     const report_suite *su = &rc->suites[si];
     for (int t = 0; t < si; t++) {
         const report_suite *o = &rc->suites[t];
-        if (o->maps_of || !rc->maps[t] || o->n_examples != su->n_examples || o->T != su->T ||
+        if (o->maps_of || (!rc->maps[t] && !rc->tri[t]) || o->n_examples != su->n_examples || o->T != su->T ||
             memcmp(o->n_tokens, su->n_tokens, sizeof(int) * (size_t)su->n_examples) ||
-            memcmp(o->tokens, su->tokens, sizeof(int) * (size_t)su->n_examples * (size_t)su->T) ||
-            memcmp(rc->maps[t], rc->maps[si], n * sizeof(float)))
+            memcmp(o->tokens, su->tokens, sizeof(int) * (size_t)su->n_examples * (size_t)su->T))
             continue;
-        return t;
+        if (rc->maps[t] ? !memcmp(rc->maps[t], rc->maps[si], n * sizeof(float)) : same_as_compact(rc, t, si)) return t;
     }
     return -1;
 }
@@ -112,6 +174,8 @@ static int suite_end(void *self, int si, ae_error *err) {
         free(rc->maps[si]);
         rc->maps[si] = NULL;
         su->maps_of = t + 1;
+    } else {
+        compact(rc, si);
     }
     return 0;
 }
@@ -130,7 +194,8 @@ report_collector *andrea_report_collector_open(const andrea_model *m, int n_suit
     rc->NH = m->cfg.n_layer * m->cfg.n_head;
     rc->suites = calloc((size_t)(n_suites > 0 ? n_suites : 1), sizeof *rc->suites);
     rc->maps = calloc((size_t)(n_suites > 0 ? n_suites : 1), sizeof *rc->maps);
-    if (!rc->suites || !rc->maps) {
+    rc->tri = calloc((size_t)(n_suites > 0 ? n_suites : 1), sizeof *rc->tri);
+    if (!rc->suites || !rc->maps || !rc->tri) {
         andrea_report_collector_free(rc);
         andrea_fail(err, "report: out of memory");
         return NULL;
@@ -157,8 +222,7 @@ static int read_map(const report_data *d, int s, int e, int l, int h, float *out
     if (e < 0 || e >= su->n_examples)
         return andrea_fail(err, "report: map of suite %d example %d was not kept", s, e);
     if (su->maps_of) s = su->maps_of - 1; /* a twin: its leader's maps, the same values */
-    const size_t tt = (size_t)su->T * su->T;
-    memcpy(out, rc->maps[s] + ((size_t)e * rc->NH + (size_t)l * d->n_head + (size_t)h) * tt, tt * sizeof(float));
+    map_floats(rc, s, (size_t)e * rc->NH + (size_t)l * d->n_head + (size_t)h, out);
     return 0;
 }
 
@@ -207,9 +271,11 @@ void andrea_report_collector_free(report_collector *rc) {
             free(rc->suites[s].target);
         }
         if (rc->maps) free(rc->maps[s]);
+        if (rc->tri) free(rc->tri[s]);
     }
     free(rc->suites);
     free(rc->maps);
+    free(rc->tri);
     if (rc->tok) andrea_tokenizer_free(rc->tok);
     free(rc);
 }

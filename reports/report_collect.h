@@ -5,7 +5,9 @@
  * maps for every head (float, exactly the values a dump of the same run would store: fp16 maps
  * are kept as their fp32 values), then render the report from them and the catalog
  * (andrea_render_collected, the same pages andrea_render makes from a dump).
- * Invariants: memory is examples x L x H x T x T floats per suite, never a whole suite's maps;
+ * Invariants: memory is examples x L x H x T x T floats per suite, never a whole suite's maps,
+ * and once a suite ends, where its maps are fp16 values (fp16 runs, the default), their lower
+ * triangles as fp16: a quarter of that (read back as the same floats);
  * under MPI each rank keeps the examples of its own batches (a suite's first items can be on any
  * rank: the batches of all suites are sharded together) and suite_end sums them onto rank 0,
  * which renders (every other rank holds zeros there), so its report is the serial one.
