@@ -48,9 +48,10 @@ static float *resume_inputs(size_t btc_all) {
 
 /* Units a forward holds. On a GPU: up to UNITS_PER_FORWARD while K copies of the B items fit in a
  * quarter of the GPU's total memory (not its free memory: K sets the matmuls' shapes, and with
- * them the deltas' last bits, which must not follow an engine kept across a series; forward.h): the engine's activations, sized for its own max_T (the run's
- * longest suite, which may be far longer than this group's T), ~16 C max_T floats a sequence, and
- * the logits of the forward's loss rows, at most T V floats. On
+ * them the deltas' last bits, which must not follow an engine kept across a series; forward.h):
+ * the engine's activations, sized for its own max_T (the run's longest suite, which may be far
+ * longer than this group's T), ~16 C max_T floats a sequence, and the logits of the forward's
+ * loss rows, at most T V floats. On
  * the CPU, whose forwards resume after the attention of a chunk's lowest layer: at most
  * ABLATE_CPU_ROWS rows (its matmuls run in blocks of 128 rows; a few blocks per thread keep both
  * cores busy; more rows only cost memory: bench/RESULTS.md). The engine is grown to that batch
