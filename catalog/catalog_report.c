@@ -255,6 +255,51 @@ static int step_cells(catalog_report_rows *d, catalog_report_cache *cache, sqlit
     return 0;
 }
 
+/* The checkpoints that query sql lists (sha256, name, step) into *out (the caller frees it): from
+ * the cache when it holds that query's answer, else read (and kept there, where memory allows). */
+static int checkpoints_with_steps(sqlite3 *db, const char *db_path, const char *sql, catalog_report_cache *cache,
+                                  ckpt **out, int *n_out, ae_error *err) {
+    sqlite3_stmt *st = NULL;
+    ckpt *ck = NULL;
+    int n_ck = 0, rc;
+    if (cache && cache->have_ck && !strcmp(cache->ck_sql, sql)) {
+        if (cache->n_ck > 0 && !(ck = malloc((size_t)cache->n_ck * sizeof *ck))) goto oom;
+        if (cache->n_ck > 0) memcpy(ck, cache->ck, (size_t)cache->n_ck * sizeof *ck);
+        *out = ck;
+        *n_out = cache->n_ck;
+        return 0;
+    }
+    SQL_CHECK(db_path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *sha = (const char *)sqlite3_column_text(st, 0), *name = (const char *)sqlite3_column_text(st, 1);
+        if (!sha || !name) continue;
+        ckpt *nk = realloc(ck, (size_t)(n_ck + 1) * sizeof *nk);
+        if (!nk) goto oom;
+        ck = nk;
+        snprintf(ck[n_ck].sha, sizeof ck[n_ck].sha, "%s", sha);
+        snprintf(ck[n_ck].name, sizeof ck[n_ck].name, "%s", name);
+        ck[n_ck].step = sqlite3_column_double(st, 2);
+        n_ck++;
+    }
+    SQL_CHECK(db_path, db, rc, SQLITE_DONE);
+    sqlite3_finalize(st);
+    if (cache && (n_ck == 0 || (cache->ck = malloc((size_t)n_ck * sizeof *ck)))) { /* no memory: not kept */
+        if (n_ck > 0) memcpy(cache->ck, ck, (size_t)n_ck * sizeof *ck);
+        cache->n_ck = n_ck;
+        cache->have_ck = 1;
+        snprintf(cache->ck_sql, sizeof cache->ck_sql, "%s", sql);
+    }
+    *out = ck;
+    *n_out = n_ck;
+    return 0;
+oom:
+    andrea_fail(err, "%s: out of memory reading the catalog", db_path);
+fail:
+    sqlite3_finalize(st);
+    free(ck);
+    return -1;
+}
+
 int andrea_catalog_report_rows(catalog_report_rows *d, const char *db_path, ae_error *err) {
     const char *seal = d->seal;
     sqlite3 *db = NULL;
@@ -312,33 +357,7 @@ int andrea_catalog_report_rows(catalog_report_rows *d, const char *db_path, ae_e
     snprintf(sql, sizeof sql, "SELECT DISTINCT checkpoint_sha256, %s, step FROM head_catalog WHERE step IS NOT NULL%s%s",
              vc.series >= 0 ? "series" : "model", vc.latest >= 0 ? " AND " : "", vc.latest >= 0 ? vc.cur_name : "");
     catalog_report_cache *cache = cache_for(d->cache, d, db_path);
-    if (cache && cache->have_ck && !strcmp(cache->ck_sql, sql)) {
-        if (cache->n_ck > 0 && !(ck = malloc((size_t)cache->n_ck * sizeof *ck))) goto oom;
-        if (cache->n_ck > 0) memcpy(ck, cache->ck, (size_t)cache->n_ck * sizeof *ck);
-        n_ck = cache->n_ck;
-    } else {
-        SQL_CHECK(db_path, db, sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            const char *sha = (const char *)sqlite3_column_text(st, 0), *name = (const char *)sqlite3_column_text(st, 1);
-            if (!sha || !name) continue;
-            ckpt *nk = realloc(ck, (size_t)(n_ck + 1) * sizeof *nk);
-            if (!nk) goto oom;
-            ck = nk;
-            snprintf(ck[n_ck].sha, sizeof ck[n_ck].sha, "%s", sha);
-            snprintf(ck[n_ck].name, sizeof ck[n_ck].name, "%s", name);
-            ck[n_ck].step = sqlite3_column_double(st, 2);
-            n_ck++;
-        }
-        SQL_CHECK(db_path, db, rc, SQLITE_DONE);
-        sqlite3_finalize(st);
-        st = NULL;
-        if (cache && (n_ck == 0 || (cache->ck = malloc((size_t)n_ck * sizeof *ck)))) { /* no memory: not kept */
-            if (n_ck > 0) memcpy(cache->ck, ck, (size_t)n_ck * sizeof *ck);
-            cache->n_ck = n_ck;
-            cache->have_ck = 1;
-            snprintf(cache->ck_sql, sizeof cache->ck_sql, "%s", sql);
-        }
-    }
+    if (checkpoints_with_steps(db, db_path, sql, cache, &ck, &n_ck, err)) goto fail;
     char my_key[256] = "";
     int have_me = 0;
     for (int i = 0; i < n_ck && !have_me; i++)

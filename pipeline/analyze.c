@@ -156,6 +156,12 @@ static int forwards(const andrea_analyze_plan *p, const andrea_model *m, const p
     return andrea_dump_write(m, suites, n_suites, &dopt, err);
 }
 
+/* A series' checkpoint once scored, with --timing: its time so far to the printer. */
+static void print_scored_timing(const andrea_analyze_plan *p, const char *ckpt, andrea_analyze_timing *tm, double t_start) {
+    tm->t_all = andrea_now_seconds() - t_start;
+    if (p->timing && p->printer.scored_timing) p->printer.scored_timing(p->printer.ctx, ckpt, tm);
+}
+
 /* Checkpoint ckpt (index: its name's suffix, pipeline/run_names.h). report_dir: where its report
  * goes (one checkpoint: DIR itself), NULL for DIR/NAME. scored != NULL (a series): score, classify
  * and write (or defer) the catalog only, and hand the report's collected maps over in *scored; the
@@ -241,8 +247,7 @@ static int analyze_one(const andrea_analyze_plan *p, const char *ckpt, const cha
         snprintf(scored->maps_dtype, sizeof scored->maps_dtype, "%s", a.maps_dtype);
         scored->collected = rcol; /* rendered and freed by the series loop */
         rcol = NULL;
-        tm.t_all = andrea_now_seconds() - t_start;
-        if (p->timing && p->printer.scored_timing) p->printer.scored_timing(p->printer.ctx, ckpt, &tm);
+        print_scored_timing(p, ckpt, &tm, t_start);
         if (scored->defer_catalog) { /* a series: its loop writes the rows once every checkpoint scored */
             ret = andrea_mpi_agree(defer_catalog(scored, &a, &m, p->run.engine.device, err), err); /* the other ranks wait on it */
             goto out;
