@@ -98,6 +98,14 @@ check "head page: every example's token list drawn from data/meta.js (its length
   "r['tok_counts'] == r['tok_want'] and len(r['tok_want']) == 6 and min(r['tok_want']) > 30 and r['tok_texts0'][0] == '<bos>' and len(r['tok_texts0']) == 32 and r.get('tok_opened', 32) == 32"
 check "head page: the static PNGs still load (one per suite)" "$r" "r['images'] == 3 and r['broken'] == 0"
 check "head page: the first map is drawn at once, maps far below the window wait" "$r" "r['map']['drawn_before'] and r['drawn'] < 6"
+# a head with no PNG: each suite's examples written as one placeholder that andrea.js expands
+plain=$(grep -l 'class="ex-list"' rep/heads/*.html | head -1 || true)
+if [[ -z $plain ]]; then bad "head page without PNGs" "no page holds an ex-list placeholder"
+else
+  r=$(page_test plain "$plain" "" "{\"mode\":\"head\",\"cells\":$CELLS}")
+  check "head page without PNGs: every suite's placeholder becomes its maps and token lists (3 suites x 2), no errors" "$r" \
+    "r['canvases'] == 6 and r['slots'] == 6 and r['tok_counts'] == r['tok_want'] and len(r['tok_want']) == 6 and r['images'] == 0 and $NOERR"
+fi
 
 r=$(page_test explore rep/explore.html "#l=1&h=2&s=1&e=0" '{"mode":"explore","token":20}')
 check "token view: no console errors" "$r" "$NOERR"

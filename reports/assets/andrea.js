@@ -677,6 +677,29 @@
     else fill();
   }
 
+  /* A head page's examples without a PNG, written as one placeholder (.ex-list: head, suite and
+   * count): the figures the page would otherwise hold, each an interactive map, a link to the
+   * token view and a token list (open for the first two). */
+  function exampleFigures(list) {
+    var l = num(list.getAttribute('data-l'), 0), h = num(list.getAttribute('data-h'), 0);
+    var s = num(list.getAttribute('data-s'), 0), n = num(list.getAttribute('data-n'), 0);
+    for (var e = 0; e < n; e++) {
+      var ex = exampleOf(s, e), fig = el('figure'), hm = el('div', 'hm-slot'), links = el('div'), a = el('a', '', 'token view of this example');
+      hm.setAttribute('data-l', l); hm.setAttribute('data-h', h); hm.setAttribute('data-s', s); hm.setAttribute('data-e', e);
+      a.href = '../explore.html#l=' + l + '&h=' + h + '&s=' + s + '&e=' + e;
+      links.appendChild(a);
+      var cap = el('figcaption', 'toks'), det = el('details'), tok = el('span', 'tok-slot');
+      det.open = e < 2;
+      det.appendChild(el('summary', '', 'example ' + e + ', ' + (ex ? ex.n : '?') + ' tokens'));
+      tok.setAttribute('data-s', s); tok.setAttribute('data-e', e);
+      det.appendChild(tok);
+      cap.appendChild(det);
+      fig.appendChild(hm); fig.appendChild(links); fig.appendChild(cap);
+      list.parentNode.insertBefore(fig, list);
+    }
+    list.parentNode.removeChild(list);
+  }
+
   /* ---------- boot ---------- */
   function hashArgs() {
     var r = {};
@@ -694,10 +717,11 @@
     Array.prototype.forEach.call(document.querySelectorAll('img[data-grid]'), gridImage);
     var m = A.meta;
     if (!m) {
-      if (document.querySelector('.hm-slot,.tv-slot,.cmp-slot,.tok-slot')) A.errors.push('data/meta.js did not load');
+      if (document.querySelector('.hm-slot,.tv-slot,.cmp-slot,.tok-slot,.ex-list')) A.errors.push('data/meta.js did not load');
       return;
     }
     var args = hashArgs(), first = m.heads[0] || [0, 0];
+    Array.prototype.forEach.call(document.querySelectorAll('.ex-list'), exampleFigures);
     Array.prototype.forEach.call(document.querySelectorAll('.tok-slot'), tokenList);
     Array.prototype.forEach.call(document.querySelectorAll('.hm-slot'), function (d) {
       new Heatmap(d, {l: num(d.getAttribute('data-l'), 0), h: num(d.getAttribute('data-h'), 0), m: num(d.getAttribute('data-m'), 0),
