@@ -27,12 +27,15 @@ static const char *const CIRCUITS_SCHEMA =
      * migrated below) made storing GPT-2-XL's scores (2.1M rows) take 16 s; no index by
      * destination either: kept up row by row it made that 43 s (random inserts,
      * bench/bench_catalog_circuits.c). The report reads a run's rows once instead
-     * (andrea_circuit_reader). Catalogs written with that index lose it here. */
+     * (andrea_circuit_reader). Catalogs written with that index lose it here.
+     * Scores in millionths (integers): 3 bytes each on disk where a REAL takes 8, GPT-2-XL's
+     * 705,000 pairs 32 -> 20 MB; a score lies in [0, 1] and is read to 3 digits, and its fp32
+     * rounding is ~1e-5 (tests/test_circuits_numpy.py), so 5e-7 loses nothing. The views divide. */
     "CREATE TABLE IF NOT EXISTS circuit_composition(\n"
     "  run_id INTEGER NOT NULL REFERENCES circuit_runs(id) ON DELETE CASCADE,\n"
     "  src_layer INTEGER NOT NULL, src_head INTEGER NOT NULL,\n"
     "  dst_layer INTEGER NOT NULL, dst_head INTEGER NOT NULL,\n"
-    "  q REAL, k REAL, v REAL,\n"
+    "  q_micro INTEGER, k_micro INTEGER, v_micro INTEGER,\n"
     "  PRIMARY KEY(run_id, src_layer, src_head, dst_layer, dst_head)) WITHOUT ROWID;\n"
     "DROP INDEX IF EXISTS circuit_composition_dst;\n"
     "DROP INDEX IF EXISTS circuit_composition_dst_score;\n"
@@ -44,45 +47,57 @@ static const char *const CIRCUITS_SCHEMA =
     "CREATE VIEW IF NOT EXISTS head_composition AS\n"
     "  SELECT r.model AS model, r.checkpoint_sha256 AS checkpoint_sha256,\n"
     "         c.src_layer AS src_layer, c.src_head AS src_head, c.dst_layer AS dst_layer, c.dst_head AS dst_head,\n"
-    "         'Q' AS kind, c.q AS score, r.baseline AS baseline\n"
+    "         'Q' AS kind, c.q_micro / 1e6 AS score, r.baseline AS baseline\n"
     "  FROM circuit_composition c JOIN circuit_runs r ON r.id = c.run_id\n"
     "  UNION ALL\n"
     "  SELECT r.model AS model, r.checkpoint_sha256 AS checkpoint_sha256,\n"
     "         c.src_layer AS src_layer, c.src_head AS src_head, c.dst_layer AS dst_layer, c.dst_head AS dst_head,\n"
-    "         'K' AS kind, c.k AS score, r.baseline AS baseline\n"
+    "         'K' AS kind, c.k_micro / 1e6 AS score, r.baseline AS baseline\n"
     "  FROM circuit_composition c JOIN circuit_runs r ON r.id = c.run_id\n"
     "  UNION ALL\n"
     "  SELECT r.model AS model, r.checkpoint_sha256 AS checkpoint_sha256,\n"
     "         c.src_layer AS src_layer, c.src_head AS src_head, c.dst_layer AS dst_layer, c.dst_head AS dst_head,\n"
-    "         'V' AS kind, c.v AS score, r.baseline AS baseline\n"
+    "         'V' AS kind, c.v_micro / 1e6 AS score, r.baseline AS baseline\n"
     "  FROM circuit_composition c JOIN circuit_runs r ON r.id = c.run_id;\n"
     "CREATE VIEW IF NOT EXISTS head_weights AS\n"
     "  SELECT r.model AS model, r.checkpoint_sha256 AS checkpoint_sha256, h.layer AS layer, h.head AS head,\n"
     "         h.copying AS copying, h.prev_pos AS prev_pos\n"
     "  FROM circuit_heads h JOIN circuit_runs r ON r.id = h.run_id;\n";
 
-/* The first layout (a row per kind: kind TEXT, score REAL) rebuilt into the pair rows in the
- * writer's transaction, as catalog.c migrates schema 1: set aside (its view with it), then
- * CIRCUITS_SCHEMA creates the new table and view, then the rows are copied over. */
-static const char *const MIGRATE_PER_KIND_RENAME =
+/* Earlier layouts, rebuilt into the pair rows in millionths in the writer's transaction, as
+ * catalog.c migrates schema 1: set aside (the view with it), then CIRCUITS_SCHEMA creates the new
+ * table and view, then the rows are copied over. The first layout had a row per kind (kind TEXT,
+ * score REAL), the second a row per pair with REAL q, k, v. */
+enum { LAYOUT_CURRENT, LAYOUT_PER_KIND, LAYOUT_REAL_PAIRS };
+static const char *const MIGRATE_RENAME =
     "DROP VIEW IF EXISTS head_composition;\n"
-    "ALTER TABLE circuit_composition RENAME TO circuit_composition_per_kind;\n";
-static const char *const MIGRATE_PER_KIND_COPY =
-    "INSERT INTO circuit_composition\n"
-    "  SELECT run_id, src_layer, src_head, dst_layer, dst_head, max(CASE kind WHEN 'Q' THEN score END),\n"
-    "         max(CASE kind WHEN 'K' THEN score END), max(CASE kind WHEN 'V' THEN score END)\n"
-    "  FROM circuit_composition_per_kind GROUP BY run_id, src_layer, src_head, dst_layer, dst_head;\n"
-    "DROP TABLE circuit_composition_per_kind;\n";
+    "ALTER TABLE circuit_composition RENAME TO circuit_composition_old;\n";
+static const char *const MIGRATE_COPY[] = {
+    [LAYOUT_PER_KIND] = "INSERT INTO circuit_composition\n"
+                        "  SELECT run_id, src_layer, src_head, dst_layer, dst_head,\n"
+                        "         CAST(round(max(CASE kind WHEN 'Q' THEN score END) * 1e6) AS INTEGER),\n"
+                        "         CAST(round(max(CASE kind WHEN 'K' THEN score END) * 1e6) AS INTEGER),\n"
+                        "         CAST(round(max(CASE kind WHEN 'V' THEN score END) * 1e6) AS INTEGER)\n"
+                        "  FROM circuit_composition_old GROUP BY run_id, src_layer, src_head, dst_layer, dst_head;\n"
+                        "DROP TABLE circuit_composition_old;\n",
+    [LAYOUT_REAL_PAIRS] = "INSERT INTO circuit_composition\n"
+                          "  SELECT run_id, src_layer, src_head, dst_layer, dst_head, CAST(round(q * 1e6) AS INTEGER),\n"
+                          "         CAST(round(k * 1e6) AS INTEGER), CAST(round(v * 1e6) AS INTEGER)\n"
+                          "  FROM circuit_composition_old;\n"
+                          "DROP TABLE circuit_composition_old;\n",
+};
 
-/* *per_kind = 1 when circuit_composition has the first layout (a row per kind). */
-static int per_kind_layout(sqlite3 *db, const char *path, int *per_kind, ae_error *err) {
+/* *layout: which of the layouts circuit_composition has (LAYOUT_CURRENT also when there is no
+ * table yet). */
+static int composition_layout(sqlite3 *db, const char *path, int *layout, ae_error *err) {
     sqlite3_stmt *st = NULL;
     SQL_CHECK(path, db,
-              sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('circuit_composition') WHERE name = 'kind'",
+              sqlite3_prepare_v2(db, "SELECT count(*) FILTER (WHERE name = 'kind'), count(*) FILTER (WHERE name = 'q')"
+                                     " FROM pragma_table_info('circuit_composition')",
                                  -1, &st, NULL),
               SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_step(st), SQLITE_ROW);
-    *per_kind = sqlite3_column_int(st, 0) > 0;
+    *layout = sqlite3_column_int(st, 0) > 0 ? LAYOUT_PER_KIND : sqlite3_column_int(st, 1) > 0 ? LAYOUT_REAL_PAIRS : LAYOUT_CURRENT;
     sqlite3_finalize(st);
     return 0;
 fail:
@@ -91,11 +106,11 @@ fail:
 }
 
 int andrea_catalog_circuits_schema(sqlite3 *db, const char *path, ae_error *err) {
-    int per_kind;
-    if (per_kind_layout(db, path, &per_kind, err)) return -1;
-    if (per_kind) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_PER_KIND_RENAME, NULL, NULL, NULL), SQLITE_OK);
+    int layout;
+    if (composition_layout(db, path, &layout, err)) return -1;
+    if (layout != LAYOUT_CURRENT) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_RENAME, NULL, NULL, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_exec(db, CIRCUITS_SCHEMA, NULL, NULL, NULL), SQLITE_OK);
-    if (per_kind) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_PER_KIND_COPY, NULL, NULL, NULL), SQLITE_OK);
+    if (layout != LAYOUT_CURRENT) SQL_CHECK(path, db, sqlite3_exec(db, MIGRATE_COPY[layout], NULL, NULL, NULL), SQLITE_OK);
     return 0;
 fail:
     return -1;
@@ -164,13 +179,19 @@ fail:
     return -1;
 }
 
+/* A score in millionths, rounded (NULL when it is not finite, or too large for an integer). */
+static int bind_micro_or_null(sqlite3_stmt *st, int i, double v) {
+    const double m = v * 1e6;
+    return isfinite(m) && fabs(m) < 9e18 ? sqlite3_bind_int64(st, i, (sqlite3_int64)llround(m)) : sqlite3_bind_null(st, i);
+}
+
 static int insert_scores(sqlite3 *db, const char *path, const andrea_circuits *c, sqlite3_int64 run, ae_error *err) {
     sqlite3_stmt *cs = NULL, *hs = NULL;
     const int H = c->n_head, NH = c->n_layer * H;
     SQL_CHECK(path, db,
               sqlite3_prepare_v2(db,
                                  "INSERT INTO circuit_composition(run_id, src_layer, src_head, dst_layer, dst_head,"
-                                 " q, k, v) VALUES(?,?,?,?,?,?,?,?)",
+                                 " q_micro, k_micro, v_micro) VALUES(?,?,?,?,?,?,?,?)",
                                  -1, &cs, NULL),
               SQLITE_OK);
     SQL_CHECK(path, db,
@@ -185,9 +206,9 @@ static int insert_scores(sqlite3 *db, const char *path, const andrea_circuits *c
             SQL_CHECK(path, db, sqlite3_bind_int(cs, 3, s % H), SQLITE_OK);
             SQL_CHECK(path, db, sqlite3_bind_int(cs, 4, d / H), SQLITE_OK);
             SQL_CHECK(path, db, sqlite3_bind_int(cs, 5, d % H), SQLITE_OK);
-            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(cs, 6, andrea_circuits_score(c, CIRCUIT_Q, s, d)), SQLITE_OK);
-            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(cs, 7, andrea_circuits_score(c, CIRCUIT_K, s, d)), SQLITE_OK);
-            SQL_CHECK(path, db, andrea_catalog_bind_real_or_null(cs, 8, andrea_circuits_score(c, CIRCUIT_V, s, d)), SQLITE_OK);
+            SQL_CHECK(path, db, bind_micro_or_null(cs, 6, andrea_circuits_score(c, CIRCUIT_Q, s, d)), SQLITE_OK);
+            SQL_CHECK(path, db, bind_micro_or_null(cs, 7, andrea_circuits_score(c, CIRCUIT_K, s, d)), SQLITE_OK);
+            SQL_CHECK(path, db, bind_micro_or_null(cs, 8, andrea_circuits_score(c, CIRCUIT_V, s, d)), SQLITE_OK);
             SQL_CHECK(path, db, sqlite3_step(cs), SQLITE_DONE);
         }
     for (int i = 0; i < NH; i++) {
@@ -426,22 +447,24 @@ static void add_link(andrea_circuit_reader *r, int src, int dst, char kind, doub
                (circuit_link){src / H, src % H, kind, score, r->baseline});
 }
 
-/* Scans the run's rows once into the top lists: pair rows (q, k, v), or the first layout's row per
- * kind (a catalog not written since: its next writer migrates it). A row naming a head outside
- * the run's shape is a damaged catalog: refused. */
+/* Scans the run's rows once into the top lists: pair rows in millionths, or an earlier layout's
+ * rows (a catalog not written since: its next writer migrates it): REAL pairs, or a row per kind.
+ * A row naming a head outside the run's shape is a damaged catalog: refused. */
 static int scan_links(sqlite3 *db, const char *path, sqlite3_int64 run, andrea_circuit_reader *r, ae_error *err) {
     sqlite3_stmt *st = NULL;
     const int L = r->n_layer, H = r->n_head;
-    int per_kind;
-    if (per_kind_layout(db, path, &per_kind, err)) return -1;
-    SQL_CHECK(path, db,
-              sqlite3_prepare_v2(db,
-                                 per_kind ? "SELECT src_layer, src_head, dst_layer, dst_head, kind, score"
-                                            " FROM circuit_composition WHERE run_id = ?1"
-                                          : "SELECT src_layer, src_head, dst_layer, dst_head, q, k, v"
-                                            " FROM circuit_composition WHERE run_id = ?1",
-                                 -1, &st, NULL),
-              SQLITE_OK);
+    static const char *const select[] = {
+        [LAYOUT_CURRENT] = "SELECT src_layer, src_head, dst_layer, dst_head, q_micro / 1e6, k_micro / 1e6, v_micro / 1e6"
+                           " FROM circuit_composition WHERE run_id = ?1",
+        [LAYOUT_PER_KIND] = "SELECT src_layer, src_head, dst_layer, dst_head, kind, score FROM circuit_composition"
+                            " WHERE run_id = ?1",
+        [LAYOUT_REAL_PAIRS] = "SELECT src_layer, src_head, dst_layer, dst_head, q, k, v FROM circuit_composition"
+                              " WHERE run_id = ?1",
+    };
+    int layout;
+    if (composition_layout(db, path, &layout, err)) return -1;
+    const int per_kind = layout == LAYOUT_PER_KIND;
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, select[layout], -1, &st, NULL), SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_int64(st, 1, run), SQLITE_OK);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

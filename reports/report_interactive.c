@@ -315,8 +315,7 @@ static int write_assets(const char *out_dir, ae_error *err) {
 }
 
 void andrea_report_html_scripts(andrea_buf *b, const char *up, int l, int h) {
-    andrea_buf_printf(b, "<link rel=\"stylesheet\" href=\"%sassets/andrea.css\">\n<script src=\"%sassets/andrea.js\"></script>\n"
-                   "<script src=\"%sdata/meta.js\"></script>\n", up, up, up);
+    andrea_buf_printf(b, "<script src=\"%sassets/andrea.js\"></script>\n<script src=\"%sdata/meta.js\"></script>\n", up, up);
     if (l >= 0) andrea_buf_printf(b, "<script src=\"%sdata/L%d_H%d.js\"></script>\n", up, l, h);
 }
 

@@ -53,10 +53,10 @@ int andrea_report_write_interactive(const report_data *d, const char *out_dir, c
 int andrea_report_write_model_data(const report_data *d, const char *out_dir, const report_interactive_options *o, int m,
                             ae_error *err);
 
-/* The page head every andrea page shares (offline Content-Security-Policy, inline style); up is
- * the way back to the folder's root ("" or "../"). */
+/* The page head every andrea page shares (offline Content-Security-Policy, the folder's
+ * assets/andrea.css); up is the way back to the folder's root ("" or "../"). */
 void andrea_report_html_head(andrea_buf *b, const char *title, const char *up);
-/* The interactive assets and data scripts for a page: andrea.css/js, meta.js and, for l >= 0,
+/* The interactive scripts for a page: andrea.js, meta.js and, for l >= 0,
  * the data of head (l, h). */
 void andrea_report_html_scripts(andrea_buf *b, const char *up, int l, int h);
 /* Writes b to out_dir/rel atomically (fails when b ran out of memory). */

@@ -98,8 +98,7 @@ static int write_page(const report_show_input *in, const report_data *d, const c
     }
     andrea_buf_puts(&b, "</div>\n<style>.hm-list{display:flex;flex-wrap:wrap;gap:.4em}.show-head{font-size:12px}</style>\n");
     (void)d;
-    andrea_buf_puts(&b, "<script src=\"assets/andrea.js\"></script>\n<link rel=\"stylesheet\" href=\"assets/andrea.css\">\n"
-                  "<script src=\"data/meta.js\"></script>\n");
+    andrea_buf_puts(&b, "<script src=\"assets/andrea.js\"></script>\n<script src=\"data/meta.js\"></script>\n");
     /* no head data here: each map loads its head's file when it comes near the window */
     andrea_buf_puts(&b, "<p><small>Made by andrea " ANDREA_VERSION " (andrea show). Static and offline: open this file in any "
                   "browser.</small></p>\n</body>\n</html>\n");

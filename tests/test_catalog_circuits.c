@@ -3,8 +3,10 @@
  *     (score descending, ties by the other head's layer, head, kind; NULL scores left out), on a
  *     model whose scores have ties and NaN;
  *   - the head_composition view gives one row per (pair, kind) with the stored score;
- *   - a catalog of the first layout (a row per kind, with its index by destination) is read as it
- *     is, and the next writer migrates it: its scores unchanged, the index gone. */
+ *   - a catalog of the first layout (a row per kind, with its index by destination) or the second
+ *     (REAL q, k, v per pair) is read as it is, and the next writer migrates it: its scores kept
+ *     to the millionth, the index gone;
+ *   - a score that is no multiple of 1e-6 is stored as the nearest millionth. */
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -126,11 +128,11 @@ static void test_reader_links_equal_a_brute_force_sort_with_ties_and_nulls(void)
     CHECK(q1(db, "SELECT count(*) FROM head_composition WHERE kind = 'K' AND score IS NULL") == nan_k);
     static const char *const same[3] = {
         "SELECT count(*) FROM head_composition h JOIN circuit_composition c USING(src_layer, src_head, dst_layer,"
-        " dst_head) WHERE h.kind = 'Q' AND h.score IS c.q",
+        " dst_head) WHERE h.kind = 'Q' AND h.score IS c.q_micro / 1e6",
         "SELECT count(*) FROM head_composition h JOIN circuit_composition c USING(src_layer, src_head, dst_layer,"
-        " dst_head) WHERE h.kind = 'K' AND h.score IS c.k",
+        " dst_head) WHERE h.kind = 'K' AND h.score IS c.k_micro / 1e6",
         "SELECT count(*) FROM head_composition h JOIN circuit_composition c USING(src_layer, src_head, dst_layer,"
-        " dst_head) WHERE h.kind = 'V' AND h.score IS c.v"};
+        " dst_head) WHERE h.kind = 'V' AND h.score IS c.v_micro / 1e6"};
     for (int k = 0; k < 3; k++) CHECK_MSG(q1(db, same[k]) == pairs, "view kind %s", andrea_circuit_kind_names[k]);
     /* a checkpoint without circuit scores: a reader without links */
     andrea_circuit_reader *r = andrea_circuit_reader_open(db, SHA_B, &err);
@@ -223,6 +225,101 @@ static void test_a_per_kind_catalog_is_read_as_it_is_and_migrated_by_the_next_wr
     andrea_circuits_free(&b);
 }
 
+/* The second layout: REAL q, k, v per pair (the first layout's other tables). */
+static void write_real_pairs(const char *path, const andrea_circuits *c) {
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    const int H = c->n_head, NH = c->n_layer * H;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, PER_KIND_SCHEMA, NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(db,
+                       "DROP VIEW head_composition; DROP TABLE circuit_composition;"
+                       "CREATE TABLE circuit_composition(run_id INTEGER NOT NULL REFERENCES circuit_runs(id) ON DELETE CASCADE,"
+                       " src_layer INTEGER NOT NULL, src_head INTEGER NOT NULL, dst_layer INTEGER NOT NULL,"
+                       " dst_head INTEGER NOT NULL, q REAL, k REAL, v REAL,"
+                       " PRIMARY KEY(run_id, src_layer, src_head, dst_layer, dst_head)) WITHOUT ROWID;"
+                       "CREATE VIEW head_composition AS SELECT r.model AS model, r.checkpoint_sha256 AS checkpoint_sha256,"
+                       " c.src_layer AS src_layer, c.src_head AS src_head, c.dst_layer AS dst_layer, c.dst_head AS dst_head,"
+                       " 'Q' AS kind, c.q AS score, r.baseline AS baseline FROM circuit_composition c JOIN circuit_runs r"
+                       " ON r.id = c.run_id UNION ALL SELECT r.model, r.checkpoint_sha256, c.src_layer, c.src_head,"
+                       " c.dst_layer, c.dst_head, 'K', c.k, r.baseline FROM circuit_composition c JOIN circuit_runs r"
+                       " ON r.id = c.run_id UNION ALL SELECT r.model, r.checkpoint_sha256, c.src_layer, c.src_head,"
+                       " c.dst_layer, c.dst_head, 'V', c.v, r.baseline FROM circuit_composition c JOIN circuit_runs r"
+                       " ON r.id = c.run_id;",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO circuit_runs VALUES(1, '%s', 'm', '/x/m.bin', %d, %d, 16, 4, 't', 'v', 0.25, 16, 0, 128);"
+             "PRAGMA application_id=1095648338;",
+             SHA_A, c->n_layer, H);
+    CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(db, "INSERT INTO circuit_composition VALUES(1, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) ==
+          SQLITE_OK);
+    for (int s = 0; s < NH; s++)
+        for (int d = (s / H + 1) * H; d < NH; d++) {
+            sqlite3_reset(st);
+            sqlite3_bind_int(st, 1, s / H);
+            sqlite3_bind_int(st, 2, s % H);
+            sqlite3_bind_int(st, 3, d / H);
+            sqlite3_bind_int(st, 4, d % H);
+            for (int k = 0; k < 3; k++) {
+                const double v = andrea_circuits_score(c, k, s, d);
+                if (isnan(v)) sqlite3_bind_null(st, 5 + k);
+                else sqlite3_bind_double(st, 5 + k, v);
+            }
+            CHECK(sqlite3_step(st) == SQLITE_DONE);
+        }
+    sqlite3_finalize(st);
+    CHECK(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+}
+
+static void test_a_real_pairs_catalog_is_read_as_it_is_and_migrated_by_the_next_writer(void) {
+    char db[1024];
+    path_in_tmp(db, sizeof db, "circuits_real_pairs.db");
+    andrea_circuits a, b;
+    fake(&a, 3, 4, 13);
+    fake(&b, 2, 2, 5);
+    write_real_pairs(db, &a);
+    all_links_match(db, SHA_A, &a); /* read-only: not migrated */
+    CHECK(q1(db, "SELECT count(*) FROM pragma_table_info('circuit_composition') WHERE name = 'q'") == 1);
+    const sqlite3_int64 rows = q1(db, "SELECT count(*) FROM head_composition WHERE score IS NOT NULL");
+    const sqlite3_int64 sum = q1(db, "SELECT CAST(sum(score) * 8 AS INTEGER) FROM head_composition");
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_catalog_circuits_write(db, "/x/other.bin", SHA_B, &b, &err) == 0, "%s", err.msg);
+    CHECK(q1(db, "SELECT count(*) FROM pragma_table_info('circuit_composition') WHERE name = 'q_micro'") == 1);
+    CHECK(q1(db, "SELECT count(*) FROM sqlite_master WHERE name = 'circuit_composition_old'") == 0);
+    CHECK(q1(db, "SELECT count(*) FROM head_composition WHERE checkpoint_sha256 LIKE 'a%' AND score IS NOT NULL") == rows);
+    CHECK(q1(db, "SELECT CAST(sum(score) * 8 AS INTEGER) FROM head_composition WHERE checkpoint_sha256 LIKE 'a%'") ==
+          sum);
+    all_links_match(db, SHA_A, &a); /* multiples of 1/8: kept exactly */
+    all_links_match(db, SHA_B, &b);
+    andrea_circuits_free(&a);
+    andrea_circuits_free(&b);
+}
+
+static void test_a_score_is_stored_as_its_nearest_millionth(void) {
+    char db[1024];
+    path_in_tmp(db, sizeof db, "circuits_micro.db");
+    andrea_circuits c;
+    fake(&c, 2, 2, 3);
+    const double want[] = {0.0412113, 0.0412117, 0.9999996, 1e-9};
+    const double stored[] = {0.041211, 0.041212, 1.0, 0.0};
+    for (int i = 0; i < 4; i++) c.comp[(size_t)CIRCUIT_Q * 16 + (size_t)(i % 2) * 4 + 2 + (size_t)(i / 2)] = want[i];
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_catalog_circuits_write(db, "/x/m.bin", SHA_A, &c, &err) == 0, "%s", err.msg);
+    for (int i = 0; i < 4; i++) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "SELECT score = %.17g FROM head_composition WHERE kind = 'Q' AND src_layer = 0 AND src_head = %d AND"
+                 " dst_layer = 1 AND dst_head = %d",
+                 stored[i], i % 2, i / 2);
+        CHECK_MSG(q1(db, sql) == 1, "score %.9g: not stored as %.6f", want[i], stored[i]);
+    }
+    andrea_circuits_free(&c);
+}
+
 /* A damaged catalog (a row naming a head outside the run's shape): the reader refuses it. */
 static void test_a_row_outside_the_shape_is_refused_by_the_reader(void) {
     char db[1024];
@@ -265,6 +362,8 @@ static void test_a_kind_other_than_k_q_or_v_is_refused_by_the_reader(void) {
 int main(void) {
     RUN(test_reader_links_equal_a_brute_force_sort_with_ties_and_nulls);
     RUN(test_a_per_kind_catalog_is_read_as_it_is_and_migrated_by_the_next_writer);
+    RUN(test_a_real_pairs_catalog_is_read_as_it_is_and_migrated_by_the_next_writer);
+    RUN(test_a_score_is_stored_as_its_nearest_millionth);
     RUN(test_a_row_outside_the_shape_is_refused_by_the_reader);
     RUN(test_a_kind_other_than_k_q_or_v_is_refused_by_the_reader);
     return check_summary("test_catalog_circuits");
