@@ -54,6 +54,8 @@ for round in $(seq ${ROUNDS:-2}); do
       $A analyze "${CK[@]}" --tokenizer $R/base --device cuda --out /tmp/s-$b --quiet ${TIMING:-} >/tmp/s-$b.txt 2>/tmp/s-$b.err
     # the series' phases and its last checkpoint's scoring (--timing, trees that print them)
     grep "time (" /tmp/s-$b.err | tail -2 | cut -c1-900; tail -1 /tmp/s-$b.err; du -sh /tmp/s-$b
+    # where a checkpoint's bytes go (its report folder's parts, bytes), and the series' catalog
+    c1=$(ls -d /tmp/s-$b/*/ | head -1); echo "$c1: $(cd $c1 && du -sb * | sort -n | tr '\t\n' ': ')"; du -sb /tmp/s-$b/catalog.db
   done
 done
 echo "== alone vs series ($SECONDS s)"
