@@ -165,21 +165,36 @@ static const char *const PER_KIND_SCHEMA =
     " h.head AS head, h.copying AS copying, h.prev_pos AS prev_pos FROM circuit_heads h JOIN circuit_runs r ON"
     " r.id = h.run_id;";
 
-static void write_per_kind(const char *path, const andrea_circuits *c) {
+/* An earlier layout's catalog at path: the first layout's schema, then `change` (the second
+ * layout's table and view, or NULL), c's run row; returns the open database inside a transaction
+ * with `insert` prepared in *st (close_old_layout commits). */
+static sqlite3 *open_old_layout(const char *path, const andrea_circuits *c, const char *change, const char *insert,
+                                sqlite3_stmt **st) {
     sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    const int H = c->n_head, NH = c->n_layer * H;
     CHECK(sqlite3_open(path, &db) == SQLITE_OK);
     CHECK(sqlite3_exec(db, PER_KIND_SCHEMA, NULL, NULL, NULL) == SQLITE_OK);
+    if (change) CHECK(sqlite3_exec(db, change, NULL, NULL, NULL) == SQLITE_OK);
     char sql[512];
     snprintf(sql, sizeof sql,
              "INSERT INTO circuit_runs VALUES(1, '%s', 'm', '/x/m.bin', %d, %d, 16, 4, 't', 'v', 0.25, 16, 0, 128);"
              "PRAGMA application_id=1095648338;",
-             SHA_A, c->n_layer, H);
+             SHA_A, c->n_layer, c->n_head);
     CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
     CHECK(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK);
-    CHECK(sqlite3_prepare_v2(db, "INSERT INTO circuit_composition VALUES(1, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) ==
-          SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(db, insert, -1, st, NULL) == SQLITE_OK);
+    return db;
+}
+
+static void close_old_layout(sqlite3 *db, sqlite3_stmt *st) {
+    sqlite3_finalize(st);
+    CHECK(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+}
+
+static void write_per_kind(const char *path, const andrea_circuits *c) {
+    sqlite3_stmt *st = NULL;
+    const int H = c->n_head, NH = c->n_layer * H;
+    sqlite3 *db = open_old_layout(path, c, NULL, "INSERT INTO circuit_composition VALUES(1, ?, ?, ?, ?, ?, ?)", &st);
     for (int s = 0; s < NH; s++)
         for (int d = (s / H + 1) * H; d < NH; d++)
             for (int k = 0; k < 3; k++) {
@@ -194,68 +209,29 @@ static void write_per_kind(const char *path, const andrea_circuits *c) {
                 else sqlite3_bind_double(st, 6, v);
                 CHECK(sqlite3_step(st) == SQLITE_DONE);
             }
-    sqlite3_finalize(st);
-    CHECK(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK);
-    sqlite3_close(db);
-}
-
-static void test_a_per_kind_catalog_is_read_as_it_is_and_migrated_by_the_next_writer(void) {
-    char db[1024];
-    path_in_tmp(db, sizeof db, "circuits_per_kind.db");
-    andrea_circuits a, b;
-    fake(&a, 3, 4, 11);
-    fake(&b, 2, 2, 5);
-    write_per_kind(db, &a);
-    all_links_match(db, SHA_A, &a); /* read-only: not migrated */
-    CHECK(q1(db, "SELECT count(*) FROM pragma_table_info('circuit_composition') WHERE name = 'kind'") == 1);
-    const sqlite3_int64 rows = q1(db, "SELECT count(*) FROM head_composition");
-    const sqlite3_int64 sum = q1(db, "SELECT CAST(sum(score) * 8 AS INTEGER) FROM head_composition");
-    ae_error err = {{0}};
-    CHECK_MSG(andrea_catalog_circuits_write(db, "/x/other.bin", SHA_B, &b, &err) == 0, "%s", err.msg);
-    CHECK(q1(db, "SELECT count(*) FROM pragma_table_info('circuit_composition') WHERE name = 'kind'") == 0);
-    CHECK(q1(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'circuit_composition_dst%'") ==
-          0);
-    CHECK(q1(db, "SELECT count(*) FROM sqlite_master WHERE name = 'circuit_composition_per_kind'") == 0);
-    CHECK(q1(db, "SELECT count(*) FROM head_composition WHERE checkpoint_sha256 LIKE 'a%'") == rows);
-    CHECK(q1(db, "SELECT CAST(sum(score) * 8 AS INTEGER) FROM head_composition WHERE checkpoint_sha256 LIKE 'a%'") ==
-          sum);
-    all_links_match(db, SHA_A, &a);
-    all_links_match(db, SHA_B, &b);
-    andrea_circuits_free(&a);
-    andrea_circuits_free(&b);
+    close_old_layout(db, st);
 }
 
 /* The second layout: REAL q, k, v per pair (the first layout's other tables). */
 static void write_real_pairs(const char *path, const andrea_circuits *c) {
-    sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     const int H = c->n_head, NH = c->n_layer * H;
-    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, PER_KIND_SCHEMA, NULL, NULL, NULL) == SQLITE_OK);
-    CHECK(sqlite3_exec(db,
-                       "DROP VIEW head_composition; DROP TABLE circuit_composition;"
-                       "CREATE TABLE circuit_composition(run_id INTEGER NOT NULL REFERENCES circuit_runs(id) ON DELETE CASCADE,"
-                       " src_layer INTEGER NOT NULL, src_head INTEGER NOT NULL, dst_layer INTEGER NOT NULL,"
-                       " dst_head INTEGER NOT NULL, q REAL, k REAL, v REAL,"
-                       " PRIMARY KEY(run_id, src_layer, src_head, dst_layer, dst_head)) WITHOUT ROWID;"
-                       "CREATE VIEW head_composition AS SELECT r.model AS model, r.checkpoint_sha256 AS checkpoint_sha256,"
-                       " c.src_layer AS src_layer, c.src_head AS src_head, c.dst_layer AS dst_layer, c.dst_head AS dst_head,"
-                       " 'Q' AS kind, c.q AS score, r.baseline AS baseline FROM circuit_composition c JOIN circuit_runs r"
-                       " ON r.id = c.run_id UNION ALL SELECT r.model, r.checkpoint_sha256, c.src_layer, c.src_head,"
-                       " c.dst_layer, c.dst_head, 'K', c.k, r.baseline FROM circuit_composition c JOIN circuit_runs r"
-                       " ON r.id = c.run_id UNION ALL SELECT r.model, r.checkpoint_sha256, c.src_layer, c.src_head,"
-                       " c.dst_layer, c.dst_head, 'V', c.v, r.baseline FROM circuit_composition c JOIN circuit_runs r"
-                       " ON r.id = c.run_id;",
-                       NULL, NULL, NULL) == SQLITE_OK);
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "INSERT INTO circuit_runs VALUES(1, '%s', 'm', '/x/m.bin', %d, %d, 16, 4, 't', 'v', 0.25, 16, 0, 128);"
-             "PRAGMA application_id=1095648338;",
-             SHA_A, c->n_layer, H);
-    CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK);
-    CHECK(sqlite3_prepare_v2(db, "INSERT INTO circuit_composition VALUES(1, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) ==
-          SQLITE_OK);
+    sqlite3 *db = open_old_layout(
+        path, c,
+        "DROP VIEW head_composition; DROP TABLE circuit_composition;"
+        "CREATE TABLE circuit_composition(run_id INTEGER NOT NULL REFERENCES circuit_runs(id) ON DELETE CASCADE,"
+        " src_layer INTEGER NOT NULL, src_head INTEGER NOT NULL, dst_layer INTEGER NOT NULL,"
+        " dst_head INTEGER NOT NULL, q REAL, k REAL, v REAL,"
+        " PRIMARY KEY(run_id, src_layer, src_head, dst_layer, dst_head)) WITHOUT ROWID;"
+        "CREATE VIEW head_composition AS SELECT r.model AS model, r.checkpoint_sha256 AS checkpoint_sha256,"
+        " c.src_layer AS src_layer, c.src_head AS src_head, c.dst_layer AS dst_layer, c.dst_head AS dst_head,"
+        " 'Q' AS kind, c.q AS score, r.baseline AS baseline FROM circuit_composition c JOIN circuit_runs r"
+        " ON r.id = c.run_id UNION ALL SELECT r.model, r.checkpoint_sha256, c.src_layer, c.src_head,"
+        " c.dst_layer, c.dst_head, 'K', c.k, r.baseline FROM circuit_composition c JOIN circuit_runs r"
+        " ON r.id = c.run_id UNION ALL SELECT r.model, r.checkpoint_sha256, c.src_layer, c.src_head,"
+        " c.dst_layer, c.dst_head, 'V', c.v, r.baseline FROM circuit_composition c JOIN circuit_runs r"
+        " ON r.id = c.run_id;",
+        "INSERT INTO circuit_composition VALUES(1, ?, ?, ?, ?, ?, ?, ?)", &st);
     for (int s = 0; s < NH; s++)
         for (int d = (s / H + 1) * H; d < NH; d++) {
             sqlite3_reset(st);
@@ -270,33 +246,44 @@ static void write_real_pairs(const char *path, const andrea_circuits *c) {
             }
             CHECK(sqlite3_step(st) == SQLITE_DONE);
         }
-    sqlite3_finalize(st);
-    CHECK(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK);
-    sqlite3_close(db);
+    close_old_layout(db, st);
 }
 
-static void test_a_real_pairs_catalog_is_read_as_it_is_and_migrated_by_the_next_writer(void) {
-    char db[1024];
-    path_in_tmp(db, sizeof db, "circuits_real_pairs.db");
+/* A catalog of an earlier layout (written by write_old; old_column: a column only it has) is read
+ * as it is, and the next writer migrates it: every row kept, the scores (multiples of 1/8, exact
+ * in millionths) unchanged, no index or set-aside table left. */
+static void check_migration(const char *file, void (*write_old)(const char *, const andrea_circuits *),
+                            const char *old_column) {
+    char db[1024], sql[256];
+    path_in_tmp(db, sizeof db, file);
     andrea_circuits a, b;
-    fake(&a, 3, 4, 13);
+    fake(&a, 3, 4, 11);
     fake(&b, 2, 2, 5);
-    write_real_pairs(db, &a);
+    write_old(db, &a);
     all_links_match(db, SHA_A, &a); /* read-only: not migrated */
-    CHECK(q1(db, "SELECT count(*) FROM pragma_table_info('circuit_composition') WHERE name = 'q'") == 1);
-    const sqlite3_int64 rows = q1(db, "SELECT count(*) FROM head_composition WHERE score IS NOT NULL");
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM pragma_table_info('circuit_composition') WHERE name = '%s'", old_column);
+    CHECK(q1(db, sql) == 1);
+    const sqlite3_int64 rows = q1(db, "SELECT count(*) FROM head_composition");
     const sqlite3_int64 sum = q1(db, "SELECT CAST(sum(score) * 8 AS INTEGER) FROM head_composition");
     ae_error err = {{0}};
     CHECK_MSG(andrea_catalog_circuits_write(db, "/x/other.bin", SHA_B, &b, &err) == 0, "%s", err.msg);
+    CHECK_MSG(q1(db, sql) == 0, "%s: column %s still there", file, old_column);
     CHECK(q1(db, "SELECT count(*) FROM pragma_table_info('circuit_composition') WHERE name = 'q_micro'") == 1);
-    CHECK(q1(db, "SELECT count(*) FROM sqlite_master WHERE name = 'circuit_composition_old'") == 0);
-    CHECK(q1(db, "SELECT count(*) FROM head_composition WHERE checkpoint_sha256 LIKE 'a%' AND score IS NOT NULL") == rows);
+    CHECK(q1(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'circuit_composition_dst%'") ==
+          0);
+    CHECK(q1(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'circuit_composition_%'") == 0);
+    CHECK(q1(db, "SELECT count(*) FROM head_composition WHERE checkpoint_sha256 LIKE 'a%'") == rows);
     CHECK(q1(db, "SELECT CAST(sum(score) * 8 AS INTEGER) FROM head_composition WHERE checkpoint_sha256 LIKE 'a%'") ==
           sum);
-    all_links_match(db, SHA_A, &a); /* multiples of 1/8: kept exactly */
+    all_links_match(db, SHA_A, &a);
     all_links_match(db, SHA_B, &b);
     andrea_circuits_free(&a);
     andrea_circuits_free(&b);
+}
+
+static void test_earlier_layouts_are_read_as_they_are_and_migrated_by_the_next_writer(void) {
+    check_migration("circuits_per_kind.db", write_per_kind, "kind");
+    check_migration("circuits_real_pairs.db", write_real_pairs, "q");
 }
 
 static void test_a_score_is_stored_as_its_nearest_millionth(void) {
@@ -361,8 +348,7 @@ static void test_a_kind_other_than_k_q_or_v_is_refused_by_the_reader(void) {
 
 int main(void) {
     RUN(test_reader_links_equal_a_brute_force_sort_with_ties_and_nulls);
-    RUN(test_a_per_kind_catalog_is_read_as_it_is_and_migrated_by_the_next_writer);
-    RUN(test_a_real_pairs_catalog_is_read_as_it_is_and_migrated_by_the_next_writer);
+    RUN(test_earlier_layouts_are_read_as_they_are_and_migrated_by_the_next_writer);
     RUN(test_a_score_is_stored_as_its_nearest_millionth);
     RUN(test_a_row_outside_the_shape_is_refused_by_the_reader);
     RUN(test_a_kind_other_than_k_q_or_v_is_refused_by_the_reader);
