@@ -17,9 +17,16 @@ for r in 1 2; do
   rm -rf /tmp/an; /usr/bin/time -f "whole process %e s, peak RSS %M KB" ./build-gpu/andrea analyze /tmp/m/base --device cuda \
     --out /tmp/an --quiet --timing >/tmp/an.txt 2>&1; grep "time (" /tmp/an.txt | cut -c1-1500; tail -1 /tmp/an.txt
 done
+echo "== bench_gpu_forward, new and base alternating ($SECONDS s)"
+[ -n "${BASE:-}" ] && { wait $p2 || exit 1; }
+for r in 1 2; do for b in new ${BASE:+base}; do
+  B=./build-gpu; [ $b = base ] && B=$BASE/build-gpu
+  mkdir -p /tmp/bf-$b; $B/bench/bench_gpu_forward /tmp/bf-$b --quick > $OUT/bench-$b-$r.txt 2>&1
+  echo "-- $b round $r"; grep -E "^andrea B=|^ceilings" $OUT/bench-$b-$r.txt | head -12
+done; done
 echo "== ncu ($SECONDS s)"
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
-rm -rf /tmp/an; timeout 300 $NCU --clock-control none --metrics gpu__time_duration.sum,launch__grid_size --csv --page raw \
+rm -rf /tmp/an; timeout ${NCU_S:-300} $NCU --clock-control none --metrics gpu__time_duration.sum,launch__grid_size --csv --page raw \
   --log-file $OUT/ncu.csv ./build-gpu/andrea analyze /tmp/m/base --device cuda --out /tmp/an --quiet --timing >/tmp/ncu-an.txt 2>&1
 echo "ncu rc=$? ($SECONDS s)"; grep "time (" /tmp/ncu-an.txt | cut -c1-400
 python3 - $OUT/ncu.csv <<'EOF2'
@@ -38,11 +45,4 @@ for n, (c, t) in sorted(tot.items(), key=lambda x: -x[1][1])[:25]: print(f"{t/1e
 print("-- by name and grid")
 for (n, g), (c, t) in sorted(by.items(), key=lambda x: -x[1][1])[:30]: print(f"{t/1e6:9.3f} {c:6d} grid {g:>8} {n[:60]}")
 EOF2
-echo "== bench_gpu_forward, new and base alternating ($SECONDS s)"
-[ -n "${BASE:-}" ] && { wait $p2 || exit 1; }
-for r in 1 2; do for b in new ${BASE:+base}; do
-  B=./build-gpu; [ $b = base ] && B=$BASE/build-gpu
-  mkdir -p /tmp/bf-$b; $B/bench/bench_gpu_forward /tmp/bf-$b --quick > $OUT/bench-$b-$r.txt 2>&1
-  echo "-- $b round $r"; grep -E "^andrea B=|^ceilings" $OUT/bench-$b-$r.txt | head -12
-done; done
 echo "== done ($SECONDS s)"
