@@ -2,8 +2,8 @@
 # bench/gpu_profile_causal.sh — one device call: where a random ANDREA-120M's analyze spends its GPU
 # time (the causal check is half of a series' scoring: bench/RESULTS.md). Builds this tree (and
 # $BASE's bench_gpu_forward), analyzes one random GPT-2 of ANDREA-120M shape twice with --timing,
-# then once under ncu (one metric, the kernel's duration; per-kernel totals by name and grid), then
-# bench_gpu_forward of this tree and $BASE alternating.
+# runs bench_gpu_forward of this tree and $BASE alternating, then the analyze once under ncu (one
+# metric, the kernel's duration; per-kernel totals by name and grid; NCU_S its time limit, 300 s).
 # Usage (device machine, repo root, carry=[".carry"]): BASE=.carry/base bash bench/gpu_profile_causal.sh
 set -u
 source bench/gpu_common.sh
