@@ -74,10 +74,6 @@ typedef struct {
     float *loss;         /* [N] token losses, on first use */
     int *loss_rows;      /* [N] the rows with a target, on first use; h_rows: their host copy */
     int *h_rows;
-    /* the weights' upload staging (upload_weights), made on the first large upload and kept: a
-     * series swaps a checkpoint in ~100 times, and pinning 192 MB each time cost more than the copy */
-    void *up_pin[3];
-    cudaEvent_t up_ev[3];
     cublasLtHandle_t lt; /* fused matmul + bias (+ GELU, + residual) epilogues */
     void *lt_ws;         /* its workspace */
     struct lt_plan *plans;
@@ -562,10 +558,6 @@ static void free_engine(cuda_engine *e) {
         if (bufs[i]) cudaFree(bufs[i]);
     for (int i = 0; i < e->n_plans; i++) destroy_plan(&e->plans[i]);
     free(e->plans);
-    for (int b = 0; b < 3; b++) {
-        if (e->up_ev[b]) cudaEventDestroy(e->up_ev[b]);
-        if (e->up_pin[b]) cudaFreeHost(e->up_pin[b]);
-    }
     if (e->lt_ws) cudaFree(e->lt_ws);
     if (e->lt) cublasLtDestroy(e->lt);
     if (e->blas) cublasDestroy(e->blas);
@@ -1168,33 +1160,38 @@ fail:
 }
 
 /* The weights' upload: chunks of 64 MiB copied on every host thread into one of three pinned
- * staging buffers (the engine's, kept from upload to upload) while the DMA of the previous chunks
- * runs (a pageable cudaMemcpy stages through the driver's own buffer one chunk at a time, on one
- * thread). Complete when this returns. */
-static int upload_weights(cuda_engine *e, void *dst, const void *src, size_t n_bytes, ae_error *err) {
+ * staging buffers while the DMA of the previous chunks runs (a pageable cudaMemcpy stages through
+ * the driver's own buffer one chunk at a time, on one thread). Complete when this returns. */
+static int upload_weights(void *dst, const void *src, size_t n_bytes, cudaStream_t st, ae_error *err) {
     enum { NSTAGE = 3 };
     const size_t CH = (size_t)64 << 20;
+    void *pin[NSTAGE] = {NULL, NULL, NULL};
+    cudaEvent_t ev[NSTAGE] = {NULL, NULL, NULL};
     int rc = -1;
     if (n_bytes <= CH) { /* small models: the plain copy, no staging to set up */
         CU_CHECK(cudaMemcpy(dst, src, n_bytes, cudaMemcpyHostToDevice));
         return 0;
     }
     for (int b = 0; b < NSTAGE; b++) {
-        if (!e->up_pin[b]) CU_CHECK(cudaHostAlloc(&e->up_pin[b], CH, cudaHostAllocDefault));
-        if (!e->up_ev[b]) CU_CHECK(cudaEventCreateWithFlags(&e->up_ev[b], cudaEventDisableTiming));
+        CU_CHECK(cudaHostAlloc(&pin[b], CH, cudaHostAllocDefault));
+        CU_CHECK(cudaEventCreateWithFlags(&ev[b], cudaEventDisableTiming));
     }
     for (size_t off = 0, k = 0; off < n_bytes; off += CH, k++) {
         const size_t len = n_bytes - off < CH ? n_bytes - off : CH;
         const int b = (int)(k % NSTAGE);
-        CU_CHECK(cudaEventSynchronize(e->up_ev[b])); /* the DMA that last read this buffer is done */
-        andrea_parallel_memcpy(e->up_pin[b], (const char *)src + off, len);
-        CU_CHECK(cudaMemcpyAsync((char *)dst + off, e->up_pin[b], len, cudaMemcpyHostToDevice, e->st));
-        CU_CHECK(cudaEventRecord(e->up_ev[b], e->st));
+        CU_CHECK(cudaEventSynchronize(ev[b])); /* the DMA that last read this buffer is done */
+        andrea_parallel_memcpy(pin[b], (const char *)src + off, len);
+        CU_CHECK(cudaMemcpyAsync((char *)dst + off, pin[b], len, cudaMemcpyHostToDevice, st));
+        CU_CHECK(cudaEventRecord(ev[b], st));
     }
-    CU_CHECK(cudaStreamSynchronize(e->st));
+    CU_CHECK(cudaStreamSynchronize(st));
     rc = 0;
 fail:
-    if (rc) cudaStreamSynchronize(e->st); /* the buffers are reused: no DMA may still read them */
+    if (rc) cudaStreamSynchronize(st); /* never free a buffer a DMA may still read */
+    for (int b = 0; b < NSTAGE; b++) {
+        if (ev[b]) cudaEventDestroy(ev[b]);
+        if (pin[b]) cudaFreeHost(pin[b]);
+    }
     return rc;
 }
 
@@ -1210,7 +1207,7 @@ static int load_weights(cuda_engine *e, const andrea_model *m, ae_error *err) {
     if (!mean) return andrea_fail(err, "%s: out of memory for the CUDA engine", m->path);
     CU_CHECK(cudaStreamSynchronize(e->st)); /* no kernel of the last model's forwards still reads them */
     if (!e->w) CU_CHECK(cudaMalloc((void **)&e->w, m->n_floats * sizeof(float)));
-    if (upload_weights(e, e->w, m->memory, m->n_floats * sizeof(float), err)) goto fail;
+    if (upload_weights(e->w, m->memory, m->n_floats * sizeof(float), e->st, err)) goto fail;
     e->m = m; /* dev_param's offsets are m's from here on */
     if (andrea_wte_mean(m, mean, err)) goto fail;
     if (!e->wte_mean) CU_CHECK(cudaMalloc((void **)&e->wte_mean, (size_t)C * sizeof(float)));
