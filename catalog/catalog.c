@@ -314,6 +314,9 @@ static int check_regular_or_absent(const char *path, off_t *size, ae_error *err)
 
 /* SQLite writes the catalog and makes its -wal and -shm beside it: a read-only file or folder
  * fails only at the first write, after the work. */
+/* What the catalog's temporary ".tmp-PID-RANDOM" and SQLite's "-journal" add to its path, at most. */
+#define CATALOG_PATH_SUFFIXES 40
+
 static int check_folder_writable(const char *path, ae_error *err) {
     char dir[4096];
     const char *slash = strrchr(path, '/');
@@ -322,6 +325,18 @@ static int check_folder_writable(const char *path, ae_error *err) {
         return andrea_fail(err, "%s: cannot write the catalog's folder %s: %s", path, dir, strerror(errno));
     if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
         return andrea_fail(err, "%s: cannot write the catalog: %s", path, strerror(errno));
+    /* SQLite's unix files take a full path of at most 512 bytes (SQLITE_MAX_PATHNAME), its
+     * temporary's suffix and journal's included: past it the catalog failed after the whole run */
+    char cwd[4096];
+    const size_t full = strlen(path) + (path[0] == '/' ? 0 : (getcwd(cwd, sizeof cwd) ? strlen(cwd) + 1 : sizeof cwd));
+    if (full + CATALOG_PATH_SUFFIXES > 512)
+        return andrea_fail(err, "%s: the catalog's full path is %zu bytes, more than the %d SQLite can open with its "
+                                "temporary's suffix: give a folder nearer /", path, full, 512 - CATALOG_PATH_SUFFIXES);
+    /* and a file can be made there (root passes access() where none can be: /proc, a full or
+     * read-only mount): the catalog's own temporary, made and removed */
+    char tmp[AE_PATH_MAX];
+    if (andrea_tmp_begin(path, tmp, sizeof tmp, err)) return -1;
+    andrea_tmp_abort(tmp);
     return 0;
 }
 
@@ -332,7 +347,10 @@ int andrea_catalog_check_writable(const char *path, ae_error *err) {
     if (size <= 0) return 0; /* a new catalog */
     sqlite3 *db = NULL;
     int ret = -1;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    /* read-write (nothing is written): a read-only connection to a WAL catalog makes its -wal and
+     * -shm files and cannot remove them, so a run that then failed left them beside the catalog;
+     * the last read-write connection's close removes them */
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         return 0; /* unreadable here (no -shm in a read-only folder): the writer's open says why */
     }
@@ -584,9 +602,21 @@ fail:
 static int known_as(sqlite3 *db, const char *path, const andrea_analysis *a, const char *name, char *note, size_t cap,
                     ae_error *err) {
     sqlite3_stmt *st = NULL;
-    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT name, step FROM models WHERE sha256 = ?", -1, &st, NULL), SQLITE_OK);
+    SQL_CHECK(path, db, sqlite3_prepare_v2(db, "SELECT name, step, n_layer, n_head, d_model FROM models WHERE sha256 = ?", -1,
+                                           &st, NULL),
+              SQLITE_OK);
     SQL_CHECK(path, db, sqlite3_bind_text(st, 1, a->sha256, -1, SQLITE_STATIC), SQLITE_OK);
     int rc = sqlite3_step(st);
+    /* one sha256, one shape: a dump claiming a catalogued checkpoint's sha256 with another shape
+     * was filed under it, its heads out of that model's range */
+    if (rc == SQLITE_ROW && (sqlite3_column_int(st, 2) != a->cfg.n_layer || sqlite3_column_int(st, 3) != a->cfg.n_head ||
+                             sqlite3_column_int(st, 4) != a->cfg.d_model)) {
+        andrea_fail(err, "%s: the catalog holds checkpoint sha256 %.12s... as %d layers x %d heads (d_model %d); %.1000s has "
+                         "%d x %d (d_model %d) under that sha256: one of them is not that checkpoint's", path, a->sha256,
+                    sqlite3_column_int(st, 2), sqlite3_column_int(st, 3), sqlite3_column_int(st, 4), a->ckpt_path,
+                    a->cfg.n_layer, a->cfg.n_head, a->cfg.d_model);
+        goto fail;
+    }
     if (rc == SQLITE_ROW && note) {
         const char *old = (const char *)sqlite3_column_text(st, 0);
         const int had_step = sqlite3_column_type(st, 1) != SQLITE_NULL;

@@ -52,6 +52,11 @@ int cli_option_error(const char *cmd, int c, char *const *argv, const struct opt
  * --rules, --checkpoint, --text-file, --also) comes back as CLI_VALUE_IS_EMPTY: "--db wants a
  * catalog file, not ''", where the open would have printed the path as nothing. */
 #define CLI_VALUE_IS_EMPTY 0x10001
+/* ... and an option that takes one value, given a second time (every one but --probes, --texts,
+ * --also), comes back as CLI_VALUE_GIVEN_TWICE: "--db is given twice", where the last silently won. */
+#define CLI_VALUE_GIVEN_TWICE 0x10002
+/* Lets the command's option `name` take values more than once too (before its cli_getopt loop). */
+void cli_getopt_repeatable(const char *name);
 int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct option *opts);
 /* Whole-string integer in [lo, hi]: 0; CLI_NOT_A_NUMBER on junk, CLI_TOO_SMALL / CLI_TOO_LARGE for
  * a whole number outside [lo, hi] (past long's range too); out untouched on error. */

@@ -91,8 +91,38 @@ static const struct {
                     {"checkpoint", "a checkpoint path"}, {"text-file", "a file"}, {"also", "a checkpoint path"}};
 static const char *empty_option, *empty_wants; /* what CLI_VALUE_IS_EMPTY was returned for */
 
+/* Options that take their values more than once: every --probes (and --texts) source counts, and
+ * --also names one more checkpoint each time. */
+static const char *const repeatable[] = {"probes", "texts", "also"};
+static const char *also_repeatable; /* one more, the command's own (diff's --db, two catalogs) */
+
+void cli_getopt_repeatable(const char *name) { also_repeatable = name; }
+static int seen_vals[64], n_seen; /* the value options given so far in this parse */
+static const char *twice_option;  /* what CLI_VALUE_GIVEN_TWICE was returned for */
+
+/* The long option of getopt's value c that takes a value and may be given once, or NULL. */
+static const char *once_option(int c, const struct option *opts) {
+    for (const struct option *o = opts; o && o->name; o++) {
+        if (o->val != c || o->has_arg != required_argument) continue;
+        for (size_t i = 0; i < sizeof repeatable / sizeof *repeatable; i++)
+            if (!strcmp(o->name, repeatable[i])) return NULL;
+        if (also_repeatable && !strcmp(o->name, also_repeatable)) return NULL;
+        return o->name;
+    }
+    return NULL;
+}
+
 int cli_getopt(int argc, char *const *argv, const char *shortopts, const struct option *opts) {
+    if (optind <= 1) n_seen = 0; /* a command's parse starts (each sets optind = 1) */
     const int c = getopt_long(argc, argv, shortopts, opts, NULL);
+    /* a value option given twice kept its last value silently (`heads --db a --db b` read b) */
+    const char *once = c != -1 ? once_option(c, opts) : NULL;
+    for (int i = 0; once && i < n_seen; i++)
+        if (seen_vals[i] == c) {
+            twice_option = once;
+            return CLI_VALUE_GIVEN_TWICE;
+        }
+    if (once && n_seen < (int)(sizeof seen_vals / sizeof *seen_vals)) seen_vals[n_seen++] = c;
     if (c != -1 && optarg && !optarg[0])
         for (const struct option *o = opts; o && o->name; o++)
             for (size_t i = 0; o->val == c && i < sizeof path_options / sizeof path_options[0]; i++)
@@ -111,6 +141,7 @@ int cli_option_error(const char *cmd, int c, char *const *argv, const struct opt
     const char *arg = argv[optind - 1];
     char shown[64], shortopt[3] = {'-', (char)optopt, 0};
     if (c == CLI_VALUE_IS_EMPTY) return cli_usage_error(cmd, "--%s wants %s, not ''", empty_option, empty_wants);
+    if (c == CLI_VALUE_GIVEN_TWICE) return cli_usage_error(cmd, "--%s is given twice (it takes one value)", twice_option);
     if (c == CLI_VALUE_IS_OPTION) {
         char opt[64];
         andrea_printable(argv[optind - 2], opt, sizeof opt);

@@ -37,6 +37,7 @@ int cmd_diff(int argc, char **argv) {
     catalog_diff_options o = {0};
     int fmt = CATALOG_TABLE, c, bad, n_db = 0;
     optind = 1;
+    cli_getopt_repeatable("db"); /* two catalogs: it counts them itself */
     opterr = 0;
     while ((c = cli_getopt(argc, argv, ":", opts)) != -1) {
         switch (c) {

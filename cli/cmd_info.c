@@ -7,6 +7,7 @@
 #include "../engine/checkpoint.h"
 #include "../engine/model.h"
 #include "../engine/param_count.h"
+#include "../common/printable.h"
 #include "cli.h"
 
 static void usage(FILE *f) {
@@ -86,7 +87,8 @@ int cmd_info(int argc, char **argv) {
     const andrea_config *cf = &m.cfg;
     const char *family = andrea_family_name(cf);
     char n1[32], n2[32];
-    printf("checkpoint     %s\n", path);
+    char shown[4200]; /* a newline or escape sequence in the path reaches no terminal */
+    printf("checkpoint     %s\n", andrea_shown(path, shown, sizeof shown));
     printf("sha256         %s\n", sha);
     printf("format         %s\n",
            m.format == ANDREA_FMT_BIN ? "ANDREA .bin (llm.c layout)" : "Hugging Face GPT-2 safetensors");

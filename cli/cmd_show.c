@@ -13,6 +13,7 @@
 #include "../common/finite.h"
 #include "../engine/head_mask.h"
 #include "../engine/model.h"
+#include "../reports/out_folder.h"
 #include "../reports/report_show.h"
 #include "../tokenizer/tokenizer.h"
 #include "../common/strict_input.h"
@@ -224,6 +225,12 @@ int cmd_show(int argc, char **argv) {
     char *file_text = NULL;
     size_t text_len = 0;
     const char *text;
+    /* the page's files are written over (or cleared) whatever lies there: never over an input */
+    int inside = andrea_out_folder_check_input(out, ckpt, "checkpoint", &err) ||
+                 andrea_out_folder_check_input(out, text_file, "--text-file", &err) ||
+                 andrea_out_folder_check_input(out, tok_dir, "tokenizer folder", &err);
+    for (int i = 0; i < n_also && !inside; i++) inside = andrea_out_folder_check_input(out, also[i], "--also checkpoint", &err);
+    if (inside) return cli_fail(&err);
     if (text_file) {
         if (!(file_text = read_text_file(text_file, &text_len, &err))) return cli_fail(&err);
         text = file_text;

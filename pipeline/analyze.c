@@ -342,6 +342,12 @@ static int analyze_series(const andrea_analyze_plan *p, ae_error *err) {
     }
     /* where each checkpoint's report goes: no link, no folder twice (before any work) */
     if (andrea_run_check_series_folders(p->dir, p->ckpts, n, index, err)) goto out;
+    for (int i = 0; i < n && !p->maps_only; i++) { /* nor any of the reports' files over an input */
+        char name[256], rdir[4700], unused[8];
+        andrea_run_name_and_dump(p->ckpts[i], index[i], p->dir, "-", name, sizeof name, unused, sizeof unused);
+        snprintf(rdir, sizeof rdir, "%s/%s", p->dir, name);
+        if (andrea_check_inputs_outside_page(rdir, p->ckpts, n, p->ps, p->tok_dir, p->rules_file, err)) goto out;
+    }
     if (p->maps_only) { /* no scores: no series page either */
         for (int i = 0; i < n; i++)
             if (analyze_one(p, p->ckpts[i], NULL, index[i], NULL, keep, i, err)) goto out;
@@ -370,6 +376,10 @@ int andrea_analyze(const andrea_analyze_plan *p, ae_error *err) {
      * there would be replaced (the report checks again itself) */
     if (andrea_mpi_rank() == 0) andrea_out_folder_lock(p->dir, "analyze", andrea_progress_quiet);
     if (!p->maps_only && andrea_out_folder_check(p->dir, p->n_ckpts > 1 ? OUT_FOLDER_SERIES : OUT_FOLDER_REPORT, err))
+        return -1;
+    /* one checkpoint's report is DIR itself; a series' are checked by analyze_series */
+    if (!p->maps_only && p->n_ckpts == 1 &&
+        andrea_check_inputs_outside_page(p->dir, p->ckpts, 1, p->ps, p->tok_dir, p->rules_file, err))
         return -1;
     char db_path[4200];
     snprintf(db_path, sizeof db_path, "%s/catalog.db", p->dir);

@@ -2,10 +2,12 @@
 #include "output_paths.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../engine/checkpoint.h"
+#include "../reports/out_folder.h"
 
 int andrea_same_file(const char *a, const char *b) {
     struct stat sa, sb;
@@ -52,4 +54,18 @@ int andrea_check_output_not_input(const char *out, const andrea_model *m, const 
         return andrea_fail(err, "%s: is the %s file this command reads; give another output path", out,
                            read == PROBE_SRC_TEXTS ? "--texts" : "probe");
     return 0;
+}
+
+int andrea_check_inputs_outside_page(const char *page_dir, const char *const *ckpts, int n_ckpts, const probe_sources *ps,
+                                     const char *tok_dir, const char *rules_file, ae_error *err) {
+    for (int i = 0; i < n_ckpts; i++)
+        if (andrea_out_folder_check_input(page_dir, ckpts[i], "checkpoint", err)) return -1;
+    for (int i = 0; ps && i < ps->n; i++) {
+        const probe_source *s = &ps->src[i];
+        if (s->kind == PROBE_SRC_BUILTIN || !strcmp(s->name, "-")) continue;
+        if (andrea_out_folder_check_input(page_dir, s->name, s->kind == PROBE_SRC_TEXTS ? "--texts file" : "probe file", err))
+            return -1;
+    }
+    if (andrea_out_folder_check_input(page_dir, tok_dir, "tokenizer folder", err)) return -1;
+    return andrea_out_folder_check_input(page_dir, rules_file, "rules file", err);
 }

@@ -17,6 +17,13 @@
  * renamed over its final name at the end, which would replace the input the run recorded. */
 int andrea_check_output_not_input(const char *out, const andrea_model *m, const probe_sources *ps, const char *tok_dir,
                                ae_error *err);
+/* Refuses (-1, err: "INPUT: is the WHAT this command reads, and lies where the page in DIR is
+ * written ...") a run that reads a file where the report or `show` page in page_dir writes or
+ * clears it (its pages, anything under its data/, assets/, heads/, maps/, overview/): the
+ * checkpoints, the probe and --texts files of ps (may be NULL), the tokenizer folder and rules
+ * file (may be NULL). A report renamed its compare.html over the --texts file it had read. */
+int andrea_check_inputs_outside_page(const char *page_dir, const char *const *ckpts, int n_ckpts, const probe_sources *ps,
+                                     const char *tok_dir, const char *rules_file, ae_error *err);
 /* Whether a and b name one existing regular file (the same device and inode: links and other
  * spellings of one path included). */
 int andrea_same_file(const char *a, const char *b);

@@ -60,13 +60,18 @@ int andrea_run_unique_names(const char *const *ckpts, int n, int *index) {
 
 int andrea_run_check_series_folders(const char *dir, const char *const *ckpts, int n, const int *index, ae_error *err) {
     char (*names)[256] = malloc(sizeof *names * (size_t)n), dump[4400];
-    const char **p = malloc(sizeof *p * (size_t)n);
+    const char **p = calloc((size_t)n, sizeof *p);
     int rc = !names || !p ? andrea_fail(err, "analyze: out of memory") : 0;
     for (int i = 0; i < n && !rc; i++) {
         andrea_run_name_and_dump(ckpts[i], index[i], dir, NULL, names[i], sizeof names[i], dump, sizeof dump);
         p[i] = names[i];
     }
     if (!rc) rc = andrea_out_folder_check_series(dir, p, n, err);
+    for (int i = 0; i < n && !rc; i++) { /* someone's page in DIR/NAME: refused now, not after the scoring */
+        char rdir[4700];
+        snprintf(rdir, sizeof rdir, "%s/%s", dir, names[i]);
+        rc = andrea_out_folder_check(rdir, OUT_FOLDER_REPORT, err);
+    }
     free(names);
     free(p);
     return rc;

@@ -261,29 +261,54 @@ static int char_span(const char_map *cm, const cJSON *sp, int idx, int *t0, int 
 static int char_targets_parse(const cJSON *jct, const char_map *cm, int off, probe_item *it, char *why, size_t why_cap) {
     ae_error e;
     int cap = 0, i = 0;
+    /* Each (query, key) pair is kept once as it comes: spans repeated over a 1 MiB line pushed
+     * every copy and reached gigabytes before the de-duplication at the end. seen: a bit per pair
+     * of the item's n positions (n <= max_seq_len, checked by the caller) up to 8192 positions;
+     * longer items de-duplicate whenever their list doubles. */
+    const size_t n = (size_t)cm->T + (size_t)off;
+    unsigned char *seen = n <= 8192 ? calloc(n * n / 8 + 1, 1) : NULL;
+    if (n <= 8192 && !seen) return snprintf(why, why_cap, "out of memory for the targets of %zu tokens", n), -1;
+    int rc = -1, next_dedup = 1 << 20;
     for (const cJSON *tq = jct->child; tq; tq = tq->next, i++) {
         int q0, q1;
         if (!cJSON_IsArray(tq) || cJSON_GetArraySize(tq) != 2 || !cJSON_IsArray(tq->child->next))
             return snprintf(why, why_cap, "\"char_targets\"[%d] must be [[start, end], [[start, end], ...]]: a query span "
                             "and its key spans", i), -1;
-        if (char_span(cm, tq->child, i, &q0, &q1, why, why_cap)) return -1;
-        if (q0 + off == 0)
-            return snprintf(why, why_cap, "\"char_targets\"[%d]: the query span holds the item's first token, which attends "
-                            "only to itself", i), -1;
+        if (char_span(cm, tq->child, i, &q0, &q1, why, why_cap)) goto out;
+        if (q0 + off == 0) {
+            snprintf(why, why_cap, "\"char_targets\"[%d]: the query span holds the item's first token, which attends only "
+                     "to itself", i);
+            goto out;
+        }
         for (const cJSON *ks = tq->child->next->child; ks; ks = ks->next) {
             int k0, k1;
-            if (char_span(cm, ks, i, &k0, &k1, why, why_cap)) return -1;
-            if (k1 - 1 > q0)
-                return snprintf(why, why_cap, "\"char_targets\"[%d]: a key span ends after the query span's first token "
-                                "(keys precede their query)", i), -1;
+            if (char_span(cm, ks, i, &k0, &k1, why, why_cap)) goto out;
+            if (k1 - 1 > q0) {
+                snprintf(why, why_cap, "\"char_targets\"[%d]: a key span ends after the query span's first token (keys "
+                         "precede their query)", i);
+                goto out;
+            }
             for (int q = q0; q < q1; q++)
-                for (int k = k0; k < k1; k++)
-                    if (andrea_probe_targets_push(&it->targets, &it->n_targets, &cap, q + off, k + off, &e))
-                        return snprintf(why, why_cap, "%.500s", e.msg), -1;
+                for (int k = k0; k < k1; k++) {
+                    const size_t bit = (size_t)(q + off) * n + (size_t)(k + off);
+                    if (seen && (seen[bit / 8] & (1u << (bit % 8)))) continue;
+                    if (seen) seen[bit / 8] |= (unsigned char)(1u << (bit % 8));
+                    if (andrea_probe_targets_push(&it->targets, &it->n_targets, &cap, q + off, k + off, &e)) {
+                        snprintf(why, why_cap, "%.500s", e.msg);
+                        goto out;
+                    }
+                    if (!seen && it->n_targets >= next_dedup) {
+                        it->n_targets = andrea_probe_targets_normalize(it->targets, it->n_targets);
+                        next_dedup = it->n_targets < (1 << 29) ? 2 * it->n_targets + (1 << 20) : INT_MAX;
+                    }
+                }
         }
     }
     it->n_targets = andrea_probe_targets_normalize(it->targets, it->n_targets);
-    return 0;
+    rc = 0;
+out:
+    free(seen);
+    return rc;
 }
 
 /* "char_targets" of a text item (text: its bytes; offs: its T text tokens' start bytes). */

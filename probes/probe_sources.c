@@ -167,7 +167,7 @@ int andrea_probe_sources_reads(const probe_sources *ps, const char *path) {
 
 /* The item of one text line (line[0..n), no newline) into it, or -1 with err naming the line. */
 static int text_line_item(const char *shown, long line_no, const char *line, size_t n, const andrea_tokenizer *tok,
-                          int max_seq_len, probe_item *it, ae_error *err) {
+                          int max_seq_len, size_t longest, probe_item *it, ae_error *err) {
     const char *what = NULL;
     size_t bad;
     if (memchr(line, 0, n)) return andrea_fail(err, "%s:%ld: holds a NUL byte", shown, line_no);
@@ -175,6 +175,12 @@ static int text_line_item(const char *shown, long line_no, const char *line, siz
         return andrea_fail(err, "%s:%ld: not valid UTF-8 at byte %zu of the line (0x%02X: %s)", shown, line_no, bad + 1,
                            (unsigned char)line[bad], what);
     const int bos = andrea_tokenizer_bos(tok), off = bos >= 0;
+    /* a line of more bytes than max_seq_len of the longest tokens has more tokens than that:
+     * refused before the encoder's ~40 bytes of memory a byte (a 100 MB line took gigabytes) */
+    if (n / longest + off > (size_t)max_seq_len)
+        return andrea_fail(err, "%s:%ld: %zu bytes: more tokens%s than the model's max_seq_len %d (no token is longer "
+                                "than %zu bytes); one text a line: split it",
+                           shown, line_no, n, off ? " with BOS" : "", max_seq_len, longest);
     int *ids = NULL, k = 0;
     if (andrea_tokenizer_encode(tok, line, n, &ids, NULL, &k, err)) return andrea_prefix(err, "%s:%ld", shown, line_no);
     if (k + off > max_seq_len) {
@@ -202,8 +208,18 @@ int andrea_probe_texts_load_bytes(const char *path, const char *bytes, size_t le
     snprintf(out->name, sizeof out->name, "%s", PROBE_TEXTS_SUITE);
     snprintf(out->source, sizeof out->source, "%s", path);
     out->map_only = 1;
-    size_t cap = 0;
+    size_t cap = 0, longest = 1;
     long line_no = 0;
+    char tb[ANDREA_TOKEN_MAX_BYTES];
+    for (int id = 0; id < andrea_tokenizer_vocab_size(tok); id++) {
+        const int nb = andrea_tokenizer_token_bytes(tok, id, tb, sizeof tb);
+        if (nb > 0 && (size_t)nb > longest) longest = (size_t)nb;
+    }
+    /* an editor's byte-order mark would be three tokens at the start of the first text, as probe
+     * files and vocab.json refuse it */
+    if (len >= 3 && !memcmp(bytes, "\xEF\xBB\xBF", 3))
+        return andrea_fail(err, "%s: starts with a UTF-8 byte-order mark (EF BB BF), which would be the first text's first "
+                                "tokens: save it without one", shown);
     for (size_t at = 0; at < len;) {
         const char *nl = memchr(bytes + at, '\n', len - at);
         size_t n = nl ? (size_t)(nl - (bytes + at)) : len - at;
@@ -223,7 +239,7 @@ int andrea_probe_texts_load_bytes(const char *path, const char *bytes, size_t le
             andrea_probe_suite_free(out);
             return andrea_fail(err, "%s: out of memory", shown);
         }
-        if (text_line_item(shown, line_no, line, n, tok, max_seq_len, &it, err)) {
+        if (text_line_item(shown, line_no, line, n, tok, max_seq_len, longest, &it, err)) {
             andrea_probe_suite_free(out);
             return -1;
         }

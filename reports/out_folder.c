@@ -40,25 +40,29 @@ static int series_page(const char *dir) {
     return strstr(head, "<title>andrea: series ") != NULL;
 }
 
-/* A report writes heads/ and data/meta.js with "headPages":true; a `show` page writes data/meta.js
- * with "headPages":false and no heads/ (reports/report_interactive.c, write_meta). */
+/* A report writes data/meta.js with "headPages":true, a `show` page with "headPages":false
+ * (reports/report_interactive.c, write_meta), each marked as andrea's. A heads/ folder alone is no
+ * sign: someone's web folder has one, and its index.html was replaced as a report's. */
 int andrea_out_folder_kind(const char *dir) {
-    char p[4200];
-    struct stat st;
-    snprintf(p, sizeof p, "%s/heads", dir);
-    if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) return OUT_FOLDER_REPORT;
     const int kind = meta_kind(dir);
     if (kind != OUT_FOLDER_NONE) return kind;
     return series_page(dir) ? OUT_FOLDER_SERIES : OUT_FOLDER_NONE;
 }
 
-/* A folder with an index.html and no sign of andrea (no report's heads/, no data/meta.js mark, no
- * series page's title) holds someone's own page: `--out .` in a web folder would replace it. */
-static int holds_foreign_index(const char *dir) {
+/* The first file a report or `show` page would write over that dir holds with no sign of andrea
+ * beside it (no report's heads/, no data/meta.js mark, no series page's title): index.html,
+ * explore.html, compare.html, or a data/meta.js without the mark; NULL when none. `--out .` in a
+ * web folder replaced someone's own pages. A `show` page writes its data/meta.js before its pages
+ * and a report its heads/ first, so a writer of either stopped midway leaves nothing foreign. */
+static const char *foreign_page(const char *dir) {
+    static const char *const pages[] = {"an index.html", "an explore.html", "a compare.html", "a data/meta.js"};
     char p[4200];
     struct stat st;
-    snprintf(p, sizeof p, "%s/index.html", dir);
-    return lstat(p, &st) == 0;
+    for (size_t i = 0; i < sizeof pages / sizeof *pages; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, strchr(pages[i], ' ') + 1);
+        if (lstat(p, &st) == 0) return pages[i];
+    }
+    return NULL;
 }
 
 static const char *kind_name(int kind) {
@@ -67,9 +71,10 @@ static const char *kind_name(int kind) {
 
 int andrea_out_folder_check(const char *dir, int writing, ae_error *err) {
     const int kind = andrea_out_folder_kind(dir);
-    if (kind == OUT_FOLDER_NONE && holds_foreign_index(dir))
-        return andrea_fail(err, "%s: holds an index.html that andrea did not write, which this %s would replace: give "
-                                "another folder, or move it away", dir, kind_name(writing));
+    const char *page = kind == OUT_FOLDER_NONE ? foreign_page(dir) : NULL;
+    if (page)
+        return andrea_fail(err, "%s: holds %s that andrea did not write, which this %s would replace: give another "
+                                "folder, or move it away", dir, page, kind_name(writing));
     if (kind == OUT_FOLDER_NONE || kind == writing) return 0;
     return andrea_fail(err, "%s: holds an andrea %s, whose index.html this %s would replace: give another folder%s", dir,
                        kind_name(kind), kind_name(writing),

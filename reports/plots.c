@@ -1,7 +1,7 @@
 /* plots.c — heatmaps, score grids, thumbnail grids and step plots (see plots.h).
  * Layout: every size is computed from the font metrics and the text before the canvas is
  * allocated, so nothing is cut off; all arithmetic is in int on bounded inputs (n <= 128,
- * L, H <= 256 checked by the caller through andrea_canvas_new's size limit). */
+ * L, H <= 1024: a model's limits), and the grids of every head shrink to fit one image. */
 #include "plots.h"
 
 #include <math.h>
@@ -162,14 +162,20 @@ canvas *andrea_draw_heatmap(const heatmap_spec *s, ae_error *err) {
 
 canvas *andrea_draw_score_grid(const score_grid_spec *s, ae_error *err) {
     const report_font *fs = &andrea_report_font_small, *fm = &andrea_report_font_medium, *fl = &andrea_report_font_large;
-    int cw = 54, ch = 30;
     char tmp[32];
     snprintf(tmp, sizeof tmp, "L%d", s->n_layer - 1);
     int left = MARGIN + andrea_text_width(fm, tmp) + 8;
     int title_h = fl->line + 4 + (s->subtitle ? fm->line + 2 : 0) + fs->line + 8;
     int top = MARGIN + title_h + fm->line + 4;
-    const char *note = "number: score (mean attention on targets); cyan frame + *: labelled";
     int bar_w = colour_bar(NULL, 0, 0, 0, NULL);
+    /* 54 x 30 pixels a head, with its score written in; smaller (colour only) where the grid
+     * would not fit one image: beyond ~300 heads or ~540 layers */
+    const int room_w = (CANVAS_MAX_SIDE - left - 20 - bar_w - MARGIN) / imax(s->n_head, 1);
+    const int room_h = (CANVAS_MAX_SIDE - top - MARGIN) / imax(s->n_layer, 1);
+    const int cw = room_w < 54 ? imax(room_w, 1) : 54, ch = room_h < 30 ? imax(room_h, 1) : 30;
+    const int numbers = cw == 54 && ch == 30;
+    const char *note = numbers ? "number: score (mean attention on targets); cyan frame + *: labelled"
+                               : "colour: score (mean attention on targets); cyan frame: labelled";
     int gh = s->n_layer * ch;
     int bar_h = gh < 120 ? 120 : gh;
     int w = left + s->n_head * cw + 20 + bar_w + MARGIN;
@@ -179,54 +185,86 @@ canvas *andrea_draw_score_grid(const score_grid_spec *s, ae_error *err) {
     canvas *c = andrea_canvas_new(w, h, WHITE, err);
     if (!c) return NULL;
     draw_header(c, s->title, s->subtitle, NULL, note);
-    for (int hd = 0; hd < s->n_head; hd++) {
+    for (int hd = 0; hd < s->n_head && numbers; hd++) {
         snprintf(tmp, sizeof tmp, "H%d", hd);
         andrea_canvas_text(c, fm, left + hd * cw + (cw - andrea_text_width(fm, tmp)) / 2, top - 6, tmp, GREY);
     }
     for (int l = 0; l < s->n_layer; l++) {
         snprintf(tmp, sizeof tmp, "L%d", l);
-        andrea_canvas_text(c, fm, left - 8 - andrea_text_width(fm, tmp), top + l * ch + ch / 2 + 4, tmp, GREY);
+        if (numbers) andrea_canvas_text(c, fm, left - 8 - andrea_text_width(fm, tmp), top + l * ch + ch / 2 + 4, tmp, GREY);
         for (int hd = 0; hd < s->n_head; hd++) {
             double v = s->score[l * s->n_head + hd];
             rgb col = andrea_colormap_magma(v);
             int x = left + hd * cw, yy = top + l * ch;
             andrea_canvas_fill(c, x, yy, cw, ch, col);
+            if (!numbers) continue;
             if (v == v) snprintf(tmp, sizeof tmp, "%.2f%s", v, s->labelled && s->labelled[l * s->n_head + hd] ? "*" : "");
             else snprintf(tmp, sizeof tmp, "n/a");
             andrea_canvas_text(c, fm, x + (cw - andrea_text_width(fm, tmp)) / 2, yy + ch / 2 + 4, tmp, text_on(col));
         }
     }
     /* grid lines, then frames of labelled heads on top */
-    for (int l = 0; l <= s->n_layer; l++) andrea_canvas_fill(c, left, top + l * ch, s->n_head * cw, 1, WHITE);
-    for (int hd = 0; hd <= s->n_head; hd++) andrea_canvas_fill(c, left + hd * cw, top, 1, gh, WHITE);
+    for (int l = 0; l <= s->n_layer && numbers; l++) andrea_canvas_fill(c, left, top + l * ch, s->n_head * cw, 1, WHITE);
+    for (int hd = 0; hd <= s->n_head && numbers; hd++) andrea_canvas_fill(c, left + hd * cw, top, 1, gh, WHITE);
     if (s->labelled)
         for (int l = 0; l < s->n_layer; l++)
             for (int hd = 0; hd < s->n_head; hd++)
-                if (s->labelled[l * s->n_head + hd]) andrea_canvas_rect(c, left + hd * cw, top + l * ch, cw + 1, ch + 1, 3, TARGET);
+                if (s->labelled[l * s->n_head + hd]) andrea_canvas_rect(c, left + hd * cw, top + l * ch, cw + 1, ch + 1, numbers ? 3 : 1, TARGET);
     colour_bar(c, left + s->n_head * cw + 20, top, bar_h, "score");
     return c;
 }
 
+/* A thumbnail grid's cells. Captioned: whole pixels per position when the map is short, else one
+ * pixel per position up to HEATMAP_MAX_TOKENS (max-pooled never: every position keeps its own
+ * pixel), "L H" above each map. Where that grid would not fit one image (CANVAS_MAX_SIDE a side:
+ * ~135 layers or ~155 heads), compact: no captions, one-pixel gaps, and each map cropped to the
+ * first positions that fit (an 1024 x 1024-head model gets 13 x 13 pixels a head). The header is
+ * sized with a subtitle, so both callers of thumbs_geometry agree whatever the title. */
+typedef struct {
+    int shown, ppp, side, gap, cap_h, cell_w, cell_h, top;
+} thumbs_geom;
+
+static thumbs_geom thumbs_geometry(int n_layer, int n_head, int n) {
+    const report_font *fs = &andrea_report_font_small, *fm = &andrea_report_font_medium, *fl = &andrea_report_font_large;
+    thumbs_geom g;
+    g.shown = n < 1 ? 1 : n > HEATMAP_MAX_TOKENS ? HEATMAP_MAX_TOKENS : n;
+    g.ppp = g.shown <= 16 ? 6 : g.shown <= 32 ? 3 : g.shown <= 64 ? 2 : 1;
+    g.side = g.shown * g.ppp;
+    g.gap = 10;
+    g.cap_h = fs->line + 2;
+    g.top = MARGIN + fl->line + 4 + fm->line + 2 + fs->line + 8;
+    g.cell_w = imax(g.side, andrea_text_width(fs, "L00 H00")) + g.gap;
+    g.cell_h = g.cap_h + g.side + g.gap;
+    const int room_w = CANVAS_MAX_SIDE - 2 * MARGIN, room_h = CANVAS_MAX_SIDE - g.top - MARGIN;
+    if ((long)n_head * g.cell_w <= room_w && (long)n_layer * g.cell_h <= room_h) return g;
+    g.gap = 1;
+    g.cap_h = 0;
+    int side = room_w / imax(n_head, 1) < room_h / imax(n_layer, 1) ? room_w / imax(n_head, 1) : room_h / imax(n_layer, 1);
+    side = imax(side - g.gap, 1);
+    if (g.shown > side) g.shown = side;
+    g.ppp = imax(1, g.ppp < side / g.shown ? g.ppp : side / g.shown);
+    g.side = g.shown * g.ppp;
+    g.cell_w = g.cell_h = g.side + g.gap;
+    return g;
+}
+
+int andrea_thumbs_shown(int n_layer, int n_head, int n) { return thumbs_geometry(n_layer, n_head, n).shown; }
+
 canvas *andrea_draw_thumbs(const thumbs_spec *s, ae_error *err) {
     const report_font *fs = &andrea_report_font_small, *fm = &andrea_report_font_medium, *fl = &andrea_report_font_large;
-    int n = s->n < 1 ? 1 : s->n;
-    int shown = n > HEATMAP_MAX_TOKENS ? HEATMAP_MAX_TOKENS : n;
-    /* Thumbnail side: whole pixels per position when the map is short, else one pixel per
-     * position up to 128 (max-pooled never: every position keeps its own pixel). */
-    int ppp = shown <= 16 ? 6 : shown <= 32 ? 3 : shown <= 64 ? 2 : 1;
-    int side = shown * ppp;
-    int gap = 10, cap_h = fs->line + 2;
-    char note[160];
-    snprintf(note, sizeof note, "each map: rows queries, columns keys, %d positions%s", shown,
-             shown < n ? " (CROPPED: first positions of a longer example)" : "");
+    const int n = s->n < 1 ? 1 : s->n;
+    const thumbs_geom g = thumbs_geometry(s->n_layer, s->n_head, n);
+    const int shown = g.shown, ppp = g.ppp, side = g.side;
+    char note[200];
+    snprintf(note, sizeof note, "each map: rows queries, columns keys, %d positions%s%s", shown,
+             shown < n ? " (CROPPED: first positions of a longer example)" : "",
+             g.cap_h ? "" : "; too many heads for captions: layer by row, head by column");
     int title_h = fl->line + 4 + (s->subtitle ? fm->line + 2 : 0) + fs->line + 8;
     int top = MARGIN + title_h;
-    int cell_w = imax(side, andrea_text_width(fs, "L00 H00")) + gap;
-    int cell_h = cap_h + side + gap;
-    int w = MARGIN * 2 + s->n_head * cell_w;
+    int w = MARGIN * 2 + s->n_head * g.cell_w;
     w = imax(w, header_width(s->title, s->subtitle, NULL, note));
-    int h = top + s->n_layer * cell_h + MARGIN;
-    if (s->grid) *s->grid = (plot_grid){MARGIN, top, cell_w, cell_h};
+    int h = top + s->n_layer * g.cell_h + MARGIN;
+    if (s->grid) *s->grid = (plot_grid){MARGIN, top, g.cell_w, g.cell_h};
     canvas *c = andrea_canvas_new(w, h, WHITE, err);
     if (!c) return NULL;
     draw_header(c, s->title, s->subtitle, NULL, note);
@@ -235,12 +273,14 @@ canvas *andrea_draw_thumbs(const thumbs_spec *s, ae_error *err) {
     andrea_colormap_magma_table(magma);
     for (int l = 0; l < s->n_layer; l++) {
         for (int hd = 0; hd < s->n_head; hd++) {
-            int x0 = MARGIN + hd * cell_w, y0 = top + l * cell_h;
-            char cap[32];
-            snprintf(cap, sizeof cap, "L%d H%d", l, hd);
-            andrea_canvas_text(c, fs, x0, y0 + fs->ascent, cap, INK);
+            int x0 = MARGIN + hd * g.cell_w, y0 = top + l * g.cell_h;
+            if (g.cap_h) {
+                char cap[32];
+                snprintf(cap, sizeof cap, "L%d H%d", l, hd);
+                andrea_canvas_text(c, fs, x0, y0 + fs->ascent, cap, INK);
+            }
             const float *m = s->maps + ((size_t)l * (size_t)s->n_head + (size_t)hd) * TT;
-            int my = y0 + cap_h;
+            int my = y0 + g.cap_h;
             for (int q = 0; q < shown; q++) { /* row q of the map, each position ppp pixels wide and tall */
                 for (int k = 0; k < shown; k++) {
                     rgb col = k > q ? MASKED : magma_cell(magma, m[(size_t)q * (size_t)s->T + (size_t)k]);
@@ -248,7 +288,7 @@ canvas *andrea_draw_thumbs(const thumbs_spec *s, ae_error *err) {
                 }
                 for (int r = 0; r < ppp; r++) andrea_canvas_pixels(c, x0, my + q * ppp + r, line, side);
             }
-            andrea_canvas_rect(c, x0 - 1, my - 1, side + 2, side + 2, 1, LIGHT);
+            if (g.gap > 1) andrea_canvas_rect(c, x0 - 1, my - 1, side + 2, side + 2, 1, LIGHT);
         }
     }
     return c;

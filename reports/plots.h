@@ -57,6 +57,9 @@ typedef struct {
 } thumbs_spec;
 
 canvas *andrea_draw_thumbs(const thumbs_spec *s, ae_error *err);
+/* The positions each map of an n_layer x n_head thumbnail grid shows of maps of n positions: up to
+ * HEATMAP_MAX_TOKENS, fewer where the grid would not fit one image (the crop its caller keeps). */
+int andrea_thumbs_shown(int n_layer, int n_head, int n);
 
 #define STEP_PLOT_MAX_SERIES 10
 

@@ -227,7 +227,7 @@ static void map_task(map_run *r, int s, int e, int i, char *const *labels, float
     const report_data *d = r->d;
     const report_suite *su = &d->suites[s];
     const int l = i / d->n_head, h = i % d->n_head, T = su->T, n = su->n_tokens[e];
-    const int S = T < HEATMAP_MAX_TOKENS ? T : HEATMAP_MAX_TOKENS;
+    const int S = andrea_thumbs_shown(d->n_layer, d->n_head, T); /* the thumbnail's crop */
     ae_error me = {{0}};
     int rc = 0;
     if (run_failed(r)) return;
@@ -270,7 +270,7 @@ static void map_task(map_run *r, int s, int e, int i, char *const *labels, float
 static void thumbs_task(map_run *r, int s, float *thumbs, plot_grid *grid) {
     const report_data *d = r->d;
     const report_suite *su = &d->suites[s];
-    const int S = su->T < HEATMAP_MAX_TOKENS ? su->T : HEATMAP_MAX_TOKENS;
+    const int S = andrea_thumbs_shown(d->n_layer, d->n_head, su->T);
     char title[256], sub[512], rel[512];
     /* the suite and its twins (the same items: one grid serves them all) */
     char names[160];
@@ -305,7 +305,7 @@ static void suite_maps(map_run *r, int s, plot_grid *grid) {
     const report_data *d = r->d;
     const report_suite *su = &d->suites[s];
     const int LH = d->n_layer * d->n_head, T = su->T, n_png = suite_png_examples(r, s);
-    const int S = T < HEATMAP_MAX_TOKENS ? T : HEATMAP_MAX_TOKENS;
+    const int S = andrea_thumbs_shown(d->n_layer, d->n_head, T);
     /* a twin suite's thumbnail grid is its leader's, pixel for pixel: the index shows that one */
     const int own_thumbs = !su->maps_of;
     const int n_read = n_png > 0 ? n_png : own_thumbs && su->n_examples > 0; /* example 0 feeds the thumbnails */

@@ -119,6 +119,48 @@ for cmd in analyze show; do
       [[ ! -e $tmp/web/catalog.db && ! -e $tmp/web/data ]] && ok "$cmd into a folder with a foreign index.html refused before any work" ||
       bad "$cmd foreign index" "$(cat "$tmp/web.err")"; }
 done
+# the other pages a report or page writes are someone's too where andrea left no mark; a heads/
+# folder is no mark (a web folder has one: its index.html was replaced)
+for f in explore.html compare.html data/meta.js heads+index.html; do
+  d="$tmp/web-${f//[\/+.]/_}"
+  mkdir -p "$d/data"
+  if [[ $f == heads+index.html ]]; then mkdir -p "$d/heads"; f=index.html; fi
+  echo "mine" >"$d/$f"
+  "$A" analyze "$m" --out "$d" --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>"$tmp/wf.err" &&
+    bad "analyze over someone's $f" "accepted" ||
+    { grep -q "holds an\? ${f//./\\.} that andrea did not write" "$tmp/wf.err" && [[ $(cat "$d/$f") == mine && ! -e $d/catalog.db ]] &&
+      ok "a folder holding someone's $f is refused before any work" || bad "someone's $f" "$(cat "$tmp/wf.err")"; }
+done
+# an input where the report writes is refused before any work: the page would be renamed over it
+# (a --texts file given as DIR/compare.html was replaced by the report's compare.html)
+"$A" analyze "$m" --out "$tmp/inp" --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>&1 || bad "analyze inp" "failed"
+printf 'hello\n' >"$tmp/inp/compare.html"
+cp "$tmp/inp/catalog.db" "$tmp/inp.db.before"
+mkdir -p "$tmp/inp/data" && echo '{"suite":"mine","tokens":[256,5,6]}' >"$tmp/inp/data/p.jsonl"
+for args in "--texts $tmp/inp/compare.html" "--probes $tmp/inp/data/p.jsonl"; do
+  # shellcheck disable=SC2086
+  "$A" analyze "$m" --out "$tmp/inp" $args --quiet >/dev/null 2>"$tmp/inp.err" && bad "analyze $args" "accepted" ||
+    { grep -q "is the .* file this command reads, and lies where the page in .*inp is written" "$tmp/inp.err" &&
+      cmp -s "$tmp/inp/catalog.db" "$tmp/inp.db.before" && [[ $(head -c 5 "$tmp/inp/compare.html") == hello ]] &&
+      ok "analyze $(basename "${args##* }") from inside its own report folder refused before any work" ||
+      bad "input inside the report" "$(cat "$tmp/inp.err")"; }
+done
+"$A" show "$m" --text-file "$tmp/inp/compare.html" --out "$tmp/inp" >/dev/null 2>"$tmp/inp.err" && bad "show --text-file inside" "accepted" ||
+  { grep -q "is the --text-file this command reads" "$tmp/inp.err" && [[ $(head -c 5 "$tmp/inp/compare.html") == hello ]] &&
+    ok "show --text-file inside its own page folder refused" || bad "show input inside" "$(cat "$tmp/inp.err")"; }
+# a run that fails leaves no -wal or -shm beside an existing catalog (the check before the work
+# opened it read-only, which makes them and cannot remove them)
+echo '{"suite":"x","tokens":[99999]}' >"$tmp/badid.jsonl"
+"$A" analyze "$m" --out "$tmp/cat1" --probes "$tmp/badid.jsonl" --quiet >/dev/null 2>&1 && bad "bad token id" "accepted" ||
+  { [[ ! -e $tmp/cat1/catalog.db-wal && ! -e $tmp/cat1/catalog.db-shm ]] && ok "a failed run leaves no -wal or -shm beside the catalog" ||
+    bad "catalog litter" "$(ls "$tmp/cat1")"; }
+# a catalog path SQLite cannot open is refused before the work, not after it
+long="$tmp/$(printf 'g%.0s' {1..200})/$(printf 'h%.0s' {1..250})"
+mkdir -p "$long"
+"$A" analyze "$m" --out "$long/$(printf 'i%.0s' {1..60})" --probes bos --n 2 --len 16 --ablate-items 0 --quiet >/dev/null 2>"$tmp/long.err" &&
+  bad "a catalog path past SQLite's 512 bytes" "accepted" ||
+  { grep -q "the catalog's full path is [0-9]* bytes, more than the 472 SQLite can open" "$tmp/long.err" &&
+    ok "a catalog path past SQLite's 512 bytes is refused before the work" || bad "long catalog path" "$(cat "$tmp/long.err")"; }
 # a score is a fraction: a query whose targets cover its whole window scores 1, not the 1.0002
 # of its fp16 map's rounding
 echo '{"suite":"two_tok","tokens":[256,5],"targets":[[1,[0,1]]]}' >"$tmp/whole.jsonl"

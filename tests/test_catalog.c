@@ -177,6 +177,25 @@ static void test_same_checkpoint_and_settings_replaces_its_run(void) {
     andrea_analysis_free(&a);
 }
 
+/* One sha256, one shape: a run of another shape under a catalogued checkpoint's sha256 (a crafted
+ * dump) was filed under that model, its heads out of the model's range. */
+static void test_a_second_shape_under_one_sha256_is_refused(void) {
+    const char *db = tmp_path("shape.db");
+    andrea_analysis a;
+    make_analysis(&a, "s", "/m/s.bin", "{\"s\":1}");
+    ae_error err = {{0}};
+    CHECK(andrea_catalog_write(db, &a, NULL, &err) == 0);
+    andrea_analysis_free(&a);
+    make_analysis(&a, "s", "/m/other.h5", "{\"s\":2}");
+    a.cfg.d_model = 24;
+    a.cfg.head_dim = 8;
+    CHECK(andrea_catalog_write(db, &a, NULL, &err) == -1);
+    CHECK_MSG(strstr(err.msg, "as 2 layers x 3 heads (d_model 12); /m/other.h5 has 2 x 3 (d_model 24)") != NULL, "%s", err.msg);
+    CHECK(q1(db, "SELECT count(*) FROM runs") == 1);
+    CHECK(q1(db, "SELECT d_model FROM models") == 12);
+    andrea_analysis_free(&a);
+}
+
 static void test_many_checkpoints_share_one_catalog(void) {
     const char *db = tmp_path("many.db");
     ae_error err = {{0}};
@@ -888,6 +907,7 @@ int main(void) {
     RUN(test_a_catalog_made_before_the_application_id_is_still_written);
     RUN(test_same_checkpoint_and_settings_replaces_its_run);
     RUN(test_many_checkpoints_share_one_catalog);
+    RUN(test_a_second_shape_under_one_sha256_is_refused);
     RUN(test_write_all_stores_every_entry_or_none);
     RUN(test_step_is_parsed_from_common_file_names);
     RUN(test_step_written_in_another_notation_is_no_step);

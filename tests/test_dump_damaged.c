@@ -347,6 +347,25 @@ static void test_dataset_of_the_wrong_type_is_refused(void) {
     expect_open_refused(p, "/prev_token/tokens has type float of 8 bytes, expected int32");
 }
 
+/* A chunked dataset none of whose chunks was written reads as zeros of any size: a 166 KB file
+ * whose tokens claimed 40000 x 32000 took 10 GB to classify. Its values must be in the file. */
+static void test_chunked_dataset_without_its_chunks_is_refused(void) {
+    const char *p = copy_good("nochunks.h5", 0);
+    hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    CHECK(H5Ldelete(f, "/prev_token/tokens", H5P_DEFAULT) >= 0);
+    hsize_t dims[2] = {4, 16}, chunk[2] = {1, 16};
+    hid_t sp = H5Screate_simple(2, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    CHECK(H5Pset_chunk(dcpl, 2, chunk) >= 0);
+    hid_t d = H5Dcreate2(f, "/prev_token/tokens", H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    CHECK(d >= 0);
+    H5Dclose(d);
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    H5Fclose(f);
+    reseal(p);
+    expect_open_refused(p, "/prev_token/tokens stores 0 bytes for 64 elements of 4 bytes");
+}
+
 /* A suite's n_seq and T attributes that disagree with its datasets (h5py readers see those first). */
 static void test_suite_shape_attributes_that_lie_are_refused(void) {
     static const char *const names[2] = {"n_seq", "T"};
@@ -672,6 +691,7 @@ int main(void) {
     RUN(test_missing_suite_group_is_refused);
     RUN(test_suite_name_a_probe_file_could_not_give_is_refused);
     RUN(test_dataset_of_the_wrong_shape_is_refused);
+    RUN(test_chunked_dataset_without_its_chunks_is_refused);
     RUN(test_suite_shape_attributes_that_lie_are_refused);
     RUN(test_dataset_of_the_wrong_type_is_refused);
     RUN(test_suite_seed_that_is_not_an_integer_is_refused_by_name);

@@ -329,6 +329,14 @@ expect 2 analyze_option_value_that_is_an_option_is_refused "andrea analyze: --ou
 [[ -e ./--quiet ]] && bad analyze_out_quiet_made_no_folder "a folder ./--quiet was made"
 expect 2 dump_short_option_value_that_is_an_option_is_refused "andrea dump: -o needs a value, and the next word '-q' is an option" \
   dump "$tmp/byte.bin" -o -q
+# an option that takes one value, given twice, is refused (the last one silently won: `heads --db
+# a --db b` read b); --probes and --also take theirs more than once
+expect 2 heads_db_given_twice_is_refused "andrea heads: --db is given twice" heads --db a.db --db b.db
+expect 2 classify_db_given_twice_is_refused "andrea classify: --db is given twice" classify x.h5 --db a.db --db=b.db
+expect 2 diff_from_given_twice_is_refused "andrea diff: --from is given twice" diff --db a.db --from x --to y --from y
+expect 2 dump_out_given_twice_short_and_long_is_refused "andrea dump: --out is given twice" dump "$tmp/byte.bin" -o a.h5 --out b.h5
+"$A" dump "$tmp/byte.bin" --probes bos --probes prev_token --n 2 --out "$tmp/two.h5" >/dev/null 2>&1 &&
+  ok "--probes given twice counts both" || bad probes_twice "refused"
 expect 2 version_with_an_argument_is_refused 'andrea: --version takes no arguments' --version extra
 expect 2 dump_unknown_option_is_one_line "andrea dump: unknown option '--bogus'" dump "$tmp/byte.bin" --bogus
 expect 2 generate_option_without_its_value_is_one_line 'andrea generate: -n needs a value' generate "$tmp/byte.bin" -n

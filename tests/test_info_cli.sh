@@ -109,6 +109,13 @@ rc=$?
 expect_line "$T/err" "^andrea: $T/bad.bin: truncated: .*needs $size bytes, file has $((size - 3))\$"
 [ -s "$T/out" ] && fail "truncated file: something on stdout: $(cat "$T/out")"
 
+# a path holding an escape sequence and a newline reaches no terminal raw
+odd="$T/m"$'\e[31mRED\nx'".bin"
+cp "$ANDREA_SRC/models/andrea-tiny.bin" "$odd"
+"$ANDREA_BIN" info "$odd" >"$T/out" 2>&1 || fail "info of a checkpoint with an odd name failed: $(cat "$T/out")"
+grep -q $'\e' "$T/out" && fail "info printed an escape byte of the path"
+expect_line "$T/out" '^checkpoint .*/m\?\[31mRED\?x\.bin$'
+
 # usage
 "$ANDREA_BIN" info >/dev/null 2>&1
 rc=$?

@@ -101,6 +101,30 @@ static void test_byte_level_spans_cover_one_token_per_character(void) {
     andrea_probe_suites_free(s, n);
 }
 
+/* Spans that repeat or overlap give each (query, key) pair once, as it comes: one key span
+ * repeated over a long line pushed every copy, gigabytes before the de-duplication at the end. */
+static void test_repeated_and_overlapping_spans_give_each_pair_once(void) {
+    const int copies = 5000;
+    char *line = malloc((size_t)copies * 7 + 256);
+    CHECK(line != NULL);
+    if (!line) return;
+    int at = sprintf(line, "{\"suite\": \"x\", \"text\": \"abcdefgh ab\", \"char_targets\": [[[9, 11], [[1, 3]");
+    for (int i = 0; i < copies; i++) at += sprintf(line + at, ",[0,2]");
+    sprintf(line + at, "]], [[10, 11], [[0, 1]]]]}\n");
+    probe_suite *s;
+    int n;
+    const char *msg = load(bytes, 257, line, &s, &n);
+    free(line);
+    CHECK_MSG(msg == NULL, "%s", msg);
+    if (msg) return;
+    /* queries: characters 9, 10 (positions 10, 11 after BOS); keys: characters 0..2 (1..3) */
+    const probe_item *it = &s[0].items[0];
+    CHECK_MSG(it->n_targets == 6, "%d targets", it->n_targets);
+    for (int i = 0; i < it->n_targets && it->n_targets == 6; i++)
+        CHECK(it->targets[i].query == 10 + i / 3 && it->targets[i].key == 1 + i % 3);
+    andrea_probe_suites_free(s, n);
+}
+
 static void test_char_targets_with_targets_or_on_a_tokens_item_are_refused(void) {
     expect_refused(bytes, 257,
                    "{\"suite\": \"x\", \"text\": \"abcd\", \"targets\": [[2, [1]]], \"char_targets\": [[[2, 3], [[1, 2]]]]}\n",
@@ -127,6 +151,7 @@ int main(void) {
     RUN(test_a_key_span_after_its_query_is_refused);
     RUN(test_the_first_token_as_a_query_is_refused);
     RUN(test_byte_level_spans_cover_one_token_per_character);
+    RUN(test_repeated_and_overlapping_spans_give_each_pair_once);
     RUN(test_char_targets_with_targets_or_on_a_tokens_item_are_refused);
     RUN(test_a_malformed_span_is_refused);
     andrea_tokenizer_free(bytes);

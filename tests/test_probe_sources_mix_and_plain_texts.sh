@@ -77,7 +77,10 @@ printf '\n \n' >"$tmp/blank.txt"
 expect_one_line 1 "badutf8\.txt:2: not valid UTF-8 at byte 5 of the line" dump "$M" --texts "$tmp/badutf8.txt" --out "$tmp/x.h5" "${common[@]}"
 expect_one_line 1 "empty\.txt: empty: --texts wants one text a line" dump "$M" --texts "$tmp/empty.txt" --out "$tmp/x.h5" "${common[@]}"
 expect_one_line 1 "blank\.txt: no text, only blank lines" dump "$M" --texts "$tmp/blank.txt" --out "$tmp/x.h5" "${common[@]}"
-expect_one_line 1 "long\.txt:1: 201 tokens with BOS, more than the model's max_seq_len 128" dump "$M" --texts "$tmp/long.txt" --out "$tmp/x.h5" "${common[@]}"
+# a byte vocabulary's tokens are one byte long: 200 bytes are refused before any encoding
+expect_one_line 1 "long\.txt:1: 200 bytes: more tokens with BOS than the model's max_seq_len 128 \(no token is longer than 1 bytes\)" dump "$M" --texts "$tmp/long.txt" --out "$tmp/x.h5" "${common[@]}"
+printf '\xef\xbb\xbfhello\n' >"$tmp/bom.txt"
+expect_one_line 1 "bom\.txt: starts with a UTF-8 byte-order mark" dump "$M" --texts "$tmp/bom.txt" --out "$tmp/x.h5" "${common[@]}"
 expect_one_line 1 "^andrea: bos: suite named twice" dump "$M" --probes bos --probes bos --out "$tmp/x.h5" "${common[@]}"
 expect_one_line 1 "^andrea: nosuch: not a built-in probe suite .* nor a probe file" dump "$M" --probes bos,nosuch --out "$tmp/x.h5" "${common[@]}"
 expect_one_line 1 "suite \"bos\" comes from both the built-in suites and .*bos\.jsonl: give each suite name once" \
