@@ -85,6 +85,8 @@ static int load_meta(sqlite3 *db, const char *path, series_data *d, ae_error *er
             andrea_fail(err, "%s: checkpoint %s has an impossible shape (%d layers, %d heads)", path, c->name, nl, nh);
             goto fail;
         }
+        c->n_layer = nl;
+        c->n_head = nh;
         if (nl > d->n_layer) d->n_layer = nl;
         if (nh > d->n_head) d->n_head = nh;
         const char *series = (const char *)sqlite3_column_text(st, 4);

@@ -28,6 +28,7 @@ typedef struct {
     char href[1024];
     int has_step;
     long long step;
+    int n_layer, n_head;     /* its own shape (a series may mix shapes) */
 } series_checkpoint;
 
 typedef struct {

@@ -151,6 +151,28 @@ static int begin_rendering(int n, const char *dir, const analyze_scored *sc, con
     return andrea_mpi_agree(rc, err);
 }
 
+/* A note (rank 0, unless quiet) for each report this run writes over one of another checkpoint
+ * under the same name (a second training run analysed into the series folder): the catalog keeps
+ * the earlier checkpoint's runs, but its report goes, which happened without a word. */
+static int note_replaced_reports(int n, const char *dir, const analyze_scored *sc, int quiet, ae_error *err) {
+    out_folder_report *found = NULL;
+    int n_found = 0;
+    if (quiet || andrea_mpi_rank() != 0) return 0;
+    if (andrea_out_folder_reports(dir, &found, &n_found, err)) return -1;
+    for (int k = 0; k < n_found; k++)
+        for (int i = 0; i < n; i++)
+            if (!strcmp(found[k].name, sc[i].name) && strcmp(found[k].sha256, sc[i].sha256)) {
+                char shown[4800];
+                char path[4700];
+                snprintf(path, sizeof path, "%s/%s", dir, sc[i].name);
+                fprintf(stderr, "andrea analyze: note: %s held the report of another checkpoint (sha256 %.12s...), "
+                                "replaced by this one's (the catalog keeps both)\n",
+                        andrea_shown(path, shown, sizeof shown), found[k].sha256);
+            }
+    free(found);
+    return 0;
+}
+
 /* The series page (rank 0), handed to on->page once written, of the n checkpoints of this run (given: their
  * sha256 and report links) and of every complete checkpoint report already in dir under another
  * name (a run over more checkpoints before this one) whose checkpoint the catalog holds in this
@@ -221,7 +243,7 @@ int andrea_series_run(int n, const char *const *ckpts, const char *dir, analyze_
     phase_done(secs, SERIES_CATALOG, &t); /* spread: in the scoring phase */
     char page[4700];
     snprintf(page, sizeof page, "%s/index.html", dir);
-    if (begin_rendering(n, dir, sc, page, err)) goto out;
+    if (note_replaced_reports(n, dir, sc, quiet, err) || begin_rendering(n, dir, sc, page, err)) goto out;
     andrea_render_options ropt = *ropt_in;
     /* every report shows the whole series' steps: read once (NULL, out of memory: each reads them) */
     ropt.catalog_cache = andrea_catalog_report_cache_new();

@@ -115,6 +115,13 @@ static void plot_svg(andrea_buf *b, const series_data *d, int c, int l, int h, c
     andrea_buf_printf(b, "</svg><figcaption>head %d.%d</figcaption></figure>\n", l, h);
 }
 
+/* Whether some checkpoint of the series has head (l, h): the grid is the largest shape's. */
+static int head_somewhere(const series_data *d, int l, int h) {
+    for (int i = 0; i < d->n_ck; i++)
+        if (l < d->ck[i].n_layer && h < d->ck[i].n_head) return 1;
+    return 0;
+}
+
 static void matrix(andrea_buf *b, const series_data *d, int c) {
     andrea_buf_puts(b, "<table class=\"matrix\"><tr><th>head</th>");
     for (int i = 0; i < d->n_ck; i++) {
@@ -132,6 +139,7 @@ static void matrix(andrea_buf *b, const series_data *d, int c) {
     andrea_buf_puts(b, "</tr>\n");
     for (int l = 0; l < d->n_layer; l++)
         for (int h = 0; h < d->n_head; h++) {
+            if (!head_somewhere(d, l, h)) continue; /* a mix of shapes: no checkpoint has this head */
             andrea_buf_printf(b, "<tr><th>%d.%d</th>", l, h);
             for (int i = 0; i < d->n_ck; i++) {
                 const double s = d->score[at(d, i, c, l, h)];
@@ -220,12 +228,19 @@ static void step_diff(andrea_buf *b, const series_data *d, int i) {
     andrea_buf_puts(b, " --to ");
     shell_word(b, d->ck[i + 1].name);
     andrea_buf_puts(b, " --changed</code></p>\n");
+    const series_checkpoint *p = &d->ck[i], *q = &d->ck[i + 1];
+    if (p->n_layer != q->n_layer || p->n_head != q->n_head) { /* as diff refuses it */
+        andrea_buf_printf(b, "<p>Different shapes (%d x %d and %d x %d heads): no head-by-head comparison.</p>\n",
+                          p->n_layer, p->n_head, q->n_layer, q->n_head);
+        return;
+    }
     int rows = 0;
     for (int c = 0; c < d->n_classes; c++)
         for (int l = 0; l < d->n_layer; l++)
             for (int h = 0; h < d->n_head; h++) {
                 const int a = d->label[at(d, i, c, l, h)], z = d->label[at(d, i + 1, c, l, h)];
-                if (a == z) continue;
+                /* a class scored at one step only is no change of label (diff shows neither) */
+                if (a == z || !isfinite(d->score[at(d, i, c, l, h)]) || !isfinite(d->score[at(d, i + 1, c, l, h)])) continue;
                 if (!rows++) andrea_buf_puts(b, "<table class=\"matrix diff\"><tr><th>head</th><th>class</th><th>score</th>"
                                           "<th>&rarr;</th><th>&Delta;</th><th>label</th></tr>\n");
                 const double s0 = d->score[at(d, i, c, l, h)], s1 = d->score[at(d, i + 1, c, l, h)];

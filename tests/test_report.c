@@ -619,8 +619,41 @@ static void test_report_pages_are_utf8_whatever_bytes_the_paths_hold(void) {
  * names: each href="#X" has an element id="X", X written with URL-safe characters only (a browser
  * looks the fragment up as the URL parser wrote it, then percent-decoded: "#class-a b#%41" found
  * neither, the link went nowhere); a suite name's anchor stays #class-NAME. */
+/* The series page's changes between steps are those `andrea diff --changed` shows: a class scored
+ * at one of the two steps only (another run's --probes) changes no label, and checkpoints of two
+ * shapes are not compared head by head (diff refuses them); the matrix lists only heads some
+ * checkpoint has. They were "lost" rows of nan scores, and rows of heads of no checkpoint. */
+static void test_series_page_changes_are_diffs_of_measured_heads(void) {
+    /* three checkpoints, one class over a 2 x 2 grid: 2 x 2, 2 x 2 with the class unscored, 1 x 1 */
+    series_checkpoint ck[3] = {{.name = "run-step1", .sha256 = "01", .has_step = 1, .step = 1, .n_layer = 2, .n_head = 2},
+                               {.name = "run-step2", .sha256 = "02", .has_step = 1, .step = 2, .n_layer = 2, .n_head = 2},
+                               {.name = "run-step3", .sha256 = "03", .has_step = 1, .step = 3, .n_layer = 1, .n_head = 1}};
+    char classes[1][64] = {"induction"};
+    double thr[1] = {0.4}, score[12];
+    unsigned char label[12] = {0};
+    for (int k = 0; k < 12; k++) score[k] = k < 4 ? 0.1 * (k + 1) : k == 8 ? 0.2 : NAN;
+    label[3] = 1; /* head 1.1 labelled at step 1; step 2 did not score the class */
+    series_data d = {.name = "run", .n_ck = 3, .ck = ck, .n_classes = 1, .classes = classes, .threshold = thr,
+                     .n_layer = 2, .n_head = 2, .score = score, .label = label};
+    char path[512];
+    snprintf(path, sizeof path, "%s/series-diff.html", check_tmpdir());
+    ae_error err = {{0}};
+    CHECK_MSG(andrea_series_page_write(&d, path, &err) == 0, "%s", err.msg);
+    size_t n;
+    char *page = (char *)slurp(path, &n);
+    if (!page) return;
+    const char *changes = strstr(page, "id=\"changes\"");
+    CHECK(changes != NULL);
+    if (changes) {
+        CHECK_MSG(!strstr(changes, "lost") && !strstr(changes, "nan"), "a phantom change: %s", changes);
+        CHECK(strstr(changes, "Different shapes (2 x 2 and 1 x 1 heads)") != NULL);
+    }
+    CHECK(strstr(page, "<tr><th>1.1</th>") != NULL); /* 1.1: the 2 x 2 checkpoints have it */
+    free(page);
+}
+
 static void test_series_page_class_links_reach_their_sections_whatever_the_names(void) {
-    series_checkpoint ck = {.name = "run-step1", .sha256 = "00", .href = "", .has_step = 1, .step = 1};
+    series_checkpoint ck = {.name = "run-step1", .sha256 = "00", .href = "", .has_step = 1, .step = 1, .n_layer = 1, .n_head = 1};
     char classes[2][64] = {"induction", "a b#%41"};
     double thr[2] = {NAN, NAN}, score[2] = {0.5, 0.5};
     unsigned char label[2] = {1, 0};
@@ -966,6 +999,7 @@ int main(void) {
     RUN(test_report_pages_are_utf8_whatever_bytes_the_paths_hold);
     RUN(test_report_flags_a_labelled_head_without_causal_evidence);
     RUN(test_series_page_class_links_reach_their_sections_whatever_the_names);
+    RUN(test_series_page_changes_are_diffs_of_measured_heads);
     RUN(test_report_write_makes_every_image_it_links);
     RUN(test_interactive_data_is_escaped_and_holds_each_map_as_fp16);
     RUN(test_report_write_is_deterministic);

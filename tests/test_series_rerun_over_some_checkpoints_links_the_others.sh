@@ -35,4 +35,11 @@ steps=$(awk '/labelled heads per step/{on=1; next} on && /^[0-9]/{print $1}' aga
 [[ $steps == "30 100 300 " ]] && ok "the table on stdout has the same three steps" || bad "table" "steps '$steps': $(cat again.out)"
 [[ -f s/dyck-step00030/index.html && -f s/tiny/index.html ]] && ok "the reports beside the run are left as they were" ||
   bad "kept" "$(ls s)"
+grep -q "held the report of another checkpoint" again.err && bad "note" "a report of the same checkpoint was called another's" ||
+  ok "a report rewritten for its own checkpoint needs no note"
+# another run's checkpoint under a name of this series replaces that report, and says so
+mkdir -p other && cp "$M" other/dyck-step00030.bin
+"$A" analyze other/dyck-step00030.bin "$S/dyck-step00300.bin" --out s --probes bos --ablate-items 0 >other.out 2>other.err
+grep -q "note: s/dyck-step00030 held the report of another checkpoint (sha256 [0-9a-f]*...), replaced by this one's" other.err &&
+  ok "a report of another checkpoint under the same name is replaced with a note" || bad "replaced note" "$(cat other.err)"
 finish
