@@ -19,10 +19,15 @@ void andrea_run_stem(const char *path, char *out, size_t cap) {
     static const char *const taken[] = {"index.html", "explore.html", "compare.html", "catalog.db", "catalog.db-journal",
                                         "catalog.db-wal", "catalog.db-shm", "assets", "data", "heads", "maps",
                                         "overview", ""};
+    /* ... and a stem ending in ".h5" (m.h5.bin) would name a report folder where another
+     * checkpoint's kept dump goes (m.bin's DIR/m.h5) */
+    const size_t l0 = strlen(out);
+    const int dump_like = l0 > 3 && !strcmp(out + l0 - 3, ".h5");
     for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
-        if (!strcmp(out, taken[i])) {
+        if (dump_like || !strcmp(out, taken[i])) {
             size_t l = strlen(out);
             snprintf(out + l, cap - l, "%sckpt", l ? "-" : "");
+            break;
         }
 }
 

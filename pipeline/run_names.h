@@ -12,8 +12,8 @@
 #include "../common/error.h"
 
 /* File-name stem of a checkpoint: "models/andrea-bundled.bin" -> "andrea-bundled"; a stem that
- * would leave DIR ("..", a hidden name) or collide with a file of the series page gets "_" or
- * "-ckpt". */
+ * would leave DIR ("..", a hidden name), collide with a file of the series page or end in ".h5"
+ * (another checkpoint's kept dump) gets "_" or "-ckpt". */
 void andrea_run_stem(const char *path, char *out, size_t cap);
 
 /* The run's name (the stem, "-(index+1)" for index > 0) and its dump's path: dump_file when given,

@@ -254,4 +254,13 @@ else
   bad "two series" "exit $?: $(cat two.err)"
 fi
 
+# with --keep-dumps, m.bin's dump is DIR/m.h5: m.h5.bin's report folder is DIR/m.h5-ckpt, not a
+# folder where that file goes (the run failed after its scoring, "is not a folder")
+mkdir -p h5c && cp "${ckpts[0]}" h5c/m.bin && cp "${ckpts[1]}" h5c/m.h5.bin
+if "$A" analyze h5c/m.bin h5c/m.h5.bin --keep-dumps --out sh5 --probes bos --n 2 --len 16 --ablate-items 0 --quiet \
+  >/dev/null 2>h5c.err && [[ -f sh5/m.h5 && -f sh5/m.h5-ckpt/index.html && -f sh5/m.h5-ckpt.h5 ]]; then
+  ok "a checkpoint named like another's dump gets a report folder of its own"
+else
+  bad "dump-like stem" "$(cat h5c.err; ls sh5)"
+fi
 finish
