@@ -150,6 +150,7 @@ int andrea_render(const char *dump_path, const char *db_path, const char *out_di
     snprintf(d->sha256, sizeof d->sha256, "%s", andrea_dump_checkpoint_sha256(src.dump));
     snprintf(d->maps_dtype, sizeof d->maps_dtype, "%s", andrea_dump_maps_dtype(src.dump));
     snprintf(d->dump_path, sizeof d->dump_path, "%s", dump_path);
+    d->from_dump = 1;
     snprintf(d->db_path, sizeof d->db_path, "%s", db_path);
     /* display name until the catalog gives one: the checkpoint's base name */
     const char *base = strrchr(d->ckpt_path, '/');

@@ -239,6 +239,7 @@ int andrea_render_collected(report_collector *rc, const char *sha256, const char
     snprintf(d->sha256, sizeof d->sha256, "%s", sha256);
     snprintf(d->maps_dtype, sizeof d->maps_dtype, "%s", maps_dtype);
     snprintf(d->dump_path, sizeof d->dump_path, "%s", dump_path ? dump_path : "none (scored in the forward)");
+    d->from_dump = 0; /* a kept dump has the same values: the maps come from the collector */
     snprintf(d->db_path, sizeof d->db_path, "%s", db_path);
     const char *base = strrchr(d->ckpt_path, '/');
     snprintf(d->model, sizeof d->model, "%.255s", base && base[1] ? base + 1 : d->ckpt_path);

@@ -42,6 +42,7 @@ struct report_data {
     char ckpt_path[4096];
     char sha256[65];
     char dump_path[4096];
+    int from_dump;            /* 1: maps read from the dump at dump_path; 0: from the forward's */
     char db_path[4096];
     int n_layer, n_head, d_model, vocab_size;
     char maps_dtype[8];

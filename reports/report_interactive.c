@@ -28,23 +28,24 @@
 #include "../common/atomic_file.h"
 #include "../common/checked_size.h"
 #include "../common/half.h"
+#include "../tokenizer/tokenizer.h"
 #include "attn_code8.h"
 #include "colormap.h"
 #include "report_assets.h"
 
-/* A JSON string: escapes " \ and control characters (DEL too), and < > & U+2028 U+2029 as
- * \uXXXX so the text stays inert whatever page or script it lands in. s is UTF-8
- * (andrea_token_label output) or a name (a file name: any byte): a byte that is not part of
- * printable UTF-8 becomes the text \xNN, as andrea_html_add shows it in the pages, so the file
- * stays valid UTF-8. */
+/* A JSON string: escapes " and \, and < > & U+2028 U+2029 as \uXXXX so the text stays inert
+ * whatever page or script it lands in. s is UTF-8 (andrea_token_label output) or a name (a file
+ * name: any byte): a control byte (DEL too) or a byte that is not part of printable UTF-8 becomes
+ * the text \xNN, as andrea_html_add shows it in the pages (a name's U+0001 was invisible in the
+ * menus), so the file stays valid UTF-8. */
 static void buf_json(andrea_buf *b, const char *s) {
     andrea_buf_puts(b, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         unsigned char c = *p;
         int u = c >= 0x80 ? andrea_utf8_printable_len((const char *)p) : 1;
         if (c == '"' || c == '\\') andrea_buf_printf(b, "\\%c", c);
-        else if (c < 0x20 || c == 0x7F || c == '<' || c == '>' || c == '&') andrea_buf_printf(b, "\\u%04x", c);
-        else if (u == 0) andrea_buf_printf(b, "\\\\x%02x", c);
+        else if (c == '<' || c == '>' || c == '&') andrea_buf_printf(b, "\\u%04x", c);
+        else if (u == 0 || c < 0x20 || c == 0x7F) andrea_buf_printf(b, "\\\\x%02x", c); /* as the pages show it */
         else if (c == 0xE2 && p[1] == 0x80 && (p[2] == 0xA8 || p[2] == 0xA9)) {
             andrea_buf_printf(b, "\\u%04x", p[2] == 0xA8 ? 0x2028 : 0x2029);
             p += 2;
@@ -111,12 +112,17 @@ static int head_wanted(const report_data *d, const report_interactive_options *o
     return !o || !o->heads || o->heads[l * d->n_head + h];
 }
 
+/* A token label's room: every byte of the longest token may show as \xNN. */
+enum { TOKEN_LABEL_CAP = 4 * ANDREA_TOKEN_MAX_BYTES + 16 };
+
+/* A token's whole text, as the token lists show it (a 66-character GPT-2 token was cut to 40 and
+ * "…", which a literal "…" in the text also reads as). */
 static void token_text(const report_data *d, const report_suite *su, int e, int i, char *out, size_t cap) {
     int id = su->tokens[(size_t)e * (size_t)su->T + (size_t)i];
-    char bytes[256];
+    char bytes[ANDREA_TOKEN_MAX_BYTES];
     int nb = d->token_bytes ? d->token_bytes(d, id, bytes, sizeof bytes) : -1;
     if (nb < 0 && id != d->bos) snprintf(out, cap, "#%d", id);
-    else andrea_token_label((const unsigned char *)bytes, nb < 0 ? 0 : nb, id == d->bos, LABEL_UTF8, 40, out, cap);
+    else andrea_token_label((const unsigned char *)bytes, nb < 0 ? 0 : nb, id == d->bos, LABEL_UTF8, ANDREA_TOKEN_MAX_BYTES, out, cap);
 }
 
 static int write_meta(const report_data *d, const char *out_dir, const report_interactive_options *o, ae_error *err) {
@@ -167,7 +173,7 @@ static int write_meta(const report_data *d, const char *out_dir, const report_in
             andrea_buf_printf(&b, "%s{\"n\":%d,%s\"tok\":[", e ? ",\n" : "\n", n,
                               !su->maps_of && summarised(o, n) ? "\"c8\":1," : "");
             for (int i = 0; i < n; i++) {
-                char lab[256];
+                char lab[TOKEN_LABEL_CAP];
                 token_text(d, su, e, i, lab, sizeof lab);
                 if (i) andrea_buf_puts(&b, ",");
                 buf_json(&b, lab);
@@ -362,12 +368,19 @@ static int write_pages(const report_data *d, const char *out_dir, const report_i
                : 0;
 }
 
+int andrea_report_write_mark(const report_data *d, const char *out_dir, const report_interactive_options *o,
+                             ae_error *err) {
+    char dir[AE_PATH_MAX];
+    if (join(dir, sizeof dir, out_dir, "data", err) || andrea_report_mkdirs(dir, err)) return -1;
+    return write_meta(d, out_dir, o, err);
+}
+
 int andrea_report_write_interactive(const report_data *d, const char *out_dir, const report_interactive_options *o,
                              ae_error *err) {
     char dir[AE_PATH_MAX];
     if (join(dir, sizeof dir, out_dir, "assets", err) || andrea_report_mkdirs(dir, err)) return -1;
     if (join(dir, sizeof dir, out_dir, "data", err) || andrea_report_mkdirs(dir, err)) return -1;
-    if (write_assets(out_dir, err) || write_head_data(d, out_dir, o, 0, err) || write_meta(d, out_dir, o, err)) return -1;
+    if (write_assets(out_dir, err) || write_head_data(d, out_dir, o, 0, err)) return -1;
     return write_pages(d, out_dir, o, err);
 }
 

@@ -46,6 +46,12 @@ typedef struct {
 
 /* 1 when o has some example of d stored in the 8-bit code (the pages then add REPORT_SUMMARY_NOTE). */
 int andrea_report_any_summarised(const report_data *d, const report_interactive_options *o);
+/* data/meta.js, andrea's mark on the folder: written first, right after an earlier report's files
+ * are cleared, so a writer stopped midway leaves a folder the next one knows as andrea's and clears
+ * (one stopped before it left its maps, which a later report of fewer heads never removed). */
+int andrea_report_write_mark(const report_data *d, const char *out_dir, const report_interactive_options *o,
+                             ae_error *err);
+/* assets/, data/L{l}_H{h}.js and the pages (explore.html, compare.html); the mark is written before. */
 int andrea_report_write_interactive(const report_data *d, const char *out_dir, const report_interactive_options *o,
                              ae_error *err);
 /* The data of checkpoint m >= 1 of the same shape, on the same examples: data/m{m}/L{l}_H{h}.js

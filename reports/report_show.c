@@ -150,7 +150,7 @@ int andrea_report_write_show(const report_show_input *in, const char *out_dir, c
     names[0] = in->model;
     for (int m = 0; m < in->n_also; m++) names[m + 1] = in->also_names[m];
     report_interactive_options io = {in->heads, 0, 1 + in->n_also, names, 0}; /* fp16: show is exact */
-    if (andrea_report_write_interactive(d, out_dir, &io, err)) goto out;
+    if (andrea_report_write_mark(d, out_dir, &io, err) || andrea_report_write_interactive(d, out_dir, &io, err)) goto out;
     for (int m = 0; m < in->n_also; m++) {
         ctx.attn = in->also_attn[m];
         if (andrea_report_write_model_data(d, out_dir, &io, m + 1, err)) goto out;

@@ -788,10 +788,10 @@ static void head_page(andrea_buf *b, const report_data *d, const report_earlier 
     /* Extra sections about this head go here, between the scores and the maps, in this order. */
     if (circuits) andrea_buf_puts(b, circuits); /* top sources/destinations */
     const report_interactive_options io = interactive_options(opt);
-    andrea_buf_printf(b, "<p class=\"precision\">%s%s The PNGs are drawn from the dump's own values (maps stored as the "
-                      "dump's dtype). Hover a map for values; the wheel, a drag or the buttons zoom and pan; "
-                      "cyan-on-black frames are probe targets.</p>\n",
-                      REPORT_PRECISION_NOTE, andrea_report_any_summarised(d, &io) ? " " REPORT_SUMMARY_NOTE : "");
+    andrea_buf_printf(b, "<p class=\"precision\">%s%s The PNGs are drawn from %s (maps as %s). Hover a map for values; "
+                      "the wheel, a drag or the buttons zoom and pan; cyan-on-black frames are probe targets.</p>\n",
+                      REPORT_PRECISION_NOTE, andrea_report_any_summarised(d, &io) ? " " REPORT_SUMMARY_NOTE : "",
+                      d->from_dump ? "the dump's own values" : "the forward's maps", d->maps_dtype);
     for (int s = 0; s < d->n_suites; s++) {
         const report_suite *su = &d->suites[s];
         andrea_buf_puts(b, "<h2>");
@@ -920,6 +920,8 @@ static int write_report_held(const report_data *d, const char *out_dir, const an
         goto out;
     }
     if (andrea_out_folder_clear(out_dir, andrea_report_kept_file, &e, err)) goto out;
+    const report_interactive_options io = interactive_options(opt);
+    if (andrea_report_write_mark(d, out_dir, &io, err)) goto out;
     if (join_path(dir, sizeof dir, out_dir, "heads", err) || andrea_report_mkdirs(dir, err)) goto out;
     if (join_path(dir, sizeof dir, out_dir, "overview", err) || andrea_report_mkdirs(dir, err)) goto out;
     double *st = opt ? opt->stage_seconds : NULL, t = andrea_now_seconds();
@@ -927,7 +929,6 @@ static int write_report_held(const report_data *d, const char *out_dir, const an
     stage_done(st, 0, &t);
     if (write_overviews(d, out_dir, score_grids, err)) goto out;
     stage_done(st, 1, &t);
-    const report_interactive_options io = interactive_options(opt);
     if (andrea_report_write_interactive(d, out_dir, &io, err)) goto out;
     stage_done(st, 2, &t);
     if (write_head_pages(d, &e, out_dir, opt, err)) goto out;

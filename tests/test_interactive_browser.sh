@@ -208,6 +208,13 @@ check "show (BPE folder): tokens read as text (' world', ' caf\u00e9')" "$r" \
   "'\u00b7world' in r['token_texts'] and any(t.startswith('\u00b7caf') for t in r['token_texts'])"
 check "show (BPE folder): hover shows the engine's fp32 value within fp16 precision" "$r" "$PREC" "$want"
 
+# a token is shown whole: GPT-2's " " + 65 "=" (id 38093) was cut to 40 characters and "…"
+LONG=$(/usr/bin/python3 -c "print('a ' + '=' * 65 + ' b', end='')")
+"$A" show hf "$LONG" --tokenizer "$GPT2" --out show_long --device cpu --quiet > /dev/null
+EQ=$(/usr/bin/python3 -c "print('=' * 65, end='')")
+grep -qF "\"·$EQ\"" show_long/data/meta.js &&
+  ok "show (BPE folder): a 66-character token is in data/meta.js whole" || bad "long token" "$(grep -o '·=*…\?' show_long/data/meta.js | head -2)"
+
 # ---------- andrea show --also: the same head in two checkpoints of one training run ----------
 SER="$ANDREA_SRC/tests/data/series"
 STEXT='([{}]) 1234567 1234567 abcdefg abcdefg'

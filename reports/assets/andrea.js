@@ -227,7 +227,7 @@
     this.canvas.addEventListener('wheel', function (ev) {
       ev.preventDefault();
       var c = self.cellAt(ev);
-      self.zoom(ev.deltaY > 0 ? 1.25 : 0.8, c);
+      if (ev.deltaY) self.zoom(ev.deltaY > 0 ? 1.25 : 0.8, c); /* a sideways swipe (deltaY 0) is no zoom */
     }, {passive: false});
     this.canvas.addEventListener('mousedown', function (ev) {
       var c0 = self.cellAt(ev), v0 = {q0: self.q0, k0: self.k0};
@@ -515,6 +515,9 @@
   TokenView.prototype.build = function () {
     var self = this, ex = exampleOf(this.o.s, this.o.e);
     this.ex = ex;
+    /* a token of the last example, or a #q= past this one, names no token here */
+    this.cur = null;
+    if (this.o.q !== null && this.o.q !== undefined && !(this.o.q >= 0 && this.o.q < ex.n)) this.o.q = null;
     this.toks.textContent = '';
     this.spans = [];
     for (var i = 0; i < ex.n; i++) {
