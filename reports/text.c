@@ -77,11 +77,19 @@ void andrea_html_add(andrea_buf *b, const char *s) {
     andrea_buf_add(b, run, (size_t)(s - run));
 }
 
-/* In PNG labels a character is kept when the PNG font draws it, except those that would be
- * invisible (no-break space, soft hyphen) or read as one of andrea_token_label's markers (· ⏎ → …). */
-static int png_keeps(unsigned cp) {
-    if (cp == 0xA0 || cp == 0xAD || cp == 0xB7 || cp == 0x23CE || cp == 0x2192 || cp == 0x2026) return 0;
-    return andrea_report_font_glyph(&andrea_report_font_small, cp) != NULL;
+/* Characters no label keeps as they are: the invisible (no-break space, soft hyphen, the zero-width
+ * space, joiners and word joiner, the byte-order mark) and those that read as one of
+ * andrea_token_label's markers (· ⏎ → …). A token of four no-break spaces, or of a zero-width
+ * space, was a blank in the HTML token lists, and a literal "·" read as a space. */
+static int hidden_or_marker(unsigned cp) {
+    return cp == 0xA0 || cp == 0xAD || cp == 0xB7 || cp == 0x23CE || cp == 0x2192 || cp == 0x2026 ||
+           (cp >= 0x200B && cp <= 0x200D) || (cp >= 0x2060 && cp <= 0x2064) || cp == 0xFEFF;
+}
+
+/* In PNG labels a character is kept when the PNG font draws it; in HTML every printable one. */
+static int label_keeps(unsigned cp, label_mode mode) {
+    if (hidden_or_marker(cp)) return 0;
+    return mode == LABEL_UTF8 || andrea_report_font_glyph(&andrea_report_font_small, cp) != NULL;
 }
 
 char *andrea_token_label(const unsigned char *bytes, int n, int is_bos, label_mode mode, int max_chars, char *out,
@@ -106,7 +114,7 @@ char *andrea_token_label(const unsigned char *bytes, int n, int is_bos, label_mo
         else if (c == '\r') plen = snprintf(piece, sizeof piece, "\\r");
         else if (c == '\\') plen = snprintf(piece, sizeof piece, "\\\\");
         else if (c > 0x20 && c < 0x7F) plen = snprintf(piece, sizeof piece, "%c", c);
-        else if (c >= 0x80 && (u = utf8_seq(bytes + i, n - i, &cp)) > 0 && (mode == LABEL_UTF8 || png_keeps(cp))) {
+        else if (c >= 0x80 && (u = utf8_seq(bytes + i, n - i, &cp)) > 0 && label_keeps(cp, mode)) {
             memcpy(piece, bytes + i, (size_t)u);
             plen = u;
             i += u - 1;

@@ -30,7 +30,8 @@ int andrea_utf8_printable_len(const char *s);
 typedef enum {
     LABEL_PNG = 0,   /* PNG labels: printable ASCII and what the PNG font draws (Latin-1, common
                       * punctuation), every other byte as \xNN */
-    LABEL_UTF8 = 1,  /* HTML: well-formed printable UTF-8 sequences are kept */
+    LABEL_UTF8 = 1,  /* HTML: well-formed printable UTF-8 sequences are kept, but the invisible
+                      * ones (no-break space, soft hyphen, zero-width characters) */
 } label_mode;
 
 /* A visible label for a token's bytes:
@@ -38,7 +39,7 @@ typedef enum {
  *   other control bytes, bytes of malformed UTF-8 and (in LABEL_PNG) characters the PNG font
  *   lacks -> "\xNN";
  * BOS (is_bos) -> "<bos>". Because a literal "·", "⏎", "→" or "…" in the text is escaped as
- * \xNN in LABEL_PNG, each PNG label reads back unambiguously. At most max_chars characters are
+ * \xNN (in both modes), each label reads back unambiguously. At most max_chars characters are
  * kept; a longer label ends in "…". Returns out. */
 char *andrea_token_label(const unsigned char *bytes, int n, int is_bos, label_mode mode, int max_chars, char *out,
                   size_t cap);

@@ -184,6 +184,21 @@ static void test_html_shows_bytes_that_are_not_printable_utf8_as_hex(void) {
  * U+061C) is invisible and reorders the text after it: in a token view a token "\u202eevil" read
  * "live" and every later token backwards ("(4)trela:tpi"). Labels (both modes) and page text
  * show it as \xNN; other characters of the same block stay. */
+/* The HTML token lists escape what would be invisible or read as a marker: a token of no-break
+ * spaces, a zero-width space or a soft hyphen showed as a blank, a literal "·" as a space; the
+ * rest of UTF-8 (here an em dash and "é") stays as it is. */
+static void test_html_labels_show_invisible_characters_and_marker_look_alikes(void) {
+    char out[128];
+    const unsigned char nbsp2[] = {0xC2, 0xA0, 0xC2, 0xA0}, zwsp[] = {0xE2, 0x80, 0x8B}, shy[] = {'w', 0xC2, 0xAD};
+    const unsigned char dot[] = {' ', 0xC2, 0xB7}, keep[] = {0xE2, 0x80, 0x94, 0xC3, 0xA9}, bom[] = {0xEF, 0xBB, 0xBF};
+    CHECK_MSG(!strcmp(andrea_token_label(nbsp2, 4, 0, LABEL_UTF8, 0, out, sizeof out), "\\xc2\\xa0\\xc2\\xa0"), "got '%s'", out);
+    CHECK_MSG(!strcmp(andrea_token_label(zwsp, 3, 0, LABEL_UTF8, 0, out, sizeof out), "\\xe2\\x80\\x8b"), "got '%s'", out);
+    CHECK_MSG(!strcmp(andrea_token_label(shy, 3, 0, LABEL_UTF8, 0, out, sizeof out), "w\\xc2\\xad"), "got '%s'", out);
+    CHECK_MSG(!strcmp(andrea_token_label(dot, 3, 0, LABEL_UTF8, 0, out, sizeof out), "\xC2\xB7\\xc2\\xb7"), "got '%s'", out);
+    CHECK_MSG(!strcmp(andrea_token_label(bom, 3, 0, LABEL_UTF8, 0, out, sizeof out), "\\xef\\xbb\\xbf"), "got '%s'", out);
+    CHECK_MSG(!strcmp(andrea_token_label(keep, 5, 0, LABEL_UTF8, 0, out, sizeof out), "\xE2\x80\x94\xC3\xA9"), "got '%s'", out);
+}
+
 static void test_bidi_controls_are_shown_as_hex_in_labels_and_pages(void) {
     char out[128];
     const unsigned char rlo_evil[] = {0xE2, 0x80, 0xAE, 'e', 'v', 'i', 'l'};
@@ -984,6 +999,7 @@ int main(void) {
     RUN(test_html_escaping_covers_the_five_special_characters);
     RUN(test_html_shows_bytes_that_are_not_printable_utf8_as_hex);
     RUN(test_bidi_controls_are_shown_as_hex_in_labels_and_pages);
+    RUN(test_html_labels_show_invisible_characters_and_marker_look_alikes);
     RUN(test_file_slug_keeps_only_safe_characters);
     RUN(test_file_tag_is_one_to_one_and_safe);
     RUN(test_png_bytes_are_the_same_for_the_same_drawing);
