@@ -399,12 +399,15 @@ static int write_overviews(const report_data *d, const char *out_dir, plot_grid 
     }
     int rc = 0;
     for (int c = 0; c < d->n_classes && d->scores && !rc; c++) {
+        int scored = 0;
         for (int l = 0; l < L; l++)
             for (int h = 0; h < H; h++) {
                 const report_score *sc = score_at(d, d->scores, c, l, h);
                 v[l * H + h] = sc->score;
                 lab[l * H + h] = (unsigned char)(sc->label != 0);
+                scored |= isfinite(sc->score);
             }
+        if (!scored) continue; /* a map-only suite (--texts, no targets): a grid of n/a says nothing */
         char title[256], sub[512], rel[512];
         snprintf(title, sizeof title, "class %.64s \xC2\xB7 score of every head", d->classes[c]);
         snprintf(sub, sizeof sub, "%.120s \xC2\xB7 sha256 %.12s", d->model, d->sha256);
@@ -647,6 +650,7 @@ static int index_galleries(andrea_buf *b, const report_data *d, const report_ear
     if (d->scores && d->n_classes) {
         andrea_buf_puts(b, "<h2>Scores per class</h2>\n<div class=\"gallery\">\n");
         for (int c = 0; c < d->n_classes; c++) {
+            if (score_grids[c].cell_w == 0) continue; /* not drawn: no head scored (write_overviews) */
             overview_name("scores", 'c', c, d->classes[c], rel, sizeof rel);
             andrea_buf_puts(b, "<img src=\"");
             andrea_html_add(b, rel);

@@ -161,6 +161,12 @@ mkdir -p "$long"
   bad "a catalog path past SQLite's 512 bytes" "accepted" ||
   { grep -q "the catalog's full path is [0-9]* bytes, more than the 472 SQLite can open" "$tmp/long.err" &&
     ok "a catalog path past SQLite's 512 bytes is refused before the work" || bad "long catalog path" "$(cat "$tmp/long.err")"; }
+# a map-only suite (--texts) has no score grid: every head's score is n/a
+printf 'hello world\nthe cat sat on it\n' >"$tmp/t.txt"
+"$A" analyze "$m" --out "$tmp/mo" --probes induction --texts "$tmp/t.txt" --n 2 --ablate-items 0 --quiet >/dev/null 2>&1 || bad "analyze --texts" "failed"
+[[ -e $tmp/mo/overview/scores_c0-induction.png && ! -e $tmp/mo/overview/scores_c1-texts.png ]] &&
+  ! grep -q "scores_c1-texts" "$tmp/mo/index.html" && ok "a map-only suite draws no score grid of n/a" ||
+  bad "map-only score grid" "$(ls "$tmp/mo/overview")"
 # a score is a fraction: a query whose targets cover its whole window scores 1, not the 1.0002
 # of its fp16 map's rounding
 echo '{"suite":"two_tok","tokens":[256,5],"targets":[[1,[0,1]]]}' >"$tmp/whole.jsonl"
