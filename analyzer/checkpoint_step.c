@@ -104,8 +104,11 @@ static int step_digits(const char *d, long long *v) {
     if (*d == '-' || *d == '_') d++;
     if (!isdigit((unsigned char)*d)) return 0;
     char *end;
+    errno = 0;
     *v = strtoll(d, &end, 10);
-    if (end - d > 15) return 0; /* not a step count; refuse absurd values */
+    /* below 2^53, as trainer_state.json's global_step: past it a double (the series' x axis,
+     * SQLite's REAL) no longer holds each step; a longer number is no step count */
+    if (errno || end - d > 16 || *v >= (1LL << 53)) return 0;
     return !(isalnum((unsigned char)*end) || (*end == '.' && isdigit((unsigned char)end[1])));
 }
 

@@ -339,6 +339,10 @@ static void test_step_is_parsed_from_common_file_names(void) {
     CHECK(andrea_step_from_name("/x/final.bin", &s) == 0);
     CHECK(andrea_step_from_name("/steps/final.bin", &s) == 0);
     CHECK(andrea_step_from_name("/x/run_step100.final.safetensors", &s) == 1 && s == 100);
+    /* up to 2^53 - 1, as trainer_state.json's global_step (a 16-digit step was none, silently) */
+    CHECK(andrea_step_from_name("/x/checkpoint-9007199254740991", &s) == 1 && s == 9007199254740991LL);
+    CHECK(andrea_step_from_name("/x/checkpoint-9007199254740992", &s) == 0);
+    CHECK(andrea_step_from_name("/x/checkpoint-99999999999999999999", &s) == 0);
 }
 
 /* A number the name writes in another notation is no step: its leading digits would be a wrong
