@@ -4,6 +4,7 @@
  * L, H <= 1024: a model's limits), and the grids of every head shrink to fit one image. */
 #include "plots.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,7 +303,7 @@ static const rgb PALETTE[STEP_PLOT_MAX_SERIES] = {
 
 /* A short, exact-enough text for an axis value (steps are integers). */
 static void fmt_step(double v, char *out, size_t cap) {
-    if (fabs(v) >= 1e6) snprintf(out, cap, "%.3gM", v / 1e6);
+    if (fabs(v) >= 1e6) snprintf(out, cap, "%.4gM", v / 1e6); /* 1M and 1.001M, not 1M twice */
     else if (fabs(v) >= 1e4) snprintf(out, cap, "%.4gk", v / 1e3);
     else snprintf(out, cap, "%.0f", v);
 }
@@ -335,15 +336,22 @@ canvas *andrea_draw_step_plot(const step_plot_spec *s, ae_error *err) {
         snprintf(lab, sizeof lab, "%.2f", v);
         andrea_canvas_text(c, fs, left - 6 - andrea_text_width(fs, lab), gy + 4, lab, GREY);
     }
-    for (int i = 0; i < s->n_points; i++) {
+    /* Each step's label where it clears the one before and the last step's (always drawn): close
+     * steps on a linear axis (30, 100, 300 of 8000) ran into one another. */
+    char lab[32];
+    const int n = s->n_points, gap = 6;
+    fmt_step(s->steps[n - 1], lab, sizeof lab);
+    const int last_x0 = left + (int)lround((s->steps[n - 1] - x_lo) / (x_hi - x_lo) * pw) - andrea_text_width(fs, lab) / 2;
+    int drawn_right = INT_MIN;
+    for (int i = 0; i < n; i++) {
         int gx = left + (int)lround((s->steps[i] - x_lo) / (x_hi - x_lo) * pw);
         andrea_canvas_fill(c, gx, top, 1, ph, LIGHT);
-        char lab[32];
-        fmt_step(s->steps[i], lab, sizeof lab);
-        /* Labels of many close steps would overlap: with more than 8 points only the ends get one. */
         andrea_canvas_fill(c, gx, top + ph, 1, 5, INK);
-        if (i == 0 || i == s->n_points - 1 || s->n_points <= 8)
-            andrea_canvas_text(c, fs, gx - andrea_text_width(fs, lab) / 2, top + ph + 8 + fs->ascent, lab, GREY);
+        fmt_step(s->steps[i], lab, sizeof lab);
+        const int w = andrea_text_width(fs, lab), x0 = gx - w / 2;
+        if (i < n - 1 && (x0 < drawn_right + gap || x0 + w + gap > last_x0)) continue;
+        andrea_canvas_text(c, fs, x0, top + ph + 8 + fs->ascent, lab, GREY);
+        drawn_right = x0 + w;
     }
     andrea_canvas_rect(c, left, top, pw + 1, ph + 1, 1, GREY);
     const char *xl = "training step";
