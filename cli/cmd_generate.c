@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../engine/checkpoint.h"
 #include "../engine/forward.h"
@@ -32,7 +33,19 @@ static void usage(FILE *f) {
                "The context starts with BOS (<|endoftext|> for GPT-2 BPE, id 256 for a 257-byte\n"
                "vocabulary) when the vocabulary has one; generation stops early if the model emits it.\n"
                "A token id that vocab.json lacks (one smaller than the model's vocabulary) prints nothing;\n"
-               "a note on stderr counts them.\n");
+               "a note on stderr counts them. On a terminal, control bytes of the generated text (but\n"
+               "newline and tab) print as \\xNN; piped, the bytes are written as they are.\n");
+}
+
+/* A generated token's bytes to stdout. On a terminal a control byte (but newline and tab) prints as
+ * \xNN: a checkpoint's vocabulary is as hostile as its weights, and an escape sequence in it
+ * would drive the terminal. Piped, the bytes go as they are (the text itself). */
+static void put_token_text(const char *p, int n, int tty) {
+    for (int i = 0; i < n; i++) {
+        const unsigned char c = (unsigned char)p[i];
+        if (tty && ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F)) printf("\\x%02x", c);
+        else putchar(c);
+    }
 }
 
 typedef struct {
@@ -137,6 +150,7 @@ int cmd_generate(int argc, char **argv) {
     andrea_rng_seed(&rng, seed);
     fputs(prompt, stdout);
     fflush(stdout);
+    const int tty = isatty(STDOUT_FILENO);
     char piece[ANDREA_TOKEN_MAX_BYTES];
     long n_textless = 0, n_made = 0; /* ids the tokenizer has no text for (a vocab.json smaller than V) */
     int first_textless = -1;
@@ -159,7 +173,7 @@ int cmd_generate(int argc, char **argv) {
         ctx[n_ctx++] = next;
         const int nb = andrea_tokenizer_token_bytes(tok, next, piece, sizeof piece);
         n_made++;
-        if (nb > 0) fwrite(piece, 1, (size_t)nb, stdout);
+        if (nb > 0) put_token_text(piece, nb, tty);
         else if (nb < 0 && n_textless++ == 0) first_textless = next;
         if (fflush(stdout) != 0 || ferror(stdout)) break; /* reported below: no point computing on */
     }

@@ -141,5 +141,16 @@ fi
 "$ANDREA_BIN" generate "$tmp/known257.bin" --prompt "hi " -n 5 --temperature 0 --device cpu 2>"$tmp/err" >/dev/null
 [[ ! -s $tmp/err ]] && ok no_note_when_every_token_has_text || bad no_note_when_every_token_has_text "$(cat "$tmp/err")"
 
+# on a terminal the generated text's control bytes print as \xNN (a vocabulary's escape sequence
+# would drive the terminal); piped, the bytes are the text itself
+T="$ANDREA_SRC/models/andrea-tiny.bin"
+piped=$("$ANDREA_BIN" generate "$T" -n 2000 --temperature 50 --seed 3 --device cpu | tr -cd '\000-\010\013-\037' | wc -c)
+if command -v script >/dev/null; then
+  ontty=$(script -qec "'$ANDREA_BIN' generate '$T' -n 2000 --temperature 50 --seed 3 --device cpu" /dev/null |
+    tr -cd '\000-\010\013\014\016-\037' | wc -c)
+  [[ $piped -gt 0 && $ontty == 0 ]] && ok control_bytes_escaped_on_a_terminal_only ||
+    bad control_bytes_escaped_on_a_terminal_only "piped $piped, on a terminal $ontty control bytes"
+fi
+
 if ((fails)); then echo "test_generate_cli: $fails failed"; exit 1; fi
 echo "test_generate_cli: all passed"
