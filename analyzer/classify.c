@@ -46,6 +46,17 @@ static int check_on_gpu(const andrea_classify_options *o, const andrea_engine *e
     return o->engine.device == ANDREA_DEVICE_CUDA || (o->engine.device == ANDREA_DEVICE_AUTO && andrea_cuda_available());
 }
 
+/* Whether the run scored per-head output norms (not a `--contrib none` forward or dump). */
+static int has_norms(const andrea_analysis *a) {
+    for (int s = 0; s < a->n_suites; s++)
+        for (int i = 0; a->suites[s].heads && i < a->cfg.n_layer * a->cfg.n_head; i++)
+            if (isfinite(a->suites[s].heads[i].norm_mean)) return 1;
+    return 0;
+}
+
+/* The run's settings, which the catalog compares to replace a run of the same checkpoint: a run
+ * without the causal check (ablate_items 0: none ran) or without per-head norms ("contrib":
+ * "none") has settings of its own, so it never replaces, silently, a run holding that evidence. */
 static char *settings_json(const andrea_analysis *a, const andrea_dump_suite_info *infos, int n_infos, int ablate_items,
                            const char *ablation) {
     cJSON *o = cJSON_CreateObject(), *rules = NULL, *suites = NULL;
@@ -56,6 +67,7 @@ static char *settings_json(const andrea_analysis *a, const andrea_dump_suite_inf
     if (!cJSON_AddNumberToObject(o, "scoring", 2)) goto done;
     if (!cJSON_AddNumberToObject(o, "ablation_items", ablate_items)) goto done;
     if (ablate_items > 0 && !cJSON_AddStringToObject(o, "ablation", ablation)) goto done;
+    if (!has_norms(a) && !cJSON_AddStringToObject(o, "contrib", "none")) goto done;
     if (!(rules = cJSON_AddObjectToObject(o, "rules"))) goto done;
     for (int s = 0; s < a->n_suites; s++) {
         cJSON *r = cJSON_AddObjectToObject(rules, a->suites[s].name);
@@ -476,7 +488,8 @@ int andrea_classify_dump(const char *dump_path, const andrea_classify_options *o
         goto out;
     }
     if (opt->timing) opt->timing->t_causal += andrea_now_seconds() - t1;
-    if (!(a->settings_json = settings_json(a, infos, n_kept, ao.max_items, andrea_ablation_method_name(ao.method)))) {
+    /* no model found (--no-causal, or none beside the dump): no check ran, whatever the item count */
+    if (!(a->settings_json = settings_json(a, infos, n_kept, mp ? ao.max_items : 0, andrea_ablation_method_name(ao.method)))) {
         andrea_fail(err, "%s: out of memory", dump_path);
         goto out;
     }

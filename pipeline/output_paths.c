@@ -37,10 +37,24 @@ static int output_is_a_shard(const char *out, const char *dir, ae_error *err) {
     return rc;
 }
 
+/* 1 when path is an SQLite database (its 16-byte header): a dump written over it was a catalog's
+ * runs gone, without a word. */
+static int is_sqlite_file(const char *path) {
+    char head[16];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    const int yes = fread(head, 1, sizeof head, f) == sizeof head && !memcmp(head, "SQLite format 3", 16);
+    fclose(f);
+    return yes;
+}
+
 int andrea_check_output_not_input(const char *out, const andrea_model *m, const probe_sources *ps, const char *tok_dir,
                                ae_error *err) {
     static const char *beside[] = {"model.safetensors", "config.json", "vocab.json", "merges.txt"};
     char p[8400];
+    if (is_sqlite_file(out))
+        return andrea_fail(err, "%s: is an SQLite database (a catalog?), which a dump would replace; give another output path",
+                           out);
     if (andrea_same_file(out, m->path)) return andrea_fail(err, "%s: is the checkpoint this command reads; give another output path", out);
     for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
         const char *dir = i >= 2 && tok_dir ? tok_dir : m->dir;

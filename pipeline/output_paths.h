@@ -14,7 +14,8 @@
 /* Refuses (-1, err) an output path that names a file the command reads: the checkpoint m (its
  * file, or config.json / model.safetensors beside it), its tokenizer's vocab.json / merges.txt
  * (in tok_dir, else beside it) or a probe or --texts file of ps (may be NULL). The output is
- * renamed over its final name at the end, which would replace the input the run recorded. */
+ * renamed over its final name at the end, which would replace the input the run recorded. An
+ * SQLite database (a catalog) is refused too: a dump over it lost its runs. */
 int andrea_check_output_not_input(const char *out, const andrea_model *m, const probe_sources *ps, const char *tok_dir,
                                ae_error *err);
 /* Refuses (-1, err: "INPUT: is the WHAT this command reads, and lies where the page in DIR is

@@ -76,4 +76,18 @@ PY
   || { echo "FAIL: user suite not scored under its own name"; exit 1; }
 [[ $(q "$tmp/u.db" "SELECT count(*) FROM head_scores WHERE class = 'bos' AND extra_name IS NULL AND n_queries = 60") == 8 ]] \
   || { echo "FAIL: a file suite named bos is not the bos class"; exit 1; }
+# a run without the causal check, or without per-head norms (--contrib none), is a run of its own:
+# it replaced, silently, the run of the same dump that held that evidence
+cp "$m" "$tmp/ev.bin"
+"$ANDREA_BIN" dump "$tmp/ev.bin" --probes bos,prev_token --n 4 --len 24 --out "$tmp/ev.h5" --device cpu --quiet
+"$ANDREA_BIN" classify "$tmp/ev.h5" --db "$tmp/ev.db" --quiet >/dev/null 2>&1 || { echo "FAIL: classify ev"; exit 1; }
+mkdir -p "$tmp/away" && mv "$tmp/ev.bin" "$tmp/away/ev.bin" # not beside the dump: no checkpoint found
+"$ANDREA_BIN" classify "$tmp/ev.h5" --db "$tmp/ev.db" --no-causal --quiet >/dev/null 2>&1 || { echo "FAIL: classify --no-causal"; exit 1; }
+[[ $(q "$tmp/ev.db" "SELECT count(*) FROM runs") == 2 &&
+   $(q "$tmp/ev.db" "SELECT count(*) FROM head_scores WHERE ablation_delta IS NOT NULL") -gt 0 ]] ||
+  { echo "FAIL: a --no-causal run replaced the run with the causal check"; exit 1; }
+"$ANDREA_BIN" dump "$tmp/away/ev.bin" --probes bos,prev_token --n 4 --len 24 --contrib none --out "$tmp/ev0.h5" --device cpu --quiet
+"$ANDREA_BIN" classify "$tmp/ev0.h5" --db "$tmp/ev.db" --no-causal --quiet >/dev/null 2>&1 || { echo "FAIL: classify contrib none"; exit 1; }
+[[ $(q "$tmp/ev.db" "SELECT count(*) FROM runs") == 3 && $(q "$tmp/ev.db" "SELECT count(*) FROM head_scores WHERE norm_mean IS NOT NULL") -gt 0 ]] ||
+  { echo "FAIL: a --contrib none run replaced a run with norms"; exit 1; }
 echo "ok"

@@ -337,6 +337,9 @@ expect 2 diff_from_given_twice_is_refused "andrea diff: --from is given twice" d
 expect 2 dump_out_given_twice_short_and_long_is_refused "andrea dump: --out is given twice" dump "$tmp/byte.bin" -o a.h5 --out b.h5
 "$A" dump "$tmp/byte.bin" --probes bos --probes prev_token --n 2 --out "$tmp/two.h5" >/dev/null 2>&1 &&
   ok "--probes given twice counts both" || bad probes_twice "refused"
+/usr/bin/python3 -c "import sqlite3; sqlite3.connect('$tmp/cat.db').execute('create table t(x)')"
+expect 1 dump_out_over_a_catalog_is_refused 'cat\.db: is an SQLite database \(a catalog\?\), which a dump would replace' \
+  dump "$tmp/byte.bin" --out "$tmp/cat.db"
 expect 2 version_with_an_argument_is_refused 'andrea: --version takes no arguments' --version extra
 expect 2 dump_unknown_option_is_one_line "andrea dump: unknown option '--bogus'" dump "$tmp/byte.bin" --bogus
 expect 2 generate_option_without_its_value_is_one_line 'andrea generate: -n needs a value' generate "$tmp/byte.bin" -n
